@@ -1,0 +1,1057 @@
+"""Tensor: an ndarray plus autograd state; every method is a one-line delegate into lucid.ops."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from lucid import dtypes
+from lucid.utils.hooks import RemovableHandle
+
+_FLOAT_KINDS = "f"
+
+
+class Tensor:
+    """A multi-dimensional array that records the operations applied to it for autograd."""
+
+    __slots__ = (
+        "_data",
+        "_requires_grad",
+        "_grad",
+        "_grad_fn",
+        "_output_nr",
+        "_version_counter",
+        "_grad_accumulator",
+        "_backward_hooks",
+        "_retains_grad",
+        "_name",
+        "__weakref__",
+    )
+
+    def __init__(self, *args: Any, dtype: dtypes.dtype | None = None) -> None:
+        # Mirrors torch.Tensor(data) / torch.Tensor(*sizes): a default-float tensor.
+        if len(args) == 1 and not isinstance(args[0], int):
+            array = np.array(_unwrap_nested(args[0]), dtype=_default_numpy_float(dtype))
+        else:
+            array = np.zeros(args, dtype=_default_numpy_float(dtype))
+        _init_tensor(self, array)
+
+    # ----------------------------------------------------------------- metadata
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    @property
+    def dtype(self) -> dtypes.dtype:
+        return dtypes.from_numpy_dtype(self._data.dtype)
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    @property
+    def grad_fn(self) -> Any:
+        return self._grad_fn
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if self._grad_fn is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        if value and self._data.dtype.kind not in _FLOAT_KINDS:
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients"
+            )
+        self._requires_grad = builtins.bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad(self) -> Tensor | None:
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}"
+                )
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(
+                    "assigned grad has data of a different type (expected "
+                    f"{self.dtype}, got {value.dtype})"
+                )
+            if value._data.shape != self._data.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def data(self) -> Tensor:
+        """A tensor sharing storage with this one, outside autograd (as PyTorch's `.data`)."""
+        return _wrap(self._data)
+
+    @data.setter
+    def data(self, value: Tensor | np.ndarray) -> None:
+        array = value._data if isinstance(value, Tensor) else np.asarray(value)
+        dtypes.from_numpy_dtype(array.dtype)
+        self._data = array
+
+    @property
+    def _version(self) -> int:
+        return self._version_counter[0]
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    @property
+    def name(self) -> str | None:
+        return self._name
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def T(self) -> Tensor:
+        return _ops.numpy_T(self)
+
+    @property
+    def mT(self) -> Tensor:
+        return _ops.transpose(self, -2, -1)
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
+
+    def size(self, dim: int | None = None) -> Size | int:
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_normalize_dim(dim, self._data.ndim)]
+
+    def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        if dim is None:
+            return strides
+        return strides[_normalize_dim(dim, self._data.ndim)]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def ndimension(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    def nelement(self) -> int:
+        return self._data.size
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def is_contiguous(self) -> bool:
+        return self._data.flags.c_contiguous
+
+    def data_ptr(self) -> int:
+        return self._data.__array_interface__["data"][0]
+
+    def get_device(self) -> int:
+        return -1
+
+    # ------------------------------------------------------------- conversions
+    def item(self) -> builtins.float | builtins.int | builtins.bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        return self._data.reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self._data.tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        if self._requires_grad and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. "
+                "Use tensor.detach().numpy() instead."
+            )
+        return self._data
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if dtype is None:
+            return self._data
+        return self._data.astype(dtype, copy=False)
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self) -> Iterator[Tensor]:
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(_ops.unbind(self, 0))
+
+    def __bool__(self) -> builtins.bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous"
+                if self._data.size > 1
+                else "Boolean value of Tensor with no values is ambiguous"
+            )
+        return builtins.bool(self._data.reshape(()))
+
+    def __float__(self) -> builtins.float:
+        return builtins.float(self.item())
+
+    def __int__(self) -> builtins.int:
+        return builtins.int(self.item())
+
+    def __index__(self) -> builtins.int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return builtins.int(self.item())
+
+    def __hash__(self) -> builtins.int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        return _format_tensor(self)
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError("lucid tensors are not picklable; use lucid.save (no pickle) instead")
+
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        if self._grad_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the "
+                "deepcopy protocol at the moment."
+            )
+        result = _wrap(self._data.copy())
+        result._requires_grad = self._requires_grad
+        if self._grad is not None:
+            result._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = result
+        return result
+
+    # ----------------------------------------------------------------- autograd
+    def backward(
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: Sequence[Tensor] | Tensor | None = None,
+    ) -> None:
+        from lucid.autograd import backward  # late import: autograd builds on Tensor
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+        """Call `hook(grad)` when this tensor's gradient is computed; it may return a new grad."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._backward_hooks is None:
+            self._backward_hooks = {}
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
+
+    def retain_grad(self) -> None:
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is not None:
+            self._retains_grad = True
+
+    def detach(self) -> Tensor:
+        result = _wrap(self._data)
+        result._version_counter = self._version_counter
+        return result
+
+    def detach_(self) -> Tensor:
+        self._grad_fn = None
+        self._requires_grad = False
+        self._output_nr = 0
+        return self
+
+    # -------------------------------------------------------------- dtype casts
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        return _ops.to(self, *args, **kwargs)
+
+    def type(self, dtype: Any = None) -> Tensor | str:
+        if dtype is None:
+            return _TYPE_NAMES[self._data.dtype]
+        return _ops.to(self, dtype)
+
+    def float(self) -> Tensor:
+        return _ops.to(self, dtypes.float32)
+
+    def double(self) -> Tensor:
+        return _ops.to(self, dtypes.float64)
+
+    def half(self) -> Tensor:
+        return _ops.to(self, dtypes.float16)
+
+    def long(self) -> Tensor:
+        return _ops.to(self, dtypes.int64)
+
+    def int(self) -> Tensor:
+        return _ops.to(self, dtypes.int32)
+
+    def short(self) -> Tensor:
+        return _ops.to(self, dtypes.int16)
+
+    def char(self) -> Tensor:
+        return _ops.to(self, dtypes.int8)
+
+    def byte(self) -> Tensor:
+        return _ops.to(self, dtypes.uint8)
+
+    def bool(self) -> Tensor:
+        return _ops.to(self, dtypes.bool)
+
+    def cpu(self) -> Tensor:
+        return self
+
+    def contiguous(self) -> Tensor:
+        return _ops.contiguous(self)
+
+    def clone(self) -> Tensor:
+        return _ops.clone(self)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return _ops.to(self, other.dtype)
+
+    def new_tensor(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        return _factories.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        return _factories.zeros(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        return _factories.ones(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    def new_full(
+        self, size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False
+    ) -> Tensor:
+        return _factories.full(
+            size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad
+        )
+
+    def new_empty(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        return _factories.empty(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    # ---------------------------------------------------------------- operators
+    def __add__(self, other: Any) -> Tensor:
+        return _ops.add(self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return _ops.add(self, other)
+
+    def __iadd__(self, other: Any) -> Tensor:
+        return _ops.add_(self, other)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return _ops.sub(self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return _ops.rsub(self, other)
+
+    def __isub__(self, other: Any) -> Tensor:
+        return _ops.sub_(self, other)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return _ops.mul(self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return _ops.mul(self, other)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return _ops.mul_(self, other)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return _ops.div(self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return _ops.rdiv(self, other)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return _ops.div_(self, other)
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        return _ops.div(self, other, rounding_mode="floor")
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return _ops.rdiv(self, other, rounding_mode="floor")
+
+    def __mod__(self, other: Any) -> Tensor:
+        return _ops.remainder(self, other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return _ops.remainder(_ops.scalar_tensor_like(other, self), self)
+
+    def __pow__(self, exponent: Any) -> Tensor:
+        return _ops.pow(self, exponent)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return _ops.pow(other, self)
+
+    def __ipow__(self, exponent: Any) -> Tensor:
+        return _ops.pow_(self, exponent)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return _ops.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return _ops.matmul(other, self)
+
+    def __neg__(self) -> Tensor:
+        return _ops.neg(self)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        return _ops.abs(self)
+
+    def __invert__(self) -> Tensor:
+        return _ops.bitwise_not(self)
+
+    def __and__(self, other: Any) -> Tensor:
+        return _ops.bitwise_and(self, other)
+
+    def __rand__(self, other: Any) -> Tensor:
+        return _ops.bitwise_and(self, other)
+
+    def __or__(self, other: Any) -> Tensor:
+        return _ops.bitwise_or(self, other)
+
+    def __ror__(self, other: Any) -> Tensor:
+        return _ops.bitwise_or(self, other)
+
+    def __xor__(self, other: Any) -> Tensor:
+        return _ops.bitwise_xor(self, other)
+
+    def __rxor__(self, other: Any) -> Tensor:
+        return _ops.bitwise_xor(self, other)
+
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return _ops.eq(self, other)
+
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return _ops.ne(self, other)
+
+    def __lt__(self, other: Any) -> Tensor:
+        return _ops.lt(self, other)
+
+    def __le__(self, other: Any) -> Tensor:
+        return _ops.le(self, other)
+
+    def __gt__(self, other: Any) -> Tensor:
+        return _ops.gt(self, other)
+
+    def __ge__(self, other: Any) -> Tensor:
+        return _ops.ge(self, other)
+
+    def __getitem__(self, index: Any) -> Tensor:
+        return _ops.getitem(self, index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        _ops.setitem_(self, index, value)
+
+    # ------------------------------------------------------------- arithmetic
+    def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return _ops.add(self, other, alpha=alpha)
+
+    def add_(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return _ops.add_(self, other, alpha=alpha)
+
+    def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return _ops.sub(self, other, alpha=alpha)
+
+    def sub_(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return _ops.sub_(self, other, alpha=alpha)
+
+    def mul(self, other: Any) -> Tensor:
+        return _ops.mul(self, other)
+
+    def mul_(self, other: Any) -> Tensor:
+        return _ops.mul_(self, other)
+
+    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        return _ops.div(self, other, rounding_mode=rounding_mode)
+
+    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        return _ops.div_(self, other, rounding_mode=rounding_mode)
+
+    def true_divide(self, other: Any) -> Tensor:
+        return _ops.div(self, other)
+
+    def floor_divide(self, other: Any) -> Tensor:
+        return _ops.div(self, other, rounding_mode="floor")
+
+    def neg(self) -> Tensor:
+        return _ops.neg(self)
+
+    def neg_(self) -> Tensor:
+        return _ops.neg_(self)
+
+    def pow(self, exponent: Any) -> Tensor:
+        return _ops.pow(self, exponent)
+
+    def pow_(self, exponent: Any) -> Tensor:
+        return _ops.pow_(self, exponent)
+
+    def reciprocal(self) -> Tensor:
+        return _ops.reciprocal(self)
+
+    def matmul(self, other: Tensor) -> Tensor:
+        return _ops.matmul(self, other)
+
+    def mm(self, mat2: Tensor) -> Tensor:
+        return _ops.mm(self, mat2)
+
+    def bmm(self, mat2: Tensor) -> Tensor:
+        return _ops.bmm(self, mat2)
+
+    def mv(self, vec: Tensor) -> Tensor:
+        return _ops.mv(self, vec)
+
+    def dot(self, other: Tensor) -> Tensor:
+        return _ops.dot(self, other)
+
+    def outer(self, vec2: Tensor) -> Tensor:
+        return _ops.outer(self, vec2)
+
+    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+    def maximum(self, other: Tensor) -> Tensor:
+        return _ops.maximum(self, other)
+
+    def minimum(self, other: Tensor) -> Tensor:
+        return _ops.minimum(self, other)
+
+    def fmod(self, other: Any) -> Tensor:
+        return _ops.fmod(self, other)
+
+    def remainder(self, other: Any) -> Tensor:
+        return _ops.remainder(self, other)
+
+    # --------------------------------------------------------------- pointwise
+    def exp(self) -> Tensor:
+        return _ops.exp(self)
+
+    def exp_(self) -> Tensor:
+        return _ops.exp_(self)
+
+    def expm1(self) -> Tensor:
+        return _ops.expm1(self)
+
+    def log(self) -> Tensor:
+        return _ops.log(self)
+
+    def log1p(self) -> Tensor:
+        return _ops.log1p(self)
+
+    def log2(self) -> Tensor:
+        return _ops.log2(self)
+
+    def log10(self) -> Tensor:
+        return _ops.log10(self)
+
+    def sqrt(self) -> Tensor:
+        return _ops.sqrt(self)
+
+    def rsqrt(self) -> Tensor:
+        return _ops.rsqrt(self)
+
+    def abs(self) -> Tensor:
+        return _ops.abs(self)
+
+    def sign(self) -> Tensor:
+        return _ops.sign(self)
+
+    def sin(self) -> Tensor:
+        return _ops.sin(self)
+
+    def cos(self) -> Tensor:
+        return _ops.cos(self)
+
+    def tan(self) -> Tensor:
+        return _ops.tan(self)
+
+    def tanh(self) -> Tensor:
+        return _ops.tanh(self)
+
+    def sinh(self) -> Tensor:
+        return _ops.sinh(self)
+
+    def cosh(self) -> Tensor:
+        return _ops.cosh(self)
+
+    def asin(self) -> Tensor:
+        return _ops.asin(self)
+
+    def acos(self) -> Tensor:
+        return _ops.acos(self)
+
+    def atan(self) -> Tensor:
+        return _ops.atan(self)
+
+    def atan2(self, other: Tensor) -> Tensor:
+        return _ops.atan2(self, other)
+
+    def sigmoid(self) -> Tensor:
+        return _ops.sigmoid(self)
+
+    def relu(self) -> Tensor:
+        return _ops.relu(self)
+
+    def clamp(self, min: Any = None, max: Any = None) -> Tensor:
+        return _ops.clamp(self, min, max)
+
+    def clip(self, min: Any = None, max: Any = None) -> Tensor:
+        return _ops.clamp(self, min, max)
+
+    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:
+        return _ops.clamp_(self, min, max)
+
+    def floor(self) -> Tensor:
+        return _ops.floor(self)
+
+    def ceil(self) -> Tensor:
+        return _ops.ceil(self)
+
+    def round(self, *, decimals: int = 0) -> Tensor:
+        return _ops.round(self, decimals=decimals)
+
+    def trunc(self) -> Tensor:
+        return _ops.trunc(self)
+
+    def erf(self) -> Tensor:
+        return _ops.erf(self)
+
+    def lerp(self, end: Tensor, weight: Any) -> Tensor:
+        return _ops.lerp(self, end, weight)
+
+    def nan_to_num(self, nan: float = 0.0, posinf: Any = None, neginf: Any = None) -> Tensor:
+        return _ops.nan_to_num(self, nan=nan, posinf=posinf, neginf=neginf)
+
+    def isnan(self) -> Tensor:
+        return _ops.isnan(self)
+
+    def isinf(self) -> Tensor:
+        return _ops.isinf(self)
+
+    def isfinite(self) -> Tensor:
+        return _ops.isfinite(self)
+
+    def eq(self, other: Any) -> Tensor:
+        return _ops.eq(self, other)
+
+    def ne(self, other: Any) -> Tensor:
+        return _ops.ne(self, other)
+
+    def lt(self, other: Any) -> Tensor:
+        return _ops.lt(self, other)
+
+    def le(self, other: Any) -> Tensor:
+        return _ops.le(self, other)
+
+    def gt(self, other: Any) -> Tensor:
+        return _ops.gt(self, other)
+
+    def ge(self, other: Any) -> Tensor:
+        return _ops.ge(self, other)
+
+    def equal(self, other: Tensor) -> builtins.bool:
+        return _ops.equal(self, other)
+
+    def allclose(
+        self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+    ) -> builtins.bool:
+        return _ops.allclose(self, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+    def logical_and(self, other: Tensor) -> Tensor:
+        return _ops.logical_and(self, other)
+
+    def logical_or(self, other: Tensor) -> Tensor:
+        return _ops.logical_or(self, other)
+
+    def logical_xor(self, other: Tensor) -> Tensor:
+        return _ops.logical_xor(self, other)
+
+    def logical_not(self) -> Tensor:
+        return _ops.logical_not(self)
+
+    def fill_(self, value: Any) -> Tensor:
+        return _ops.fill_(self, value)
+
+    def zero_(self) -> Tensor:
+        return _ops.zero_(self)
+
+    def copy_(self, src: Tensor) -> Tensor:
+        return _ops.copy_(self, src)
+
+    def masked_fill(self, mask: Tensor, value: Any) -> Tensor:
+        return _ops.masked_fill(self, mask, value)
+
+    def masked_fill_(self, mask: Tensor, value: Any) -> Tensor:
+        return _ops.masked_fill_(self, mask, value)
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
+        return _ops.uniform_(self, a, b, generator=generator)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
+        return _ops.normal_(self, mean, std, generator=generator)
+
+    def softmax(self, dim: int, dtype: Any = None) -> Tensor:
+        return _ops.softmax(self, dim, dtype=dtype)
+
+    def log_softmax(self, dim: int, dtype: Any = None) -> Tensor:
+        return _ops.log_softmax(self, dim, dtype=dtype)
+
+    # --------------------------------------------------------------- reduction
+    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+        return _ops.sum(self, dim, keepdim, dtype=dtype)
+
+    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+        return _ops.mean(self, dim, keepdim, dtype=dtype)
+
+    def prod(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+        return _ops.prod(self, dim, keepdim, dtype=dtype)
+
+    def var(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+            correction: Any = None) -> Tensor:  # fmt: skip
+        return _ops.var(self, dim, unbiased, keepdim, correction=correction)
+
+    def std(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+            correction: Any = None) -> Tensor:  # fmt: skip
+        return _ops.std(self, dim, unbiased, keepdim, correction=correction)
+
+    def max(self, dim: Any = None, keepdim: bool = False) -> Any:
+        return _ops.max(self, dim, keepdim)
+
+    def min(self, dim: Any = None, keepdim: bool = False) -> Any:
+        return _ops.min(self, dim, keepdim)
+
+    def amax(self, dim: Any = (), keepdim: bool = False) -> Tensor:
+        return _ops.amax(self, dim, keepdim)
+
+    def amin(self, dim: Any = (), keepdim: bool = False) -> Tensor:
+        return _ops.amin(self, dim, keepdim)
+
+    def argmax(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return _ops.argmax(self, dim, keepdim)
+
+    def argmin(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return _ops.argmin(self, dim, keepdim)
+
+    def logsumexp(self, dim: Any, keepdim: bool = False) -> Tensor:
+        return _ops.logsumexp(self, dim, keepdim)
+
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False,
+             dtype: Any = None) -> Tensor:  # fmt: skip
+        return _ops.norm(self, p, dim, keepdim, dtype=dtype)
+
+    def cumsum(self, dim: int, *, dtype: Any = None) -> Tensor:
+        return _ops.cumsum(self, dim, dtype=dtype)
+
+    def cumprod(self, dim: int, *, dtype: Any = None) -> Tensor:
+        return _ops.cumprod(self, dim, dtype=dtype)
+
+    def all(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return _ops.all(self, dim, keepdim)
+
+    def any(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return _ops.any(self, dim, keepdim)
+
+    # ------------------------------------------------------------------- shape
+    def reshape(self, *shape: Any) -> Tensor:
+        return _ops.reshape(self, _varargs_shape(shape))
+
+    def view(self, *shape: Any) -> Tensor:
+        if len(shape) == 1 and not isinstance(shape[0], int | tuple | list | Size):
+            return _ops.to(self, shape[0])
+        return _ops.view(self, _varargs_shape(shape))
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return _ops.view(self, other.shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return _ops.reshape(self, other.shape)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        return _ops.flatten(self, start_dim, end_dim)
+
+    def unflatten(self, dim: int, sizes: Sequence[int]) -> Tensor:
+        return _ops.unflatten(self, dim, sizes)
+
+    def squeeze(self, dim: Any = None) -> Tensor:
+        return _ops.squeeze(self, dim)
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        return _ops.unsqueeze(self, dim)
+
+    def transpose(self, dim0: int, dim1: int) -> Tensor:
+        return _ops.transpose(self, dim0, dim1)
+
+    def t(self) -> Tensor:
+        return _ops.t(self)
+
+    def permute(self, *dims: Any) -> Tensor:
+        return _ops.permute(self, _varargs_shape(dims))
+
+    def expand(self, *sizes: Any) -> Tensor:
+        return _ops.expand(self, _varargs_shape(sizes))
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        return _ops.expand(self, other.shape)
+
+    def repeat(self, *sizes: Any) -> Tensor:
+        return _ops.repeat(self, _varargs_shape(sizes))
+
+    def tile(self, *dims: Any) -> Tensor:
+        return _ops.tile(self, _varargs_shape(dims))
+
+    def split(self, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+        return _ops.split(self, split_size_or_sections, dim)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+        return _ops.chunk(self, chunks, dim)
+
+    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
+        return _ops.unbind(self, dim)
+
+    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+        return _ops.narrow(self, dim, start, length)
+
+    def flip(self, *dims: Any) -> Tensor:
+        return _ops.flip(self, _varargs_shape(dims))
+
+    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
+        return _ops.roll(self, shifts, dims)
+
+    def gather(self, dim: int, index: Tensor) -> Tensor:
+        return _ops.gather(self, dim, index)
+
+    def scatter(self, dim: int, index: Tensor, src: Any, *, reduce: str | None = None) -> Tensor:
+        return _ops.scatter(self, dim, index, src, reduce=reduce)
+
+    def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        return _ops.scatter_add(self, dim, index, src)
+
+    def index_select(self, dim: int, index: Tensor) -> Tensor:
+        return _ops.index_select(self, dim, index)
+
+    def masked_select(self, mask: Tensor) -> Tensor:
+        return _ops.masked_select(self, mask)
+
+    def tril(self, diagonal: int = 0) -> Tensor:
+        return _ops.tril(self, diagonal)
+
+    def triu(self, diagonal: int = 0) -> Tensor:
+        return _ops.triu(self, diagonal)
+
+
+class Size(tuple):
+    """The shape of a tensor: a tuple of ints that prints like PyTorch's `torch.Size`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"lucid.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+def _init_tensor(tensor: Tensor, array: np.ndarray) -> None:
+    tensor._data = array
+    tensor._requires_grad = False
+    tensor._grad = None
+    tensor._grad_fn = None
+    tensor._output_nr = 0
+    tensor._version_counter = [0]
+    tensor._grad_accumulator = None
+    tensor._backward_hooks = None
+    tensor._retains_grad = False
+    tensor._name = None
+
+
+_new_tensor = object.__new__
+
+
+_ndarray = np.ndarray
+_asarray = np.asarray
+
+
+def _wrap(array: np.ndarray) -> Tensor:
+    """A leaf tensor over `array` without copying; for lucid internals only.
+
+    NumPy returns scalars, not 0-d arrays, from operations on 0-d arrays: those are
+    turned back into arrays here.
+    """
+    if array.__class__ is not _ndarray:
+        array = _asarray(array)
+    tensor = _new_tensor(Tensor)
+    tensor._data = array
+    tensor._requires_grad = False
+    tensor._grad = None
+    tensor._grad_fn = None
+    tensor._output_nr = 0
+    tensor._version_counter = [0]
+    tensor._grad_accumulator = None
+    tensor._backward_hooks = None
+    tensor._retains_grad = False
+    tensor._name = None
+    return tensor
+
+
+def _default_numpy_float(dtype: Any) -> np.dtype:
+    if dtype is None:
+        return dtypes.get_default_dtype().numpy_dtype
+    return dtypes.to_numpy_dtype(dtype)
+
+
+def _unwrap_nested(data: Any) -> Any:
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, list | tuple) and data and isinstance(data[0], Tensor):
+        return [_unwrap_nested(item) for item in data]
+    return data
+
+
+def _normalize_dim(dim: int, ndim: int) -> int:
+    bound = builtins.max(ndim, 1)
+    if not -bound <= dim < bound:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], "
+            f"but got {dim})"
+        )
+    return dim % bound
+
+
+def _varargs_shape(args: tuple) -> Any:
+    """Accept both f(2, 3) and f((2, 3)) as PyTorch does."""
+    if len(args) == 1 and isinstance(args[0], tuple | list | Size):
+        return tuple(args[0])
+    return args
+
+
+_TYPE_NAMES = {
+    np.dtype(np.float16): "lucid.HalfTensor",
+    np.dtype(np.float32): "lucid.FloatTensor",
+    np.dtype(np.float64): "lucid.DoubleTensor",
+    np.dtype(np.int8): "lucid.CharTensor",
+    np.dtype(np.int16): "lucid.ShortTensor",
+    np.dtype(np.int32): "lucid.IntTensor",
+    np.dtype(np.int64): "lucid.LongTensor",
+    np.dtype(np.uint8): "lucid.ByteTensor",
+    np.dtype(np.bool_): "lucid.BoolTensor",
+}
+
+
+# ------------------------------------------------------------------------ repr
+def _format_float_array(array: np.ndarray) -> Callable[[Any], str]:
+    finite = array[np.isfinite(array)].astype(np.float64)
+    nonzero = np.abs(finite[finite != 0])
+    if finite.size == 0 or np.all(finite == np.round(finite)):
+        if nonzero.size and (nonzero.max() >= 1e8):
+            return lambda v: f"{v:.4e}"
+        return lambda v: f"{v:.0f}." if np.isfinite(v) else f"{v}"
+    if nonzero.size and (nonzero.max() / nonzero.min() > 1000 or nonzero.max() > 1e8 or
+                         nonzero.min() < 1e-4):  # fmt: skip
+        return lambda v: f"{v:.4e}"
+    return lambda v: f"{v:.4f}"
+
+
+def _format_tensor(tensor: Tensor) -> str:
+    array = tensor._data
+    suffixes = []
+    default_dtypes = (dtypes.get_default_dtype().numpy_dtype, np.dtype(np.int64), np.dtype(bool))
+    if array.size == 0 and array.shape != (0,):
+        suffixes.append(f"size={tuple(array.shape)}")
+    if array.dtype not in default_dtypes:
+        suffixes.append(f"dtype={dtypes.from_numpy_dtype(array.dtype)}")
+    if tensor._grad_fn is not None:
+        suffixes.append(f"grad_fn=<{tensor._grad_fn.name()}>")
+    elif tensor._requires_grad:
+        suffixes.append("requires_grad=True")
+
+    prefix = "tensor("
+    if array.size == 0:
+        body = "[]"
+    else:
+        if array.dtype.kind == "f":
+            formatter = {"float_kind": _format_float_array(array)}
+        elif array.dtype.kind == "b":
+            formatter = {"bool": lambda v: " True" if v else "False"}
+        else:
+            formatter = None
+        body = np.array2string(
+            array,
+            separator=", ",
+            prefix=prefix,
+            formatter=formatter,
+            threshold=1000,
+            edgeitems=3,
+            max_line_width=80,
+        )
+    if suffixes:
+        joined = ", ".join(suffixes)
+        if "\n" in body:
+            return f"{prefix}{body},\n       {joined})"
+        return f"{prefix}{body}, {joined})"
+    return f"{prefix}{body})"
+
+
+# Tensor methods delegate to lucid.ops, which itself builds on Tensor: the one sanctioned cycle.
+from lucid import factories as _factories  # noqa: E402
+from lucid import ops as _ops  # noqa: E402

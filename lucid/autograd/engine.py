@@ -1,0 +1,336 @@
+"""Backward engine: runs Nodes in dependency order and accumulates gradients.
+
+`run_backward` is the one engine entry; `backward()` and `grad()` are thin wrappers over it.
+The graph is walked iteratively (deep chains need no recursion), ready nodes run in a
+deterministic order (later-created first, leaf sinks as soon as they are ready), and every
+gradient is checked against the shape of the input it belongs to.
+"""
+
+from __future__ import annotations
+
+import heapq
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from lucid._tensor import Tensor, _wrap
+from lucid.autograd import observers
+from lucid.autograd.grad_mode import local_state
+from lucid.autograd.graph import AccumulateGrad, accumulator_for
+
+__all__ = ["run_backward"]
+
+_getrefcount = sys.getrefcount
+
+
+def run_backward(
+    outputs: Sequence[Tensor],
+    grad_outputs: Sequence[Tensor],
+    retain_graph: bool,
+    create_graph: bool,
+    inputs: Sequence[Tensor] | None = None,
+    accumulate_grad: bool = True,
+) -> list[Tensor | None] | None:
+    """Backpropagate `grad_outputs` from `outputs`.
+
+    With `accumulate_grad` (backward) gradients are added into `.grad`: of every leaf, or of
+    `inputs` only when given. Without it (grad) nothing is written and the gradients of
+    `inputs` are returned, None where an input was not reached.
+    """
+    root_edges = []
+    for tensor in outputs:
+        grad_fn = tensor._grad_fn
+        if grad_fn is None:
+            root_edges.append((accumulator_for(tensor), 0))
+        else:
+            root_edges.append((grad_fn, tensor._output_nr))
+
+    captures: dict[Any, list[tuple[int, int]]] | None = None
+    if inputs is not None:
+        captures = {}
+        for index, tensor in enumerate(inputs):
+            grad_fn = tensor._grad_fn
+            if grad_fn is None:
+                node, output_nr = accumulator_for(tensor), 0
+            else:
+                node, output_nr = grad_fn, tensor._output_nr
+            captures.setdefault(node, []).append((output_nr, index))
+        executes = _nodes_leading_to(root_edges, captures)
+    else:
+        executes = None
+    captured: list[Tensor | None] = [None] * len(inputs) if inputs is not None else []
+
+    dependencies = _count_dependencies(root_edges, executes, captures)
+    buffers: dict[Any, list[Tensor | None]] = {}
+    ready: list[tuple[int, int, Any]] = []
+    order = 0
+    for (node, output_nr), grad in zip(root_edges, grad_outputs):
+        _add_to_buffer(buffers, node, output_nr, grad)
+        dependencies[node] -= 1
+        if dependencies[node] == 0:
+            ready.append((-node.sequence_nr, order, node))
+            order += 1
+    heapq.heapify(ready)
+
+    state = local_state
+    previous_mode = state.enabled
+    state.enabled = create_graph
+    token = observers.quiet_numpy_errors()
+    try:
+        while ready:
+            node = heapq.heappop(ready)[2]
+            grads = buffers.pop(node)
+            is_leaf_sink = node.__class__ is AccumulateGrad
+            if is_leaf_sink:
+                if node.variable._backward_hooks:
+                    grads[0] = _run_hooks(node.variable._backward_hooks, grads[0])
+            elif node.tensor_pre_hooks is not None or node.retained_outputs is not None:
+                _run_tensor_hooks(node, grads, create_graph)
+            if node.pre_hooks:
+                for hook in tuple(node.pre_hooks.values()):
+                    result = hook(tuple(grads))
+                    if result is not None:
+                        grads = list(result)
+            if captures is not None:
+                capture = captures.get(node)
+                if capture is not None:
+                    for output_nr, index in capture:
+                        captured[index] = grads[output_nr]
+                        if accumulate_grad:
+                            _accumulate_into(inputs[index], grads[output_nr], create_graph)
+                if node not in executes:
+                    continue
+            elif is_leaf_sink:
+                if accumulate_grad and grads[0] is not None:
+                    _accumulate_into(node.variable, grads[0], create_graph)
+                    if node.post_hooks:
+                        for hook in tuple(node.post_hooks.values()):
+                            hook((), tuple(grads))
+                continue
+
+            next_functions = node.next_functions
+            if grads[0] is None and all(grad is None for grad in grads):
+                grad_inputs = (None,) * len(next_functions)
+            else:
+                grad_inputs = _call_backward(node, grads, state.observers)
+            grads = None
+            if not retain_graph:
+                node.free_saved()
+
+            for index, (next_node, output_nr) in enumerate(next_functions):
+                if next_node is None:
+                    continue
+                if executes is not None and next_node not in executes and (
+                    next_node not in captures
+                ):
+                    continue
+                grad = grad_inputs[index]
+                if grad is not None:
+                    grad = _validate(node, index, grad, next_node, output_nr)
+                    _add_to_buffer(buffers, next_node, output_nr, grad)
+                elif next_node not in buffers:
+                    buffers[next_node] = [None] * _output_count(next_node)
+                remaining = dependencies[next_node] - 1
+                dependencies[next_node] = remaining
+                if remaining == 0:
+                    order += 1
+                    heapq.heappush(ready, (-next_node.sequence_nr, order, next_node))
+            # Drop the loop's own references so a leaf can take its gradient without a copy.
+            grad = grad_inputs = None
+    finally:
+        observers.restore_numpy_errors(token)
+        state.enabled = previous_mode
+
+    if inputs is not None and not accumulate_grad:
+        return captured
+    return None
+
+
+def _call_backward(node: Any, grads: list[Tensor | None], active_observers: tuple) -> tuple:
+    meta = node.output_meta
+    if node.materialize_grads:
+        for output_nr, grad in enumerate(grads):
+            if grad is None and meta[output_nr] is not None:
+                shape, dtype = meta[output_nr]
+                grads[output_nr] = _zeros(shape, dtype)
+    if active_observers:
+        observers.before_backward(node, tuple(grads))
+    result = node.function.backward(node, *grads)
+    if type(result) is not tuple:
+        result = (result,)
+    expected = len(node.next_functions)
+    if len(result) != expected:
+        if len(result) > expected and all(extra is None for extra in result[expected:]):
+            result = result[:expected]
+        else:
+            raise RuntimeError(
+                f"function {node.name()} returned an incorrect number of gradients "
+                f"(expected {expected}, got {len(result)})"
+            )
+    if node.post_hooks:
+        for hook in tuple(node.post_hooks.values()):
+            replaced = hook(result, tuple(grads))
+            if replaced is not None:
+                result = tuple(replaced)
+    if active_observers:
+        observers.after_backward(node, tuple(grads), result)
+    return result
+
+
+def _zeros(shape: tuple[int, ...], dtype: Any) -> Tensor:
+    import numpy as np
+
+    return _wrap(np.zeros(shape, dtype))
+
+
+def _output_count(node: Any) -> int:
+    if node.__class__ is AccumulateGrad:
+        return 1
+    return len(node.output_meta)
+
+
+def _add_to_buffer(buffers: dict, node: Any, output_nr: int, grad: Tensor) -> None:
+    buffer = buffers.get(node)
+    if buffer is None:
+        buffer = buffers[node] = [None] * _output_count(node)
+    existing = buffer[output_nr]
+    buffer[output_nr] = grad if existing is None else existing + grad
+
+
+def _validate(node: Any, index: int, grad: Any, next_node: Any, output_nr: int) -> Tensor:
+    if not isinstance(grad, Tensor):
+        raise TypeError(
+            f"function {node.name()} returned a gradient of type {type(grad).__name__} at "
+            f"index {index}; expected a Tensor or None"
+        )
+    if next_node.__class__ is AccumulateGrad:
+        array = next_node.variable._data
+        shape, dtype = array.shape, array.dtype
+    else:
+        shape, dtype = next_node.output_meta[output_nr]
+    if grad._data.shape != shape:
+        raise RuntimeError(
+            f"Function {node.name()} returned an invalid gradient at index {index} - got "
+            f"{list(grad._data.shape)} but expected shape compatible with {list(shape)}"
+        )
+    if grad._data.dtype != dtype:
+        grad = grad.to(_dtype_of(dtype))
+    return grad
+
+
+def _dtype_of(numpy_dtype: Any) -> Any:
+    from lucid.dtypes import from_numpy_dtype
+
+    return from_numpy_dtype(numpy_dtype)
+
+
+def _run_tensor_hooks(node: Any, grads: list[Tensor | None], create_graph: bool) -> None:
+    hooks_by_output = node.tensor_pre_hooks
+    if hooks_by_output:
+        for output_nr, hooks in hooks_by_output.items():
+            grads[output_nr] = _run_hooks(hooks, grads[output_nr])
+    retained = node.retained_outputs
+    if retained:
+        for output_nr, reference in retained.items():
+            tensor = reference()
+            if tensor is not None and grads[output_nr] is not None:
+                _accumulate_into(tensor, grads[output_nr], create_graph)
+
+
+def _run_hooks(hooks: dict, grad: Tensor | None) -> Tensor | None:
+    for hook in tuple(hooks.values()):
+        if grad is None:
+            break
+        result = hook(grad)
+        if result is not None:
+            grad = result
+    return grad
+
+
+def _accumulate_into(variable: Tensor, grad: Tensor | None, create_graph: bool) -> None:
+    """Add `grad` into `variable.grad` as PyTorch's AccumulateGrad does."""
+    if grad is None:
+        return
+    existing = variable._grad
+    if existing is None:
+        if create_graph:
+            variable._grad = grad if _is_exclusive(grad) else grad.clone()
+        elif _is_exclusive(grad) and grad._grad_fn is None and not grad._requires_grad:
+            variable._grad = grad
+        else:
+            variable._grad = _wrap(grad._data.copy())
+    elif create_graph or existing._grad_fn is not None or existing._requires_grad:
+        variable._grad = existing + grad
+    else:
+        existing.add_(grad)
+
+
+# A gradient tensor may become `.grad` without a copy only when nothing else can see it:
+# the engine's own references (the caller's locals and the getrefcount argument) and
+# nothing more, and its array is referenced only by this tensor.
+_EXCLUSIVE_TENSOR_REFS = 4
+
+
+def _is_exclusive(grad: Tensor) -> bool:
+    array = grad._data
+    return (
+        array.base is None
+        and array.flags.writeable
+        and array.flags.c_contiguous
+        and _getrefcount(array) == 2
+        and _getrefcount(grad) <= _EXCLUSIVE_TENSOR_REFS
+    )
+
+
+def _nodes_leading_to(root_edges: list, captures: dict) -> set:
+    """Nodes whose backward must run so that gradients reach the captured nodes."""
+    executes: set = set()
+    visited: set = set()
+    stack: list[tuple[Any, int]] = []
+    for node, _ in root_edges:
+        if node not in visited:
+            visited.add(node)
+            stack.append((node, 0))
+    # Iterative post-order: a node executes if any of its next nodes is captured or executes.
+    while stack:
+        node, child_index = stack[-1]
+        next_functions = node.next_functions
+        if child_index < len(next_functions):
+            stack[-1] = (node, child_index + 1)
+            child = next_functions[child_index][0]
+            if child is not None and child not in visited:
+                visited.add(child)
+                stack.append((child, 0))
+            continue
+        stack.pop()
+        for child, _ in next_functions:
+            if child is not None and (child in executes or child in captures):
+                executes.add(node)
+                break
+    return executes
+
+
+def _count_dependencies(root_edges: list, executes: set | None, captures: dict | None) -> dict:
+    dependencies: dict[Any, int] = {}
+    stack = []
+    for node, _ in root_edges:
+        if node in dependencies:
+            dependencies[node] += 1
+        else:
+            dependencies[node] = 1
+            stack.append(node)
+    while stack:
+        node = stack.pop()
+        if executes is not None and node not in executes:
+            continue
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            if executes is not None and child not in executes and child not in captures:
+                continue
+            if child in dependencies:
+                dependencies[child] += 1
+            else:
+                dependencies[child] = 1
+                stack.append(child)
+    return dependencies

@@ -1,0 +1,1 @@
+"""Higher-level autograd: jacobian, hessian, vjp, jvp, hvp, vhp."""

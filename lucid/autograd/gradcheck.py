@@ -1,0 +1,1 @@
+"""gradcheck / gradgradcheck: compare analytical gradients with finite differences."""

@@ -1,0 +1,428 @@
+"""Tensor factories and random number generation: the only code that turns raw data into leaves."""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from lucid import dtypes
+from lucid._tensor import Size, Tensor, _varargs_shape, _wrap
+
+__all__ = [
+    "Generator",
+    "manual_seed",
+    "seed",
+    "initial_seed",
+    "get_rng_state",
+    "set_rng_state",
+    "default_generator",
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "scalar_tensor",
+    "zeros",
+    "ones",
+    "full",
+    "empty",
+    "arange",
+    "linspace",
+    "logspace",
+    "eye",
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
+    "normal",
+    "bernoulli",
+    "multinomial",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "empty_like",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+]
+
+
+# ------------------------------------------------------------------ generator
+class Generator:
+    """A seeded source of random numbers (wraps NumPy's PCG64)."""
+
+    def __init__(self, device: str = "cpu") -> None:
+        self._seed = 67280421310721
+        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+
+    def manual_seed(self, seed: int) -> Generator:
+        seed = int(seed)
+        self._seed = seed
+        self._rng = np.random.Generator(np.random.PCG64(seed & ((1 << 64) - 1)))
+        return self
+
+    def seed(self) -> int:
+        new_seed = int(np.random.SeedSequence().entropy) & ((1 << 63) - 1)
+        self.manual_seed(new_seed)
+        return new_seed
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def get_state(self) -> Tensor:
+        """The generator state as a uint8 tensor (JSON of the bit generator state)."""
+        import json
+
+        encoded = json.dumps(self._rng.bit_generator.state).encode()
+        return _wrap(np.frombuffer(encoded, dtype=np.uint8).copy())
+
+    def set_state(self, new_state: Tensor) -> Generator:
+        import json
+
+        state = json.loads(bytes(np.asarray(new_state._data, dtype=np.uint8)).decode())
+        self._rng.bit_generator.state = state
+        return self
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+
+default_generator = Generator()
+
+
+def _rng(generator: Generator | None) -> np.random.Generator:
+    return (generator or default_generator)._rng
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the default generator; returns it."""
+    return default_generator.manual_seed(seed)
+
+
+def seed() -> int:
+    return default_generator.seed()
+
+
+def initial_seed() -> int:
+    return default_generator.initial_seed()
+
+
+def get_rng_state() -> Tensor:
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    default_generator.set_state(new_state)
+
+
+# -------------------------------------------------------------------- helpers
+def _leaf(array: np.ndarray, requires_grad: bool) -> Tensor:
+    result = _wrap(array)
+    if requires_grad:
+        result.requires_grad_(True)
+    return result
+
+
+def _size(size: tuple) -> tuple[int, ...]:
+    shape = _varargs_shape(size)
+    if isinstance(shape, int):
+        shape = (shape,)
+    result = []
+    for dim in shape:
+        if isinstance(dim, Tensor):
+            dim = dim.item()
+        if not isinstance(dim, int | np.integer) or isinstance(dim, bool):
+            raise TypeError(
+                f"expected a sequence of ints as size, but got an element of type "
+                f"{type(dim).__name__}"
+            )
+        if dim < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {dim}: "
+                               f"{list(shape)}")  # fmt: skip
+        result.append(int(dim))
+    return tuple(result)
+
+
+def _float_dtype(dtype: Any) -> np.dtype:
+    if dtype is None:
+        return dtypes.get_default_dtype().numpy_dtype
+    return dtypes.to_numpy_dtype(dtype)
+
+
+def _infer_dtype(data: Any) -> np.dtype:
+    """PyTorch's inference for Python data: floats -> default dtype, ints -> int64."""
+    array = np.asarray(data)
+    kind = array.dtype.kind
+    if kind == "f":
+        if isinstance(data, np.ndarray | np.generic):
+            return array.dtype
+        return dtypes.get_default_dtype().numpy_dtype
+    if kind in "iu":
+        if isinstance(data, np.ndarray | np.generic):
+            return array.dtype
+        return np.dtype(np.int64)
+    if kind == "b":
+        return np.dtype(np.bool_)
+    if kind == "O":
+        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    raise TypeError(f"can't convert data of type {array.dtype} to a lucid tensor")
+
+
+def _nested_arrays(data: Any) -> Any:
+    """Unwrap tensors nested in lists so NumPy sees plain values."""
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, list | tuple):
+        return [_nested_arrays(item) for item in data]
+    return data
+
+
+# ------------------------------------------------------------------ factories
+def tensor(
+    data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:  # fmt: skip
+    """A new leaf tensor holding a copy of `data` (nested lists, scalars, arrays, tensors).
+
+    Example::
+
+        x = lucid.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    """
+    if isinstance(data, Tensor):
+        source = data._data
+        array = source.astype(dtypes.to_numpy_dtype(dtype) or source.dtype, copy=True)
+    else:
+        plain = _nested_arrays(data)
+        target = dtypes.to_numpy_dtype(dtype) if dtype is not None else _infer_dtype(plain)
+        try:
+            array = np.array(plain, dtype=target)
+        except ValueError as error:
+            raise ValueError(f"expected sequence of equal-length lists: {error}") from None
+    return _leaf(array, requires_grad)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """Like `tensor`, but shares memory with a tensor or ndarray when the dtype allows."""
+    if isinstance(data, Tensor):
+        if dtype is None or dtypes.to_numpy_dtype(dtype) == data._data.dtype:
+            return data
+        return data.to(dtype)
+    if isinstance(data, np.ndarray):
+        dtypes.from_numpy_dtype(data.dtype)
+        target = dtypes.to_numpy_dtype(dtype) if dtype is not None else data.dtype
+        return _wrap(data.astype(target, copy=False))
+    return tensor(data, dtype=dtype)
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A tensor sharing memory with `ndarray` (writes to one are seen by the other)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    dtypes.from_numpy_dtype(ndarray.dtype)
+    return _wrap(ndarray)
+
+
+def scalar_tensor(value: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _leaf(np.array(value, dtype=_float_dtype(dtype)), requires_grad)
+
+
+def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          out: Any = None) -> Tensor:  # fmt: skip
+    return _leaf(np.zeros(_size(size), _float_dtype(dtype)), requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+         out: Any = None) -> Tensor:  # fmt: skip
+    return _leaf(np.ones(_size(size), _float_dtype(dtype)), requires_grad)
+
+
+def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          memory_format: Any = None) -> Tensor:  # fmt: skip
+    return _leaf(np.empty(_size(size), _float_dtype(dtype)), requires_grad)
+
+
+def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:  # fmt: skip
+    if dtype is None:
+        if isinstance(fill_value, Tensor):
+            fill_value = fill_value.item()
+        target = _infer_dtype(fill_value)
+    else:
+        target = dtypes.to_numpy_dtype(dtype)
+    return _leaf(np.full(_size((size,)), fill_value, target), requires_grad)
+
+
+def _python_number(value: Any) -> Any:
+    return value.item() if isinstance(value, Tensor) else value
+
+
+def arange(start: Any = 0, end: Any = None, step: Any = 1, *, dtype: Any = None,
+           device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """Values from `start` to `end` (exclusive) by `step`; int64 when all three are ints."""
+    start, end, step = _python_number(start), _python_number(end), _python_number(step)
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) / step < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    if dtype is None:
+        integral = all(isinstance(v, int | np.integer) for v in (start, end, step))
+        target = np.dtype(np.int64) if integral else dtypes.get_default_dtype().numpy_dtype
+    else:
+        target = dtypes.to_numpy_dtype(dtype)
+    count = builtins.max(0, math.ceil((end - start) / step))
+    # Computed in float64 (or int64) then cast, as PyTorch computes start + i * step.
+    values = start + np.arange(count, dtype=np.float64 if target.kind == "f" else np.int64) * step
+    return _leaf(values.astype(target), requires_grad)
+
+
+def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:  # fmt: skip
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    values = np.linspace(_python_number(start), _python_number(end), steps, dtype=np.float64)
+    return _leaf(values.astype(_float_dtype(dtype)), requires_grad)
+
+
+def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any = None,
+             requires_grad: bool = False) -> Tensor:  # fmt: skip
+    values = np.logspace(start, end, steps, base=base, dtype=np.float64)
+    return _leaf(values.astype(_float_dtype(dtype)), requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
+        requires_grad: bool = False) -> Tensor:  # fmt: skip
+    if n < 0 or (m is not None and m < 0):
+        raise RuntimeError(f"n must be greater or equal to 0, got {n if n < 0 else m}")
+    return _leaf(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
+
+
+# ----------------------------------------------------------------------- random
+def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """Uniform samples on [0, 1)."""
+    target = _float_dtype(dtype)
+    values = _rng(generator).random(_size(size), dtype=np.float64).astype(target)
+    return _leaf(values, requires_grad)
+
+
+def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """Standard normal samples."""
+    target = _float_dtype(dtype)
+    values = _rng(generator).standard_normal(_size(size), dtype=np.float64).astype(target)
+    return _leaf(values, requires_grad)
+
+
+def randint(low: int, high: int | None = None, size: Any = None, *,
+            generator: Generator | None = None, dtype: Any = None, device: Any = None,
+            requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """Integers uniform on [low, high); `randint(high, size)` as in PyTorch."""
+    if size is None:
+        if high is None or not isinstance(high, tuple | list | Size):
+            raise TypeError("randint() missing required argument 'size'")
+        low, high, size = 0, low, high
+    elif high is None:
+        low, high = 0, low
+    if high <= low:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
+    target = dtypes.to_numpy_dtype(dtype) if dtype is not None else np.dtype(np.int64)
+    values = _rng(generator).integers(low, high, _size((size,)), dtype=np.int64).astype(target)
+    return _leaf(values, requires_grad)
+
+
+def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
+             device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+    target = dtypes.to_numpy_dtype(dtype) if dtype is not None else np.dtype(np.int64)
+    return _leaf(_rng(generator).permutation(n).astype(target), requires_grad)
+
+
+def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *,
+           generator: Generator | None = None, dtype: Any = None,
+           requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """Normal samples; `mean` and `std` may be tensors (broadcast) or floats with `size`."""
+    mean_array = mean._data if isinstance(mean, Tensor) else mean
+    std_array = std._data if isinstance(std, Tensor) else std
+    if np.any(np.asarray(std_array) < 0):
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {np.min(std_array)}")
+    if size is not None:
+        shape = _size((size,))
+    else:
+        shape = np.broadcast_shapes(np.shape(mean_array), np.shape(std_array))
+    if isinstance(mean, Tensor):
+        target = mean._data.dtype
+    elif isinstance(std, Tensor):
+        target = std._data.dtype
+    else:
+        target = _float_dtype(dtype)
+    noise = _rng(generator).standard_normal(shape, dtype=np.float64)
+    return _leaf((mean_array + std_array * noise).astype(target), requires_grad)
+
+
+def bernoulli(input: Tensor, p: float | None = None, *,
+              generator: Generator | None = None) -> Tensor:  # fmt: skip
+    probabilities = input._data if p is None else np.full(input._data.shape, p)
+    draws = _rng(generator).random(input._data.shape) < probabilities
+    return _wrap(draws.astype(input._data.dtype))
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator: Generator | None = None) -> Tensor:  # fmt: skip
+    weights = np.atleast_2d(input._data.astype(np.float64))
+    rng = _rng(generator)
+    rows = []
+    for row in weights:
+        total = row.sum()
+        if not replacement and num_samples > np.count_nonzero(row):
+            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                               "replacement")  # fmt: skip
+        rows.append(rng.choice(row.size, size=num_samples, replace=replacement, p=row / total))
+    result = np.stack(rows).astype(np.int64)
+    return _wrap(result if input._data.ndim == 2 else result[0])
+
+
+# ------------------------------------------------------------------ *_like
+def _like_dtype(input: Tensor, dtype: Any) -> np.dtype:
+    return dtypes.to_numpy_dtype(dtype) if dtype is not None else input._data.dtype
+
+
+def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
+    return _leaf(np.zeros(input._data.shape, _like_dtype(input, dtype)), requires_grad)
+
+
+def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
+    return _leaf(np.ones(input._data.shape, _like_dtype(input, dtype)), requires_grad)
+
+
+def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
+    return _leaf(np.empty(input._data.shape, _like_dtype(input, dtype)), requires_grad)
+
+
+def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
+    return _leaf(np.full(input._data.shape, fill_value, _like_dtype(input, dtype)), requires_grad)
+
+
+def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
+    return rand(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
+    return randn(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, dtype: Any = None,
+                 requires_grad: bool = False) -> Tensor:  # fmt: skip
+    return randint(low, high, input._data.shape, dtype=dtype or input.dtype,
+                   requires_grad=requires_grad)  # fmt: skip
