@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -12,6 +13,13 @@ from lucid import dtypes
 from lucid.utils.hooks import RemovableHandle
 
 _FLOAT_KINDS = "f"
+
+_NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead."
+)
 
 
 class Tensor:
@@ -75,6 +83,8 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
         if self._grad_fn is not None:
+            if value:
+                raise RuntimeError("you can only change requires_grad flags of leaf variables.")
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use "
                 "a computed variable in a subgraph that doesn't require differentiation use "
@@ -92,6 +102,8 @@ class Tensor:
 
     @property
     def grad(self) -> Tensor | None:
+        if self._grad_fn is not None and not self._retains_grad and self._grad is None:
+            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
@@ -103,12 +115,22 @@ class Tensor:
                     f"{type(value).__name__}"
                 )
             if value._data.dtype != self._data.dtype:
+                given = _C_TYPE_NAMES[value._data.dtype]
+                expected = _TYPE_NAMES[self._data.dtype][len("lucid.") : -len("Tensor")]
                 raise RuntimeError(
-                    "assigned grad has data of a different type (expected "
-                    f"{self.dtype}, got {value.dtype})"
+                    f"attempting to assign a gradient with dtype '{given}' to a tensor with "
+                    f"grad_dtype '{expected}'. The gradient must match the tensor's grad_dtype "
+                    "(defaults to the tensor's dtype). You can set the tensor's grad_dtype "
+                    "attribute with a specific dtype, or None to allow any dtype. Set grad_dtype "
+                    "with caution. Diverging the dtypes of a tensor and its gradient may break "
+                    "downstream systems that assume they match."
                 )
             if value._data.shape != self._data.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value._data.shape)}' to a "
+                    f"tensor of size '{list(self._data.shape)}'. Please ensure that the gradient "
+                    "and the tensor are the same size"
+                )
         self._grad = value
 
     @grad.deleter
@@ -233,7 +255,7 @@ class Tensor:
     def __bool__(self) -> builtins.bool:
         if self._data.size != 1:
             raise RuntimeError(
-                f"Boolean value of Tensor with more than one value is ambiguous"
+                "Boolean value of Tensor with more than one value is ambiguous"
                 if self._data.size > 1
                 else "Boolean value of Tensor with no values is ambiguous"
             )
@@ -293,6 +315,9 @@ class Tensor:
         """Call `hook(grad)` when this tensor's gradient is computed; it may return a new grad."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            # A non-leaf's gradient exists only inside the engine, at its grad_fn's output.
+            return self._grad_fn.register_tensor_hook(self._output_nr, hook)
         if self._backward_hooks is None:
             self._backward_hooks = {}
         handle = RemovableHandle(self._backward_hooks)
@@ -302,7 +327,8 @@ class Tensor:
     def retain_grad(self) -> None:
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self._grad_fn is not None:
+        if self._grad_fn is not None and not self._retains_grad:
+            self._grad_fn.retain_output(self)
             self._retains_grad = True
 
     def detach(self) -> Tensor:
@@ -998,58 +1024,149 @@ _TYPE_NAMES = {
 }
 
 
+# The C type names PyTorch's grad setter reports for a mismatched gradient dtype.
+_C_TYPE_NAMES = {
+    np.dtype(np.float16): "c10::Half",
+    np.dtype(np.float32): "float",
+    np.dtype(np.float64): "double",
+    np.dtype(np.int8): "signed char",
+    np.dtype(np.int16): "short int",
+    np.dtype(np.int32): "int",
+    np.dtype(np.int64): "long int",
+    np.dtype(np.uint8): "unsigned char",
+    np.dtype(np.bool_): "bool",
+}
+
+
 # ------------------------------------------------------------------------ repr
-def _format_float_array(array: np.ndarray) -> Callable[[Any], str]:
-    finite = array[np.isfinite(array)].astype(np.float64)
-    nonzero = np.abs(finite[finite != 0])
-    if finite.size == 0 or np.all(finite == np.round(finite)):
-        if nonzero.size and (nonzero.max() >= 1e8):
-            return lambda v: f"{v:.4e}"
-        return lambda v: f"{v:.0f}." if np.isfinite(v) else f"{v}"
-    if nonzero.size and (nonzero.max() / nonzero.min() > 1000 or nonzero.max() > 1e8 or
-                         nonzero.min() < 1e-4):  # fmt: skip
-        return lambda v: f"{v:.4e}"
-    return lambda v: f"{v:.4f}"
+# PyTorch's default print options: digits after the point, the element count above which a
+# tensor is summarised, the items kept at each edge of a summarised dimension, line width.
+_PRECISION = 4
+_SUMMARY_THRESHOLD = 1000
+_EDGE_ITEMS = 3
+_LINE_WIDTH = 80
+
+
+class _ElementFormat:
+    """The notation and common width every element of one tensor prints with (PyTorch's rules).
+
+    Floats print with 4 decimals; as `1.` when every finite value is a whole number; in
+    scientific notation when the finite non-zero magnitudes span more than 1000x, exceed 1e8,
+    or (for non-whole values) go below 1e-4.
+    """
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.is_float = array.dtype.kind == "f"
+        self.is_whole = True
+        self.is_scientific = False
+        self.width = 1
+        if not self.is_float:
+            for value in array.reshape(-1).tolist():
+                self.width = builtins.max(self.width, len(str(value)))
+            return
+        values = array.reshape(-1).astype(np.float64)
+        values = values[np.isfinite(values) & (values != 0)]
+        if values.size == 0:
+            return
+        magnitudes = np.abs(values)
+        largest, smallest = magnitudes.max(), magnitudes.min()
+        self.is_whole = builtins.bool(np.all(values == np.ceil(values)))
+        self.is_scientific = largest / smallest > 1000.0 or largest > 1.0e8
+        if not self.is_whole and smallest < 1.0e-4:
+            self.is_scientific = True
+        for value in values.tolist():
+            if self.is_scientific:
+                length = len(f"{value:.{_PRECISION}e}")
+            elif self.is_whole:
+                length = len(f"{value:.0f}") + 1  # the trailing "."
+            else:
+                length = len(f"{value:.{_PRECISION}f}")
+            self.width = builtins.max(self.width, length)
+
+    def format(self, value: Any) -> str:
+        if not self.is_float:
+            text = str(value)
+        elif self.is_scientific:
+            text = f"{value:{self.width}.{_PRECISION}e}"
+        elif self.is_whole:
+            text = f"{value:.0f}" + ("." if np.isfinite(value) else "")
+        else:
+            text = f"{value:.{_PRECISION}f}"
+        return text.rjust(self.width)
+
+
+def _edges(array: np.ndarray) -> np.ndarray:
+    """The elements a summarised print shows: the edge items of every dimension."""
+    if array.ndim == 0:
+        return array
+    if array.shape[0] > 2 * _EDGE_ITEMS:
+        array = np.concatenate((array[:_EDGE_ITEMS], array[-_EDGE_ITEMS:]))
+    if array.ndim == 1:
+        return array
+    return np.stack([_edges(row) for row in array])
+
+
+def _format_body(array: np.ndarray, indent: int, summarize: bool, style: _ElementFormat) -> str:
+    if array.ndim == 0:
+        return style.format(array.item())
+    is_cut = summarize and array.shape[0] > 2 * _EDGE_ITEMS
+    if array.ndim == 1:
+        values = array.tolist()
+        if is_cut:
+            items = [style.format(v) for v in values[:_EDGE_ITEMS]] + [" ..."]
+            items += [style.format(v) for v in values[-_EDGE_ITEMS:]]
+        else:
+            items = [style.format(v) for v in values]
+        per_line = builtins.max(1, (_LINE_WIDTH - indent) // (style.width + 2))
+        lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    if is_cut:
+        rows = [_format_body(row, indent + 1, summarize, style) for row in array[:_EDGE_ITEMS]]
+        rows.append("...")
+        rows += [_format_body(row, indent + 1, summarize, style) for row in array[-_EDGE_ITEMS:]]
+    else:
+        rows = [_format_body(row, indent + 1, summarize, style) for row in array]
+    separator = "," + "\n" * (array.ndim - 1) + " " * (indent + 1)
+    return "[" + separator.join(rows) + "]"
 
 
 def _format_tensor(tensor: Tensor) -> str:
+    """PyTorch's repr, character for character, with 'lucid.' where PyTorch prints 'torch.'."""
     array = tensor._data
+    prefix = "tensor("
+    indent = len(prefix)
+    default_float = dtypes.get_default_dtype().numpy_dtype
     suffixes = []
-    default_dtypes = (dtypes.get_default_dtype().numpy_dtype, np.dtype(np.int64), np.dtype(bool))
-    if array.size == 0 and array.shape != (0,):
-        suffixes.append(f"size={tuple(array.shape)}")
-    if array.dtype not in default_dtypes:
-        suffixes.append(f"dtype={dtypes.from_numpy_dtype(array.dtype)}")
+    if array.size == 0:
+        # An empty tensor shows no elements to tell its dtype or shape by.
+        if array.ndim != 1:
+            suffixes.append(f"size={tuple(array.shape)}")
+        if array.dtype != default_float:
+            suffixes.append(f"dtype={dtypes.from_numpy_dtype(array.dtype)}")
+        body = "[]"
+    else:
+        if array.dtype not in (default_float, np.dtype(np.int64), np.dtype(np.bool_)):
+            suffixes.append(f"dtype={dtypes.from_numpy_dtype(array.dtype)}")
+        summarize = array.size > _SUMMARY_THRESHOLD
+        style = _ElementFormat(_edges(array) if summarize else array)
+        body = _format_body(array, indent, summarize, style)
     if tensor._grad_fn is not None:
         suffixes.append(f"grad_fn=<{tensor._grad_fn.name()}>")
     elif tensor._requires_grad:
         suffixes.append("requires_grad=True")
 
-    prefix = "tensor("
-    if array.size == 0:
-        body = "[]"
-    else:
-        if array.dtype.kind == "f":
-            formatter = {"float_kind": _format_float_array(array)}
-        elif array.dtype.kind == "b":
-            formatter = {"bool": lambda v: " True" if v else "False"}
+    text = prefix + body
+    parts = [text]
+    last_line_length = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line_length + len(suffix) + 2 > _LINE_WIDTH:
+            parts.append(",\n" + " " * indent + suffix)
+            last_line_length = indent + len(suffix)
         else:
-            formatter = None
-        body = np.array2string(
-            array,
-            separator=", ",
-            prefix=prefix,
-            formatter=formatter,
-            threshold=1000,
-            edgeitems=3,
-            max_line_width=80,
-        )
-    if suffixes:
-        joined = ", ".join(suffixes)
-        if "\n" in body:
-            return f"{prefix}{body},\n       {joined})"
-        return f"{prefix}{body}, {joined})"
-    return f"{prefix}{body})"
+            parts.append(", " + suffix)
+            last_line_length += len(suffix) + 2
+    parts.append(")")
+    return "".join(parts)
 
 
 # Tensor methods delegate to lucid.ops, which itself builds on Tensor: the one sanctioned cycle.

@@ -119,11 +119,12 @@ def get_default_dtype() -> dtype:
 def set_default_dtype(d: dtype) -> None:
     """Set the default floating dtype; like PyTorch, only float dtypes are accepted."""
     global _default_float
-    d = as_dtype(d)
-    if d not in (float16, float32, float64):
+    if type(d) is not dtype:
         raise TypeError(
-            "only floating-point types are supported as the default type, got " + repr(d)
+            "invalid dtype object: only floating-point types are supported as the default type"
         )
+    if d not in (float16, float32, float64):
+        raise TypeError("only floating-point types are supported as the default type")
     _default_float = d
 
 
@@ -131,6 +132,10 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
     """The smallest dtype both can be cast to without losing category (PyTorch's table)."""
     if type1 is type2:
         return type1
+    # Across categories the higher one's dtype wins as is (int32 + float16 -> float16), where
+    # NumPy would widen the float to hold every integer.
+    if type1._category != type2._category:
+        return type1 if type1._category > type2._category else type2
     return _FROM_NUMPY[np.promote_types(type1.numpy_dtype, type2.numpy_dtype)]
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from lucid import dtypes
-from lucid._tensor import Size, Tensor, _varargs_shape, _wrap
+from lucid._tensor import _TYPE_NAMES, Size, Tensor, _varargs_shape, _wrap
 
 __all__ = [
     "Generator",
@@ -122,7 +123,12 @@ def set_rng_state(new_state: Tensor) -> None:
 def _leaf(array: np.ndarray, requires_grad: bool) -> Tensor:
     result = _wrap(array)
     if requires_grad:
-        result.requires_grad_(True)
+        if array.dtype.kind != "f":
+            # Factories capitalise this message; the requires_grad setter does not (as PyTorch).
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients"
+            )
+        result._requires_grad = True
     return result
 
 
@@ -167,7 +173,9 @@ def _infer_dtype(data: Any) -> np.dtype:
     if kind == "b":
         return np.dtype(np.bool_)
     if kind == "O":
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+        raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+    if kind in "US":
+        raise TypeError("new(): invalid data type 'str'")
     raise TypeError(f"can't convert data of type {array.dtype} to a lucid tensor")
 
 
@@ -192,16 +200,62 @@ def tensor(
         x = lucid.tensor([1.0, 2.0, 3.0], requires_grad=True)
     """
     if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use "
+            "sourceTensor.detach().clone() or sourceTensor.detach().clone().requires_grad_(True), "
+            "rather than lucid.tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
         source = data._data
         array = source.astype(dtypes.to_numpy_dtype(dtype) or source.dtype, copy=True)
     else:
         plain = _nested_arrays(data)
-        target = dtypes.to_numpy_dtype(dtype) if dtype is not None else _infer_dtype(plain)
         try:
+            target = dtypes.to_numpy_dtype(dtype) if dtype is not None else _infer_dtype(plain)
             array = np.array(plain, dtype=target)
-        except ValueError as error:
-            raise ValueError(f"expected sequence of equal-length lists: {error}") from None
+        except ValueError:
+            error = _ragged_error(plain)
+            if error is None:
+                raise
+            raise error from None
     return _leaf(array, requires_grad)
+
+
+def _ragged_error(data: Any) -> Exception | None:
+    """PyTorch's error for nested sequences that do not form a rectangular shape.
+
+    The expected length at each depth is that of the first sequence there; the first
+    sequence (depth first) that differs, or a number where a sequence belongs, is reported.
+    """
+    shape = []
+    probe = data
+    while _is_sequence(probe):
+        shape.append(len(probe))
+        if len(probe) == 0:
+            break
+        probe = probe[0]
+
+    def first_error(item: Any, dim: int) -> Exception | None:
+        if dim == len(shape):
+            return None
+        if not _is_sequence(item):
+            return TypeError("not a sequence")
+        if len(item) != shape[dim]:
+            return ValueError(
+                f"expected sequence of length {shape[dim]} at dim {dim} (got {len(item)})"
+            )
+        for element in item:
+            error = first_error(element, dim + 1)
+            if error is not None:
+                return error
+        return None
+
+    return first_error(data, 0)
+
+
+def _is_sequence(value: Any) -> bool:
+    return isinstance(value, list | tuple) or (isinstance(value, np.ndarray) and value.ndim > 0)
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
@@ -220,7 +274,11 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A tensor sharing memory with `ndarray` (writes to one are seen by the other)."""
     if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+        kind = type(ndarray)
+        name = kind.__qualname__
+        if kind.__module__ != "builtins":
+            name = f"{kind.__module__}.{name}"
+        raise TypeError(f"expected np.ndarray (got {name})")
     dtypes.from_numpy_dtype(ndarray.dtype)
     return _wrap(ndarray)
 
@@ -231,7 +289,12 @@ def scalar_tensor(value: Any, *, dtype: Any = None, requires_grad: bool = False)
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
           out: Any = None) -> Tensor:  # fmt: skip
-    return _leaf(np.zeros(_size(size), _float_dtype(dtype)), requires_grad)
+    try:
+        shape = _size(size)
+    except RuntimeError:
+        # PyTorch's zeros checks sizes itself, with its own wording.
+        raise RuntimeError("zeros: Dimension size must be non-negative.") from None
+    return _leaf(np.zeros(shape, _float_dtype(dtype)), requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
@@ -247,7 +310,8 @@ def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
 def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:  # fmt: skip
     if dtype is None:
-        if isinstance(fill_value, Tensor):
+        # A fill value is a scalar: tensors and NumPy scalars infer like Python numbers.
+        if isinstance(fill_value, Tensor | np.generic):
             fill_value = fill_value.item()
         target = _infer_dtype(fill_value)
     else:
@@ -268,7 +332,7 @@ def arange(start: Any = 0, end: Any = None, step: Any = 1, *, dtype: Any = None,
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) / step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         integral = all(isinstance(v, int | np.integer) for v in (start, end, step))
         target = np.dtype(np.int64) if integral else dtypes.get_default_dtype().numpy_dtype
@@ -297,15 +361,25 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:  # fmt: skip
     if n < 0 or (m is not None and m < 0):
-        raise RuntimeError(f"n must be greater or equal to 0, got {n if n < 0 else m}")
+        which, value = ("n", n) if n < 0 else ("m", m)
+        raise RuntimeError(f"{which} must be greater or equal to 0, got {value}")
     return _leaf(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
 
 
 # ----------------------------------------------------------------------- random
+def _random_float_dtype(dtype: Any, kernel: str) -> np.dtype:
+    """The dtype of a continuous distribution's samples; PyTorch has no integer kernels."""
+    target = _float_dtype(dtype)
+    if target.kind != "f":
+        name = _TYPE_NAMES[target][len("lucid.") : -len("Tensor")]
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
+    return target
+
+
 def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Uniform samples on [0, 1)."""
-    target = _float_dtype(dtype)
+    target = _random_float_dtype(dtype, "check_uniform_bounds")
     values = _rng(generator).random(_size(size), dtype=np.float64).astype(target)
     return _leaf(values, requires_grad)
 
@@ -313,7 +387,7 @@ def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, devi
 def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Standard normal samples."""
-    target = _float_dtype(dtype)
+    target = _random_float_dtype(dtype, "normal_kernel_cpu")
     values = _rng(generator).standard_normal(_size(size), dtype=np.float64).astype(target)
     return _leaf(values, requires_grad)
 
@@ -340,6 +414,7 @@ def randint(low: int, high: int | None = None, size: Any = None, *,
 def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
              device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
     target = dtypes.to_numpy_dtype(dtype) if dtype is not None else np.dtype(np.int64)
+    _size((n,))
     return _leaf(_rng(generator).permutation(n).astype(target), requires_grad)
 
 
@@ -350,7 +425,8 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *
     mean_array = mean._data if isinstance(mean, Tensor) else mean
     std_array = std._data if isinstance(std, Tensor) else std
     if np.any(np.asarray(std_array) < 0):
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {np.min(std_array)}")
+        # PyTorch prints the double as C++ streams do (%g).
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {np.min(std_array):g}")
     if size is not None:
         shape = _size((size,))
     else:

@@ -82,23 +82,17 @@ def _make_grads(
             seeds.append(_wrap(np.ones(output._data.shape, output._data.dtype)))
             continue
         if not isinstance(grad, Tensor):
-            if isinstance(grad, int | float):
-                grad = _wrap(np.asarray(grad, output._data.dtype))
-            else:
-                raise TypeError(
-                    "gradients can be either Tensors or None, but got " + type(grad).__name__
-                )
+            raise TypeError(
+                "gradients can be either Tensors or None, but got " + type(grad).__name__
+            )
         if grad._data.shape != output._data.shape:
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{index}] has a shape of {grad.shape} and "
                 f"output[{index}] has a shape of {output.shape}."
             )
-        if grad._data.dtype.kind != output._data.dtype.kind and output._data.dtype.kind == "f":
-            raise RuntimeError(
-                "For complex Tensors, both grad_output and output are required to have the "
-                "same dtype. Mismatch in dtype: grad_output[" + str(index) + "] has a dtype of "
-                f"{grad.dtype} and output[{index}] has a dtype of {output.dtype}."
-            )
+        if grad._data.dtype != output._data.dtype:
+            # PyTorch accepts a seed of another real dtype and casts it to the output's.
+            grad = grad.to(output.dtype)
         seeds.append(grad)
     return seeds
 
@@ -136,13 +130,11 @@ def backward(
             )
         grad_tensors = grad_variables
     if inputs is not None and len(_as_tuple(inputs)) == 0:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     outputs = _as_tuple(tensors)
     grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(outputs)
     if len(grads) != len(outputs):
-        raise RuntimeError(
-            f"got {len(grads)} gradients for {len(outputs)} outputs; they must match in number"
-        )
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     _check_requires_grad(outputs)
     seeds = _make_grads(outputs, grads)
     if retain_graph is None:
@@ -191,13 +183,10 @@ def grad(
     output_tuple = _as_tuple(outputs)
     input_tuple = _as_tuple(inputs)
     if len(input_tuple) == 0:
-        raise RuntimeError("grad requires non-empty inputs.")
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(output_tuple)
     if len(grads) != len(output_tuple):
-        raise RuntimeError(
-            f"grad requires one grad_output per output, got {len(grads)} grad_outputs for "
-            f"{len(output_tuple)} outputs"
-        )
+        raise RuntimeError(f"got {len(output_tuple)} tensors and {len(grads)} gradients")
     _check_requires_grad(output_tuple)
     _check_inputs(input_tuple)
     seeds = _make_grads(output_tuple, grads)
@@ -213,11 +202,13 @@ def grad(
                 result[index] = _wrap(np.zeros_like(input_tuple[index]._data))
             elif not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the "
-                    "graph. Set allow_unused=True if this is the desired behavior."
+                    f"The differentiated Tensor at index {index} appears to not have been used "
+                    "in the graph. Set allow_unused=True if this is the desired behavior."
                 )
     return tuple(result)
 
 
 from lucid.autograd import functional  # noqa: E402  (builds on grad above)
-from lucid.autograd import gradcheck as _gradcheck_module  # noqa: E402,F401
+
+# As in PyTorch, the function shadows its module's name on lucid.autograd.
+from lucid.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402,F401

@@ -8,10 +8,12 @@ gradient is checked against the shape of the input it belongs to.
 
 from __future__ import annotations
 
-import heapq
+from heapq import heapify, heappop, heappush
 import sys
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from lucid._tensor import Tensor, _wrap
 from lucid.autograd import observers
@@ -65,12 +67,15 @@ def run_backward(
     ready: list[tuple[int, int, Any]] = []
     order = 0
     for (node, output_nr), grad in zip(root_edges, grad_outputs):
-        _add_to_buffer(buffers, node, output_nr, grad)
+        buffer = buffers.get(node)
+        if buffer is None:
+            buffer = buffers[node] = [None] * _output_count(node)
+        buffer[output_nr] = grad if buffer[output_nr] is None else buffer[output_nr] + grad
         dependencies[node] -= 1
         if dependencies[node] == 0:
             ready.append((-node.sequence_nr, order, node))
             order += 1
-    heapq.heapify(ready)
+    heapify(ready)
 
     state = local_state
     previous_mode = state.enabled
@@ -78,7 +83,7 @@ def run_backward(
     token = observers.quiet_numpy_errors()
     try:
         while ready:
-            node = heapq.heappop(ready)[2]
+            node = heappop(ready)[2]
             grads = buffers.pop(node)
             is_leaf_sink = node.__class__ is AccumulateGrad
             if is_leaf_sink:
@@ -114,7 +119,7 @@ def run_backward(
             else:
                 grad_inputs = _call_backward(node, grads, state.observers)
             grads = None
-            if not retain_graph:
+            if not retain_graph and (node.saved is not None or node.to_save):
                 node.free_saved()
 
             for index, (next_node, output_nr) in enumerate(next_functions):
@@ -125,18 +130,34 @@ def run_backward(
                 ):
                     continue
                 grad = grad_inputs[index]
+                buffer = buffers.get(next_node)
                 if grad is not None:
-                    grad = _validate(node, index, grad, next_node, output_nr)
-                    _add_to_buffer(buffers, next_node, output_nr, grad)
-                elif next_node not in buffers:
+                    if next_node.__class__ is AccumulateGrad:
+                        expected = next_node.variable._data
+                        expected_shape, expected_dtype = expected.shape, expected.dtype
+                    else:
+                        expected_shape, expected_dtype = next_node.output_meta[output_nr]
+                    array = grad._data
+                    if array.shape != expected_shape or (
+                        array.dtype is not expected_dtype and array.dtype != expected_dtype
+                    ):
+                        grad = _conform(node, index, grad, expected_shape, expected_dtype)
+                    if buffer is None:
+                        buffer = buffers[next_node] = [None] * _output_count(next_node)
+                        buffer[output_nr] = grad
+                    elif buffer[output_nr] is None:
+                        buffer[output_nr] = grad
+                    else:
+                        buffer[output_nr] = buffer[output_nr] + grad
+                elif buffer is None:
                     buffers[next_node] = [None] * _output_count(next_node)
                 remaining = dependencies[next_node] - 1
                 dependencies[next_node] = remaining
                 if remaining == 0:
                     order += 1
-                    heapq.heappush(ready, (-next_node.sequence_nr, order, next_node))
+                    heappush(ready, (-next_node.sequence_nr, order, next_node))
             # Drop the loop's own references so a leaf can take its gradient without a copy.
-            grad = grad_inputs = None
+            grad = grad_inputs = buffer = None
     finally:
         observers.restore_numpy_errors(token)
         state.enabled = previous_mode
@@ -148,7 +169,7 @@ def run_backward(
 
 def _call_backward(node: Any, grads: list[Tensor | None], active_observers: tuple) -> tuple:
     meta = node.output_meta
-    if node.materialize_grads:
+    if len(grads) > 1 and node.materialize_grads:
         for output_nr, grad in enumerate(grads):
             if grad is None and meta[output_nr] is not None:
                 shape, dtype = meta[output_nr]
@@ -178,8 +199,6 @@ def _call_backward(node: Any, grads: list[Tensor | None], active_observers: tupl
 
 
 def _zeros(shape: tuple[int, ...], dtype: Any) -> Tensor:
-    import numpy as np
-
     return _wrap(np.zeros(shape, dtype))
 
 
@@ -189,33 +208,21 @@ def _output_count(node: Any) -> int:
     return len(node.output_meta)
 
 
-def _add_to_buffer(buffers: dict, node: Any, output_nr: int, grad: Tensor) -> None:
-    buffer = buffers.get(node)
-    if buffer is None:
-        buffer = buffers[node] = [None] * _output_count(node)
-    existing = buffer[output_nr]
-    buffer[output_nr] = grad if existing is None else existing + grad
-
-
-def _validate(node: Any, index: int, grad: Any, next_node: Any, output_nr: int) -> Tensor:
+def _conform(
+    node: Any, index: int, grad: Any, shape: tuple[int, ...], numpy_dtype: Any
+) -> Tensor:
+    """Check a gradient against its input's metadata: shape must match, dtype is cast."""
     if not isinstance(grad, Tensor):
         raise TypeError(
             f"function {node.name()} returned a gradient of type {type(grad).__name__} at "
             f"index {index}; expected a Tensor or None"
         )
-    if next_node.__class__ is AccumulateGrad:
-        array = next_node.variable._data
-        shape, dtype = array.shape, array.dtype
-    else:
-        shape, dtype = next_node.output_meta[output_nr]
     if grad._data.shape != shape:
         raise RuntimeError(
             f"Function {node.name()} returned an invalid gradient at index {index} - got "
             f"{list(grad._data.shape)} but expected shape compatible with {list(shape)}"
         )
-    if grad._data.dtype != dtype:
-        grad = grad.to(_dtype_of(dtype))
-    return grad
+    return grad.to(_dtype_of(numpy_dtype))
 
 
 def _dtype_of(numpy_dtype: Any) -> Any:

@@ -29,8 +29,12 @@ __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 FunctionCtx = Node
 
 _NOT_RECORDING = tuple((False,) * n for n in range(16))
-_quiet_numpy = observers.quiet_numpy_errors
-_restore_numpy = observers.restore_numpy_errors
+_NO_EDGE = (None, 0)
+_new_node = object.__new__
+_next_sequence_nr = next_sequence_nr
+_set_numpy_state = observers.numpy_state.set
+_reset_numpy_state = observers.numpy_state.reset
+_QUIET_NUMPY = observers.QUIET_NUMPY
 
 
 class Function:
@@ -58,7 +62,7 @@ class Function:
 
     @staticmethod
     def setup_context(ctx: Any, inputs: tuple, output: Any) -> Any:
-        return _SETUP_CONTEXT_NOT_OVERRIDDEN
+        """Optional: save for backward here when `forward` takes no ctx (PyTorch 2 style)."""
 
     @staticmethod
     def backward(ctx: Any, *grad_outputs: Any) -> Any:
@@ -73,111 +77,159 @@ class Function:
     def jvp(ctx: Any, *grad_inputs: Any) -> Any:
         raise NotImplementedError("forward-mode AD (jvp) is not implemented in lucid")
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._has_setup_context = cls.setup_context is not Function.setup_context
+
+    _has_setup_context = False
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        """Run `forward` on `args` and, when grad is recorded, add one node to the graph."""
+        # This is the hottest function in lucid: every op of every forward and backward
+        # pass runs it, so it is written flat, with a fast path for single-tensor outputs.
         state = local_state
-        ctx = Node()
+        ctx = _new_node(Node)
         ctx.function = cls
+        if not state.enabled:
+            # No grad mode (also every backward pass without create_graph): nothing to record.
+            count = len(args)
+            ctx.needs_input_grad = _NOT_RECORDING[count] if count < 16 else (False,) * count
+            token = _set_numpy_state(_QUIET_NUMPY)
+            try:
+                if cls._has_setup_context:
+                    output = cls.forward(*args, **kwargs)
+                    cls.setup_context(ctx, args, output)
+                else:
+                    output = cls.forward(ctx, *args, **kwargs)
+            finally:
+                _reset_numpy_state(token)
+            if output.__class__ is Tensor and not ctx.dirty_tensors:
+                if output._data.base is not None:
+                    _share_version_with_view_source(output, output._data.base, args)
+                if state.observers:
+                    observers.after_forward(ctx, args, (output,))
+                return output
+            return _finish_outputs(ctx, args, output, False, state)
+
         is_recording = False
-        if state.enabled:
+        for arg in args:
+            if isinstance(arg, Tensor) and arg._requires_grad:
+                is_recording = True
+                break
+        token = _set_numpy_state(_QUIET_NUMPY)
+        if is_recording:
             needs_input_grad = []
+            edges = []
             for arg in args:
                 if isinstance(arg, Tensor) and arg._requires_grad:
                     needs_input_grad.append(True)
-                    is_recording = True
+                    grad_fn = arg._grad_fn
+                    if grad_fn is None:
+                        edges.append((accumulator_for(arg), 0))
+                    else:
+                        edges.append((grad_fn, arg._output_nr))
                 else:
                     needs_input_grad.append(False)
-            if is_recording:
-                ctx.is_recording = True
-                ctx.needs_input_grad = tuple(needs_input_grad)
-                edges = []
-                for arg in args:
-                    if isinstance(arg, Tensor) and arg._requires_grad:
-                        grad_fn = arg._grad_fn
-                        if grad_fn is None:
-                            edges.append((accumulator_for(arg), 0))
-                        else:
-                            edges.append((grad_fn, arg._output_nr))
-                    else:
-                        edges.append((None, 0))
-                ctx.next_functions = tuple(edges)
-        if not is_recording:
+                    edges.append(_NO_EDGE)
+            ctx.is_recording = True
+            ctx.needs_input_grad = tuple(needs_input_grad)
+            ctx.next_functions = tuple(edges)
+            state.enabled = False
+            try:
+                if cls._has_setup_context:
+                    output = cls.forward(*args, **kwargs)
+                    cls.setup_context(ctx, args, output)
+                else:
+                    output = cls.forward(ctx, *args, **kwargs)
+            finally:
+                state.enabled = True
+                _reset_numpy_state(token)
+        else:
             count = len(args)
             ctx.needs_input_grad = _NOT_RECORDING[count] if count < 16 else (False,) * count
+            try:
+                if cls._has_setup_context:
+                    output = cls.forward(*args, **kwargs)
+                    cls.setup_context(ctx, args, output)
+                else:
+                    output = cls.forward(ctx, *args, **kwargs)
+            finally:
+                _reset_numpy_state(token)
 
-        token = _quiet_numpy()
-        try:
+        if output.__class__ is Tensor and not ctx.dirty_tensors:
             if is_recording:
-                state.enabled = False
-                try:
-                    output = _run_forward(cls, ctx, args, kwargs)
-                finally:
-                    state.enabled = True
-            else:
-                output = _run_forward(cls, ctx, args, kwargs)
-        finally:
-            _restore_numpy(token)
+                for arg in args:
+                    if output is arg:
+                        output = _alias(arg)
+                        break
+            if output._data.base is not None:
+                _share_version_with_view_source(output, output._data.base, args)
+            if is_recording:
+                ctx.sequence_nr = _next_sequence_nr()
+                array = output._data
+                if array.dtype.kind == "f" and not ctx.non_differentiable:
+                    output._requires_grad = True
+                    output._grad_fn = ctx
+                    ctx.output_meta = ((array.shape, array.dtype),)
+                else:
+                    ctx.output_meta = (None,)
+                if ctx.to_save is not None:
+                    _pack_saved(ctx, (output,))
+            if state.observers:
+                observers.after_forward(ctx, args, (output,))
+            return output
+        return _finish_outputs(ctx, args, output, is_recording, state)
 
-        is_tuple = type(output) is tuple
-        outputs = output if is_tuple else (output,)
-        dirty = ctx.dirty_tensors
+
+def _finish_outputs(ctx: Node, args: tuple, output: Any, is_recording: bool, state: Any) -> Any:
+    """The general case of `apply`: several outputs, in-place outputs, non-tensor outputs."""
+    is_tuple = type(output) is tuple
+    outputs = output if is_tuple else (output,)
+    dirty = ctx.dirty_tensors
+    finished = []
+    for out in outputs:
+        if isinstance(out, Tensor) and not any(out is tensor for tensor in dirty):
+            if is_recording and any(out is arg for arg in args):
+                # Returning an input unchanged must not rewrite the caller's tensor.
+                out = next(_alias(arg) for arg in args if out is arg)
+            elif out._data.base is not None:
+                _share_version_with_view_source(out, out._data.base, args)
+        finished.append(out)
+    outputs = tuple(finished)
+    for tensor in dirty:
+        tensor._version_counter[0] += 1
+
+    if is_recording:
+        ctx.sequence_nr = _next_sequence_nr()
+        non_differentiable = ctx.non_differentiable
+        meta = []
         for index, out in enumerate(outputs):
-            if not isinstance(out, Tensor):
+            if (
+                not isinstance(out, Tensor)
+                or out._data.dtype.kind != "f"
+                or any(out is tensor for tensor in non_differentiable)
+            ):
+                meta.append(None)
                 continue
-            if dirty and any(out is tensor for tensor in dirty):
-                continue
-            for arg in args:
-                if out is arg:
-                    # Returning an input unchanged must not rewrite the caller's tensor.
-                    out = _wrap(arg._data)
-                    out._version_counter = arg._version_counter
-                    if is_tuple:
-                        outputs = outputs[:index] + (out,) + outputs[index + 1 :]
-                    else:
-                        outputs = (out,)
-                    break
-            else:
-                base = out._data.base
-                if base is not None:
-                    _share_version_with_view_source(out, base, args)
-        for tensor in dirty:
-            tensor._version_counter[0] += 1
-
-        if is_recording:
-            ctx.sequence_nr = next_sequence_nr()
-            non_differentiable = ctx.non_differentiable
-            meta = []
-            for index, out in enumerate(outputs):
-                if (
-                    not isinstance(out, Tensor)
-                    or out._data.dtype.kind != "f"
-                    or (non_differentiable and any(out is t for t in non_differentiable))
-                ):
-                    meta.append(None)
-                    continue
-                out._requires_grad = True
-                out._grad_fn = ctx
-                out._output_nr = index
-                meta.append((out._data.shape, out._data.dtype))
-            ctx.output_meta = tuple(meta)
-            if ctx.to_save is not None:
-                _pack_saved(ctx, outputs)
-        if state.observers:
-            observers.after_forward(ctx, args, outputs)
-        if is_tuple:
-            return outputs
-        return outputs[0]
+            out._requires_grad = True
+            out._grad_fn = ctx
+            out._output_nr = index
+            meta.append((out._data.shape, out._data.dtype))
+        ctx.output_meta = tuple(meta)
+        if ctx.to_save is not None:
+            _pack_saved(ctx, outputs)
+    if state.observers:
+        observers.after_forward(ctx, args, outputs)
+    if is_tuple:
+        return outputs
+    return outputs[0]
 
 
-_SETUP_CONTEXT_NOT_OVERRIDDEN = object()
-
-
-def _run_forward(cls: type[Function], ctx: Node, args: tuple, kwargs: dict) -> Any:
-    if cls.setup_context is Function.setup_context:
-        return cls.forward(ctx, *args, **kwargs)
-    output = cls.forward(*args, **kwargs)
-    cls.setup_context(ctx, args, output)
-    return output
+def _alias(tensor: Tensor) -> Tensor:
+    alias = _wrap(tensor._data)
+    alias._version_counter = tensor._version_counter
+    return alias
 
 
 def _share_version_with_view_source(out: Tensor, base: Any, args: tuple) -> None:
@@ -191,33 +243,45 @@ def _share_version_with_view_source(out: Tensor, base: Any, args: tuple) -> None
 
 
 def _pack_saved(ctx: Node, outputs: tuple) -> None:
+    """Turn `ctx.to_save` into the node's saved tensors with their current versions."""
     saved = ctx.to_save
+    if len(outputs) == 1:
+        output = outputs[0]
+        for tensor in saved:
+            if tensor is output or (tensor is not None and not isinstance(tensor, Tensor)):
+                break
+        else:
+            # The common case: inputs only, no output among them.
+            ctx.saved = saved
+            ctx.saved_versions = tuple(
+                0 if tensor is None else tensor._version_counter[0] for tensor in saved
+            )
+            ctx.to_save = None
+            return
     versions = []
-    output_nrs = []
-    stored = []
-    has_output = False
-    for tensor in saved:
+    output_nrs = None
+    stored = list(saved)
+    for position, tensor in enumerate(saved):
         if tensor is None:
-            stored.append(None)
             versions.append(0)
-            output_nrs.append(-1)
             continue
+        if not isinstance(tensor, Tensor):
+            raise TypeError(
+                "save_for_backward can only save variables, but argument "
+                f"{position} is of type {type(tensor).__name__}"
+            )
         versions.append(tensor._version_counter[0])
         for index, out in enumerate(outputs):
             if tensor is out:
                 # Keep the output without its grad_fn so node and output form no cycle.
-                alias = _wrap(tensor._data)
-                alias._version_counter = tensor._version_counter
-                stored.append(alias)
-                output_nrs.append(index)
-                has_output = True
+                stored[position] = _alias(tensor)
+                if output_nrs is None:
+                    output_nrs = [-1] * len(saved)
+                output_nrs[position] = index
                 break
-        else:
-            stored.append(tensor)
-            output_nrs.append(-1)
     ctx.saved = tuple(stored)
     ctx.saved_versions = tuple(versions)
-    if has_output:
+    if output_nrs is not None:
         ctx.saved_output_nrs = tuple(output_nrs)
     ctx.to_save = None
 

@@ -60,7 +60,16 @@ class _DecoratorContextManager:
         return self.__class__()
 
 
-class no_grad(_DecoratorContextManager):
+class _BareDecoratorContextManager(_DecoratorContextManager):
+    """Also decorates without parentheses (`@no_grad`), as PyTorch allows."""
+
+    def __new__(cls, func: Callable | None = None) -> Any:
+        if func is None:
+            return super().__new__(cls)
+        return cls()(func)
+
+
+class no_grad(_BareDecoratorContextManager):
     """Disable gradient recording in this thread; restores the previous mode on exit."""
 
     def __init__(self) -> None:
@@ -74,7 +83,7 @@ class no_grad(_DecoratorContextManager):
         local_state.enabled = self.prev
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_BareDecoratorContextManager):
     """Enable gradient recording in this thread; restores the previous mode on exit."""
 
     def __init__(self) -> None:
@@ -113,6 +122,11 @@ class set_grad_enabled(_DecoratorContextManager):
 
 class inference_mode(_DecoratorContextManager):
     """Like no_grad, for code that will never need autograd (`mode=False` is a no-op)."""
+
+    def __new__(cls, mode: bool | Callable = True) -> Any:
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)
 
     def __init__(self, mode: bool = True) -> None:
         self.mode = mode

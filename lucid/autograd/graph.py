@@ -7,6 +7,7 @@ version on unpack and the engine frees them after backward unless `retain_graph`
 from __future__ import annotations
 
 import itertools
+import re
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -58,13 +59,11 @@ class Node:
 
     # ----------------------------------------------------------- ctx methods
     def save_for_backward(self, *tensors: Tensor | None) -> None:
-        """Keep tensors for backward; modifying them in place afterwards is an error."""
-        for tensor in tensors:
-            if tensor is not None and not isinstance(tensor, Tensor):
-                raise TypeError(
-                    "save_for_backward can only save variables, but argument "
-                    f"{tensors.index(tensor)} is of type {type(tensor).__name__}"
-                )
+        """Keep tensors for backward; modifying them in place afterwards is an error.
+
+        Types are checked when the node is recorded (Function.apply), not here: this runs
+        in every op's forward, also when nothing is recorded.
+        """
         self.to_save = tensors
 
     def mark_dirty(self, *tensors: Tensor) -> None:
@@ -72,8 +71,11 @@ class Node:
         if self.is_recording:
             for tensor in tensors:
                 if tensor._grad_fn is None and tensor._requires_grad:
+                    # PyTorch words this differently for built-in ops and custom Functions.
+                    is_builtin = self.function.__module__.startswith("lucid.")
                     raise RuntimeError(
-                        "a leaf Variable that requires grad is being used in an in-place "
+                        "a leaf Variable that requires grad "
+                        f"{'is being' if is_builtin else 'has been'} used in an in-place "
                         "operation."
                     )
         self.dirty_tensors = tensors
@@ -92,10 +94,13 @@ class Node:
         saved = self.saved
         if saved is None:
             return self.to_save or ()
+        if not self.saved_output_nrs:
+            for tensor, version in zip(saved, self.saved_versions):
+                if tensor is not None and tensor._version_counter[0] != version:
+                    raise RuntimeError(_version_error(self, tensor, version, -1))
+            return saved
         unpacked = []
-        for tensor, version, output_nr in zip(
-            saved, self.saved_versions, self.saved_output_nrs or (-1,) * len(saved)
-        ):
+        for tensor, version, output_nr in zip(saved, self.saved_versions, self.saved_output_nrs):
             if tensor is None:
                 unpacked.append(None)
                 continue
@@ -228,10 +233,11 @@ def accumulator_for(tensor: Tensor) -> AccumulateGrad:
 def _version_error(node: Node, tensor: Tensor, expected: int, output_nr: int) -> str:
     shape = list(tensor._data.shape)
     type_name = tensor.type()
+    # PyTorch names the op that produced the tensor: the node name without "Backward0".
     if output_nr >= 0:
-        which = f", which is output {output_nr} of {node.name()},"
+        which = f", which is output {output_nr} of {_op_name(node)},"
     elif tensor._grad_fn is not None:
-        which = f", which is output {tensor._output_nr} of {tensor._grad_fn.name()},"
+        which = f", which is output {tensor._output_nr} of {_op_name(tensor._grad_fn)},"
     else:
         which = ""
     return (
@@ -239,5 +245,9 @@ def _version_error(node: Node, tensor: Tensor, expected: int, output_nr: int) ->
         f"inplace operation: [{type_name} {shape}]{which} is at version "
         f"{tensor._version_counter[0]}; expected version {expected} instead. Hint: enable "
         "anomaly detection to find the operation that failed to compute its gradient, with "
-        "lucid.autograd.set_detect_anomaly(True)."
+        "lucid.autograd.set_detect_anomaly(True, check_nan=False)."
     )
+
+
+def _op_name(node: Any) -> str:
+    return re.sub(r"Backward\d*$", "", node.name())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -9,19 +10,37 @@ import numpy as np
 from lucid import dtypes
 from lucid._tensor import Tensor, _wrap
 from lucid.autograd.function import Function
-from lucid.ops._promote import binary_arrays, float_array, scalar_value
-from lucid.ops.broadcast import broadcast_error, sum_to
+from lucid.autograd.grad_mode import is_grad_enabled
+from lucid.ops._promote import as_tensor_operand, binary_arrays, float_array, scalar_value
+from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
 
 __all__ = [
     "add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide",
     "floor_divide", "rdiv", "neg", "negative", "pow", "reciprocal", "matmul", "mm", "bmm", "mv",
     "dot", "outer", "ger", "addmm", "maximum", "minimum", "fmod", "remainder",
-    "add_", "sub_", "mul_", "div_", "pow_", "neg_",
+    "add_", "sub_", "mul_", "div_", "pow_", "neg_", "scalar_tensor_like",
 ]  # fmt: skip
+
+_INTEGRAL_KINDS = "iub"
+
+# PyTorch names dtypes two ways in its messages: by scalar type and by C type.
+_SCALAR_TYPE_NAMES = {
+    "float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "int16": "Short",
+    "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool",
+}  # fmt: skip
+_C_TYPE_NAMES = {
+    "float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
+    "int16": "short int", "int32": "int", "int64": "long int", "uint8": "unsigned char",
+    "bool": "bool",
+}  # fmt: skip
 
 
 def _shape(x: Any) -> tuple[int, ...]:
     return x._data.shape if isinstance(x, Tensor) else ()
+
+
+def _dtype_name(numpy_dtype: np.dtype) -> str:
+    return _SCALAR_TYPE_NAMES[numpy_dtype.name]
 
 
 def _binary(ufunc: Any, a: Any, b: Any) -> np.ndarray:
@@ -30,16 +49,65 @@ def _binary(ufunc: Any, a: Any, b: Any) -> np.ndarray:
         return ufunc(x, y)
     except ValueError:
         raise broadcast_error(_shape(a), _shape(b)) from None
+    except OverflowError:
+        # A Python int outside an integer tensor's range wraps around, as in PyTorch.
+        return ufunc(*_wrap_python_ints(x, y))
 
 
-def _check_tensor_operand(input: Any, other: Any) -> None:
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        raise TypeError(
-            f"expected at least one Tensor operand, got {type(input).__name__} and "
-            f"{type(other).__name__}"
+def _wrap_python_ints(x: Any, y: Any) -> tuple[Any, Any]:
+    if isinstance(x, int):
+        x = np.array(x).astype(y.dtype)
+    if isinstance(y, int):
+        y = np.array(y).astype(x.dtype)
+    return x, y
+
+
+def scalar_tensor_like(value: Any, like: Tensor) -> Tensor:
+    """A Python scalar as a 0-d tensor of the dtype it takes next to `like` (reflected ops)."""
+    return as_tensor_operand(value, like)
+
+
+# ----------------------------------------------------------------- arguments
+def _argument_error(op: str, name: str, position: int, value: Any) -> TypeError:
+    return TypeError(
+        f"{op}(): argument '{name}' (position {position}) must be Tensor, not "
+        f"{type(value).__name__}"
+    )
+
+
+def _operand(value: Any, op: str, name: str, position: int) -> Any:
+    """A non-tensor operand as a Python scalar, or PyTorch's TypeError for anything else."""
+    try:
+        return scalar_value(value)
+    except TypeError:
+        raise _argument_error(op, name, position, value) from None
+
+
+def _scalar_tensor(value: Any) -> Tensor:
+    """A Python scalar as the 0-d tensor PyTorch makes of it when both operands are scalars."""
+    return _wrap(np.asarray(value, dtypes.result_type(value).numpy_dtype))
+
+
+def _overload_error(op: str, args: tuple, signatures: tuple[str, ...]) -> TypeError:
+    got = ", ".join("Tensor" if isinstance(a, Tensor) else type(a).__name__ for a in args)
+    lines = "".join(f"\n * {signature}" for signature in signatures)
+    return TypeError(
+        f"{op}() received an invalid combination of arguments - got ({got}), but expected one "
+        f"of:{lines}\n"
+    )
+
+
+def _check_alpha(input: Any, other: Any, alpha: Any) -> None:
+    result = dtypes.result_type(input, other)
+    if isinstance(alpha, bool) and result is not dtypes.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if not result.is_floating_point and isinstance(alpha, float):
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
         )
 
 
+# ------------------------------------------------------------------ add / sub
 class Add(Function):
     _backward_name = "AddBackward0"
 
@@ -52,7 +120,7 @@ class Add(Function):
             return _wrap(_binary(np.add, a, b))
         x, y = binary_arrays(a, b)
         try:
-            return _wrap(x + y * alpha)
+            return _wrap(np.add(x, y * alpha))
         except ValueError:
             raise broadcast_error(ctx.a_shape, ctx.b_shape) from None
 
@@ -70,10 +138,13 @@ class Add(Function):
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """input + alpha * other, broadcasting."""
     if not isinstance(other, Tensor):
-        other = scalar_value(other)
+        other = _operand(other, "add", "other", 2)
     if not isinstance(input, Tensor):
-        _check_tensor_operand(input, other)
-        input = scalar_value(input)
+        input = _operand(input, "add", "input", 1)
+        if not isinstance(other, Tensor):
+            input = _scalar_tensor(input)
+    if alpha.__class__ is not int or alpha != 1:
+        _check_alpha(input, other, alpha)
     return Add.apply(input, other, alpha)
 
 
@@ -89,7 +160,7 @@ class Sub(Function):
             return _wrap(_binary(np.subtract, a, b))
         x, y = binary_arrays(a, b)
         try:
-            return _wrap(x - y * alpha)
+            return _wrap(np.subtract(x, y * alpha))
         except ValueError:
             raise broadcast_error(ctx.a_shape, ctx.b_shape) from None
 
@@ -99,27 +170,58 @@ class Sub(Function):
         if ctx.needs_input_grad[0]:
             grad_a = sum_to(grad_output, ctx.a_shape)
         if ctx.needs_input_grad[1]:
-            grad_b = sum_to(-grad_output if ctx.alpha == 1 else grad_output * -ctx.alpha,
-                            ctx.b_shape)  # fmt: skip
+            grad_b = -grad_output if ctx.alpha == 1 else grad_output * -ctx.alpha
+            grad_b = sum_to(grad_b, ctx.b_shape)
         return grad_a, grad_b, None
 
 
-def _check_not_bool_subtraction(input: Any, other: Any) -> None:
-    for value in (input, other):
-        if isinstance(value, Tensor) and value._data.dtype == np.bool_ or value is True:
-            raise RuntimeError(
-                "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
-                "trying to invert a mask, use the `~` or `logical_not()` operator instead."
-            )
+class Rsub(Sub):
+    """`rsub(input, other)` = other - alpha * input, with tensor `other`."""
+
+    _backward_name = "RsubBackward0"
+
+
+class RsubScalar(Sub):
+    """`scalar - tensor`: PyTorch records it under its own name."""
+
+    _backward_name = "RsubBackward1"
+
+
+def _is_bool(value: Any) -> bool:
+    return value.__class__ is bool or (isinstance(value, Tensor) and value._data.dtype == np.bool_)
+
+
+def _check_no_bool(input: Any, other: Any) -> None:
+    input_is_bool = _is_bool(input)
+    other_is_bool = _is_bool(other)
+    if input_is_bool and other_is_bool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+            "or `logical_xor()` operator instead."
+        )
+    if input_is_bool or other_is_bool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+
+
+def _sub_operands(input: Any, other: Any, alpha: Any, op: str) -> tuple[Any, Any]:
+    if not isinstance(other, Tensor):
+        other = _operand(other, op, "other", 2)
+    if not isinstance(input, Tensor):
+        input = _operand(input, op, "input", 1)
+        if not isinstance(other, Tensor):
+            input = _scalar_tensor(input)
+    _check_no_bool(input, other)
+    if alpha.__class__ is not int or alpha != 1:
+        _check_alpha(input, other, alpha)
+    return input, other
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """input - alpha * other, broadcasting."""
-    _check_tensor_operand(input, other)
-    input = scalar_value(input)
-    other = scalar_value(other)
-    if isinstance(input, Tensor) and input._data.dtype == np.bool_:
-        _check_not_bool_subtraction(input, other)
+    input, other = _sub_operands(input, other, alpha, "sub")
     return Sub.apply(input, other, alpha)
 
 
@@ -127,49 +229,74 @@ subtract = sub
 
 
 def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
-    """other - alpha * input (the reflected `other - input`)."""
-    return sub(other, input, alpha=alpha)
+    """other - alpha * input (also the reflected `other - input`)."""
+    input, other = _sub_operands(input, other, alpha, "rsub")
+    if isinstance(other, Tensor):
+        return Rsub.apply(other, input, alpha)
+    return RsubScalar.apply(other, input, alpha)
 
 
+# ------------------------------------------------------------------------ mul
 class Mul(Function):
     _backward_name = "MulBackward0"
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(
-            a if isinstance(a, Tensor) else None, b if isinstance(b, Tensor) else None
-        )
-        ctx.a = a if not isinstance(a, Tensor) else None
-        ctx.b = b if not isinstance(b, Tensor) else None
+        a_is_tensor = isinstance(a, Tensor)
+        b_is_tensor = isinstance(b, Tensor)
+        ctx.save_for_backward(a if a_is_tensor else None, b if b_is_tensor else None)
+        if not a_is_tensor:
+            ctx.a = a
+        if not b_is_tensor:
+            ctx.b = b
         return _wrap(_binary(np.multiply, a, b))
 
     @staticmethod
     def backward(ctx, grad_output):
         a, b = ctx.saved_tensors
-        if a is None:
-            a = ctx.a
-        if b is None:
-            b = ctx.b
         grad_a = grad_b = None
         # d(ab)/da = b, d(ab)/db = a
         if ctx.needs_input_grad[0]:
-            grad_a = sum_to(grad_output * b, a.shape)
+            grad_a = sum_to(grad_output * (ctx.b if b is None else b), a.shape)
         if ctx.needs_input_grad[1]:
-            grad_b = sum_to(grad_output * a, b.shape)
+            grad_b = sum_to(grad_output * (ctx.a if a is None else a), b.shape)
         return grad_a, grad_b
 
 
 def mul(input: Any, other: Any) -> Tensor:
     """input * other, broadcasting."""
     if not isinstance(other, Tensor):
-        other = scalar_value(other)
+        other = _operand(other, "mul", "other", 2)
     if not isinstance(input, Tensor):
-        _check_tensor_operand(input, other)
-        input = scalar_value(input)
+        input = _operand(input, "mul", "input", 1)
+        if not isinstance(other, Tensor):
+            input = _scalar_tensor(input)
     return Mul.apply(input, other)
 
 
 multiply = mul
+
+
+# ------------------------------------------------------------------------ div
+def _true_divide(a: Any, b: Any) -> np.ndarray:
+    x, y = binary_arrays(a, b)
+    x_integral = (
+        x.dtype.kind in _INTEGRAL_KINDS if isinstance(x, np.ndarray) else x.__class__ is not float
+    )
+    y_integral = (
+        y.dtype.kind in _INTEGRAL_KINDS if isinstance(y, np.ndarray) else y.__class__ is not float
+    )
+    if x_integral and y_integral:
+        # True division of integers gives the default float dtype.
+        default = dtypes.get_default_dtype().numpy_dtype
+        if isinstance(x, np.ndarray):
+            x = x.astype(default)
+        if isinstance(y, np.ndarray):
+            y = y.astype(default)
+    try:
+        return np.true_divide(x, y)
+    except ValueError:
+        raise broadcast_error(_shape(a), _shape(b)) from None
 
 
 class Div(Function):
@@ -177,64 +304,60 @@ class Div(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        x, y = binary_arrays(a, b)
-        if not isinstance(x, np.ndarray) or x.dtype.kind != "f":
-            if not isinstance(y, np.ndarray) or y.dtype.kind != "f":
-                default = dtypes.get_default_dtype().numpy_dtype
-                x = np.asarray(x, default) if not isinstance(x, float) else x
-                y = np.asarray(y, default) if not isinstance(y, float) else y
-        try:
-            result = np.true_divide(x, y)
-        except ValueError:
-            raise broadcast_error(_shape(a), _shape(b)) from None
-        ctx.save_for_backward(
-            a if isinstance(a, Tensor) else None, b if isinstance(b, Tensor) else None
-        )
-        ctx.a = None if isinstance(a, Tensor) else a
-        ctx.b = None if isinstance(b, Tensor) else b
-        return _wrap(result)
+        a_is_tensor = isinstance(a, Tensor)
+        b_is_tensor = isinstance(b, Tensor)
+        ctx.save_for_backward(a if a_is_tensor else None, b if b_is_tensor else None)
+        if not a_is_tensor:
+            ctx.a = a
+        if not b_is_tensor:
+            ctx.b = b
+        return _wrap(_true_divide(a, b))
 
     @staticmethod
     def backward(ctx, grad_output):
         a, b = ctx.saved_tensors
+        if b is None:
+            b = ctx.b
         grad_a = grad_b = None
-        # d(a/b)/da = 1/b, d(a/b)/db = -a/b^2
+        # d(a/b)/da = 1/b, d(a/b)/db = -(a/b)/b
         if ctx.needs_input_grad[0]:
-            grad_a = sum_to(grad_output / (b if b is not None else ctx.b), a.shape)
+            grad_a = sum_to(grad_output / b, a.shape)
         if ctx.needs_input_grad[1]:
-            numerator = a if a is not None else ctx.a
-            grad_b = sum_to(-grad_output * numerator / (b * b), b.shape)
+            numerator = ctx.a if a is None else a
+            grad_b = sum_to(-grad_output * (numerator / b / b), b.shape)
         return grad_a, grad_b
+
+
+def _rounded_quotient(a: Any, b: Any, rounding_mode: str) -> np.ndarray:
+    """a / b rounded toward zero ('trunc') or toward -inf ('floor'), in the promoted dtype."""
+    x, y = binary_arrays(a, b)
+    try:
+        if np.result_type(x, y).kind in _INTEGRAL_KINDS:
+            if np.any(np.asarray(y) == 0):
+                raise RuntimeError("ZeroDivisionError")
+            quotient = np.floor_divide(x, y)
+            if rounding_mode == "trunc":
+                # floor and trunc differ by one where the signs differ and the division is inexact
+                inexact = (quotient * y) != x
+                quotient = quotient + (inexact & ((np.asarray(x) < 0) != (np.asarray(y) < 0)))
+            return quotient
+        if rounding_mode == "trunc":
+            return np.trunc(np.true_divide(x, y))
+        # floor_divide rounds the exact quotient, not the rounded x / y (1 // 0.1 == 9)
+        return np.floor_divide(x, y)
+    except ValueError:
+        raise broadcast_error(_shape(a), _shape(b)) from None
 
 
 class DivRounding(Function):
     """Division with rounding_mode 'trunc' or 'floor': piecewise constant, so zero gradient."""
 
-    _backward_name = "DivBackward1"
+    _backward_name = "DivBackward2"
 
     @staticmethod
     def forward(ctx, a, b, rounding_mode):
-        x, y = binary_arrays(a, b)
         ctx.a_shape, ctx.b_shape = _shape(a), _shape(b)
-        try:
-            integral = np.result_type(x, y).kind in "iub"
-            if rounding_mode == "floor":
-                if integral:
-                    if np.any(np.asarray(y) == 0):
-                        raise RuntimeError("ZeroDivisionError")
-                    result = np.floor_divide(x, y)
-                else:
-                    result = np.floor(np.true_divide(x, y))
-            elif integral:
-                if np.any(np.asarray(y) == 0):
-                    raise RuntimeError("ZeroDivisionError")
-                quotient = np.true_divide(x, y)
-                result = np.trunc(quotient).astype(np.result_type(x, y))
-            else:
-                result = np.trunc(np.true_divide(x, y))
-        except ValueError:
-            raise broadcast_error(ctx.a_shape, ctx.b_shape) from None
-        return _wrap(result)
+        return _wrap(_rounded_quotient(a, b, rounding_mode))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -245,32 +368,77 @@ class DivRounding(Function):
         return grad_a, grad_b, None
 
 
-def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
-    """input / other; `rounding_mode` None (true division), 'trunc' or 'floor'."""
-    _check_tensor_operand(input, other)
-    input = scalar_value(input)
-    other = scalar_value(other)
-    if rounding_mode is None:
-        return Div.apply(input, other)
+def _check_rounding_mode(rounding_mode: Any) -> None:
     if rounding_mode not in ("trunc", "floor"):
-        raise ValueError(
+        raise RuntimeError(
             "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
             f"'{rounding_mode}'"
         )
+
+
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """input / other; `rounding_mode` None (true division), 'trunc' or 'floor'."""
+    if not isinstance(other, Tensor):
+        other = _operand(other, "div", "other", 2)
+    if not isinstance(input, Tensor):
+        input = _operand(input, "div", "input", 1)
+        if not isinstance(other, Tensor):
+            input = _scalar_tensor(input)
+    if rounding_mode is None:
+        return Div.apply(input, other)
+    _check_rounding_mode(rounding_mode)
     return DivRounding.apply(input, other, rounding_mode)
 
 
 divide = div
-true_divide = div
+
+
+def true_divide(dividend: Any, divisor: Any) -> Tensor:
+    return div(dividend, divisor)
+
+
+class FloorDivide(Function):
+    """PyTorch defines no derivative for floor_divide: backward through it is an error."""
+
+    _backward_name = "lucid::autograd::NotImplemented"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _wrap(_rounded_quotient(a, b, "floor"))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        raise RuntimeError("derivative for aten::floor_divide is not implemented")
 
 
 def floor_divide(input: Any, other: Any) -> Tensor:
-    return div(input, other, rounding_mode="floor")
+    """input / other rounded toward negative infinity (not differentiable, as in PyTorch)."""
+    if not isinstance(other, Tensor):
+        other = _operand(other, "floor_divide", "other", 2)
+    if not isinstance(input, Tensor):
+        input = _operand(input, "floor_divide", "input", 1)
+    return FloorDivide.apply(input, other)
 
 
 def rdiv(input: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     """other / input (the reflected `other / input`)."""
+    if rounding_mode is None:
+        if isinstance(other, Tensor):
+            return div(other, input)
+        # PyTorch computes `scalar / x` as reciprocal(x) * scalar.
+        return mul(reciprocal(input), _operand(other, "div", "input", 1))
+    if rounding_mode == "floor":
+        return floor_divide(other, input)
     return div(other, input, rounding_mode=rounding_mode)
+
+
+# ------------------------------------------------------------------------ neg
+def _check_not_bool_negation(x: Tensor) -> None:
+    if x._data.dtype == np.bool_:
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
 
 
 class Neg(Function):
@@ -278,11 +446,6 @@ class Neg(Function):
 
     @staticmethod
     def forward(ctx, x):
-        if x._data.dtype == np.bool_:
-            raise RuntimeError(
-                "Negation, the `-` operator, on a bool tensor is not supported. If you are "
-                "trying to invert a mask, use the `~` or `logical_not()` operator instead."
-            )
         return _wrap(np.negative(x._data))
 
     @staticmethod
@@ -291,10 +454,42 @@ class Neg(Function):
 
 
 def neg(input: Tensor) -> Tensor:
+    if not isinstance(input, Tensor):
+        raise _argument_error("neg", "input", 1, input)
+    _check_not_bool_negation(input)
     return Neg.apply(input)
 
 
 negative = neg
+
+
+# ------------------------------------------------------------------------ pow
+def _power(a: Any, b: Any) -> np.ndarray:
+    """a ** b in the promoted dtype, with PyTorch's integer rules for negative exponents."""
+    if isinstance(a, Tensor) and a._data.dtype == np.bool_:
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+    x, y = binary_arrays(a, b)
+    try:
+        if np.result_type(x, y).kind not in _INTEGRAL_KINDS:
+            if y.__class__ in (int, float):
+                if y == 2:
+                    return np.multiply(x, x)
+                if y == -0.5:
+                    # as PyTorch's rsqrt: -0 gives -inf and -inf gives nan (C pow differs)
+                    return np.reciprocal(np.sqrt(x))
+            return np.power(x, y)
+        negative = np.asarray(y) < 0
+        if not negative.any():
+            return np.power(x, y)
+        if not isinstance(y, np.ndarray):
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        # Integer x ** -n truncates to 0, except for x == 1 and x == -1.
+        result = np.power(x, np.where(negative, 0, y))
+        odd = (y & 1) == 1
+        unit = np.where(x == -1, np.where(odd, -1, 1), np.where(x == 1, 1, 0))
+        return np.where(negative, unit, result).astype(result.dtype, copy=False)
+    except ValueError:
+        raise broadcast_error(_shape(a), _shape(b)) from None
 
 
 class Pow(Function):
@@ -306,12 +501,7 @@ class Pow(Function):
     def forward(ctx, x, exponent):
         ctx.save_for_backward(x)
         ctx.exponent = exponent
-        array, exponent = binary_arrays(x, exponent)
-        if array.dtype.kind in "iu" and isinstance(exponent, int) and exponent < 0:
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
-        if exponent == 2:
-            return _wrap(np.multiply(array, array))
-        return _wrap(np.power(array, exponent))
+        return _wrap(_power(x, exponent))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -320,38 +510,23 @@ class Pow(Function):
         # d/dx x^p = p x^(p-1); p = 0 gives exactly zero, also where x is 0
         if exponent == 0:
             return grad_output * 0.0, None
-        if exponent == 1:
-            return grad_output, None
         if exponent == 2:
             return grad_output * (x * 2.0), None
         return grad_output * (pow(x, exponent - 1) * exponent), None
 
 
 class PowTensor(Function):
-    """Power with a tensor exponent (either base or exponent may be a scalar)."""
+    """Power with a tensor exponent (the base may be a tensor or a scalar)."""
 
     _backward_name = "PowBackward1"
 
     @staticmethod
     def forward(ctx, base, exponent):
-        x, y = binary_arrays(base, exponent)
-        if (
-            isinstance(x, np.ndarray)
-            and x.dtype.kind in "iu"
-            and np.any(np.asarray(y) < 0)
-        ):
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
-        try:
-            result = _wrap(np.power(x, y))
-        except ValueError:
-            raise broadcast_error(_shape(base), _shape(exponent)) from None
-        ctx.save_for_backward(
-            base if isinstance(base, Tensor) else None,
-            exponent if isinstance(exponent, Tensor) else None,
-            result,
-        )
-        ctx.base = None if isinstance(base, Tensor) else base
-        ctx.exponent = None if isinstance(exponent, Tensor) else exponent
+        result = _wrap(_power(base, exponent))
+        base_is_tensor = isinstance(base, Tensor)
+        ctx.save_for_backward(base if base_is_tensor else None, exponent, result)
+        if not base_is_tensor:
+            ctx.base = base
         return result
 
     @staticmethod
@@ -361,32 +536,53 @@ class PowTensor(Function):
         base, exponent, result = ctx.saved_tensors
         grad_base = grad_exponent = None
         if ctx.needs_input_grad[0]:
-            # d/db b^e = e b^(e-1)
-            exponent_value = exponent if exponent is not None else ctx.exponent
-            grad_base = grad_output * exponent_value * pow(base, exponent_value - 1)
-            if isinstance(exponent_value, Tensor):
-                # exactly zero where the exponent is zero (0 * 0^-1 would be nan)
-                grad_base = where(exponent_value == 0, 0.0, grad_base)
-            grad_base = sum_to(grad_base, base.shape)
+            # d/db b^e = e b^(e-1), taken as exactly 0 where e == 0 (also where b == 0)
+            grad_base = grad_output * (exponent * pow(base, exponent - 1))
+            grad_base = sum_to(where(exponent == 0, 0.0, grad_base), base.shape)
         if ctx.needs_input_grad[1]:
-            # d/de b^e = b^e log b; taken as 0 where b == 0 and e >= 0, as PyTorch does
-            base_value = base if base is not None else ctx.base
-            if isinstance(base_value, Tensor):
-                log_base = where(base_value == 0, 0.0, log(base_value))
+            # d/de b^e = b^e log b, taken as 0 where b == 0 and e >= 0
+            if base is None:
+                if ctx.base == 0:
+                    grad_log = where(exponent >= 0, 0.0, result * -math.inf)
+                else:
+                    grad_log = result * math.log(ctx.base)
             else:
-                log_base = float(np.log(base_value)) if base_value != 0 else 0.0
-            grad_exponent = sum_to(grad_output * result * log_base, exponent.shape)
+                at_zero = where(exponent >= 0, base == 0, False)
+                grad_log = where(at_zero, 0.0, result * log(base))
+            grad_exponent = sum_to(grad_output * grad_log, exponent.shape)
         return grad_base, grad_exponent
+
+
+class PowScalarBase(PowTensor):
+    """A Python scalar to a tensor power."""
+
+    _backward_name = "PowBackward2"
+
+
+_POW_SIGNATURES = (
+    "(Tensor input, Tensor exponent, *, Tensor out = None)",
+    "(Number self, Tensor exponent, *, Tensor out = None)",
+    "(Tensor input, Number exponent, *, Tensor out = None)",
+)
 
 
 def pow(input: Any, exponent: Any) -> Tensor:
     """input ** exponent, for tensor or scalar base and exponent."""
-    _check_tensor_operand(input, exponent)
-    input = scalar_value(input)
-    exponent = scalar_value(exponent)
-    if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+    if isinstance(input, Tensor):
+        if isinstance(exponent, Tensor):
+            return PowTensor.apply(input, exponent)
+        try:
+            exponent = scalar_value(exponent)
+        except TypeError:
+            raise _overload_error("pow", (input, exponent), _POW_SIGNATURES) from None
         return Pow.apply(input, exponent)
-    return PowTensor.apply(input, exponent)
+    if not isinstance(exponent, Tensor):
+        raise _overload_error("pow", (input, exponent), _POW_SIGNATURES)
+    try:
+        input = scalar_value(input)
+    except TypeError:
+        raise _overload_error("pow", (input, exponent), _POW_SIGNATURES) from None
+    return PowScalarBase.apply(input, exponent)
 
 
 class Reciprocal(Function):
@@ -402,57 +598,81 @@ class Reciprocal(Function):
     def backward(ctx, grad_output):
         (result,) = ctx.saved_tensors
         # d/dx 1/x = -1/x^2
-        return -grad_output * result * result
+        return -grad_output * (result * result)
 
 
 def reciprocal(input: Tensor) -> Tensor:
+    if not isinstance(input, Tensor):
+        raise _argument_error("reciprocal", "input", 1, input)
     return Reciprocal.apply(input)
 
 
-# ---------------------------------------------------------------------- matmul
-def _matmul_error(a: np.ndarray, b: np.ndarray) -> RuntimeError:
-    if a.ndim == 2 and b.ndim == 2:
+# --------------------------------------------------------------------- matmul
+def _require_tensor(value: Any, op: str, name: str, position: int) -> None:
+    if not isinstance(value, Tensor):
+        raise _argument_error(op, name, position, value)
+
+
+def _matmul_error(x: np.ndarray, y: np.ndarray) -> RuntimeError:
+    """PyTorch's message for operands whose inner (or batch) sizes do not match."""
+    if x.ndim == 1 and y.ndim == 1:
         return RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
-            f"{b.shape[0]}x{b.shape[1]})"
+            f"inconsistent tensor size, expected tensor [{x.shape[0]}] and src [{y.shape[0]}] to "
+            f"have the same number of elements, but got {x.shape[0]} and {y.shape[0]} elements "
+            "respectively"
         )
-    if a.ndim == 1 and b.ndim == 1:
+    if y.ndim == 1:
+        # PyTorch folds the batch dimensions of x into its rows and calls mv.
+        rows = math.prod(x.shape[:-1])
         return RuntimeError(
-            "inconsistent tensor size, expected tensor [" + str(a.shape[0]) + "] and src ["
-            + str(b.shape[0]) + "] to have the same number of elements, but got "
-            + f"{a.shape[0]} and {b.shape[0]} elements respectively"
+            f"size mismatch, got input ({rows}), mat ({rows}x{x.shape[-1]}), vec ({y.shape[0]})"
         )
-    if a.ndim == 2 and b.ndim == 1:
+    if y.ndim == 2:
+        rows = math.prod(x.shape[:-1])
         return RuntimeError(
-            f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), "
-            f"vec ({b.shape[0]})"
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{x.shape[-1]} and "
+            f"{y.shape[0]}x{y.shape[1]})"
+        )
+    batch = math.prod(broadcast_shapes(x.shape[:-2], y.shape[:-2]))
+    return RuntimeError(
+        f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, "
+        f"{x.shape[-1]}] but got: [{batch}, {y.shape[-2]}]."
+    )
+
+
+def _matmul_dtype_error(x: np.ndarray, y: np.ndarray) -> RuntimeError:
+    """PyTorch's message for operands of different dtypes, which depends on the kernel used."""
+    if x.ndim == 1 and y.ndim == 1:
+        return RuntimeError(
+            "dot : expected both vectors to have same dtype, but found "
+            f"{_dtype_name(x.dtype)} and {_dtype_name(y.dtype)}"
+        )
+    if y.ndim == 1:
+        vector, matrix = _dtype_name(y.dtype), _dtype_name(x.dtype)
+        return RuntimeError(
+            "addmv input tensors must have the same dtype, but got "
+            f"{vector}, {matrix}, and {vector}"
+        )
+    if y.ndim == 2:
+        return RuntimeError(
+            "expected m1 and m2 to have the same dtype, but got: "
+            f"{_C_TYPE_NAMES[x.dtype.name]} != {_C_TYPE_NAMES[y.dtype.name]}"
         )
     return RuntimeError(
-        "Expected size for first two dimensions of batch2 tensor to be: "
-        f"[{b.shape[0] if b.ndim > 2 else ''}, {a.shape[-1]}] but got: "
-        f"[{', '.join(str(s) for s in b.shape[:-1])}]."
-        if a.ndim == 3 and b.ndim == 3
-        else f"mat1 and mat2 shapes cannot be multiplied "
-        f"({'x'.join(str(s) for s in a.shape)} and {'x'.join(str(s) for s in b.shape)})"
+        f"expected scalar type {_dtype_name(x.dtype)} but found {_dtype_name(y.dtype)}"
     )
 
 
 class MatMul(Function):
-    _backward_name = "MmBackward0"
+    """Every matrix product; the subclasses below only carry PyTorch's grad_fn names."""
+
+    _backward_name = "UnsafeViewBackward0"
 
     @staticmethod
     def forward(ctx, a, b):
         x, y = a._data, b._data
-        if x.ndim == 0 or y.ndim == 0:
-            raise RuntimeError(
-                f"both arguments to matmul need to be at least 1D, but they are {x.ndim}D and "
-                f"{y.ndim}D"
-            )
         if x.dtype != y.dtype:
-            raise RuntimeError(
-                "expected m1 and m2 to have the same dtype, but got: "
-                f"{a.dtype.name if hasattr(a.dtype, 'name') else a.dtype} != {b.dtype}"
-            )
+            raise _matmul_dtype_error(x, y)
         ctx.save_for_backward(a, b)
         try:
             return _wrap(np.matmul(x, y))
@@ -462,9 +682,16 @@ class MatMul(Function):
     @staticmethod
     def backward(ctx, grad_output):
         a, b = ctx.saved_tensors
+        a_ndim, b_ndim = a._data.ndim, b._data.ndim
         grad_a = grad_b = None
-        a_ndim, b_ndim = a.ndim, b.ndim
-        # Promote vectors to matrices so one rule covers every case, then undo it.
+        if a_ndim == 2 and b_ndim == 2:
+            # d(AB)/dA = G B^T, d(AB)/dB = A^T G
+            if ctx.needs_input_grad[0]:
+                grad_a = matmul(grad_output, b.mT)
+            if ctx.needs_input_grad[1]:
+                grad_b = matmul(a.mT, grad_output)
+            return grad_a, grad_b
+        # Vectors become matrices (a row for a, a column for b) so one rule covers every case.
         a2 = a.unsqueeze(0) if a_ndim == 1 else a
         b2 = b.unsqueeze(-1) if b_ndim == 1 else b
         g = grad_output
@@ -475,72 +702,130 @@ class MatMul(Function):
         elif b_ndim == 1:
             g = g.unsqueeze(-1)
         if ctx.needs_input_grad[0]:
-            grad_a = matmul(g, b2.mT)
-            grad_a = sum_to(grad_a, a2.shape)
+            grad_a = sum_to(matmul(g, b2.mT), a2.shape)
             if a_ndim == 1:
                 grad_a = grad_a.reshape(a.shape)
         if ctx.needs_input_grad[1]:
-            grad_b = matmul(a2.mT, g)
-            grad_b = sum_to(grad_b, b2.shape)
+            grad_b = sum_to(matmul(a2.mT, g), b2.shape)
             if b_ndim == 1:
                 grad_b = grad_b.reshape(b.shape)
         return grad_a, grad_b
 
 
+class Mm(MatMul):
+    _backward_name = "MmBackward0"
+
+
+class Mv(MatMul):
+    _backward_name = "MvBackward0"
+
+
+class Dot(MatMul):
+    _backward_name = "DotBackward0"
+
+
+class VecMat(MatMul):
+    """vector @ matrix: PyTorch computes it as a squeezed matrix product."""
+
+    _backward_name = "SqueezeBackward4"
+
+
+class Bmm(MatMul):
+    _backward_name = "BmmBackward0"
+
+
+class FoldedMatMul(MatMul):
+    """matrix @ batch when the matrix needs a gradient: PyTorch folds it and copies back."""
+
+    _backward_name = "CloneBackward0"
+
+
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with NumPy/PyTorch broadcasting rules for 1-D and batched operands."""
-    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
-        raise TypeError(
-            f"matmul(): argument 'other' (position 2) must be Tensor, not "
-            f"{type(other if isinstance(input, Tensor) else input).__name__}"
+    if not isinstance(input, Tensor):
+        raise _argument_error("matmul", "input", 1, input)
+    if not isinstance(other, Tensor):
+        raise _argument_error("matmul", "other", 2, other)
+    a_ndim, b_ndim = input._data.ndim, other._data.ndim
+    if a_ndim == 2:
+        if b_ndim == 2:
+            return Mm.apply(input, other)
+        if b_ndim == 1:
+            return Mv.apply(input, other)
+    if a_ndim == 0 or b_ndim == 0:
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {a_ndim}D and {b_ndim}D"
         )
+    if a_ndim == 1:
+        if b_ndim == 1:
+            return Dot.apply(input, other)
+        if b_ndim == 2:
+            return VecMat.apply(input, other)
+    if a_ndim == 2 and input._requires_grad:
+        return FoldedMatMul.apply(input, other)
     return MatMul.apply(input, other)
 
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
-    if input.ndim != 2:
+    """Product of two matrices (no broadcasting)."""
+    _require_tensor(input, "mm", "input", 1)
+    _require_tensor(mat2, "mm", "mat2", 2)
+    if input._data.ndim != 2:
         raise RuntimeError("self must be a matrix")
-    if mat2.ndim != 2:
+    if mat2._data.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
-    return MatMul.apply(input, mat2)
+    return Mm.apply(input, mat2)
 
 
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
-    if input.ndim != 3:
+    """Batched product of two 3-D tensors with equal batch sizes (no broadcasting)."""
+    _require_tensor(input, "bmm", "input", 1)
+    _require_tensor(mat2, "bmm", "mat2", 2)
+    if input._data.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
-    if mat2.ndim != 3:
+    if mat2._data.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
-    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
+    batch, _, inner = input._data.shape
+    if mat2._data.shape[:2] != (batch, inner):
         raise RuntimeError(
-            f"Expected size for first two dimensions of batch2 tensor to be: "
-            f"[{input.shape[0]}, {input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}]."
+            f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {inner}] "
+            f"but got: [{mat2._data.shape[0]}, {mat2._data.shape[1]}]."
         )
-    return MatMul.apply(input, mat2)
+    return Bmm.apply(input, mat2)
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:
-    if input.ndim != 2 or vec.ndim != 1:
+    """Matrix-vector product."""
+    _require_tensor(input, "mv", "input", 1)
+    _require_tensor(vec, "mv", "vec", 2)
+    if input._data.ndim != 2 or vec._data.ndim != 1:
         raise RuntimeError(
-            f"vector + matrix @ vector expected, got {input.ndim}, {vec.ndim}"
+            f"vector + matrix @ vector expected, got 1, {input._data.ndim}, {vec._data.ndim}"
         )
-    return MatMul.apply(input, vec)
+    return Mv.apply(input, vec)
 
 
 def dot(input: Tensor, tensor: Tensor) -> Tensor:
-    if input.ndim != 1 or tensor.ndim != 1:
+    """Inner product of two 1-D tensors."""
+    _require_tensor(input, "dot", "input", 1)
+    _require_tensor(tensor, "dot", "tensor", 2)
+    if input._data.ndim != 1 or tensor._data.ndim != 1:
         raise RuntimeError(
-            f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D tensors"
+            f"1D tensors expected, but got {input._data.ndim}D and {tensor._data.ndim}D tensors"
         )
-    return MatMul.apply(input, tensor)
+    return Dot.apply(input, tensor)
 
 
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
-    """The outer product of two vectors, composed from matmul of a column and a row."""
-    if input.ndim != 1 or vec2.ndim != 1:
-        raise RuntimeError(
-            f"outer: expected 1D tensors, but got {input.ndim}D and {vec2.ndim}D tensors"
-        )
-    return matmul(input.unsqueeze(1), vec2.unsqueeze(0))
+    """The outer product of two vectors: a column times a row, broadcast."""
+    _require_tensor(input, "outer", "input", 1)
+    _require_tensor(vec2, "outer", "vec2", 2)
+    for name, vector in (("self", input), ("vec2", vec2)):
+        if vector._data.ndim != 1:
+            raise RuntimeError(
+                f"outer: Expected 1-D argument {name}, but got {vector._data.ndim}-D"
+            )
+    return mul(input.unsqueeze(1), vec2)
 
 
 ger = outer
@@ -552,11 +837,6 @@ class Addmm(Function):
     @staticmethod
     def forward(ctx, bias, mat1, mat2, beta, alpha):
         x, y = mat1._data, mat2._data
-        if x.ndim != 2 or y.ndim != 2:
-            raise RuntimeError(
-                f"mat1 must be a matrix, got {x.ndim}-D tensor" if x.ndim != 2
-                else f"mat2 must be a matrix, got {y.ndim}-D tensor"
-            )
         try:
             product = np.matmul(x, y)
         except ValueError:
@@ -564,15 +844,17 @@ class Addmm(Function):
         if alpha != 1:
             product *= alpha
         bias_array = bias._data
-        try:
-            if beta == 1:
-                product += bias_array
-            elif beta != 0:
-                product += beta * bias_array
-        except ValueError:
-            raise broadcast_error(bias_array.shape, product.shape) from None
+        if bias_array.shape != product.shape:
+            # expand raises PyTorch's message when the bias cannot broadcast to the product
+            from lucid.ops.shape import expand
+
+            bias_array = expand(bias, product.shape)._data
+        if beta == 1:
+            product += bias_array
+        elif beta != 0:
+            product += beta * bias_array
         ctx.save_for_backward(mat1, mat2)
-        ctx.bias_shape = bias_array.shape
+        ctx.bias_shape = bias._data.shape
         ctx.alpha, ctx.beta = alpha, beta
         return _wrap(product)
 
@@ -592,7 +874,23 @@ class Addmm(Function):
 
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
-    """beta * input + alpha * (mat1 @ mat2)."""
+    """beta * input + alpha * (mat1 @ mat2); with beta == 0, `input` is ignored (even nan)."""
+    _require_tensor(input, "addmm", "input", 1)
+    _require_tensor(mat1, "addmm", "mat1", 2)
+    _require_tensor(mat2, "addmm", "mat2", 3)
+    for name, matrix in (("mat1", mat1), ("mat2", mat2)):
+        if matrix._data.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {matrix._data.ndim}-D tensor")
+    dtype = mat2._data.dtype
+    for name, tensor in (("self", input), ("mat1", mat1)):
+        if tensor._data.dtype != dtype:
+            raise RuntimeError(
+                f"{name} and mat2 must have the same dtype, but got "
+                f"{_dtype_name(tensor._data.dtype)} and {_dtype_name(dtype)}"
+            )
+    if dtype.kind in _INTEGRAL_KINDS:
+        # integer products take integer scales, as PyTorch casts them
+        beta, alpha = int(beta), int(alpha)
     return Addmm.apply(input, mat1, mat2, beta, alpha)
 
 
@@ -607,7 +905,8 @@ class Maximum(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return _select_grads(ctx, grad_output, greater=True)
+        a, b = ctx.saved_tensors
+        return _select_grads(ctx, grad_output, a < b, a > b, a == b)
 
 
 class Minimum(Function):
@@ -620,50 +919,85 @@ class Minimum(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return _select_grads(ctx, grad_output, greater=False)
+        a, b = ctx.saved_tensors
+        return _select_grads(ctx, grad_output, a > b, a < b, a == b)
 
 
-def _select_grads(ctx, grad_output, greater):
+def _select_grads(ctx: Any, grad_output: Tensor, a_loses: Tensor, b_loses: Tensor,
+                  tie: Tensor) -> tuple[Tensor | None, Tensor | None]:  # fmt: skip
+    """Each side gets the gradient unless the other side won; ties split it evenly.
+
+    Where a NaN is compared, neither side lost, so both get the full gradient (as in PyTorch).
+    """
     from lucid.ops.pointwise import where
 
     a, b = ctx.saved_tensors
-    # Ties split the gradient evenly, as PyTorch does.
-    a_wins = (a > b) if greater else (a < b)
-    tie = a == b
-    half = grad_output * 0.5
+    shared = where(tie, grad_output * 0.5, grad_output)
     grad_a = grad_b = None
-    zero = 0.0
     if ctx.needs_input_grad[0]:
-        grad_a = sum_to(where(tie, half, where(a_wins, grad_output, zero)), a.shape)
+        grad_a = sum_to(where(a_loses, 0.0, shared), a.shape)
     if ctx.needs_input_grad[1]:
-        b_wins = (b > a) if greater else (b < a)
-        grad_b = sum_to(where(tie, half, where(b_wins, grad_output, zero)), b.shape)
+        grad_b = sum_to(where(b_loses, 0.0, shared), b.shape)
     return grad_a, grad_b
 
 
 def maximum(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise maximum (NaN propagates)."""
+    _require_tensor(input, "maximum", "input", 1)
+    _require_tensor(other, "maximum", "other", 2)
     return Maximum.apply(input, other)
 
 
 def minimum(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise minimum (NaN propagates)."""
+    _require_tensor(input, "minimum", "input", 1)
+    _require_tensor(other, "minimum", "other", 2)
     return Minimum.apply(input, other)
 
 
 # ------------------------------------------------------------ fmod / remainder
+def _check_integral_divisor(x: Any, y: Any) -> None:
+    kind = np.result_type(x, y).kind
+    if kind == "b":
+        raise NotImplementedError
+    if kind in _INTEGRAL_KINDS and np.any(np.asarray(y) == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _modulo(ufunc: Any, a: Any, b: Any, kernel: str) -> np.ndarray:
+    x, y = binary_arrays(a, b)
+    try:
+        _check_integral_divisor(x, y)
+    except NotImplementedError:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'") from None
+    try:
+        return ufunc(x, y)
+    except ValueError:
+        raise broadcast_error(_shape(a), _shape(b)) from None
+
+
 class Fmod(Function):
+    """fmod with a scalar divisor."""
+
     _backward_name = "FmodBackward0"
 
     @staticmethod
     def forward(ctx, a, b):
-        x, y = binary_arrays(a, b)
-        if _is_integral_zero_divisor(x, y):
-            raise RuntimeError("ZeroDivisionError")
-        ctx.save_for_backward(a, b if isinstance(b, Tensor) else None)
-        ctx.b = None if isinstance(b, Tensor) else b
-        try:
-            return _wrap(np.fmod(x, y))
-        except ValueError:
-            raise broadcast_error(_shape(a), _shape(b)) from None
+        return _wrap(_modulo(np.fmod, a, b, "fmod_cpu"))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # d/da (a - trunc(a / b) * b) = 1
+        return grad_output, None
+
+
+class FmodTensor(Function):
+    _backward_name = "FmodBackward1"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return _wrap(_modulo(np.fmod, a, b, "fmod_cpu"))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -677,23 +1011,47 @@ class Fmod(Function):
         return grad_a, grad_b
 
 
+_FMOD_SIGNATURES = (
+    "(Tensor input, Tensor other, *, Tensor out = None)",
+    "(Tensor input, Number other, *, Tensor out = None)",
+)
+
+
+def fmod(input: Tensor, other: Any) -> Tensor:
+    """C-style remainder: the result has the sign of `input`."""
+    if not isinstance(input, Tensor):
+        raise _overload_error("fmod", (input, other), _FMOD_SIGNATURES)
+    if isinstance(other, Tensor):
+        return FmodTensor.apply(input, other)
+    try:
+        other = scalar_value(other)
+    except TypeError:
+        raise _overload_error("fmod", (input, other), _FMOD_SIGNATURES) from None
+    return Fmod.apply(input, other)
+
+
 class Remainder(Function):
+    """remainder with a scalar divisor."""
+
     _backward_name = "RemainderBackward0"
 
     @staticmethod
     def forward(ctx, a, b):
-        x, y = binary_arrays(a, b)
-        if _is_integral_zero_divisor(x, y):
-            raise RuntimeError("ZeroDivisionError")
-        ctx.save_for_backward(
-            a if isinstance(a, Tensor) else None, b if isinstance(b, Tensor) else None
-        )
-        ctx.a = None if isinstance(a, Tensor) else a
-        ctx.b = None if isinstance(b, Tensor) else b
-        try:
-            return _wrap(np.remainder(x, y))
-        except ValueError:
-            raise broadcast_error(_shape(a), _shape(b)) from None
+        return _wrap(_modulo(np.remainder, a, b, "remainder_cpu"))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # d/da (a - floor(a / b) * b) = 1
+        return grad_output, None
+
+
+class RemainderTensor(Function):
+    _backward_name = "RemainderBackward1"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return _wrap(_modulo(np.remainder, a, b, "remainder_cpu"))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -703,55 +1061,64 @@ class Remainder(Function):
         if ctx.needs_input_grad[0]:
             grad_a = sum_to(grad_output, a.shape)
         if ctx.needs_input_grad[1]:
-            numerator = a if a is not None else ctx.a
-            grad_b = sum_to(-grad_output * div(numerator, b, rounding_mode="floor"), b.shape)
+            grad_b = sum_to(-grad_output * div(a, b, rounding_mode="floor"), b.shape)
         return grad_a, grad_b
 
 
-def _is_integral_zero_divisor(x: Any, y: Any) -> bool:
-    integral = np.result_type(x, y).kind in "iub"
-    return integral and bool(np.any(np.asarray(y) == 0))
+class RemainderScalarDividend(Function):
+    """`scalar % tensor`: PyTorch defines no derivative, so backward through it is an error."""
+
+    _backward_name = "lucid::autograd::NotImplemented"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _wrap(_modulo(np.remainder, a, b, "remainder_cpu"))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        raise RuntimeError("derivative for aten::remainder is not implemented")
 
 
-def fmod(input: Tensor, other: Any) -> Tensor:
-    """C-style remainder: the result has the sign of `input`."""
-    return Fmod.apply(input, scalar_value(other))
+def _remainder_signature_error(input: Any, other: Any) -> TypeError:
+    # PyTorch marks the arguments that fail the (Number self, Tensor other) overload
+    other_fails = not isinstance(other, Tensor)
+    input_fails = other_fails or not isinstance(input, bool | int | float)
+    marks = []
+    for value, fails in ((input, input_fails), (other, other_fails)):
+        name = "Tensor" if isinstance(value, Tensor) else type(value).__name__
+        marks.append(f"!{name}!" if fails else name)
+    return _overload_error(
+        "remainder",
+        (input, other),
+        (
+            "(Tensor input, Tensor other, *, Tensor out = None)",
+            "(Number self, Tensor other)\n      didn't match because some of the arguments have "
+            f"invalid types: ({marks[0]}, {marks[1]})",
+            "(Tensor input, Number other, *, Tensor out = None)",
+        ),
+    )
 
 
 def remainder(input: Any, other: Any) -> Tensor:
     """Python-style modulus: the result has the sign of `other`."""
-    _check_tensor_operand(input, other)
-    return Remainder.apply(scalar_value(input), scalar_value(other))
+    if isinstance(input, Tensor):
+        if isinstance(other, Tensor):
+            return RemainderTensor.apply(input, other)
+        try:
+            other = scalar_value(other)
+        except TypeError:
+            raise _remainder_signature_error(input, other) from None
+        return Remainder.apply(input, other)
+    if not isinstance(other, Tensor):
+        raise _remainder_signature_error(input, other)
+    try:
+        input = scalar_value(input)
+    except TypeError:
+        raise _remainder_signature_error(input, other) from None
+    return RemainderScalarDividend.apply(input, other)
 
 
-# ----------------------------------------------------------------- in-place
-class AddInplace(Function):
-    _backward_name = "AddBackward0"
-
-    @staticmethod
-    def forward(ctx, x, other, alpha):
-        ctx.mark_dirty(x)
-        ctx.other_shape = _shape(other)
-        ctx.alpha = alpha
-        result = _binary(np.add, x, other if alpha == 1 else _scaled(other, alpha))
-        _write_inplace(x, result)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        grad_other = None
-        if ctx.needs_input_grad[1]:
-            grad_other = grad_output if ctx.alpha == 1 else grad_output * ctx.alpha
-            grad_other = sum_to(grad_other, ctx.other_shape)
-        return grad_output, grad_other, None
-
-
-def _scaled(value: Any, alpha: Any) -> Any:
-    if isinstance(value, Tensor):
-        return _wrap(value._data * alpha)
-    return value * alpha
-
-
+# ------------------------------------------------------------------ in-place
 def _write_inplace(x: Tensor, result: np.ndarray) -> None:
     """Store an in-place op's result into x's own storage (views of x see it)."""
     target = x._data
@@ -768,33 +1135,85 @@ def _write_inplace(x: Tensor, result: np.ndarray) -> None:
     np.copyto(target, result, casting="unsafe")
 
 
-def _dtype_name(numpy_dtype: np.dtype) -> str:
-    return {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
-            "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
-            "bool": "Bool"}[numpy_dtype.name]  # fmt: skip
+def _inplace_operand(value: Any, op: str) -> Any:
+    if isinstance(value, Tensor):
+        return value
+    return _operand(value, op, "other", 1)
+
+
+class AddInplace(Function):
+    _backward_name = "AddBackward0"
+
+    @staticmethod
+    def forward(ctx, x, other, alpha):
+        ctx.mark_dirty(x)
+        ctx.other_shape = _shape(other)
+        ctx.alpha = alpha
+        if alpha == 1:
+            result = _binary(np.add, x, other)
+        else:
+            array, value = binary_arrays(x, other)
+            try:
+                result = np.add(array, value * alpha)
+            except ValueError:
+                raise broadcast_error(x._data.shape, ctx.other_shape) from None
+        _write_inplace(x, result)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_other = None
+        if ctx.needs_input_grad[1]:
+            grad_other = grad_output if ctx.alpha == 1 else grad_output * ctx.alpha
+            grad_other = sum_to(grad_other, ctx.other_shape)
+        return grad_output, grad_other, None
+
+
+class SubInplace(AddInplace):
+    """x -= alpha * other, run as x += (-alpha) * other."""
+
+    _backward_name = "SubBackward0"
 
 
 def add_(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
-    return AddInplace.apply(input, scalar_value(other), alpha)
+    other = _inplace_operand(other, "add_")
+    if alpha.__class__ is not int or alpha != 1:
+        _check_alpha(input, other, alpha)
+    return AddInplace.apply(input, other, alpha)
 
 
 def sub_(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
-    return AddInplace.apply(input, scalar_value(other), -alpha)
+    other = _inplace_operand(other, "sub_")
+    _check_no_bool(input, other)
+    if alpha.__class__ is not int or alpha != 1:
+        _check_alpha(input, other, alpha)
+    return SubInplace.apply(input, other, -alpha)
+
+
+def _old_value(input: Tensor, *needing_grad: Any) -> Tensor | None:
+    """A differentiable copy of `input` before an in-place op overwrites it, when backward
+    will need it: its gradient formulas then stay differentiable (double backward)."""
+    if not is_grad_enabled():
+        return None
+    for tensor in needing_grad:
+        if isinstance(tensor, Tensor) and tensor._requires_grad:
+            from lucid.ops.pointwise import clone
+
+            return clone(input)
+    return None
 
 
 class MulInplace(Function):
     _backward_name = "MulBackward0"
 
     @staticmethod
-    def forward(ctx, x, other):
+    def forward(ctx, x, other, old_x):
         ctx.mark_dirty(x)
-        # The old value of x is needed for other's gradient: keep a copy, since x changes.
-        other_is_tensor = isinstance(other, Tensor)
-        if other_is_tensor and ctx.needs_input_grad[1]:
-            ctx.save_for_backward(_wrap(x._data.copy()), other)
-        elif other_is_tensor:
-            ctx.save_for_backward(None, other)
-        ctx.other = None if other_is_tensor else other
+        if isinstance(other, Tensor):
+            ctx.save_for_backward(old_x, other)
+            ctx.other = None
+        else:
+            ctx.other = other
         ctx.other_shape = _shape(other)
         _write_inplace(x, _binary(np.multiply, x, other))
         return x
@@ -802,83 +1221,141 @@ class MulInplace(Function):
     @staticmethod
     def backward(ctx, grad_output):
         if ctx.other is not None:
-            return grad_output * ctx.other, None
+            return grad_output * ctx.other, None, None
         old_x, other = ctx.saved_tensors
         grad_other = None
+        # d(xo)/dx = o, d(xo)/do = x (its value before the op)
         if ctx.needs_input_grad[1]:
             grad_other = sum_to(grad_output * old_x, ctx.other_shape)
-        return grad_output * other, grad_other
+        return grad_output * other, grad_other, None
 
 
 def mul_(input: Tensor, other: Any) -> Tensor:
-    return MulInplace.apply(input, scalar_value(other))
+    other = _inplace_operand(other, "mul_")
+    return MulInplace.apply(input, other, _old_value(input, other))
 
 
 class DivInplace(Function):
     _backward_name = "DivBackward0"
 
     @staticmethod
-    def forward(ctx, x, other, rounding_mode):
+    def forward(ctx, x, other, old_x):
         ctx.mark_dirty(x)
-        other_is_tensor = isinstance(other, Tensor)
-        ctx.other = None if other_is_tensor else other
-        ctx.rounding_mode = rounding_mode
-        if rounding_mode is None:
-            if x._data.dtype.kind != "f":
-                raise RuntimeError(
-                    f"result type Float can't be cast to the desired output type "
-                    f"{_dtype_name(x._data.dtype)}"
-                )
-            result = _binary(np.true_divide, x, other)
+        if isinstance(other, Tensor):
+            ctx.save_for_backward(old_x, other)
+            ctx.other = None
         else:
-            result = DivRounding.forward(ctx, x, other, rounding_mode)._data
-        if other_is_tensor:
-            # d(x/o)/do = -(x/o)/o: the result suffices, so save it rather than the old x.
-            ctx.save_for_backward(other, _wrap(result.copy()))
-        _write_inplace(x, result)
+            ctx.other = other
+        _write_inplace(x, _true_divide(x, other))
         return x
 
     @staticmethod
     def backward(ctx, grad_output):
-        if ctx.rounding_mode is not None:
-            return grad_output * 0.0, None, None
         if ctx.other is not None:
             return grad_output / ctx.other, None, None
-        other, result = ctx.saved_tensors
+        old_x, other = ctx.saved_tensors
         grad_other = None
+        # d(x/o)/dx = 1/o, d(x/o)/do = -(x/o)/o with x's value before the op
         if ctx.needs_input_grad[1]:
-            grad_other = sum_to(-grad_output * result / other, other.shape)
+            grad_other = sum_to(-grad_output * (old_x / other / other), other.shape)
         return grad_output / other, grad_other, None
 
 
+class DivRoundingInplace(Function):
+    _backward_name = "DivBackward2"
+
+    @staticmethod
+    def forward(ctx, x, other, rounding_mode):
+        ctx.mark_dirty(x)
+        ctx.other_shape = _shape(other)
+        _write_inplace(x, _rounded_quotient(x, other, rounding_mode))
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        from lucid.ops.pointwise import zeros_like_grad
+
+        grad_other = None
+        if ctx.needs_input_grad[1]:
+            grad_other = zeros_like_grad(grad_output, ctx.other_shape)
+        return grad_output * 0.0, grad_other, None
+
+
 def div_(input: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tensor:
-    return DivInplace.apply(input, scalar_value(other), rounding_mode)
+    other = _inplace_operand(other, "div_")
+    if rounding_mode is None:
+        return DivInplace.apply(input, other, _old_value(input, other))
+    _check_rounding_mode(rounding_mode)
+    return DivRoundingInplace.apply(input, other, rounding_mode)
 
 
 class PowInplace(Function):
     _backward_name = "PowBackward0"
 
     @staticmethod
-    def forward(ctx, x, exponent):
-        if isinstance(exponent, Tensor):
-            raise NotImplementedError("pow_ with a tensor exponent is not supported by lucid")
+    def forward(ctx, x, exponent, old_x):
         ctx.mark_dirty(x)
         ctx.exponent = exponent
-        ctx.save_for_backward(_wrap(x._data.copy()))
-        _write_inplace(x, np.power(x._data, exponent))
+        ctx.save_for_backward(old_x)
+        _write_inplace(x, _power(x, exponent))
         return x
 
     @staticmethod
     def backward(ctx, grad_output):
         (old_x,) = ctx.saved_tensors
         exponent = ctx.exponent
+        # d/dx x^p = p x^(p-1) with x's value before the op
         if exponent == 0:
-            return grad_output * 0.0, None
-        return grad_output * (pow(old_x, exponent - 1) * exponent), None
+            return grad_output * 0.0, None, None
+        return grad_output * (pow(old_x, exponent - 1) * exponent), None, None
+
+
+class PowTensorInplace(Function):
+    _backward_name = "PowBackward1"
+
+    @staticmethod
+    def forward(ctx, x, exponent, old_x):
+        ctx.mark_dirty(x)
+        _write_inplace(x, _power(x, exponent))
+        # the result is x itself: modifying it again in place makes backward an error
+        ctx.save_for_backward(old_x, exponent, x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        from lucid.ops.pointwise import log, where
+
+        base, exponent, result = ctx.saved_tensors
+        grad_base = grad_exponent = None
+        if ctx.needs_input_grad[0]:
+            # d/db b^e = e b^(e-1), exactly 0 where e == 0
+            grad_base = grad_output * (exponent * pow(base, exponent - 1))
+            grad_base = where(exponent == 0, 0.0, grad_base)
+        if ctx.needs_input_grad[1]:
+            # d/de b^e = b^e log b, 0 where b == 0 and e >= 0
+            at_zero = where(exponent >= 0, base == 0, False)
+            grad_log = where(at_zero, 0.0, result * log(base))
+            grad_exponent = sum_to(grad_output * grad_log, exponent.shape)
+        return grad_base, grad_exponent, None
 
 
 def pow_(input: Tensor, exponent: Any) -> Tensor:
-    return PowInplace.apply(input, scalar_value(exponent))
+    if isinstance(exponent, Tensor):
+        old_x = _old_value(input, input, exponent)
+        if old_x is None:
+            old_x = _wrap(input._data.copy())
+        return PowTensorInplace.apply(input, exponent, old_x)
+    try:
+        exponent = scalar_value(exponent)
+    except TypeError:
+        name = type(exponent).__name__
+        raise TypeError(
+            f"pow_() received an invalid combination of arguments - got ({name}), but expected "
+            "one of:\n * (Tensor exponent)\n      didn't match because some of the arguments "
+            f"have invalid types: (!{name}!)\n * (Number exponent)\n      didn't match because "
+            f"some of the arguments have invalid types: (!{name}!)\n"
+        ) from None
+    return PowInplace.apply(input, exponent, _old_value(input, input))
 
 
 class NegInplace(Function):
@@ -896,4 +1373,5 @@ class NegInplace(Function):
 
 
 def neg_(input: Tensor) -> Tensor:
+    _check_not_bool_negation(input)
     return NegInplace.apply(input)

@@ -1,21 +1,75 @@
-"""Pointwise ops: math functions, activations, comparisons, logical ops, where, clamp, casts."""
+"""Pointwise ops: math functions, rounding, clamp, where, predicates, comparisons, logical and
+bitwise ops, dtype casts, and the in-place fills (fill_, zero_, copy_, uniform_, normal_)."""
 
 from __future__ import annotations
 
+import builtins
+import math
+import warnings
 from typing import Any
 
 import numpy as np
 
-from lucid import dtypes
+from lucid import dtypes, factories
 from lucid._tensor import Tensor, _wrap
 from lucid.autograd.function import Function
 from lucid.ops._promote import binary_arrays, float_array, scalar_value
-from lucid.ops.broadcast import broadcast_error, sum_to
+from lucid.ops.arithmetic import _dtype_name, _write_inplace
+from lucid.ops.arithmetic import pow as _pow
+from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
 
-__all__ = ["exp", "log", "tanh", "where", "eq", "ne", "lt", "le", "gt", "ge", "to", "clone",
-           "contiguous", "zeros_like_grad"]  # fmt: skip
+__all__ = [
+    "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "abs", "absolute", "sign",
+    "sin", "cos", "tan", "tanh", "sinh", "cosh", "asin", "arcsin", "acos", "arccos", "atan",
+    "arctan", "atan2", "arctan2", "floor", "ceil", "round", "trunc", "fix", "erf", "erfc", "lerp",
+    "nan_to_num", "square", "float_power", "clamp", "clip", "where",
+    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit",
+    "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
+    "not_equal", "equal", "allclose", "isclose",
+    "logical_and", "logical_or", "logical_xor", "logical_not",
+    "bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "to", "clone", "contiguous",
+    "exp_", "sqrt_", "abs_", "clamp_", "clip_", "fill_", "zero_", "copy_", "uniform_", "normal_",
+]  # fmt: skip
+
+_INTEGRAL_KINDS = "iub"
+
+# PyTorch names C++ types, not dtypes, in some dtype-mismatch errors (clamp_, lerp).
+_CPP_TYPE_NAMES = {
+    "float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
+    "int16": "short int", "int32": "int", "int64": "long int", "uint8": "unsigned char",
+    "bool": "bool",
+}  # fmt: skip
 
 
+def _cpp_name(numpy_dtype: np.dtype) -> str:
+    return _CPP_TYPE_NAMES[numpy_dtype.name]
+
+
+def _not_implemented(kernel: str, numpy_dtype: np.dtype) -> NotImplementedError:
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype_name(numpy_dtype)}'")
+
+
+def zeros_like_grad(grad_output: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """The gradient of a piecewise-constant op or of an overwritten input: exact zeros of
+    `shape`, as PyTorch gives (grad_output * 0 would be nan where grad_output is inf)."""
+    return _wrap(np.zeros(shape, grad_output._data.dtype))
+
+
+def _reduce_and_cast(grad: Tensor, shape: tuple[int, ...], numpy_dtype: np.dtype) -> Tensor:
+    """`grad` summed back to an input's shape and cast to its dtype (operands may have been
+    broadcast and promoted)."""
+    grad = sum_to(grad, shape)
+    if grad._data.dtype != numpy_dtype:
+        grad = to(grad, numpy_dtype)
+    return grad
+
+
+def _grad_for(grad: Tensor, input: Tensor) -> Tensor:
+    return _reduce_and_cast(grad, input._data.shape, input._data.dtype)
+
+
+# ------------------------------------------------------------------ exp / log
 class Exp(Function):
     _backward_name = "ExpBackward0"
 
@@ -36,6 +90,26 @@ def exp(input: Tensor) -> Tensor:
     return Exp.apply(input)
 
 
+class Expm1(Function):
+    _backward_name = "Expm1Backward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        result = _wrap(np.expm1(float_array(x)))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (result,) = ctx.saved_tensors
+        # d/dx (exp(x) - 1) = exp(x) = result + 1
+        return grad_output * (result + 1.0)
+
+
+def expm1(input: Tensor) -> Tensor:
+    return Expm1.apply(input)
+
+
 class Log(Function):
     _backward_name = "LogBackward0"
 
@@ -53,6 +127,240 @@ class Log(Function):
 
 def log(input: Tensor) -> Tensor:
     return Log.apply(input)
+
+
+class Log1p(Function):
+    _backward_name = "Log1PBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _wrap(np.log1p(float_array(x)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx log(1 + x) = 1/(1 + x)
+        return grad_output / (x + 1.0)
+
+
+def log1p(input: Tensor) -> Tensor:
+    return Log1p.apply(input)
+
+
+class Log2(Function):
+    _backward_name = "Log2Backward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _wrap(np.log2(float_array(x)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx log2(x) = 1/(x ln 2)
+        return grad_output / (x * math.log(2.0))
+
+
+def log2(input: Tensor) -> Tensor:
+    return Log2.apply(input)
+
+
+class Log10(Function):
+    _backward_name = "Log10Backward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _wrap(np.log10(float_array(x)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx log10(x) = 1/(x ln 10)
+        return grad_output / (x * math.log(10.0))
+
+
+def log10(input: Tensor) -> Tensor:
+    return Log10.apply(input)
+
+
+# ----------------------------------------------------------------- roots, abs
+class Sqrt(Function):
+    _backward_name = "SqrtBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        result = _wrap(np.sqrt(float_array(x)))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (result,) = ctx.saved_tensors
+        # d/dx sqrt(x) = 1/(2 sqrt(x))
+        return grad_output / (result * 2.0)
+
+
+def sqrt(input: Tensor) -> Tensor:
+    return Sqrt.apply(input)
+
+
+class Rsqrt(Function):
+    _backward_name = "RsqrtBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        array = float_array(x)
+        result = _wrap(np.reciprocal(np.sqrt(array)))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (result,) = ctx.saved_tensors
+        # d/dx x^(-1/2) = -1/2 x^(-3/2) = -1/2 result^3
+        return grad_output * (result * result * result) * -0.5
+
+
+def rsqrt(input: Tensor) -> Tensor:
+    return Rsqrt.apply(input)
+
+
+class Abs(Function):
+    _backward_name = "AbsBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        if x._data.dtype == np.bool_:
+            raise _not_implemented("abs_cpu", x._data.dtype)
+        ctx.save_for_backward(x)
+        return _wrap(np.abs(x._data))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx |x| = sign(x), taken as 0 at 0 (and at nan, as PyTorch's sign gives 0 there)
+        return grad_output * sign(x)
+
+
+def abs(input: Tensor) -> Tensor:
+    return Abs.apply(input)
+
+
+absolute = abs
+
+
+def _sign_array(array: np.ndarray) -> np.ndarray:
+    if array.dtype == np.bool_:
+        return array.copy()
+    if array.dtype.kind == "f":
+        # (x > 0) - (x < 0) is 0 at nan, as PyTorch's sign is (np.sign gives nan)
+        return np.subtract(np.greater(array, 0), np.less(array, 0), dtype=array.dtype)
+    return np.sign(array)
+
+
+class Sign(Function):
+    _backward_name = "SignBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.shape = x._data.shape
+        return _wrap(_sign_array(x._data))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # sign is piecewise constant
+        return zeros_like_grad(grad_output, ctx.shape)
+
+
+def sign(input: Tensor) -> Tensor:
+    return Sign.apply(input)
+
+
+def square(input: Tensor) -> Tensor:
+    """input * input, as pow(input, 2) (bool squares to int64, as in PyTorch)."""
+    if input._data.dtype == np.bool_:
+        input = to(input, dtypes.int64)
+    return _pow(input, 2)
+
+
+def float_power(input: Any, exponent: Any) -> Tensor:
+    """pow computed in float64 whatever the operands' dtypes."""
+    if isinstance(input, Tensor):
+        input = to(input, dtypes.float64)
+    elif not isinstance(exponent, Tensor):
+        raise TypeError(
+            f"float_power() expected at least one Tensor operand, got {type(input).__name__} "
+            f"and {type(exponent).__name__}"
+        )
+    else:
+        input = float(scalar_value(input))
+    if isinstance(exponent, Tensor):
+        exponent = to(exponent, dtypes.float64)
+    else:
+        exponent = float(scalar_value(exponent))
+    return _pow(input, exponent)
+
+
+# -------------------------------------------------------------- trigonometric
+class Sin(Function):
+    _backward_name = "SinBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _wrap(np.sin(float_array(x)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx sin(x) = cos(x)
+        return grad_output * cos(x)
+
+
+def sin(input: Tensor) -> Tensor:
+    return Sin.apply(input)
+
+
+class Cos(Function):
+    _backward_name = "CosBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _wrap(np.cos(float_array(x)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx cos(x) = -sin(x)
+        return grad_output * -sin(x)
+
+
+def cos(input: Tensor) -> Tensor:
+    return Cos.apply(input)
+
+
+class Tan(Function):
+    _backward_name = "TanBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        result = _wrap(np.tan(float_array(x)))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (result,) = ctx.saved_tensors
+        # d/dx tan(x) = 1 + tan(x)^2
+        return grad_output * (result * result + 1.0)
+
+
+def tan(input: Tensor) -> Tensor:
+    return Tan.apply(input)
 
 
 class Tanh(Function):
@@ -75,54 +383,757 @@ def tanh(input: Tensor) -> Tensor:
     return Tanh.apply(input)
 
 
+class Sinh(Function):
+    _backward_name = "SinhBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _wrap(np.sinh(float_array(x)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx sinh(x) = cosh(x)
+        return grad_output * cosh(x)
+
+
+def sinh(input: Tensor) -> Tensor:
+    return Sinh.apply(input)
+
+
+class Cosh(Function):
+    _backward_name = "CoshBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _wrap(np.cosh(float_array(x)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx cosh(x) = sinh(x)
+        return grad_output * sinh(x)
+
+
+def cosh(input: Tensor) -> Tensor:
+    return Cosh.apply(input)
+
+
+class Asin(Function):
+    _backward_name = "AsinBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _wrap(np.arcsin(float_array(x)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx asin(x) = 1/sqrt(1 - x^2)
+        return grad_output * rsqrt(1.0 - x * x)
+
+
+def asin(input: Tensor) -> Tensor:
+    return Asin.apply(input)
+
+
+arcsin = asin
+
+
+class Acos(Function):
+    _backward_name = "AcosBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _wrap(np.arccos(float_array(x)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx acos(x) = -1/sqrt(1 - x^2)
+        return grad_output * -rsqrt(1.0 - x * x)
+
+
+def acos(input: Tensor) -> Tensor:
+    return Acos.apply(input)
+
+
+arccos = acos
+
+
+class Atan(Function):
+    _backward_name = "AtanBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _wrap(np.arctan(float_array(x)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx atan(x) = 1/(1 + x^2)
+        return grad_output / (x * x + 1.0)
+
+
+def atan(input: Tensor) -> Tensor:
+    return Atan.apply(input)
+
+
+arctan = atan
+
+
+class Atan2(Function):
+    _backward_name = "Atan2Backward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        y, x = binary_arrays(a, b)
+        if y.dtype.kind in _INTEGRAL_KINDS:
+            default = dtypes.get_default_dtype().numpy_dtype
+            y, x = y.astype(default), x.astype(default)
+        try:
+            result = np.arctan2(y, x)
+        except ValueError:
+            raise broadcast_error(y.shape, x.shape) from None
+        ctx.save_for_backward(a, b)
+        return _wrap(result)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, b = ctx.saved_tensors
+        grad_a = grad_b = None
+        # d/da atan2(a, b) = b/(a^2 + b^2), d/db atan2(a, b) = -a/(a^2 + b^2); PyTorch takes
+        # both as 0 where a^2 + b^2 is 0. Dividing by a safe 1 there keeps nan out of the
+        # second derivative too.
+        denominator = a * a + b * b
+        is_zero = eq(denominator, 0.0)
+        scale = where(is_zero, 0.0, grad_output / where(is_zero, 1.0, denominator))
+        if ctx.needs_input_grad[0]:
+            grad_a = _grad_for(scale * b, a)
+        if ctx.needs_input_grad[1]:
+            grad_b = _grad_for(scale * -a, b)
+        return grad_a, grad_b
+
+
+def atan2(input: Tensor, other: Tensor) -> Tensor:
+    """The angle of the point (other, input), in (-pi, pi]."""
+    if not isinstance(other, Tensor):
+        raise TypeError(
+            f"atan2(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
+        )
+    return Atan2.apply(input, other)
+
+
+arctan2 = atan2
+
+
+# ------------------------------------------------------------------- erf
+# NumPy has no erf; the standard library's is accurate to the last bit, applied per element.
+_erf_elementwise = np.frompyfunc(math.erf, 1, 1)
+_erfc_elementwise = np.frompyfunc(math.erfc, 1, 1)
+
+
+def _apply_elementwise(function: Any, array: np.ndarray) -> np.ndarray:
+    return np.asarray(function(array), dtype=np.float64).astype(array.dtype, copy=False)
+
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+class Erf(Function):
+    _backward_name = "ErfBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _wrap(_apply_elementwise(_erf_elementwise, float_array(x)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx erf(x) = 2/sqrt(pi) exp(-x^2)
+        return grad_output * (exp(-(x * x)) * _TWO_OVER_SQRT_PI)
+
+
+def erf(input: Tensor) -> Tensor:
+    return Erf.apply(input)
+
+
+class Erfc(Function):
+    _backward_name = "ErfcBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _wrap(_apply_elementwise(_erfc_elementwise, float_array(x)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx erfc(x) = -2/sqrt(pi) exp(-x^2)
+        return grad_output * (exp(-(x * x)) * -_TWO_OVER_SQRT_PI)
+
+
+def erfc(input: Tensor) -> Tensor:
+    return Erfc.apply(input)
+
+
+# ------------------------------------------------------------------ rounding
+class _Rounding(Function):
+    """floor, ceil, trunc and round are piecewise constant: their gradient is zero."""
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return zeros_like_grad(grad_output, ctx.shape)
+
+
+def _integral_copy_or_fail(x: Tensor, kernel: str) -> np.ndarray | None:
+    """Integer input rounds to itself; bool input is an error, as in PyTorch."""
+    array = x._data
+    if array.dtype == np.bool_:
+        raise _not_implemented(kernel, array.dtype)
+    if array.dtype.kind in "iu":
+        return array.copy()
+    return None
+
+
+class Floor(_Rounding):
+    _backward_name = "FloorBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.shape = x._data.shape
+        result = _integral_copy_or_fail(x, "floor_vml_cpu")
+        return _wrap(np.floor(x._data) if result is None else result)
+
+
+def floor(input: Tensor) -> Tensor:
+    return Floor.apply(input)
+
+
+class Ceil(_Rounding):
+    _backward_name = "CeilBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.shape = x._data.shape
+        result = _integral_copy_or_fail(x, "ceil_vml_cpu")
+        return _wrap(np.ceil(x._data) if result is None else result)
+
+
+def ceil(input: Tensor) -> Tensor:
+    return Ceil.apply(input)
+
+
+class Trunc(_Rounding):
+    _backward_name = "TruncBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.shape = x._data.shape
+        result = _integral_copy_or_fail(x, "trunc_vml_cpu")
+        return _wrap(np.trunc(x._data) if result is None else result)
+
+
+def trunc(input: Tensor) -> Tensor:
+    return Trunc.apply(input)
+
+
+fix = trunc
+
+
+class Round(_Rounding):
+    """Round half to even."""
+
+    _backward_name = "RoundBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.shape = x._data.shape
+        result = _integral_copy_or_fail(x, "round_vml_cpu")
+        return _wrap(np.rint(x._data) if result is None else result)
+
+
+class RoundDecimals(_Rounding):
+    """Round half to even at `decimals` digits after the point (before it when negative)."""
+
+    _backward_name = "RoundBackward1"
+
+    @staticmethod
+    def forward(ctx, x, decimals):
+        ctx.shape = x._data.shape
+        array = x._data
+        if array.dtype.kind != "f":
+            raise _not_implemented("round_cpu", array.dtype)
+        # Scale in the input's own precision, as PyTorch does, so results match bit for bit.
+        scale = np.asarray(10.0 ** builtins.abs(decimals), dtype=array.dtype)
+        if decimals >= 0:
+            return _wrap(np.rint(array * scale) / scale)
+        return _wrap(np.rint(array / scale) * scale)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return zeros_like_grad(grad_output, ctx.shape), None
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:
+    if decimals == 0:
+        return Round.apply(input)
+    return RoundDecimals.apply(input, int(decimals))
+
+
+# ---------------------------------------------------------- lerp, nan_to_num
+def _lerp_array(start: np.ndarray, end: np.ndarray, weight: Any) -> np.ndarray:
+    # Interpolate from the nearer end, so weight 1 gives exactly `end` (as PyTorch does).
+    difference = end - start
+    if not isinstance(weight, np.ndarray):
+        if builtins.abs(weight) < 0.5:
+            return start + weight * difference
+        return end - difference * (1.0 - weight)
+    near_start = np.abs(weight) < 0.5
+    return np.where(near_start, start + weight * difference, end - difference * (1.0 - weight))
+
+
+class Lerp(Function):
+    """Linear interpolation with a Python-number weight."""
+
+    _backward_name = "LerpBackward0"
+
+    @staticmethod
+    def forward(ctx, start, end, weight):
+        s, e = start._data, end._data
+        try:
+            result = _lerp_array(s, e, weight)
+        except ValueError:
+            raise broadcast_error(s.shape, e.shape) from None
+        ctx.weight = weight
+        ctx.shapes = (s.shape, e.shape)
+        return _wrap(result)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        weight = ctx.weight
+        start_shape, end_shape = ctx.shapes
+        grad_start = grad_end = None
+        # lerp = start + w (end - start): d/dstart = 1 - w, d/dend = w
+        if ctx.needs_input_grad[0]:
+            grad_start = sum_to(grad_output * (1.0 - weight), start_shape)
+        if ctx.needs_input_grad[1]:
+            grad_end = sum_to(grad_output * weight, end_shape)
+        return grad_start, grad_end, None
+
+
+class LerpTensor(Function):
+    """Linear interpolation with a tensor weight."""
+
+    _backward_name = "LerpBackward1"
+
+    @staticmethod
+    def forward(ctx, start, end, weight):
+        s, e = start._data, end._data
+        w = weight._data.astype(s.dtype, copy=False)
+        try:
+            result = _lerp_array(s, e, w)
+        except ValueError:
+            broadcast_shapes(s.shape, e.shape, w.shape)
+            raise
+        ctx.save_for_backward(start, end, weight)
+        return _wrap(result)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        start, end, weight = ctx.saved_tensors
+        grad_start = grad_end = grad_weight = None
+        # d/dstart = 1 - w, d/dend = w, d/dw = end - start
+        if ctx.needs_input_grad[0]:
+            grad_start = sum_to(grad_output * (1.0 - weight), start.shape)
+        if ctx.needs_input_grad[1]:
+            grad_end = sum_to(grad_output * weight, end.shape)
+        if ctx.needs_input_grad[2]:
+            grad_weight = _grad_for(grad_output * (end - start), weight)
+        return grad_start, grad_end, grad_weight
+
+
+def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
+    """input + weight * (end - input), with a tensor or Python-number weight."""
+    if not isinstance(end, Tensor):
+        raise TypeError(
+            f"lerp(): argument 'end' (position 2) must be Tensor, not {type(end).__name__}"
+        )
+    start_dtype = input._data.dtype
+    if end._data.dtype != start_dtype:
+        raise RuntimeError(
+            f"expected dtype {_cpp_name(start_dtype)} for `end` but got dtype "
+            f"{_cpp_name(end._data.dtype)}"
+        )
+    if isinstance(weight, Tensor):
+        # A 0-d weight may have any dtype; a dimensioned one must match the input's.
+        if weight.ndim > 0 and weight._data.dtype != start_dtype:
+            raise RuntimeError(
+                f"expected dtype {_cpp_name(start_dtype)} for `weight` but got dtype "
+                f"{_cpp_name(weight._data.dtype)}"
+            )
+        if start_dtype.kind != "f":
+            raise _not_implemented("lerp_kernel_tensor", start_dtype)
+        return LerpTensor.apply(input, end, weight)
+    weight = scalar_value(weight)
+    if start_dtype.kind != "f":
+        raise _not_implemented("lerp_kernel_scalar", start_dtype)
+    return Lerp.apply(input, end, weight)
+
+
+class NanToNum(Function):
+    _backward_name = "NanToNumBackward0"
+
+    @staticmethod
+    def forward(ctx, x, nan, posinf, neginf):
+        array = x._data
+        if array.dtype.kind != "f":
+            return _wrap(array.copy())
+        info = np.finfo(array.dtype)
+        posinf = info.max if posinf is None else posinf
+        neginf = info.min if neginf is None else neginf
+        ctx.save_for_backward(x)
+        return _wrap(np.nan_to_num(array, copy=True, nan=nan, posinf=posinf, neginf=neginf))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # identity where x is finite, constant elsewhere
+        return grad_output * isfinite(x), None, None, None
+
+
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:  # fmt: skip
+    """Replace nan, +inf and -inf (default: 0 and the dtype's largest and lowest finite values)."""
+    posinf = None if posinf is None else scalar_value(posinf)
+    neginf = None if neginf is None else scalar_value(neginf)
+    return NanToNum.apply(input, scalar_value(nan), posinf, neginf)
+
+
+# --------------------------------------------------------------------- clamp
+_CLAMP_NONE_MESSAGE = "lucid.clamp: At least one of 'min' or 'max' must not be None"
+
+
+def _clamp_array(array: np.ndarray, low: Any, high: Any) -> np.ndarray:
+    # min(max(x, low), high): high wins when low > high, and nan anywhere propagates.
+    if low is not None:
+        array = np.maximum(array, low)
+    if high is not None:
+        array = np.minimum(array, high)
+    return array
+
+
+def _clamp_mask(x: Tensor, low: Any, high: Any) -> Tensor:
+    """Where the gradient passes: low <= x <= high (the bounds included)."""
+    if low is None:
+        return le(x, high)
+    if high is None:
+        return ge(x, low)
+    return logical_and(ge(x, low), le(x, high))
+
+
+def _number_clamp_dtype(x: Tensor, low: Any, high: Any) -> np.dtype:
+    """The result dtype of clamping x to number bounds."""
+    array_dtype = x._data.dtype
+    if array_dtype.kind == "f":
+        # numbers never promote a float tensor
+        return array_dtype
+    bounds = [bound for bound in (low, high) if bound is not None]
+    return dtypes.result_type(x, *bounds).numpy_dtype
+
+
+class Clamp(Function):
+    """Clamp to Python-number bounds."""
+
+    _backward_name = "ClampBackward1"
+
+    @staticmethod
+    def forward(ctx, x, low, high):
+        target = _number_clamp_dtype(x, low, high)
+        ctx.save_for_backward(x)
+        ctx.low, ctx.high = low, high
+        return _wrap(_clamp_array(x._data.astype(target, copy=False), low, high))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return where(_clamp_mask(x, ctx.low, ctx.high), grad_output, 0.0), None, None
+
+
+def _clamp_tensor_array(x: Tensor, low: Tensor | None, high: Tensor | None) -> np.ndarray:
+    bounds = [bound for bound in (low, high) if bound is not None]
+    target = dtypes.result_type(x, *bounds).numpy_dtype
+    array = x._data.astype(target, copy=False)
+    low_array = None if low is None else low._data.astype(target, copy=False)
+    high_array = None if high is None else high._data.astype(target, copy=False)
+    try:
+        return _clamp_array(array, low_array, high_array)
+    except ValueError:
+        broadcast_shapes(*[t._data.shape for t in (x, *bounds)])
+        raise
+
+
+def _clamp_bound_grads(ctx: Any, grad_output: Tensor, x: Tensor, low: Any, high: Any) -> tuple:
+    """Gradients of clamp with respect to tensor bounds: a bound gets it where it is the result."""
+    grad_low = grad_high = None
+    if ctx.needs_input_grad[1]:
+        # low is the result where x < low, unless high overrides it (low >= high)
+        selected = lt(x, low) if high is None else logical_and(lt(x, low), lt(low, high))
+        grad_low = _grad_for(where(selected, grad_output, 0.0), low)
+    if ctx.needs_input_grad[2]:
+        # high is the result where x > high, and wherever high < low
+        selected = gt(x, high) if low is None else logical_or(gt(x, high), lt(high, low))
+        grad_high = _grad_for(where(selected, grad_output, 0.0), high)
+    return grad_low, grad_high
+
+
+class ClampTensor(Function):
+    """Clamp to tensor bounds (either may be None)."""
+
+    _backward_name = "ClampBackward0"
+
+    @staticmethod
+    def forward(ctx, x, low, high):
+        ctx.save_for_backward(x, low, high)
+        return _wrap(_clamp_tensor_array(x, low, high))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, low, high = ctx.saved_tensors
+        grad_x = None
+        if ctx.needs_input_grad[0]:
+            grad_x = _grad_for(where(_clamp_mask(x, low, high), grad_output, 0.0), x)
+        return (grad_x, *_clamp_bound_grads(ctx, grad_output, x, low, high))
+
+
+def _clamp_bounds(input: Tensor, min: Any, max: Any) -> tuple[bool, Any, Any]:
+    """(tensor_bounds, min, max), resolving which overload applies as PyTorch does: two number
+    bounds (a 0-d tensor counts as a number beside a number) or two tensor bounds."""
+    if min is None and max is None:
+        raise RuntimeError(_CLAMP_NONE_MESSAGE)
+    min_is_tensor, max_is_tensor = isinstance(min, Tensor), isinstance(max, Tensor)
+    if min_is_tensor or max_is_tensor:
+        if min is None or max is None or (min_is_tensor and max_is_tensor):
+            return True, min, max
+        tensor_bound = min if min_is_tensor else max
+        if tensor_bound.ndim != 0:
+            raise TypeError(
+                f"clamp() received an invalid combination of arguments - got (Tensor, "
+                f"{type(min).__name__ if not min_is_tensor else 'Tensor'}, "
+                f"{type(max).__name__ if not max_is_tensor else 'Tensor'}), but expected one of:"
+                "\n * (Tensor input, Tensor min = None, Tensor max = None)"
+                "\n * (Tensor input, Number min = None, Number max = None)"
+            )
+        if min_is_tensor:
+            min = min.item()
+        else:
+            max = max.item()
+    min = None if min is None else scalar_value(min)
+    max = None if max is None else scalar_value(max)
+    return False, min, max
+
+
+def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    """Limit input to [min, max]; either bound may be None, a number or a tensor."""
+    tensor_bounds, min, max = _clamp_bounds(input, min, max)
+    if tensor_bounds:
+        return ClampTensor.apply(input, min, max)
+    return Clamp.apply(input, min, max)
+
+
+clip = clamp
+
+
+class ClampInplace(Function):
+    _backward_name = "ClampBackward1"
+
+    @staticmethod
+    def forward(ctx, x, low, high):
+        ctx.mark_dirty(x)
+        array = x._data
+        target = _number_clamp_dtype(x, low, high)
+        if not np.can_cast(target, array.dtype, "same_kind"):
+            raise RuntimeError(
+                f"result type {_dtype_name(target)} can't be cast to the desired output type "
+                f"{_cpp_name(array.dtype)}"
+            )
+        if ctx.needs_input_grad[0]:
+            # Only the mask of the old values is needed, not the values themselves.
+            ctx.save_for_backward(_clamp_mask(_wrap(array), low, high))
+        _write_inplace(x, _clamp_array(array.astype(target, copy=False), low, high))
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (mask,) = ctx.saved_tensors
+        return where(mask, grad_output, 0.0), None, None
+
+
+class ClampTensorInplace(Function):
+    _backward_name = "ClampBackward0"
+
+    @staticmethod
+    def forward(ctx, x, low, high):
+        ctx.mark_dirty(x)
+        result = _clamp_tensor_array(x, low, high)
+        if any(ctx.needs_input_grad):
+            ctx.save_for_backward(_wrap(x._data.copy()), low, high)
+        _write_inplace(x, result)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        old_x, low, high = ctx.saved_tensors
+        grad_x = None
+        if ctx.needs_input_grad[0]:
+            grad_x = where(_clamp_mask(old_x, low, high), grad_output, 0.0)
+        return (grad_x, *_clamp_bound_grads(ctx, grad_output, old_x, low, high))
+
+
+def clamp_(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    tensor_bounds, min, max = _clamp_bounds(input, min, max)
+    if tensor_bounds:
+        return ClampTensorInplace.apply(input, min, max)
+    return ClampInplace.apply(input, min, max)
+
+
+clip_ = clamp_
+
+
+# --------------------------------------------------------------------- where
 class Where(Function):
     _backward_name = "WhereBackward0"
 
     @staticmethod
     def forward(ctx, condition, a, b):
-        x, y = binary_arrays(a, b)
-        ctx.save_for_backward(condition)
-        ctx.a_shape = a._data.shape if isinstance(a, Tensor) else ()
-        ctx.b_shape = b._data.shape if isinstance(b, Tensor) else ()
+        if isinstance(a, Tensor) or isinstance(b, Tensor):
+            x, y = binary_arrays(a, b)
+        else:
+            target = dtypes.result_type(a, b).numpy_dtype
+            x, y = np.asarray(a, target), np.asarray(b, target)
         try:
-            return _wrap(np.where(condition._data, x, y))
+            result = np.where(condition._data, x, y)
         except ValueError:
-            raise broadcast_error(condition._data.shape, np.broadcast_shapes(
-                np.shape(x), np.shape(y))) from None  # fmt: skip
+            broadcast_shapes(condition._data.shape, np.shape(x), np.shape(y))
+            raise
+        ctx.save_for_backward(condition)
+        # Operands may have been promoted: gradients go back in each input's shape and dtype.
+        ctx.a_meta = (a._data.shape, a._data.dtype) if isinstance(a, Tensor) else None
+        ctx.b_meta = (b._data.shape, b._data.dtype) if isinstance(b, Tensor) else None
+        return _wrap(result)
 
     @staticmethod
     def backward(ctx, grad_output):
         (condition,) = ctx.saved_tensors
         grad_a = grad_b = None
         if ctx.needs_input_grad[1]:
-            grad_a = sum_to(where(condition, grad_output, 0.0), ctx.a_shape)
+            grad_a = _reduce_and_cast(where(condition, grad_output, 0.0), *ctx.a_meta)
         if ctx.needs_input_grad[2]:
-            grad_b = sum_to(where(condition, 0.0, grad_output), ctx.b_shape)
+            grad_b = _reduce_and_cast(where(condition, 0.0, grad_output), *ctx.b_meta)
         return None, grad_a, grad_b
 
 
 def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
-    """Elements of `input` where `condition` holds, else of `other`."""
+    """Elements of `input` where `condition` holds, else of `other`.
+
+    With only `condition`, the indices of its nonzero elements (one tensor per dimension).
+    """
     if input is None and other is None:
         return tuple(_wrap(index) for index in np.nonzero(condition._data))
-    if condition._data.dtype != np.bool_:
+    condition_dtype = condition._data.dtype
+    if condition_dtype == np.uint8:
+        warnings.warn(
+            "where received a uint8 condition tensor. This behavior is deprecated and will be "
+            "removed in a future version of lucid. Use a boolean condition instead.",
+            UserWarning,
+            stacklevel=2,
+        )
+        condition = _wrap(condition._data.astype(np.bool_))
+    elif condition_dtype != np.bool_:
         raise RuntimeError(
             f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-            f"{condition.dtype}"
+            f"{_dtype_name(condition_dtype)}"
         )
     return Where.apply(condition, scalar_value(input), scalar_value(other))
 
 
-class _Comparison(Function):
-    """Comparisons have boolean outputs, so they never record a node."""
+# ---------------------------------------------------------------- predicates
+def isnan(input: Tensor) -> Tensor:
+    array = input._data
+    if array.dtype.kind != "f":
+        return _wrap(np.zeros(array.shape, np.bool_))
+    return _wrap(np.isnan(array))
 
-    @staticmethod
-    def backward(ctx, grad_output):
-        raise RuntimeError("comparison ops are not differentiable")
+
+def isinf(input: Tensor) -> Tensor:
+    array = input._data
+    if array.dtype.kind != "f":
+        return _wrap(np.zeros(array.shape, np.bool_))
+    return _wrap(np.isinf(array))
 
 
-def _compare(ufunc: Any, input: Any, other: Any) -> Tensor:
-    x, y = binary_arrays(input, scalar_value(other))
+def isfinite(input: Tensor) -> Tensor:
+    array = input._data
+    if array.dtype.kind != "f":
+        return _wrap(np.ones(array.shape, np.bool_))
+    return _wrap(np.isfinite(array))
+
+
+def isposinf(input: Tensor) -> Tensor:
+    array = input._data
+    if array.dtype.kind != "f":
+        return _wrap(np.zeros(array.shape, np.bool_))
+    return _wrap(np.isposinf(array))
+
+
+def isneginf(input: Tensor) -> Tensor:
+    array = input._data
+    if array.dtype.kind != "f":
+        return _wrap(np.zeros(array.shape, np.bool_))
+    return _wrap(np.isneginf(array))
+
+
+def signbit(input: Tensor) -> Tensor:
+    """True where the sign bit is set: negative numbers, -0.0 and negative nans."""
+    array = input._data
+    if array.dtype.kind == "f":
+        return _wrap(np.signbit(array))
+    if array.dtype.kind == "i":
+        return _wrap(np.less(array, 0))
+    return _wrap(np.zeros(array.shape, np.bool_))
+
+
+# --------------------------------------------------------------- comparisons
+def _promoted_arrays(input: Any, other: Any) -> tuple[Any, Any]:
+    """Both operands as binary_arrays gives them, except that an integer scalar beside an
+    integer tensor wraps around into its dtype (as PyTorch casts it) instead of overflowing."""
+    if other.__class__ is int and input._data.dtype.kind in "iu":
+        return input._data, np.array(other).astype(input._data.dtype)
+    if input.__class__ is int and other._data.dtype.kind in "iu":
+        return np.array(input).astype(other._data.dtype), other._data
+    return binary_arrays(input, other)
+
+
+def _comparison_operand(name: str, value: Any) -> Any:
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, bool | int | float | np.generic):
+        return scalar_value(value)
+    raise TypeError(
+        f"{name}() received an invalid combination of arguments - got (Tensor, "
+        f"{type(value).__name__}), but expected one of:\n * (Tensor input, Tensor other)\n"
+        f" * (Tensor input, Number other)"
+    )
+
+
+def _compare(name: str, ufunc: Any, input: Any, other: Any) -> Tensor:
+    x, y = _promoted_arrays(input, _comparison_operand(name, other))
     try:
         return _wrap(ufunc(x, y))
     except ValueError:
@@ -130,35 +1141,172 @@ def _compare(ufunc: Any, input: Any, other: Any) -> Tensor:
 
 
 def eq(input: Tensor, other: Any) -> Tensor:
-    return _compare(np.equal, input, other)
+    return _compare("eq", np.equal, input, other)
 
 
 def ne(input: Tensor, other: Any) -> Tensor:
-    return _compare(np.not_equal, input, other)
+    return _compare("ne", np.not_equal, input, other)
 
 
 def lt(input: Tensor, other: Any) -> Tensor:
-    return _compare(np.less, input, other)
+    return _compare("lt", np.less, input, other)
 
 
 def le(input: Tensor, other: Any) -> Tensor:
-    return _compare(np.less_equal, input, other)
+    return _compare("le", np.less_equal, input, other)
 
 
 def gt(input: Tensor, other: Any) -> Tensor:
-    return _compare(np.greater, input, other)
+    return _compare("gt", np.greater, input, other)
 
 
 def ge(input: Tensor, other: Any) -> Tensor:
-    return _compare(np.greater_equal, input, other)
+    return _compare("ge", np.greater_equal, input, other)
 
 
+def greater(input: Tensor, other: Any) -> Tensor:
+    return _compare("greater", np.greater, input, other)
+
+
+def greater_equal(input: Tensor, other: Any) -> Tensor:
+    return _compare("greater_equal", np.greater_equal, input, other)
+
+
+def less(input: Tensor, other: Any) -> Tensor:
+    return _compare("less", np.less, input, other)
+
+
+def less_equal(input: Tensor, other: Any) -> Tensor:
+    return _compare("less_equal", np.less_equal, input, other)
+
+
+def not_equal(input: Tensor, other: Any) -> Tensor:
+    return _compare("not_equal", np.not_equal, input, other)
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    """True if both have the same shape and elements (nan is never equal)."""
+    if input._data.shape != other._data.shape:
+        return False
+    x, y = binary_arrays(input, other)
+    return bool(np.array_equal(x, y))
+
+
+def _check_same_dtype(input: Tensor, other: Tensor) -> None:
+    if input._data.dtype != other._data.dtype:
+        raise RuntimeError(
+            f"{_dtype_name(input._data.dtype)} did not match {_dtype_name(other._data.dtype)}"
+        )
+
+
+def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tensor:  # fmt: skip
+    """|input - other| <= atol + rtol * |other| elementwise; infinities are close when equal."""
+    _check_same_dtype(input, other)
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    x, y = input._data, other._data
+    try:
+        exactly = np.equal(x, y)
+    except ValueError:
+        raise broadcast_error(x.shape, y.shape) from None
+    if x.dtype.kind != "f":
+        # integers: compare in float64 so the difference cannot overflow
+        x, y = x.astype(np.float64), y.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        # inf - inf is nan here, and is settled by the exact comparison above
+        close = np.abs(x - y) <= atol + rtol * np.abs(y)
+    result = exactly | (close & np.isfinite(x) & np.isfinite(y))
+    if equal_nan:
+        result |= np.isnan(x) & np.isnan(y)
+    return _wrap(result)
+
+
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:  # fmt: skip
+    """True if isclose holds everywhere."""
+    return bool(np.all(isclose(input, other, rtol, atol, equal_nan)._data))
+
+
+# ----------------------------------------------------------- logical, bitwise
+def _check_other_tensor(name: str, other: Any) -> None:
+    if not isinstance(other, Tensor):
+        raise TypeError(
+            f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
+        )
+
+
+def _logical(name: str, ufunc: Any, input: Tensor, other: Tensor) -> Tensor:
+    _check_other_tensor(name, other)
+    try:
+        return _wrap(ufunc(input._data, other._data))
+    except ValueError:
+        raise broadcast_error(input._data.shape, other._data.shape) from None
+
+
+def logical_and(input: Tensor, other: Tensor) -> Tensor:
+    return _logical("logical_and", np.logical_and, input, other)
+
+
+def logical_or(input: Tensor, other: Tensor) -> Tensor:
+    return _logical("logical_or", np.logical_or, input, other)
+
+
+def logical_xor(input: Tensor, other: Tensor) -> Tensor:
+    return _logical("logical_xor", np.logical_xor, input, other)
+
+
+def logical_not(input: Tensor) -> Tensor:
+    return _wrap(np.logical_not(input._data))
+
+
+def _bitwise(name: str, ufunc: Any, input: Any, other: Any) -> Tensor:
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError(
+            f"{name}() expected at least one Tensor operand, got {type(input).__name__} and "
+            f"{type(other).__name__}"
+        )
+    input, other = scalar_value(input), scalar_value(other)
+    target = dtypes.result_type(input, other).numpy_dtype
+    if target.kind == "f":
+        raise _not_implemented(f"{name}_cpu", target)
+    x, y = _promoted_arrays(input, other)
+    try:
+        return _wrap(ufunc(x, y))
+    except ValueError:
+        raise broadcast_error(np.shape(x), np.shape(y)) from None
+
+
+def bitwise_and(input: Any, other: Any) -> Tensor:
+    """Bitwise AND of integer or bool tensors (logical AND for bool)."""
+    return _bitwise("bitwise_and", np.bitwise_and, input, other)
+
+
+def bitwise_or(input: Any, other: Any) -> Tensor:
+    return _bitwise("bitwise_or", np.bitwise_or, input, other)
+
+
+def bitwise_xor(input: Any, other: Any) -> Tensor:
+    return _bitwise("bitwise_xor", np.bitwise_xor, input, other)
+
+
+def bitwise_not(input: Tensor) -> Tensor:
+    """Bitwise NOT of an integer tensor; logical NOT of a bool tensor."""
+    array = input._data
+    if array.dtype.kind == "f":
+        raise _not_implemented("bitwise_not_cpu", array.dtype)
+    return _wrap(np.invert(array))
+
+
+# --------------------------------------------------------------------- casts
 class To(Function):
     _backward_name = "ToCopyBackward0"
 
     @staticmethod
     def forward(ctx, x, numpy_dtype, copy):
-        ctx.input_dtype = x.dtype
+        ctx.input_dtype = x._data.dtype
         return _wrap(x._data.astype(numpy_dtype, copy=copy))
 
     @staticmethod
@@ -166,22 +1314,42 @@ class To(Function):
         return to(grad_output, ctx.input_dtype), None, None
 
 
+def _check_device(device: Any) -> None:
+    if device is not None and str(device) != "cpu":
+        raise RuntimeError(f"lucid runs on the CPU only; got device '{device}'")
+
+
+def _cast_target(dtype: Any) -> np.dtype:
+    # A Python float type means float64 here (as in PyTorch), not the default dtype.
+    if dtype is builtins.float:
+        return np.dtype(np.float64)
+    return dtypes.to_numpy_dtype(dtype)
+
+
 def to(input: Tensor, *args: Any, dtype: Any = None, copy: bool = False,
-       non_blocking: bool = False, device: Any = None, memory_format: Any = None) -> Tensor:  # fmt: skip
-    """Cast to a dtype (device arguments other than 'cpu' are not supported)."""
+       non_blocking: bool = False, device: Any = None,
+       memory_format: Any = None) -> Tensor:  # fmt: skip
+    """Cast to a dtype, or to another tensor's dtype (only the 'cpu' device exists).
+
+    Accepts the forms to(dtype), to(device, dtype), to(other) and positional
+    `non_blocking, copy` flags after them, as PyTorch does.
+    """
+    flags = []
     for arg in args:
         if isinstance(arg, Tensor):
             dtype = arg.dtype
-        elif isinstance(arg, str) or arg is None:
-            if arg not in (None, "cpu"):
-                raise RuntimeError(f"lucid runs on the CPU only; got device '{arg}'")
         elif isinstance(arg, bool):
-            copy = copy
+            flags.append(arg)
+        elif isinstance(arg, str) or arg is None:
+            _check_device(arg)
         else:
             dtype = arg
+    if len(flags) > 1:
+        copy = flags[1]
+    _check_device(device)
     if dtype is None:
         return input.clone() if copy else input
-    target = dtypes.to_numpy_dtype(dtype)
+    target = _cast_target(dtype)
     if target == input._data.dtype and not copy:
         return input
     return To.apply(input, target, True)
@@ -209,6 +1377,231 @@ def contiguous(input: Tensor) -> Tensor:
     return Clone.apply(input)
 
 
-def zeros_like_grad(grad_output: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """A zero gradient of `shape` that stays in the graph of `grad_output` (for double backward)."""
-    return sum_to(grad_output * 0.0, shape)
+# ---------------------------------------------------------- in-place math ops
+class ExpInplace(Function):
+    _backward_name = "ExpBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.mark_dirty(x)
+        _write_inplace(x, np.exp(float_array(x)))
+        ctx.save_for_backward(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (result,) = ctx.saved_tensors
+        return grad_output * result
+
+
+def exp_(input: Tensor) -> Tensor:
+    return ExpInplace.apply(input)
+
+
+class SqrtInplace(Function):
+    _backward_name = "SqrtBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.mark_dirty(x)
+        _write_inplace(x, np.sqrt(float_array(x)))
+        ctx.save_for_backward(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (result,) = ctx.saved_tensors
+        return grad_output / (result * 2.0)
+
+
+def sqrt_(input: Tensor) -> Tensor:
+    return SqrtInplace.apply(input)
+
+
+class AbsInplace(Function):
+    _backward_name = "AbsBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        array = x._data
+        if array.dtype == np.bool_:
+            raise _not_implemented("abs_cpu", array.dtype)
+        ctx.mark_dirty(x)
+        if ctx.needs_input_grad[0]:
+            # The gradient needs the sign of the old values, which the write destroys.
+            ctx.save_for_backward(_wrap(_sign_array(array)))
+        np.abs(array, out=array)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (old_sign,) = ctx.saved_tensors
+        return grad_output * old_sign
+
+
+def abs_(input: Tensor) -> Tensor:
+    return AbsInplace.apply(input)
+
+
+# --------------------------------------------------------------- in-place fills
+class FillInplace(Function):
+    """Fill with a Python number: the result no longer depends on the old values."""
+
+    _backward_name = "FillBackward2"
+
+    @staticmethod
+    def forward(ctx, x, value):
+        ctx.mark_dirty(x)
+        x._data.fill(value)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return zeros_like_grad(grad_output, grad_output.shape), None
+
+
+class FillTensorInplace(Function):
+    """Fill with a 0-d tensor, which receives the sum of the gradient."""
+
+    _backward_name = "FillBackward3"
+
+    @staticmethod
+    def forward(ctx, x, value):
+        ctx.mark_dirty(x)
+        x._data[...] = value._data
+        ctx.value_dtype = value._data.dtype
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        from lucid.ops.reduction import sum
+
+        grad_value = None
+        if ctx.needs_input_grad[1]:
+            grad_value = to(sum(grad_output), ctx.value_dtype)
+        return zeros_like_grad(grad_output, grad_output.shape), grad_value
+
+
+def fill_(input: Tensor, value: Any) -> Tensor:
+    """Set every element to `value` (a number or a 0-d tensor)."""
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(
+                f"fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value.ndim} dimensions."
+            )
+        return FillTensorInplace.apply(input, value)
+    return FillInplace.apply(input, scalar_value(value))
+
+
+class ZeroInplace(Function):
+    _backward_name = "ZeroBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.mark_dirty(x)
+        x._data.fill(0)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return zeros_like_grad(grad_output, grad_output.shape)
+
+
+def zero_(input: Tensor) -> Tensor:
+    return ZeroInplace.apply(input)
+
+
+class CopyInplace(Function):
+    """Copy src (broadcast to self's shape, cast to self's dtype) into self."""
+
+    _backward_name = "lucid::autograd::CopyBackwards"
+
+    @staticmethod
+    def forward(ctx, x, src):
+        ctx.mark_dirty(x)
+        target = x._data
+        source = src._data if isinstance(src, Tensor) else np.asarray(src)
+        if source.shape != target.shape:
+            shape = broadcast_shapes(target.shape, source.shape)
+            if shape != target.shape:
+                raise RuntimeError(
+                    f"output with shape {list(target.shape)} doesn't match the broadcast shape "
+                    f"{list(shape)}"
+                )
+        ctx.src_shape = source.shape
+        ctx.src_dtype = source.dtype
+        np.copyto(target, source, casting="unsafe")
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_src = None
+        if ctx.needs_input_grad[1]:
+            # cast before reducing, so a wider src dtype also gets the wider sum
+            grad_src = sum_to(to(grad_output, ctx.src_dtype), ctx.src_shape)
+        return zeros_like_grad(grad_output, grad_output.shape), grad_src
+
+
+def copy_(input: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
+    """Copy the elements of `src` into `input`, broadcasting and casting as needed."""
+    if not isinstance(src, Tensor):
+        src = scalar_value(src)
+    return CopyInplace.apply(input, src)
+
+
+class UniformInplace(Function):
+    """Fill with uniform draws in [low, high): the result no longer depends on the old values."""
+
+    _backward_name = "UniformBackward0"
+
+    @staticmethod
+    def forward(ctx, x, low, high, generator):
+        ctx.mark_dirty(x)
+        draws = factories._rng(generator).random(x._data.shape, dtype=np.float64)
+        np.copyto(x._data, low + (high - low) * draws, casting="unsafe")
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return zeros_like_grad(grad_output, grad_output.shape), None, None, None
+
+
+def uniform_(input: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
+    """Fill with numbers drawn uniformly from [a, b)."""
+    if input._data.dtype.kind != "f":
+        raise _not_implemented("check_uniform_bounds", input._data.dtype)
+    a, b = scalar_value(a), scalar_value(b)
+    if a > b:
+        raise RuntimeError(
+            f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}"
+        )
+    return UniformInplace.apply(input, a, b, generator)
+
+
+class NormalInplace(Function):
+    """Fill with normal draws: the result no longer depends on the old values."""
+
+    _backward_name = "NormalBackward0"
+
+    @staticmethod
+    def forward(ctx, x, mean, std, generator):
+        ctx.mark_dirty(x)
+        draws = factories._rng(generator).standard_normal(x._data.shape, dtype=np.float64)
+        np.copyto(x._data, mean + std * draws, casting="unsafe")
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return zeros_like_grad(grad_output, grad_output.shape), None, None, None
+
+
+def normal_(input: Tensor, mean: float = 0.0, std: float = 1.0, *,
+            generator: Any = None) -> Tensor:  # fmt: skip
+    """Fill with numbers drawn from N(mean, std^2)."""
+    if input._data.dtype.kind != "f":
+        raise _not_implemented("normal_kernel_cpu", input._data.dtype)
+    mean, std = scalar_value(mean), scalar_value(std)
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    return NormalInplace.apply(input, mean, std, generator)

@@ -1,67 +1,1148 @@
 """Reductions: sum, mean, prod, var, std, max/min, amax/amin, argmax/argmin, logsumexp, norm,
-cumsum, cumprod, all, any."""
+dist, cumsum, cumprod, all, any, count_nonzero."""
 
 from __future__ import annotations
 
-from typing import Any
+import builtins
+import math
+import warnings
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from lucid import dtypes
 from lucid._tensor import Tensor, _normalize_dim, _wrap
-from lucid.autograd.function import Function
+from lucid.autograd.function import Function, once_differentiable
+from lucid.autograd.grad_mode import is_grad_enabled
 
-__all__ = ["sum"]
+# Module imports, not names: these families may import this one, and attribute lookups at
+# call time work whichever module finishes loading first.
+from lucid.ops import arithmetic as arithmetic_ops
+from lucid.ops import pointwise as pointwise_ops
+from lucid.ops import shape as shape_ops
+from lucid.ops._promote import binary_arrays, float_array
+from lucid.ops.broadcast import broadcast_error, sum_to
+
+__all__ = [
+    "sum", "mean", "prod", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin",
+    "logsumexp", "norm", "dist", "cumsum", "cumprod", "all", "any", "count_nonzero",
+]  # fmt: skip
+
+# PyTorch's names for dtypes in error messages.
+_SCALAR_TYPE_NAMES = {
+    np.dtype(np.float16): "Half",
+    np.dtype(np.float32): "Float",
+    np.dtype(np.float64): "Double",
+    np.dtype(np.int8): "Char",
+    np.dtype(np.int16): "Short",
+    np.dtype(np.int32): "Int",
+    np.dtype(np.int64): "Long",
+    np.dtype(np.uint8): "Byte",
+    np.dtype(np.bool_): "Bool",
+}
+
+_INT64 = np.dtype(np.int64)
+_FLOAT16 = np.dtype(np.float16)
+_FLOAT32 = np.dtype(np.float32)
+_FLOAT64 = np.dtype(np.float64)
+
+# (accumulator, result) dtypes of sum/prod/cumsum/cumprod when no dtype is given: PyTorch
+# returns int64 for integral and bool input, and accumulates half precision in float32.
+_ACCUMULATORS = {
+    np.dtype(np.bool_): (_INT64, _INT64),
+    np.dtype(np.uint8): (_INT64, _INT64),
+    np.dtype(np.int8): (_INT64, _INT64),
+    np.dtype(np.int16): (_INT64, _INT64),
+    np.dtype(np.int32): (_INT64, _INT64),
+    np.dtype(np.int64): (_INT64, _INT64),
+    _FLOAT16: (_FLOAT32, _FLOAT16),
+}
 
 
+# --------------------------------------------------------------------------------- helpers
 def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...] | None:
-    """`dim` (None, int or sequence) as a sorted tuple of non-negative dims; None means all."""
+    """`dim` (None, int or sequence) as a sorted tuple of non-negative dims; None means all.
+
+    A 0-d tensor accepts dim 0 and -1 but has no dim to reduce, so it gets ().
+    """
     if dim is None:
         return None
     if isinstance(dim, int):
-        return (_normalize_dim(dim, ndim),)
-    dims = tuple(sorted(_normalize_dim(d, ndim) for d in dim))
-    if len(set(dims)) != len(dims):
-        raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
-    return dims
+        dim = _normalize_dim(dim, ndim)
+        return (dim,) if ndim else ()
+    dims = []
+    for item in dim:
+        if not isinstance(item, int):
+            raise TypeError(
+                f"dim must be an int or a tuple of ints, but found an element of type "
+                f"{type(item).__name__}"
+            )
+        dims.append(_normalize_dim(item, ndim))
+    dims.sort()
+    for previous, current in zip(dims, dims[1:]):
+        if previous == current:
+            raise RuntimeError(f"dim {current} appears multiple times in the list of dims")
+    return tuple(dims) if ndim else ()
+
+
+def _keepdim_shape(shape: tuple[int, ...], dims: tuple[int, ...] | None) -> tuple[int, ...]:
+    if dims is None:
+        return (1,) * len(shape)
+    return tuple(1 if index in dims else size for index, size in enumerate(shape))
+
+
+def _reduced_shape(shape: tuple[int, ...], dims: tuple[int, ...] | None,
+                   keepdim: bool) -> tuple[int, ...]:  # fmt: skip
+    if keepdim:
+        return _keepdim_shape(shape, dims)
+    if dims is None:
+        return ()
+    return tuple(size for index, size in enumerate(shape) if index not in dims)
+
+
+def _reduced_count(shape: tuple[int, ...], dims: tuple[int, ...] | None) -> int:
+    """How many input elements feed each output element."""
+    if dims is None:
+        return math.prod(shape)
+    return math.prod(shape[index] for index in dims)
+
+
+def restore_reduced(grad: Tensor, shape: tuple[int, ...], dims: tuple[int, ...] | None,
+                    keepdim: bool) -> Tensor:  # fmt: skip
+    """A reduction's output (or its gradient) with the reduced dims back as size 1, so that it
+    broadcasts against the input of `shape`."""
+    if keepdim:
+        return grad
+    target = _keepdim_shape(shape, dims)
+    if grad._data.shape == target:
+        return grad
+    return shape_ops.reshape(grad, target)
 
 
 def expand_reduced(grad: Tensor, shape: tuple[int, ...], dims: tuple[int, ...] | None,
                    keepdim: bool) -> Tensor:  # fmt: skip
     """Broadcast a reduction's gradient back over the reduced dimensions of `shape`."""
-    from lucid.ops.shape import expand, reshape
-
-    if not keepdim and dims is not None and len(shape) > 0:
-        kept = [1 if i in dims else size for i, size in enumerate(shape)]
-        grad = reshape(grad, tuple(kept))
-    elif not keepdim and dims is None:
-        grad = reshape(grad, (1,) * len(shape))
-    return expand(grad, shape)
+    return shape_ops.expand(restore_reduced(grad, shape, dims, keepdim), shape)
 
 
+def _as_dtype(grad: Tensor, numpy_dtype: np.dtype | None) -> Tensor:
+    """The gradient in the input's dtype, for ops whose `dtype` argument changed the output's."""
+    if numpy_dtype is None or grad._data.dtype == numpy_dtype:
+        return grad
+    return pointwise_ops.to(grad, numpy_dtype)
+
+
+def _reciprocal(value: float) -> float:
+    # Python raises on 1 / 0; PyTorch divides by a zero count and gets inf.
+    return 1.0 / value if value else math.inf
+
+
+def _check_int_dim(name: str, dim: Any) -> None:
+    if not isinstance(dim, int):
+        raise TypeError(
+            f"{name}(): argument 'dim' (position 1) must be int, not {type(dim).__name__}"
+        )
+
+
+def _accumulate(reduce: Any, array: np.ndarray, axis: Any, keepdim: bool,
+                dtype: np.dtype | None) -> np.ndarray:  # fmt: skip
+    """`reduce(array)` (np.add.reduce, ...) in PyTorch's result dtype for sum-like ops."""
+    if dtype is not None:
+        return reduce(array, axis, dtype, None, keepdim)
+    accumulators = _ACCUMULATORS.get(array.dtype)
+    if accumulators is None:
+        return reduce(array, axis, None, None, keepdim)
+    accumulator, result = accumulators
+    return np.asarray(reduce(array, axis, accumulator, None, keepdim)).astype(result, copy=False)
+
+
+# ------------------------------------------------------------------------------------- sum
 class Sum(Function):
+    """Sum of every element."""
+
+    _backward_name = "SumBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dtype):
+        array = x._data
+        ctx.shape = array.shape
+        ctx.input_dtype = array.dtype if dtype is not None else None
+        return _wrap(_accumulate(np.add.reduce, array, None, False, dtype))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # d/dx sum(x) = 1 for every element
+        return _as_dtype(shape_ops.expand(grad_output, ctx.shape), ctx.input_dtype), None
+
+
+class SumDim(Function):
+    """Sum over some dims."""
+
     _backward_name = "SumBackward1"
 
     @staticmethod
     def forward(ctx, x, dims, keepdim, dtype):
-        ctx.shape = x._data.shape
+        array = x._data
+        ctx.shape = array.shape
         ctx.dims = dims
         ctx.keepdim = keepdim
-        array = x._data
-        if dtype is None and array.dtype.kind in "iub":
-            dtype = np.int64
-        axis = dims if dims is None else tuple(dims)
-        return _wrap(np.sum(array, axis=axis, keepdims=keepdim, dtype=dtype))
+        ctx.input_dtype = array.dtype if dtype is not None else None
+        return _wrap(_accumulate(np.add.reduce, array, dims, keepdim, dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
-        # d/dx sum(x) = 1 for every element that was summed
-        return expand_reduced(grad_output, ctx.shape, ctx.dims, ctx.keepdim), None, None, None
+        grad = expand_reduced(grad_output, ctx.shape, ctx.dims, ctx.keepdim)
+        return _as_dtype(grad, ctx.input_dtype), None, None, None
 
 
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-    """Sum over `dim` (all dims when None)."""
-    dims = normalize_dims(dim, input._data.ndim)
-    if dims == () and dim is not None and not isinstance(dim, int):
-        dims = None
-    return Sum.apply(input, dims, keepdim, dtypes.to_numpy_dtype(dtype))
+    """Sum over `dim` (an int or a tuple; all dims when None or empty)."""
+    if dtype is not None:
+        dtype = dtypes.to_numpy_dtype(dtype)
+    if dim is None and not keepdim:
+        return Sum.apply(input, dtype)
+    dims = normalize_dims(dim, input._data.ndim) or None
+    return SumDim.apply(input, dims, keepdim, dtype)
+
+
+# ------------------------------------------------------------------------------------ mean
+def _mean_array(array: np.ndarray, dims: tuple[int, ...] | None, keepdim: bool,
+                dtype: np.dtype | None) -> np.ndarray:  # fmt: skip
+    count = array.size if dims is None else _reduced_count(array.shape, dims)
+    if dtype is None and array.dtype == _FLOAT16:
+        total = np.add.reduce(array, dims, _FLOAT32, None, keepdim)
+        return np.asarray(total / count).astype(_FLOAT16)
+    return np.add.reduce(array, dims, dtype, None, keepdim) / count
+
+
+class Mean(Function):
+    """Mean of every element."""
+
+    _backward_name = "MeanBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dtype):
+        array = x._data
+        ctx.shape = array.shape
+        ctx.input_dtype = array.dtype if dtype is not None else None
+        return _wrap(_mean_array(array, None, False, dtype))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # d/dx mean(x) = 1/N for every element
+        grad = shape_ops.expand(grad_output / math.prod(ctx.shape), ctx.shape)
+        return _as_dtype(grad, ctx.input_dtype), None
+
+
+class MeanDim(Function):
+    """Mean over some dims."""
+
+    _backward_name = "MeanBackward1"
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim, dtype):
+        array = x._data
+        ctx.shape = array.shape
+        ctx.dims = dims
+        ctx.keepdim = keepdim
+        ctx.input_dtype = array.dtype if dtype is not None else None
+        return _wrap(_mean_array(array, dims, keepdim, dtype))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        count = _reduced_count(ctx.shape, ctx.dims)
+        grad = expand_reduced(grad_output / count, ctx.shape, ctx.dims, ctx.keepdim)
+        return _as_dtype(grad, ctx.input_dtype), None, None, None
+
+
+def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """Mean over `dim` (an int or a tuple; all dims when None or empty); float input only."""
+    if dtype is not None:
+        dtype = dtypes.to_numpy_dtype(dtype)
+        if dtype.kind != "f":
+            raise RuntimeError(
+                "mean(): could not infer output dtype. Optional dtype must be either a floating "
+                f"point or complex dtype. Got: {_SCALAR_TYPE_NAMES[dtype]}"
+            )
+    elif input._data.dtype.kind != "f":
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {_SCALAR_TYPE_NAMES[input._data.dtype]}"
+        )
+    if dim is None and not keepdim:
+        return Mean.apply(input, dtype)
+    dims = normalize_dims(dim, input._data.ndim) or None
+    return MeanDim.apply(input, dims, keepdim, dtype)
+
+
+# ------------------------------------------------------------------------------------ prod
+def _prod_forward(ctx, x, dims, keepdim, dtype):
+    array = x._data
+    ctx.shape = array.shape
+    ctx.dims = dims
+    ctx.keepdim = keepdim
+    ctx.input_dtype = array.dtype if dtype is not None else None
+    result = _wrap(_accumulate(np.multiply.reduce, array, dims, keepdim, dtype))
+    if ctx.needs_input_grad[0]:
+        ctx.has_zero = builtins.bool((array == 0).any())
+        ctx.save_for_backward(x, result)
+    return result
+
+
+def _prod_backward(ctx, grad_output):
+    x, result = ctx.saved_tensors
+    grad = restore_reduced(grad_output, ctx.shape, ctx.dims, ctx.keepdim)
+    if ctx.has_zero:
+        grad = grad * _product_of_others(x, ctx.dims)
+    else:
+        # d/dx_i prod(x) = prod(x) / x_i while no factor is zero
+        grad = grad * (restore_reduced(result, ctx.shape, ctx.dims, ctx.keepdim) / x)
+    return _as_dtype(grad, ctx.input_dtype)
+
+
+def _product_of_others(x: Tensor, dims: tuple[int, ...] | None) -> Tensor:
+    """prod(x) / x_i along `dims` without dividing, for inputs with zeros.
+
+    The product of the factors before x_i times the product of those after it, both exclusive
+    cumprods, so that its own derivative (prod's second derivative) is right at zeros too.
+    """
+    if dims is None:
+        flat = _product_of_others(shape_ops.reshape(x, (-1,)), (0,))
+        return shape_ops.reshape(flat, x._data.shape)
+    cat, flip, narrow = shape_ops.cat, shape_ops.flip, shape_ops.narrow
+    (dim,) = dims
+    size = x._data.shape[dim]
+    ones = _wrap(np.ones(_keepdim_shape(x._data.shape, dims), x._data.dtype))
+    before = cumprod(cat([ones, narrow(x, dim, 0, size - 1)], dim), dim)
+    reversed_after = cumprod(cat([ones, flip(narrow(x, dim, 1, size - 1), dim)], dim), dim)
+    return before * flip(reversed_after, dim)
+
+
+class Prod(Function):
+    """Product of every element."""
+
+    _backward_name = "ProdBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dtype):
+        return _prod_forward(ctx, x, None, False, dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return _prod_backward(ctx, grad_output), None
+
+
+class ProdDim(Function):
+    """Product along one dim."""
+
+    _backward_name = "ProdBackward1"
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim, dtype):
+        return _prod_forward(ctx, x, dims, keepdim, dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return _prod_backward(ctx, grad_output), None, None, None
+
+
+def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
+         dtype: Any = None) -> Tensor:  # fmt: skip
+    """Product of all elements, or along the single dim `dim`."""
+    if dtype is not None:
+        dtype = dtypes.to_numpy_dtype(dtype)
+    if dim is None:
+        return Prod.apply(input, dtype)
+    _check_int_dim("prod", dim)
+    dims = normalize_dims(dim, input._data.ndim) or None
+    return ProdDim.apply(input, dims, keepdim, dtype)
+
+
+# ------------------------------------------------------------------------------- var / std
+def _variance(array: np.ndarray, dims: tuple[int, ...] | None, dof: float,
+              keepdim: bool) -> np.ndarray:  # fmt: skip
+    # In float64, as PyTorch accumulates: std of ±1e30 in float32 is finite (var is not).
+    work = array.astype(_FLOAT64) if array.dtype != _FLOAT64 else array
+    count = _reduced_count(array.shape, dims)
+    centered = work - np.add.reduce(work, dims, None, None, True) / count
+    return np.add.reduce(centered * centered, dims, None, None, keepdim) / builtins.max(0, dof)
+
+
+def _variance_args(name: str, input: Tensor, dim: Any, unbiased: Any,
+                   correction: Any) -> tuple[tuple[int, ...] | None, float]:  # fmt: skip
+    """The dims and the degrees of freedom (N - correction) of var/std."""
+    if input._data.dtype.kind != "f":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    if isinstance(dim, bool):
+        # var(x, True) is var(x, unbiased=True)
+        if unbiased is not None:
+            raise TypeError(f"{name}(): argument 'dim' must be tuple of ints, not bool")
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments: unbiased and correction "
+            "cannot both be given"
+        )
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    dims = normalize_dims(dim, input._data.ndim) or None
+    dof = _reduced_count(input._data.shape, dims) - correction
+    if dof <= 0:
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+            "reduction factor (input numel divided by output numel).",
+            UserWarning,
+            stacklevel=3,
+        )
+    return dims, dof
+
+
+def _variance_backward(x: Tensor, grad: Tensor, dims: tuple[int, ...] | None,
+                       dof: float) -> Tensor:  # fmt: skip
+    """Gradient of var(x) over `dims`; `grad` keeps the reduced dims."""
+    x_mean = mean(x, dims, True)
+    if dims is None and dof <= 0:
+        # PyTorch's gradient when no degree of freedom is left: 2 / dof taken as +inf, and
+        # NaN (inf * 0) where x equals the mean
+        where = pointwise_ops.where
+        return where(pointwise_ops.eq(x, x_mean), grad * math.nan, grad * math.inf)
+    # d/dx var(x) = 2 (x - mean(x)) / (N - correction)
+    return (x - x_mean) * (grad * (2.0 * _reciprocal(dof)))
+
+
+class Var(Function):
+    _backward_name = "VarBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dims, dof, keepdim):
+        array = x._data
+        ctx.shape = array.shape
+        ctx.dims = dims
+        ctx.dof = dof
+        ctx.keepdim = keepdim
+        ctx.save_for_backward(x)
+        return _wrap(np.asarray(_variance(array, dims, dof, keepdim)).astype(array.dtype))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        grad = restore_reduced(grad_output, ctx.shape, ctx.dims, ctx.keepdim)
+        return _variance_backward(x, grad, ctx.dims, ctx.dof), None, None, None
+
+
+def var(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: Any = None) -> Tensor:  # fmt: skip
+    """Variance over `dim`, divided by N - correction (correction 1 unless `unbiased` is False)."""
+    dims, dof = _variance_args("var", input, dim, unbiased, correction)
+    return Var.apply(input, dims, dof, keepdim)
+
+
+class Std(Function):
+    _backward_name = "StdBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dims, dof, keepdim):
+        array = x._data
+        ctx.shape = array.shape
+        ctx.dims = dims
+        ctx.dof = dof
+        ctx.keepdim = keepdim
+        variance = _variance(array, dims, dof, keepdim)
+        result = _wrap(np.asarray(np.sqrt(variance)).astype(array.dtype))
+        ctx.save_for_backward(x, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, result = ctx.saved_tensors
+        grad = restore_reduced(grad_output, ctx.shape, ctx.dims, ctx.keepdim)
+        std = restore_reduced(result, ctx.shape, ctx.dims, ctx.keepdim)
+        # d std = d var / (2 std); PyTorch takes 0 where std is 0
+        grad_var = pointwise_ops.where(pointwise_ops.eq(std, 0.0), 0.0, grad / (std * 2.0))
+        return _variance_backward(x, grad_var, ctx.dims, ctx.dof), None, None, None
+
+
+def std(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: Any = None) -> Tensor:  # fmt: skip
+    """Standard deviation over `dim` (see `var` for `unbiased` and `correction`)."""
+    dims, dof = _variance_args("std", input, dim, unbiased, correction)
+    return Std.apply(input, dims, dof, keepdim)
+
+
+# ------------------------------------------------------------------------------- max / min
+class _ValuesIndices(NamedTuple):
+    values: Tensor
+    indices: Tensor
+
+    def __repr__(self) -> str:
+        return f"lucid.return_types.{self._op}(\nvalues={self.values!r},\nindices={self.indices!r})"
+
+
+class MaxResult(_ValuesIndices):
+    """(values, indices) of `max` along a dim, as torch.return_types.max."""
+
+    __slots__ = ()
+    _op = "max"
+
+
+class MinResult(_ValuesIndices):
+    """(values, indices) of `min` along a dim, as torch.return_types.min."""
+
+    __slots__ = ()
+    _op = "min"
+
+
+def _extreme_all_forward(ctx, x, ufunc):
+    array = x._data
+    value = ufunc.reduce(array, None)
+    if ctx.needs_input_grad[0]:
+        # Ties share the gradient evenly; a NaN result came from the NaNs, which get it.
+        mask = np.isnan(array) if np.isnan(value) else array == value
+        ctx.count = int(np.count_nonzero(mask))
+        ctx.save_for_backward(_wrap(mask))
+    return _wrap(value)
+
+
+def _extreme_all_backward(ctx, grad_output):
+    (mask,) = ctx.saved_tensors
+    return pointwise_ops.where(mask, grad_output / ctx.count, 0.0)
+
+
+def _extreme_dim_forward(ctx, x, dim, keepdim, arg_function):
+    array = x._data
+    indices = arg_function(array, dim, keepdims=True)
+    values = np.take_along_axis(array, indices, dim) if array.ndim else array.copy()
+    if ctx.needs_input_grad[0]:
+        ctx.shape = array.shape
+        ctx.dims = (dim,) if array.ndim else ()
+        ctx.keepdim = keepdim
+        # The whole gradient goes to the element the index names (the first of any ties).
+        selected = np.zeros(array.shape, np.bool_)
+        if array.ndim:
+            np.put_along_axis(selected, indices, True, dim)
+        else:
+            selected[()] = True
+        ctx.save_for_backward(_wrap(selected))
+    if not keepdim and array.ndim:
+        values = values.squeeze(dim)
+        indices = indices.squeeze(dim)
+    return _wrap(values), _wrap(indices.astype(_INT64, copy=False))
+
+
+def _extreme_dim_backward(ctx, grad_values):
+    (selected,) = ctx.saved_tensors
+    grad = restore_reduced(grad_values, ctx.shape, ctx.dims, ctx.keepdim)
+    return pointwise_ops.where(selected, grad, 0.0)
+
+
+class MaxAll(Function):
+    _backward_name = "MaxBackward1"
+
+    @staticmethod
+    def forward(ctx, x):
+        return _extreme_all_forward(ctx, x, np.maximum)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return _extreme_all_backward(ctx, grad_output)
+
+
+class MaxDim(Function):
+    _backward_name = "MaxBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim):
+        return _extreme_dim_forward(ctx, x, dim, keepdim, np.argmax)
+
+    @staticmethod
+    def backward(ctx, grad_values, grad_indices):
+        return _extreme_dim_backward(ctx, grad_values), None, None
+
+
+class MinAll(Function):
+    _backward_name = "MinBackward1"
+
+    @staticmethod
+    def forward(ctx, x):
+        return _extreme_all_forward(ctx, x, np.minimum)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return _extreme_all_backward(ctx, grad_output)
+
+
+class MinDim(Function):
+    _backward_name = "MinBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim):
+        return _extreme_dim_forward(ctx, x, dim, keepdim, np.argmin)
+
+    @staticmethod
+    def backward(ctx, grad_values, grad_indices):
+        return _extreme_dim_backward(ctx, grad_values), None, None
+
+
+def _check_reduction_dims(name: str, array: np.ndarray, dims: tuple[int, ...] | None,
+                          error: type[Exception] = RuntimeError) -> None:  # fmt: skip
+    """PyTorch's errors for max-like reductions (no identity) over empty dims."""
+    if dims is None:
+        if array.size == 0:
+            message = f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+            if error is RuntimeError:
+                message += " Specify the reduction dim with the 'dim' argument."
+            raise error(message)
+        return
+    for dim in dims:
+        if array.shape[dim] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+
+
+def _extreme(name: str, all_function: Any, dim_function: Any, result_type: Any, input: Tensor,
+             dim: Any, keepdim: bool) -> Any:  # fmt: skip
+    array = input._data
+    if dim is None:
+        _check_reduction_dims(name, array, None)
+        return all_function.apply(input)
+    _check_int_dim(name, dim)
+    dim = _normalize_dim(dim, array.ndim)
+    if array.ndim:
+        _check_reduction_dims(name, array, (dim,))
+    return result_type(*dim_function.apply(input, dim, keepdim))
+
+
+def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    """Largest element; along `dim`, a (values, indices) named tuple; with a tensor, `maximum`."""
+    if isinstance(dim, Tensor):
+        return arithmetic_ops.maximum(input, dim)
+    return _extreme("max", MaxAll, MaxDim, MaxResult, input, dim, keepdim)
+
+
+def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    """Smallest element; along `dim`, a (values, indices) named tuple; with a tensor, `minimum`."""
+    if isinstance(dim, Tensor):
+        return arithmetic_ops.minimum(input, dim)
+    return _extreme("min", MinAll, MinDim, MinResult, input, dim, keepdim)
+
+
+# ----------------------------------------------------------------------------- amax / amin
+def _amax_forward(ctx, x, dims, keepdim, ufunc):
+    array = x._data
+    result = ufunc.reduce(array, dims, None, None, True)
+    if ctx.needs_input_grad[0]:
+        ctx.shape = array.shape
+        ctx.dims = dims
+        ctx.keepdim = keepdim
+        # Ties share the gradient evenly. A slice holding NaN matches nothing: 0 / 0 makes its
+        # whole gradient NaN, as in PyTorch.
+        mask = (array == result).astype(array.dtype)
+        ctx.save_for_backward(_wrap(mask / np.add.reduce(mask, dims, None, None, True)))
+    if not keepdim:
+        result = result.reshape(_reduced_shape(array.shape, dims, False))
+    return _wrap(result)
+
+
+def _amax_backward(ctx, grad_output):
+    (weights,) = ctx.saved_tensors
+    return restore_reduced(grad_output, ctx.shape, ctx.dims, ctx.keepdim) * weights
+
+
+class Amax(Function):
+    _backward_name = "AmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        return _amax_forward(ctx, x, dims, keepdim, np.maximum)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return _amax_backward(ctx, grad_output), None, None
+
+
+class Amin(Function):
+    _backward_name = "AminBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        return _amax_forward(ctx, x, dims, keepdim, np.minimum)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return _amax_backward(ctx, grad_output), None, None
+
+
+def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """Largest value over `dim` (all dims when empty); ties share the gradient evenly."""
+    dims = normalize_dims(dim, input._data.ndim) or None
+    _check_reduction_dims("amax", input._data, dims)
+    return Amax.apply(input, dims, keepdim)
+
+
+def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """Smallest value over `dim` (all dims when empty); ties share the gradient evenly."""
+    dims = normalize_dims(dim, input._data.ndim) or None
+    _check_reduction_dims("amin", input._data, dims)
+    return Amin.apply(input, dims, keepdim)
+
+
+# ------------------------------------------------------------------------- argmax / argmin
+def _arg_extreme(name: str, function: Any, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    array = input._data
+    if array.dtype == np.bool_:
+        raise RuntimeError(f"{name}(): does not support bool input")
+    if dim is None:
+        _check_reduction_dims(name, array, None, IndexError)
+        index = np.asarray(function(array), _INT64)
+        return _wrap(index.reshape((1,) * array.ndim) if keepdim else index)
+    _check_int_dim(name, dim)
+    dim = _normalize_dim(dim, array.ndim)
+    if array.ndim:
+        _check_reduction_dims(name, array, (dim,))
+    return _wrap(np.asarray(function(array, dim, keepdims=keepdim), _INT64))
+
+
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the largest element (of the flattened input when `dim` is None)."""
+    return _arg_extreme("argmax", np.argmax, input, dim, keepdim)
+
+
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the smallest element (of the flattened input when `dim` is None)."""
+    return _arg_extreme("argmin", np.argmin, input, dim, keepdim)
+
+
+# ------------------------------------------------------------------------------- logsumexp
+class Logsumexp(Function):
+    _backward_name = "LogsumexpBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        array = float_array(x)
+        ctx.shape = array.shape
+        ctx.dims = dims
+        ctx.keepdim = keepdim
+        # Subtract the max so large inputs don't overflow; an infinite max is replaced by 0 so
+        # that rows of -inf give log(0) = -inf rather than -inf - -inf = NaN.
+        peak = np.maximum.reduce(array, dims, None, None, True, -np.inf)
+        peak = np.where(np.isfinite(peak), peak, 0).astype(array.dtype, copy=False)
+        total = np.add.reduce(np.exp(array - peak), dims, None, None, True)
+        result = np.log(total) + peak
+        if not keepdim:
+            result = result.reshape(_reduced_shape(array.shape, dims, False))
+        result = _wrap(result)
+        ctx.save_for_backward(x, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, result = ctx.saved_tensors
+        grad = restore_reduced(grad_output, ctx.shape, ctx.dims, ctx.keepdim)
+        result = restore_reduced(result, ctx.shape, ctx.dims, ctx.keepdim)
+        # d/dx logsumexp(x) = softmax(x) = exp(x - logsumexp(x))
+        return grad * pointwise_ops.exp(x - result), None, None
+
+
+def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
+    """log(sum(exp(input))) over `dim`, computed without overflow."""
+    if dim is None:
+        raise TypeError(
+            "logsumexp(): argument 'dim' (position 1) must be tuple of ints, not NoneType"
+        )
+    dims = normalize_dims(dim, input._data.ndim) or None
+    return Logsumexp.apply(input, dims, keepdim)
+
+
+# ------------------------------------------------------------------------------------ norm
+def _vector_norm_array(array: np.ndarray, ord: Any, dims: tuple[int, ...] | None) -> np.ndarray:
+    """The `ord`-norm of `array` over `dims`, keeping the reduced dims."""
+    if ord == 2:
+        return np.sqrt(np.add.reduce(array * array, dims, None, None, True))
+    if ord == 0:
+        return np.add.reduce(array != 0, dims, array.dtype, None, True)
+    magnitude = np.abs(array)
+    if ord == 1:
+        return np.add.reduce(magnitude, dims, None, None, True)
+    if ord == math.inf:
+        return np.maximum.reduce(magnitude, dims, None, None, True)
+    if ord == -math.inf:
+        return np.minimum.reduce(magnitude, dims, None, None, True)
+    return np.add.reduce(magnitude**ord, dims, None, None, True) ** (1.0 / ord)
+
+
+def _vector_norm_constants(array: np.ndarray, norm: np.ndarray, ord: Any,
+                           dims: tuple[int, ...] | None) -> tuple[Any, Any]:  # fmt: skip
+    """sign(x) and, for the inf-norms, how the gradient splits between the extreme elements."""
+    if ord in (0, 2):
+        return None, None
+    # PyTorch's sign of NaN is 0
+    sign = (array > 0).astype(array.dtype) - (array < 0).astype(array.dtype)
+    if not math.isinf(ord):
+        return _wrap(sign), None
+    # Ties share the gradient evenly; NaN elements take part, as in PyTorch.
+    magnitude = np.abs(array)
+    mask = ((magnitude == norm) | np.isnan(magnitude)).astype(array.dtype)
+    weights = sign * mask / np.add.reduce(mask, dims, None, None, True)
+    return None, _wrap(weights)
+
+
+def _vector_norm_backward(x: Tensor, norm: Tensor, grad: Tensor, ord: Any, sign: Any,
+                          weights: Any) -> Tensor | None:  # fmt: skip
+    """Gradient of the `ord`-norm; `norm` and `grad` keep the reduced dims."""
+    where, eq = pointwise_ops.where, pointwise_ops.eq
+    if ord == 0:
+        return None
+    if ord == 1:
+        # d/dx sum |x| = sign(x)
+        return grad * sign
+    if math.isinf(ord):
+        return grad * weights
+    if ord == 2:
+        # d/dx ||x|| = x / ||x||, taken as 0 at the zero vector as PyTorch does
+        return x * where(eq(norm, 0.0), 0.0, grad / norm)
+    # d/dx ||x||_p = sign(x) |x|^(p-1) / ||x||^(p-1); |x| is written through x so that it can
+    # be differentiated again
+    magnitude = x * sign
+    if ord < 1:
+        scaled = where(eq(x, 0.0), 0.0, sign * magnitude ** (ord - 1))
+        return scaled * grad * norm ** (1 - ord)
+    scale = where(eq(norm, 0.0), 0.0, grad / norm ** (ord - 1))
+    if ord < 2:
+        return sign * magnitude ** (ord - 1) * scale
+    return x * magnitude ** (ord - 2) * scale
+
+
+class LinalgVectorNorm(Function):
+    _backward_name = "LinalgVectorNormBackward0"
+
+    @staticmethod
+    def forward(ctx, x, ord, dims, keepdim):
+        array = x._data
+        norm = _vector_norm_array(array, ord, dims)
+        result = norm if keepdim else norm.reshape(_reduced_shape(array.shape, dims, False))
+        result = _wrap(result)
+        if ctx.needs_input_grad[0]:
+            ctx.shape = array.shape
+            ctx.dims = dims
+            ctx.ord = ord
+            ctx.keepdim = keepdim
+            sign, weights = _vector_norm_constants(array, norm, ord, dims)
+            ctx.save_for_backward(x, result, sign, weights)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, result, sign, weights = ctx.saved_tensors
+        grad = restore_reduced(grad_output, ctx.shape, ctx.dims, ctx.keepdim)
+        norm = restore_reduced(result, ctx.shape, ctx.dims, ctx.keepdim)
+        return _vector_norm_backward(x, norm, grad, ctx.ord, sign, weights), None, None, None
+
+
+def _check_norm_input(input: Tensor, dtype: Any, name: str) -> Tensor:
+    array_dtype = input._data.dtype
+    if array_dtype.kind != "f":
+        raise RuntimeError(
+            f"{name}: Expected a floating point or complex tensor as input. Got "
+            f"{_SCALAR_TYPE_NAMES[array_dtype]}"
+        )
+    if dtype is None:
+        return input
+    target = dtypes.to_numpy_dtype(dtype)
+    if target.kind != "f":
+        raise RuntimeError(
+            f"{name}: dtype should be floating point or complex, but got "
+            f"{_SCALAR_TYPE_NAMES[target]}"
+        )
+    if target.itemsize < array_dtype.itemsize:
+        raise RuntimeError(
+            f"{name}: the dtype of the input ({_SCALAR_TYPE_NAMES[array_dtype]}) should be "
+            f"convertible without narrowing to the specified dtype ({_SCALAR_TYPE_NAMES[target]})"
+        )
+    return pointwise_ops.to(input, target)
+
+
+def _vector_norm(input: Tensor, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Tensor:
+    input = _check_norm_input(input, dtype, "linalg.vector_norm")
+    array = input._data
+    dims = normalize_dims(dim, array.ndim) or None
+    if math.isinf(ord):
+        # max/min of |x| has no identity to give for an empty reduction
+        name = "inf" if ord > 0 else "-inf"
+        if dims is None and array.size == 0:
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {name} norm on an empty tensor because "
+                "the operation does not have an identity"
+            )
+        for given in [dim] if isinstance(dim, int) else dim or ():
+            if array.shape[_normalize_dim(given, array.ndim)] == 0:
+                raise RuntimeError(
+                    f"linalg.vector_norm cannot compute the {name} norm on the dimension "
+                    f"{given}because this dimension is empty and the operation does not have "
+                    "an identity"
+                )
+    return LinalgVectorNorm.apply(input, ord, dims, keepdim)
+
+
+class NuclearNorm(Function):
+    """Sum of the singular values over two dims (PyTorch builds it from svdvals and a sum)."""
+
+    _backward_name = "SumBackward1"
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        matrices = np.moveaxis(x._data, dims, (-2, -1))
+        u, singular_values, vh = np.linalg.svd(matrices, full_matrices=False)
+        result = np.add.reduce(singular_values, -1)
+        if keepdim:
+            result = np.expand_dims(result, dims)
+        if ctx.needs_input_grad[0]:
+            ctx.shape = x._data.shape
+            ctx.dims = dims
+            ctx.keepdim = keepdim
+            # d/dA sum(svdvals(A)) = U V^T for A of full rank
+            ctx.save_for_backward(_wrap(np.moveaxis(u @ vh, (-2, -1), dims)))
+        return _wrap(result)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_output):
+        (direction,) = ctx.saved_tensors
+        return (
+            restore_reduced(grad_output, ctx.shape, ctx.dims, ctx.keepdim) * direction,
+            None,
+            None,
+        )
+
+
+def _matrix_norm(input: Tensor, ord: str, dim: Any, keepdim: bool, dtype: Any) -> Tensor:
+    ndim = input._data.ndim
+    if ndim < 2:
+        raise RuntimeError(
+            "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."
+        )
+    if ord not in ("fro", "nuc"):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    given = list(range(ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    if len(given) != 2:
+        raise RuntimeError(
+            f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, given))}"
+        )
+    dims = tuple(_normalize_dim(d, ndim) for d in given)
+    if dims[0] == dims[1]:
+        raise RuntimeError(
+            f"linalg.matrix_norm: dims must be different. Got ({dims[0]}, {dims[1]})"
+        )
+    input = _check_norm_input(input, dtype, "linalg.matrix_norm")
+    return NuclearNorm.apply(input, dims, keepdim)
+
+
+def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
+         dtype: Any = None) -> Tensor:  # fmt: skip
+    """The p-norm over `dim` (a vector norm of all elements when None); p may be a number,
+    'fro' or 'nuc' (over exactly two dims)."""
+    if isinstance(p, str):
+        if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
+            return _vector_norm(input, 2, dim, keepdim, dtype)
+        return _matrix_norm(input, p, dim, keepdim, dtype)
+    return _vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype)
+
+
+class Dist(Function):
+    _backward_name = "DistBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, ord):
+        x, y = binary_arrays(a, b)
+        try:
+            difference = x - y
+        except ValueError:
+            raise broadcast_error(a._data.shape, b._data.shape) from None
+        norm = _vector_norm_array(difference, ord, None)
+        result = _wrap(norm.reshape(()))
+        if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
+            ctx.ord = ord
+            sign, weights = _vector_norm_constants(difference, norm, ord, None)
+            ctx.save_for_backward(a, b, result, sign, weights)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, b, result, sign, weights = ctx.saved_tensors
+        grad = _vector_norm_backward(a - b, result, grad_output, ctx.ord, sign, weights)
+        if grad is None:
+            return None, None, None
+        grad_a = sum_to(grad, a.shape) if ctx.needs_input_grad[0] else None
+        grad_b = sum_to(-grad, b.shape) if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b, None
+
+
+def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:
+    """The p-norm of input - other (broadcasting)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(
+            f"dist(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
+        )
+    if input._data.dtype.kind != "f" or other._data.dtype.kind != "f":
+        raise RuntimeError("dist only supports floating-point dtypes")
+    return Dist.apply(input, other, p)
+
+
+# ---------------------------------------------------------------------- cumsum / cumprod
+def _accumulate_along(ufunc: Any, array: np.ndarray, dim: int, dtype: np.dtype | None) -> Any:
+    """ufunc.accumulate along `dim` in PyTorch's result dtype; a 0-d array is its own result."""
+    if dtype is None:
+        accumulators = _ACCUMULATORS.get(array.dtype)
+        dtype = accumulators[1] if accumulators is not None else None
+    if array.ndim == 0:
+        return array.astype(dtype or array.dtype)
+    return ufunc.accumulate(array, dim, dtype)
+
+
+class ReverseCumsum(Function):
+    """Sums from the end of `dim`: the backward of cumsum (and cumsum is its backward)."""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        array = x._data
+        if array.ndim == 0:
+            return _wrap(array.copy())
+        return _wrap(np.flip(np.add.accumulate(np.flip(array, dim), dim), dim).copy())
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return cumsum(grad_output, ctx.dim), None
+
+
+class Cumsum(Function):
+    _backward_name = "CumsumBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, dtype):
+        array = x._data
+        ctx.dim = dim
+        ctx.input_dtype = array.dtype if dtype is not None else None
+        return _wrap(_accumulate_along(np.add, array, dim, dtype))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # each x_i appears in every later partial sum
+        return _as_dtype(ReverseCumsum.apply(grad_output, ctx.dim), ctx.input_dtype), None, None
+
+
+def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Running sums along `dim`."""
+    _check_int_dim("cumsum", dim)
+    dim = _normalize_dim(dim, input._data.ndim)
+    return Cumsum.apply(input, dim, dtypes.to_numpy_dtype(dtype))
+
+
+class Cumprod(Function):
+    _backward_name = "CumprodBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, dtype):
+        array = x._data
+        ctx.dim = dim
+        ctx.input_dtype = array.dtype if dtype is not None else None
+        result = _wrap(_accumulate_along(np.multiply, array, dim, dtype))
+        if ctx.needs_input_grad[0]:
+            ctx.save_for_backward(x, result, *_cumprod_zero_masks(array, dim))
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, result, before, first, stretch = ctx.saved_tensors
+        dim = ctx.dim
+        if x._data.ndim == 0 or x._data.shape[dim] == 1:
+            return _as_dtype(grad_output, ctx.input_dtype), None, None
+        if before is None:
+            # d/dx_i of y_k = prod_{j<=k} x_j is y_k / x_i for every k >= i
+            grad = ReverseCumsum.apply(grad_output * result, dim) / x
+            return _as_dtype(grad, ctx.input_dtype), None, None
+        if is_grad_enabled():
+            # create_graph: the masked form below is right in value but not in its own
+            # derivative at the zeros, so take the O(n^2) form that is (as PyTorch does).
+            grad = _cumprod_backward_by_rows(x, grad_output, dim)
+        else:
+            grad = _cumprod_backward_masked(x, result, grad_output, dim, before, first, stretch)
+        return _as_dtype(grad, ctx.input_dtype), None, None
+
+
+def _cumprod_zero_masks(array: np.ndarray, dim: int) -> tuple[Tensor | None, ...]:
+    """Along `dim`: the entries before the first zero, the first zero, and the entries between
+    it and the next zero; all None when `array` has no zero."""
+    is_zero = array.reshape(array.shape or (1,)) == 0
+    if not is_zero.any():
+        return None, None, None
+    zeros_so_far = np.add.accumulate(is_zero, dim, _INT64)
+    first = is_zero & (zeros_so_far == 1)
+    stretch = ~is_zero & (zeros_so_far == 1)
+    masks = (zeros_so_far == 0, first, stretch)
+    return tuple(_wrap(mask.reshape(array.shape)) for mask in masks)
+
+
+def _cumprod_backward_masked(x: Tensor, result: Tensor, grad_output: Tensor, dim: int,
+                             before: Tensor, first: Tensor, stretch: Tensor) -> Tensor:  # fmt: skip
+    """cumprod's gradient when `x` holds zeros; every term is masked to where it is nonzero in
+    exact arithmetic, so that inf * 0 from other entries cannot turn it into NaN."""
+    where = pointwise_ops.where
+    # Before the first zero the x_i are nonzero and reverse_cumsum(g * y) / x_i holds; the
+    # terms from the zero on hold that zero as a factor.
+    weighted = where(before, grad_output * result, 0.0)
+    grad_before = ReverseCumsum.apply(weighted, dim) / where(before, x, 1.0)
+    # At the first zero z: y_{z-1} * sum_{z <= k < next zero} g_k prod_{z < j <= k} x_j.
+    partial_products = cumprod(where(stretch, x, 1.0), dim)
+    grad_in_reach = where(first, grad_output, where(stretch, grad_output, 0.0))
+    reach = sum(partial_products * grad_in_reach, dim, True)
+    size = x._data.shape[dim]
+    ones = _wrap(np.ones(_keepdim_shape(x._data.shape, (dim,)), result._data.dtype))
+    previous = shape_ops.cat([ones, shape_ops.narrow(result, dim, 0, size - 1)], dim)
+    # After the first zero, every y_k holds it as another factor: the gradient is 0.
+    return where(before, grad_before, 0.0) + where(first, reach * previous, 0.0)
+
+
+def _cumprod_backward_by_rows(x: Tensor, grad_output: Tensor, dim: int) -> Tensor:
+    """cumprod's gradient sum_{k>=i} g_k prod_{j<=k, j!=i} x_j, from one cumprod per i."""
+    where, transpose = pointwise_ops.where, shape_ops.transpose
+    size = x._data.shape[dim]
+    x_last = shape_ops.unsqueeze(transpose(x, dim, -1), -2)
+    grad_last = shape_ops.unsqueeze(transpose(grad_output, dim, -1), -2)
+    # products[..., i, k] = prod_{j<=k, j!=i} x_j: row i is the cumprod with x_i set to 1
+    products = cumprod(where(_wrap(np.eye(size, dtype=np.bool_)), 1.0, x_last), -1)
+    later = _wrap(np.triu(np.ones((size, size), np.bool_)))
+    grad = sum(where(later, products * grad_last, 0.0), -1)
+    return transpose(grad, dim, -1)
+
+
+def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Running products along `dim`."""
+    _check_int_dim("cumprod", dim)
+    dim = _normalize_dim(dim, input._data.ndim)
+    return Cumprod.apply(input, dim, dtypes.to_numpy_dtype(dtype))
+
+
+# ----------------------------------------------------------------- all / any / count_nonzero
+def _logical_reduction(function: Any, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    array = input._data
+    # An empty dim list reduces nothing here, unlike sum, as in PyTorch.
+    axis = None if dim is None else normalize_dims(dim, array.ndim)
+    result = np.asarray(function(array, axis, keepdims=keepdim))
+    # PyTorch keeps uint8 for uint8 input and returns bool otherwise.
+    return _wrap(result.astype(np.uint8) if array.dtype == np.uint8 else result)
+
+
+def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """Whether every element over `dim` is nonzero."""
+    return _logical_reduction(np.all, input, dim, keepdim)
+
+
+def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """Whether some element over `dim` is nonzero."""
+    return _logical_reduction(np.any, input, dim, keepdim)
+
+
+def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
+    """How many elements over `dim` are nonzero (int64)."""
+    array = input._data
+    axis = normalize_dims(dim, array.ndim) or None
+    return _wrap(np.asarray(np.count_nonzero(array, axis), _INT64))

@@ -3,36 +3,71 @@ cat, stack, split, chunk, unbind, narrow, flip, roll, tril, triu."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from lucid._tensor import Tensor, _normalize_dim, _wrap
+from lucid import dtypes
+from lucid._tensor import _TYPE_NAMES, Tensor, _normalize_dim, _wrap
 from lucid.autograd.function import Function
 
-__all__ = ["reshape", "view", "unsqueeze", "transpose", "t", "numpy_T", "expand", "permute"]
+__all__ = [
+    "reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose", "swapaxes",
+    "swapdims", "t", "permute", "numpy_T", "movedim", "moveaxis", "expand", "broadcast_to",
+    "repeat", "tile", "cat", "concat", "concatenate", "stack", "split", "chunk", "unbind",
+    "narrow", "flip", "roll", "tril", "triu",
+]  # fmt: skip
 
 
+def _dims_tuple(dims: Any, ndim: int) -> tuple[int, ...]:
+    """`dims` (an int or a sequence) normalised against `ndim`, rejecting repeats."""
+    if isinstance(dims, int):
+        return (_normalize_dim(dims, ndim),)
+    result = tuple(_normalize_dim(d, ndim) for d in dims)
+    if len(set(result)) != len(result):
+        seen = set()
+        for d in result:
+            if d in seen:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+            seen.add(d)
+    return result
+
+
+# ------------------------------------------------------------------- reshape
 def _infer_shape(shape: tuple, numel: int) -> tuple[int, ...]:
-    shape = tuple(int(s) for s in shape)
-    if shape.count(-1) > 1:
-        raise RuntimeError("only one dimension can be inferred")
+    """`shape` with its one -1 resolved, checked against `numel` with PyTorch's messages."""
+    if -1 not in shape and math.prod(shape) == numel and (not shape or min(shape) >= 0):
+        return shape
+    inferred = -1
     known = 1
-    for size in shape:
-        if size != -1:
-            if size < 0:
-                raise RuntimeError(f"invalid shape dimension {size}")
+    for position, size in enumerate(shape):
+        if size == -1:
+            if inferred >= 0:
+                raise RuntimeError("only one dimension can be inferred")
+            inferred = position
+        elif size < 0:
+            raise RuntimeError(
+                f"invalid shape dimension {size} at index {position} of shape {list(shape)}"
+            )
+        else:
             known *= size
-    if -1 in shape:
-        if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        shape = tuple(numel // known if s == -1 else s for s in shape)
-    elif known != numel:
+    if inferred < 0:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-    return shape
+    if known == 0:
+        if numel == 0:
+            raise RuntimeError(
+                f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                "unspecified dimension size -1 can be any value and is ambiguous"
+            )
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    if numel % known:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape[:inferred] + (numel // known,) + shape[inferred + 1 :]
 
 
-class Reshape(Function):
+class View(Function):
     _backward_name = "ViewBackward0"
 
     @staticmethod
@@ -42,28 +77,107 @@ class Reshape(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return reshape(grad_output, ctx.input_shape), None
+        return View.apply(grad_output, ctx.input_shape), None
 
 
-def reshape(input: Tensor, shape: Any) -> Tensor:
-    shape = _infer_shape(tuple(shape), input._data.size)
-    if shape == input._data.shape:
-        return Reshape.apply(input, shape)
-    return Reshape.apply(input, shape)
+class UnsafeView(View):
+    """A reshape whose layout needed a copy (PyTorch reshapes a clone then views it)."""
+
+    _backward_name = "UnsafeViewBackward0"
 
 
-def view(input: Tensor, shape: Any) -> Tensor:
-    """Like reshape, but never copies: a layout that cannot be viewed is an error."""
-    shape = _infer_shape(tuple(shape), input._data.size)
-    probe = input._data.view()
+def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
+    """A tensor with the same data and `shape`: a view when the layout allows, else a copy."""
+    array = input._data
+    shape = _infer_shape(tuple(shape), array.size)
+    if array.flags.c_contiguous:
+        return View.apply(input, shape)
     try:
-        probe.shape = shape
-    except AttributeError:
+        array.reshape(shape, copy=False)
+    except ValueError:
+        return UnsafeView.apply(input, shape)
+    return View.apply(input, shape)
+
+
+def view(input: Tensor, shape: Sequence[int]) -> Tensor:
+    """Like reshape, but never copies: a layout that cannot be viewed is an error."""
+    array = input._data
+    shape = _infer_shape(tuple(shape), array.size)
+    if not array.flags.c_contiguous:
+        try:
+            array.reshape(shape, copy=False)
+        except ValueError:
+            raise RuntimeError(
+                "view size is not compatible with input tensor's size and stride (at least one "
+                "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+            ) from None
+    return View.apply(input, shape)
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Merge dimensions `start_dim` to `end_dim` into one."""
+    shape = input._data.shape
+    if not shape:
+        return reshape(input, (1,))
+    start = _normalize_dim(start_dim, len(shape))
+    end = _normalize_dim(end_dim, len(shape))
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return input
+    merged = math.prod(shape[start : end + 1])
+    return reshape(input, shape[:start] + (merged,) + shape[end + 1 :])
+
+
+def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    """Split dimension `dim` into `sizes` (one entry may be -1)."""
+    shape = input._data.shape
+    dim = _normalize_dim(dim, len(shape))
+    sizes = tuple(sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    if -1 not in sizes and math.prod(sizes) != shape[dim]:
         raise RuntimeError(
-            "view size is not compatible with input tensor's size and stride (at least one "
-            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
-        ) from None
-    return Reshape.apply(input, shape)
+            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim "
+            f"{dim} ({shape[dim]}) in the input tensor"
+        )
+    sizes = _infer_shape(sizes, shape[dim])
+    return view(input, shape[:dim] + sizes + shape[dim + 1 :])
+
+
+# ------------------------------------------------------------ squeeze family
+class Squeeze(Function):
+    _backward_name = "SqueezeBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.input_shape = x._data.shape
+        return _wrap(x._data.squeeze(dims))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return View.apply(grad_output, ctx.input_shape), None
+
+
+class SqueezeDim(Squeeze):
+    _backward_name = "SqueezeBackward1"
+
+
+class SqueezeDims(Squeeze):
+    _backward_name = "SqueezeBackward2"
+
+
+def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
+    """Remove dimensions of size 1 (all of them, or those among `dim`)."""
+    shape = input._data.shape
+    if dim is None:
+        return Squeeze.apply(input, tuple(i for i, size in enumerate(shape) if size == 1))
+    if isinstance(dim, int):
+        dim = _normalize_dim(dim, len(shape))
+        dims = (dim,) if shape and shape[dim] == 1 else ()
+        return SqueezeDim.apply(input, dims)
+    dims = _dims_tuple(dim, len(shape))
+    return SqueezeDims.apply(input, tuple(d for d in dims if shape and shape[d] == 1))
 
 
 class Unsqueeze(Function):
@@ -71,44 +185,64 @@ class Unsqueeze(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        ctx.dim = dim
-        return _wrap(np.expand_dims(x._data, dim))
+        shape = x._data.shape
+        ctx.input_shape = shape
+        return _wrap(x._data.reshape(shape[:dim] + (1,) + shape[dim:]))
 
     @staticmethod
     def backward(ctx, grad_output):
-        return reshape(grad_output, tuple(s for i, s in enumerate(grad_output.shape)
-                                          if i != ctx.dim)), None  # fmt: skip
+        return View.apply(grad_output, ctx.input_shape), None
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    """Insert a dimension of size 1 at `dim`."""
     return Unsqueeze.apply(input, _normalize_dim(dim, input._data.ndim + 1))
 
 
+# ---------------------------------------------------------- transpose family
 class Transpose(Function):
     _backward_name = "TransposeBackward0"
 
     @staticmethod
     def forward(ctx, x, dim0, dim1):
         ctx.dims = (dim0, dim1)
-        return _wrap(np.swapaxes(x._data, dim0, dim1))
+        if dim0 == dim1:
+            return _wrap(x._data.view())
+        return _wrap(x._data.swapaxes(dim0, dim1))
 
     @staticmethod
     def backward(ctx, grad_output):
-        return transpose(grad_output, *ctx.dims), None, None
+        return Transpose.apply(grad_output, *ctx.dims), None, None
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap dimensions `dim0` and `dim1` (a view)."""
     ndim = input._data.ndim
     return Transpose.apply(input, _normalize_dim(dim0, ndim), _normalize_dim(dim1, ndim))
 
 
+swapaxes = transpose
+swapdims = transpose
+
+
+class T(Function):
+    _backward_name = "TBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        return _wrap(x._data.T)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return T.apply(grad_output)
+
+
 def t(input: Tensor) -> Tensor:
-    if input._data.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
-                           f"{input._data.ndim}D")  # fmt: skip
-    if input._data.ndim < 2:
-        return input
-    return transpose(input, 0, 1)
+    """Transpose a matrix; 0-d and 1-d tensors come back as they are (as a view)."""
+    ndim = input._data.ndim
+    if ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {ndim}D")
+    return T.apply(input)
 
 
 class Permute(Function):
@@ -117,69 +251,545 @@ class Permute(Function):
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims
-        return _wrap(np.transpose(x._data, dims))
+        return _wrap(x._data.transpose(dims))
 
     @staticmethod
     def backward(ctx, grad_output):
-        return permute(grad_output, tuple(np.argsort(ctx.dims))), None
+        inverse = [0] * len(ctx.dims)
+        for position, d in enumerate(ctx.dims):
+            inverse[d] = position
+        return Permute.apply(grad_output, tuple(inverse)), None
 
 
-def permute(input: Tensor, dims: Any) -> Tensor:
+def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
+    """Reorder the dimensions: output dimension i is input dimension dims[i] (a view)."""
     ndim = input._data.ndim
-    dims = tuple(_normalize_dim(d, ndim) for d in dims)
+    dims = tuple(dims)
     if len(dims) != ndim:
         raise RuntimeError(
-            f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the "
             f"length of the desired ordering of dimensions i.e. input.dim() = {ndim} is not "
             f"equal to len(dims) = {len(dims)}"
         )
+    dims = tuple(_normalize_dim(d, ndim) for d in dims)
+    if len(set(dims)) != ndim:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
     return Permute.apply(input, dims)
 
 
 def numpy_T(input: Tensor) -> Tensor:
     """`.T`: reverse all dimensions."""
-    return permute(input, tuple(range(input._data.ndim - 1, -1, -1)))
+    return Permute.apply(input, tuple(range(input._data.ndim - 1, -1, -1)))
 
 
+def movedim(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
+    """Move dimensions `source` to positions `destination`, keeping the others in order."""
+    ndim = input._data.ndim
+    source = (source,) if isinstance(source, int) else tuple(source)
+    destination = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(source) != len(destination):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({list(source)} dims) should "
+            f"contain the same number of dims as destination ({list(destination)} dims)"
+        )
+    source = tuple(_normalize_dim(d, ndim) for d in source)
+    destination = tuple(_normalize_dim(d, ndim) for d in destination)
+    if len(set(source)) != len(source):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({list(source)})")
+    if len(set(destination)) != len(destination):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({list(destination)})")
+    if not ndim:
+        from lucid.ops.indexing import Alias  # late import: indexing builds on this module
+
+        return Alias.apply(input, (Ellipsis,), False)
+    order = [-1] * ndim
+    for src, dst in zip(source, destination):
+        order[dst] = src
+    rest = iter(d for d in range(ndim) if d not in source)
+    order = [next(rest) if d < 0 else d for d in order]
+    return Permute.apply(input, tuple(order))
+
+
+moveaxis = movedim
+
+
+# ------------------------------------------------------------- expand family
 class Expand(Function):
     _backward_name = "ExpandBackward0"
 
     @staticmethod
     def forward(ctx, x, shape):
-        ctx.input_shape = x._data.shape
-        return _wrap(np.broadcast_to(x._data, shape))
+        array = x._data
+        ctx.input_shape = array.shape
+        if not array.flags.c_contiguous:
+            return _wrap(np.broadcast_to(array, shape))
+        # np.broadcast_to costs ~10us of Python; the same read-only strided view built
+        # directly over the input's memory costs ~1us, and expand runs in every sum backward.
+        leading = len(shape) - array.ndim
+        strides = [0] * leading
+        for size, target, stride in zip(array.shape, shape[leading:], array.strides):
+            strides.append(stride if size == target else 0)
+        result = np.ndarray(shape, array.dtype, array, 0, tuple(strides))
+        result.flags.writeable = False
+        return _wrap(result)
 
     @staticmethod
     def backward(ctx, grad_output):
-        from lucid.ops.broadcast import sum_to
+        from lucid.ops.broadcast import sum_to  # late import: broadcast builds on this module
 
+        # d/dx expand(x) sums the gradient over every broadcast copy
         return sum_to(grad_output, ctx.input_shape), None
 
 
-def expand(input: Tensor, sizes: Any) -> Tensor:
-    sizes = tuple(sizes)
-    shape = input._data.shape
-    if len(sizes) < len(shape):
-        raise RuntimeError(
-            f"expand(torch.FloatTensor{{{list(shape)}}}, size={list(sizes)}): the number of "
-            f"sizes provided ({len(sizes)}) must be greater or equal to the number of "
-            f"dimensions in the tensor ({len(shape)})"
-        )
+def expand_shape(shape: tuple[int, ...], sizes: tuple[int, ...], dtype: np.dtype) -> tuple:
+    """The shape `expand(sizes)` gives a tensor of `shape` and `dtype`, or PyTorch's error."""
     leading = len(sizes) - len(shape)
-    target = []
-    for index, size in enumerate(sizes):
-        if index < leading:
-            target.append(size)
+    if leading < 0:
+        raise RuntimeError(
+            f"expand({_TYPE_NAMES.get(dtype, 'Tensor')}{{{list(shape)}}}, size={list(sizes)}): "
+            f"the number of sizes provided ({len(sizes)}) must be greater or equal to the "
+            f"number of dimensions in the tensor ({len(shape)})"
+        )
+    target = list(sizes)
+    for index in range(leading):
+        if sizes[index] < 0:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({sizes[index]}) isn't allowed in a leading, "
+                f"non-existing dimension {index}"
+            )
+    for index, current in enumerate(shape, leading):
+        size = sizes[index]
+        if size == current:
             continue
-        current = shape[index - leading]
         if size == -1:
-            target.append(current)
-        elif current != 1 and size != current:
+            target[index] = current
+        elif current != 1:
             raise RuntimeError(
                 f"The expanded size of the tensor ({size}) must match the existing size "
                 f"({current}) at non-singleton dimension {index}.  Target sizes: {list(sizes)}."
                 f"  Tensor sizes: {list(shape)}"
             )
+    return tuple(target)
+
+
+def expand(input: Tensor, sizes: Sequence[int]) -> Tensor:
+    """A broadcast view of `input` with `sizes` (-1 keeps a dimension's size)."""
+    array = input._data
+    sizes = tuple(sizes)
+    if sizes == array.shape:
+        return Expand.apply(input, sizes)
+    return Expand.apply(input, expand_shape(array.shape, sizes, array.dtype))
+
+
+def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
+    return expand(input, size)
+
+
+class Repeat(Function):
+    _backward_name = "RepeatBackward0"
+
+    @staticmethod
+    def forward(ctx, x, repeats):
+        ctx.input_shape = x._data.shape
+        ctx.repeats = repeats
+        return _wrap(np.tile(x._data, repeats))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        from lucid.ops.reduction import sum  # late import: reduction builds on this module
+
+        # Each output dimension is (repeat, size) flattened: split it and sum the repeats.
+        repeats = ctx.repeats
+        shape = (1,) * (len(repeats) - len(ctx.input_shape)) + ctx.input_shape
+        split_shape = []
+        for repeat, size in zip(repeats, shape):
+            split_shape += [repeat, size]
+        grad = View.apply(grad_output, tuple(split_shape))
+        if grad_output._data.size:
+            grad = sum(grad, tuple(range(0, len(split_shape), 2)))
         else:
-            target.append(size)
-    return Expand.apply(input, tuple(target))
+            grad = _wrap(np.zeros(shape, grad_output._data.dtype))
+        return View.apply(grad, ctx.input_shape), None
+
+
+def repeat(input: Tensor, repeats: Sequence[int]) -> Tensor:
+    """Tile `input` `repeats[i]` times along each dimension (leading repeats add dimensions)."""
+    repeats = tuple(repeats)
+    shape = input._data.shape
+    if len(repeats) < len(shape):
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions "
+            "of tensor"
+        )
+    padded = (1,) * (len(repeats) - len(shape)) + shape
+    target = [r * s for r, s in zip(repeats, padded)]
+    for size, r in zip(target, repeats):
+        if r < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {size}: {target}")
+    return Repeat.apply(input, repeats)
+
+
+def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
+    """Like repeat, but a short `dims` is padded with leading ones."""
+    dims = tuple(dims)
+    ndim = input._data.ndim
+    if len(dims) < ndim:
+        dims = (1,) * (ndim - len(dims)) + dims
+    return repeat(input, dims)
+
+
+# ----------------------------------------------------------------- cat/stack
+def _promoted_dtype(tensors: Sequence[Tensor]) -> np.dtype:
+    first = tensors[0]._data.dtype
+    if all(tensor._data.dtype == first for tensor in tensors):
+        return first
+    result = tensors[0].dtype
+    for tensor in tensors[1:]:
+        result = dtypes.promote_types(result, tensor.dtype)
+    return result.numpy_dtype
+
+
+def _check_tensor_list(name: str, tensors: Any) -> list[Tensor]:
+    if isinstance(tensors, Tensor):
+        raise TypeError(
+            f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"
+        )
+    tensors = list(tensors)
+    for position, tensor in enumerate(tensors):
+        if not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"expected Tensor as element {position} in argument 0, but got "
+                f"{type(tensor).__name__}"
+            )
+    return tensors
+
+
+def _is_legacy_empty(tensor: Tensor) -> bool:
+    return tensor._data.shape == (0,)
+
+
+class Cat(Function):
+    _backward_name = "CatBackward0"
+
+    @staticmethod
+    def forward(ctx, dim, *tensors):
+        ctx.dim = dim
+        target = _promoted_dtype(tensors)
+        # PyTorch still skips 1-d empty tensors whatever the other shapes (legacy behaviour);
+        # they get size -1 here so that backward hands them an empty gradient.
+        kept = [tensor for tensor in tensors if not _is_legacy_empty(tensor)]
+        if kept:
+            ctx.sizes = tuple(-1 if _is_legacy_empty(t) else t._data.shape[dim] for t in tensors)
+        else:
+            kept = tensors
+            ctx.sizes = (0,) * len(tensors)
+        arrays = [tensor._data.astype(target, copy=False) for tensor in kept]
+        return _wrap(np.concatenate(arrays, axis=dim))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        dim = ctx.dim
+        grads = [None]
+        offset = 0
+        for index, size in enumerate(ctx.sizes):
+            if size < 0:
+                grads.append(_wrap(np.zeros((0,), grad_output._data.dtype)))
+                continue
+            if ctx.needs_input_grad[index + 1]:
+                grads.append(narrow(grad_output, dim, offset, size))
+            else:
+                grads.append(None)
+            offset += size
+        return tuple(grads)
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
+    """Concatenate tensors along an existing dimension, promoting dtypes."""
+    tensors = _check_tensor_list("cat", tensors)
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    shape = None
+    for position, tensor in enumerate(tensors):
+        if not tensor._data.ndim:
+            raise RuntimeError(
+                f"zero-dimensional tensor (at position {position}) cannot be concatenated"
+            )
+        if shape is None and not _is_legacy_empty(tensor):
+            shape = tensor._data.shape
+    if shape is None:
+        return Cat.apply(_normalize_dim(dim, 1), *tensors)
+    dim = _normalize_dim(dim, len(shape))
+    for position, tensor in enumerate(tensors):
+        other = tensor._data.shape
+        if other == shape or other == (0,):
+            continue
+        if len(other) != len(shape):
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {len(shape)} and {len(other)}"
+            )
+        for d, (expected, got) in enumerate(zip(shape, other)):
+            if d != dim and expected != got:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {dim}. Expected size "
+                    f"{expected} but got size {got} for tensor number {position} in the list."
+                )
+    return Cat.apply(dim, *tensors)
+
+
+concat = cat
+concatenate = cat
+
+
+class Stack(Function):
+    _backward_name = "StackBackward0"
+
+    @staticmethod
+    def forward(ctx, dim, *tensors):
+        ctx.dim = dim
+        target = _promoted_dtype(tensors)
+        return _wrap(np.stack([t._data.astype(target, copy=False) for t in tensors], axis=dim))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return (None, *Unbind.apply(grad_output, ctx.dim))
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
+    """Join equally shaped tensors along a new dimension `dim`."""
+    tensors = _check_tensor_list("stack", tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape = tensors[0]._data.shape
+    for position, tensor in enumerate(tensors):
+        if tensor._data.shape != shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 "
+                f"and {list(tensor._data.shape)} at entry {position}"
+            )
+    return Stack.apply(_normalize_dim(dim, len(shape) + 1), *tensors)
+
+
+# ----------------------------------------------------------------- splitting
+class Split(Function):
+    _backward_name = "SplitBackward0"
+
+    @staticmethod
+    def forward(ctx, x, sizes, dim):
+        ctx.dim = dim
+        array = x._data
+        prefix = (slice(None),) * dim
+        pieces = []
+        offset = 0
+        for size in sizes:
+            pieces.append(_wrap(array[prefix + (slice(offset, offset + size), Ellipsis)]))
+            offset += size
+        return tuple(pieces)
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        return cat(grad_outputs, ctx.dim), None, None
+
+
+class SplitWithSizes(Split):
+    _backward_name = "SplitWithSizesBackward0"
+
+
+def split(
+    tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0
+) -> tuple[Tensor, ...]:
+    """Split into pieces of `split_size` (the last may be smaller) or of the given sizes."""
+    shape = tensor._data.shape
+    if not shape:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    dim = _normalize_dim(dim, len(shape))
+    length = shape[dim]
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        if size < 0:
+            raise RuntimeError(
+                f"split expects split_size be non-negative, but got split_size={size}"
+            )
+        if size == 0:
+            if length:
+                raise RuntimeError(
+                    "split_size can only be 0 if dimension size is 0, but got dimension size "
+                    f"of {length}"
+                )
+            return Split.apply(tensor, (0,), dim)
+        sizes = [size] * (length // size)
+        if length % size or not length:
+            sizes.append(length % size)
+        return Split.apply(tensor, tuple(sizes), dim)
+    sizes = tuple(int(size) for size in split_size_or_sections)
+    if any(size < 0 for size in sizes):
+        raise RuntimeError(
+            "split_with_sizes expects split_sizes have only non-negative entries, but got "
+            f"split_sizes={list(sizes)}"
+        )
+    if sum(sizes) != length:
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {length} (input tensor's "
+            f"size at dimension {dim}), but got split_sizes={list(sizes)}"
+        )
+    return SplitWithSizes.apply(tensor, sizes, dim)
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """Split into `chunks` pieces of equal size (the last may be smaller, or fewer pieces)."""
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    shape = input._data.shape
+    if not shape:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    dim = _normalize_dim(dim, len(shape))
+    length = shape[dim]
+    if length == 0:
+        return Split.apply(input, (0,) * chunks, dim)
+    return split(input, -(-length // chunks), dim)
+
+
+class Unbind(Function):
+    _backward_name = "UnbindBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        array = x._data
+        prefix = (slice(None),) * dim
+        return tuple(_wrap(array[prefix + (i, Ellipsis)]) for i in range(array.shape[dim]))
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        return stack(grad_outputs, ctx.dim), None
+
+
+def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """The slices of `input` along `dim`, as views."""
+    if not input._data.ndim:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return Unbind.apply(input, _normalize_dim(dim, input._data.ndim))
+
+
+def narrow(input: Tensor, dim: int, start: int | Tensor, length: int) -> Tensor:
+    """The view of `length` entries of dimension `dim` from `start`."""
+    from lucid.ops.indexing import Slice  # late import: indexing builds on this module
+
+    shape = input._data.shape
+    if not shape:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    dim = _normalize_dim(dim, len(shape))
+    size = shape[dim]
+    start = int(start)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if not -size <= start <= size:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
+        )
+    if start < 0:
+        start += size
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    index = (slice(None),) * dim + (slice(start, start + length), Ellipsis)
+    return Slice.apply(input, index, False)
+
+
+# ------------------------------------------------------------ flip/roll/tri
+class Flip(Function):
+    _backward_name = "FlipBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.dims = dims
+        # PyTorch's flip returns new storage, so the NumPy view is copied.
+        array = x._data
+        return _wrap(np.flip(array, dims).copy() if array.ndim else array.copy())
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return Flip.apply(grad_output, ctx.dims), None
+
+
+def flip(input: Tensor, dims: int | Sequence[int]) -> Tensor:
+    """Reverse the order of entries along `dims`."""
+    return Flip.apply(input, _dims_tuple(dims, input._data.ndim))
+
+
+class Roll(Function):
+    _backward_name = "RollBackward0"
+
+    @staticmethod
+    def forward(ctx, x, shifts, dims):
+        ctx.shifts = shifts
+        ctx.dims = dims
+        array = x._data
+        if dims is None:
+            return _wrap(np.roll(array.reshape(-1), shifts).reshape(array.shape))
+        return _wrap(np.roll(array, shifts, dims))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        shifts = tuple(-shift for shift in ctx.shifts)
+        return Roll.apply(grad_output, shifts, ctx.dims), None, None
+
+
+def roll(
+    input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None
+) -> Tensor:
+    """Shift entries cyclically along `dims` (over the flattened tensor when dims is None)."""
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(int(s) for s in shifts)
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        return Roll.apply(input, shifts, None)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if len(shifts) != len(dims):
+        raise RuntimeError(
+            f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}"
+        )
+    ndim = input._data.ndim
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
+    return Roll.apply(input, shifts, tuple(_normalize_dim(d, ndim) for d in dims))
+
+
+class Tril(Function):
+    _backward_name = "TrilBackward0"
+
+    @staticmethod
+    def forward(ctx, x, diagonal):
+        ctx.diagonal = diagonal
+        return _wrap(np.tril(x._data, diagonal))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return Tril.apply(grad_output, ctx.diagonal), None
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The lower triangle of the last two dimensions (entries above `diagonal` zeroed)."""
+    if input._data.ndim < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    return Tril.apply(input, int(diagonal))
+
+
+class Triu(Function):
+    _backward_name = "TriuBackward0"
+
+    @staticmethod
+    def forward(ctx, x, diagonal):
+        ctx.diagonal = diagonal
+        return _wrap(np.triu(x._data, diagonal))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return Triu.apply(grad_output, ctx.diagonal), None
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The upper triangle of the last two dimensions (entries below `diagonal` zeroed)."""
+    if input._data.ndim < 2:
+        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
+    return Triu.apply(input, int(diagonal))

@@ -2,10 +2,439 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
 import lucid
 from tests.ops.op_catalogue import OpCase
 
-ROWS: list[OpCase] = []
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def _small_integers(*shapes: tuple[int, ...]):
+    """Float inputs drawn from {-2, ..., 2}, so comparisons meet ties."""
+
+    def make(rng: np.random.Generator, dtype: np.dtype) -> list[np.ndarray]:
+        return [rng.integers(-2, 3, shape).astype(dtype) for shape in shapes]
+
+    return make
+
+
+def _integers(*shapes: tuple[int, ...], dtype: str = "int64"):
+    """Integer (or bool) inputs for bitwise ops; the float dtype under test is ignored."""
+
+    def make(rng: np.random.Generator, float_dtype: np.dtype) -> list[np.ndarray]:
+        if dtype == "bool":
+            return [rng.integers(0, 2, shape).astype(bool) for shape in shapes]
+        return [rng.integers(-8, 9, shape).astype(dtype) for shape in shapes]
+
+    return make
+
+
+def _condition_and_values(rng: np.random.Generator, dtype: np.dtype) -> list[np.ndarray]:
+    return [
+        rng.integers(0, 2, (3, 4)).astype(bool),
+        rng.uniform(-2.0, 2.0, (3, 4)).astype(dtype),
+        rng.uniform(-2.0, 2.0, (4,)).astype(dtype),
+    ]
+
+
+def _scalar_value(rng: np.random.Generator, dtype: np.dtype) -> list[np.ndarray]:
+    return [rng.uniform(-2.0, 2.0, (3, 4)).astype(dtype), np.asarray(rng.uniform(-2.0, 2.0), dtype)]
+
+
+def _unary(name: str, reference, low: float = -2.0, high: float = 2.0, **options) -> OpCase:
+    return OpCase(
+        name, getattr(lucid, name), getattr(torch, name), reference, low=low, high=high, **options
+    )
+
+
+ROWS: list[OpCase] = [
+    # ------------------------------------------------------------ exp / log / roots
+    _unary("exp", np.exp),
+    _unary("expm1", np.expm1),
+    _unary("log", np.log, low=0.1, high=3.0),
+    _unary("log1p", np.log1p, low=-0.5, high=3.0),
+    _unary("log2", np.log2, low=0.1, high=3.0),
+    _unary("log10", np.log10, low=0.1, high=3.0),
+    _unary("sqrt", np.sqrt, low=0.1, high=3.0),
+    _unary("rsqrt", lambda x: 1.0 / np.sqrt(x), low=0.1, high=3.0),
+    _unary("square", np.square),
+    OpCase(
+        "float_power",
+        lambda x: lucid.float_power(x, 2.5),
+        lambda x: torch.float_power(x, 2.5),
+        lambda x: np.power(x.astype(np.float64), 2.5),
+        low=0.1,
+        high=2.0,
+    ),
+    OpCase(
+        "float_power_tensor",
+        lucid.float_power,
+        torch.float_power,
+        lambda x, y: np.power(x.astype(np.float64), y.astype(np.float64)),
+        shapes=[(3, 4), (4,)],
+        low=0.2,
+        high=2.0,
+    ),
+    # -------------------------------------------------------------- abs / sign
+    _unary("abs", np.abs),
+    _unary("absolute", np.abs),
+    _unary("sign", np.sign),
+    # ----------------------------------------------------------- trigonometric
+    _unary("sin", np.sin, low=-3.0, high=3.0),
+    _unary("cos", np.cos, low=-3.0, high=3.0),
+    _unary("tan", np.tan, low=-1.2, high=1.2),
+    _unary("tanh", np.tanh),
+    _unary("sinh", np.sinh),
+    _unary("cosh", np.cosh),
+    _unary("asin", np.arcsin, low=-0.9, high=0.9),
+    _unary("arcsin", np.arcsin, low=-0.9, high=0.9),
+    _unary("acos", np.arccos, low=-0.9, high=0.9),
+    _unary("arccos", np.arccos, low=-0.9, high=0.9),
+    _unary("atan", np.arctan),
+    _unary("arctan", np.arctan),
+    OpCase("atan2", lucid.atan2, torch.atan2, np.arctan2, shapes=[(3, 4), (4,)]),
+    OpCase("arctan2", lucid.arctan2, torch.arctan2, np.arctan2, shapes=[(3, 1), (1, 4)]),
+    # ------------------------------------------------------------------ erf
+    _unary("erf", _erf),
+    _unary("erfc", _erfc),
+    # -------------------------------------------- rounding (zero gradient a.e.)
+    _unary("floor", np.floor, low=-3.0, high=3.0),
+    _unary("ceil", np.ceil, low=-3.0, high=3.0),
+    _unary("trunc", np.trunc, low=-3.0, high=3.0),
+    _unary("fix", np.trunc, low=-3.0, high=3.0),
+    _unary("round", np.round, low=-3.0, high=3.0),
+    OpCase(
+        "round_decimals",
+        lucid.round,
+        torch.round,
+        lambda x, decimals: np.round(x, decimals),
+        kwargs={"decimals": 2},
+        low=-3.0,
+        high=3.0,
+    ),
+    OpCase(
+        "round_negative_decimals",
+        lucid.round,
+        torch.round,
+        lambda x, decimals: np.round(x, decimals),
+        kwargs={"decimals": -1},
+        low=-300.0,
+        high=300.0,
+    ),
+    # ---------------------------------------------------------- lerp, nan_to_num
+    OpCase(
+        "lerp",
+        lambda a, b: lucid.lerp(a, b, 0.3),
+        lambda a, b: torch.lerp(a, b, 0.3),
+        lambda a, b: a + 0.3 * (b - a),
+        shapes=[(3, 4), (4,)],
+    ),
+    OpCase(
+        "lerp_far_weight",
+        lambda a, b: lucid.lerp(a, b, 0.8),
+        lambda a, b: torch.lerp(a, b, 0.8),
+        lambda a, b: a + 0.8 * (b - a),
+        shapes=[(3, 4), (3, 4)],
+    ),
+    OpCase(
+        "lerp_tensor_weight",
+        lucid.lerp,
+        torch.lerp,
+        lambda a, b, w: a + w * (b - a),
+        shapes=[(3, 4), (4,), (3, 1)],
+    ),
+    OpCase("nan_to_num", lucid.nan_to_num, torch.nan_to_num, np.nan_to_num),
+    OpCase(
+        "nan_to_num_values",
+        lucid.nan_to_num,
+        torch.nan_to_num,
+        lambda x, **kwargs: np.nan_to_num(x, **kwargs),
+        kwargs={"nan": 1.0, "posinf": 2.0, "neginf": -3.0},
+    ),
+    # --------------------------------------------------------------------- clamp
+    OpCase(
+        "clamp",
+        lucid.clamp,
+        torch.clamp,
+        lambda x, min, max: np.clip(x, min, max),
+        kwargs={"min": -0.5, "max": 0.5},
+    ),
+    OpCase(
+        "clamp_min",
+        lucid.clamp,
+        torch.clamp,
+        lambda x, min: np.maximum(x, min),
+        kwargs={"min": -0.5},
+    ),
+    OpCase(
+        "clamp_max",
+        lucid.clamp,
+        torch.clamp,
+        lambda x, max: np.minimum(x, max),
+        kwargs={"max": 0.5},
+    ),
+    OpCase(
+        "clamp_crossed_bounds",
+        lucid.clamp,
+        torch.clamp,
+        lambda x, min, max: np.minimum(np.maximum(x, min), max),
+        kwargs={"min": 0.5, "max": -0.5},
+    ),
+    OpCase(
+        "clamp_tensor",
+        lucid.clamp,
+        torch.clamp,
+        lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
+        shapes=[(3, 4), (4,), (3, 1)],
+    ),
+    OpCase("clamp_tensor_min", lucid.clamp, torch.clamp, np.maximum, shapes=[(3, 4), (4,)]),
+    OpCase(
+        "clamp_tensor_max",
+        lambda x, hi: lucid.clamp(x, None, hi),
+        lambda x, hi: torch.clamp(x, None, hi),
+        np.minimum,
+        shapes=[(3, 4), (3, 1)],
+    ),
+    OpCase(
+        "clip",
+        lucid.clip,
+        torch.clip,
+        lambda x, min, max: np.clip(x, min, max),
+        kwargs={"min": -0.5, "max": 0.5},
+    ),
+    # --------------------------------------------------------------------- where
+    OpCase("where", lucid.where, torch.where, np.where, make_inputs=_condition_and_values),
+    OpCase(
+        "where_scalar",
+        lambda c, a: lucid.where(c, a, 0.5),
+        lambda c, a: torch.where(c, a, 0.5),
+        lambda c, a: np.where(c, a, 0.5),
+        make_inputs=lambda rng, dtype: _condition_and_values(rng, dtype)[:2],
+    ),
+    # --------------------------------------------------------------------- casts
+    OpCase(
+        "to_float64",
+        lambda x: x.to(lucid.float64),
+        lambda x: x.to(torch.float64),
+        lambda x: x.astype(np.float64),
+    ),
+    # Rounding to float32 defeats float64 finite differences, so this row checks values only;
+    # to_float64 covers the cast's gradient.
+    OpCase(
+        "to_float32",
+        lambda x: x.to(lucid.float32),
+        lambda x: x.to(torch.float32),
+        lambda x: x.astype(np.float32),
+        differentiable=False,
+        rtol32=0.0,
+        atol32=0.0,
+    ),
+    OpCase(
+        "to_int64",
+        lambda x: x.to(lucid.int64),
+        lambda x: x.to(torch.int64),
+        lambda x: x.astype(np.int64),
+        differentiable=False,
+        extremes=False,
+    ),
+    OpCase("clone", lucid.clone, torch.clone, np.copy),
+    OpCase("contiguous", lambda x: x.contiguous(), lambda x: x.contiguous(), np.copy),
+    # ----------------------------------------------------------------- in-place
+    OpCase("exp_", lambda x: x.clone().exp_(), lambda x: x.clone().exp_(), np.exp),
+    OpCase(
+        "sqrt_",
+        lambda x: lucid.sqrt_(x.clone()),
+        lambda x: torch.sqrt_(x.clone()),
+        np.sqrt,
+        low=0.1,
+        high=3.0,
+    ),
+    OpCase("abs_", lambda x: lucid.abs_(x.clone()), lambda x: torch.abs_(x.clone()), np.abs),
+    OpCase(
+        "clamp_",
+        lambda x: x.clone().clamp_(-0.5, 0.5),
+        lambda x: x.clone().clamp_(-0.5, 0.5),
+        lambda x: np.clip(x, -0.5, 0.5),
+    ),
+    OpCase(
+        "clamp__tensor",
+        lambda x, lo, hi: x.clone().clamp_(lo, hi),
+        lambda x, lo, hi: x.clone().clamp_(lo, hi),
+        lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
+        shapes=[(3, 4), (4,), (3, 1)],
+    ),
+    OpCase(
+        "clip_",
+        lambda x: lucid.clip_(x.clone(), -0.5, 0.5),
+        lambda x: torch.clip_(x.clone(), -0.5, 0.5),
+        lambda x: np.clip(x, -0.5, 0.5),
+    ),
+    OpCase(
+        "fill_",
+        lambda x: x.clone().fill_(2.5),
+        lambda x: x.clone().fill_(2.5),
+        lambda x: np.full_like(x, 2.5),
+    ),
+    OpCase(
+        "fill__tensor",
+        lambda x, v: x.clone().fill_(v),
+        lambda x, v: x.clone().fill_(v),
+        lambda x, v: np.full_like(x, v),
+        make_inputs=_scalar_value,
+    ),
+    OpCase("zero_", lambda x: x.clone().zero_(), lambda x: x.clone().zero_(), np.zeros_like),
+    OpCase(
+        "copy_",
+        lambda x, s: x.clone().copy_(s),
+        lambda x, s: x.clone().copy_(s),
+        lambda x, s: np.broadcast_to(s, x.shape),
+        shapes=[(3, 4), (4,)],
+    ),
+    # Random fills are compared on degenerate ranges, which make them deterministic.
+    OpCase(
+        "uniform_",
+        lambda x: x.clone().uniform_(1.5, 1.5),
+        lambda x: x.clone().uniform_(1.5, 1.5),
+        lambda x: np.full_like(x, 1.5),
+    ),
+    OpCase(
+        "normal_",
+        lambda x: x.clone().normal_(-0.5, 0.0),
+        lambda x: x.clone().normal_(-0.5, 0.0),
+        lambda x: np.full_like(x, -0.5),
+    ),
+    # ------------------------------------------------- predicates (no gradient)
+    _unary("isnan", np.isnan, differentiable=False),
+    _unary("isinf", np.isinf, differentiable=False),
+    _unary("isfinite", np.isfinite, differentiable=False),
+    _unary("isposinf", np.isposinf, differentiable=False),
+    _unary("isneginf", np.isneginf, differentiable=False),
+    _unary("signbit", np.signbit, differentiable=False),
+    # ---------------------------------------------------- comparisons (no gradient)
+    *[
+        OpCase(
+            name,
+            getattr(lucid, name),
+            getattr(torch, name),
+            reference,
+            make_inputs=_small_integers((3, 4), (4,)),
+            differentiable=False,
+        )
+        for name, reference in [
+            ("eq", np.equal),
+            ("ne", np.not_equal),
+            ("lt", np.less),
+            ("le", np.less_equal),
+            ("gt", np.greater),
+            ("ge", np.greater_equal),
+            ("greater", np.greater),
+            ("greater_equal", np.greater_equal),
+            ("less", np.less),
+            ("less_equal", np.less_equal),
+            ("not_equal", np.not_equal),
+        ]
+    ],
+    OpCase(
+        "gt_scalar",
+        lambda x: lucid.gt(x, 0.5),
+        lambda x: torch.gt(x, 0.5),
+        lambda x: x > 0.5,
+        differentiable=False,
+    ),
+    OpCase(
+        "equal",
+        lucid.equal,
+        torch.equal,
+        np.array_equal,
+        make_inputs=_small_integers((2, 2), (2, 2)),
+        differentiable=False,
+    ),
+    OpCase(
+        "equal_same",
+        lambda x: lucid.equal(x, x.clone()),
+        lambda x: torch.equal(x, x.clone()),
+        lambda x: True,
+        differentiable=False,
+        extremes=False,
+    ),
+    OpCase(
+        "isclose",
+        lucid.isclose,
+        torch.isclose,
+        np.isclose,
+        make_inputs=_small_integers((3, 4), (4,)),
+        differentiable=False,
+    ),
+    OpCase(
+        "isclose_equal_nan",
+        lambda x, y: lucid.isclose(x, y, equal_nan=True),
+        lambda x, y: torch.isclose(x, y, equal_nan=True),
+        lambda x, y: np.isclose(x, y, equal_nan=True),
+        shapes=[(3, 4), (3, 4)],
+        differentiable=False,
+    ),
+    OpCase(
+        "allclose",
+        lambda x: lucid.allclose(x, x * (1.0 + 1e-7)),
+        lambda x: torch.allclose(x, x * (1.0 + 1e-7)),
+        lambda x: np.allclose(x, x * (1.0 + 1e-7)),
+        differentiable=False,
+    ),
+    # ---------------------------------------------------- logical (no gradient)
+    *[
+        OpCase(
+            name,
+            getattr(lucid, name),
+            getattr(torch, name),
+            reference,
+            make_inputs=_small_integers((3, 4), (4,)),
+            differentiable=False,
+        )
+        for name, reference in [
+            ("logical_and", np.logical_and),
+            ("logical_or", np.logical_or),
+            ("logical_xor", np.logical_xor),
+        ]
+    ],
+    OpCase(
+        "logical_not",
+        lucid.logical_not,
+        torch.logical_not,
+        np.logical_not,
+        make_inputs=_small_integers((3, 4)),
+        differentiable=False,
+    ),
+    # --------------------------------------------- bitwise on integers and bools
+    *[
+        OpCase(
+            f"{name}_{dtype}",
+            getattr(lucid, name),
+            getattr(torch, name),
+            reference,
+            make_inputs=_integers((3, 4), (4,), dtype=dtype),
+            differentiable=False,
+        )
+        for name, reference in [
+            ("bitwise_and", np.bitwise_and),
+            ("bitwise_or", np.bitwise_or),
+            ("bitwise_xor", np.bitwise_xor),
+        ]
+        for dtype in ("int64", "bool")
+    ],
+    *[
+        OpCase(
+            f"bitwise_not_{dtype}",
+            lucid.bitwise_not,
+            torch.bitwise_not,
+            np.invert,
+            make_inputs=_integers((3, 4), dtype=dtype),
+            differentiable=False,
+        )
+        for dtype in ("int64", "int8", "bool")
+    ],
+]

@@ -1,0 +1,146 @@
+"""Side-by-side timings of lucid and PyTorch on the foundation workloads (2 threads each).
+
+    python benchmarks/bench_core.py            # all workloads
+    python benchmarks/bench_core.py --quick    # fewer repetitions
+
+(a) chain: 100 small elementwise ops on shape (16,) with requires_grad, forward + backward,
+    reported per op. (b) mlp: 784-512-512-10, batch 128, ReLU, cross-entropy, forward +
+    backward + a plain SGD update. Each round times lucid and PyTorch back to back, and the
+    medians over rounds are compared, so both see the same machine state.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+# Both libraries get two BLAS/OpenMP threads; this must be set before NumPy loads.
+for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(variable, "2")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import lucid  # noqa: E402
+
+torch.set_num_threads(2)
+
+CHAIN_LENGTH = 100
+
+
+def chain_step(lib, x):
+    y = x
+    for _ in range(CHAIN_LENGTH // 4):
+        y = y * 1.01
+        y = y + 0.1
+        y = y.tanh()
+        y = y * x
+    y.sum().backward()
+    x.grad = None
+
+
+def make_chain_inputs(seed: int):
+    data = np.random.default_rng(seed).standard_normal(16).astype(np.float32)
+    return (
+        lucid.tensor(data, requires_grad=True),
+        torch.tensor(data, requires_grad=True),
+    )
+
+
+def make_mlp(seed: int):
+    rng = np.random.default_rng(seed)
+    sizes = [(784, 512), (512, 512), (512, 10)]
+    arrays = []
+    for fan_in, fan_out in sizes:
+        bound = 1 / np.sqrt(fan_in)
+        arrays.append(rng.uniform(-bound, bound, (fan_out, fan_in)).astype(np.float32))
+        arrays.append(rng.uniform(-bound, bound, fan_out).astype(np.float32))
+    x = rng.standard_normal((128, 784)).astype(np.float32)
+    y = rng.integers(0, 10, 128)
+    lucid_params = [lucid.tensor(a, requires_grad=True) for a in arrays]
+    torch_params = [torch.tensor(a, requires_grad=True) for a in arrays]
+    return (
+        (lucid_params, lucid.tensor(x), lucid.tensor(y)),
+        (torch_params, torch.tensor(x), torch.tensor(y)),
+    )
+
+
+def lucid_mlp_step(params, x, y, lr=0.01):
+    w1, b1, w2, b2, w3, b3 = params
+    h = lucid.addmm(b1, x, w1.t()).relu()
+    h = lucid.addmm(b2, h, w2.t()).relu()
+    logits = lucid.addmm(b3, h, w3.t())
+    loss = -logits.log_softmax(1).gather(1, y.unsqueeze(1)).mean()
+    for p in params:
+        p.grad = None
+    loss.backward()
+    with lucid.no_grad():
+        for p in params:
+            p.add_(p.grad, alpha=-lr)
+    return loss
+
+
+def torch_mlp_step(params, x, y, lr=0.01):
+    w1, b1, w2, b2, w3, b3 = params
+    h = torch.nn.functional.linear(x, w1, b1).relu()
+    h = torch.nn.functional.linear(h, w2, b2).relu()
+    logits = torch.nn.functional.linear(h, w3, b3)
+    loss = torch.nn.functional.cross_entropy(logits, y)
+    for p in params:
+        p.grad = None
+    loss.backward()
+    with torch.no_grad():
+        for p in params:
+            p.add_(p.grad, alpha=-lr)
+    return loss
+
+
+def timed(fn, *args) -> float:
+    start = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - start
+
+
+def compare(name, lucid_fn, lucid_args, torch_fn, torch_args, rounds, inner, per=1):
+    for _ in range(max(3, inner // 4)):  # warm-up
+        lucid_fn(*lucid_args)
+        torch_fn(*torch_args)
+    lucid_times, torch_times = [], []
+    for _ in range(rounds):
+        lucid_times.append(sum(timed(lucid_fn, *lucid_args) for _ in range(inner)) / inner)
+        torch_times.append(sum(timed(torch_fn, *torch_args) for _ in range(inner)) / inner)
+    lucid_median = statistics.median(lucid_times) / per
+    torch_median = statistics.median(torch_times) / per
+    ratio = lucid_median / torch_median
+    print(f"{name:<40} lucid {lucid_median * 1e6:10.2f} us   torch {torch_median * 1e6:10.2f} us"
+          f"   ratio {ratio:5.2f}x")  # fmt: skip
+    return ratio
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    arguments = parser.parse_args()
+    rounds = 5 if arguments.quick else 15
+    print(f"lucid {lucid.__version__} vs torch {torch.__version__}, numpy {np.__version__}, "
+          f"2 threads, median of {rounds} rounds")  # fmt: skip
+
+    lucid_x, torch_x = make_chain_inputs(0)
+    compare(
+        "(a) chain of 100 ops, fwd+bwd, per op",
+        chain_step, (lucid, lucid_x), chain_step, (torch, torch_x),
+        rounds, inner=20, per=CHAIN_LENGTH,
+    )  # fmt: skip
+    lucid_mlp, torch_mlp = make_mlp(0)
+    compare(
+        "(b) MLP 784-512-512-10 b128, train step",
+        lucid_mlp_step, lucid_mlp, torch_mlp_step, torch_mlp, rounds, inner=5,
+    )  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,947 @@
+"""Indexing ops: tensor[index] and tensor[index] = value, gather, scatter, scatter_add,
+index_select, masked_fill, masked_select, take, nonzero."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from lucid._tensor import _TYPE_NAMES, Tensor, _normalize_dim, _wrap
+from lucid.autograd.function import Function
+from lucid.autograd.grad_mode import is_grad_enabled
+from lucid.ops import reduction
+from lucid.ops._promote import scalar_value
+from lucid.ops.broadcast import broadcast_error, sum_to
+from lucid.ops.shape import View, expand_shape
+
+__all__ = [
+    "getitem", "setitem_", "gather", "scatter", "scatter_add", "index_select", "masked_fill",
+    "masked_fill_", "masked_select", "take", "nonzero",
+]  # fmt: skip
+
+_INDEX_ARRAY_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))
+
+# PyTorch names dtypes by their C types in some messages.
+_C_TYPE_NAMES = {
+    "float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
+    "int16": "short int", "int32": "int", "int64": "long int", "uint8": "unsigned char",
+    "bool": "bool",
+}  # fmt: skip
+
+_SCALAR_TYPE_NAMES = {
+    "float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "int16": "Short",
+    "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool",
+}  # fmt: skip
+
+_WHOLE = slice(None)
+
+_ZERO_DIM_INDEX_MESSAGE = (
+    "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
+    "C++ to convert a 0-dim tensor to a number"
+)
+
+
+# ------------------------------------------------------------------ getitem
+class Index(Function):
+    """`x[index]` for a prepared NumPy index; the subclasses only rename the node after the
+    last view op PyTorch would apply (select, slice, unsqueeze, alias)."""
+
+    _backward_name = "IndexBackward0"
+
+    @staticmethod
+    def forward(ctx, x, index, accumulate):
+        ctx.input_shape = x._data.shape
+        ctx.index = index
+        ctx.accumulate = accumulate
+        try:
+            return _wrap(x._data[index])
+        except IndexError as error:
+            raise _translate_index_error(error, x._data.shape, index) from None
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # d x[index] / dx puts the gradient back where it came from, adding up repeats
+        grad = IndexGrad.apply(grad_output, ctx.input_shape, ctx.index, ctx.accumulate)
+        return grad, None, None
+
+
+class Select(Index):
+    _backward_name = "SelectBackward0"
+
+
+class Slice(Index):
+    _backward_name = "SliceBackward0"
+
+
+class UnsqueezeIndex(Index):
+    _backward_name = "UnsqueezeBackward0"
+
+
+class Alias(Index):
+    _backward_name = "AliasBackward0"
+
+
+class IndexGrad(Function):
+    """The gradient of `x[index]`: `grad` placed into zeros of x's shape.
+
+    With `accumulate`, entries that an integer index reads several times receive the sum of
+    their gradients (NumPy's `add.at`); basic and mask indices read each entry at most once.
+    """
+
+    _backward_name = "IndexPutBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, shape, index, accumulate):
+        ctx.index = index
+        ctx.accumulate = accumulate
+        result = np.zeros(shape, grad._data.dtype)
+        if accumulate:
+            np.add.at(result, index, grad._data)
+        else:
+            result[index] = grad._data
+        return _wrap(result)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return Index.apply(grad_output, ctx.index, ctx.accumulate), None, None, None
+
+
+def _check_step(step: Any) -> None:
+    if step is not None:
+        step = operator.index(step)
+        if step <= 0:
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            raise ValueError("step must be greater than zero")
+
+
+def _sequence_as_tuple(index: list) -> bool:
+    """PyTorch reads a short list holding tensors, sequences, slices, ... as a tuple index."""
+    if len(index) >= 32:
+        return False
+    for item in index:
+        if item is None or item is Ellipsis or isinstance(item, Tensor | list | tuple | slice):
+            return True
+        if isinstance(item, np.ndarray):
+            return True
+    return False
+
+
+def _advanced_array(item: Any) -> Any:
+    """An advanced index item as an int or bool array; 0-d integer tensors become ints."""
+    if isinstance(item, Tensor):
+        array = item._data
+    elif isinstance(item, np.ndarray):
+        array = item
+    elif isinstance(item, list | tuple):
+        array = np.asarray([v._data if isinstance(v, Tensor) else v for v in item])
+        if array.size == 0:
+            array = array.astype(np.int64)
+    elif isinstance(item, np.integer):
+        return int(item)
+    else:
+        try:
+            return operator.index(item)
+        except TypeError:
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                f"Variables are valid indices (got {type(item).__name__})"
+            ) from None
+    dtype = array.dtype
+    if dtype == np.bool_:
+        return array
+    if dtype == np.uint8:
+        return array.astype(np.bool_)
+    if dtype not in _INDEX_ARRAY_DTYPES:
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    if array.ndim == 0:
+        return int(array)
+    return array
+
+
+def _prepare_index(shape: tuple[int, ...], index: Any) -> tuple[Any, type[Index], bool, bool]:
+    """The NumPy index for `x[index]`, the node class PyTorch's grad_fn name calls for,
+    whether the backward must add up repeated entries, and whether PyTorch reaches the entries
+    through a view (some int, None or slice that does not keep a whole dimension)."""
+    kind = index.__class__
+    if kind is int:
+        if not shape:
+            raise IndexError(_ZERO_DIM_INDEX_MESSAGE)
+        return (index, Ellipsis), Select, False, True
+    if kind is slice:
+        if not shape:
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+        _check_step(index.step)
+        return (index, Ellipsis), Slice, False, True
+    if index is None:
+        return (None, Ellipsis), UnsqueezeIndex, False, True
+    if index is Ellipsis:
+        return (Ellipsis,), Alias, False, False
+    if kind is tuple:
+        if len(index) <= len(shape):
+            # Fast path for the common tuple of ints and step-less slices.
+            op = Alias
+            for dim, item in enumerate(index):
+                kind = item.__class__
+                if kind is int:
+                    op = Select
+                elif kind is slice and item.step is None:
+                    size = shape[dim]
+                    if item != _WHOLE and item.indices(size) != (0, size, 1):
+                        op = Slice
+                else:
+                    break
+            else:
+                return index + (Ellipsis,), op, False, op is not Alias
+        items = index
+    elif kind is list and _sequence_as_tuple(index):
+        items = tuple(index)
+    else:
+        items = (index,)
+
+    converted = []
+    consumed = 0
+    is_advanced = False
+    accumulate = False
+    has_mask = False
+    has_ellipsis = False
+    for item in items:
+        kind = item.__class__
+        if kind is int:
+            consumed += 1
+        elif kind is slice:
+            _check_step(item.step)
+            consumed += 1
+        elif item is None:
+            pass
+        elif item is Ellipsis:
+            if has_ellipsis:
+                continue  # PyTorch lets every further ellipsis stand for no dimension
+            has_ellipsis = True
+        elif kind is bool or kind is np.bool_:
+            is_advanced = True
+        else:
+            item = _advanced_array(item)
+            if item.__class__ is int:
+                consumed += 1
+            elif item.dtype == np.bool_:
+                is_advanced = True
+                has_mask = True
+                consumed += item.ndim
+            else:
+                is_advanced = True
+                accumulate = True
+                consumed += 1
+        converted.append(item)
+
+    ndim = len(shape)
+    if consumed > ndim:
+        if not ndim:
+            raise IndexError(_ZERO_DIM_INDEX_MESSAGE)
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    if has_mask:
+        _check_masks(shape, converted, consumed)
+
+    # Name the node after PyTorch's last view op; it skips slices that keep a whole dimension.
+    op = Alias
+    dim = 0
+    for item in converted:
+        kind = item.__class__
+        if item is None:
+            op = UnsqueezeIndex
+        elif item is Ellipsis:
+            dim += ndim - consumed
+        elif kind is int:
+            op = Select
+            dim += 1
+        elif kind is slice:
+            size = shape[dim]
+            if item.indices(size) != (0, size, 1):
+                op = Slice
+            dim += 1
+        elif kind is np.ndarray:
+            dim += item.ndim if item.dtype == np.bool_ else 1
+    if is_advanced:
+        return tuple(converted), Index, accumulate, op is not Alias
+    if not has_ellipsis:
+        # A trailing ellipsis makes NumPy return a 0-d view rather than a scalar copy.
+        converted.append(Ellipsis)
+    return tuple(converted), op, False, op is not Alias
+
+
+def _check_masks(shape: tuple[int, ...], items: list, consumed: int) -> None:
+    """Masks must match the dimensions they index, reported as PyTorch does."""
+    current = list(shape)  # the shape after the view ops before each item
+    dim = 0  # position in `current`
+    for item in items:
+        if item is None:
+            current.insert(dim, 1)
+            dim += 1
+        elif item is Ellipsis:
+            dim += len(shape) - consumed
+        elif item.__class__ is int:
+            del current[dim]
+        elif item.__class__ is slice:
+            current[dim] = len(range(*item.indices(current[dim])))
+            dim += 1
+        elif isinstance(item, np.ndarray):
+            if item.dtype != np.bool_:
+                dim += 1
+                continue
+            for offset, size in enumerate(item.shape):
+                if size != current[dim + offset]:
+                    raise IndexError(
+                        f"The shape of the mask {list(item.shape)} at index {offset} does not "
+                        f"match the shape of the indexed tensor {current} at index {dim + offset}"
+                    )
+            dim += item.ndim
+
+
+def _translate_index_error(error: IndexError, shape: tuple[int, ...], index: tuple) -> IndexError:
+    """NumPy's indexing error in PyTorch's words (PyTorch numbers dimensions differently)."""
+    message = str(error)
+    arrays = [item for item in index if isinstance(item, np.ndarray)]
+    if message.startswith("shape mismatch"):
+        shapes = ", ".join(str(list(item.shape)) for item in arrays if item.dtype != np.bool_)
+        return IndexError(
+            f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}"
+        )
+    ndim = len(shape)
+    consumed = 0
+    for item in index:
+        if item.__class__ is int or item.__class__ is slice:
+            consumed += 1
+        elif isinstance(item, np.ndarray):
+            consumed += item.ndim if item.dtype == np.bool_ else 1
+    # Integers are applied first and named by their position in the index ...
+    dim = 0
+    sizes = []
+    for position, item in enumerate(index):
+        if item is Ellipsis:
+            dim += ndim - consumed
+        elif item.__class__ is int or item.__class__ is slice:
+            size = shape[dim]
+            if item.__class__ is int and not -size <= item < size:
+                return IndexError(
+                    f"index {item} is out of bounds for dimension {position} with size {size}"
+                )
+            dim += 1
+        elif isinstance(item, np.ndarray):
+            width = item.ndim if item.dtype == np.bool_ else 1
+            sizes.append(shape[dim : dim + width])
+            dim += width
+    # ... then integer tensors, named by their rank among the tensor indices.
+    rank = 0
+    for item, size in zip(arrays, sizes):
+        if item.dtype == np.bool_:
+            rank += item.ndim
+            continue
+        size = size[0]
+        bad = item[(item < -size) | (item >= size)]
+        if bad.size:
+            return IndexError(
+                f"index {bad.flat[0]} is out of bounds for dimension {rank} with size {size}"
+            )
+        rank += 1
+    return IndexError(message.replace(" axis ", " dimension "))
+
+
+def getitem(input: Tensor, index: Any) -> Tensor:
+    """`input[index]`: ints, slices, None, Ellipsis, bool masks and integer tensors or lists.
+
+    Basic indices give views; integer indices that repeat an entry add up its gradients.
+    """
+    numpy_index, op, accumulate, _ = _prepare_index(input._data.shape, index)
+    return op.apply(input, numpy_index, accumulate)
+
+
+# ------------------------------------------------------------------ setitem
+class ZeroAt(Function):
+    """`grad` with the entries at `index` set to zero (its own adjoint)."""
+
+    _backward_name = "IndexPutBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, index):
+        ctx.index = index
+        result = grad._data.copy()
+        result[index] = 0
+        return _wrap(result)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return ZeroAt.apply(grad_output, ctx.index), None
+
+
+class CopySlices(Function):
+    """`x[index] = value` in place, where PyTorch writes through a view of x."""
+
+    _backward_name = "lucid::autograd::CopySlices"
+
+    @staticmethod
+    def forward(ctx, x, index, value, accumulate):
+        ctx.mark_dirty(x)
+        ctx.index = index
+        ctx.accumulate = accumulate
+        ctx.value_shape = value._data.shape if isinstance(value, Tensor) else None
+        x._data[index] = value._data if isinstance(value, Tensor) else value
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_x = grad_value = None
+        if ctx.needs_input_grad[0]:
+            # overwritten entries no longer depend on the old x
+            grad_x = ZeroAt.apply(grad_output, ctx.index)
+        if ctx.needs_input_grad[2]:
+            grad_value = Index.apply(grad_output, ctx.index, ctx.accumulate)
+            grad_value = _sum_to_value(grad_value, ctx.value_shape)
+        return grad_x, None, grad_value, None
+
+
+class IndexPut(CopySlices):
+    """`x[index] = value` for advanced (mask or integer) indices applied to x itself."""
+
+    _backward_name = "IndexPutBackward0"
+
+
+class FillInplace(CopySlices):
+    """`x[...] = number` (or a 0-d tensor): PyTorch fills the whole tensor."""
+
+    _backward_name = "FillBackward3"
+
+
+class CopyInplace(CopySlices):
+    """`x[...] = tensor`: PyTorch copies into the whole tensor."""
+
+    _backward_name = "lucid::autograd::CopyBackwards"
+
+
+def _sum_to_value(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """Undo the broadcast of a value into its slots; the value may carry extra leading ones."""
+    extra = len(shape) - grad._data.ndim
+    if extra > 0:
+        grad = View.apply(grad, (1,) * extra + grad._data.shape)
+    return sum_to(grad, shape)
+
+
+def _value_shape_error(input: Tensor, index: Any, value: Tensor, is_advanced: bool) -> None:
+    """Raise PyTorch's error for a value that does not broadcast to the indexed slots."""
+    # PyTorch drops a value's leading ones before it matches the value to the slots.
+    value_shape = value._data.shape
+    while value_shape and value_shape[0] == 1:
+        value_shape = value_shape[1:]
+    target = input._data[index].shape
+    if is_advanced:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(value_shape)} cannot be broadcast to "
+            f"indexing result of shape {list(target)}"
+        )
+    expand_shape(value_shape, target, value._data.dtype)
+
+
+def setitem_(input: Tensor, index: Any, value: Any) -> Tensor:
+    """`input[index] = value` in place; `value` is a number or a tensor broadcast to the slots."""
+    if index.__class__ is slice:
+        # Unlike reading, writing through a lone slice skips it when it keeps the whole dim.
+        index = (index,)
+    numpy_index, op, accumulate, has_view = _prepare_index(input._data.shape, index)
+    is_advanced = op is Index
+    if has_view and input._requires_grad and input._grad_fn is None and is_grad_enabled():
+        # PyTorch writes through a view of the leaf here, hence its wording.
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    is_tensor = isinstance(value, Tensor)
+    if not is_tensor:
+        if not isinstance(value, bool | int | float | np.generic):
+            raise TypeError(
+                f"can't assign a {type(value).__name__} to a "
+                f"{_TYPE_NAMES.get(input._data.dtype, 'Tensor')}"
+            )
+        value = scalar_value(value)
+    # Name the node as PyTorch does: which op it ends up calling depends on index and value.
+    if has_view:
+        function = CopySlices
+    elif is_advanced:
+        function = IndexPut
+    elif is_tensor and value._data.ndim:
+        function = CopyInplace
+    else:
+        function = FillInplace
+    try:
+        return function.apply(input, numpy_index, value, accumulate)
+    except ValueError:
+        if is_tensor:
+            _value_shape_error(input, numpy_index, value, is_advanced)
+        raise
+
+
+# ---------------------------------------------------------- gather/scatter
+def _at_least_1d(array: np.ndarray) -> np.ndarray:
+    # gather/scatter treat a 0-d tensor as a 1-d tensor of one entry
+    return array.reshape(1) if array.ndim == 0 else array
+
+
+def _along_dim(index: np.ndarray, dim: int) -> tuple[np.ndarray, ...]:
+    """The NumPy index reading `x[..., index[p], ...]` (at `dim`) for every position p."""
+    ndim = index.ndim
+    grid = []
+    for d, size in enumerate(index.shape):
+        if d == dim:
+            grid.append(index)
+        else:
+            grid.append(np.arange(size).reshape((size,) + (1,) * (ndim - d - 1)))
+    return tuple(grid)
+
+
+def _leading_block(index_shape: tuple[int, ...]) -> tuple[slice, ...]:
+    """The part of src that a scatter reads: the first index.size(d) entries of each dim."""
+    return tuple(slice(0, size) for size in index_shape)
+
+
+def _check_gather_index(name: str, index: Tensor) -> None:
+    if index._data.dtype not in _INDEX_ARRAY_DTYPES:
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+
+
+def _check_index_bounds(index: np.ndarray, dim: int, size: int) -> None:
+    if index.size and (index.min() < 0 or index.max() >= size):
+        bad = index[(index < 0) | (index >= size)].flat[0]
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+class Gather(Function):
+    _backward_name = "GatherBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, index):
+        ctx.save_for_backward(index)
+        ctx.dim = dim
+        ctx.input_shape = x._data.shape
+        positions = _along_dim(_at_least_1d(index._data), dim)
+        return _wrap(_at_least_1d(x._data)[positions].reshape(index._data.shape))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (index,) = ctx.saved_tensors
+        zeros = _wrap(np.zeros(ctx.input_shape, grad_output._data.dtype))
+        # d gather / dx adds each output's gradient back at the entry it read
+        return ScatterAdd.apply(zeros, ctx.dim, index, grad_output), None, None
+
+
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+    """out[i][j] = input[index[i][j]][j] for dim 0 (and likewise for other dims)."""
+    _check_gather_index("gather", index)
+    shape = input._data.shape
+    dim = _normalize_dim(dim, len(shape))
+    index_shape = index._data.shape
+    if max(len(index_shape), 1) != max(len(shape), 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    for d, (size, limit) in enumerate(zip(index_shape, shape)):
+        if d != dim and size > limit:
+            raise RuntimeError(
+                f"Size does not match at dimension {d} expected index {list(index_shape)} to be "
+                f"no larger than self {list(shape)} apart from dimension {dim}"
+            )
+    _check_index_bounds(index._data, dim, shape[dim] if shape else 1)
+    return Gather.apply(input, dim, index)
+
+
+class Scatter(Function):
+    _backward_name = "ScatterBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, index, src):
+        ctx.save_for_backward(index)
+        ctx.dim = dim
+        ctx.src_shape = src._data.shape
+        index_array = _at_least_1d(index._data)
+        result = _at_least_1d(x._data).copy()
+        block = _at_least_1d(src._data)[_leading_block(index_array.shape)]
+        result[_along_dim(index_array, dim)] = block
+        return _wrap(result.reshape(x._data.shape))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (index,) = ctx.saved_tensors
+        grad_x = grad_src = None
+        if ctx.needs_input_grad[0]:
+            # overwritten entries no longer depend on x
+            grad_x = ScatterValue.apply(grad_output, ctx.dim, index, 0.0)
+        if ctx.needs_input_grad[3]:
+            grad_src = _gather_to_src(grad_output, ctx.dim, index, ctx.src_shape)
+        return grad_x, None, None, grad_src
+
+
+def _gather_to_src(grad: Tensor, dim: int, index: Tensor, src_shape: tuple) -> Tensor:
+    """The gradient of a scatter's src: read back at the index, zero where src was unused."""
+    grad_src = Gather.apply(grad, dim, index)
+    if grad_src._data.shape != src_shape:
+        block = _leading_block(_at_least_1d(index._data).shape) + (Ellipsis,)
+        if not src_shape:
+            return View.apply(grad_src, ())
+        grad_src = IndexGrad.apply(grad_src, src_shape, block, False)
+    return grad_src
+
+
+class ScatterValue(Function):
+    _backward_name = "ScatterBackward1"
+
+    @staticmethod
+    def forward(ctx, x, dim, index, value):
+        ctx.save_for_backward(index)
+        ctx.dim = dim
+        result = _at_least_1d(x._data).copy()
+        result[_along_dim(_at_least_1d(index._data), dim)] = value
+        return _wrap(result.reshape(x._data.shape))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (index,) = ctx.saved_tensors
+        return ScatterValue.apply(grad_output, ctx.dim, index, 0.0), None, None, None
+
+
+class ScatterReduce(Function):
+    """scatter with `reduce='add'|'multiply'`: PyTorch defines no derivative for it."""
+
+    _backward_name = "lucid::autograd::NotImplemented"
+
+    @staticmethod
+    def forward(ctx, x, dim, index, src, reduce):
+        index_array = _at_least_1d(index._data)
+        result = _at_least_1d(x._data).copy()
+        if isinstance(src, Tensor):
+            src = _at_least_1d(src._data)[_leading_block(index_array.shape)]
+        ufunc = np.add if reduce == "add" else np.multiply
+        ufunc.at(result, _along_dim(index_array, dim), src)
+        return _wrap(result.reshape(x._data.shape))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        raise RuntimeError("derivative for aten::scatter is not implemented")
+
+
+def _check_scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | None) -> int:
+    _check_gather_index("scatter", index)
+    shape = input._data.shape
+    dim = _normalize_dim(dim, len(shape))
+    index_shape = index._data.shape
+    index_ndim = max(len(index_shape), 1)
+    if index_ndim != max(len(shape), 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    if src is not None:
+        src_shape = src._data.shape
+        _normalize_dim(dim, len(src_shape))
+        if index_ndim != max(len(src_shape), 1):
+            raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+        if src._data.dtype != input._data.dtype:
+            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    for d, size in enumerate(index_shape):
+        too_large = d != dim and size > shape[d]
+        if src is None:
+            if too_large:
+                raise RuntimeError(
+                    f"Expected index {list(index_shape)} to be no larger than self {list(shape)} "
+                    f"apart from dimension {dim}"
+                )
+        elif too_large or size > src._data.shape[d]:
+            raise RuntimeError(
+                f"Expected index {list(index_shape)} to be no larger than self {list(shape)} "
+                f"apart from dimension {dim} and to be no larger size than src "
+                f"{list(src._data.shape)}"
+            )
+    _check_index_bounds(index._data, dim, shape[dim] if shape else 1)
+    return dim
+
+
+def scatter(
+    input: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Any = None,
+    *,
+    value: Any = None,
+    reduce: str | None = None,
+) -> Tensor:
+    """A copy of `input` with `src` (a tensor, or a number `value`) written at `index` along
+    `dim`: out[index[i][j]][j] = src[i][j] for dim 0."""
+    if src is None:
+        src = value
+    if reduce is not None and reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    is_tensor = isinstance(src, Tensor)
+    dim = _check_scatter(input, dim, index, src if is_tensor else None)
+    if not is_tensor:
+        src = scalar_value(src)
+    if reduce is not None:
+        return ScatterReduce.apply(input, dim, index, src, reduce)
+    if is_tensor:
+        return Scatter.apply(input, dim, index, src)
+    return ScatterValue.apply(input, dim, index, src)
+
+
+class ScatterAdd(Function):
+    _backward_name = "ScatterAddBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, index, src):
+        ctx.save_for_backward(index)
+        ctx.dim = dim
+        ctx.src_shape = src._data.shape
+        index_array = _at_least_1d(index._data)
+        result = _at_least_1d(x._data).copy()
+        block = _at_least_1d(src._data)[_leading_block(index_array.shape)]
+        np.add.at(result, _along_dim(index_array, dim), block)
+        return _wrap(result.reshape(x._data.shape))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (index,) = ctx.saved_tensors
+        grad_src = None
+        if ctx.needs_input_grad[3]:
+            grad_src = _gather_to_src(grad_output, ctx.dim, index, ctx.src_shape)
+        return grad_output, None, None, grad_src
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """A copy of `input` with `src` added at `index` along `dim` (repeats add up)."""
+    if not isinstance(src, Tensor):
+        raise TypeError(
+            f"scatter_add(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}"
+        )
+    dim = _check_scatter(input, dim, index, src)
+    return ScatterAdd.apply(input, dim, index, src)
+
+
+class IndexSelect(Function):
+    _backward_name = "IndexSelectBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, index):
+        ctx.save_for_backward(index)
+        ctx.dim = dim
+        ctx.input_shape = x._data.shape
+        result = np.take(_at_least_1d(x._data), index._data.reshape(-1), axis=dim)
+        if not x._data.ndim:
+            result = result.reshape(())
+        return _wrap(result)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (index,) = ctx.saved_tensors
+        positions = index._data.reshape(-1)
+        shape = ctx.input_shape
+        if not shape:
+            grad = View.apply(grad_output, (positions.size,))
+            return View.apply(IndexGrad.apply(grad, (1,), (positions,), True), ()), None, None
+        numpy_index = (slice(None),) * ctx.dim + (positions,)
+        return IndexGrad.apply(grad_output, shape, numpy_index, True), None, None
+
+
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The entries of `input` at positions `index` (a vector) along `dim`."""
+    array = index._data
+    if array.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if array.dtype not in _INDEX_ARRAY_DTYPES:
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    shape = input._data.shape
+    dim = _normalize_dim(dim, len(shape))
+    if not shape and array.size != 1:
+        raise RuntimeError(
+            f"index_select(): Index to scalar can have only 1 value, got {array.size} value(s)"
+        )
+    size = shape[dim] if shape else 1
+    if array.size and (array.min() < 0 or array.max() >= size):
+        raise IndexError("index out of range in self")
+    return IndexSelect.apply(input, dim, index)
+
+
+# ------------------------------------------------------------------- masks
+def _check_mask(mask: Tensor, name: str) -> None:
+    dtype = mask._data.dtype
+    if dtype != np.bool_:
+        raise RuntimeError(
+            f"{name} only supports boolean masks, but got mask with dtype "
+            f"{_C_TYPE_NAMES.get(dtype.name, dtype.name)}"
+        )
+
+
+def _check_fill_value(value: Any) -> Any:
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value._data.ndim} dimension(s)."
+            )
+        return value
+    return scalar_value(value)
+
+
+class MaskedFill(Function):
+    _backward_name = "MaskedFillBackward0"
+
+    @staticmethod
+    def forward(ctx, x, mask, value):
+        ctx.save_for_backward(mask)
+        ctx.input_shape = x._data.shape
+        array = x._data
+        fill = np.asarray(value._data if isinstance(value, Tensor) else value)
+        try:
+            return _wrap(np.where(mask._data, fill.astype(array.dtype), array))
+        except ValueError:
+            raise broadcast_error(mask._data.shape, array.shape) from None
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (mask,) = ctx.saved_tensors
+        grad_x = grad_value = None
+        # filled entries take the value, the others keep x
+        if ctx.needs_input_grad[0]:
+            grad_x = sum_to(MaskedFill.apply(grad_output, mask, 0.0), ctx.input_shape)
+        if ctx.needs_input_grad[2]:
+            kept = _wrap(np.logical_not(mask._data))
+            grad_value = reduction.sum(MaskedFill.apply(grad_output, kept, 0.0))
+        return grad_x, None, grad_value
+
+
+class MaskedFillTensor(MaskedFill):
+    _backward_name = "MaskedFillBackward1"
+
+
+def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """A copy of `input` with `value` (a number or 0-d tensor) where `mask` is True."""
+    _check_mask(mask, "masked_fill_")
+    value = _check_fill_value(value)
+    if isinstance(value, Tensor):
+        return MaskedFillTensor.apply(input, mask, value)
+    return MaskedFill.apply(input, mask, value)
+
+
+class MaskedFillInplace(Function):
+    _backward_name = "MaskedFillBackward0"
+
+    @staticmethod
+    def forward(ctx, x, mask, value):
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(mask)
+        fill = value._data if isinstance(value, Tensor) else value
+        np.copyto(x._data, fill, casting="unsafe", where=mask._data)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (mask,) = ctx.saved_tensors
+        grad_x = grad_value = None
+        if ctx.needs_input_grad[0]:
+            grad_x = MaskedFill.apply(grad_output, mask, 0.0)
+        if ctx.needs_input_grad[2]:
+            kept = _wrap(np.logical_not(mask._data))
+            grad_value = reduction.sum(MaskedFill.apply(grad_output, kept, 0.0))
+        return grad_x, None, grad_value
+
+
+class MaskedFillTensorInplace(MaskedFillInplace):
+    _backward_name = "MaskedFillBackward1"
+
+
+def masked_fill_(input: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """In-place masked_fill; `mask` must broadcast to `input`'s shape."""
+    _check_mask(mask, "masked_fill_")
+    value = _check_fill_value(value)
+    shape = input._data.shape
+    mask_shape = mask._data.shape
+    if mask_shape != shape:
+        try:
+            merged = np.broadcast_shapes(shape, mask_shape)
+        except ValueError:
+            raise broadcast_error(mask_shape, shape) from None
+        if merged != shape:
+            raise RuntimeError(
+                f"output with shape {list(shape)} doesn't match the broadcast shape {list(merged)}"
+            )
+    if isinstance(value, Tensor):
+        return MaskedFillTensorInplace.apply(input, mask, value)
+    return MaskedFillInplace.apply(input, mask, value)
+
+
+class MaskedSelect(Function):
+    _backward_name = "MaskedSelectBackward0"
+
+    @staticmethod
+    def forward(ctx, x, mask, shape):
+        ctx.save_for_backward(mask)
+        ctx.input_shape = x._data.shape
+        ctx.shape = shape
+        mask_array = np.broadcast_to(mask._data, shape)
+        return _wrap(np.broadcast_to(x._data, shape)[mask_array])
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (mask,) = ctx.saved_tensors
+        mask_array = np.broadcast_to(mask._data, ctx.shape)
+        grad = IndexGrad.apply(grad_output, ctx.shape, (mask_array,), False)
+        return sum_to(grad, ctx.input_shape), None, None
+
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """The entries of `input` where `mask` is True, as a 1-d tensor (the two broadcast)."""
+    if mask._data.dtype != np.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = input._data.shape
+    mask_shape = mask._data.shape
+    if mask_shape != shape:
+        try:
+            shape = np.broadcast_shapes(shape, mask_shape)
+        except ValueError:
+            raise broadcast_error(mask_shape, shape) from None
+    return MaskedSelect.apply(input, mask, shape)
+
+
+class Take(Function):
+    _backward_name = "TakeBackward0"
+
+    @staticmethod
+    def forward(ctx, x, index):
+        ctx.save_for_backward(index)
+        ctx.input_shape = x._data.shape
+        return _wrap(x._data.reshape(-1)[index._data])
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (index,) = ctx.saved_tensors
+        shape = ctx.input_shape
+        numel = 1
+        for size in shape:
+            numel *= size
+        grad = IndexGrad.apply(grad_output, (numel,), (index._data,), True)
+        return View.apply(grad, shape), None
+
+
+def take(input: Tensor, index: Tensor) -> Tensor:
+    """Entries of the flattened `input` at `index` (negative positions count from the end)."""
+    array = index._data
+    if array.dtype != np.int64:
+        raise RuntimeError(
+            "take(): Expected a long tensor for index, but got "
+            f"{_SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)}"
+        )
+    numel = input._data.size
+    if array.size and (array.min() < -numel or array.max() >= numel):
+        bad = array[(array < -numel) | (array >= numel)].flat[0]
+        raise IndexError(
+            f"out of range: tried to access index {bad} on a tensor of {numel} elements."
+        )
+    return Take.apply(input, index)
+
+
+def nonzero(input: Tensor, *, out: Any = None, as_tuple: bool = False) -> Any:
+    """Positions of the non-zero entries: an (n, ndim) int64 tensor, or one vector per dim."""
+    array = input._data
+    if as_tuple:
+        positions = np.nonzero(_at_least_1d(array))
+        return tuple(_wrap(p.astype(np.int64, copy=False)) for p in positions)
+    return _wrap(np.argwhere(array).astype(np.int64, copy=False))

@@ -1,0 +1,767 @@
+"""Neural-network ops: activations, softmax and log_softmax, one_hot."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from lucid._tensor import Tensor, _normalize_dim, _wrap
+from lucid.autograd.function import Function
+from lucid.ops._promote import float_array
+from lucid.ops.arithmetic import _dtype_name, _old_value, _write_inplace
+from lucid.ops.pointwise import erf, exp, tanh, to, where
+
+__all__ = [
+    "sigmoid", "logsigmoid", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu",
+    "elu_", "selu", "selu_", "celu", "celu_", "gelu", "silu", "softplus", "mish", "hardtanh",
+    "hardtanh_", "hardsigmoid", "hardswish", "softmax", "log_softmax", "one_hot",
+]  # fmt: skip
+
+_SQRT1_2 = 0.7071067811865476
+_INV_SQRT_2PI = 0.3989422804014327
+_SQRT_2_OVER_PI = 0.7978845608028654
+_GELU_KAPPA = 0.044715
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+# PyTorch's hardsigmoid backward scales by 1/6 rounded to float32, for every dtype.
+_ONE_SIXTH = float(np.float32(1.0 / 6.0))
+
+
+def _float_input(x: Tensor, kernel: str) -> np.ndarray:
+    """The array of a floating tensor; integer and bool inputs are PyTorch's NotImplementedError."""
+    array = x._data
+    if array.dtype.kind != "f":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype_name(array.dtype)}'")
+    return array
+
+
+# NumPy has no erf; the standard library's is correctly rounded, applied per element.
+_erf_elementwise = np.frompyfunc(math.erf, 1, 1)
+
+
+def _erf_array(array: np.ndarray) -> np.ndarray:
+    return _erf_elementwise(array.astype(np.float64)).astype(array.dtype)
+
+
+def _sigmoid_array(x: np.ndarray) -> np.ndarray:
+    # exp(-|x|) never overflows; sigmoid(-|x|) = e / (1 + e) keeps tiny values exact
+    e = np.exp(-np.abs(x))
+    positive = 1.0 / (1.0 + e)
+    return np.where(x >= 0, positive, e * positive)
+
+
+# ------------------------------------------------------------------- sigmoid
+class Sigmoid(Function):
+    _backward_name = "SigmoidBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        result = _wrap(_sigmoid_array(float_array(x)))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (result,) = ctx.saved_tensors
+        # d/dx sigmoid(x) = sigmoid(x) (1 - sigmoid(x))
+        return grad_output * (1.0 - result) * result
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """1 / (1 + exp(-input)), computed without overflow."""
+    return Sigmoid.apply(input)
+
+
+class LogSigmoid(Function):
+    _backward_name = "LogSigmoidBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        array = _float_input(x, "log_sigmoid_cpu")
+        ctx.save_for_backward(x)
+        # log sigmoid(x) = min(x, 0) - log(1 + exp(-|x|)): no overflow for any x
+        return _wrap(np.minimum(array, 0) - np.log1p(np.exp(-np.abs(array))))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx log sigmoid(x) = 1 - sigmoid(x) = sigmoid(-x)
+        return grad_output * sigmoid(-x)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """log(sigmoid(input)), stable for large |input|."""
+    return LogSigmoid.apply(input)
+
+
+# ---------------------------------------------------------------------- relu
+def _relu_array(x: Tensor) -> np.ndarray:
+    array = x._data
+    if array.dtype == np.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return np.maximum(array, 0)
+
+
+class Relu(Function):
+    _backward_name = "ReluBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        result = _wrap(_relu_array(x))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (result,) = ctx.saved_tensors
+        # gradient 1 where the output is positive (also where it is nan), else 0
+        return where(result <= 0, 0.0, grad_output)
+
+
+class ReluInplace(Function):
+    _backward_name = "ReluBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        result = _relu_array(x)
+        ctx.mark_dirty(x)
+        _write_inplace(x, result)
+        ctx.save_for_backward(x)
+        return x
+
+    backward = Relu.backward
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(input, 0)."""
+    if inplace:
+        return ReluInplace.apply(input)
+    return Relu.apply(input)
+
+
+def relu_(input: Tensor) -> Tensor:
+    return ReluInplace.apply(input)
+
+
+class LeakyRelu(Function):
+    _backward_name = "LeakyReluBackward0"
+
+    @staticmethod
+    def forward(ctx, x, negative_slope):
+        array = _float_input(x, "leaky_relu_cpu")
+        ctx.save_for_backward(x)
+        ctx.negative_slope = negative_slope
+        return _wrap(np.where(array > 0, array, array * negative_slope))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return where(x > 0, grad_output, grad_output * ctx.negative_slope), None
+
+
+class LeakyReluInplace(Function):
+    """In place, the input is gone: the output's sign selects the slope instead."""
+
+    _backward_name = "LeakyReluBackward1"
+
+    @staticmethod
+    def forward(ctx, x, negative_slope):
+        array = _float_input(x, "leaky_relu_cpu")
+        ctx.mark_dirty(x)
+        ctx.negative_slope = negative_slope
+        _write_inplace(x, np.where(array > 0, array, array * negative_slope))
+        ctx.save_for_backward(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        if ctx.negative_slope < 0:
+            raise RuntimeError(
+                "In-place leakyReLu backward calculation is triggered with a negative slope "
+                "which is not supported. This is caused by calling in-place forward function "
+                "with a negative slope, please call out-of-place version instead."
+            )
+        (result,) = ctx.saved_tensors
+        return where(result > 0, grad_output, grad_output * ctx.negative_slope), None
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """input where positive, else negative_slope * input."""
+    if inplace:
+        return LeakyReluInplace.apply(input, negative_slope)
+    return LeakyRelu.apply(input, negative_slope)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return LeakyReluInplace.apply(input, negative_slope)
+
+
+# ---------------------------------------------------------------- elu family
+def _elu_array(array: np.ndarray, alpha: float, scale: float, input_scale: float) -> np.ndarray:
+    # expm1 only of the non-positive part: no overflow, and exact near 0
+    negative = np.expm1(np.minimum(array, 0) * input_scale) * (alpha * scale)
+    return np.where(array <= 0, negative, array * scale)
+
+
+class Elu(Function):
+    """scale * (x if x > 0 else alpha * (exp(x * input_scale) - 1)): elu, selu and celu."""
+
+    _backward_name = "EluBackward0"
+
+    @staticmethod
+    def forward(ctx, x, alpha, scale, input_scale):
+        array = _float_input(x, "elu_cpu")
+        ctx.save_for_backward(x)
+        ctx.alpha, ctx.scale, ctx.input_scale = alpha, scale, input_scale
+        return _wrap(_elu_array(array, alpha, scale, input_scale))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        coefficient = ctx.alpha * ctx.scale * ctx.input_scale
+        # exp never sees positive x, so neither it nor its derivative overflows
+        negative = where(x > 0, 0.0, x) * ctx.input_scale
+        grad_negative = grad_output * coefficient * exp(negative)
+        return where(x > 0, grad_output * ctx.scale, grad_negative), None, None, None
+
+
+class Celu(Elu):
+    _backward_name = "CeluBackward0"
+
+
+class EluInplace(Function):
+    """In place, the derivative comes from the output: alpha * exp(x) = output + alpha."""
+
+    _backward_name = "EluBackward1"
+
+    @staticmethod
+    def forward(ctx, x, alpha, scale, input_scale):
+        array = _float_input(x, "elu_cpu")
+        ctx.mark_dirty(x)
+        ctx.alpha, ctx.scale, ctx.input_scale = alpha, scale, input_scale
+        _write_inplace(x, _elu_array(array, alpha, scale, input_scale))
+        ctx.save_for_backward(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        if ctx.alpha < 0:
+            raise RuntimeError(
+                "In-place elu backward calculation is triggered with a negative slope which is "
+                "not supported. This is caused by calling in-place forward function with a "
+                "negative slope, please call out-of-place version instead."
+            )
+        (result,) = ctx.saved_tensors
+        grad_negative = grad_output * ctx.input_scale * (result + ctx.alpha * ctx.scale)
+        return where(result <= 0, grad_negative, grad_output * ctx.scale), None, None, None
+
+
+class CeluInplace(EluInplace):
+    _backward_name = "CeluBackward1"
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """input where positive, else alpha * (exp(input) - 1)."""
+    if inplace:
+        return EluInplace.apply(input, alpha, 1.0, 1.0)
+    return Elu.apply(input, alpha, 1.0, 1.0)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return EluInplace.apply(input, alpha, 1.0, 1.0)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """scale * elu(input, alpha) with the self-normalizing constants."""
+    if inplace:
+        return EluInplace.apply(input, _SELU_ALPHA, _SELU_SCALE, 1.0)
+    return Elu.apply(input, _SELU_ALPHA, _SELU_SCALE, 1.0)
+
+
+def selu_(input: Tensor) -> Tensor:
+    return EluInplace.apply(input, _SELU_ALPHA, _SELU_SCALE, 1.0)
+
+
+def _check_celu_alpha(alpha: float) -> None:
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """input where positive, else alpha * (exp(input / alpha) - 1)."""
+    _check_celu_alpha(alpha)
+    if inplace:
+        return CeluInplace.apply(input, alpha, 1.0, 1.0 / alpha)
+    return Celu.apply(input, alpha, 1.0, 1.0 / alpha)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    _check_celu_alpha(alpha)
+    return CeluInplace.apply(input, alpha, 1.0, 1.0 / alpha)
+
+
+# ---------------------------------------------------------------------- gelu
+class Gelu(Function):
+    _backward_name = "GeluBackward0"
+
+    @staticmethod
+    def forward(ctx, x, approximate):
+        array = _float_input(x, "GeluKernelImpl")
+        ctx.save_for_backward(x)
+        ctx.approximate = approximate
+        if approximate == "tanh":
+            inner = _SQRT_2_OVER_PI * (array + _GELU_KAPPA * (array * array * array))
+            return _wrap(0.5 * array * (1.0 + np.tanh(inner)))
+        return _wrap(array * 0.5 * (1.0 + _erf_array(array * _SQRT1_2)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        if ctx.approximate == "tanh":
+            x_squared = x * x
+            inner = (x + x_squared * x * _GELU_KAPPA) * _SQRT_2_OVER_PI
+            tanh_inner = tanh(inner)
+            # d/dx [x/2 (1 + tanh(u))] = (1 + tanh(u))/2 + x/2 (1 - tanh(u)^2) u'
+            left_derivative = (tanh_inner + 1.0) * 0.5
+            right_derivative = (x * 0.5) * (1.0 - tanh_inner * tanh_inner)
+            right_derivative = right_derivative * (
+                (x_squared * (3.0 * _GELU_KAPPA) + 1.0) * _SQRT_2_OVER_PI
+            )
+            return grad_output * (left_derivative + right_derivative), None
+        # d/dx x Phi(x) = Phi(x) + x phi(x)
+        cdf = (erf(x * _SQRT1_2) + 1.0) * 0.5
+        pdf = exp(x * x * -0.5) * _INV_SQRT_2PI
+        return grad_output * (cdf + x * pdf), None
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """input * Phi(input), Phi the standard normal CDF ('tanh': its tanh approximation)."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return Gelu.apply(input, approximate)
+
+
+# ---------------------------------------------------------------------- silu
+def _silu_array(x: Tensor) -> np.ndarray:
+    array = _float_input(x, "silu_cpu")
+    return array * _sigmoid_array(array)
+
+
+def _silu_backward(grad_output: Tensor, x: Tensor) -> Tensor:
+    s = sigmoid(x)
+    # d/dx x sigmoid(x) = sigmoid(x) (1 + x (1 - sigmoid(x)))
+    return grad_output * s * (x * (1.0 - s) + 1.0)
+
+
+class Silu(Function):
+    _backward_name = "SiluBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _wrap(_silu_array(x))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return _silu_backward(grad_output, x)
+
+
+class SiluInplace(Function):
+    _backward_name = "SiluBackward0"
+
+    @staticmethod
+    def forward(ctx, x, old_x):
+        result = _silu_array(x)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(old_x)
+        _write_inplace(x, result)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (old_x,) = ctx.saved_tensors
+        return _silu_backward(grad_output, old_x), None
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """input * sigmoid(input) (swish)."""
+    if inplace:
+        return SiluInplace.apply(input, _old_value(input, input))
+    return Silu.apply(input)
+
+
+# ------------------------------------------------------------------ softplus
+class Softplus(Function):
+    _backward_name = "SoftplusBackward0"
+
+    @staticmethod
+    def forward(ctx, x, beta, threshold):
+        array = _float_input(x, "softplus_cpu")
+        ctx.save_for_backward(x)
+        ctx.beta, ctx.threshold = beta, threshold
+        scaled = array * beta
+        # above the threshold softplus is the identity; exp never sees those values
+        smooth = np.log1p(np.exp(np.minimum(scaled, threshold))) / beta
+        return _wrap(np.where(scaled > threshold, array, smooth))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        scaled = x * ctx.beta
+        # d/dx log(1 + exp(beta x)) / beta = sigmoid(beta x)
+        smooth = grad_output * sigmoid(scaled)
+        return where(scaled > ctx.threshold, grad_output, smooth), None, None
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta * input)) / beta, the identity where beta * input > threshold."""
+    return Softplus.apply(input, beta, threshold)
+
+
+# ---------------------------------------------------------------------- mish
+def _mish_array(x: Tensor) -> np.ndarray:
+    array = _float_input(x, "mish_cpu")
+    # softplus as max(x, 0) + log(1 + exp(-|x|)) cannot overflow
+    soft = np.maximum(array, 0) + np.log1p(np.exp(-np.abs(array)))
+    return array * np.tanh(soft)
+
+
+def _mish_backward(grad_output: Tensor, x: Tensor) -> Tensor:
+    tanh_softplus = tanh(softplus(x))
+    # d/dx x tanh(softplus(x)) = tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2)
+    slope = x * sigmoid(x) * (1.0 - tanh_softplus * tanh_softplus)
+    return grad_output * (tanh_softplus + slope)
+
+
+class Mish(Function):
+    _backward_name = "MishBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _wrap(_mish_array(x))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return _mish_backward(grad_output, x)
+
+
+class MishInplace(Function):
+    _backward_name = "MishBackward0"
+
+    @staticmethod
+    def forward(ctx, x, old_x):
+        result = _mish_array(x)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(old_x)
+        _write_inplace(x, result)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (old_x,) = ctx.saved_tensors
+        return _mish_backward(grad_output, old_x), None
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """input * tanh(softplus(input))."""
+    if inplace:
+        return MishInplace.apply(input, _old_value(input, input))
+    return Mish.apply(input)
+
+
+# ------------------------------------------------------------------ hardtanh
+def _hardtanh_array(x: Tensor, min_val: float, max_val: float) -> np.ndarray:
+    array = x._data
+    if array.dtype == np.bool_:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if array.dtype.kind != "f":
+        # integer inputs keep their dtype: the bounds are truncated to integers
+        return np.minimum(np.maximum(array, int(min_val)), int(max_val)).astype(array.dtype)
+    return np.minimum(np.maximum(array, min_val), max_val)
+
+
+def _hardtanh_backward(grad_output: Tensor, x: Tensor, min_val: float, max_val: float) -> Tensor:
+    # the gradient passes strictly inside the bounds only (not at them, nor for nan)
+    return where(x > min_val, where(x < max_val, grad_output, 0.0), 0.0)
+
+
+class Hardtanh(Function):
+    _backward_name = "HardtanhBackward0"
+
+    @staticmethod
+    def forward(ctx, x, min_val, max_val):
+        ctx.save_for_backward(x)
+        ctx.min_val, ctx.max_val = min_val, max_val
+        return _wrap(_hardtanh_array(x, min_val, max_val))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return _hardtanh_backward(grad_output, x, ctx.min_val, ctx.max_val), None, None
+
+
+class HardtanhInplace(Function):
+    """In place, the output stands in for the input: both are inside the bounds together."""
+
+    _backward_name = "HardtanhBackward0"
+
+    @staticmethod
+    def forward(ctx, x, min_val, max_val):
+        result = _hardtanh_array(x, min_val, max_val)
+        ctx.mark_dirty(x)
+        ctx.min_val, ctx.max_val = min_val, max_val
+        _write_inplace(x, result)
+        ctx.save_for_backward(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (result,) = ctx.saved_tensors
+        return _hardtanh_backward(grad_output, result, ctx.min_val, ctx.max_val), None, None
+
+
+def _check_hardtanh_bounds(min_val: float, max_val: float) -> None:
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+
+
+def hardtanh(
+    input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> Tensor:
+    """input clamped to [min_val, max_val]."""
+    _check_hardtanh_bounds(min_val, max_val)
+    if inplace:
+        return HardtanhInplace.apply(input, min_val, max_val)
+    return Hardtanh.apply(input, min_val, max_val)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    _check_hardtanh_bounds(min_val, max_val)
+    return HardtanhInplace.apply(input, min_val, max_val)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """min(max(input, 0), 6)."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+# --------------------------------------------------------- hardsigmoid/swish
+def _hardsigmoid_array(x: Tensor) -> np.ndarray:
+    array = _float_input(x, "hardsigmoid_cpu")
+    return np.minimum(np.maximum(array + 3.0, 0.0), 6.0) / 6.0
+
+
+def _hardsigmoid_backward(grad_output: Tensor, x: Tensor) -> Tensor:
+    # slope 1/6 strictly inside (-3, 3), else 0
+    inside = where(x < 3.0, grad_output * _ONE_SIXTH, 0.0)
+    return where(x > -3.0, inside, 0.0)
+
+
+class Hardsigmoid(Function):
+    _backward_name = "HardsigmoidBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _wrap(_hardsigmoid_array(x))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return _hardsigmoid_backward(grad_output, x)
+
+
+class HardsigmoidInplace(Function):
+    _backward_name = "HardsigmoidBackward0"
+
+    @staticmethod
+    def forward(ctx, x, old_x):
+        result = _hardsigmoid_array(x)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(old_x)
+        _write_inplace(x, result)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (old_x,) = ctx.saved_tensors
+        return _hardsigmoid_backward(grad_output, old_x), None
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """relu6(input + 3) / 6."""
+    if inplace:
+        return HardsigmoidInplace.apply(input, _old_value(input, input))
+    return Hardsigmoid.apply(input)
+
+
+def _hardswish_array(x: Tensor) -> np.ndarray:
+    array = _float_input(x, "hardswish_cpu")
+    return array * np.minimum(np.maximum(array + 3.0, 0.0), 6.0) / 6.0
+
+
+def _hardswish_backward(grad_output: Tensor, x: Tensor) -> Tensor:
+    # 0 up to -3, x/3 + 1/2 between, 1 from 3 on
+    upper = where(x >= 3.0, grad_output, grad_output * (x / 3.0 + 0.5))
+    return where(x <= -3.0, 0.0, upper)
+
+
+class Hardswish(Function):
+    _backward_name = "HardswishBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _wrap(_hardswish_array(x))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return _hardswish_backward(grad_output, x)
+
+
+class HardswishInplace(Function):
+    _backward_name = "HardswishBackward0"
+
+    @staticmethod
+    def forward(ctx, x, old_x):
+        result = _hardswish_array(x)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(old_x)
+        _write_inplace(x, result)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (old_x,) = ctx.saved_tensors
+        return _hardswish_backward(grad_output, old_x), None
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """input * relu6(input + 3) / 6."""
+    if inplace:
+        return HardswishInplace.apply(input, _old_value(input, input))
+    return Hardswish.apply(input)
+
+
+# ------------------------------------------------------------------- softmax
+def _shifted(x: Tensor, dim: int, kernel: str) -> np.ndarray:
+    """x minus its maximum along dim, so exp cannot overflow; computed in float32 at least."""
+    array = x._data
+    if array.dtype.kind != "f":
+        variant = "_lastdim" if dim >= array.ndim - 1 else ""
+        name = f"{kernel}{variant}_kernel_impl"
+        raise NotImplementedError(f"\"{name}\" not implemented for '{_dtype_name(array.dtype)}'")
+    if array.dtype == np.float16:
+        array = array.astype(np.float32)
+    if array.ndim == 0:
+        array = array.reshape(1)
+    return array - np.max(array, axis=dim, keepdims=True)
+
+
+class Softmax(Function):
+    _backward_name = "SoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        if x._data.size == 0:
+            result = _wrap(x._data.copy())
+        else:
+            # a row of only -inf gives -inf - -inf = nan, as in PyTorch
+            e = np.exp(_shifted(x, dim, "softmax"))
+            e /= np.sum(e, axis=dim, keepdims=True)
+            result = _wrap(e.reshape(x._data.shape).astype(x._data.dtype, copy=False))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (result,) = ctx.saved_tensors
+        # d softmax: y * (g - sum(g * y))
+        weighted = (grad_output * result).sum(ctx.dim, keepdim=True)
+        return result * (grad_output - weighted), None
+
+
+class LogSoftmax(Function):
+    _backward_name = "LogSoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        if x._data.size == 0:
+            result = _wrap(x._data.copy())
+        else:
+            shifted = _shifted(x, dim, "log_softmax")
+            shifted -= np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+            result = _wrap(shifted.reshape(x._data.shape).astype(x._data.dtype, copy=False))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (result,) = ctx.saved_tensors
+        # d log_softmax: g - softmax * sum(g)
+        return grad_output - exp(result) * grad_output.sum(ctx.dim, keepdim=True), None
+
+
+def _softmax_dim(input: Tensor, dim: int | None, name: str) -> int:
+    if dim is None:
+        warnings.warn(
+            f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+            "include dim=X as an argument.",
+            UserWarning,
+            stacklevel=3,
+        )
+        dim = 0 if input._data.ndim in (0, 1, 3) else 1
+    return _normalize_dim(dim, input._data.ndim)
+
+
+def _softmax_input(input: Tensor, dtype: Any) -> Tensor:
+    if dtype is None:
+        return input
+    return to(input, dtype)
+
+
+def softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
+    """exp(input) / sum(exp(input)) along dim, stable for large logits.
+
+    `dtype` casts the input first (the cast is part of the graph).
+    """
+    dim = _softmax_dim(input, dim, "softmax")
+    return Softmax.apply(_softmax_input(input, dtype), dim)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
+    """input - logsumexp(input) along dim, stable for large logits."""
+    dim = _softmax_dim(input, dim, "log_softmax")
+    return LogSoftmax.apply(_softmax_input(input, dtype), dim)
+
+
+# ------------------------------------------------------------------- one_hot
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 indicators of `tensor`'s class values along a new last dimension."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(
+            f"one_hot(): argument 'input' (position 1) must be Tensor, not {type(tensor).__name__}"
+        )
+    indices = tensor._data
+    if indices.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if indices.size == 0:
+        if num_classes == -1:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        return _wrap(np.zeros(indices.shape + (num_classes,), np.int64))
+    if indices.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        num_classes = int(indices.max()) + 1
+    elif indices.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return _wrap((indices[..., None] == np.arange(num_classes)).astype(np.int64))
