@@ -97,6 +97,9 @@ class Tensor:
         self._requires_grad = builtins.bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        # Unlike the setter, asking a non-leaf (which already requires grad) for True is a no-op.
+        if requires_grad and self._grad_fn is not None:
+            return self
         self.requires_grad = requires_grad
         return self
 
@@ -170,6 +173,11 @@ class Tensor:
 
     @property
     def mT(self) -> Tensor:
+        if self._data.ndim < 2:
+            raise RuntimeError(
+                "tensor.mT is only supported on matrices or batches of matrices. Got "
+                f"{self._data.ndim}-D tensor."
+            )
         return _ops.transpose(self, -2, -1)
 
     @property
@@ -483,6 +491,10 @@ class Tensor:
         return _ops.abs(self)
 
     def __invert__(self) -> Tensor:
+        if self._data.dtype.kind == "f":
+            raise TypeError(
+                "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
+            )
         return _ops.bitwise_not(self)
 
     def __and__(self, other: Any) -> Tensor:
@@ -504,9 +516,13 @@ class Tensor:
         return _ops.bitwise_xor(self, other)
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        if other is None:
+            return False  # type: ignore[return-value]
         return _ops.eq(self, other)
 
     def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        if other is None:
+            return True  # type: ignore[return-value]
         return _ops.ne(self, other)
 
     def __lt__(self, other: Any) -> Tensor:
@@ -612,6 +628,15 @@ class Tensor:
 
     def exp_(self) -> Tensor:
         return _ops.exp_(self)
+
+    def sqrt_(self) -> Tensor:
+        return _ops.sqrt_(self)
+
+    def abs_(self) -> Tensor:
+        return _ops.abs_(self)
+
+    def clip_(self, min: Any = None, max: Any = None) -> Tensor:
+        return _ops.clamp_(self, min, max)
 
     def expm1(self) -> Tensor:
         return _ops.expm1(self)
@@ -823,6 +848,12 @@ class Tensor:
              dtype: Any = None) -> Tensor:  # fmt: skip
         return _ops.norm(self, p, dim, keepdim, dtype=dtype)
 
+    def count_nonzero(self, dim: Any = None) -> Tensor:
+        return _ops.count_nonzero(self, dim)
+
+    def dist(self, other: Tensor, p: Any = 2) -> Tensor:
+        return _ops.dist(self, other, p)
+
     def cumsum(self, dim: int, *, dtype: Any = None) -> Tensor:
         return _ops.cumsum(self, dim, dtype=dtype)
 
@@ -850,6 +881,9 @@ class Tensor:
     def reshape_as(self, other: Tensor) -> Tensor:
         return _ops.reshape(self, other.shape)
 
+    def sum_to_size(self, *size: Any) -> Tensor:
+        return _ops.sum_to(self, _varargs_shape(size))
+
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         return _ops.flatten(self, start_dim, end_dim)
 
@@ -867,6 +901,27 @@ class Tensor:
 
     def t(self) -> Tensor:
         return _ops.t(self)
+
+    def swapaxes(self, axis0: int, axis1: int) -> Tensor:
+        return _ops.transpose(self, axis0, axis1)
+
+    def swapdims(self, dim0: int, dim1: int) -> Tensor:
+        return _ops.transpose(self, dim0, dim1)
+
+    def movedim(self, source: Any, destination: Any) -> Tensor:
+        return _ops.movedim(self, source, destination)
+
+    def moveaxis(self, source: Any, destination: Any) -> Tensor:
+        return _ops.movedim(self, source, destination)
+
+    def broadcast_to(self, size: Any) -> Tensor:
+        return _ops.broadcast_to(self, size)
+
+    def take(self, index: Tensor) -> Tensor:
+        return _ops.take(self, index)
+
+    def nonzero(self, *, as_tuple: bool = False) -> Any:
+        return _ops.nonzero(self, as_tuple=as_tuple)
 
     def permute(self, *dims: Any) -> Tensor:
         return _ops.permute(self, _varargs_shape(dims))

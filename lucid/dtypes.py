@@ -96,7 +96,8 @@ def to_numpy_dtype(d: dtype | np.dtype | type | str | None) -> np.dtype | None:
     if type(d) is dtype:
         return d.numpy_dtype
     if d is _builtin_float:
-        return _default_float.numpy_dtype
+        # PyTorch reads the Python type `float` as float64, whatever the default dtype.
+        return np.dtype(np.float64)
     if d is _builtin_int:
         return np.dtype(np.int64)
     if d is _builtin_bool:

@@ -137,10 +137,16 @@ def test_upper_layers_never_use_engine_graph_or_saved_tensor(package):
                 bad.append((str(path.relative_to(PACKAGE)), name, line))
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
-            attribute = node.attr if isinstance(node, ast.Attribute) else None
-            name = node.id if isinstance(node, ast.Name) else None
-            if attribute in ("engine", "graph", "SavedTensor") or name == "SavedTensor":
-                bad.append((str(path.relative_to(PACKAGE)), attribute or name, node.lineno))
+            if isinstance(node, ast.Attribute):
+                owner = node.value
+                owner_name = owner.attr if isinstance(owner, ast.Attribute) else None
+                owner_name = owner.id if isinstance(owner, ast.Name) else owner_name
+                if node.attr == "SavedTensor" or (
+                    owner_name == "autograd" and node.attr in ("engine", "graph")
+                ):
+                    bad.append((str(path.relative_to(PACKAGE)), node.attr, node.lineno))
+            elif isinstance(node, ast.Name) and node.id == "SavedTensor":
+                bad.append((str(path.relative_to(PACKAGE)), node.id, node.lineno))
     assert bad == []
 
 

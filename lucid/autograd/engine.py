@@ -113,16 +113,19 @@ def run_backward(
                             hook((), tuple(grads))
                 continue
 
-            next_functions = node.next_functions
+            input_edges = node.input_edges
             if grads[0] is None and all(grad is None for grad in grads):
-                grad_inputs = (None,) * len(next_functions)
+                grad_inputs = (None,) * len(input_edges)
             else:
                 grad_inputs = _call_backward(node, grads, state.observers)
             grads = None
             if not retain_graph and (node.saved is not None or node.to_save):
                 node.free_saved()
 
-            for index, (next_node, output_nr) in enumerate(next_functions):
+            for index, edge in enumerate(input_edges):
+                if edge is None:
+                    continue
+                next_node, output_nr = edge
                 if next_node is None:
                     continue
                 if executes is not None and next_node not in executes and (
@@ -137,7 +140,12 @@ def run_backward(
                         expected_shape, expected_dtype = expected.shape, expected.dtype
                     else:
                         expected_shape, expected_dtype = next_node.output_meta[output_nr]
-                    array = grad._data
+                    try:
+                        array = grad._data
+                    except AttributeError:
+                        raise RuntimeError(
+                            f"expected Variable or None (got {type(grad).__name__})"
+                        ) from None
                     if array.shape != expected_shape or (
                         array.dtype is not expected_dtype and array.dtype != expected_dtype
                     ):
@@ -179,7 +187,7 @@ def _call_backward(node: Any, grads: list[Tensor | None], active_observers: tupl
     result = node.function.backward(node, *grads)
     if type(result) is not tuple:
         result = (result,)
-    expected = len(node.next_functions)
+    expected = len(node.input_edges)
     if len(result) != expected:
         if len(result) > expected and all(extra is None for extra in result[expected:]):
             result = result[:expected]
@@ -209,20 +217,31 @@ def _output_count(node: Any) -> int:
 
 
 def _conform(
-    node: Any, index: int, grad: Any, shape: tuple[int, ...], numpy_dtype: Any
+    node: Any, index: int, grad: Tensor, shape: tuple[int, ...], numpy_dtype: Any
 ) -> Tensor:
-    """Check a gradient against its input's metadata: shape must match, dtype is cast."""
-    if not isinstance(grad, Tensor):
-        raise TypeError(
-            f"function {node.name()} returned a gradient of type {type(grad).__name__} at "
-            f"index {index}; expected a Tensor or None"
-        )
-    if grad._data.shape != shape:
-        raise RuntimeError(
-            f"Function {node.name()} returned an invalid gradient at index {index} - got "
-            f"{list(grad._data.shape)} but expected shape compatible with {list(shape)}"
-        )
-    return grad.to(_dtype_of(numpy_dtype))
+    """Fit a gradient to its input's metadata, as PyTorch does: a gradient of a shape the
+    input broadcasts to is summed down to it, a different dtype is cast; any other shape
+    is an error."""
+    grad_shape = grad._data.shape
+    if grad_shape != shape:
+        if not _is_expandable_to(shape, grad_shape):
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {index} - got "
+                f"{list(grad_shape)} but expected shape compatible with {list(shape)}"
+            )
+        grad = grad.sum_to_size(shape)
+    if grad._data.dtype != numpy_dtype:
+        grad = grad.to(_dtype_of(numpy_dtype))
+    return grad
+
+
+def _is_expandable_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    if len(shape) > len(target):
+        return False
+    for size, target_size in zip(reversed(shape), reversed(target)):
+        if size != target_size and size != 1:
+            return False
+    return True
 
 
 def _dtype_of(numpy_dtype: Any) -> Any:
@@ -301,16 +320,17 @@ def _nodes_leading_to(root_edges: list, captures: dict) -> set:
     # Iterative post-order: a node executes if any of its next nodes is captured or executes.
     while stack:
         node, child_index = stack[-1]
-        next_functions = node.next_functions
-        if child_index < len(next_functions):
+        edges = node.input_edges
+        if child_index < len(edges):
             stack[-1] = (node, child_index + 1)
-            child = next_functions[child_index][0]
+            child = edges[child_index][0] if edges[child_index] is not None else None
             if child is not None and child not in visited:
                 visited.add(child)
                 stack.append((child, 0))
             continue
         stack.pop()
-        for child, _ in next_functions:
+        for edge in edges:
+            child = edge[0] if edge is not None else None
             if child is not None and (child in executes or child in captures):
                 executes.add(node)
                 break
@@ -330,9 +350,10 @@ def _count_dependencies(root_edges: list, executes: set | None, captures: dict |
         node = stack.pop()
         if executes is not None and node not in executes:
             continue
-        for child, _ in node.next_functions:
-            if child is None:
+        for edge in node.input_edges:
+            if edge is None or edge[0] is None:
                 continue
+            child = edge[0]
             if executes is not None and child not in executes and child not in captures:
                 continue
             if child in dependencies:

@@ -29,7 +29,7 @@ __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 FunctionCtx = Node
 
 _NOT_RECORDING = tuple((False,) * n for n in range(16))
-_NO_EDGE = (None, 0)
+_NO_EDGE = (None, 0)  # a tensor input that does not require grad
 _new_node = object.__new__
 _next_sequence_nr = next_sequence_nr
 _set_numpy_state = observers.numpy_state.set
@@ -131,10 +131,11 @@ class Function:
                         edges.append((grad_fn, arg._output_nr))
                 else:
                     needs_input_grad.append(False)
-                    edges.append(_NO_EDGE)
+                    # Non-tensor arguments get no edge at all (None), as in next_functions.
+                    edges.append(_NO_EDGE if isinstance(arg, Tensor) else None)
             ctx.is_recording = True
             ctx.needs_input_grad = tuple(needs_input_grad)
-            ctx.next_functions = tuple(edges)
+            ctx.input_edges = tuple(edges)
             state.enabled = False
             try:
                 if cls._has_setup_context:
@@ -171,9 +172,7 @@ class Function:
                 if array.dtype.kind == "f" and not ctx.non_differentiable:
                     output._requires_grad = True
                     output._grad_fn = ctx
-                    ctx.output_meta = ((array.shape, array.dtype),)
-                else:
-                    ctx.output_meta = (None,)
+                ctx.output_meta = ((array.shape, array.dtype),)
                 if ctx.to_save is not None:
                     _pack_saved(ctx, (output,))
             if state.observers:
@@ -205,17 +204,18 @@ def _finish_outputs(ctx: Node, args: tuple, output: Any, is_recording: bool, sta
         non_differentiable = ctx.non_differentiable
         meta = []
         for index, out in enumerate(outputs):
-            if (
-                not isinstance(out, Tensor)
-                or out._data.dtype.kind != "f"
-                or any(out is tensor for tensor in non_differentiable)
-            ):
+            if not isinstance(out, Tensor):
                 meta.append(None)
                 continue
-            out._requires_grad = True
-            out._grad_fn = ctx
-            out._output_nr = index
+            # Every tensor output keeps its metadata, so backward can be handed zeros for
+            # outputs that are non-differentiable or received no gradient.
             meta.append((out._data.shape, out._data.dtype))
+            if out._data.dtype.kind == "f" and not any(
+                out is tensor for tensor in non_differentiable
+            ):
+                out._requires_grad = True
+                out._grad_fn = ctx
+                out._output_nr = index
         ctx.output_meta = tuple(meta)
         if ctx.to_save is not None:
             _pack_saved(ctx, outputs)

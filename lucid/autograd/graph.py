@@ -38,7 +38,8 @@ class Node:
 
     function: Any = None
     needs_input_grad: tuple[bool, ...] = ()
-    next_functions: tuple[tuple[Any, int], ...] = ()
+    # One entry per forward argument: (node, output_nr) for a tensor, None for a non-tensor.
+    input_edges: tuple[tuple[Any, int] | None, ...] = ()
     sequence_nr = -1
     materialize_grads = True
     output_meta: tuple[tuple[tuple[int, ...], Any] | None, ...] = ()
@@ -119,6 +120,11 @@ class Node:
         return tuple(unpacked)
 
     # ---------------------------------------------------------- Node methods
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        """One (node, output_nr) pair per tensor input; (None, 0) where it needs no grad."""
+        return tuple(edge for edge in self.input_edges if edge is not None)
+
     def name(self) -> str:
         function = self.function
         return function._backward_name or function.__name__ + "Backward"
@@ -178,6 +184,7 @@ class AccumulateGrad:
     __slots__ = ("variable", "sequence_nr", "pre_hooks", "post_hooks", "__weakref__")
 
     next_functions = ()
+    input_edges = ()
     needs_input_grad = (True,)
     tensor_pre_hooks = None
     retained_outputs = None

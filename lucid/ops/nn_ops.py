@@ -12,7 +12,7 @@ from lucid._tensor import Tensor, _normalize_dim, _wrap
 from lucid.autograd.function import Function
 from lucid.ops._promote import float_array
 from lucid.ops.arithmetic import _dtype_name, _old_value, _write_inplace
-from lucid.ops.pointwise import erf, exp, tanh, to, where
+from lucid.ops.pointwise import exp, tanh, to, where
 
 __all__ = [
     "sigmoid", "logsigmoid", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu",
@@ -47,10 +47,11 @@ def _erf_array(array: np.ndarray) -> np.ndarray:
 
 
 def _sigmoid_array(x: np.ndarray) -> np.ndarray:
-    # exp(-|x|) never overflows; sigmoid(-|x|) = e / (1 + e) keeps tiny values exact
-    e = np.exp(-np.abs(x))
-    positive = 1.0 / (1.0 + e)
-    return np.where(x >= 0, positive, e * positive)
+    # exp(-x) may overflow to inf for very negative x; 1 / (1 + inf) is then the exact 0
+    result = np.negative(x)
+    np.exp(result, out=result)
+    result += 1.0
+    return np.reciprocal(result, out=result)
 
 
 # ------------------------------------------------------------------- sigmoid
@@ -66,8 +67,30 @@ class Sigmoid(Function):
     @staticmethod
     def backward(ctx, grad_output):
         (result,) = ctx.saved_tensors
-        # d/dx sigmoid(x) = sigmoid(x) (1 - sigmoid(x))
-        return grad_output * (1.0 - result) * result
+        return SigmoidBackward.apply(grad_output, result)
+
+
+class SigmoidBackward(Function):
+    """Sigmoid's gradient g * y * (1 - y) as one op (y the output), differentiable again."""
+
+    _backward_name = "SigmoidBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad_output, result):
+        ctx.save_for_backward(grad_output, result)
+        y = result._data
+        return _wrap(grad_output._data * (1.0 - y) * y)
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        grad_output, result = ctx.saved_tensors
+        grad_grad_output = grad_result = None
+        if ctx.needs_input_grad[0]:
+            grad_grad_output = SigmoidBackward.apply(grad_grad, result)
+        if ctx.needs_input_grad[1]:
+            # d/dy g y (1 - y) = g (1 - 2y)
+            grad_result = grad_grad * grad_output * (1.0 - result * 2.0)
+        return grad_grad_output, grad_result
 
 
 def sigmoid(input: Tensor) -> Tensor:
@@ -304,6 +327,14 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 
 
 # ---------------------------------------------------------------------- gelu
+def _normal_cdf_array(array: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + _erf_array(array * _SQRT1_2))
+
+
+def _normal_pdf(x: Tensor) -> Tensor:
+    return exp(x * x * -0.5) * _INV_SQRT_2PI
+
+
 class Gelu(Function):
     _backward_name = "GeluBackward0"
 
@@ -315,26 +346,50 @@ class Gelu(Function):
         if approximate == "tanh":
             inner = _SQRT_2_OVER_PI * (array + _GELU_KAPPA * (array * array * array))
             return _wrap(0.5 * array * (1.0 + np.tanh(inner)))
-        return _wrap(array * 0.5 * (1.0 + _erf_array(array * _SQRT1_2)))
+        # erf is costly per element here: keep the CDF for backward instead of recomputing it
+        ctx.cdf = _normal_cdf_array(array)
+        return _wrap(array * ctx.cdf)
 
     @staticmethod
     def backward(ctx, grad_output):
         (x,) = ctx.saved_tensors
-        if ctx.approximate == "tanh":
-            x_squared = x * x
-            inner = (x + x_squared * x * _GELU_KAPPA) * _SQRT_2_OVER_PI
-            tanh_inner = tanh(inner)
-            # d/dx [x/2 (1 + tanh(u))] = (1 + tanh(u))/2 + x/2 (1 - tanh(u)^2) u'
-            left_derivative = (tanh_inner + 1.0) * 0.5
-            right_derivative = (x * 0.5) * (1.0 - tanh_inner * tanh_inner)
-            right_derivative = right_derivative * (
-                (x_squared * (3.0 * _GELU_KAPPA) + 1.0) * _SQRT_2_OVER_PI
-            )
-            return grad_output * (left_derivative + right_derivative), None
-        # d/dx x Phi(x) = Phi(x) + x phi(x)
-        cdf = (erf(x * _SQRT1_2) + 1.0) * 0.5
-        pdf = exp(x * x * -0.5) * _INV_SQRT_2PI
-        return grad_output * (cdf + x * pdf), None
+        if ctx.approximate == "none":
+            return GeluBackward.apply(grad_output, x, ctx.cdf), None
+        x_squared = x * x
+        inner = (x + x_squared * x * _GELU_KAPPA) * _SQRT_2_OVER_PI
+        tanh_inner = tanh(inner)
+        # d/dx [x/2 (1 + tanh(u))] = (1 + tanh(u))/2 + x/2 (1 - tanh(u)^2) u'
+        left_derivative = (tanh_inner + 1.0) * 0.5
+        right_derivative = (x * 0.5) * (1.0 - tanh_inner * tanh_inner)
+        right_derivative = right_derivative * (
+            (x_squared * (3.0 * _GELU_KAPPA) + 1.0) * _SQRT_2_OVER_PI
+        )
+        return grad_output * (left_derivative + right_derivative), None
+
+
+class GeluBackward(Function):
+    """GELU's gradient g * (Phi(x) + x phi(x)) as one op, given the CDF from forward."""
+
+    _backward_name = "GeluBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad_output, x, cdf):
+        ctx.save_for_backward(grad_output, x)
+        ctx.cdf = cdf
+        array = x._data
+        pdf = np.exp(array * array * -0.5) * _INV_SQRT_2PI
+        return _wrap(grad_output._data * (cdf + array * pdf))
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        grad_output, x = ctx.saved_tensors
+        grad_grad_output = grad_x = None
+        if ctx.needs_input_grad[0]:
+            grad_grad_output = GeluBackward.apply(grad_grad, x, ctx.cdf)
+        if ctx.needs_input_grad[1]:
+            # d/dx (Phi(x) + x phi(x)) = phi(x) (2 - x^2)
+            grad_x = grad_grad * grad_output * (_normal_pdf(x) * (2.0 - x * x))
+        return grad_grad_output, grad_x, None
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -347,7 +402,11 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 # ---------------------------------------------------------------------- silu
 def _silu_array(x: Tensor) -> np.ndarray:
     array = _float_input(x, "silu_cpu")
-    return array * _sigmoid_array(array)
+    # x / (1 + exp(-x)): -0 (not nan) where exp overflows, nan only for x = -inf as in PyTorch
+    denominator = np.negative(array)
+    np.exp(denominator, out=denominator)
+    denominator += 1.0
+    return np.divide(array, denominator, out=denominator)
 
 
 def _silu_backward(grad_output: Tensor, x: Tensor) -> Tensor:
@@ -684,9 +743,43 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, grad_output):
         (result,) = ctx.saved_tensors
-        # d softmax: y * (g - sum(g * y))
-        weighted = (grad_output * result).sum(ctx.dim, keepdim=True)
-        return result * (grad_output - weighted), None
+        return SoftmaxBackward.apply(grad_output, result, ctx.dim), None
+
+
+class SoftmaxBackward(Function):
+    """Softmax's gradient y * (g - sum(g * y)) as one op (y the output)."""
+
+    _backward_name = "SoftmaxBackwardDataBackward0"
+
+    @staticmethod
+    def forward(ctx, grad_output, result, dim):
+        ctx.save_for_backward(grad_output, result)
+        ctx.dim = dim
+        g, y = grad_output._data, result._data
+        if y.ndim == 0:
+            return _wrap(g * 0.0)
+        weighted = np.sum(g * y, axis=dim, keepdims=True)
+        return _wrap(y * (g - weighted))
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        grad_output, result = ctx.saved_tensors
+        grad_grad_output = grad_result = None
+        if ctx.needs_input_grad[0]:
+            # the map g -> y * (g - sum(g y)) is symmetric, so it is its own transpose
+            grad_grad_output = SoftmaxBackward.apply(grad_grad, result, ctx.dim)
+        if ctx.needs_input_grad[1]:
+            # d/dy_k: gg_k (g_k - sum(g y)) - g_k sum(gg y)
+            weighted = _sum_keepdim(grad_output * result, ctx.dim)
+            grad_result = grad_grad * (grad_output - weighted)
+            grad_result = grad_result - grad_output * _sum_keepdim(grad_grad * result, ctx.dim)
+        return grad_grad_output, grad_result, None
+
+
+def _sum_keepdim(x: Tensor, dim: int) -> Tensor:
+    if x._data.ndim == 0:
+        return x
+    return x.sum(dim, keepdim=True)
 
 
 class LogSoftmax(Function):
@@ -707,8 +800,35 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, grad_output):
         (result,) = ctx.saved_tensors
-        # d log_softmax: g - softmax * sum(g)
-        return grad_output - exp(result) * grad_output.sum(ctx.dim, keepdim=True), None
+        return LogSoftmaxBackward.apply(grad_output, result, ctx.dim), None
+
+
+class LogSoftmaxBackward(Function):
+    """LogSoftmax's gradient g - exp(y) * sum(g) as one op (y the output)."""
+
+    _backward_name = "LogSoftmaxBackwardDataBackward0"
+
+    @staticmethod
+    def forward(ctx, grad_output, result, dim):
+        ctx.save_for_backward(grad_output, result)
+        ctx.dim = dim
+        g, y = grad_output._data, result._data
+        if y.ndim == 0:
+            return _wrap(g - np.exp(y) * g)
+        return _wrap(g - np.exp(y) * np.sum(g, axis=dim, keepdims=True))
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        grad_output, result = ctx.saved_tensors
+        grad_grad_output = grad_result = None
+        softmax_result = exp(result)
+        if ctx.needs_input_grad[0]:
+            # d/dg_k: gg_k - sum(gg exp(y))
+            grad_grad_output = grad_grad - _sum_keepdim(grad_grad * softmax_result, ctx.dim)
+        if ctx.needs_input_grad[1]:
+            # d/dy_k: -gg_k exp(y_k) sum(g)
+            grad_result = -(grad_grad * softmax_result) * _sum_keepdim(grad_output, ctx.dim)
+        return grad_grad_output, grad_result, None
 
 
 def _softmax_dim(input: Tensor, dim: int | None, name: str) -> int:

@@ -284,7 +284,7 @@ def _prod_forward(ctx, x, dims, keepdim, dtype):
     ctx.input_dtype = array.dtype if dtype is not None else None
     result = _wrap(_accumulate(np.multiply.reduce, array, dims, keepdim, dtype))
     if ctx.needs_input_grad[0]:
-        ctx.has_zero = builtins.bool((array == 0).any())
+        ctx.zero_count = int(np.count_nonzero(array == 0))
         ctx.save_for_backward(x, result)
     return result
 
@@ -292,11 +292,15 @@ def _prod_forward(ctx, x, dims, keepdim, dtype):
 def _prod_backward(ctx, grad_output):
     x, result = ctx.saved_tensors
     grad = restore_reduced(grad_output, ctx.shape, ctx.dims, ctx.keepdim)
-    if ctx.has_zero:
-        grad = grad * _product_of_others(x, ctx.dims)
-    else:
+    if ctx.zero_count == 0:
         # d/dx_i prod(x) = prod(x) / x_i while no factor is zero
         grad = grad * (restore_reduced(result, ctx.shape, ctx.dims, ctx.keepdim) / x)
+    elif ctx.dims is None and ctx.zero_count > 1 and not is_grad_enabled():
+        # Every product of the other factors holds a zero; PyTorch returns exact zeros here
+        # (not inf * 0 = NaN where another factor is infinite).
+        return pointwise_ops.zeros_like_grad(grad_output, ctx.shape)
+    else:
+        grad = grad * _product_of_others(x, ctx.dims)
     return _as_dtype(grad, ctx.input_dtype)
 
 
@@ -420,7 +424,8 @@ class Var(Function):
         ctx.dims = dims
         ctx.dof = dof
         ctx.keepdim = keepdim
-        ctx.save_for_backward(x)
+        if ctx.needs_input_grad[0]:
+            ctx.save_for_backward(x)
         return _wrap(np.asarray(_variance(array, dims, dof, keepdim)).astype(array.dtype))
 
     @staticmethod
@@ -449,7 +454,8 @@ class Std(Function):
         ctx.keepdim = keepdim
         variance = _variance(array, dims, dof, keepdim)
         result = _wrap(np.asarray(np.sqrt(variance)).astype(array.dtype))
-        ctx.save_for_backward(x, result)
+        if ctx.needs_input_grad[0]:
+            ctx.save_for_backward(x, result)
         return result
 
     @staticmethod
@@ -730,7 +736,8 @@ class Logsumexp(Function):
         if not keepdim:
             result = result.reshape(_reduced_shape(array.shape, dims, False))
         result = _wrap(result)
-        ctx.save_for_backward(x, result)
+        if ctx.needs_input_grad[0]:
+            ctx.save_for_backward(x, result)
         return result
 
     @staticmethod
@@ -890,6 +897,11 @@ class NuclearNorm(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         matrices = np.moveaxis(x._data, dims, (-2, -1))
+        if not np.isfinite(matrices).all():
+            raise RuntimeError(
+                "linalg.svd: The algorithm failed to converge because the input matrix contained "
+                "non-finite values."
+            )
         u, singular_values, vh = np.linalg.svd(matrices, full_matrices=False)
         result = np.add.reduce(singular_values, -1)
         if keepdim:
@@ -970,8 +982,11 @@ class Dist(Function):
         grad = _vector_norm_backward(a - b, result, grad_output, ctx.ord, sign, weights)
         if grad is None:
             return None, None, None
-        grad_a = sum_to(grad, a.shape) if ctx.needs_input_grad[0] else None
-        grad_b = sum_to(-grad, b.shape) if ctx.needs_input_grad[1] else None
+        grad_a = grad_b = None
+        if ctx.needs_input_grad[0]:
+            grad_a = _as_dtype(sum_to(grad, a.shape), a._data.dtype)
+        if ctx.needs_input_grad[1]:
+            grad_b = _as_dtype(sum_to(-grad, b.shape), b._data.dtype)
         return grad_a, grad_b, None
 
 
@@ -988,12 +1003,18 @@ def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:
 
 # ---------------------------------------------------------------------- cumsum / cumprod
 def _accumulate_along(ufunc: Any, array: np.ndarray, dim: int, dtype: np.dtype | None) -> Any:
-    """ufunc.accumulate along `dim` in PyTorch's result dtype; a 0-d array is its own result."""
+    """ufunc.accumulate along `dim` in PyTorch's result dtype; a 0-d array is its own result.
+
+    Like PyTorch, half and single precision accumulate in double: a running sum may pass
+    through values out of their range.
+    """
     if dtype is None:
         accumulators = _ACCUMULATORS.get(array.dtype)
-        dtype = accumulators[1] if accumulators is not None else None
+        dtype = array.dtype if accumulators is None else accumulators[1]
     if array.ndim == 0:
-        return array.astype(dtype or array.dtype)
+        return array.astype(dtype)
+    if dtype == _FLOAT32 or dtype == _FLOAT16:
+        return ufunc.accumulate(array, dim, _FLOAT64).astype(dtype)
     return ufunc.accumulate(array, dim, dtype)
 
 
@@ -1006,7 +1027,7 @@ class ReverseCumsum(Function):
         array = x._data
         if array.ndim == 0:
             return _wrap(array.copy())
-        return _wrap(np.flip(np.add.accumulate(np.flip(array, dim), dim), dim).copy())
+        return _wrap(np.flip(_accumulate_along(np.add, np.flip(array, dim), dim, None), dim).copy())
 
     @staticmethod
     def backward(ctx, grad_output):

@@ -4,6 +4,7 @@ cat, stack, split, chunk, unbind, narrow, flip, roll, tril, triu."""
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -587,7 +588,7 @@ class Split(Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        return cat(grad_outputs, ctx.dim), None, None
+        return Cat.apply(ctx.dim, *grad_outputs), None, None
 
 
 class SplitWithSizes(Split):
@@ -603,8 +604,8 @@ def split(
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     dim = _normalize_dim(dim, len(shape))
     length = shape[dim]
-    if isinstance(split_size_or_sections, int):
-        size = split_size_or_sections
+    if not isinstance(split_size_or_sections, list | tuple):
+        size = operator.index(split_size_or_sections)
         if size < 0:
             raise RuntimeError(
                 f"split expects split_size be non-negative, but got split_size={size}"
@@ -660,7 +661,7 @@ class Unbind(Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        return stack(grad_outputs, ctx.dim), None
+        return Stack.apply(ctx.dim, *grad_outputs), None
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:

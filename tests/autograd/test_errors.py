@@ -296,10 +296,16 @@ def test_requires_grad_false_on_non_leaf_raises():
         y.requires_grad = False
 
 
-def test_requires_grad_true_on_non_leaf_raises():
+def test_setting_requires_grad_true_on_non_leaf_raises():
     y = _leaf() * 2
     with _raises(RuntimeError, "you can only change requires_grad flags of leaf variables."):
-        y.requires_grad_(True)
+        y.requires_grad = True
+
+
+def test_requires_grad_method_with_true_on_non_leaf_is_a_no_op():
+    y = _leaf() * 2
+    assert y.requires_grad_() is y
+    assert y.requires_grad and y.grad_fn is not None
 
 
 def test_numpy_on_tensor_requiring_grad_raises():

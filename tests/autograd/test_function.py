@@ -382,11 +382,6 @@ def test_mark_non_differentiable_output_does_not_require_grad():
     assert x.grad.tolist() == [2.0, 2.0]
 
 
-@pytest.mark.xfail(
-    reason="engine: PyTorch materializes a zero gradient for a mark_non_differentiable output; "
-    "lucid passes None because the output has no metadata on the node",
-    strict=True,
-)
 def test_mark_non_differentiable_output_gets_zero_gradient_in_backward():
     seen = []
 
@@ -564,11 +559,6 @@ def test_returning_gradient_of_wrong_shape_raises():
         WrongShape.apply(_leaf()).sum().backward()
 
 
-@pytest.mark.xfail(
-    reason="engine: PyTorch sums a gradient whose shape the input expands to (e.g. [3, 2] for "
-    "[2]); lucid rejects it as an invalid gradient",
-    strict=True,
-)
 def test_returning_expandable_gradient_is_summed_to_input_shape():
     class Broadcasting(Function):
         @staticmethod
@@ -584,11 +574,6 @@ def test_returning_expandable_gradient_is_summed_to_input_shape():
     assert x.grad.tolist() == [3.0, 3.0]
 
 
-@pytest.mark.xfail(
-    reason="engine: a non-Tensor gradient from backward raises AttributeError instead of "
-    "PyTorch's RuntimeError 'expected Variable or None (got int)'",
-    strict=True,
-)
 def test_returning_non_tensor_gradient_raises():
     class ReturnsInt(Function):
         @staticmethod

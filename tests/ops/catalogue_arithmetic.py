@@ -1,4 +1,4 @@
-"""Op catalogue rows: the arithmetic family."""
+"""Op catalogue rows: the arithmetic family, plus the linear-algebra ops built on matmul."""
 
 from __future__ import annotations
 
@@ -8,4 +8,399 @@ import torch
 import lucid
 from tests.ops.op_catalogue import OpCase
 
-ROWS: list[OpCase] = []
+
+def _away_from_zero(*shapes: tuple[int, ...], low: float = 0.5, high: float = 2.0):
+    """Float inputs with |x| in [low, high) and random signs (divisors, reciprocals)."""
+
+    def make(rng: np.random.Generator, dtype: np.dtype) -> list[np.ndarray]:
+        return [
+            (rng.uniform(low, high, shape) * rng.choice([-1.0, 1.0], shape)).astype(dtype)
+            for shape in shapes
+        ]
+
+    return make
+
+
+def _dividend_and_divisor(dividend: tuple[int, ...], divisor: tuple[int, ...]):
+    """A dividend in [-4, 4) and a divisor away from zero, so quotients straddle integers."""
+
+    def make(rng: np.random.Generator, dtype: np.dtype) -> list[np.ndarray]:
+        (divisor_array,) = _away_from_zero(divisor)(rng, dtype)
+        return [rng.uniform(-4.0, 4.0, dividend).astype(dtype), divisor_array]
+
+    return make
+
+
+def _with_ties(*shapes: tuple[int, ...]):
+    """Floats from {-1, -0.5, 0, 0.5, 1}: maximum/minimum meet ties, which split the gradient."""
+
+    def make(rng: np.random.Generator, dtype: np.dtype) -> list[np.ndarray]:
+        return [(rng.integers(-2, 3, shape) * 0.5).astype(dtype) for shape in shapes]
+
+    return make
+
+
+def _positive_and_any(base: tuple[int, ...], exponent: tuple[int, ...]):
+    def make(rng: np.random.Generator, dtype: np.dtype) -> list[np.ndarray]:
+        return [
+            rng.uniform(0.5, 2.0, base).astype(dtype),
+            rng.uniform(-2.0, 2.0, exponent).astype(dtype),
+        ]
+
+    return make
+
+
+def _matmul(name: str, *shapes: tuple[int, ...], **options) -> OpCase:
+    return OpCase(name, lucid.matmul, torch.matmul, np.matmul, shapes=shapes, **options)
+
+
+def _addmm_reference(bias, mat1, mat2, beta=1, alpha=1):
+    return beta * bias + alpha * (mat1 @ mat2)
+
+
+def _inplace(method: str, *args, **kwargs):
+    """An in-place method applied to a copy, so the leaf inputs stay untouched."""
+
+    def call(x, *tensors):
+        return getattr(x * 1.0, method)(*tensors, *args, **kwargs)
+
+    return call
+
+
+ROWS: list[OpCase] = [
+    # ------------------------------------------------------------------ add / sub
+    OpCase("add", lucid.add, torch.add, np.add, shapes=[(3, 1), (1, 4)]),
+    OpCase("add_same_shape", lucid.add, torch.add, np.add, shapes=[(3, 4), (3, 4)]),
+    OpCase(
+        "add_alpha",
+        lambda a, b: lucid.add(a, b, alpha=2.5),
+        lambda a, b: torch.add(a, b, alpha=2.5),
+        lambda a, b: a + 2.5 * b,
+        shapes=[(3, 4), (4,)],
+    ),
+    OpCase("add_scalar", lambda x: x + 2.5, lambda x: x + 2.5, lambda x: x + 2.5),
+    OpCase("radd_scalar", lambda x: 3 + x, lambda x: 3 + x, lambda x: 3 + x),
+    OpCase("add_0d", lucid.add, torch.add, np.add, shapes=[(3, 4), ()]),
+    OpCase("sub", lucid.sub, torch.sub, np.subtract, shapes=[(3, 1), (1, 4)]),
+    OpCase(
+        "sub_alpha",
+        lambda a, b: lucid.sub(a, b, alpha=3),
+        lambda a, b: torch.sub(a, b, alpha=3),
+        lambda a, b: a - 3 * b,
+        shapes=[(2, 3, 4), (3, 1)],
+    ),
+    OpCase("sub_scalar", lambda x: x - 1.5, lambda x: x - 1.5, lambda x: x - 1.5),
+    OpCase("rsub_scalar", lambda x: 1.5 - x, lambda x: 1.5 - x, lambda x: 1.5 - x),
+    OpCase("rsub", lucid.rsub, torch.rsub, lambda a, b: b - a, shapes=[(3, 4), (4,)]),
+    # ------------------------------------------------------------------ mul / div
+    OpCase("mul", lucid.mul, torch.mul, np.multiply, shapes=[(3, 1), (1, 4)]),
+    OpCase("mul_same_input", lambda x: x * x, lambda x: x * x, lambda x: x * x),
+    OpCase("mul_scalar", lambda x: x * 2.5, lambda x: x * 2.5, lambda x: x * 2.5),
+    OpCase("rmul_scalar", lambda x: -3 * x, lambda x: -3 * x, lambda x: -3 * x),
+    OpCase("mul_0d", lucid.mul, torch.mul, np.multiply, shapes=[(), (2, 3)]),
+    OpCase(
+        "div",
+        lucid.div,
+        torch.div,
+        np.divide,
+        make_inputs=lambda rng, dtype: [
+            rng.uniform(-2.0, 2.0, (3, 1)).astype(dtype),
+            *_away_from_zero((1, 4))(rng, dtype),
+        ],
+    ),
+    OpCase("div_scalar", lambda x: x / 4.0, lambda x: x / 4.0, lambda x: x / 4.0),
+    OpCase(
+        "rdiv_scalar",
+        lambda x: 2.0 / x,
+        lambda x: 2.0 / x,
+        lambda x: 2.0 / x,
+        make_inputs=_away_from_zero((3, 4)),
+    ),
+    OpCase(
+        "true_divide",
+        lucid.true_divide,
+        torch.true_divide,
+        np.true_divide,
+        make_inputs=_away_from_zero((3, 4), (4,)),
+    ),
+    OpCase(
+        "div_trunc",
+        lambda a, b: lucid.div(a, b, rounding_mode="trunc"),
+        lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+        lambda a, b: np.trunc(a / b),
+        make_inputs=_dividend_and_divisor((3, 4), (4,)),
+        differentiable=False,
+    ),
+    OpCase(
+        "div_floor",
+        lambda a, b: lucid.div(a, b, rounding_mode="floor"),
+        lambda a, b: torch.div(a, b, rounding_mode="floor"),
+        np.floor_divide,
+        make_inputs=_dividend_and_divisor((3, 4), (4,)),
+        differentiable=False,
+    ),
+    OpCase(
+        "div_floor_scalar",
+        lambda x: lucid.div(x, 0.7, rounding_mode="floor"),
+        lambda x: torch.div(x, 0.7, rounding_mode="floor"),
+        lambda x: np.floor_divide(x, 0.7),
+        low=-4.0,
+        high=4.0,
+        differentiable=False,
+    ),
+    OpCase(
+        "floor_divide",
+        lucid.floor_divide,
+        torch.floor_divide,
+        np.floor_divide,
+        make_inputs=_dividend_and_divisor((3, 4), (3, 1)),
+        differentiable=False,
+    ),
+    # ---------------------------------------------------------- neg, reciprocal
+    OpCase("neg", lucid.neg, torch.neg, np.negative),
+    OpCase("neg_operator", lambda x: -x, lambda x: -x, np.negative),
+    OpCase(
+        "reciprocal",
+        lucid.reciprocal,
+        torch.reciprocal,
+        np.reciprocal,
+        make_inputs=_away_from_zero((3, 4)),
+    ),
+    # ------------------------------------------------------------------------ pow
+    OpCase("pow_2", lambda x: x**2, lambda x: x**2, np.square),
+    OpCase("pow_3", lambda x: lucid.pow(x, 3), lambda x: torch.pow(x, 3), lambda x: x**3),
+    OpCase("pow_0", lambda x: x**0, lambda x: x**0, lambda x: x**0),
+    OpCase("pow_1", lambda x: x**1.0, lambda x: x**1.0, lambda x: x),
+    OpCase("pow_half", lambda x: x**0.5, lambda x: x**0.5, np.sqrt, low=0.2, high=3.0),
+    OpCase(
+        "pow_negative",
+        lambda x: x**-1.5,
+        lambda x: x**-1.5,
+        lambda x: x**-1.5,
+        low=0.5,
+        high=3.0,
+    ),
+    OpCase(
+        "pow_tensor",
+        lucid.pow,
+        torch.pow,
+        np.power,
+        make_inputs=_positive_and_any((3, 1), (1, 4)),
+    ),
+    OpCase(
+        "pow_tensor_0d_exponent",
+        lucid.pow,
+        torch.pow,
+        np.power,
+        make_inputs=_positive_and_any((3, 4), ()),
+    ),
+    OpCase("rpow_scalar", lambda x: 2.0**x, lambda x: 2.0**x, lambda x: 2.0**x),
+    OpCase(
+        "rpow_fraction", lambda x: lucid.pow(0.5, x), lambda x: torch.pow(0.5, x), lambda x: 0.5**x
+    ),
+    # --------------------------------------------------------------------- matmul
+    _matmul("matmul", (3, 4), (4, 5)),
+    _matmul("matmul_vector_vector", (4,), (4,)),
+    _matmul("matmul_vector_matrix", (4,), (4, 5)),
+    _matmul("matmul_matrix_vector", (3, 4), (4,)),
+    _matmul("matmul_batched", (2, 3, 4), (2, 4, 5)),
+    _matmul("matmul_batched_broadcast", (2, 1, 3, 4), (3, 4, 5)),
+    _matmul("matmul_batched_matrix", (2, 3, 4), (4, 5)),
+    _matmul("matmul_matrix_batched", (3, 4), (2, 4, 5)),
+    _matmul("matmul_batched_vector", (2, 3, 4), (4,)),
+    _matmul("matmul_vector_batched", (4,), (2, 4, 5)),
+    OpCase(
+        "matmul_operator",
+        lambda a, b: a @ b,
+        lambda a, b: a @ b,
+        np.matmul,
+        shapes=[(3, 4), (4, 2)],
+    ),
+    OpCase("mm", lucid.mm, torch.mm, np.matmul, shapes=[(3, 4), (4, 5)]),
+    OpCase("bmm", lucid.bmm, torch.bmm, np.matmul, shapes=[(2, 3, 4), (2, 4, 5)]),
+    OpCase("mv", lucid.mv, torch.mv, np.matmul, shapes=[(3, 4), (4,)]),
+    OpCase("dot", lucid.dot, torch.dot, np.dot, shapes=[(5,), (5,)]),
+    OpCase("outer", lucid.outer, torch.outer, np.outer, shapes=[(3,), (4,)]),
+    OpCase("addmm", lucid.addmm, torch.addmm, _addmm_reference, shapes=[(3, 5), (3, 4), (4, 5)]),
+    OpCase(
+        "addmm_bias_vector",
+        lucid.addmm,
+        torch.addmm,
+        _addmm_reference,
+        shapes=[(5,), (3, 4), (4, 5)],
+    ),
+    OpCase(
+        "addmm_beta_alpha",
+        lucid.addmm,
+        torch.addmm,
+        _addmm_reference,
+        shapes=[(3, 1), (3, 4), (4, 5)],
+        kwargs={"beta": 0.5, "alpha": -2.0},
+    ),
+    OpCase(
+        "addmm_beta_zero",
+        lucid.addmm,
+        torch.addmm,
+        lambda bias, mat1, mat2, beta, alpha: alpha * (mat1 @ mat2),
+        shapes=[(3, 5), (3, 4), (4, 5)],
+        kwargs={"beta": 0, "alpha": 1.5},
+    ),
+    # ------------------------------------------------------------ maximum/minimum
+    OpCase("maximum", lucid.maximum, torch.maximum, np.maximum, shapes=[(3, 1), (1, 4)]),
+    OpCase("minimum", lucid.minimum, torch.minimum, np.minimum, shapes=[(3, 1), (1, 4)]),
+    # Ties split the gradient evenly; finite differences do not see that, so no gradcheck.
+    OpCase(
+        "maximum_ties",
+        lucid.maximum,
+        torch.maximum,
+        np.maximum,
+        make_inputs=_with_ties((3, 4), (4,)),
+        differentiable=False,
+    ),
+    OpCase(
+        "minimum_ties",
+        lucid.minimum,
+        torch.minimum,
+        np.minimum,
+        make_inputs=_with_ties((3, 4), (3, 1)),
+        differentiable=False,
+    ),
+    # ----------------------------------------------------------- fmod / remainder
+    OpCase(
+        "fmod",
+        lucid.fmod,
+        torch.fmod,
+        np.fmod,
+        make_inputs=_dividend_and_divisor((3, 4), (4,)),
+    ),
+    OpCase(
+        "fmod_scalar",
+        lambda x: lucid.fmod(x, 1.5),
+        lambda x: torch.fmod(x, 1.5),
+        lambda x: np.fmod(x, 1.5),
+        low=-4.0,
+        high=4.0,
+    ),
+    OpCase(
+        "remainder",
+        lucid.remainder,
+        torch.remainder,
+        np.remainder,
+        make_inputs=_dividend_and_divisor((3, 4), (3, 1)),
+    ),
+    OpCase(
+        "remainder_scalar",
+        lambda x: x % -1.5,
+        lambda x: x % -1.5,
+        lambda x: np.remainder(x, -1.5),
+        low=-4.0,
+        high=4.0,
+    ),
+    # ----------------------------------------------------------------- in place
+    OpCase("add_", _inplace("add_"), _inplace("add_"), np.add, shapes=[(3, 4), (4,)]),
+    OpCase(
+        "add_alpha_",
+        _inplace("add_", alpha=-0.5),
+        _inplace("add_", alpha=-0.5),
+        lambda a, b: a - 0.5 * b,
+        shapes=[(3, 4), (3, 1)],
+    ),
+    OpCase("sub_", _inplace("sub_"), _inplace("sub_"), np.subtract, shapes=[(3, 4), (4,)]),
+    OpCase("mul_", _inplace("mul_"), _inplace("mul_"), np.multiply, shapes=[(3, 4), (4,)]),
+    OpCase("mul_scalar_", _inplace("mul_", 3.0), _inplace("mul_", 3.0), lambda x: 3.0 * x),
+    OpCase(
+        "div_",
+        _inplace("div_"),
+        _inplace("div_"),
+        np.divide,
+        make_inputs=_dividend_and_divisor((3, 4), (4,)),
+    ),
+    OpCase(
+        "div_floor_",
+        _inplace("div_", rounding_mode="floor"),
+        _inplace("div_", rounding_mode="floor"),
+        np.floor_divide,
+        make_inputs=_dividend_and_divisor((3, 4), (4,)),
+        differentiable=False,
+    ),
+    OpCase("pow_", _inplace("pow_", 3), _inplace("pow_", 3), lambda x: x**3),
+    OpCase(
+        "pow_tensor_",
+        _inplace("pow_"),
+        _inplace("pow_"),
+        np.power,
+        make_inputs=_positive_and_any((3, 4), (4,)),
+    ),
+    OpCase("neg_", _inplace("neg_"), _inplace("neg_"), np.negative),
+    # ------------------------------------------------------------ linear algebra
+    OpCase("diagonal", lucid.diagonal, torch.diagonal, np.diagonal, shapes=[(3, 4)]),
+    OpCase(
+        "diagonal_offset_dims",
+        lambda x: lucid.diagonal(x, offset=-1, dim1=2, dim2=0),
+        lambda x: torch.diagonal(x, offset=-1, dim1=2, dim2=0),
+        lambda x: np.diagonal(x, offset=-1, axis1=2, axis2=0),
+        shapes=[(3, 2, 4)],
+    ),
+    OpCase(
+        "diag_vector",
+        lambda v: lucid.diag(v, 1),
+        lambda v: torch.diag(v, 1),
+        lambda v: np.diag(v, 1),
+        shapes=[(4,)],
+    ),
+    OpCase(
+        "diag_matrix",
+        lambda m: lucid.diag(m, -1),
+        lambda m: torch.diag(m, -1),
+        lambda m: np.diag(m, -1),
+        shapes=[(3, 4)],
+    ),
+    OpCase("trace", lucid.trace, torch.trace, np.trace, shapes=[(3, 4)]),
+    OpCase("inner", lucid.inner, torch.inner, np.inner, shapes=[(3, 4), (2, 4)]),
+    OpCase(
+        "tensordot", lucid.tensordot, torch.tensordot, np.tensordot, shapes=[(2, 3, 4), (3, 4, 5)]
+    ),
+    OpCase(
+        "tensordot_dims",
+        lambda a, b: lucid.tensordot(a, b, dims=([1, 0], [0, 2])),
+        lambda a, b: torch.tensordot(a, b, dims=([1, 0], [0, 2])),
+        lambda a, b: np.tensordot(a, b, axes=([1, 0], [0, 2])),
+        shapes=[(2, 3, 4), (3, 5, 2)],
+    ),
+]
+
+
+def _einsum(equation: str, *shapes: tuple[int, ...], name: str | None = None) -> OpCase:
+    return OpCase(
+        name or f"einsum[{equation}]",
+        lambda *tensors: lucid.einsum(equation, *tensors),
+        lambda *tensors: torch.einsum(equation, *tensors),
+        lambda *arrays: np.einsum(equation, *arrays),
+        shapes=shapes,
+    )
+
+
+ROWS += [
+    _einsum("ij,jk", (3, 4), (4, 5)),
+    _einsum("bij,bjk->bik", (2, 3, 4), (2, 4, 5)),
+    _einsum("i,i->", (5,), (5,)),
+    _einsum("i,j->ij", (3,), (4,)),
+    _einsum("ij->ji", (3, 4)),
+    _einsum("ij->j", (3, 4)),
+    _einsum("ii", (3, 3)),
+    _einsum("ii->i", (3, 3)),
+    _einsum("iji->j", (3, 2, 3)),
+    _einsum("...ij,...jk->...ik", (2, 1, 3, 4), (3, 4, 5)),
+    _einsum("i...j->j...i", (2, 3, 4)),
+    _einsum("ij,jk,kl->il", (3, 4), (4, 5), (5, 2)),
+    _einsum("bhqd,bhkd->bhqk", (2, 3, 4, 5), (2, 3, 6, 5)),
+    _einsum("abc,cd,a->bd", (2, 3, 4), (4, 5), (2,)),
+    _einsum("ij,j->ij", (3, 4), (1,)),
+    OpCase(
+        "einsum_operand_list",
+        lambda a, b: lucid.einsum("ij,kj", [a, b]),
+        lambda a, b: torch.einsum("ij,kj", [a, b]),
+        lambda a, b: np.einsum("ij,kj", a, b),
+        shapes=[(3, 4), (2, 4)],
+    ),
+]

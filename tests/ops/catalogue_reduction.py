@@ -36,6 +36,21 @@ def _distinct(*shapes: tuple[int, ...], scale: float = 0.25):
     return make
 
 
+def _distinct_magnitudes(*shapes: tuple[int, ...]):
+    """Inputs whose absolute values differ, so the inf-norms have one winner per slice."""
+
+    def make(rng: np.random.Generator, dtype: np.dtype) -> list[np.ndarray]:
+        arrays = []
+        for shape in shapes:
+            size = int(np.prod(shape))
+            magnitudes = (rng.permutation(size) + 1) * 0.25
+            signs = rng.choice([-1.0, 1.0], size)
+            arrays.append((magnitudes * signs).reshape(shape).astype(dtype))
+        return arrays
+
+    return make
+
+
 def _with_zeros(shape: tuple[int, ...], zeros: list[tuple[int, ...]]):
     """Uniform inputs in [0.5, 1.5) with exact zeros at `zeros` (prod/cumprod special cases)."""
 
@@ -414,7 +429,7 @@ ROWS: list[OpCase] = [
         torch.norm,
         _vector_norm(np.inf, 1),
         kwargs={"p": float("inf"), "dim": 1},
-        make_inputs=_distinct((3, 4)),
+        make_inputs=_distinct_magnitudes((3, 4)),
     ),
     OpCase(
         "norm_negative_inf",
@@ -422,7 +437,7 @@ ROWS: list[OpCase] = [
         torch.norm,
         _vector_norm(-np.inf),
         kwargs={"p": float("-inf")},
-        make_inputs=_distinct((3, 4), scale=0.3),
+        make_inputs=_distinct_magnitudes((3, 4)),
     ),
     OpCase(
         "norm_p0",
@@ -470,7 +485,10 @@ ROWS: list[OpCase] = [
         torch.dist,
         lambda x, y, p: np.max(np.abs(x - y)),
         kwargs={"p": float("inf")},
-        make_inputs=lambda rng, dtype: [*_distinct((3, 4))(rng, dtype), np.zeros(4, dtype)],
+        make_inputs=lambda rng, dtype: [
+            *_distinct_magnitudes((3, 4))(rng, dtype),
+            np.zeros(4, dtype),
+        ],
     ),
     # ------------------------------------------------------------ cumsum / cumprod
     OpCase(

@@ -1,6 +1,8 @@
-"""Op catalogue rows: the shape family."""
+"""Op catalogue rows: the shape and indexing families."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import torch
@@ -8,4 +10,602 @@ import torch
 import lucid
 from tests.ops.op_catalogue import OpCase
 
-ROWS: list[OpCase] = []
+
+def _floats(rng: np.random.Generator, dtype: np.dtype, *shape: int) -> np.ndarray:
+    return rng.uniform(-2.0, 2.0, shape).astype(dtype)
+
+
+def _with_index(shape: tuple[int, ...], index: list) -> Any:
+    """make_inputs for one float input of `shape` and one fixed int64 index tensor."""
+
+    def make_inputs(rng: np.random.Generator, dtype: np.dtype) -> list[np.ndarray]:
+        return [_floats(rng, dtype, *shape), np.array(index, dtype=np.int64)]
+
+    return make_inputs
+
+
+def _with_mask(shape: tuple[int, ...], mask_shape: tuple[int, ...]) -> Any:
+    """make_inputs for one float input of `shape` and a random bool mask of `mask_shape`."""
+
+    def make_inputs(rng: np.random.Generator, dtype: np.dtype) -> list[np.ndarray]:
+        return [_floats(rng, dtype, *shape), rng.random(mask_shape) < 0.5]
+
+    return make_inputs
+
+
+def _setitem(x: Any, index: Any, value: Any) -> Any:
+    """`x[index] = value` on a copy, so the row is a function of its inputs (lucid or torch)."""
+    result = x.clone()
+    result[index] = value
+    return result
+
+
+def _np_setitem(a: np.ndarray, index: Any, value: Any) -> np.ndarray:
+    result = a.copy()
+    result[index] = value
+    return result
+
+
+def _masked_fill_inplace(x: Any, mask: Any, value: Any) -> Any:
+    result = x.clone()
+    result.masked_fill_(mask, value)
+    return result
+
+
+def _np_gather(a: np.ndarray, index: np.ndarray, dim: int) -> np.ndarray:
+    return np.take_along_axis(a, index, dim)
+
+
+def _np_scatter(a: np.ndarray, index: np.ndarray, src: Any, dim: int, add: bool) -> np.ndarray:
+    result = a.copy()
+    grid = list(np.indices(index.shape, sparse=True))
+    grid[dim] = index
+    if isinstance(src, np.ndarray):
+        src = src[tuple(slice(0, size) for size in index.shape)]
+    if add:
+        np.add.at(result, tuple(grid), src)
+    else:
+        result[tuple(grid)] = src
+    return result
+
+
+def _np_repeat(a: np.ndarray, repeats: tuple[int, ...]) -> np.ndarray:
+    return np.tile(a, repeats)
+
+
+ROWS: list[OpCase] = [
+    # ------------------------------------------------------------- reshaping
+    OpCase(
+        "reshape",
+        lambda x: lucid.reshape(x, (4, 3)),
+        lambda x: torch.reshape(x, (4, 3)),
+        reference=lambda a: a.reshape(4, 3),
+        shapes=[(3, 4)],
+    ),
+    OpCase(
+        "reshape_infer",
+        lambda x: x.reshape(-1, 6),
+        lambda x: x.reshape(-1, 6),
+        reference=lambda a: a.reshape(-1, 6),
+        shapes=[(2, 3, 4)],
+    ),
+    OpCase(
+        "reshape_non_contiguous",
+        lambda x: x.t().reshape(12),
+        lambda x: x.t().reshape(12),
+        reference=lambda a: a.T.reshape(12),
+        shapes=[(3, 4)],
+    ),
+    OpCase(
+        "view",
+        lambda x: x.view(2, 6),
+        lambda x: x.view(2, 6),
+        reference=lambda a: a.reshape(2, 6),
+        shapes=[(3, 4)],
+    ),
+    OpCase(
+        "view_infer",
+        lambda x: x.view(-1),
+        lambda x: x.view(-1),
+        reference=lambda a: a.reshape(-1),
+        shapes=[(2, 3, 4)],
+    ),
+    OpCase(
+        "flatten",
+        lucid.flatten,
+        torch.flatten,
+        reference=lambda a: a.reshape(-1),
+        shapes=[(2, 3, 4)],
+    ),
+    OpCase(
+        "flatten_range",
+        lambda x: x.flatten(1, 2),
+        lambda x: x.flatten(1, 2),
+        reference=lambda a: a.reshape(2, 12, 5),
+        shapes=[(2, 3, 4, 5)],
+    ),
+    OpCase(
+        "unflatten",
+        lambda x: x.unflatten(1, (2, -1)),
+        lambda x: x.unflatten(1, (2, -1)),
+        reference=lambda a: a.reshape(3, 2, 2),
+        shapes=[(3, 4)],
+    ),
+    OpCase(
+        "squeeze",
+        lucid.squeeze,
+        torch.squeeze,
+        reference=np.squeeze,
+        shapes=[(3, 1, 4, 1)],
+    ),
+    OpCase(
+        "squeeze_dim",
+        lambda x: x.squeeze(1),
+        lambda x: x.squeeze(1),
+        reference=lambda a: np.squeeze(a, 1),
+        shapes=[(3, 1, 4)],
+    ),
+    OpCase(
+        "squeeze_dims",
+        lambda x: lucid.squeeze(x, (0, -1)),
+        lambda x: torch.squeeze(x, (0, -1)),
+        reference=lambda a: np.squeeze(a, (0, 3)),
+        shapes=[(1, 3, 4, 1)],
+    ),
+    OpCase(
+        "unsqueeze",
+        lambda x: lucid.unsqueeze(x, 1),
+        lambda x: torch.unsqueeze(x, 1),
+        reference=lambda a: np.expand_dims(a, 1),
+        shapes=[(3, 4)],
+    ),
+    OpCase(
+        "unsqueeze_negative",
+        lambda x: x.unsqueeze(-1),
+        lambda x: x.unsqueeze(-1),
+        reference=lambda a: np.expand_dims(a, -1),
+        shapes=[(3, 4)],
+    ),
+    # ------------------------------------------------------------- transposes
+    OpCase(
+        "transpose",
+        lambda x: lucid.transpose(x, 0, 2),
+        lambda x: torch.transpose(x, 0, 2),
+        reference=lambda a: np.swapaxes(a, 0, 2),
+        shapes=[(2, 3, 4)],
+    ),
+    OpCase(
+        "swapaxes",
+        lambda x: lucid.swapaxes(x, -1, 0),
+        lambda x: torch.swapaxes(x, -1, 0),
+        reference=lambda a: np.swapaxes(a, -1, 0),
+        shapes=[(2, 3, 4)],
+    ),
+    OpCase("t", lucid.t, torch.t, reference=np.transpose, shapes=[(3, 4)]),
+    OpCase("T", lambda x: x.T, lambda x: x.T, reference=lambda a: a.T, shapes=[(3, 4)]),
+    OpCase(
+        "mT",
+        lambda x: x.mT,
+        lambda x: x.mT,
+        reference=lambda a: np.swapaxes(a, -1, -2),
+        shapes=[(2, 3, 4)],
+    ),
+    OpCase(
+        "permute",
+        lambda x: x.permute(2, 0, 1),
+        lambda x: x.permute(2, 0, 1),
+        reference=lambda a: np.transpose(a, (2, 0, 1)),
+        shapes=[(2, 3, 4)],
+    ),
+    OpCase(
+        "movedim",
+        lambda x: lucid.movedim(x, 0, -1),
+        lambda x: torch.movedim(x, 0, -1),
+        reference=lambda a: np.moveaxis(a, 0, -1),
+        shapes=[(2, 3, 4)],
+    ),
+    # ----------------------------------------------------------- broadcasting
+    OpCase(
+        "expand",
+        lambda x: x.expand(2, 3, 4),
+        lambda x: x.expand(2, 3, 4),
+        reference=lambda a: np.broadcast_to(a, (2, 3, 4)),
+        shapes=[(3, 1)],
+    ),
+    OpCase(
+        "expand_keep",
+        lambda x: x.expand(-1, 5, -1),
+        lambda x: x.expand(-1, 5, -1),
+        reference=lambda a: np.broadcast_to(a, (3, 5, 4)),
+        shapes=[(3, 1, 4)],
+    ),
+    OpCase(
+        "expand_as",
+        lambda x, y: x.expand_as(y),
+        lambda x, y: x.expand_as(y),
+        reference=lambda a, b: np.broadcast_to(a, b.shape),
+        shapes=[(1, 4), (3, 4)],
+        grad_inputs=[0],
+    ),
+    OpCase(
+        "broadcast_to",
+        lambda x: lucid.broadcast_to(x, (2, 3, 4)),
+        lambda x: torch.broadcast_to(x, (2, 3, 4)),
+        reference=lambda a: np.broadcast_to(a, (2, 3, 4)),
+        shapes=[(4,)],
+    ),
+    OpCase(
+        "repeat",
+        lambda x: x.repeat(2, 1, 3),
+        lambda x: x.repeat(2, 1, 3),
+        reference=lambda a: _np_repeat(a, (2, 1, 3)),
+        shapes=[(3, 4)],
+    ),
+    OpCase(
+        "tile",
+        lambda x: lucid.tile(x, (2,)),
+        lambda x: torch.tile(x, (2,)),
+        reference=lambda a: np.tile(a, 2),
+        shapes=[(3, 4)],
+    ),
+    # ---------------------------------------------------------- joining
+    OpCase(
+        "cat",
+        lambda a, b: lucid.cat([a, b, a]),
+        lambda a, b: torch.cat([a, b, a]),
+        reference=lambda a, b: np.concatenate([a, b, a]),
+        shapes=[(3, 4), (2, 4)],
+    ),
+    OpCase(
+        "cat_dim",
+        lambda a, b: lucid.concat((a, b), dim=-1),
+        lambda a, b: torch.concat((a, b), dim=-1),
+        reference=lambda a, b: np.concatenate([a, b], -1),
+        shapes=[(3, 4), (3, 2)],
+    ),
+    OpCase(
+        "concatenate",
+        lambda a, b: lucid.concatenate((a, b), 1),
+        lambda a, b: torch.concatenate((a, b), 1),
+        reference=lambda a, b: np.concatenate([a, b], 1),
+        shapes=[(2, 1, 3), (2, 2, 3)],
+    ),
+    OpCase(
+        "stack",
+        lambda a, b: lucid.stack([a, b]),
+        lambda a, b: torch.stack([a, b]),
+        reference=lambda a, b: np.stack([a, b]),
+        shapes=[(3, 4), (3, 4)],
+    ),
+    OpCase(
+        "stack_last",
+        lambda a, b: lucid.stack((a, b), -1),
+        lambda a, b: torch.stack((a, b), -1),
+        reference=lambda a, b: np.stack([a, b], -1),
+        shapes=[(3, 4), (3, 4)],
+    ),
+    # ---------------------------------------------------------- splitting
+    OpCase(
+        "split",
+        lambda x: x.split(2),
+        lambda x: x.split(2),
+        reference=lambda a: np.split(a, [2, 4]),
+        shapes=[(5, 3)],
+        output_index=1,
+    ),
+    OpCase(
+        "split_sections",
+        lambda x: lucid.split(x, [1, 3], 1),
+        lambda x: torch.split(x, [1, 3], 1),
+        reference=lambda a: np.split(a, [1], 1),
+        shapes=[(3, 4)],
+        output_index=1,
+    ),
+    OpCase(
+        "chunk",
+        lambda x: x.chunk(3, 1),
+        lambda x: x.chunk(3, 1),
+        reference=lambda a: np.split(a, [2, 4], 1),
+        shapes=[(2, 5)],
+        output_index=2,
+    ),
+    OpCase(
+        "unbind",
+        lambda x: x.unbind(1),
+        lambda x: x.unbind(1),
+        reference=lambda a: [a[:, i] for i in range(a.shape[1])],
+        shapes=[(3, 4)],
+        output_index=1,
+    ),
+    OpCase(
+        "narrow",
+        lambda x: x.narrow(1, 1, 2),
+        lambda x: x.narrow(1, 1, 2),
+        reference=lambda a: a[:, 1:3],
+        shapes=[(3, 4)],
+    ),
+    OpCase(
+        "narrow_negative_start",
+        lambda x: lucid.narrow(x, 0, -2, 2),
+        lambda x: torch.narrow(x, 0, -2, 2),
+        reference=lambda a: a[-2:],
+        shapes=[(3, 4)],
+    ),
+    # --------------------------------------------------- reordering entries
+    OpCase(
+        "flip",
+        lambda x: x.flip(0, -1),
+        lambda x: x.flip(0, -1),
+        reference=lambda a: np.flip(a, (0, -1)),
+        shapes=[(2, 3, 4)],
+    ),
+    OpCase(
+        "roll",
+        lambda x: x.roll(3),
+        lambda x: x.roll(3),
+        reference=lambda a: np.roll(a, 3),
+        shapes=[(3, 4)],
+    ),
+    OpCase(
+        "roll_dims",
+        lambda x: lucid.roll(x, (1, -2), (0, 1)),
+        lambda x: torch.roll(x, (1, -2), (0, 1)),
+        reference=lambda a: np.roll(a, (1, -2), (0, 1)),
+        shapes=[(3, 4)],
+    ),
+    OpCase("tril", lucid.tril, torch.tril, reference=np.tril, shapes=[(4, 5)]),
+    OpCase(
+        "tril_diagonal",
+        lambda x: x.tril(-1),
+        lambda x: x.tril(-1),
+        reference=lambda a: np.tril(a, -1),
+        shapes=[(2, 3, 4)],
+    ),
+    OpCase("triu", lucid.triu, torch.triu, reference=np.triu, shapes=[(4, 5)]),
+    OpCase(
+        "triu_diagonal",
+        lambda x: x.triu(1),
+        lambda x: x.triu(1),
+        reference=lambda a: np.triu(a, 1),
+        shapes=[(2, 4, 3)],
+    ),
+    # ------------------------------------------------------------- getitem
+    OpCase(
+        "getitem_int",
+        lambda x: x[1],
+        lambda x: x[1],
+        reference=lambda a: a[1],
+        shapes=[(3, 4)],
+    ),
+    OpCase(
+        "getitem_ints",
+        lambda x: x[1, -1],
+        lambda x: x[1, -1],
+        reference=lambda a: a[1, -1],
+        shapes=[(3, 4)],
+    ),
+    OpCase(
+        "getitem_slices",
+        lambda x: x[1:, :3],
+        lambda x: x[1:, :3],
+        reference=lambda a: a[1:, :3],
+        shapes=[(3, 4)],
+    ),
+    OpCase(
+        "getitem_steps",
+        lambda x: x[::2, 1::2],
+        lambda x: x[::2, 1::2],
+        reference=lambda a: a[::2, 1::2],
+        shapes=[(5, 6)],
+    ),
+    OpCase(
+        # PyTorch rejects negative slice steps; negative starts and stops count from the end.
+        "getitem_negative",
+        lambda x: x[-2:, -3:-1],
+        lambda x: x[-2:, -3:-1],
+        reference=lambda a: a[-2:, -3:-1],
+        shapes=[(4, 5)],
+    ),
+    OpCase(
+        "getitem_none_ellipsis",
+        lambda x: x[None, ..., 1],
+        lambda x: x[None, ..., 1],
+        reference=lambda a: a[None, ..., 1],
+        shapes=[(2, 3, 4)],
+    ),
+    OpCase(
+        "getitem_ellipsis_slice",
+        lambda x: x[..., 1:3, None],
+        lambda x: x[..., 1:3, None],
+        reference=lambda a: a[..., 1:3, None],
+        shapes=[(2, 3, 4)],
+    ),
+    OpCase(
+        "getitem_mask",
+        lambda x, mask: x[mask],
+        lambda x, mask: x[mask],
+        reference=lambda a, mask: a[mask],
+        make_inputs=_with_mask((3, 4), (3, 4)),
+    ),
+    OpCase(
+        "getitem_mask_rows",
+        lambda x, mask: x[:, mask],
+        lambda x, mask: x[:, mask],
+        reference=lambda a, mask: a[:, mask],
+        make_inputs=_with_mask((2, 5, 3), (5,)),
+    ),
+    OpCase(
+        # Repeated indices must add up their gradients.
+        "getitem_index_repeated",
+        lambda x, index: x[index],
+        lambda x, index: x[index],
+        reference=lambda a, index: a[index],
+        make_inputs=_with_index((4, 3), [2, 0, 2, 2]),
+    ),
+    OpCase(
+        "getitem_index_2d",
+        lambda x, index: x[:, index],
+        lambda x, index: x[:, index],
+        reference=lambda a, index: a[:, index],
+        make_inputs=_with_index((3, 4), [[1, 1], [3, 0]]),
+    ),
+    OpCase(
+        "getitem_index_pairs",
+        lambda x, index: x[index, index.flip(0)],
+        lambda x, index: x[index, index.flip(0)],
+        reference=lambda a, index: a[index, index[::-1]],
+        make_inputs=_with_index((3, 3), [0, 2, 2, 1]),
+    ),
+    OpCase(
+        "getitem_list_mixed",
+        lambda x: x[[0, 0, 1], 1:, [2, 2, 0]],
+        lambda x: x[[0, 0, 1], 1:, [2, 2, 0]],
+        reference=lambda a: a[[0, 0, 1], 1:, [2, 2, 0]],
+        shapes=[(2, 3, 4)],
+    ),
+    # ------------------------------------------------------------- setitem
+    OpCase(
+        "setitem_slice",
+        lambda x, v: _setitem(x, (slice(None), slice(1, 3)), v),
+        lambda x, v: _setitem(x, (slice(None), slice(1, 3)), v),
+        reference=lambda a, v: _np_setitem(a, (slice(None), slice(1, 3)), v),
+        shapes=[(3, 4), (3, 1)],
+    ),
+    OpCase(
+        "setitem_int",
+        lambda x, v: _setitem(x, 1, v),
+        lambda x, v: _setitem(x, 1, v),
+        reference=lambda a, v: _np_setitem(a, 1, v),
+        shapes=[(3, 4), (4,)],
+    ),
+    OpCase(
+        "setitem_scalar",
+        lambda x: _setitem(x, (0, slice(None, None, 2)), 0.5),
+        lambda x: _setitem(x, (0, slice(None, None, 2)), 0.5),
+        reference=lambda a: _np_setitem(a, (0, slice(None, None, 2)), 0.5),
+        shapes=[(3, 4)],
+    ),
+    OpCase(
+        "setitem_mask",
+        lambda x, mask: _setitem(x, mask, 0.0),
+        lambda x, mask: _setitem(x, mask, 0.0),
+        reference=lambda a, mask: _np_setitem(a, mask, 0.0),
+        make_inputs=_with_mask((3, 4), (3, 4)),
+    ),
+    OpCase(
+        "setitem_index",
+        lambda x, index, v: _setitem(x, index, v),
+        lambda x, index, v: _setitem(x, index, v),
+        reference=lambda a, index, v: _np_setitem(a, index, v),
+        make_inputs=lambda rng, dtype: [
+            _floats(rng, dtype, 4, 3),
+            np.array([3, 0], dtype=np.int64),
+            _floats(rng, dtype, 3),
+        ],
+    ),
+    # ------------------------------------------------------ gather/scatter
+    OpCase(
+        "gather",
+        lambda x, index: x.gather(1, index),
+        lambda x, index: x.gather(1, index),
+        reference=lambda a, index: _np_gather(a, index, 1),
+        make_inputs=_with_index((3, 4), [[0, 1], [3, 3], [2, 0]]),
+    ),
+    OpCase(
+        "gather_dim0",
+        lambda x, index: lucid.gather(x, 0, index),
+        lambda x, index: torch.gather(x, 0, index),
+        reference=lambda a, index: _np_gather(a, index, 0),
+        make_inputs=_with_index((3, 4), [[2, 2, 0, 1]]),
+    ),
+    OpCase(
+        "scatter",
+        lambda x, index, src: x.scatter(1, index, src),
+        lambda x, index, src: x.scatter(1, index, src),
+        reference=lambda a, index, src: _np_scatter(a, index, src, 1, add=False),
+        make_inputs=lambda rng, dtype: [
+            _floats(rng, dtype, 3, 4),
+            np.array([[0, 1], [3, 2], [2, 0]], dtype=np.int64),
+            _floats(rng, dtype, 3, 2),
+        ],
+    ),
+    OpCase(
+        "scatter_value",
+        lambda x, index: lucid.scatter(x, 0, index, value=1.5),
+        lambda x, index: torch.scatter(x, 0, index, value=1.5),
+        reference=lambda a, index: _np_scatter(a, index, 1.5, 0, add=False),
+        make_inputs=_with_index((3, 4), [[2, 0, 1, 2]]),
+    ),
+    OpCase(
+        "scatter_add",
+        lambda x, index, src: x.scatter_add(0, index, src),
+        lambda x, index, src: x.scatter_add(0, index, src),
+        reference=lambda a, index, src: _np_scatter(a, index, src, 0, add=True),
+        make_inputs=lambda rng, dtype: [
+            _floats(rng, dtype, 3, 4),
+            np.array([[2, 2, 0, 2], [2, 1, 0, 0]], dtype=np.int64),
+            _floats(rng, dtype, 2, 4),
+        ],
+    ),
+    OpCase(
+        "index_select",
+        lambda x, index: x.index_select(1, index),
+        lambda x, index: x.index_select(1, index),
+        reference=lambda a, index: np.take(a, index, 1),
+        make_inputs=_with_index((3, 4), [3, 0, 3]),
+    ),
+    OpCase(
+        "take",
+        lambda x, index: lucid.take(x, index),
+        lambda x, index: torch.take(x, index),
+        reference=lambda a, index: np.take(a, index),
+        make_inputs=_with_index((3, 4), [[0, 11, -1], [5, 5, 0]]),
+    ),
+    # --------------------------------------------------------------- masks
+    OpCase(
+        "masked_fill",
+        lambda x, mask: x.masked_fill(mask, -1.0),
+        lambda x, mask: x.masked_fill(mask, -1.0),
+        reference=lambda a, mask: np.where(mask, -1.0, a).astype(a.dtype),
+        make_inputs=_with_mask((3, 4), (3, 4)),
+    ),
+    OpCase(
+        "masked_fill_broadcast",
+        lambda x, mask: lucid.masked_fill(x, mask, 2.0),
+        lambda x, mask: torch.masked_fill(x, mask, 2.0),
+        reference=lambda a, mask: np.where(mask, 2.0, a).astype(a.dtype),
+        make_inputs=_with_mask((3, 4), (4,)),
+    ),
+    OpCase(
+        "masked_fill_tensor_value",
+        lambda x, mask, value: x.masked_fill(mask, value),
+        lambda x, mask, value: x.masked_fill(mask, value),
+        reference=lambda a, mask, value: np.where(mask, value, a),
+        make_inputs=lambda rng, dtype: [
+            _floats(rng, dtype, 3, 4),
+            rng.random((3, 4)) < 0.5,
+            _floats(rng, dtype),
+        ],
+    ),
+    OpCase(
+        "masked_fill_inplace",
+        lambda x, mask: _masked_fill_inplace(x, mask, 0.5),
+        lambda x, mask: _masked_fill_inplace(x, mask, 0.5),
+        reference=lambda a, mask: np.where(mask, 0.5, a).astype(a.dtype),
+        make_inputs=_with_mask((3, 4), (3, 1)),
+    ),
+    OpCase(
+        "masked_select",
+        lambda x, mask: x.masked_select(mask),
+        lambda x, mask: x.masked_select(mask),
+        reference=lambda a, mask: a[mask],
+        make_inputs=_with_mask((3, 4), (3, 4)),
+    ),
+    OpCase(
+        "masked_select_broadcast",
+        lambda x, mask: lucid.masked_select(x, mask),
+        lambda x, mask: torch.masked_select(x, mask),
+        reference=lambda a, mask: np.broadcast_to(a, (2, 3, 4))[mask],
+        make_inputs=_with_mask((3, 4), (2, 3, 4)),
+    ),
+]
