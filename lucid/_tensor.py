@@ -455,16 +455,16 @@ class Tensor:
         return _ops.div_(self, other)
 
     def __floordiv__(self, other: Any) -> Tensor:
-        return _ops.div(self, other, rounding_mode="floor")
+        return _ops.floor_divide(self, other)
 
     def __rfloordiv__(self, other: Any) -> Tensor:
-        return _ops.rdiv(self, other, rounding_mode="floor")
+        return _ops.floor_divide(other, self)
 
     def __mod__(self, other: Any) -> Tensor:
         return _ops.remainder(self, other)
 
     def __rmod__(self, other: Any) -> Tensor:
-        return _ops.remainder(_ops.scalar_tensor_like(other, self), self)
+        return _ops.remainder(other, self)
 
     def __pow__(self, exponent: Any) -> Tensor:
         return _ops.pow(self, exponent)
@@ -700,6 +700,21 @@ class Tensor:
 
     def relu(self) -> Tensor:
         return _ops.relu(self)
+
+    def relu_(self) -> Tensor:
+        return _ops.relu_(self)
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+        return _ops.diagonal(self, offset, dim1, dim2)
+
+    def diag(self, diagonal: int = 0) -> Tensor:
+        return _ops.diag(self, diagonal)
+
+    def trace(self) -> Tensor:
+        return _ops.trace(self)
+
+    def inner(self, other: Tensor) -> Tensor:
+        return _ops.inner(self, other)
 
     def clamp(self, min: Any = None, max: Any = None) -> Tensor:
         return _ops.clamp(self, min, max)

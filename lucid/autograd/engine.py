@@ -69,7 +69,7 @@ def run_backward(
     for (node, output_nr), grad in zip(root_edges, grad_outputs):
         buffer = buffers.get(node)
         if buffer is None:
-            buffer = buffers[node] = [None] * _output_count(node)
+            buffer = buffers[node] = [None] * len(node.output_meta)
         buffer[output_nr] = grad if buffer[output_nr] is None else buffer[output_nr] + grad
         dependencies[node] -= 1
         if dependencies[node] == 0:
@@ -114,7 +114,17 @@ def run_backward(
                 continue
 
             input_edges = node.input_edges
-            if grads[0] is None and all(grad is None for grad in grads):
+            if len(grads) == 1 and not state.observers and not node.post_hooks:
+                # The common case, inline: one output, no observers, no node hooks.
+                if grads[0] is None:
+                    grad_inputs = (None,) * len(input_edges)
+                else:
+                    grad_inputs = node.function.backward(node, grads[0])
+                    if type(grad_inputs) is not tuple:
+                        grad_inputs = (grad_inputs,)
+                    if len(grad_inputs) != len(input_edges):
+                        grad_inputs = _check_gradient_count(node, grad_inputs)
+            elif grads[0] is None and all(grad is None for grad in grads):
                 grad_inputs = (None,) * len(input_edges)
             else:
                 grad_inputs = _call_backward(node, grads, state.observers)
@@ -151,14 +161,16 @@ def run_backward(
                     ):
                         grad = _conform(node, index, grad, expected_shape, expected_dtype)
                     if buffer is None:
-                        buffer = buffers[next_node] = [None] * _output_count(next_node)
+                        buffer = buffers[next_node] = [None] * len(next_node.output_meta)
                         buffer[output_nr] = grad
                     elif buffer[output_nr] is None:
                         buffer[output_nr] = grad
-                    else:
+                    elif create_graph:
                         buffer[output_nr] = buffer[output_nr] + grad
+                    else:
+                        buffer[output_nr] = _sum_gradients(buffer, output_nr, grad)
                 elif buffer is None:
-                    buffers[next_node] = [None] * _output_count(next_node)
+                    buffers[next_node] = [None] * len(next_node.output_meta)
                 remaining = dependencies[next_node] - 1
                 dependencies[next_node] = remaining
                 if remaining == 0:
@@ -187,15 +199,8 @@ def _call_backward(node: Any, grads: list[Tensor | None], active_observers: tupl
     result = node.function.backward(node, *grads)
     if type(result) is not tuple:
         result = (result,)
-    expected = len(node.input_edges)
-    if len(result) != expected:
-        if len(result) > expected and all(extra is None for extra in result[expected:]):
-            result = result[:expected]
-        else:
-            raise RuntimeError(
-                f"function {node.name()} returned an incorrect number of gradients "
-                f"(expected {expected}, got {len(result)})"
-            )
+    if len(result) != len(node.input_edges):
+        result = _check_gradient_count(node, result)
     if node.post_hooks:
         for hook in tuple(node.post_hooks.values()):
             replaced = hook(result, tuple(grads))
@@ -206,14 +211,33 @@ def _call_backward(node: Any, grads: list[Tensor | None], active_observers: tupl
     return result
 
 
+def _check_gradient_count(node: Any, result: tuple) -> tuple:
+    """Trailing Nones beyond the forward's arguments are dropped; any other count is an error."""
+    expected = len(node.input_edges)
+    if len(result) > expected and all(extra is None for extra in result[expected:]):
+        return result[:expected]
+    raise RuntimeError(
+        f"function {node.name()} returned an incorrect number of gradients "
+        f"(expected {expected}, got {len(result)})"
+    )
+
+
 def _zeros(shape: tuple[int, ...], dtype: Any) -> Tensor:
     return _wrap(np.zeros(shape, dtype))
 
 
-def _output_count(node: Any) -> int:
-    if node.__class__ is AccumulateGrad:
-        return 1
-    return len(node.output_meta)
+def _sum_gradients(buffer: list, output_nr: int, grad: Tensor) -> Tensor:
+    """The sum of two gradients for one input, outside any graph (create_graph is off).
+
+    Shapes and dtypes already match. The first gradient is summed into in place when no
+    one else can see it, as PyTorch's input buffer does; otherwise a new array holds the sum.
+    """
+    existing = buffer[output_nr]
+    buffer[output_nr] = None
+    if _is_exclusive(existing, 1):
+        np.add(existing._data, grad._data, out=existing._data)
+        return existing
+    return _wrap(np.add(existing._data, grad._data))
 
 
 def _conform(
@@ -279,9 +303,10 @@ def _accumulate_into(variable: Tensor, grad: Tensor | None, create_graph: bool) 
         return
     existing = variable._grad
     if existing is None:
+        # The caller's list of gradients and this function's argument: two references.
         if create_graph:
-            variable._grad = grad if _is_exclusive(grad) else grad.clone()
-        elif _is_exclusive(grad) and grad._grad_fn is None and not grad._requires_grad:
+            variable._grad = grad if _is_exclusive(grad, 2) else grad.clone()
+        elif _is_exclusive(grad, 2) and grad._grad_fn is None and not grad._requires_grad:
             variable._grad = grad
         else:
             variable._grad = _wrap(grad._data.copy())
@@ -291,21 +316,24 @@ def _accumulate_into(variable: Tensor, grad: Tensor | None, create_graph: bool) 
         existing.add_(grad)
 
 
-# A gradient tensor may become `.grad` without a copy only when nothing else can see it:
-# the engine's own references (the caller's locals and the getrefcount argument) and
-# nothing more, and its array is referenced only by this tensor.
-_EXCLUSIVE_TENSOR_REFS = 4
+def _is_exclusive(grad: Tensor, engine_references: int) -> bool:
+    """True when nothing but the engine can see `grad`, so it may be kept or summed into.
 
-
-def _is_exclusive(grad: Tensor) -> bool:
+    `engine_references` counts the caller's own references to the tensor (its locals and
+    lists); this call's argument and getrefcount's add two more. The array must be
+    referenced by this tensor alone, and when it is a view, its base by that view alone.
+    """
     array = grad._data
-    return (
-        array.base is None
-        and array.flags.writeable
+    if not (
+        array.flags.writeable
         and array.flags.c_contiguous
         and _getrefcount(array) == 2
-        and _getrefcount(grad) <= _EXCLUSIVE_TENSOR_REFS
-    )
+        and _getrefcount(grad) <= engine_references + 2
+    ):
+        return False
+    base = array.base
+    # The view's reference, this local and the getrefcount argument: 3.
+    return base is None or (base.__class__ is np.ndarray and _getrefcount(base) == 3)
 
 
 def _nodes_leading_to(root_edges: list, captures: dict) -> set:

@@ -113,26 +113,26 @@ class Function:
             return _finish_outputs(ctx, args, output, False, state)
 
         is_recording = False
+        needs_input_grad = []
+        edges = []
         for arg in args:
-            if isinstance(arg, Tensor) and arg._requires_grad:
-                is_recording = True
-                break
-        token = _set_numpy_state(_QUIET_NUMPY)
-        if is_recording:
-            needs_input_grad = []
-            edges = []
-            for arg in args:
-                if isinstance(arg, Tensor) and arg._requires_grad:
+            if isinstance(arg, Tensor):
+                if arg._requires_grad:
+                    is_recording = True
                     needs_input_grad.append(True)
                     grad_fn = arg._grad_fn
                     if grad_fn is None:
                         edges.append((accumulator_for(arg), 0))
                     else:
                         edges.append((grad_fn, arg._output_nr))
-                else:
-                    needs_input_grad.append(False)
-                    # Non-tensor arguments get no edge at all (None), as in next_functions.
-                    edges.append(_NO_EDGE if isinstance(arg, Tensor) else None)
+                    continue
+                edges.append(_NO_EDGE)
+            else:
+                # Non-tensor arguments get no edge at all (None), as in next_functions.
+                edges.append(None)
+            needs_input_grad.append(False)
+        token = _set_numpy_state(_QUIET_NUMPY)
+        if is_recording:
             ctx.is_recording = True
             ctx.needs_input_grad = tuple(needs_input_grad)
             ctx.input_edges = tuple(edges)

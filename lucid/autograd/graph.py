@@ -185,6 +185,7 @@ class AccumulateGrad:
 
     next_functions = ()
     input_edges = ()
+    output_meta = (None,)  # one output: the gradient arriving for the leaf
     needs_input_grad = (True,)
     tensor_pre_hooks = None
     retained_outputs = None

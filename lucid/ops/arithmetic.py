@@ -18,7 +18,7 @@ __all__ = [
     "add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide",
     "floor_divide", "rdiv", "neg", "negative", "pow", "reciprocal", "matmul", "mm", "bmm", "mv",
     "dot", "outer", "ger", "addmm", "maximum", "minimum", "fmod", "remainder",
-    "add_", "sub_", "mul_", "div_", "pow_", "neg_", "scalar_tensor_like",
+    "add_", "sub_", "mul_", "div_", "pow_", "neg_",
 ]  # fmt: skip
 
 _INTEGRAL_KINDS = "iub"
@@ -60,11 +60,6 @@ def _wrap_python_ints(x: Any, y: Any) -> tuple[Any, Any]:
     if isinstance(y, int):
         y = np.array(y).astype(x.dtype)
     return x, y
-
-
-def scalar_tensor_like(value: Any, like: Tensor) -> Tensor:
-    """A Python scalar as a 0-d tensor of the dtype it takes next to `like` (reflected ops)."""
-    return as_tensor_operand(value, like)
 
 
 # ----------------------------------------------------------------- arguments
@@ -137,7 +132,7 @@ class Add(Function):
 
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """input + alpha * other, broadcasting."""
-    if not isinstance(other, Tensor):
+    if not isinstance(other, Tensor) and other.__class__ is not float:
         other = _operand(other, "add", "other", 2)
     if not isinstance(input, Tensor):
         input = _operand(input, "add", "input", 1)
@@ -242,13 +237,15 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        a_is_tensor = isinstance(a, Tensor)
-        b_is_tensor = isinstance(b, Tensor)
-        ctx.save_for_backward(a if a_is_tensor else None, b if b_is_tensor else None)
-        if not a_is_tensor:
-            ctx.a = a
-        if not b_is_tensor:
-            ctx.b = b
+        needs_a, needs_b = ctx.needs_input_grad
+        if needs_a or needs_b:
+            # each gradient needs only the other operand: save just what backward will use
+            ctx.save_for_backward(a if needs_b else None, b if needs_a else None)
+            ctx.a_shape = a._data.shape
+            ctx.b_shape = b._data.shape
+        x, y = a._data, b._data
+        if x.dtype is y.dtype and x.shape == y.shape:
+            return _wrap(np.multiply(x, y))
         return _wrap(_binary(np.multiply, a, b))
 
     @staticmethod
@@ -257,21 +254,38 @@ class Mul(Function):
         grad_a = grad_b = None
         # d(ab)/da = b, d(ab)/db = a
         if ctx.needs_input_grad[0]:
-            grad_a = sum_to(grad_output * (ctx.b if b is None else b), a.shape)
+            grad_a = sum_to(grad_output * b, ctx.a_shape)
         if ctx.needs_input_grad[1]:
-            grad_b = sum_to(grad_output * (ctx.a if a is None else a), b.shape)
+            grad_b = sum_to(grad_output * a, ctx.b_shape)
         return grad_a, grad_b
+
+
+class MulScalar(Function):
+    """A tensor times a Python scalar, in either order: backward needs only the scalar."""
+
+    _backward_name = "MulBackward0"
+
+    @staticmethod
+    def forward(ctx, x, scalar):
+        ctx.scalar = scalar
+        return _wrap(_binary(np.multiply, x, scalar))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * ctx.scalar, None
 
 
 def mul(input: Any, other: Any) -> Tensor:
     """input * other, broadcasting."""
-    if not isinstance(other, Tensor):
+    if isinstance(other, Tensor):
+        if isinstance(input, Tensor):
+            return Mul.apply(input, other)
+        return MulScalar.apply(other, _operand(input, "mul", "input", 1))
+    if other.__class__ is not float and other.__class__ is not int:
         other = _operand(other, "mul", "other", 2)
     if not isinstance(input, Tensor):
-        input = _operand(input, "mul", "input", 1)
-        if not isinstance(other, Tensor):
-            input = _scalar_tensor(input)
-    return Mul.apply(input, other)
+        input = _scalar_tensor(_operand(input, "mul", "input", 1))
+    return MulScalar.apply(input, other)
 
 
 multiply = mul
@@ -300,32 +314,47 @@ def _true_divide(a: Any, b: Any) -> np.ndarray:
 
 
 class Div(Function):
+    """Division by a tensor (the dividend may be a Python scalar)."""
+
     _backward_name = "DivBackward0"
 
     @staticmethod
     def forward(ctx, a, b):
-        a_is_tensor = isinstance(a, Tensor)
-        b_is_tensor = isinstance(b, Tensor)
-        ctx.save_for_backward(a if a_is_tensor else None, b if b_is_tensor else None)
-        if not a_is_tensor:
-            ctx.a = a
-        if not b_is_tensor:
-            ctx.b = b
+        needs_a, needs_b = ctx.needs_input_grad
+        if needs_a or needs_b:
+            a_is_tensor = isinstance(a, Tensor)
+            ctx.save_for_backward(a if needs_b and a_is_tensor else None, b)
+            if not a_is_tensor:
+                ctx.a = a
+            ctx.a_shape = _shape(a)
         return _wrap(_true_divide(a, b))
 
     @staticmethod
     def backward(ctx, grad_output):
         a, b = ctx.saved_tensors
-        if b is None:
-            b = ctx.b
         grad_a = grad_b = None
         # d(a/b)/da = 1/b, d(a/b)/db = -(a/b)/b
         if ctx.needs_input_grad[0]:
-            grad_a = sum_to(grad_output / b, a.shape)
+            grad_a = sum_to(grad_output / b, ctx.a_shape)
         if ctx.needs_input_grad[1]:
             numerator = ctx.a if a is None else a
             grad_b = sum_to(-grad_output * (numerator / b / b), b.shape)
         return grad_a, grad_b
+
+
+class DivScalar(Function):
+    """A tensor divided by a Python scalar: backward needs only the scalar."""
+
+    _backward_name = "DivBackward0"
+
+    @staticmethod
+    def forward(ctx, x, scalar):
+        ctx.scalar = scalar
+        return _wrap(_true_divide(x, scalar))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output / ctx.scalar, None
 
 
 def _rounded_quotient(a: Any, b: Any, rounding_mode: str) -> np.ndarray:
@@ -378,14 +407,16 @@ def _check_rounding_mode(rounding_mode: Any) -> None:
 
 def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     """input / other; `rounding_mode` None (true division), 'trunc' or 'floor'."""
-    if not isinstance(other, Tensor):
+    if not isinstance(other, Tensor) and other.__class__ is not float:
         other = _operand(other, "div", "other", 2)
     if not isinstance(input, Tensor):
         input = _operand(input, "div", "input", 1)
         if not isinstance(other, Tensor):
             input = _scalar_tensor(input)
     if rounding_mode is None:
-        return Div.apply(input, other)
+        if isinstance(other, Tensor):
+            return Div.apply(input, other)
+        return DivScalar.apply(input, other)
     _check_rounding_mode(rounding_mode)
     return DivRounding.apply(input, other, rounding_mode)
 
@@ -689,7 +720,7 @@ class MatMul(Function):
             if ctx.needs_input_grad[0]:
                 grad_a = matmul(grad_output, b.mT)
             if ctx.needs_input_grad[1]:
-                grad_b = matmul(a.mT, grad_output)
+                grad_b = _matrix_grad_in_layout_of(b, a, grad_output)
             return grad_a, grad_b
         # Vectors become matrices (a row for a, a column for b) so one rule covers every case.
         a2 = a.unsqueeze(0) if a_ndim == 1 else a
@@ -710,6 +741,18 @@ class MatMul(Function):
             if b_ndim == 1:
                 grad_b = grad_b.reshape(b.shape)
         return grad_a, grad_b
+
+
+def _matrix_grad_in_layout_of(b: Tensor, a: Tensor, grad_output: Tensor) -> Tensor:
+    """A^T G, the gradient of B in A @ B, computed in B's memory layout.
+
+    When B is a transposed view (a Linear weight used as `w.t()`), (G^T A)^T is the same
+    matrix, and transposing it back gives a contiguous gradient for the weight that the
+    engine can keep as `.grad` without copying it.
+    """
+    if b._data.flags.f_contiguous and not b._data.flags.c_contiguous:
+        return matmul(grad_output.mT, a).mT
+    return matmul(a.mT, grad_output)
 
 
 class Mm(MatMul):
@@ -869,25 +912,30 @@ class Addmm(Function):
         if ctx.needs_input_grad[1]:
             grad_mat1 = matmul(scaled, mat2.mT)
         if ctx.needs_input_grad[2]:
-            grad_mat2 = matmul(mat1.mT, scaled)
+            grad_mat2 = _matrix_grad_in_layout_of(mat2, mat1, scaled)
         return grad_bias, grad_mat1, grad_mat2, None, None
 
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2); with beta == 0, `input` is ignored (even nan)."""
-    _require_tensor(input, "addmm", "input", 1)
-    _require_tensor(mat1, "addmm", "mat1", 2)
-    _require_tensor(mat2, "addmm", "mat2", 3)
-    for name, matrix in (("mat1", mat1), ("mat2", mat2)):
-        if matrix._data.ndim != 2:
-            raise RuntimeError(f"{name} must be a matrix, got {matrix._data.ndim}-D tensor")
-    dtype = mat2._data.dtype
-    for name, tensor in (("self", input), ("mat1", mat1)):
-        if tensor._data.dtype != dtype:
-            raise RuntimeError(
-                f"{name} and mat2 must have the same dtype, but got "
-                f"{_dtype_name(tensor._data.dtype)} and {_dtype_name(dtype)}"
-            )
+    if not (isinstance(input, Tensor) and isinstance(mat1, Tensor) and isinstance(mat2, Tensor)):
+        for position, (name, value) in enumerate(
+            (("input", input), ("mat1", mat1), ("mat2", mat2))
+        ):
+            _require_tensor(value, "addmm", name, position + 1)
+    x, y = mat1._data, mat2._data
+    if x.ndim != 2 or y.ndim != 2:
+        name, ndim = ("mat1", x.ndim) if x.ndim != 2 else ("mat2", y.ndim)
+        raise RuntimeError(f"{name} must be a matrix, got {ndim}-D tensor")
+    dtype = y.dtype
+    if input._data.dtype != dtype or x.dtype != dtype:
+        name, other = (
+            ("self", input._data.dtype) if input._data.dtype != dtype else ("mat1", x.dtype)
+        )
+        raise RuntimeError(
+            f"{name} and mat2 must have the same dtype, but got {_dtype_name(other)} and "
+            f"{_dtype_name(dtype)}"
+        )
     if dtype.kind in _INTEGRAL_KINDS:
         # integer products take integer scales, as PyTorch casts them
         beta, alpha = int(beta), int(alpha)
@@ -956,20 +1004,13 @@ def minimum(input: Tensor, other: Tensor) -> Tensor:
 
 
 # ------------------------------------------------------------ fmod / remainder
-def _check_integral_divisor(x: Any, y: Any) -> None:
-    kind = np.result_type(x, y).kind
-    if kind == "b":
-        raise NotImplementedError
-    if kind in _INTEGRAL_KINDS and np.any(np.asarray(y) == 0):
-        raise RuntimeError("ZeroDivisionError")
-
-
 def _modulo(ufunc: Any, a: Any, b: Any, kernel: str) -> np.ndarray:
     x, y = binary_arrays(a, b)
-    try:
-        _check_integral_divisor(x, y)
-    except NotImplementedError:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'") from None
+    kind = np.result_type(x, y).kind
+    if kind == "b":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    if kind in _INTEGRAL_KINDS and np.any(np.asarray(y) == 0):
+        raise RuntimeError("ZeroDivisionError")
     try:
         return ufunc(x, y)
     except ValueError:
@@ -1149,6 +1190,21 @@ class AddInplace(Function):
         ctx.mark_dirty(x)
         ctx.other_shape = _shape(other)
         ctx.alpha = alpha
+        target = x._data
+        if (
+            isinstance(other, Tensor)
+            and other._data.dtype == target.dtype
+            and target.flags.writeable
+            and other._data.ndim <= target.ndim
+        ):
+            # The optimizer-update case: accumulate straight into x's storage, no temporary
+            # result (NumPy handles other overlapping x).
+            value = other._data if alpha == 1 else np.multiply(other._data, alpha)
+            try:
+                np.add(target, value, out=target)
+                return x
+            except ValueError:
+                pass
         if alpha == 1:
             result = _binary(np.add, x, other)
         else:

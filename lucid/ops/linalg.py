@@ -294,11 +294,12 @@ def _align(operand: _Operand, order: list[Any]) -> Tensor:
     return tensor
 
 
-def _contract_pair(a: Tensor, b: Tensor, summed: set[int]) -> Tensor:
+def _contract_pair(a: Tensor, b: Tensor, summed: Any) -> Tensor:
     """Product of two aligned operands, summed over the dims in `summed`, via one matmul.
 
     Both have one dimension per label (size 1 where absent); so has the result.
     """
+    summed = sorted(summed)
     shape_a, shape_b = a._data.shape, b._data.shape
     # A summed label present in only one operand is summed there first.
     only_a = tuple(d for d in summed if shape_a[d] > 1 and shape_b[d] == 1)

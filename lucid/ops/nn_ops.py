@@ -38,7 +38,7 @@ def _float_input(x: Tensor, kernel: str) -> np.ndarray:
     return array
 
 
-# NumPy has no erf; the standard library's is correctly rounded, applied per element.
+# NumPy has no erf: the standard library's, applied per element (accurate to a few ulps).
 _erf_elementwise = np.frompyfunc(math.erf, 1, 1)
 
 

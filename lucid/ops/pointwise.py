@@ -1032,6 +1032,47 @@ clip_ = clamp_
 
 
 # --------------------------------------------------------------------- where
+_SAME_SIZE_INTEGER = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def _select(condition: np.ndarray, x: Any, y: Any) -> np.ndarray:
+    """np.where(condition, x, y), exact, through bit masks where possible.
+
+    np.where branches per element and mispredicts on irregular masks (ReLU's backward):
+    ten times slower than masking the bits of same-shape float arrays, which selects
+    exactly (nan, inf and -0.0 included). A Python 0.0 on either side counts as +0.0 bits.
+    """
+    shape = condition.shape
+    x_is_array = isinstance(x, np.ndarray)
+    y_is_array = isinstance(y, np.ndarray)
+    reference = x if x_is_array else y
+    if (
+        not isinstance(reference, np.ndarray)
+        or reference.dtype.kind != "f"
+        or reference.shape != shape
+        or condition.dtype != np.bool_
+        or (x_is_array and (x.shape != shape or x.dtype != reference.dtype))
+        or (y_is_array and (y.shape != shape or y.dtype != reference.dtype))
+        or (not x_is_array and x != 0)
+        or (not y_is_array and y != 0)
+        or (not x_is_array and not y_is_array)
+    ):
+        return np.where(condition, x, y)
+    integer = _SAME_SIZE_INTEGER[reference.dtype.itemsize]
+    keep_x = condition.view(np.uint8).astype(integer)
+    np.negative(keep_x, out=keep_x)  # all ones where condition holds, zeros elsewhere
+    if x_is_array:
+        result = np.bitwise_and(np.ascontiguousarray(x).view(integer), keep_x)
+        if y_is_array:
+            np.invert(keep_x, out=keep_x)
+            np.bitwise_and(np.ascontiguousarray(y).view(integer), keep_x, out=keep_x)
+            np.bitwise_or(result, keep_x, out=result)
+    else:
+        np.invert(keep_x, out=keep_x)
+        result = np.bitwise_and(np.ascontiguousarray(y).view(integer), keep_x)
+    return result.view(reference.dtype)
+
+
 class Where(Function):
     _backward_name = "WhereBackward0"
 
@@ -1043,7 +1084,7 @@ class Where(Function):
             target = dtypes.result_type(a, b).numpy_dtype
             x, y = np.asarray(a, target), np.asarray(b, target)
         try:
-            result = np.where(condition._data, x, y)
+            result = _select(condition._data, x, y)
         except ValueError:
             broadcast_shapes(condition._data.shape, np.shape(x), np.shape(y))
             raise

@@ -714,3 +714,28 @@ def test_inplace_on_input_saved_through_a_view_is_detected():
     base.add_(1.0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
+
+
+def test_gradient_shared_by_two_inputs_is_not_summed_into_in_place():
+    # AddBackward hands the same gradient object to both of its inputs; when each of those
+    # inputs then receives another contribution, summing in place would corrupt the other.
+    x = lucid.tensor([1.0, 2.0], requires_grad=True)
+    a = x * 3.0
+    b = x * 5.0
+    y = a + b
+    z = y + a * 7.0 + b * 11.0
+    z.sum().backward()
+    # dz/dx = (1 + 7) * 3 + (1 + 11) * 5 = 84
+    assert x.grad.tolist() == [84.0, 84.0]
+
+
+def test_gradient_seen_by_a_hook_is_not_summed_into_in_place():
+    x = lucid.tensor([1.0, 2.0], requires_grad=True)
+    a = x * 2.0
+    seen = []
+    b = a * 1.0
+    b.register_hook(lambda grad: seen.append(grad))
+    c = b + b * 3.0
+    c.sum().backward()
+    assert seen[0].tolist() == [4.0, 4.0]
+    assert x.grad.tolist() == [8.0, 8.0]
