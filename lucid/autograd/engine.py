@@ -8,9 +8,9 @@ gradient is checked against the shape of the input it belongs to.
 
 from __future__ import annotations
 
-from heapq import heapify, heappop, heappush
 import sys
 from collections.abc import Sequence
+from heapq import heapify, heappop, heappush
 from typing import Any
 
 import numpy as np
@@ -138,8 +138,10 @@ def run_backward(
                 next_node, output_nr = edge
                 if next_node is None:
                     continue
-                if executes is not None and next_node not in executes and (
-                    next_node not in captures
+                if (
+                    executes is not None
+                    and next_node not in executes
+                    and (next_node not in captures)
                 ):
                     continue
                 grad = grad_inputs[index]

@@ -1,4 +1,4 @@
-"""Function: the base of every differentiable op; `Function.apply` is the only code that adds a node.
+"""Function: the base of every differentiable op; `Function.apply` alone adds graph nodes.
 
 Example::
 

@@ -20,9 +20,7 @@ def scalar_value(value: Any) -> Any:
         return value
     if isinstance(value, bool | int | float):
         return value
-    raise TypeError(
-        f"expected a Tensor or a Python number, but got {type(value).__name__}"
-    )
+    raise TypeError(f"expected a Tensor or a Python number, but got {type(value).__name__}")
 
 
 def binary_arrays(a: Any, b: Any) -> tuple[Any, Any]:
@@ -50,13 +48,3 @@ def float_array(x: Tensor) -> np.ndarray:
     if array.dtype.kind in _INTEGRAL_KINDS:
         return array.astype(dtypes.get_default_dtype().numpy_dtype)
     return array
-
-
-def as_tensor_operand(value: Any, like: Tensor) -> Tensor:
-    """A Python scalar as a 0-d tensor that promotes like the scalar would with `like`."""
-    if isinstance(value, Tensor):
-        return value
-    from lucid._tensor import _wrap
-
-    value = scalar_value(value)
-    return _wrap(np.asarray(value, dtypes.result_type(like, value).numpy_dtype))

@@ -11,7 +11,7 @@ from lucid import dtypes
 from lucid._tensor import Tensor, _wrap
 from lucid.autograd.function import Function
 from lucid.autograd.grad_mode import is_grad_enabled
-from lucid.ops._promote import as_tensor_operand, binary_arrays, float_array, scalar_value
+from lucid.ops._promote import binary_arrays, float_array, scalar_value
 from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
 
 __all__ = [
