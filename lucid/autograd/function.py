@@ -91,72 +91,47 @@ class Function:
         state = local_state
         ctx = _new_node(Node)
         ctx.function = cls
-        if not state.enabled:
-            # No grad mode (also every backward pass without create_graph): nothing to record.
-            count = len(args)
-            ctx.needs_input_grad = _NOT_RECORDING[count] if count < 16 else (False,) * count
-            token = _set_numpy_state(_QUIET_NUMPY)
-            try:
-                if cls._has_setup_context:
-                    output = cls.forward(*args, **kwargs)
-                    cls.setup_context(ctx, args, output)
-                else:
-                    output = cls.forward(ctx, *args, **kwargs)
-            finally:
-                _reset_numpy_state(token)
-            if output.__class__ is Tensor and not ctx.dirty_tensors:
-                if output._data.base is not None:
-                    _share_version_with_view_source(output, output._data.base, args)
-                if state.observers:
-                    observers.after_forward(ctx, args, (output,))
-                return output
-            return _finish_outputs(ctx, args, output, False, state)
-
         is_recording = False
-        needs_input_grad = []
-        edges = []
-        for arg in args:
-            if isinstance(arg, Tensor):
-                if arg._requires_grad:
-                    is_recording = True
-                    needs_input_grad.append(True)
-                    grad_fn = arg._grad_fn
-                    if grad_fn is None:
-                        edges.append((accumulator_for(arg), 0))
-                    else:
-                        edges.append((grad_fn, arg._output_nr))
-                    continue
-                edges.append(_NO_EDGE)
-            else:
-                # Non-tensor arguments get no edge at all (None), as in next_functions.
-                edges.append(None)
-            needs_input_grad.append(False)
-        token = _set_numpy_state(_QUIET_NUMPY)
+        if state.enabled:
+            needs_input_grad = []
+            edges = []
+            for arg in args:
+                if isinstance(arg, Tensor):
+                    if arg._requires_grad:
+                        is_recording = True
+                        needs_input_grad.append(True)
+                        grad_fn = arg._grad_fn
+                        if grad_fn is None:
+                            edges.append((accumulator_for(arg), 0))
+                        else:
+                            edges.append((grad_fn, arg._output_nr))
+                        continue
+                    edges.append(_NO_EDGE)
+                else:
+                    # Non-tensor arguments get no edge at all (None), as in next_functions.
+                    edges.append(None)
+                needs_input_grad.append(False)
         if is_recording:
             ctx.is_recording = True
             ctx.needs_input_grad = tuple(needs_input_grad)
             ctx.input_edges = tuple(edges)
+            # The forward itself is never recorded: it computes on arrays, and a custom
+            # forward that calls lucid ops must not grow the graph.
             state.enabled = False
-            try:
-                if cls._has_setup_context:
-                    output = cls.forward(*args, **kwargs)
-                    cls.setup_context(ctx, args, output)
-                else:
-                    output = cls.forward(ctx, *args, **kwargs)
-            finally:
-                state.enabled = True
-                _reset_numpy_state(token)
         else:
             count = len(args)
             ctx.needs_input_grad = _NOT_RECORDING[count] if count < 16 else (False,) * count
-            try:
-                if cls._has_setup_context:
-                    output = cls.forward(*args, **kwargs)
-                    cls.setup_context(ctx, args, output)
-                else:
-                    output = cls.forward(ctx, *args, **kwargs)
-            finally:
-                _reset_numpy_state(token)
+        token = _set_numpy_state(_QUIET_NUMPY)
+        try:
+            if cls._has_setup_context:
+                output = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, output)
+            else:
+                output = cls.forward(ctx, *args, **kwargs)
+        finally:
+            _reset_numpy_state(token)
+            if is_recording:
+                state.enabled = True
 
         if output.__class__ is Tensor and not ctx.dirty_tensors:
             if is_recording:

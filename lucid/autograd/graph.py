@@ -30,7 +30,29 @@ _FREED_MESSAGE = (
 )
 
 
-class Node:
+class _NodeHooks:
+    """Hook registration shared by op nodes and leaf sinks (`pre_hooks`, `post_hooks`)."""
+
+    __slots__ = ()
+
+    def register_hook(self, fn: Callable) -> RemovableHandle:
+        """`fn(grad_inputs, grad_outputs)` runs after this node; it may return new grad_inputs."""
+        if self.post_hooks is None:
+            self.post_hooks = {}
+        handle = RemovableHandle(self.post_hooks)
+        self.post_hooks[handle.id] = fn
+        return handle
+
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
+        """`fn(grad_outputs)` runs before this node; it may return new grad_outputs."""
+        if self.pre_hooks is None:
+            self.pre_hooks = {}
+        handle = RemovableHandle(self.pre_hooks)
+        self.pre_hooks[handle.id] = fn
+        return handle
+
+
+class Node(_NodeHooks):
     """A recorded call of a Function: the `ctx` its forward saw and the `grad_fn` of its outputs.
 
     Class attributes are defaults, so creating a node only stores what differs.
@@ -136,22 +158,6 @@ class Node:
             metadata = self.__dict__["_metadata"] = {}
         return metadata
 
-    def register_hook(self, fn: Callable) -> RemovableHandle:
-        """`fn(grad_inputs, grad_outputs)` runs after this node; it may return new grad_inputs."""
-        if self.post_hooks is None:
-            self.post_hooks = {}
-        handle = RemovableHandle(self.post_hooks)
-        self.post_hooks[handle.id] = fn
-        return handle
-
-    def register_prehook(self, fn: Callable) -> RemovableHandle:
-        """`fn(grad_outputs)` runs before this node; it may return new grad_outputs."""
-        if self.pre_hooks is None:
-            self.pre_hooks = {}
-        handle = RemovableHandle(self.pre_hooks)
-        self.pre_hooks[handle.id] = fn
-        return handle
-
     def register_tensor_hook(self, output_nr: int, fn: Callable) -> RemovableHandle:
         if self.tensor_pre_hooks is None:
             self.tensor_pre_hooks = {}
@@ -178,7 +184,7 @@ class Node:
         return f"<{self.name()} object at {hex(id(self))}>"
 
 
-class AccumulateGrad:
+class AccumulateGrad(_NodeHooks):
     """The sink of a leaf tensor: the engine adds the arriving gradient into `variable.grad`."""
 
     __slots__ = ("variable", "sequence_nr", "pre_hooks", "post_hooks", "__weakref__")
@@ -204,20 +210,6 @@ class AccumulateGrad:
     @property
     def metadata(self) -> dict:
         return {}
-
-    def register_hook(self, fn: Callable) -> RemovableHandle:
-        if self.post_hooks is None:
-            self.post_hooks = {}
-        handle = RemovableHandle(self.post_hooks)
-        self.post_hooks[handle.id] = fn
-        return handle
-
-    def register_prehook(self, fn: Callable) -> RemovableHandle:
-        if self.pre_hooks is None:
-            self.pre_hooks = {}
-        handle = RemovableHandle(self.pre_hooks)
-        self.pre_hooks[handle.id] = fn
-        return handle
 
     def __repr__(self) -> str:
         return f"<AccumulateGrad object at {hex(id(self))}>"
