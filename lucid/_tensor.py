@@ -36,6 +36,7 @@ class Tensor:
         "_backward_hooks",
         "_retains_grad",
         "_name",
+        "_base",
         "__weakref__",
     )
 
@@ -201,6 +202,10 @@ class Tensor:
 
     def dim(self) -> int:
         return self._data.ndim
+
+    def _is_view(self) -> bool:
+        """True when this tensor was made by a view op and shares its base's storage."""
+        return self._base is not None
 
     def ndimension(self) -> int:
         return self._data.ndim
@@ -1019,6 +1024,7 @@ def _init_tensor(tensor: Tensor, array: np.ndarray) -> None:
     tensor._backward_hooks = None
     tensor._retains_grad = False
     tensor._name = None
+    tensor._base = None
 
 
 _new_tensor = object.__new__
@@ -1047,6 +1053,7 @@ def _wrap(array: np.ndarray) -> Tensor:
     tensor._backward_hooks = None
     tensor._retains_grad = False
     tensor._name = None
+    tensor._base = None
     return tensor
 
 

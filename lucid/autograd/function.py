@@ -208,12 +208,14 @@ def _alias(tensor: Tensor) -> Tensor:
 
 
 def _share_version_with_view_source(out: Tensor, base: Any, args: tuple) -> None:
-    """A forward that returns a view of an input shares that input's version counter."""
+    """A forward that returns a view of an input shares that input's version counter, and
+    remembers the input's base as its own `_base`."""
     for arg in args:
         if isinstance(arg, Tensor):
             source = arg._data
             if source is base or source.base is base:
                 out._version_counter = arg._version_counter
+                out._base = arg if arg._base is None else arg._base
                 return
 
 

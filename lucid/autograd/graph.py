@@ -30,6 +30,17 @@ _FREED_MESSAGE = (
 )
 
 
+# Recording an in-place op on a view would have to rewrite the history of the view's base
+# (PyTorch's CopySlices); lucid does not, so it refuses rather than give wrong gradients.
+_INPLACE_ON_VIEW_MESSAGE = (
+    "{op}: lucid cannot record an in-place operation on a view of another tensor (a slice, "
+    "reshape, transpose, ...) while gradients are being recorded: the base tensor's history "
+    "would not see the change and its gradients would be wrong. Write into the base tensor "
+    "itself (base[index] = value), apply the operation out of place, or clone() the view "
+    "first."
+)
+
+
 class _NodeHooks:
     """Hook registration shared by op nodes and leaf sinks (`pre_hooks`, `post_hooks`)."""
 
@@ -93,6 +104,8 @@ class Node(_NodeHooks):
         """Declare tensors the forward modifies in place (call before modifying them)."""
         if self.is_recording:
             for tensor in tensors:
+                if tensor._base is not None:
+                    raise RuntimeError(_INPLACE_ON_VIEW_MESSAGE.format(op=self.name()))
                 if tensor._grad_fn is None and tensor._requires_grad:
                     # PyTorch words this differently for built-in ops and custom Functions.
                     is_builtin = self.function.__module__.startswith("lucid.")

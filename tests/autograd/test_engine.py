@@ -739,3 +739,30 @@ def test_gradient_seen_by_a_hook_is_not_summed_into_in_place():
     c.sum().backward()
     assert seen[0].tolist() == [4.0, 4.0]
     assert x.grad.tolist() == [8.0, 8.0]
+
+
+def test_view_remembers_its_root_base():
+    x = lucid.ones(2, 3, requires_grad=True) * 1.0
+    row = x[0]
+    element = row[1:]
+    assert row._is_view() and row._base is x
+    assert element._base is x
+    assert not x._is_view()
+
+
+def test_recording_an_inplace_op_on_a_view_raises_instead_of_wrong_gradients():
+    y = lucid.ones(2, 3, requires_grad=True) * 1.0
+    with pytest.raises(RuntimeError, match="in-place operation on a view"):
+        y[0][1] = 5.0
+    base = lucid.zeros(2, 3)
+    with pytest.raises(RuntimeError, match="in-place operation on a view"):
+        base[0].copy_(lucid.ones(3, requires_grad=True))
+
+
+def test_inplace_on_a_view_under_no_grad_is_allowed_and_bumps_the_base_version():
+    x = lucid.ones(2, 3, requires_grad=True)
+    version = x._version
+    with lucid.no_grad():
+        x[0].zero_()
+    assert x.tolist() == [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]
+    assert x._version > version
