@@ -10,10 +10,16 @@ import numpy as np
 from lucid._tensor import Tensor, _wrap
 from lucid.autograd import graph
 from lucid.autograd.anomaly_mode import (
+    AnomalyError,
+    AnomalyEvent,
+    NonFiniteWarning,
     detect_anomaly,
     is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
+    is_sentinel_enabled,
+    module_scope,
     set_detect_anomaly,
+    set_sentinel,
 )
 from lucid.autograd.engine import run_backward
 from lucid.autograd.function import Function, FunctionCtx, once_differentiable
@@ -43,6 +49,12 @@ __all__ = [
     "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled",
     "once_differentiable",
+    "AnomalyError",
+    "AnomalyEvent",
+    "NonFiniteWarning",
+    "set_sentinel",
+    "is_sentinel_enabled",
+    "module_scope",
     "gradcheck",
     "gradgradcheck",
     "functional",

@@ -1,23 +1,154 @@
-"""Anomaly mode: detect_anomaly / set_detect_anomaly, PyTorch's contract (see NUMERICS.md).
+"""Anomaly detection: where a NaN or Inf is born, in forward or backward (see NUMERICS.md).
 
-While enabled, every backward node's outputs are checked and the first NaN raises
-`RuntimeError: Function 'SqrtBackward0' returned nan values in its 0th output.`
+Two tiers live here:
+
+- the sentinel, always on: NumPy's floating-point flags fire inside the op that creates a
+  non-finite value and call `_on_numpy_flag`; the op is confirmed with `isfinite` and its
+  birth recorded in a small per-thread ring buffer. When `backward()` meets a non-finite
+  root, or a backward creates a non-finite gradient, one `NonFiniteWarning` names the birth.
+- anomaly mode (`detect_anomaly` / `set_detect_anomaly`), PyTorch's contract: every backward
+  node's outputs, every gradient accumulation and (lucid only) every forward output are
+  checked, and the first non-finite value raises `AnomalyError` at its birth, with the
+  forward traceback of the op, its module path, its inputs and the mechanism.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 import warnings
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from lucid._tensor import Tensor
 from lucid.autograd import observers
-from lucid.autograd.grad_mode import _DecoratorContextManager, local_state
+from lucid.autograd.grad_mode import _DecoratorContextManager, _LocalState, local_state
 
-__all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
-           "is_anomaly_check_nan_enabled"]  # fmt: skip
+__all__ = [
+    "detect_anomaly",
+    "set_detect_anomaly",
+    "is_anomaly_enabled",
+    "is_anomaly_check_nan_enabled",
+    "AnomalyError",
+    "AnomalyEvent",
+    "NonFiniteWarning",
+    "set_sentinel",
+    "is_sentinel_enabled",
+    "module_scope",
+]
+
+_LUCID_DIRECTORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# Frames kept per node for the forward traceback: enough to reach the user's training step.
+_TRACEBACK_DEPTH = 12
+_BIRTHS_KEPT = 32
+
+_MECHANISMS = {
+    "invalid value": "invalid operation",
+    "divide by zero": "division by zero",
+    "overflow": "overflow",
+}
 
 
+# ------------------------------------------------------------------- events
+@dataclass
+class AnomalyEvent:
+    """Where and how a non-finite value was born; carried by AnomalyError and NonFiniteWarning."""
+
+    op: str | None
+    node_name: str | None
+    phase: str  # "forward", "backward", "accumulation" or "input"
+    kind: str  # "nan" or "inf"
+    mechanism: str | None  # "invalid operation", "division by zero", "overflow" or None
+    created: bool
+    filename: str | None = None
+    lineno: int | None = None
+    module_path: str | None = None
+    inputs: list[dict[str, Any]] = field(default_factory=list)
+    output_index: int = 0
+    forward_traceback: list[str] = field(default_factory=list)
+    parents: list[str] = field(default_factory=list)
+    step: int | None = None
+
+    @property
+    def location(self) -> str | None:
+        if self.filename is None:
+            return None
+        return f"{self.filename}:{self.lineno}"
+
+    def describe(self) -> str:
+        """Every fact of the event, one per line, as the error and the warning print them."""
+        origin = "created here from finite inputs" if self.created else "propagated from an input"
+        lines = [
+            f"  phase: {self.phase}",
+            f"  value: {self.kind} ({origin})",
+            f"  mechanism: {self.mechanism or 'unknown (no floating-point flag was raised)'}",
+        ]
+        if self.location:
+            lines.append(f"  at: {self.location}")
+        if self.module_path:
+            lines.append(f"  module: {self.module_path}")
+        for index, stats in enumerate(self.inputs):
+            lines.append(f"  input {index}: " + _format_stats(stats))
+        for parent in self.parents:
+            lines.append(f"  created during the backward of: {parent}")
+        if self.forward_traceback:
+            lines.append("Traceback of forward call that caused the error:")
+            lines.extend(self.forward_traceback)
+        return "\n".join(lines)
+
+
+class AnomalyError(RuntimeError):
+    """Raised in anomaly mode at the birth of a NaN or Inf; `event` holds the facts."""
+
+    def __init__(self, message: str, event: AnomalyEvent) -> None:
+        super().__init__(message)
+        self.event = event
+
+
+class NonFiniteWarning(RuntimeWarning):
+    """The sentinel's warning: a NaN or Inf reached a boundary; `event` says where it was born."""
+
+    def __init__(self, message: str, event: AnomalyEvent | None = None) -> None:
+        super().__init__(message)
+        self.event = event
+
+
+def _format_stats(stats: dict[str, Any]) -> str:
+    return (
+        f"shape={list(stats['shape'])} dtype={stats['dtype']} min={stats['min']} "
+        f"max={stats['max']} nan={stats['nan_count']} inf={stats['inf_count']}"
+    )
+
+
+def _stats(value: Any) -> dict[str, Any]:
+    if not isinstance(value, Tensor):
+        number = float(value) if isinstance(value, int | float) else value
+        return {"shape": (), "dtype": type(value).__name__, "min": number, "max": number,
+                "nan_count": int(number != number) if isinstance(number, float) else 0,
+                "inf_count": int(isinstance(number, float) and abs(number) == float("inf"))}  # fmt: skip
+    array = value._data
+    stats: dict[str, Any] = {"shape": tuple(array.shape), "dtype": str(value.dtype),
+                             "min": None, "max": None, "nan_count": 0, "inf_count": 0}  # fmt: skip
+    if array.dtype.kind == "f" and array.size:
+        finite = np.isfinite(array)
+        stats["nan_count"] = int(np.isnan(array).sum())
+        stats["inf_count"] = int(np.isinf(array).sum())
+        if finite.any():
+            stats["min"] = float(array[finite].min())
+            stats["max"] = float(array[finite].max())
+    elif array.size:
+        stats["min"] = array.min().item()
+        stats["max"] = array.max().item()
+    return stats
+
+
+# --------------------------------------------------------- state and toggles
 def is_anomaly_enabled() -> bool:
     return local_state.anomaly_enabled
 
@@ -26,69 +157,488 @@ def is_anomaly_check_nan_enabled() -> bool:
     return local_state.anomaly_check_nan
 
 
+def _on_numpy_flag(kind: str, flag: int) -> None:
+    """NumPy's error callback inside lucid ops: note the flag for the op that is running.
+
+    It only records (the op checks its outputs when it finishes); it never raises.
+    """
+    state = local_state
+    flags = state.pending_flags
+    if flags is None:
+        state.pending_flags = [kind]
+    elif len(flags) < 8:
+        flags.append(kind)
+
+
+_SENTINEL_NUMPY = observers.make_numpy_state(call=_on_numpy_flag, all="call", under="ignore")
+
+
+def set_sentinel(enabled: bool) -> None:
+    """Turn the always-on sentinel on or off for every thread (LUCID_SENTINEL=0 at import: off)."""
+    _LocalState.numpy_extobj = _SENTINEL_NUMPY if enabled else observers.QUIET_NUMPY
+
+
+def is_sentinel_enabled() -> bool:
+    return local_state.numpy_extobj is _SENTINEL_NUMPY
+
+
+set_sentinel(os.environ.get("LUCID_SENTINEL", "1") != "0")
+
+
+@contextmanager
+def module_scope(name: str) -> Iterator[None]:
+    """Push `name` (a dotted module path) on this thread's module-path stack.
+
+    Reports name the innermost module; `nn.Module.__call__` pushes its path here.
+    """
+    previous = local_state.module_path
+    local_state.module_path = previous + (name,)
+    try:
+        yield
+    finally:
+        local_state.module_path = previous
+
+
+def _current_module_path() -> str | None:
+    path = local_state.module_path
+    return path[-1] if path else None
+
+
+# -------------------------------------------------------------- frame capture
+def _capture_frames(depth: int = _TRACEBACK_DEPTH) -> tuple:
+    """Raw (code, line) pairs of the calling user frames, flat: formatted only on error."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_LUCID_DIRECTORY):
+        frame = frame.f_back
+    flat: list[Any] = []
+    while frame is not None and len(flat) < 2 * depth:
+        flat.append(frame.f_code)
+        flat.append(frame.f_lineno)
+        frame = frame.f_back
+    return tuple(flat)
+
+
+def _warn(message: Any, category: type[Warning] | None = None) -> None:
+    """Warn pointing at the user's line: the first caller frame outside lucid."""
+    level = 2
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_LUCID_DIRECTORY):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)
+
+
+def _format_frames(flat: tuple) -> list[str]:
+    """Innermost call last, like a Python traceback."""
+    lines = []
+    for index in range(len(flat) - 2, -1, -2):
+        code, lineno = flat[index], flat[index + 1]
+        lines.append(f'  File "{code.co_filename}", line {lineno}, in {code.co_name}')
+        source = _source_line(code.co_filename, lineno)
+        if source:
+            lines.append(f"    {source}")
+    return lines
+
+
+def _source_line(filename: str, lineno: int) -> str:
+    import linecache
+
+    return linecache.getline(filename, lineno).strip()
+
+
+def _user_location(flat: tuple) -> tuple[str | None, int | None]:
+    if not flat:
+        return None, None
+    return flat[0].co_filename, flat[1]
+
+
+# -------------------------------------------------------------- what is wrong
+def _kind_of(array: np.ndarray) -> str | None:
+    """'nan' or 'inf' when the array holds one (NaN first), else None; cheap when finite."""
+    if array.dtype.kind != "f" or array.size == 0:
+        return None
+    token = observers.quiet_numpy_errors()
+    try:
+        if array.size > 4096 and np.isfinite(np.add.reduce(array, axis=None)):
+            return None
+        finite = np.isfinite(array)
+        if finite.all():
+            return None
+        return "nan" if np.isnan(array).any() else "inf"
+    finally:
+        observers.restore_numpy_errors(token)
+
+
+def _holds(value: Any, kind: str) -> bool:
+    """Whether an input (tensor or Python number) holds a value of `kind`."""
+    if isinstance(value, Tensor):
+        array = value._data
+        if array.dtype.kind != "f":
+            return False
+        return bool(np.isnan(array).any() if kind == "nan" else np.isinf(array).any())
+    if isinstance(value, float):
+        return value != value if kind == "nan" else value in (float("inf"), float("-inf"))
+    if isinstance(value, list | tuple):
+        return any(_holds(item, kind) for item in value)
+    return False
+
+
+def _mechanism(flags: list[str] | None, kind: str) -> str | None:
+    if not flags:
+        return None
+    mechanisms = [_MECHANISMS.get(flag) for flag in flags]
+    if kind == "nan" and "invalid operation" in mechanisms:
+        return "invalid operation"
+    for mechanism in mechanisms:
+        if mechanism is not None:
+            return mechanism
+    return None
+
+
+def _op_name(node: Any) -> str:
+    function = getattr(node, "function", None)
+    return function.__name__ if function is not None else type(node).__name__
+
+
+def _node_label(node: Any) -> str:
+    info = getattr(node, "anomaly_info", None)
+    label = node.name()
+    if info:
+        filename, lineno = _user_location(info[0])
+        if filename:
+            label += f" (forward at {filename}:{lineno})"
+    return label
+
+
+def _parents(node: Any) -> list[str]:
+    chain = []
+    info = getattr(node, "anomaly_info", None)
+    parent = info[2] if info else None
+    while parent is not None and len(chain) < 16:
+        chain.append(_node_label(parent))
+        info = getattr(parent, "anomaly_info", None)
+        parent = info[2] if info else None
+    return chain
+
+
+# ------------------------------------------------------------------ sentinel
+class _Births(threading.local):
+    def __init__(self) -> None:
+        self.events: deque = deque(maxlen=_BIRTHS_KEPT)
+        self.warned: set = set()
+
+
+_births = _Births()
+
+
+def reset_sentinel() -> None:
+    """Forget recorded births and the sites already warned about (for tests and tools)."""
+    _births.events.clear()
+    _births.warned.clear()
+
+
+def _on_op_flags(node: Any, inputs: tuple, outputs: tuple, flags: list[str]) -> None:
+    """An op raised floating-point flags: confirm non-finite outputs, record a birth."""
+    for index, out in enumerate(outputs):
+        if not isinstance(out, Tensor):
+            continue
+        kind = _kind_of(out._data)
+        if kind is None or any(_holds(value, kind) for value in inputs):
+            continue
+        backward_node = local_state.backward_node
+        frames = _capture_frames()
+        filename, lineno = _user_location(frames)
+        if backward_node is not None:
+            info = getattr(backward_node, "anomaly_info", None)
+            if info:
+                filename, lineno = _user_location(info[0])
+        event = AnomalyEvent(
+            op=_op_name(node) if backward_node is None else _op_name(backward_node),
+            node_name=node.name() if backward_node is None else backward_node.name(),
+            phase="forward" if backward_node is None else "backward",
+            kind=kind,
+            mechanism=_mechanism(flags, kind),
+            created=True,
+            filename=filename,
+            lineno=lineno,
+            module_path=_current_module_path(),
+            output_index=index,
+        )
+        _births.events.append((event, node, backward_node))
+        return
+
+
+def _birth_in_graph(nodes: Any) -> AnomalyEvent | None:
+    """The earliest recorded birth whose node belongs to the graph being differentiated."""
+    best = None
+    for event, node, backward_node in _births.events:
+        owner = backward_node if backward_node is not None else node
+        if owner in nodes and (best is None or owner.sequence_nr < best[1]):
+            best = (event, owner.sequence_nr)
+    return None if best is None else best[0]
+
+
+def _warn_once(event: AnomalyEvent, headline: str) -> None:
+    site = (event.op, event.filename, event.lineno, event.phase)
+    if site in _births.warned:
+        return
+    _births.warned.add(site)
+    _warn(NonFiniteWarning(f"{headline}\n{event.describe()}", event))
+
+
+def sentinel_check_roots(outputs: tuple, nodes: Any) -> int:
+    """At backward(): a non-finite root names where its first non-finite value was born.
+
+    Returns the count of recorded births, the mark `sentinel_check_backward` starts from.
+    """
+    mark = len(_births.events)
+    if not is_sentinel_enabled() or local_state.anomaly_enabled:
+        return mark
+    for output in outputs:
+        kind = _kind_of(output._data)
+        if kind is None:
+            continue
+        event = _birth_in_graph(nodes)
+        if event is None:
+            frames = _capture_frames()
+            filename, lineno = _user_location(frames)
+            event = AnomalyEvent(op=None, node_name=None, phase="input", kind=kind,
+                                 mechanism=None, created=False, filename=filename,
+                                 lineno=lineno, module_path=_current_module_path())  # fmt: skip
+            headline = (f"backward() was called on a {kind} value that no lucid op created: "
+                        "it came from the input data or the parameters.")  # fmt: skip
+        else:
+            headline = (f"backward() was called on a {kind} value first born in "
+                        f"{event.op} ({event.phase}) at {event.location}.")  # fmt: skip
+        _warn_once(event, headline)
+        return mark
+    return mark
+
+
+def sentinel_check_backward(start: int) -> None:
+    """After a backward: gradients made non-finite during it name their birth."""
+    events = _births.events
+    if len(events) <= start or local_state.anomaly_enabled:
+        return
+    for position in range(start, len(events)):
+        event = events[position][0]
+        if event.phase == "backward":
+            _warn_once(event, f"backward produced {event.kind} gradients, first born in the "
+                              f"backward of {event.node_name} (forward at {event.location}).")  # fmt: skip
+            return
+
+
+observers.flag_handler = _on_op_flags
+observers.backward_start_handler = sentinel_check_roots
+observers.backward_end_handler = sentinel_check_backward
+
+
+# -------------------------------------------------------------- anomaly mode
 class _AnomalyObserver:
-    """Checks each backward node's gradients for NaN while anomaly mode checks NaN."""
+    """Records forward tracebacks and checks every value while anomaly mode is on."""
+
+    def after_forward(self, node: Any, inputs: tuple, outputs: tuple) -> None:
+        state = local_state
+        backward_node = state.backward_node
+        if node.is_recording:
+            node.anomaly_info = (_capture_frames(), _current_module_path(), backward_node)
+        if backward_node is not None or not state.anomaly_check_forward:
+            return
+        for index, out in enumerate(outputs):
+            if not isinstance(out, Tensor):
+                continue
+            kind = _kind_of(out._data)
+            if kind is None or not self._checks(kind):
+                continue
+            if any(_holds(value, kind) for value in inputs):
+                source = next(value for value in inputs if _holds(value, kind))
+                if isinstance(source, Tensor) and source._grad_fn is None and kind == "nan":
+                    # Not born in any op: it arrived with the data or a parameter.
+                    self._raise(node, "input", kind, index, inputs, state.last_flags,
+                                created=False, backward=False)  # fmt: skip
+                continue
+            self._raise(node, "forward", kind, index, inputs, state.last_flags,
+                        created=True, backward=False)  # fmt: skip
+
+    def before_backward(self, node: Any, grad_outputs: tuple) -> None:
+        local_state.node_flags = None
 
     def after_backward(self, node: Any, grad_outputs: tuple, grad_inputs: tuple) -> None:
-        if not local_state.anomaly_check_nan:
-            return
         for index, grad in enumerate(grad_inputs):
-            if grad is not None and np.isnan(grad._data).any():
-                raise RuntimeError(
-                    f"Function '{node.name()}' returned nan values in its {index}th output."
-                )
+            if not isinstance(grad, Tensor):
+                continue
+            kind = _kind_of(grad._data)
+            if kind is None or not self._checks(kind):
+                continue
+            saved = node.saved or ()
+            created = not any(_holds(value, kind) for value in (*grad_outputs, *saved))
+            self._raise(node, "backward", kind, index, (*grad_outputs, *saved),
+                        local_state.node_flags, created=created, backward=True)  # fmt: skip
+
+    def after_accumulate(self, node: Any, total: Tensor, parts: tuple) -> None:
+        kind = _kind_of(total._data)
+        if kind is None or not self._checks(kind):
+            return
+        created = not any(_holds(part, kind) for part in parts)
+        self._raise(node, "accumulation", kind, 0, parts, local_state.pending_flags,
+                    created=created, backward=True)  # fmt: skip
+
+    def after_backward_pass(self, leaves: list) -> None:
+        check_leaf_gradients(leaves)
+
+    def on_backward_error(self, node: Any, error: BaseException) -> None:
+        info = getattr(node, "anomaly_info", None)
+        frames = _format_frames(info[0]) if info else []
+        _warn(
+            f"Error detected in {node.name()}. Traceback of forward call that caused the "
+            "error:\n" + "\n".join(frames)
+        )
+
+    @staticmethod
+    def _checks(kind: str) -> bool:
+        state = local_state
+        return state.anomaly_check_nan if kind == "nan" else state.anomaly_check_inf
+
+    def _raise(self, node: Any, phase: str, kind: str, index: int, inputs: tuple,
+               flags: list[str] | None, created: bool, backward: bool) -> None:  # fmt: skip
+        info = getattr(node, "anomaly_info", None)
+        frames = info[0] if info else _capture_frames()
+        filename, lineno = _user_location(frames)
+        event = AnomalyEvent(
+            op=_op_name(node),
+            node_name=node.name(),
+            phase=phase,
+            kind=kind,
+            mechanism=_mechanism(flags, kind) if created else None,
+            created=created,
+            filename=filename,
+            lineno=lineno,
+            module_path=info[1] if info else _current_module_path(),
+            inputs=[_stats(value) for value in inputs if value is not None],
+            output_index=index,
+            forward_traceback=_format_frames(frames) if backward else [],
+            parents=_parents(node),
+        )
+        ordinal = _ordinal(index)
+        if phase == "backward":
+            headline = f"Function '{node.name()}' returned {kind} values in its {ordinal} output."
+        elif phase == "accumulation":
+            headline = (f"The gradients accumulated for an input of '{node.name()}' sum to {kind} "
+                        "values.")  # fmt: skip
+        elif phase == "input":
+            headline = (f"Function '{_op_name(node)}' received {kind} values in its inputs: they "
+                        "came from the data or a parameter, not from any op.")  # fmt: skip
+        else:
+            headline = (f"Function '{_op_name(node)}' returned {kind} values in its {ordinal} "
+                        "output during the forward pass.")  # fmt: skip
+        if backward:
+            _warn(
+                f"Error detected in {node.name()}. Traceback of forward call that caused the "
+                "error:\n" + "\n".join(event.forward_traceback)
+            )
+        raise AnomalyError(f"{headline}\n{event.describe()}", event)
+
+
+def _ordinal(index: int) -> str:
+    # PyTorch writes "0th", "1th", "2th": kept as is for familiarity.
+    return f"{index}th"
 
 
 _OBSERVER = _AnomalyObserver()
 
 
-def _set_anomaly(enabled: bool, check_nan: bool) -> None:
-    local_state.anomaly_enabled = enabled
-    local_state.anomaly_check_nan = check_nan
-    if enabled and _OBSERVER not in local_state.observers:
+def check_leaf_gradients(leaves: list[Tensor]) -> None:
+    """Anomaly mode's last check: the leaves' accumulated gradients at the end of backward."""
+    observer = _OBSERVER
+    for leaf in leaves:
+        grad = leaf._grad
+        if grad is None:
+            continue
+        kind = _kind_of(grad._data)
+        if kind is not None and observer._checks(kind):
+            raise AnomalyError(
+                f"The accumulated gradient of a leaf tensor of shape {list(leaf.shape)} holds "
+                f"{kind} values at the end of backward().",
+                AnomalyEvent(
+                    op=None,
+                    node_name="lucid::autograd::AccumulateGrad",
+                    phase="accumulation",
+                    kind=kind,
+                    mechanism=None,
+                    created=False,
+                    inputs=[_stats(grad)],
+                ),  # fmt: skip
+            )
+
+
+def _set_anomaly(enabled: bool, check_nan: bool, check_inf: bool, check_forward: bool) -> None:
+    state = local_state
+    state.anomaly_enabled = enabled
+    state.anomaly_check_nan = check_nan
+    state.anomaly_check_inf = check_inf
+    state.anomaly_check_forward = check_forward
+    if enabled and _OBSERVER not in state.observers:
         observers.add_observer(_OBSERVER)
     elif not enabled:
         observers.remove_observer(_OBSERVER)
 
 
-class detect_anomaly(_DecoratorContextManager):
-    """Context manager and decorator that enables anomaly detection for autograd."""
+def _current() -> tuple[bool, bool, bool, bool]:
+    state = local_state
+    return (state.anomaly_enabled, state.anomaly_check_nan, state.anomaly_check_inf,
+            state.anomaly_check_forward)  # fmt: skip
 
-    def __init__(self, check_nan: bool = True) -> None:
-        self.prev = is_anomaly_enabled()
+
+class detect_anomaly(_DecoratorContextManager):
+    """Context manager and decorator that enables anomaly detection for autograd.
+
+    Beyond PyTorch: `check_inf` (PyTorch checks NaN only) and `check_forward` (forward
+    outputs are checked too, so a NaN is caught at the op that made it).
+
+    Example::
+
+        with lucid.autograd.detect_anomaly():
+            loss = model(x).sum()
+            loss.backward()
+    """
+
+    def __init__(self, check_nan: bool = True, *, check_inf: bool = True,
+                 check_forward: bool = True) -> None:  # fmt: skip
+        self.prev = _current()
         self.check_nan = check_nan
-        self.prev_check_nan = is_anomaly_check_nan_enabled()
+        self.check_inf = check_inf
+        self.check_forward = check_forward
         warnings.warn(
             "Anomaly Detection has been enabled. This mode will increase the runtime and "
             "should only be enabled for debugging.",
             stacklevel=2,
         )
 
-    def __enter__(self) -> detect_anomaly:
-        self.prev = is_anomaly_enabled()
-        self.prev_check_nan = is_anomaly_check_nan_enabled()
-        _set_anomaly(True, self.check_nan)
+    def __enter__(self) -> detect_anomaly:  # type: ignore[override]
+        self.prev = _current()
+        _set_anomaly(True, self.check_nan, self.check_inf, self.check_forward)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        _set_anomaly(self.prev, self.prev_check_nan)
+        _set_anomaly(*self.prev)
 
     def clone(self) -> detect_anomaly:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return self.__class__(self.check_nan)
+            return self.__class__(self.check_nan, check_inf=self.check_inf,
+                                  check_forward=self.check_forward)  # fmt: skip
 
 
 class set_detect_anomaly:
     """Turn anomaly detection on or off: at once, and restored on exit when used in `with`."""
 
-    def __init__(self, mode: bool, check_nan: bool = True) -> None:
-        self.prev = is_anomaly_enabled()
-        self.prev_check_nan = is_anomaly_check_nan_enabled()
-        _set_anomaly(mode, check_nan)
+    def __init__(self, mode: bool, check_nan: bool = True, *, check_inf: bool = True,
+                 check_forward: bool = True) -> None:  # fmt: skip
+        self.prev = _current()
+        _set_anomaly(bool(mode), check_nan, check_inf, check_forward)
 
     def __enter__(self) -> None:
         pass
 
     def __exit__(self, *exc_info: object) -> None:
-        _set_anomaly(self.prev, self.prev_check_nan)
+        _set_anomaly(*self.prev)

@@ -78,13 +78,16 @@ def run_backward(
     heapify(ready)
 
     state = local_state
+    sentinel_mark = observers.backward_started(outputs, dependencies)
     previous_mode = state.enabled
+    previous_node = state.backward_node
     state.enabled = create_graph
-    token = observers.quiet_numpy_errors()
+    token = observers.numpy_state.set(state.numpy_extobj)
     try:
         while ready:
             node = heappop(ready)[2]
             grads = buffers.pop(node)
+            state.backward_node = node
             is_leaf_sink = node.__class__ is AccumulateGrad
             if is_leaf_sink:
                 if node.variable._backward_hooks:
@@ -167,10 +170,18 @@ def run_backward(
                         buffer[output_nr] = grad
                     elif buffer[output_nr] is None:
                         buffer[output_nr] = grad
-                    elif create_graph:
-                        buffer[output_nr] = buffer[output_nr] + grad
+                    elif create_graph or state.observers:
+                        existing = buffer[output_nr]
+                        buffer[output_nr] = existing + grad
+                        if state.observers:
+                            observers.after_accumulate(next_node, buffer[output_nr],
+                                                       (existing, grad))  # fmt: skip
+                        existing = None
                     else:
                         buffer[output_nr] = _sum_gradients(buffer, output_nr, grad)
+                        if state.pending_flags is not None:
+                            # The sum itself overflowed or met inf - inf: a birth in backward.
+                            observers.after_forward(node, (grad,), (buffer[output_nr],))
                 elif buffer is None:
                     buffers[next_node] = [None] * len(next_node.output_meta)
                 remaining = dependencies[next_node] - 1
@@ -181,9 +192,15 @@ def run_backward(
             # Drop the loop's own references so a leaf can take its gradient without a copy.
             grad = grad_inputs = buffer = None
     finally:
-        observers.restore_numpy_errors(token)
+        observers.numpy_state.reset(token)
         state.enabled = previous_mode
+        state.backward_node = previous_node
 
+    if state.observers:
+        observers.after_backward_pass(
+            [node.variable for node in dependencies if node.__class__ is AccumulateGrad]
+        )
+    observers.backward_finished(sentinel_mark)
     if inputs is not None and not accumulate_grad:
         return captured
     return None
@@ -198,7 +215,13 @@ def _call_backward(node: Any, grads: list[Tensor | None], active_observers: tupl
                 grads[output_nr] = _zeros(shape, dtype)
     if active_observers:
         observers.before_backward(node, tuple(grads))
-    result = node.function.backward(node, *grads)
+        try:
+            result = node.function.backward(node, *grads)
+        except Exception as error:
+            observers.on_backward_error(node, error)
+            raise
+    else:
+        result = node.function.backward(node, *grads)
     if type(result) is not tuple:
         result = (result,)
     if len(result) != len(node.input_edges):

@@ -34,7 +34,6 @@ _new_node = object.__new__
 _next_sequence_nr = next_sequence_nr
 _set_numpy_state = observers.numpy_state.set
 _reset_numpy_state = observers.numpy_state.reset
-_QUIET_NUMPY = observers.QUIET_NUMPY
 
 
 class Function:
@@ -121,7 +120,7 @@ class Function:
         else:
             count = len(args)
             ctx.needs_input_grad = _NOT_RECORDING[count] if count < 16 else (False,) * count
-        token = _set_numpy_state(_QUIET_NUMPY)
+        token = _set_numpy_state(state.numpy_extobj)
         try:
             if cls._has_setup_context:
                 output = cls.forward(*args, **kwargs)
@@ -150,7 +149,7 @@ class Function:
                 ctx.output_meta = ((array.shape, array.dtype),)
                 if ctx.to_save is not None:
                     _pack_saved(ctx, (output,))
-            if state.observers:
+            if state.observers or state.pending_flags is not None:
                 observers.after_forward(ctx, args, (output,))
             return output
         return _finish_outputs(ctx, args, output, is_recording, state)
@@ -194,7 +193,7 @@ def _finish_outputs(ctx: Node, args: tuple, output: Any, is_recording: bool, sta
         ctx.output_meta = tuple(meta)
         if ctx.to_save is not None:
             _pack_saved(ctx, outputs)
-    if state.observers:
+    if state.observers or state.pending_flags is not None:
         observers.after_forward(ctx, args, outputs)
     if is_tuple:
         return outputs

@@ -28,6 +28,18 @@ class _LocalState(threading.local):
     observers: tuple = ()
     anomaly_enabled = False
     anomaly_check_nan = True
+    anomaly_check_inf = True
+    anomaly_check_forward = True
+    # NumPy's error state inside ops: set by lucid.autograd.observers (quiet, or the sentinel).
+    numpy_extobj: object = None
+    # Floating-point flags NumPy raised in the running op (the sentinel's callback fills it).
+    pending_flags: list | None = None
+    last_flags: list | None = None
+    node_flags: list | None = None
+    # The node whose backward the engine is running, None outside backward.
+    backward_node: object = None
+    # Dotted module paths pushed by nn.Module.__call__ (innermost last).
+    module_path: tuple = ()
 
 
 local_state = _LocalState()

@@ -28,6 +28,12 @@ class Observer(Protocol):
 
     def after_backward(self, node: Any, grad_outputs: tuple, grad_inputs: tuple) -> None: ...
 
+    def after_accumulate(self, node: Any, total: Any, parts: tuple) -> None: ...
+
+    def on_backward_error(self, node: Any, error: BaseException) -> None: ...
+
+    def after_backward_pass(self, leaves: list) -> None: ...
+
 
 def add_observer(observer: Any) -> None:
     local_state.observers = local_state.observers + (observer,)
@@ -46,25 +52,69 @@ def observing(observer: Any) -> Iterator[Any]:
         remove_observer(observer)
 
 
+# Set by the anomaly module: called when an op raised floating-point flags (the sentinel).
+flag_handler: Any = None
+
+
 def after_forward(node: Any, inputs: tuple, outputs: tuple) -> None:
-    for observer in local_state.observers:
+    """After every op that raised floating-point flags or ran with observers active."""
+    state = local_state
+    flags = state.pending_flags
+    if flags is not None:
+        state.pending_flags = None
+        if state.backward_node is not None:
+            state.node_flags = flags if state.node_flags is None else state.node_flags + flags
+        flag_handler(node, inputs, outputs, flags)
+    state.last_flags = flags
+    for observer in state.observers:
         method = getattr(observer, "after_forward", None)
         if method is not None:
             method(node, inputs, outputs)
 
 
-def before_backward(node: Any, grad_outputs: tuple) -> None:
+def _dispatch(name: str, *args: Any) -> None:
     for observer in local_state.observers:
-        method = getattr(observer, "before_backward", None)
+        method = getattr(observer, name, None)
         if method is not None:
-            method(node, grad_outputs)
+            method(*args)
+
+
+def before_backward(node: Any, grad_outputs: tuple) -> None:
+    _dispatch("before_backward", node, grad_outputs)
 
 
 def after_backward(node: Any, grad_outputs: tuple, grad_inputs: tuple) -> None:
-    for observer in local_state.observers:
-        method = getattr(observer, "after_backward", None)
-        if method is not None:
-            method(node, grad_outputs, grad_inputs)
+    _dispatch("after_backward", node, grad_outputs, grad_inputs)
+
+
+def after_accumulate(node: Any, total: Any, parts: tuple) -> None:
+    """A gradient sum for `node`'s input (or a leaf's `.grad`) was formed from `parts`."""
+    _dispatch("after_accumulate", node, total, parts)
+
+
+def on_backward_error(node: Any, error: BaseException) -> None:
+    _dispatch("on_backward_error", node, error)
+
+
+def after_backward_pass(leaves: list) -> None:
+    _dispatch("after_backward_pass", leaves)
+
+
+# Set by the anomaly module: the sentinel's checks when a backward starts and ends.
+backward_start_handler: Any = None
+backward_end_handler: Any = None
+
+
+def backward_started(outputs: Any, nodes: Any) -> Any:
+    """A backward is about to run over `nodes`; returns a mark for `backward_finished`."""
+    if backward_start_handler is None:
+        return None
+    return backward_start_handler(outputs, nodes)
+
+
+def backward_finished(mark: Any) -> None:
+    if backward_end_handler is not None:
+        backward_end_handler(mark)
 
 
 # ------------------------------------------------------------ NumPy error state
@@ -77,7 +127,9 @@ except ImportError:  # pragma: no cover - NumPy < 2 keeps it under numpy.core
     from numpy.core._ufunc_config import _extobj_contextvar, _make_extobj
 
 numpy_state = _extobj_contextvar
+make_numpy_state = _make_extobj
 QUIET_NUMPY = _make_extobj(all="ignore")
+local_state.__class__.numpy_extobj = QUIET_NUMPY
 
 
 def quiet_numpy_errors() -> Any:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Any
 
@@ -10,6 +9,7 @@ import numpy as np
 
 from lucid._tensor import Tensor, _normalize_dim, _wrap
 from lucid.autograd.function import Function
+from lucid.ops import _special
 from lucid.ops._promote import float_array
 from lucid.ops.arithmetic import _dtype_name, _old_value, _write_inplace
 from lucid.ops.pointwise import exp, tanh, to, where
@@ -36,14 +36,6 @@ def _float_input(x: Tensor, kernel: str) -> np.ndarray:
     if array.dtype.kind != "f":
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype_name(array.dtype)}'")
     return array
-
-
-# NumPy has no erf: the standard library's, applied per element (accurate to a few ulps).
-_erf_elementwise = np.frompyfunc(math.erf, 1, 1)
-
-
-def _erf_array(array: np.ndarray) -> np.ndarray:
-    return _erf_elementwise(array.astype(np.float64)).astype(array.dtype)
 
 
 def _sigmoid_array(x: np.ndarray) -> np.ndarray:
@@ -328,7 +320,7 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 
 # ---------------------------------------------------------------------- gelu
 def _normal_cdf_array(array: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + _erf_array(array * _SQRT1_2))
+    return 0.5 * (1.0 + _special.erf(array * _SQRT1_2))
 
 
 def _normal_pdf(x: Tensor) -> Tensor:

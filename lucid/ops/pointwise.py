@@ -13,6 +13,7 @@ import numpy as np
 from lucid import dtypes, factories
 from lucid._tensor import Tensor, _wrap
 from lucid.autograd.function import Function
+from lucid.ops import _special
 from lucid.ops._promote import binary_arrays, float_array, scalar_value
 from lucid.ops.arithmetic import _dtype_name, _write_inplace
 from lucid.ops.arithmetic import pow as _pow
@@ -558,15 +559,6 @@ arctan2 = atan2
 
 
 # ------------------------------------------------------------------- erf
-# NumPy has no erf; the standard library's is accurate to the last bit, applied per element.
-_erf_elementwise = np.frompyfunc(math.erf, 1, 1)
-_erfc_elementwise = np.frompyfunc(math.erfc, 1, 1)
-
-
-def _apply_elementwise(function: Any, array: np.ndarray) -> np.ndarray:
-    return np.asarray(function(array), dtype=np.float64).astype(array.dtype, copy=False)
-
-
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
@@ -576,7 +568,7 @@ class Erf(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return _wrap(_apply_elementwise(_erf_elementwise, float_array(x)))
+        return _wrap(_special.erf(float_array(x)))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -595,7 +587,7 @@ class Erfc(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return _wrap(_apply_elementwise(_erfc_elementwise, float_array(x)))
+        return _wrap(_special.erfc(float_array(x)))
 
     @staticmethod
     def backward(ctx, grad_output):

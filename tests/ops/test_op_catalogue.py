@@ -240,5 +240,7 @@ def test_matches_torch(row: OpCase, dtype: str, torch_oracle: Any) -> None:
 
 @dtypes
 @_rows(_WITH_EXTREMES)
+# Non-finite inputs and results are the point here: the sentinel's reports are expected.
+@pytest.mark.filterwarnings("ignore::lucid.autograd.NonFiniteWarning")
 def test_extreme_values_match_torch(row: OpCase, dtype: str, torch_oracle: Any) -> None:
     _compare_with_torch(row, _extreme_arrays(row, dtype), dtype, "extreme values")
