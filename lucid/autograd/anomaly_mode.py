@@ -45,8 +45,12 @@ __all__ = [
 
 _LUCID_DIRECTORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 # Frames kept per node for the forward traceback: enough to reach the user's training step.
-_TRACEBACK_DEPTH = 12
+_TRACEBACK_DEPTH = 10
 _BIRTHS_KEPT = 32
+
+_set_numpy_state = observers.numpy_state.set
+_reset_numpy_state = observers.numpy_state.reset
+_QUIET_NUMPY = observers.QUIET_NUMPY
 
 _MECHANISMS = {
     "invalid value": "invalid operation",
@@ -100,6 +104,11 @@ class AnomalyEvent:
         if self.forward_traceback:
             lines.append("Traceback of forward call that caused the error:")
             lines.extend(self.forward_traceback)
+        elif self.phase == "backward":
+            lines.append(
+                "  (the line above is the backward() call; run the step under "
+                "lucid.autograd.detect_anomaly() to see the forward line of the op)"
+            )
         return "\n".join(lines)
 
 
@@ -129,9 +138,15 @@ def _format_stats(stats: dict[str, Any]) -> str:
 def _stats(value: Any) -> dict[str, Any]:
     if not isinstance(value, Tensor):
         number = float(value) if isinstance(value, int | float) else value
-        return {"shape": (), "dtype": type(value).__name__, "min": number, "max": number,
-                "nan_count": int(number != number) if isinstance(number, float) else 0,
-                "inf_count": int(isinstance(number, float) and abs(number) == float("inf"))}  # fmt: skip
+        is_float = isinstance(number, float)
+        return {
+            "shape": (),
+            "dtype": type(value).__name__,
+            "min": number,
+            "max": number,
+            "nan_count": int(is_float and number != number),
+            "inf_count": int(is_float and abs(number) == float("inf")),
+        }
     array = value._data
     stats: dict[str, Any] = {"shape": tuple(array.shape), "dtype": str(value.dtype),
                              "min": None, "max": None, "nan_count": 0, "inf_count": 0}  # fmt: skip
@@ -206,16 +221,26 @@ def _current_module_path() -> str | None:
 
 # -------------------------------------------------------------- frame capture
 def _capture_frames(depth: int = _TRACEBACK_DEPTH) -> tuple:
-    """Raw (code, line) pairs of the calling user frames, flat: formatted only on error."""
+    """The calling user frames as flat raw (code, instruction offset) pairs.
+
+    Offsets are cheaper to read than line numbers; `_line_of` maps them on error only.
+    """
     frame = sys._getframe(2)
     while frame is not None and frame.f_code.co_filename.startswith(_LUCID_DIRECTORY):
         frame = frame.f_back
     flat: list[Any] = []
     while frame is not None and len(flat) < 2 * depth:
         flat.append(frame.f_code)
-        flat.append(frame.f_lineno)
+        flat.append(frame.f_lasti)
         frame = frame.f_back
     return tuple(flat)
+
+
+def _line_of(code: Any, offset: int) -> int | None:
+    for start, end, line in code.co_lines():
+        if start <= offset < end:
+            return line
+    return code.co_firstlineno
 
 
 def _warn(message: Any, category: type[Warning] | None = None) -> None:
@@ -232,7 +257,8 @@ def _format_frames(flat: tuple) -> list[str]:
     """Innermost call last, like a Python traceback."""
     lines = []
     for index in range(len(flat) - 2, -1, -2):
-        code, lineno = flat[index], flat[index + 1]
+        code = flat[index]
+        lineno = _line_of(code, flat[index + 1])
         lines.append(f'  File "{code.co_filename}", line {lineno}, in {code.co_name}')
         source = _source_line(code.co_filename, lineno)
         if source:
@@ -249,7 +275,7 @@ def _source_line(filename: str, lineno: int) -> str:
 def _user_location(flat: tuple) -> tuple[str | None, int | None]:
     if not flat:
         return None, None
-    return flat[0].co_filename, flat[1]
+    return flat[0].co_filename, _line_of(flat[0], flat[1])
 
 
 # -------------------------------------------------------------- what is wrong
@@ -257,16 +283,18 @@ def _kind_of(array: np.ndarray) -> str | None:
     """'nan' or 'inf' when the array holds one (NaN first), else None; cheap when finite."""
     if array.dtype.kind != "f" or array.size == 0:
         return None
-    token = observers.quiet_numpy_errors()
+    token = _set_numpy_state(_QUIET_NUMPY)
     try:
-        if array.size > 4096 and np.isfinite(np.add.reduce(array, axis=None)):
+        # A finite sum means every element is finite; otherwise look closer (the sum of
+        # finite values can also overflow).
+        total = np.add.reduce(array, axis=None)
+        if total - total == 0:
             return None
-        finite = np.isfinite(array)
-        if finite.all():
-            return None
-        return "nan" if np.isnan(array).any() else "inf"
+        if np.isnan(array).any():
+            return "nan"
+        return "inf" if np.isinf(array).any() else None
     finally:
-        observers.restore_numpy_errors(token)
+        _reset_numpy_state(token)
 
 
 def _holds(value: Any, kind: str) -> bool:
@@ -386,10 +414,11 @@ def _warn_once(event: AnomalyEvent, headline: str) -> None:
     _warn(NonFiniteWarning(f"{headline}\n{event.describe()}", event))
 
 
-def sentinel_check_roots(outputs: tuple, nodes: Any) -> int:
+def sentinel_check_roots(outputs: tuple, nodes: Any) -> int | None:
     """At backward(): a non-finite root names where its first non-finite value was born.
 
-    Returns the count of recorded births, the mark `sentinel_check_backward` starts from.
+    Returns the count of recorded births, the mark `sentinel_check_backward` starts from,
+    or None when it already warned for this graph.
     """
     mark = len(_births.events)
     if not is_sentinel_enabled() or local_state.anomaly_enabled:
@@ -411,20 +440,24 @@ def sentinel_check_roots(outputs: tuple, nodes: Any) -> int:
             headline = (f"backward() was called on a {kind} value first born in "
                         f"{event.op} ({event.phase}) at {event.location}.")  # fmt: skip
         _warn_once(event, headline)
-        return mark
+        # One report per graph: the backward's own births are the same story.
+        return None
     return mark
 
 
-def sentinel_check_backward(start: int) -> None:
+def sentinel_check_backward(start: int | None) -> None:
     """After a backward: gradients made non-finite during it name their birth."""
     events = _births.events
-    if len(events) <= start or local_state.anomaly_enabled:
+    if start is None or len(events) <= start or local_state.anomaly_enabled:
         return
     for position in range(start, len(events)):
         event = events[position][0]
         if event.phase == "backward":
-            _warn_once(event, f"backward produced {event.kind} gradients, first born in the "
-                              f"backward of {event.node_name} (forward at {event.location}).")  # fmt: skip
+            headline = (
+                f"backward produced {event.kind} gradients, first born in the backward of "
+                f"{event.node_name} (forward at {event.location})."
+            )
+            _warn_once(event, headline)
             return
 
 
@@ -479,8 +512,8 @@ class _AnomalyObserver:
         kind = _kind_of(total._data)
         if kind is None or not self._checks(kind):
             return
-        created = not any(_holds(part, kind) for part in parts)
-        self._raise(node, "accumulation", kind, 0, parts, local_state.pending_flags,
+        created = not any(_holds(part, kind) for part in parts if part is not None)
+        self._raise(node, "accumulation", kind, 0, parts, local_state.last_flags,
                     created=created, backward=True)  # fmt: skip
 
     def after_backward_pass(self, leaves: list) -> None:

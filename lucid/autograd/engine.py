@@ -110,7 +110,15 @@ def run_backward(
                     continue
             elif is_leaf_sink:
                 if accumulate_grad and grads[0] is not None:
-                    _accumulate_into(node.variable, grads[0], create_graph)
+                    if state.observers:
+                        previous = node.variable._grad
+                        # Out of place, so the check can still see both parts.
+                        _accumulate_into(node.variable, grads[0], True)
+                        observers.after_accumulate(node, node.variable._grad,
+                                                   (previous, grads[0]))  # fmt: skip
+                        previous = None
+                    else:
+                        _accumulate_into(node.variable, grads[0], create_graph)
                     if node.post_hooks:
                         for hook in tuple(node.post_hooks.values()):
                             hook((), tuple(grads))

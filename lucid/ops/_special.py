@@ -270,7 +270,7 @@ def _tail_ratio(
 ) -> None:
     """out = R(s) / S(s) for the tail, with the coefficients for |x| below or above 1/0.35.
     Applies the coefficients of most elements to all of them, then redoes the others: cheaper
-    than splitting both ways, as one side is usually small. Up to 10 rows of scratch."""
+    than splitting both ways, as one side is usually small. 6 rows of scratch."""
     n = a.size
     near = a < (_FAR_ERFC if complement else _FAR_ERF)
     count = np.count_nonzero(near)
@@ -306,7 +306,7 @@ def _exp_quotient(
     k += _ROUNDER
     np.subtract(k.view(np.int64), _ROUNDER_BITS, out=exponent)
     k -= _ROUNDER
-    # k ln(2)/128 is exact with 35 bits of the constant, and so is its difference with total
+    # k ln(2)/128 is exact with the short high part, and so is its difference with total
     np.multiply(k, _LN2_STEP_HIGH, out=r)
     np.subtract(total, r, out=r)
     np.multiply(k, _LN2_STEP_LOW, out=product)
@@ -546,19 +546,19 @@ def _evaluate(x: np.ndarray, complement: bool) -> np.ndarray:
     array = np.asarray(x)
     if array.dtype.kind != "f":
         raise TypeError(f"erf and erfc take a floating-point array, not {array.dtype}")
-    flat = np.ravel(array).astype(np.float64, copy=False)
-    result = np.empty(flat.shape, dtype=np.float64)
-    width = min(flat.size, _BLOCK)
-    space = np.empty(_ROWS * width)
-    flags = np.empty((3, width), dtype=np.bool_)
-    single = array.dtype.itemsize <= 4
-    evaluate_block = _evaluate_single_block if single else _evaluate_block
-    # overflow to inf and underflow to 0 inside the kernels are intended
+    evaluate_block = _evaluate_single_block if array.dtype.itemsize <= 4 else _evaluate_block
+    # overflow to inf and underflow to 0 inside the kernels are intended, and so is the invalid
+    # operation that converting a signaling NaN raises
     with np.errstate(all="ignore"):
+        flat = np.ravel(array).astype(np.float64, copy=False)
+        result = np.empty(flat.shape, dtype=np.float64)
+        width = min(flat.size, _BLOCK)
+        space = np.empty(_ROWS * width)
+        flags = np.empty((3, width), dtype=np.bool_)
         for start in range(0, flat.size, _BLOCK):
             block = slice(start, start + _BLOCK)
             evaluate_block(flat[block], result[block], complement, space, flags)
-    return result.reshape(array.shape).astype(array.dtype, copy=False)
+        return result.reshape(array.shape).astype(array.dtype, copy=False)
 
 
 def erf(x: np.ndarray) -> np.ndarray:
