@@ -76,11 +76,14 @@ def paired_ratio(
     plain_median = statistics.median(plain_times) / per
     instrumented_median = statistics.median(instrumented_times) / per
     ratio = instrumented_median / plain_median
+    # The spread of per-round ratios shows how much of a small difference is noise.
+    round_ratios = sorted(on / off for on, off in zip(instrumented_times, plain_times))
     verdict = ""
     if budget is not None:
-        verdict = f"   budget {budget:.2f}x  {'ok' if ratio <= budget else 'OVER'}"
+        verdict = f"   budget {budget:.2f}x {'ok' if ratio <= budget else 'OVER'}"
     print(f"{name:<44} off {plain_median * 1e6:9.2f} us   on {instrumented_median * 1e6:9.2f} us"
-          f"   ratio {ratio:5.3f}x{verdict}")  # fmt: skip
+          f"   ratio {ratio:5.3f}x (rounds {round_ratios[0]:.2f}-{round_ratios[-1]:.2f})"
+          f"{verdict}")  # fmt: skip
     return ratio
 
 

@@ -45,7 +45,7 @@ __all__ = [
 
 _LUCID_DIRECTORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 # Frames kept per node for the forward traceback: enough to reach the user's training step.
-_TRACEBACK_DEPTH = 10
+_TRACEBACK_DEPTH = 8
 _BIRTHS_KEPT = 32
 
 _set_numpy_state = observers.numpy_state.set
@@ -220,12 +220,13 @@ def _current_module_path() -> str | None:
 
 
 # -------------------------------------------------------------- frame capture
-def _capture_frames(depth: int = _TRACEBACK_DEPTH) -> tuple:
+def _capture_frames(skip: int = 2, depth: int = _TRACEBACK_DEPTH) -> tuple:
     """The calling user frames as flat raw (code, instruction offset) pairs.
 
+    `skip` frames are known to be lucid's; the rest of lucid's frames are skipped by file.
     Offsets are cheaper to read than line numbers; `_line_of` maps them on error only.
     """
-    frame = sys._getframe(2)
+    frame = sys._getframe(skip)
     while frame is not None and frame.f_code.co_filename.startswith(_LUCID_DIRECTORY):
         frame = frame.f_back
     flat: list[Any] = []
@@ -311,6 +312,15 @@ def _holds(value: Any, kind: str) -> bool:
     return False
 
 
+def _is_view_of_any(tensor: Tensor, sources: tuple) -> bool:
+    """Whether `tensor` is an incoming gradient itself or a view of one (already checked)."""
+    base = tensor._base
+    for source in sources:
+        if source is tensor or (base is not None and (base is source or base is source._base)):
+            return True
+    return False
+
+
 def _mechanism(flags: list[str] | None, kind: str) -> str | None:
     if not flags:
         return None
@@ -353,37 +363,50 @@ def _parents(node: Any) -> list[str]:
 class _Births(threading.local):
     def __init__(self) -> None:
         self.events: deque = deque(maxlen=_BIRTHS_KEPT)
-        self.warned: set = set()
 
 
 _births = _Births()
+# Sites already reported, for the whole process: a site warns once, whichever thread hits it.
+_warned_sites: set = set()
+_warned_lock = threading.Lock()
 
 
 def reset_sentinel() -> None:
-    """Forget recorded births and the sites already warned about (for tests and tools)."""
+    """Forget this thread's recorded births and every site already warned about."""
     _births.events.clear()
-    _births.warned.clear()
+    with _warned_lock:
+        _warned_sites.clear()
 
 
 def _on_op_flags(node: Any, inputs: tuple, outputs: tuple, flags: list[str]) -> None:
     """An op raised floating-point flags: confirm non-finite outputs, record a birth."""
+    # An in-place op's input now holds its result: only the other inputs can be sources.
+    dirty = getattr(node, "dirty_tensors", ())
+    sources = [value for value in inputs if not any(value is tensor for tensor in dirty)]
     for index, out in enumerate(outputs):
         if not isinstance(out, Tensor):
             continue
         kind = _kind_of(out._data)
-        if kind is None or any(_holds(value, kind) for value in inputs):
+        if kind is None or any(_holds(value, kind) for value in sources):
             continue
-        backward_node = local_state.backward_node
+        state = local_state
+        backward_node = state.backward_node
+        accumulating = state.accumulating
         frames = _capture_frames()
         filename, lineno = _user_location(frames)
-        if backward_node is not None:
-            info = getattr(backward_node, "anomaly_info", None)
-            if info:
-                filename, lineno = _user_location(info[0])
+        if accumulating is not None:
+            owner, phase = accumulating, "accumulation"
+        elif backward_node is not None:
+            owner, phase = backward_node, "backward"
+        else:
+            owner, phase = node, "forward"
+        info = getattr(owner, "anomaly_info", None) if owner is not node else None
+        if info:
+            filename, lineno = _user_location(info[0])
         event = AnomalyEvent(
-            op=_op_name(node) if backward_node is None else _op_name(backward_node),
-            node_name=node.name() if backward_node is None else backward_node.name(),
-            phase="forward" if backward_node is None else "backward",
+            op=_op_name(owner),
+            node_name=owner.name(),
+            phase=phase,
             kind=kind,
             mechanism=_mechanism(flags, kind),
             created=True,
@@ -392,7 +415,7 @@ def _on_op_flags(node: Any, inputs: tuple, outputs: tuple, flags: list[str]) -> 
             module_path=_current_module_path(),
             output_index=index,
         )
-        _births.events.append((event, node, backward_node))
+        _births.events.append((event, node, owner if owner is not node else None))
         return
 
 
@@ -408,9 +431,10 @@ def _birth_in_graph(nodes: Any) -> AnomalyEvent | None:
 
 def _warn_once(event: AnomalyEvent, headline: str) -> None:
     site = (event.op, event.filename, event.lineno, event.phase)
-    if site in _births.warned:
-        return
-    _births.warned.add(site)
+    with _warned_lock:
+        if site in _warned_sites:
+            return
+        _warned_sites.add(site)
     _warn(NonFiniteWarning(f"{headline}\n{event.describe()}", event))
 
 
@@ -452,10 +476,11 @@ def sentinel_check_backward(start: int | None) -> None:
         return
     for position in range(start, len(events)):
         event = events[position][0]
-        if event.phase == "backward":
+        if event.phase in ("backward", "accumulation"):
+            where = "a gradient sum for" if event.phase == "accumulation" else "the backward of"
             headline = (
-                f"backward produced {event.kind} gradients, first born in the backward of "
-                f"{event.node_name} (forward at {event.location})."
+                f"backward produced {event.kind} gradients, first born in {where} "
+                f"{event.node_name} (during backward() at {event.location})."
             )
             _warn_once(event, headline)
             return
@@ -474,11 +499,13 @@ class _AnomalyObserver:
         state = local_state
         backward_node = state.backward_node
         if node.is_recording:
-            node.anomaly_info = (_capture_frames(), _current_module_path(), backward_node)
+            # This method, observers.after_forward and Function.apply sit above the op.
+            node.anomaly_info = (_capture_frames(4), _current_module_path(), backward_node)
         if backward_node is not None or not state.anomaly_check_forward:
             return
         for index, out in enumerate(outputs):
-            if not isinstance(out, Tensor):
+            # A view of an input holds only the input's values: it creates nothing.
+            if not isinstance(out, Tensor) or out._base is not None:
                 continue
             kind = _kind_of(out._data)
             if kind is None or not self._checks(kind):
@@ -498,7 +525,7 @@ class _AnomalyObserver:
 
     def after_backward(self, node: Any, grad_outputs: tuple, grad_inputs: tuple) -> None:
         for index, grad in enumerate(grad_inputs):
-            if not isinstance(grad, Tensor):
+            if not isinstance(grad, Tensor) or _is_view_of_any(grad, grad_outputs):
                 continue
             kind = _kind_of(grad._data)
             if kind is None or not self._checks(kind):

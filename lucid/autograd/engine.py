@@ -110,13 +110,20 @@ def run_backward(
                     continue
             elif is_leaf_sink:
                 if accumulate_grad and grads[0] is not None:
-                    if state.observers:
+                    if state.observers and node.variable._grad is not None:
                         previous = node.variable._grad
-                        # Out of place, so the check can still see both parts.
+                        # Out of place, so the check can still see both parts. (A first
+                        # write needs no check: the gradient was checked as it was made.)
                         _accumulate_into(node.variable, grads[0], True)
                         observers.after_accumulate(node, node.variable._grad,
                                                    (previous, grads[0]))  # fmt: skip
                         previous = None
+                    elif node.variable._grad is not None:
+                        state.accumulating = node
+                        try:
+                            _accumulate_into(node.variable, grads[0], create_graph)
+                        finally:
+                            state.accumulating = None
                     else:
                         _accumulate_into(node.variable, grads[0], create_graph)
                     if node.post_hooks:
@@ -188,8 +195,10 @@ def run_backward(
                     else:
                         buffer[output_nr] = _sum_gradients(buffer, output_nr, grad)
                         if state.pending_flags is not None:
-                            # The sum itself overflowed or met inf - inf: a birth in backward.
-                            observers.after_forward(node, (grad,), (buffer[output_nr],))
+                            # The sum itself overflowed or met inf - inf: a birth there.
+                            state.accumulating = next_node
+                            observers.after_forward(next_node, (grad,), (buffer[output_nr],))
+                            state.accumulating = None
                 elif buffer is None:
                     buffers[next_node] = [None] * len(next_node.output_meta)
                 remaining = dependencies[next_node] - 1

@@ -26,6 +26,7 @@ class _LocalState(threading.local):
     inference = False
     # Active observers (anomaly mode, profiler, lucid.debug); empty means zero-cost.
     observers: tuple = ()
+    forward_methods: tuple = ()  # the observers' after_forward methods, resolved once
     anomaly_enabled = False
     anomaly_check_nan = True
     anomaly_check_inf = True
@@ -38,6 +39,8 @@ class _LocalState(threading.local):
     node_flags: list | None = None
     # The node whose backward the engine is running, None outside backward.
     backward_node: object = None
+    # The node whose input gradients the engine is summing (a leaf's sink for `.grad`).
+    accumulating: object = None
     # Dotted module paths pushed by nn.Module.__call__ (innermost last).
     module_path: tuple = ()
 

@@ -37,10 +37,18 @@ class Observer(Protocol):
 
 def add_observer(observer: Any) -> None:
     local_state.observers = local_state.observers + (observer,)
+    _resolve_forward_methods()
 
 
 def remove_observer(observer: Any) -> None:
     local_state.observers = tuple(o for o in local_state.observers if o is not observer)
+    _resolve_forward_methods()
+
+
+def _resolve_forward_methods() -> None:
+    # after_forward runs for every op: look the methods up once, not per call.
+    methods = (getattr(o, "after_forward", None) for o in local_state.observers)
+    local_state.forward_methods = tuple(method for method in methods if method is not None)
 
 
 @contextmanager
@@ -66,10 +74,8 @@ def after_forward(node: Any, inputs: tuple, outputs: tuple) -> None:
             state.node_flags = flags if state.node_flags is None else state.node_flags + flags
         flag_handler(node, inputs, outputs, flags)
     state.last_flags = flags
-    for observer in state.observers:
-        method = getattr(observer, "after_forward", None)
-        if method is not None:
-            method(node, inputs, outputs)
+    for method in state.forward_methods:
+        method(node, inputs, outputs)
 
 
 def _dispatch(name: str, *args: Any) -> None:

@@ -226,6 +226,61 @@ def test_nan_born_in_backward_of_where_guard():
     _assert_at(event, "backward-call")
 
 
+def test_backward_birth_warning_does_not_label_the_backward_call_as_the_forward_line():
+    x = lucid.tensor([0.0, 1.0], requires_grad=True)
+    loss = x.sqrt().sum()
+    record = _sentinel_warnings(loss.backward)
+    event = _only_event(record)
+    # The location the sentinel has for a backward birth is the backward() call; the
+    # message must not present it as the op's forward line.
+    assert event.lineno == _line("backward-call")
+    assert f"forward at {event.location}" not in str(record[0].message)
+
+
+def test_a_birth_site_warns_once_per_process_not_once_per_thread():
+    import threading
+
+    x = lucid.tensor([-1.0], requires_grad=True)
+
+    def step():
+        lucid.log(x).sum().backward()  # <shared-site>
+
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        step()
+        thread = threading.Thread(target=step)
+        thread.start()
+        thread.join(5)
+    found = [w for w in record if issubclass(w.category, NonFiniteWarning)]
+    assert len(found) == 1, [str(w.message).splitlines()[0] for w in found]
+
+
+def test_overflow_when_two_branch_gradients_are_summed_is_an_accumulation_birth():
+    x = lucid.tensor([1.0], requires_grad=True)
+    shared = x * 1.0
+    first, second = shared * 1.0, shared * 1.0
+
+    def backward():
+        # Each branch brings a finite 3e38; only their float32 sum overflows.
+        seeds = [lucid.tensor([3e38]), lucid.tensor([3e38])]
+        lucid.autograd.backward([first, second], seeds)
+
+    event = _only_event(_sentinel_warnings(backward))
+    assert np.isinf(x.grad.numpy()).all()
+    assert (event.phase, event.kind, event.mechanism) == ("accumulation", "inf", "overflow")
+    assert event.created is True
+
+
+def test_overflow_when_writing_into_leaf_grad_warns():
+    x = lucid.tensor([1.0], requires_grad=True)
+    x.grad = lucid.tensor([3e38])
+    y = x * 1.0
+    # The old .grad and the new gradient are finite; the accumulated .grad is not.
+    event = _only_event(_sentinel_warnings(lambda: y.backward(lucid.tensor([3e38]))))
+    assert np.isinf(x.grad.numpy()).all()
+    assert (event.phase, event.kind, event.mechanism) == ("accumulation", "inf", "overflow")
+
+
 # ---------------------------------------------------------- not born in an op
 def test_nan_from_the_input_batch_is_reported_as_input():
     batch = lucid.tensor([[1.0, float("nan")], [0.5, 2.0]])
