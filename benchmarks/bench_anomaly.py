@@ -14,6 +14,7 @@ per node under anomaly mode.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import sys
@@ -46,6 +47,9 @@ warnings.filterwarnings("ignore", message="Anomaly Detection has been enabled")
 
 
 def _timed(step: Callable[[], object], inner: int) -> float:
+    # Collect first (untimed) so that a full collection of torch's and lucid's import-time
+    # objects does not land inside one side's round; the collector stays on while timing.
+    gc.collect()
     start = time.perf_counter()
     for _ in range(inner):
         step()
@@ -62,7 +66,9 @@ def paired_ratio(
     budget: float | None = None,
 ) -> float:
     """Median time of `instrumented` over median time of `plain`, alternating their order."""
-    for _ in range(max(3, inner // 4)):  # warm-up
+    # Warm-up long enough that the first timed round does not pay for allocator and BLAS
+    # thread start-up (a short one left the first MLP round 3x slow).
+    for _ in range(max(5, inner)):
         plain()
         instrumented()
     plain_times, instrumented_times = [], []

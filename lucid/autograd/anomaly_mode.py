@@ -87,7 +87,11 @@ class AnomalyEvent:
 
     def describe(self) -> str:
         """Every fact of the event, one per line, as the error and the warning print them."""
-        origin = "created here from finite inputs" if self.created else "propagated from an input"
+        origin = (
+            f"created here: no input held {self.kind}"
+            if self.created
+            else f"propagated: an input already held {self.kind}"
+        )
         lines = [
             f"  phase: {self.phase}",
             f"  value: {self.kind} ({origin})",
@@ -286,9 +290,14 @@ def _kind_of(array: np.ndarray) -> str | None:
         return None
     token = _set_numpy_state(_QUIET_NUMPY)
     try:
-        # A finite sum means every element is finite; otherwise look closer (the sum of
-        # finite values can also overflow).
-        total = np.add.reduce(array, axis=None)
+        # A finite sum of squares (one BLAS pass) or sum means every element is finite;
+        # otherwise look closer, since finite values can also overflow the sum.
+        flags = array.flags
+        if array.dtype.itemsize >= 4 and (flags.c_contiguous or flags.f_contiguous):
+            flat = array.ravel("K")  # a view in either memory order
+            total = flat.dot(flat)
+        else:
+            total = np.add.reduce(array, axis=None)
         if total - total == 0:
             return None
         if np.isnan(array).any():
@@ -574,7 +583,7 @@ class _AnomalyObserver:
             filename=filename,
             lineno=lineno,
             module_path=info[1] if info else _current_module_path(),
-            inputs=[_stats(value) for value in inputs if value is not None],
+            inputs=[_stats(value) for value in inputs if isinstance(value, Tensor)],
             output_index=index,
             forward_traceback=_format_frames(frames) if backward else [],
             parents=_parents(node),

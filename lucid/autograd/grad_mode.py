@@ -27,6 +27,7 @@ class _LocalState(threading.local):
     # Active observers (anomaly mode, profiler, lucid.debug); empty means zero-cost.
     observers: tuple = ()
     forward_methods: tuple = ()  # the observers' after_forward methods, resolved once
+    method_cache: dict | None = None  # other observer methods by name, made per thread
     anomaly_enabled = False
     anomaly_check_nan = True
     anomaly_check_inf = True

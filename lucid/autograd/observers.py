@@ -46,9 +46,14 @@ def remove_observer(observer: Any) -> None:
 
 
 def _resolve_forward_methods() -> None:
-    # after_forward runs for every op: look the methods up once, not per call.
-    methods = (getattr(o, "after_forward", None) for o in local_state.observers)
-    local_state.forward_methods = tuple(method for method in methods if method is not None)
+    # Observer methods run for every op and node: look them up once, not per call.
+    local_state.forward_methods = _methods_named("after_forward")
+    local_state.method_cache = {}
+
+
+def _methods_named(name: str) -> tuple:
+    methods = (getattr(observer, name, None) for observer in local_state.observers)
+    return tuple(method for method in methods if method is not None)
 
 
 @contextmanager
@@ -79,10 +84,14 @@ def after_forward(node: Any, inputs: tuple, outputs: tuple) -> None:
 
 
 def _dispatch(name: str, *args: Any) -> None:
-    for observer in local_state.observers:
-        method = getattr(observer, name, None)
-        if method is not None:
-            method(*args)
+    cache = local_state.method_cache
+    if cache is None:
+        cache = local_state.method_cache = {}
+    methods = cache.get(name)
+    if methods is None:
+        methods = cache[name] = _methods_named(name)
+    for method in methods:
+        method(*args)
 
 
 def before_backward(node: Any, grad_outputs: tuple) -> None:
