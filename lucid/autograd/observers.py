@@ -145,11 +145,3 @@ numpy_state = _extobj_contextvar
 make_numpy_state = _make_extobj
 QUIET_NUMPY = _make_extobj(all="ignore")
 local_state.__class__.numpy_extobj = QUIET_NUMPY
-
-
-def quiet_numpy_errors() -> Any:
-    return numpy_state.set(QUIET_NUMPY)
-
-
-def restore_numpy_errors(token: Any) -> None:
-    numpy_state.reset(token)
