@@ -54,7 +54,10 @@ class OpCase:
 def _family_rows() -> list[OpCase]:
     from tests.ops import (
         catalogue_arithmetic,
+        catalogue_convolution,
+        catalogue_loss,
         catalogue_nn,
+        catalogue_normalization,
         catalogue_pointwise,
         catalogue_reduction,
         catalogue_shape,
@@ -66,6 +69,9 @@ def _family_rows() -> list[OpCase]:
         *catalogue_reduction.ROWS,
         *catalogue_shape.ROWS,
         *catalogue_nn.ROWS,
+        *catalogue_convolution.ROWS,
+        *catalogue_normalization.ROWS,
+        *catalogue_loss.ROWS,
     ]
 
 
