@@ -250,6 +250,17 @@ class Tensor:
             )
         return self._data
 
+    def __dlpack__(self, *, stream: Any = None, **kwargs: Any) -> Any:
+        """Zero-copy export (DLPack) of the storage, for NumPy, PyTorch and others."""
+        if self._requires_grad:
+            raise RuntimeError(
+                "Can't export tensors that require gradient, use tensor.detach()"
+            )
+        return self._data.__dlpack__(stream=stream, **kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self._data.__dlpack_device__()
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         if dtype is None:
             return self._data

@@ -497,3 +497,18 @@ def test_tensor_is_hashable_by_identity():
     x = lucid.tensor([1.0])
     y = lucid.tensor([1.0])
     assert len({x, y, x}) == 2
+
+
+def test_dlpack_export_shares_memory_with_torch_and_numpy():
+    torch = pytest.importorskip("torch")
+    x = lucid.arange(6.0).reshape(2, 3)
+    shared = torch.from_dlpack(x)
+    shared[0, 0] = 42.0
+    assert x[0, 0].item() == 42.0
+    assert np.shares_memory(np.from_dlpack(x), x.numpy())
+
+
+def test_dlpack_export_of_a_tensor_requiring_grad_raises():
+    x = lucid.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Can't export tensors that require gradient"):
+        x.__dlpack__()
