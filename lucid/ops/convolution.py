@@ -1,5 +1,789 @@
-"""Neural-network ops: the convolution family (used through lucid.nn.functional)."""
+"""Neural-network ops: the convolution family (used through lucid.nn.functional).
+
+Convolutions are im2col over a strided view of the (padded) input followed by one matmul;
+`Im2Col` and `Col2Im` are each other's backward, so every gradient here is built from lucid
+ops and can be differentiated again.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from lucid._tensor import Tensor, _wrap
+from lucid.autograd.function import Function
+from lucid.autograd.grad_mode import is_grad_enabled
+from lucid.ops.arithmetic import _SCALAR_TYPE_NAMES, matmul
+from lucid.ops.pointwise import where
+
+__all__ = [
+    "conv1d", "conv2d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d",
+    "avg_pool2d", "adaptive_avg_pool2d",
+]  # fmt: skip
+
+Pair = tuple[int, int]
+
+
+# ------------------------------------------------------------ array helpers
+def _canvas_size(size: int, padding: int, windows: int, kernel: int, stride: int, dilation: int):
+    # ceil_mode may let the last window hang past the padded input
+    return max(size + 2 * padding, (windows - 1) * stride + dilation * (kernel - 1) + 1)
+
+
+def _windows(
+    x: np.ndarray, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out_size: Pair, fill
+) -> np.ndarray:
+    """A read-only (N, C, kh, kw, Ho, Wo) strided view of the windows of a padded 4-D x."""
+    n, c, h, w = x.shape
+    canvas_h = _canvas_size(h, padding[0], out_size[0], kernel[0], stride[0], dilation[0])
+    canvas_w = _canvas_size(w, padding[1], out_size[1], kernel[1], stride[1], dilation[1])
+    if (canvas_h, canvas_w) != (h, w):
+        padded = np.full((n, c, canvas_h, canvas_w), fill, dtype=x.dtype)
+        padded[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w] = x
+        x = padded
+    s0, s1, s2, s3 = x.strides
+    return as_strided(
+        x,
+        (n, c, kernel[0], kernel[1], out_size[0], out_size[1]),
+        (s0, s1, s2 * dilation[0], s3 * dilation[1], s2 * stride[0], s3 * stride[1]),
+        writeable=False,
+    )
+
+
+def _col2im(
+    cols: np.ndarray, in_size: Pair, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair
+) -> np.ndarray:
+    """Sum (N, C, kh, kw, Ho, Wo) window values back onto an (N, C, H, W) image."""
+    n, c, kh, kw, out_h, out_w = cols.shape
+    h, w = in_size
+    canvas_h = _canvas_size(h, padding[0], out_h, kh, stride[0], dilation[0])
+    canvas_w = _canvas_size(w, padding[1], out_w, kw, stride[1], dilation[1])
+    if (
+        stride == (kh, kw)
+        and dilation == (1, 1)
+        and (canvas_h, canvas_w) == (h, w) == (kh * out_h, kw * out_w)
+    ):
+        # windows tile the image exactly (the usual pooling case): one transposing copy
+        return cols.transpose(0, 1, 4, 2, 5, 3).reshape(n, c, h, w)
+    canvas = np.zeros((n, c, canvas_h, canvas_w), dtype=cols.dtype)
+    # one pass per kernel position: windows at a fixed offset never overlap each other
+    for i in range(kh):
+        top = i * dilation[0]
+        rows = slice(top, top + stride[0] * (out_h - 1) + 1, stride[0])
+        for j in range(kw):
+            left = j * dilation[1]
+            canvas[:, :, rows, left : left + stride[1] * (out_w - 1) + 1 : stride[1]] += cols[
+                :, :, i, j
+            ]
+    if (canvas_h, canvas_w) == (h, w):
+        return canvas
+    return np.ascontiguousarray(
+        canvas[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w]
+    )
+
+
+class Im2Col(Function):
+    """(N, C, H, W) -> (N, C, kh, kw, Ho, Wo): every window of the zero-padded input."""
+
+    _backward_name = "Im2ColBackward0"
+
+    @staticmethod
+    def forward(ctx, x, kernel, stride, padding, dilation, out_size):
+        ctx.in_size = x.shape[2:]
+        ctx.config = (kernel, stride, padding, dilation)
+        array = x._data
+        return _wrap(
+            np.ascontiguousarray(_windows(array, kernel, stride, padding, dilation, out_size, 0))
+        )
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_x = Col2Im.apply(grad_output, ctx.in_size, *ctx.config)
+        return grad_x, None, None, None, None, None
+
+
+class Col2Im(Function):
+    """(N, C, kh, kw, Ho, Wo) -> (N, C, H, W): window values summed back onto the image."""
+
+    _backward_name = "Col2ImBackward0"
+
+    @staticmethod
+    def forward(ctx, cols, in_size, kernel, stride, padding, dilation):
+        ctx.out_size = cols.shape[4:]
+        ctx.config = (kernel, stride, padding, dilation)
+        return _wrap(_col2im(cols._data, in_size, kernel, stride, padding, dilation))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_cols = Im2Col.apply(grad_output, *ctx.config, ctx.out_size)
+        return grad_cols, None, None, None, None, None
+
+
+# -------------------------------------------------------------- convolution
+def _conv_out(size: int, kernel: int, stride: int, padding: int, dilation: int) -> int:
+    return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+
+
+class Convolution(Function):
+    """conv1d/conv2d and conv_transpose2d on batched input; 1-D runs as 2-D with height 1."""
+
+    _backward_name = "ConvolutionBackward0"
+
+    @staticmethod
+    def forward(
+        ctx, x, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+    ):
+        is_1d = x._data.ndim == 3
+        x_array = x._data[:, :, None] if is_1d else x._data
+        w_array = weight._data[:, :, None] if is_1d else weight._data
+        n, _, h, w = x_array.shape
+        kernel = w_array.shape[2:]
+        config = (kernel, stride, padding, dilation)
+        cols = None
+        if not transposed:
+            out_channels = w_array.shape[0]
+            out_size = tuple(
+                _conv_out(s, *p) for s, p in zip((h, w), zip(kernel, stride, padding, dilation))
+            )
+            windows = _windows(x_array, kernel, stride, padding, dilation, out_size, 0)
+            # the one im2col copy: (N, G, Cin/G * kh * kw, Ho * Wo)
+            cols = windows.reshape(n, groups, -1, out_size[0] * out_size[1])
+            w_matrix = w_array.reshape(groups, out_channels // groups, -1)
+            result = np.matmul(w_matrix, cols).reshape(n, out_channels, *out_size)
+        else:
+            out_channels = w_array.shape[1] * groups
+            out_size = tuple(
+                (s - 1) * st - 2 * p + d * (k - 1) + op + 1
+                for s, k, st, p, d, op in zip(
+                    (h, w), kernel, stride, padding, dilation, output_padding
+                )
+            )
+            x_matrix = x_array.reshape(n, groups, -1, h * w)
+            w_matrix = w_array.reshape(groups, w_array.shape[0] // groups, -1)
+            cols = np.matmul(w_matrix.transpose(0, 2, 1), x_matrix)
+            cols = cols.reshape(n, out_channels, kernel[0], kernel[1], h, w)
+            result = _col2im(cols, out_size, *config)
+            cols = None
+        if bias is not None:
+            result += bias._data.reshape(-1, 1, 1)
+        if is_1d:
+            result = result[:, :, 0]
+        ctx.is_1d = is_1d
+        ctx.config = config
+        ctx.transposed = transposed
+        ctx.groups = groups
+        ctx.in_size = (h, w)
+        ctx.out_size = out_size
+        ctx.save_for_backward(x, weight, None if cols is None else _wrap(cols))
+        return _wrap(result)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, saved_cols = ctx.saved_tensors
+        # np.matmul leaves BLAS for operands with zero strides (the expanded gradient of sum)
+        grad_output = grad_output.contiguous()
+        if ctx.is_1d:
+            x, weight, grad_output = x.unsqueeze(2), weight.unsqueeze(2), grad_output.unsqueeze(2)
+        groups = ctx.groups
+        n = x.shape[0]
+        grad_x = grad_w = grad_b = None
+        if ctx.transposed:
+            # the adjoint of a transposed convolution is the plain convolution of grad_output
+            grad_cols = Im2Col.apply(grad_output, *ctx.config, ctx.in_size)
+            grad_cols = grad_cols.reshape(n, groups, -1, ctx.in_size[0] * ctx.in_size[1])
+            w_matrix = weight.reshape(groups, weight.shape[0] // groups, -1)
+            if ctx.needs_input_grad[0]:
+                grad_x = matmul(w_matrix, grad_cols).reshape(x.shape)
+            if ctx.needs_input_grad[1]:
+                x_matrix = x.reshape(n, groups, -1, ctx.in_size[0] * ctx.in_size[1])
+                grad_w = matmul(x_matrix, grad_cols.transpose(2, 3)).sum(0).reshape(weight.shape)
+        else:
+            out_channels = weight.shape[0]
+            grad_matrix = grad_output.reshape(n, groups, out_channels // groups, -1)
+            if ctx.needs_input_grad[0]:
+                # d/dcols (W @ cols) = W^T @ grad, then fold the windows back onto the image
+                w_matrix = weight.reshape(groups, out_channels // groups, -1)
+                grad_cols = matmul(w_matrix.transpose(1, 2), grad_matrix)
+                grad_cols = grad_cols.reshape(n, x.shape[1], *weight.shape[2:], *ctx.out_size)
+                grad_x = Col2Im.apply(grad_cols, ctx.in_size, *ctx.config)
+            if ctx.needs_input_grad[1]:
+                # the forward's cols are reused unless this backward is itself differentiated
+                if is_grad_enabled():
+                    cols = Im2Col.apply(x, *ctx.config, ctx.out_size)
+                    cols = cols.reshape(n, groups, -1, ctx.out_size[0] * ctx.out_size[1])
+                else:
+                    cols = saved_cols
+                grad_w = matmul(grad_matrix, cols.transpose(2, 3)).sum(0).reshape(weight.shape)
+        if ctx.needs_input_grad[2]:
+            grad_b = grad_output.sum((0, 2, 3))
+        if ctx.is_1d:
+            grad_x = None if grad_x is None else grad_x.squeeze(2)
+            grad_w = None if grad_w is None else grad_w.squeeze(2)
+        return grad_x, grad_w, grad_b, None, None, None, None, None, None
+
+
+def _tuple(value: Any, size: int, name: str, conv: bool = True) -> tuple[int, ...]:
+    if isinstance(value, (list, tuple)):
+        values = tuple(int(v) for v in value)
+        if len(values) == 1 and size > 1 and not conv:
+            values = values * size
+        if len(values) != size:
+            raise RuntimeError(
+                f"expected {name} to be a single integer value or a list of {size} values to "
+                f"match the convolution dimensions, but got {name}={list(values)}"
+            )
+        return values
+    return (int(value),) * size
+
+
+def _size_list(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _check_dtypes(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    for other in (weight, bias):
+        if other is not None and other._data.dtype != input._data.dtype:
+            raise RuntimeError(
+                f"expected scalar type {_SCALAR_TYPE_NAMES[input._data.dtype.name]} but found "
+                f"{_SCALAR_TYPE_NAMES[other._data.dtype.name]}"
+            )
+
+
+def _convolution(
+    name: str,
+    dims: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    groups: int,
+    transposed: bool = False,
+    output_padding: Any = 0,
+) -> Tensor:
+    ndim = input.dim()
+    if ndim not in (dims + 1, dims + 2):
+        raise RuntimeError(
+            f"Expected {dims + 1}D (unbatched) or {dims + 2}D (batched) input to {name}, but got "
+            f"input of size: {_size_list(input.shape)}"
+        )
+    if weight.dim() != dims + 2:
+        raise RuntimeError(
+            "weight should have at least three dimensions"
+            if weight.dim() < 3
+            else f"Expected {dims + 2}-dimensional weight for {dims + 2}-dimensional input "
+            f"{_size_list(input.shape)}, but got {weight.dim()}-dimensional weight of size "
+            f"{_size_list(weight.shape)} instead"
+        )
+    is_batched = ndim == dims + 2
+    if not is_batched:
+        input = input.unsqueeze(0)
+    _check_dtypes(input, weight, bias)
+    stride_t = _tuple(stride, dims, "stride")
+    dilation_t = _tuple(dilation, dims, "dilation")
+    kernel = tuple(weight.shape[2:])
+    if any(s <= 0 for s in stride_t):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d <= 0 for d in dilation_t):
+        raise RuntimeError("dilation should be greater than zero")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    right_pad = None
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding_t = (0,) * dims
+        elif padding == "same":
+            if any(s != 1 for s in stride_t):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            totals = [d * (k - 1) for d, k in zip(dilation_t, kernel)]
+            padding_t = tuple(t // 2 for t in totals)
+            # an odd total pad puts the extra element on the right, as PyTorch does
+            if any(t % 2 for t in totals):
+                right_pad = tuple(t - t // 2 for t in totals)
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    else:
+        padding_t = _tuple(padding, dims, "padding")
+    if any(p < 0 for p in padding_t):
+        raise RuntimeError("negative padding is not supported")
+    channels = input.shape[1]
+    if transposed:
+        if channels != weight.shape[0]:
+            raise RuntimeError(
+                f"Given transposed=1, weight of size {_size_list(weight.shape)}, expected "
+                f"input{_size_list(input.shape)} to have {weight.shape[0]} channels, but got "
+                f"{channels} channels instead"
+            )
+        out_channels = weight.shape[1] * groups
+        output_padding_t = _tuple(output_padding, dims, "output_padding")
+        if any(op >= max(s, d) for op, s, d in zip(output_padding_t, stride_t, dilation_t)):
+            labels = ("height", "width") if dims == 2 else ("width",)
+            parts = [f"output_padding_{lb}: {op}" for lb, op in zip(labels, output_padding_t)]
+            parts += [f"stride_{lb}: {s}" for lb, s in zip(labels, stride_t)]
+            parts += [f"dilation_{lb}: {d}" for lb, d in zip(labels, dilation_t)]
+            raise RuntimeError(
+                "output padding must be smaller than either stride or dilation, but got "
+                + " ".join(parts)
+            )
+    else:
+        if weight.shape[0] % groups:
+            raise RuntimeError(
+                f"Given groups={groups}, expected weight to be divisible by {groups} at "
+                f"dimension 0, but got weight of size {_size_list(weight.shape)} instead"
+            )
+        if channels != weight.shape[1] * groups:
+            raise RuntimeError(
+                f"Given groups={groups}, weight of size {_size_list(weight.shape)}, expected "
+                f"input{_size_list(input.shape)} to have {weight.shape[1] * groups} channels, "
+                f"but got {channels} channels instead"
+            )
+        out_channels = weight.shape[0]
+        output_padding_t = (0,) * dims
+        padded = [s + 2 * p for s, p in zip(input.shape[2:], padding_t)]
+        if right_pad is not None:
+            padded = [s + p + r for s, p, r in zip(input.shape[2:], padding_t, right_pad)]
+        effective = [d * (k - 1) + 1 for d, k in zip(dilation_t, kernel)]
+        if any(p < e for p, e in zip(padded, effective)):
+            raise RuntimeError(
+                f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+                f"Kernel size: ({' x '.join(map(str, effective))}). Kernel size can't be greater "
+                "than actual input size"
+            )
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != out_channels):
+        raise RuntimeError(
+            f"Given weight of size {_size_list(weight.shape)}, expected bias to be 1-dimensional "
+            f"with {out_channels} elements, but got bias of size {_size_list(bias.shape)} instead"
+        )
+    if right_pad is not None:
+        # asymmetric 'same' padding: pad the extra element explicitly, then pad symmetrically
+        input = _pad_right(input, tuple(r - p for r, p in zip(right_pad, padding_t)))
+    if dims == 1:
+        stride_t, padding_t, dilation_t, output_padding_t = (
+            (1, *stride_t), (0, *padding_t), (1, *dilation_t), (0, *output_padding_t)
+        )  # fmt: skip
+    result = Convolution.apply(
+        input, weight, bias, stride_t, padding_t, dilation_t, transposed, output_padding_t, groups
+    )
+    return result if is_batched else result.squeeze(0)
+
+
+def _pad_right(input: Tensor, extra: tuple[int, ...]) -> Tensor:
+    from lucid.factories import zeros  # noqa: PLC0415
+    from lucid.ops.shape import cat  # noqa: PLC0415  (kept local: only 'same' padding needs it)
+
+    for axis, amount in enumerate(extra):
+        if amount:
+            dim = input.dim() - len(extra) + axis
+            shape = list(input.shape)
+            shape[dim] = amount
+            input = cat([input, zeros(*shape, dtype=input.dtype)], dim)
+    return input
+
+
+def conv1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: int = 1,
+) -> Tensor:
+    """1-D convolution (cross-correlation) over (N, C, L) or (C, L) input."""
+    return _convolution("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: int = 1,
+) -> Tensor:
+    """2-D convolution (cross-correlation) over (N, C, H, W) or (C, H, W) input."""
+    return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    groups: int = 1,
+    dilation: Any = 1,
+) -> Tensor:
+    """2-D transposed convolution (the adjoint of conv2d); weight is (Cin, Cout/groups, kh, kw)."""
+    if isinstance(padding, str):
+        raise TypeError(
+            "conv_transpose2d(): argument 'padding' (position 5) must be tuple of ints, not str"
+        )
+    return _convolution(
+        "conv_transpose2d", 2, input, weight, bias, stride, padding, dilation, groups, True,
+        output_padding,
+    )  # fmt: skip
+
+
+# ------------------------------------------------------------------ pooling
+def _pool_pair(value: Any, name: str, op: str) -> Pair:
+    if isinstance(value, (list, tuple)):
+        if len(value) == 1:
+            return (int(value[0]),) * 2
+        if len(value) != 2:
+            raise RuntimeError(f"{op}: {name} must either be a single int, or a tuple of two ints")
+        return (int(value[0]), int(value[1]))
+    return (int(value), int(value))
+
+
+def _pool_out(size: int, kernel: int, stride: int, padding: int, dilation: int, ceil_mode: bool):
+    span = size + 2 * padding - dilation * (kernel - 1) - 1 + (stride - 1 if ceil_mode else 0)
+    out = span // stride + 1
+    # a ceil_mode window must start inside the input or its left padding
+    if ceil_mode and (out - 1) * stride >= size + padding:
+        out -= 1
+    return out
+
+
+def _pool_config(
+    op: str,
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    ceil_mode: bool,
+) -> tuple[Pair, Pair, Pair, Pair, Pair]:
+    if input.dim() not in (3, 4):
+        raise RuntimeError(
+            "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+            f"got:{_size_list(input.shape)}"
+        )
+    kernel = _pool_pair(kernel_size, "kernel_size", op)
+    stride_p = (
+        kernel
+        if stride is None or stride == [] or stride == ()
+        else _pool_pair(stride, "stride", op)
+    )
+    padding_p = _pool_pair(padding, "padding", op)
+    dilation_p = _pool_pair(dilation, "dilation", op)
+    if any(k <= 0 for k in kernel):
+        raise RuntimeError(
+            f"kernel size should be greater than zero, but got kH: {kernel[0]} kW: {kernel[1]}"
+        )
+    if any(s <= 0 for s in stride_p):
+        raise RuntimeError("stride should not be zero")
+    if any(d <= 0 for d in dilation_p):
+        raise RuntimeError(
+            "dilation should be greater than zero, but got dilationH: "
+            f"{dilation_p[0]} dilationW: {dilation_p[1]}"
+        )
+    for k, p, d in zip(kernel, padding_p, dilation_p):
+        if p < 0 or 2 * p > (k - 1) * d + 1:
+            raise RuntimeError(
+                "pad should be at most half of effective kernel size, but got "
+                f"pad={p}, kernel_size={k} and dilation={d}"
+            )
+    in_size = input.shape[-2:]
+    out_size = tuple(
+        _pool_out(s, k, st, p, d, ceil_mode)
+        for s, k, st, p, d in zip(in_size, kernel, stride_p, padding_p, dilation_p)
+    )
+    if any(o < 1 for o in out_size):
+        channels = input.shape[-3]
+        raise RuntimeError(
+            f"Given input size: ({channels}x{in_size[0]}x{in_size[1]}). Calculated output size: "
+            f"({channels}x{out_size[0]}x{out_size[1]}). Output size is too small"
+        )
+    return kernel, stride_p, padding_p, dilation_p, out_size
+
+
+def _first_inside(out: int, stride: int, padding: int, dilation: int) -> np.ndarray:
+    """Per output position, the first kernel offset that lands inside the input."""
+    starts = np.arange(out) * stride - padding
+    return np.where(starts >= 0, 0, -(starts // dilation))
+
+
+class MaxPool2D(Function):
+    """Max over each window; with `return_indices`, also PyTorch's flat (h * W + w) argmax."""
+
+    _backward_name = "MaxPool2DWithIndicesBackward0"
+
+    @staticmethod
+    def forward(ctx, x, kernel, stride, padding, dilation, out_size, return_indices):
+        array = x._data
+        is_batched = array.ndim == 4
+        if not is_batched:
+            array = array[None]
+        n, c, h, w = array.shape
+        kh, kw = kernel
+        out_h, out_w = out_size
+        is_float = array.dtype.kind == "f"
+        fill = -np.inf if is_float else np.iinfo(array.dtype).min
+        windows = _windows(array, kernel, stride, padding, dilation, out_size, fill)
+        # one vectorised pass per kernel position (kernels are small, outputs large);
+        # np.maximum propagates NaN, as PyTorch's max pooling does
+        values = windows[:, :, 0, 0].copy()
+        for k in range(1, kh * kw):
+            np.maximum(values, windows[:, :, k // kw, k % kw], out=values)
+        # the argmax as a one-hot mask over kernel positions: the first position holding the
+        # maximum, as in PyTorch (ties keep the first)
+        mask = np.empty((n, c, kh, kw, out_h, out_w), dtype=bool)
+        taken = np.zeros((n, c, out_h, out_w), dtype=bool)
+        for k in range(kh * kw):
+            hit = mask[:, :, k // kw, k % kw]
+            np.equal(windows[:, :, k // kw, k % kw], values, out=hit)
+            np.greater(hit, taken, out=hit)
+            taken |= hit
+        if is_float:
+            is_nan = np.isnan(values)
+            if is_nan.any():
+                # PyTorch lets a later NaN win, so a NaN window points at its last NaN
+                for k in reversed(range(kh * kw)):
+                    hit = np.isnan(windows[:, :, k // kw, k % kw]) & is_nan
+                    mask[:, :, k // kw, k % kw] |= hit
+                    is_nan &= ~hit
+        is_fill = values == fill
+        if is_fill.any():
+            # a window whose inputs all equal the padding value points at its first real
+            # input (as in PyTorch), never at padding
+            first_h = _first_inside(out_h, stride[0], padding[0], dilation[0])
+            first_w = _first_inside(out_w, stride[1], padding[1], dilation[1])
+            mask &= ~is_fill[:, :, None, None]
+            batch, channel, row, col = np.nonzero(is_fill)
+            mask[batch, channel, first_h[row], first_w[col], row, col] = True
+        ctx.is_batched = is_batched
+        ctx.in_size = (h, w)
+        ctx.config = (kernel, stride, padding, dilation)
+        ctx.save_for_backward(_wrap(mask))
+        if not is_batched:
+            values = values[0]
+        if not return_indices:
+            return _wrap(values)
+        position = np.zeros((n, c, out_h, out_w), dtype=np.int64)
+        for k in range(1, kh * kw):
+            position += k * mask[:, :, k // kw, k % kw]
+        rows = np.arange(out_h).reshape(-1, 1) * stride[0] - padding[0]
+        cols = np.arange(out_w) * stride[1] - padding[1]
+        rows = rows + (position // kw) * dilation[0]
+        cols = cols + (position % kw) * dilation[1]
+        indices = rows * w + cols
+        return _wrap(values), _wrap(indices if is_batched else indices[0])
+
+    @staticmethod
+    def backward(ctx, grad_values, *grad_indices):
+        (mask,) = ctx.saved_tensors
+        if not ctx.is_batched:
+            grad_values = grad_values.unsqueeze(0)
+        n, c, out_h, out_w = grad_values.shape
+        # route each output's gradient to its argmax, then fold windows back onto the input
+        grad_cols = where(mask, grad_values.reshape(n, c, 1, 1, out_h, out_w), 0.0)
+        grad_x = Col2Im.apply(grad_cols, ctx.in_size, *ctx.config)
+        if not ctx.is_batched:
+            grad_x = grad_x.squeeze(0)
+        return grad_x, None, None, None, None, None, None
+
+
+def max_pool2d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Any:
+    """2-D max pooling over (N, C, H, W) or (C, H, W) input."""
+    config = _pool_config("max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
+    return MaxPool2D.apply(input, *config, return_indices)
+
+
+def max_pool1d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Any:
+    """1-D max pooling over (N, C, L) or (C, L) input."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
+            f"for input, but got:{_size_list(input.shape)}"
+        )
+    kernel = _tuple(kernel_size, 1, "kernel_size", conv=False)[0]
+    pad = _tuple(padding, 1, "padding", conv=False)[0]
+    if 2 * pad > kernel:
+        raise RuntimeError(
+            "max_pool1d() padding should be at most half of kernel size, but got "
+            f"padding={pad} and kernel_size={kernel}"
+        )
+    stride_1 = (
+        kernel
+        if stride is None or stride == [] or stride == ()
+        else _tuple(stride, 1, "stride", conv=False)[0]
+    )
+    dilation_1 = _tuple(dilation, 1, "dilation", conv=False)[0]
+    result = max_pool2d(
+        input.unsqueeze(-2), (1, kernel), (1, stride_1), (0, pad), (1, dilation_1), ceil_mode, True
+    )
+    values, indices = result[0].squeeze(-2), result[1].squeeze(-2)
+    return (values, indices) if return_indices else values
+
+
+def _avg_divisor(size: int, out: int, kernel: int, stride: int, padding: int, include_pad: bool):
+    starts = np.arange(out) * stride - padding
+    ends = np.minimum(starts + kernel, size + padding)
+    if include_pad:
+        return ends - starts
+    return np.minimum(ends, size) - np.maximum(starts, 0)
+
+
+class AvgPool2D(Function):
+    _backward_name = "AvgPool2DBackward0"
+
+    @staticmethod
+    def forward(ctx, x, kernel, stride, padding, out_size, count_include_pad, divisor_override):
+        array = x._data
+        is_batched = array.ndim == 4
+        if not is_batched:
+            array = array[None]
+        h, w = array.shape[2:]
+        windows = _windows(array, kernel, stride, padding, (1, 1), out_size, 0)
+        sums = windows.sum(axis=(2, 3))
+        if divisor_override:
+            divisor = np.full(out_size, divisor_override, dtype=sums.dtype)
+        else:
+            divisor_h = _avg_divisor(
+                h, out_size[0], kernel[0], stride[0], padding[0], count_include_pad
+            )
+            divisor_w = _avg_divisor(
+                w, out_size[1], kernel[1], stride[1], padding[1], count_include_pad
+            )
+            divisor = np.multiply.outer(divisor_h, divisor_w).astype(sums.dtype)
+        result = sums / divisor
+        if array.dtype.kind != "f":
+            result = (sums // divisor).astype(array.dtype)
+        ctx.is_batched = is_batched
+        ctx.in_size = (h, w)
+        ctx.config = (kernel, stride, padding, (1, 1))
+        ctx.save_for_backward(_wrap(divisor))
+        return _wrap(result if is_batched else result[0])
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (divisor,) = ctx.saved_tensors
+        if not ctx.is_batched:
+            grad_output = grad_output.unsqueeze(0)
+        n, c, out_h, out_w = grad_output.shape
+        kh, kw = ctx.config[0]
+        # every input in a window gets grad / divisor
+        grad_cols = (grad_output / divisor).reshape(n, c, 1, 1, out_h, out_w)
+        grad_cols = grad_cols.expand(n, c, kh, kw, out_h, out_w)
+        grad_x = Col2Im.apply(grad_cols, ctx.in_size, *ctx.config)
+        if not ctx.is_batched:
+            grad_x = grad_x.squeeze(0)
+        return grad_x, None, None, None, None, None, None
+
+
+def avg_pool2d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """2-D average pooling over (N, C, H, W) or (C, H, W) input."""
+    kernel, stride_p, padding_p, _, out_size = _pool_config(
+        "avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode
+    )
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    return AvgPool2D.apply(
+        input, kernel, stride_p, padding_p, out_size, count_include_pad, divisor_override
+    )
+
+
+def avg_pool1d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
+    """1-D average pooling over (N, C, L) or (C, L) input."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument "
+            "#1 'self' (while checking arguments for avg_pool1d)"
+        )
+    kernel = _tuple(kernel_size, 1, "kernel_size", conv=False)[0]
+    pad = _tuple(padding, 1, "padding", conv=False)[0]
+    stride_1 = (
+        kernel
+        if stride is None or stride == [] or stride == ()
+        else _tuple(stride, 1, "stride", conv=False)[0]
+    )
+    result = avg_pool2d(
+        input.unsqueeze(-2), (1, kernel), (1, stride_1), (0, pad), ceil_mode, count_include_pad
+    )
+    return result.squeeze(-2)
+
+
+def _adaptive_matrix(size: int, out: int, dtype: np.dtype) -> np.ndarray:
+    """(out, size) averaging matrix over the windows [floor(i*s/o), ceil((i+1)*s/o))."""
+    index = np.arange(out)
+    starts = (index * size) // out
+    ends = -((-(index + 1) * size) // out)
+    positions = np.arange(size)
+    inside = (positions >= starts[:, None]) & (positions < ends[:, None])
+    return (inside / (ends - starts)[:, None]).astype(dtype)
+
+
+class AdaptiveAvgPool2D(Function):
+    _backward_name = "AdaptiveAvgPool2DBackward0"
+
+    @staticmethod
+    def forward(ctx, x, out_size):
+        array = x._data
+        pool_h = _adaptive_matrix(array.shape[-2], out_size[0], array.dtype)
+        pool_w = _adaptive_matrix(array.shape[-1], out_size[1], array.dtype)
+        ctx.save_for_backward(_wrap(pool_h), _wrap(pool_w))
+        return _wrap(np.matmul(np.matmul(pool_h, array), pool_w.T))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        pool_h, pool_w = ctx.saved_tensors
+        # the pooling is linear: out = P_h x P_w^T, so grad_x = P_h^T grad P_w
+        return matmul(matmul(pool_h.t(), grad_output), pool_w), None
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+    """Average pooling to a fixed (Ho, Wo) with PyTorch's adaptive window boundaries."""
+    if input.dim() not in (3, 4):
+        raise RuntimeError(
+            f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {_size_list(input.shape)}"
+        )
+    if isinstance(output_size, (list, tuple)):
+        if len(output_size) != 2:
+            raise ValueError("Input dimension should be at least 4")
+        sizes = output_size
+    else:
+        sizes = (output_size, output_size)
+    in_size = input.shape[-2:]
+    out_size = tuple(int(s) if s is not None else i for s, i in zip(sizes, in_size))
+    if out_size == (1, 1):
+        # a global average is a plain mean, as in PyTorch
+        return input.mean((-1, -2), keepdim=True)
+    return AdaptiveAvgPool2D.apply(input, out_size)

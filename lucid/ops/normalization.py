@@ -1,5 +1,641 @@
-"""Neural-network ops: the normalization family (used through lucid.nn.functional)."""
+"""Neural-network ops: linear layers, dropout, embedding, normalization and attention."""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from lucid._tensor import Tensor, _wrap
+from lucid.autograd.function import Function
+from lucid.autograd.grad_mode import is_grad_enabled, no_grad
+from lucid.ops.arithmetic import add, addmm, matmul, mul, mul_
+from lucid.ops.broadcast import sum_to
+from lucid.ops.indexing import scatter_add
+from lucid.ops.pointwise import rsqrt
+from lucid.ops.reduction import mean, sum
+
+__all__ = [
+    "linear", "bilinear", "dropout", "dropout2d", "embedding", "batch_norm", "layer_norm",
+    "group_norm", "rms_norm", "scaled_dot_product_attention",
+]  # fmt: skip
+
+
+# ------------------------------------------------------------------- linear
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """input @ weight.T + bias."""
+    ndim = input.ndim
+    if ndim == 2:
+        if bias is None:
+            return matmul(input, weight.t())
+        return addmm(bias, input, weight.t())
+    if ndim > 2 and bias is not None:
+        # one GEMM over the flattened leading dims is faster than a batched matmul
+        flat = input.reshape(-1, input.shape[-1])
+        return addmm(bias, flat, weight.t()).view(*input.shape[:-1], weight.shape[0])
+    output = matmul(input, weight.t())
+    return output if bias is None else add(output, bias)
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y_k = input1^T weight_k input2 + bias_k over the last dimension."""
+    out_features, in1, in2 = weight.shape
+    leading = input1.shape[:-1]
+    x1 = input1.reshape(-1, in1)
+    x2 = input2.reshape(-1, 1, in2)
+    # (B, in1) @ (in1, out*in2) contracts input1 with every weight slice in one GEMM
+    mixed = matmul(x1, weight.permute(1, 0, 2).reshape(in1, out_features * in2))
+    output = sum(mixed.reshape(-1, out_features, in2) * x2, -1)
+    if bias is not None:
+        output = output + bias
+    return output.reshape(*leading, out_features)
+
+
+# ------------------------------------------------------------------ dropout
+def _check_probability(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _dropout_with_mask(input: Tensor, mask_shape: tuple[int, ...], p: float, inplace: bool):
+    from lucid.factories import _rng
+
+    array = input._data
+    if p == 1.0:
+        scaled = np.zeros(mask_shape, array.dtype)
+    else:
+        keep = _rng(None).random(mask_shape) >= p
+        scaled = keep.astype(array.dtype) * np.asarray(1.0 / (1.0 - p), array.dtype)
+    mask = _wrap(scaled)
+    if inplace:
+        return mul_(input, mask)
+    return mul(input, mask)
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1/(1-p) (when training)."""
+    _check_probability(p)
+    if not training or p == 0.0:
+        return input
+    return _dropout_with_mask(input, input.shape, p, inplace)
+
+
+def dropout2d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zero whole channels (dim 1 of (N, C, H, W)) with probability p."""
+    _check_probability(p)
+    ndim = input.ndim
+    if ndim not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {ndim}-D input to dropout2d, which is deprecated and will "
+            "result in an error in a future release. To retain the behavior and silence this "
+            "warning, please use dropout instead. Note that dropout2d exists to provide "
+            "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, and "
+            "an optional batch dimension (i.e. 3D or 4D inputs).",
+            stacklevel=2,
+        )
+    elif ndim == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
+            "the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2,
+        )
+    if not training or p == 0.0:
+        return input
+    if ndim < 2:
+        return _dropout_with_mask(input, input.shape, p, inplace)
+    mask_shape = tuple(input.shape[:2]) + (1,) * (ndim - 2)
+    return _dropout_with_mask(input, mask_shape, p, inplace)
+
+
+# ---------------------------------------------------------------- embedding
+class Embedding(Function):
+    _backward_name = "EmbeddingBackward0"
+
+    @staticmethod
+    def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
+        ctx.indices = indices
+        ctx.padding_idx = padding_idx
+        ctx.scale_grad_by_freq = scale_grad_by_freq
+        ctx.num_weights = weight._data.shape[0]
+        return _wrap(weight._data[indices])
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        if not ctx.needs_input_grad[0]:
+            return None, None, None, None
+        indices = ctx.indices.reshape(-1)
+        dim = grad_output.shape[-1]
+        rows = grad_output.reshape(-1, dim)
+        row_scale = None
+        if ctx.padding_idx is not None:
+            # the padding row is a fixed vector: it never receives gradient
+            row_scale = (indices != ctx.padding_idx).astype(rows._data.dtype)
+        if ctx.scale_grad_by_freq:
+            counts = np.bincount(indices, minlength=ctx.num_weights)
+            frequency = 1.0 / counts[indices]
+            row_scale = frequency if row_scale is None else row_scale * frequency
+        if row_scale is not None:
+            rows = rows * _wrap(row_scale.astype(rows._data.dtype).reshape(-1, 1))
+        target = _wrap(np.zeros((ctx.num_weights, dim), rows._data.dtype))
+        index = _wrap(np.broadcast_to(indices.reshape(-1, 1), (indices.size, dim)))
+        # scatter_add accumulates rows whose index repeats
+        return scatter_add(target, 0, index, rows), None, None, None
+
+
+class EmbeddingRenorm(Function):
+    _backward_name = "EmbeddingRenormBackward0"
+
+    @staticmethod
+    def forward(ctx, weight, indices, max_norm, norm_type):
+        ctx.mark_dirty(weight)
+        array = weight._data
+        rows = np.unique(indices)
+        selected = array[rows]
+        norms = np.linalg.norm(selected, ord=norm_type, axis=1)
+        over = norms > max_norm
+        # the small constant keeps renormalised rows just under max_norm, as PyTorch does
+        scale = np.where(over, max_norm / (norms + 1e-7), 1.0).astype(array.dtype)
+        array[rows] = selected * scale[:, None]
+        return weight
+
+
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """Rows of `weight` picked by the integer tensor `input` (sparse gradients are dense)."""
+    if input._data.dtype.kind not in "iu":
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar "
+            f"types: Long, Int; but got {input.dtype} instead (while checking arguments for "
+            "embedding)"
+        )
+    num_weights = weight.shape[0]
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= num_weights:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -num_weights:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = num_weights + padding_idx
+    indices = input._data
+    if indices.size and (indices.min() < 0 or indices.max() >= num_weights):
+        raise IndexError("index out of range in self")
+    if max_norm is not None:
+        with no_grad():
+            EmbeddingRenorm.apply(weight, indices, max_norm, norm_type)
+    return Embedding.apply(weight, indices, padding_idx, scale_grad_by_freq)
+
+
+# ------------------------------------------------------------ normalization
+def _mean_over(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """np.mean(a, axes, keepdims=True), as one GEMV when `axes` are the trailing dims."""
+    count = len(axes)
+    if axes != tuple(range(a.ndim - count, a.ndim)):
+        return np.mean(a, axis=axes, keepdims=True)
+    size = math.prod(a.shape[a.ndim - count :])
+    # a matrix-vector product is several times faster than NumPy's pairwise reduction
+    weights = np.full(size, 1.0 / size, a.dtype)
+    return np.matmul(a.reshape(-1, size), weights).reshape(a.shape[: a.ndim - count] + (1,) * count)
+
+
+def _sum_over(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """np.sum(a, axes), as one GEMV when `axes` are the leading dims."""
+    if axes != tuple(range(len(axes))):
+        return np.sum(a, axis=axes)
+    rows = math.prod(a.shape[: len(axes)])
+    return np.matmul(np.ones(rows, a.dtype), a.reshape(rows, -1)).reshape(a.shape[len(axes) :])
+
+
+def _normalize_arrays(x: np.ndarray, axes: tuple[int, ...], eps: float):
+    """(x - mean) * rstd and rstd, with the biased variance over `axes`."""
+    centered = x - _mean_over(x, axes)
+    # two passes (mean, then mean of squares of the centered values) stay accurate when
+    # |mean| >> std, where E[x^2] - E[x]^2 would cancel
+    variance = _mean_over(np.square(centered), axes)
+    rstd = 1.0 / np.sqrt(variance + np.asarray(eps, x.dtype))
+    centered *= rstd
+    return centered, rstd
+
+
+def _normalized_with_graph(x: Tensor, axes: tuple[int, ...], eps: float):
+    """The same (xhat, rstd) built from lucid ops, so that double backward sees through them."""
+    centered = x - mean(x, axes, keepdim=True)
+    rstd = rsqrt(mean(centered * centered, axes, keepdim=True) + eps)
+    return centered * rstd, rstd
+
+
+def _normalize_backward(grad_xhat: Tensor, xhat: Tensor, rstd: Tensor, axes: tuple[int, ...]):
+    # d/dx of (x - mean) * rstd applied to grad_xhat: remove the mean and the xhat direction
+    projection = mean(grad_xhat * xhat, axes, keepdim=True)
+    return (grad_xhat - mean(grad_xhat, axes, keepdim=True) - xhat * projection) * rstd
+
+
+class _Normalize(Function):
+    """(x - mean) / sqrt(var + eps) * weight + bias, with statistics over `axes`.
+
+    Statistics are taken on x viewed as `group_shape` (x's own shape except for group norm);
+    weight and bias broadcast against x viewed as `param_shape`. `fixed_stats` is None when
+    the statistics come from x, or the (mean, var) arrays of batch norm's running stats.
+    """
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, group_shape, axes, param_shape, eps, fixed_stats):
+        array = x._data
+        if fixed_stats is None:
+            xhat, rstd = _normalize_arrays(array.reshape(group_shape), axes, eps)
+            xhat = xhat.reshape(array.shape)
+        else:
+            mean_array, var_array = fixed_stats
+            rstd = 1.0 / np.sqrt(var_array + array.dtype.type(eps))
+            xhat = (array - mean_array) * rstd
+        output = xhat
+        if weight is not None:
+            output = xhat * weight._data.reshape(param_shape)
+        if bias is not None:
+            if output is xhat:
+                output = xhat + bias._data.reshape(param_shape)
+            else:
+                output += bias._data.reshape(param_shape)
+        if output is xhat:
+            # xhat is saved for backward; the output must not share its memory
+            output = xhat.copy()
+        ctx.group_shape, ctx.axes, ctx.param_shape = group_shape, axes, param_shape
+        ctx.eps, ctx.fixed_stats = eps, fixed_stats
+        ctx.save_for_backward(x, weight, bias, _wrap(xhat), _wrap(rstd))
+        return _wrap(output)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, bias, xhat, rstd = ctx.saved_tensors
+        group_shape, axes, param_shape = ctx.group_shape, ctx.axes, ctx.param_shape
+        if not is_grad_enabled():
+            return _normalize_backward_arrays(ctx, grad_output, x, weight, bias, xhat, rstd)
+        # create_graph: rebuild xhat from x so that its own derivative is recorded
+        if ctx.fixed_stats is None:
+            grouped, rstd = _normalized_with_graph(x.reshape(group_shape), axes, ctx.eps)
+            xhat = grouped.reshape(x.shape)
+        else:
+            xhat = (x - _wrap(ctx.fixed_stats[0])) * rstd
+        grad_x = grad_weight = grad_bias = None
+        if ctx.needs_input_grad[0]:
+            grad_xhat = grad_output
+            if weight is not None:
+                grad_xhat = grad_output * weight.reshape(param_shape)
+            if ctx.fixed_stats is not None:
+                # running statistics are constants: the map x -> xhat is affine
+                grad_x = grad_xhat * rstd
+            else:
+                grad_x = _normalize_backward(
+                    grad_xhat.reshape(group_shape), xhat.reshape(group_shape), rstd, axes
+                ).reshape(x.shape)
+        if ctx.needs_input_grad[1]:
+            grad_weight = sum_to(grad_output * xhat, param_shape).reshape(weight.shape)
+        if ctx.needs_input_grad[2]:
+            grad_bias = sum_to(grad_output, param_shape).reshape(bias.shape)
+        return grad_x, grad_weight, grad_bias, None, None, None, None, None
+
+
+def _normalize_backward_arrays(ctx, grad_output, x, weight, bias, xhat, rstd):
+    """_Normalize's gradients computed on arrays in a few fused passes.
+
+    Taken only when grad mode is off (backward without create_graph), so no graph is lost;
+    with create_graph the lucid-op formulas of `_Normalize.backward` run instead.
+    """
+    group_shape, axes, param_shape = ctx.group_shape, ctx.axes, ctx.param_shape
+    g, xhat_array, rstd_array = grad_output._data, xhat._data, rstd._data
+    grad_x = grad_weight = grad_bias = None
+    # the axes that weight and bias broadcast over (param_shape aligns with x's trailing dims)
+    offset = g.ndim - len(param_shape)
+    param_axes = tuple(
+        axis for axis in range(g.ndim) if axis < offset or param_shape[axis - offset] == 1
+    )
+    if ctx.needs_input_grad[0]:
+        grad_xhat = g if weight is None else g * weight._data.reshape(param_shape)
+        if ctx.fixed_stats is not None:
+            grad_x = grad_xhat * rstd_array
+        else:
+            grouped = grad_xhat.reshape(group_shape)
+            xhat_grouped = xhat_array.reshape(group_shape)
+            projection = _mean_over(grouped * xhat_grouped, axes)
+            result = grouped - _mean_over(grouped, axes)
+            result -= xhat_grouped * projection
+            result *= rstd_array
+            grad_x = result.reshape(g.shape)
+        grad_x = _wrap(grad_x)
+    if ctx.needs_input_grad[1]:
+        grad_weight = _wrap(_sum_over(g * xhat_array, param_axes).reshape(weight.shape))
+    if ctx.needs_input_grad[2]:
+        grad_bias = _wrap(_sum_over(g, param_axes).reshape(bias.shape))
+    return grad_x, grad_weight, grad_bias, None, None, None, None, None
+
+
+class NativeLayerNorm(_Normalize):
+    _backward_name = "NativeLayerNormBackward0"
+
+
+class NativeGroupNorm(_Normalize):
+    _backward_name = "NativeGroupNormBackward0"
+
+
+class NativeBatchNorm(_Normalize):
+    _backward_name = "NativeBatchNormBackward0"
+
+
+def _shape_tuple(shape: Any) -> tuple[int, ...]:
+    return (shape,) if isinstance(shape, int) else tuple(shape)
+
+
+def _check_normalized_shape(input: Tensor, normalized_shape: tuple[int, ...], weight) -> None:
+    count = len(normalized_shape)
+    if (
+        count == 0
+        or tuple(input.shape[input.ndim - count :]) != normalized_shape
+        or (input.ndim < count)
+    ):
+        expected = ", ".join(["*", *(str(size) for size in normalized_shape)])
+        got = ", ".join(str(size) for size in input.shape)
+        raise RuntimeError(
+            f"Given normalized_shape=[{', '.join(str(s) for s in normalized_shape)}], expected "
+            f"input with shape [{expected}], but got input of size[{got}]"
+        )
+    if weight is not None and tuple(weight.shape) != normalized_shape:
+        raise RuntimeError(
+            "Expected weight to be of same shape as normalized_shape, but got weight of shape "
+            f"[{', '.join(str(s) for s in weight.shape)}] and normalized_shape = "
+            f"[{', '.join(str(s) for s in normalized_shape)}]"
+        )
+
+
+def layer_norm(
+    input: Tensor,
+    normalized_shape: Any,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-05,
+) -> Tensor:
+    """Normalize over the trailing `normalized_shape` dims, then scale and shift."""
+    normalized_shape = _shape_tuple(normalized_shape)
+    _check_normalized_shape(input, normalized_shape, weight)
+    ndim = input.ndim
+    axes = tuple(range(ndim - len(normalized_shape), ndim))
+    shape = tuple(input.shape)
+    return NativeLayerNorm.apply(input, weight, bias, shape, axes, normalized_shape, eps, None)
+
+
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-05,
+) -> Tensor:
+    """Normalize each of `num_groups` channel groups of (N, C, *) over its channels and space."""
+    if input.ndim < 2:
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {input.ndim}"
+        )
+    shape = tuple(input.shape)
+    channels = shape[1]
+    if channels % num_groups != 0:
+        raise RuntimeError(
+            f"Expected number of channels in input to be divisible by num_groups, but got input "
+            f"of shape {list(shape)} and num_groups={num_groups}"
+        )
+    group_shape = (shape[0], num_groups, -1)
+    param_shape = (channels,) + (1,) * (len(shape) - 2)
+    return NativeGroupNorm.apply(input, weight, bias, group_shape, (2,), param_shape, eps, None)
+
+
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-05,
+) -> Tensor:
+    """Normalize each channel (dim 1) over the batch and spatial dims.
+
+    When training, batch statistics are used and the running statistics (when given) are
+    updated in place with the unbiased variance; otherwise the running statistics are used.
+    """
+    shape = tuple(input.shape)
+    channels = shape[1] if len(shape) > 1 else 1
+    axes = (0, *range(2, len(shape)))
+    param_shape = (channels,) + (1,) * (len(shape) - 2)
+    if training:
+        count = int(np.prod([shape[axis] for axis in axes]))
+        if count == 1:
+            raise ValueError(
+                "Expected more than 1 value per channel when training, got input size "
+                f"torch.Size({list(shape)})"
+            )
+        if running_mean is not None or running_var is not None:
+            _update_running_stats(input._data, axes, count, running_mean, running_var, momentum)
+        return NativeBatchNorm.apply(input, weight, bias, shape, axes, param_shape, eps, None)
+    for name, stats in (("running_mean", running_mean), ("running_var", running_var)):
+        if stats is None:
+            raise RuntimeError(f"{name} must be defined in evaluation mode")
+    dtype = input._data.dtype
+    mean_array = running_mean._data.astype(dtype, copy=False).reshape(param_shape)
+    var_array = running_var._data.astype(dtype, copy=False).reshape(param_shape)
+    return NativeBatchNorm.apply(
+        input, weight, bias, shape, axes, param_shape, eps, (mean_array, var_array)
+    )
+
+
+def _update_running_stats(array, axes, count, running_mean, running_var, momentum) -> None:
+    batch_mean = array.mean(axis=axes)
+    batch_var = array.var(axis=axes) * (count / (count - 1))
+    # running stats are buffers, not graph inputs: they are updated without a node
+    if running_mean is not None:
+        data = running_mean._data
+        data *= 1.0 - momentum
+        data += momentum * batch_mean.astype(data.dtype)
+        running_mean._version_counter[0] += 1
+    if running_var is not None:
+        data = running_var._data
+        data *= 1.0 - momentum
+        data += momentum * batch_var.astype(data.dtype)
+        running_var._version_counter[0] += 1
+
+
+def rms_norm(
+    input: Tensor,
+    normalized_shape: Any,
+    weight: Tensor | None = None,
+    eps: float | None = None,
+) -> Tensor:
+    """input / sqrt(mean(input^2) + eps) * weight over the trailing `normalized_shape` dims."""
+    normalized_shape = _shape_tuple(normalized_shape)
+    _check_normalized_shape(input, normalized_shape, weight)
+    if eps is None:
+        eps = float(np.finfo(input._data.dtype).eps)
+    ndim = input.ndim
+    axes = tuple(range(ndim - len(normalized_shape), ndim))
+    output = input * rsqrt(mean(input * input, axes, keepdim=True) + eps)
+    return output if weight is None else output * weight
+
+
+# ---------------------------------------------------------------- attention
+def _attention_mask(attn_mask: Tensor | None, is_causal: bool, query, key, dtype):
+    """The additive mask (or None) and, when some row masks every key, the rows still alive."""
+    length, source_length = query.shape[-2], key.shape[-2]
+    if is_causal:
+        allowed = np.tril(np.ones((length, source_length), dtype=bool))
+        additive = np.where(allowed, dtype.type(0), dtype.type(-np.inf))
+    elif attn_mask is None:
+        return None, None
+    elif attn_mask._data.dtype == np.bool_:
+        # True means "may attend", as in PyTorch
+        additive = np.where(attn_mask._data, dtype.type(0), dtype.type(-np.inf))
+    else:
+        additive = attn_mask._data.astype(dtype, copy=False)
+    masked_rows = np.all(additive == -np.inf, axis=-1, keepdims=True)
+    if not masked_rows.any():
+        return additive, None
+    # PyTorch's CPU kernel returns zeros (not nan) for a query that may attend to nothing
+    return np.where(masked_rows, dtype.type(0), additive), ~masked_rows
+
+
+def _softmax_rows(scores: np.ndarray) -> np.ndarray:
+    # subtract the row max so large scores don't overflow exp
+    scores -= scores.max(axis=-1, keepdims=True)
+    np.exp(scores, out=scores)
+    scores /= scores.sum(axis=-1, keepdims=True)
+    return scores
+
+
+class ScaledDotProductAttention(Function):
+    _backward_name = "ScaledDotProductAttentionBackward0"
+
+    @staticmethod
+    def forward(ctx, query, key, value, additive, alive_rows, scale):
+        q, k, v = query._data, key._data, value._data
+        scores = np.matmul(q * q.dtype.type(scale), np.swapaxes(k, -1, -2))
+        if additive is not None:
+            scores = scores + additive
+        probabilities = _softmax_rows(scores)
+        if alive_rows is not None:
+            probabilities *= alive_rows
+        ctx.additive, ctx.alive_rows, ctx.scale = additive, alive_rows, scale
+        ctx.save_for_backward(query, key, value, _wrap(probabilities))
+        return _wrap(np.matmul(probabilities, v))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        query, key, value, probabilities = ctx.saved_tensors
+        scale = ctx.scale
+        if not is_grad_enabled():
+            return _attention_backward_arrays(ctx, grad_output, query, key, value, probabilities)
+        # create_graph: rebuild the probabilities from query and key so they are recorded
+        probabilities = _attention_probabilities(query, key, ctx.additive, ctx.alive_rows, scale)
+        grad_query = grad_key = grad_value = None
+        if ctx.needs_input_grad[2]:
+            # d(P V)/dV: P^T grad
+            grad_value = sum_to(matmul(probabilities.transpose(-2, -1), grad_output), value.shape)
+        if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
+            grad_probabilities = matmul(grad_output, value.transpose(-2, -1))
+            # softmax backward: P * (dP - rowsum(dP * P)), then the 1/sqrt(E) scale
+            weighted = grad_probabilities * probabilities
+            grad_scores = weighted - probabilities * sum(weighted, -1, keepdim=True)
+            grad_scores = grad_scores * scale
+            if ctx.needs_input_grad[0]:
+                grad_query = sum_to(matmul(grad_scores, key), query.shape)
+            if ctx.needs_input_grad[1]:
+                grad_key = sum_to(matmul(grad_scores.transpose(-2, -1), query), key.shape)
+        return grad_query, grad_key, grad_value, None, None, None
+
+
+def _attention_backward_arrays(ctx, grad_output, query, key, value, probabilities):
+    """The attention gradients on arrays; taken only when grad mode is off (no create_graph)."""
+    g, p = grad_output._data, probabilities._data
+    q, k, v = query._data, key._data, value._data
+    grad_query = grad_key = grad_value = None
+    if ctx.needs_input_grad[2]:
+        grad_value = _wrap(_sum_to_shape(np.matmul(np.swapaxes(p, -1, -2), g), v.shape))
+    if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
+        grad_scores = np.matmul(g, np.swapaxes(v, -1, -2))
+        grad_scores *= p
+        grad_scores -= p * grad_scores.sum(axis=-1, keepdims=True)
+        grad_scores *= grad_scores.dtype.type(ctx.scale)
+        if ctx.needs_input_grad[0]:
+            grad_query = _wrap(_sum_to_shape(np.matmul(grad_scores, k), q.shape))
+        if ctx.needs_input_grad[1]:
+            grad_key = np.matmul(np.swapaxes(grad_scores, -1, -2), q)
+            grad_key = _wrap(_sum_to_shape(grad_key, k.shape))
+    return grad_query, grad_key, grad_value, None, None, None
+
+
+def _sum_to_shape(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Undo batch broadcasting of an attention operand (arrays only)."""
+    if array.shape == shape:
+        return array
+    return sum_to(_wrap(array), shape)._data
+
+
+def _attention_probabilities(query, key, additive, alive_rows, scale):
+    from lucid.ops.nn_ops import softmax
+
+    scores = matmul(query * scale, key.transpose(-2, -1))
+    if additive is not None:
+        scores = scores + _wrap(additive)
+    probabilities = softmax(scores, -1)
+    if alive_rows is not None:
+        probabilities = probabilities * _wrap(alive_rows.astype(probabilities._data.dtype))
+    return probabilities
+
+
+def _repeat_heads(tensor: Tensor, heads: int) -> Tensor:
+    shape = tuple(tensor.shape)
+    repeats = heads // shape[-3]
+    expanded = tensor.unsqueeze(-3).expand(*shape[:-2], repeats, *shape[-2:])
+    return expanded.reshape(*shape[:-3], heads, *shape[-2:])
+
+
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """softmax(query @ key^T * scale + mask) @ value over the last two dims.
+
+    A boolean mask marks the keys each query may attend to; a float mask is added to the
+    scores. A query that may attend to no key gets a zero output, as in PyTorch's CPU kernel.
+    """
+    if is_causal and attn_mask is not None:
+        raise RuntimeError(
+            "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+            "is_causal=True"
+        )
+    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        key = _repeat_heads(key, query.shape[-3])
+        value = _repeat_heads(value, query.shape[-3])
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.shape[-1])
+    additive, alive_rows = _attention_mask(attn_mask, is_causal, query, key, query._data.dtype)
+    if dropout_p > 0.0:
+        probabilities = _attention_probabilities(query, key, additive, alive_rows, scale)
+        return matmul(dropout(probabilities, dropout_p), value)
+    return ScaledDotProductAttention.apply(query, key, value, additive, alive_rows, scale)

@@ -1,5 +1,18 @@
-"""Utilities: removable hook handles (and, later, data loading and serialization)."""
+"""Utilities: removable hook handles, data loading, and pickle-free serialization."""
+
+import importlib
+from typing import Any
 
 from lucid.utils import hooks
 
-__all__ = ["hooks"]
+__all__ = ["hooks", "data", "from_torch_state_dict"]
+
+
+def __getattr__(name: str) -> Any:
+    # data and serialization build on lucid's whole namespace, while the Tensor itself
+    # imports lucid.utils.hooks: load them on first use to keep the import order acyclic.
+    if name == "data":
+        return importlib.import_module("lucid.utils.data")
+    if name == "from_torch_state_dict":
+        return importlib.import_module("lucid.utils.serialization").from_torch_state_dict
+    raise AttributeError(f"module 'lucid.utils' has no attribute '{name}'")

@@ -1,0 +1,224 @@
+"""Optimizer base: parameter groups with defaults, per-parameter state, state dicts, zero_grad."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from itertools import chain
+from typing import Any
+
+import lucid
+from lucid import Tensor
+
+__all__ = ["Optimizer", "required"]
+
+
+class _RequiredParameter:
+    """Marks a hyperparameter that every parameter group must give (no default)."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+def _type_name(obj: Any) -> str:
+    if isinstance(obj, Tensor):
+        return "lucid.Tensor"
+    module = type(obj).__module__
+    name = type(obj).__qualname__
+    return name if module in ("builtins", "__builtin__") else f"{module}.{name}"
+
+
+def _scalar_dtype() -> lucid.dtype:
+    # The step counter is a 0-d tensor, float64 only when that is the default dtype (as PyTorch).
+    return lucid.float64 if lucid.get_default_dtype() == lucid.float64 else lucid.float32
+
+
+class Optimizer:
+    """Base class of all optimizers: holds `param_groups` and per-parameter `state`."""
+
+    def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or "
+                f"dicts, but got {_type_name(params)}"
+            )
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for param_group in param_groups:
+            self.add_param_group(param_group)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {
+            "defaults": self.defaults,
+            "state": self.state,
+            "param_groups": self.param_groups,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def __repr__(self) -> str:
+        lines = [self.__class__.__name__ + " ("]
+        for index, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {index}")
+            for key in sorted(group.keys()):
+                if key != "params":
+                    lines.append(f"    {key}: {group[key]}")
+        lines.append(")")
+        return "\n".join(lines)
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters, filling in the optimizer's defaults for missing options."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but "
+                "the ordering of tensors in sets will change between runs. Please use a list "
+                "instead."
+            )
+        else:
+            param_group["params"] = list(params)
+
+        for param in param_group["params"]:
+            if not isinstance(param, Tensor):
+                raise TypeError(
+                    "optimizer can only optimize Tensors, but one of the params is "
+                    + _type_name(param)
+                )
+            if not self.defaults.get("differentiable", None) and not (
+                param.is_leaf or param.retains_grad
+            ):
+                raise ValueError("can't optimize a non-leaf Tensor")
+
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(
+                    "parameter group didn't specify a value of required optimization "
+                    f"parameter {name}"
+                )
+            param_group.setdefault(name, default)
+
+        group_ids = [id(param) for param in param_group["params"]]
+        if len(group_ids) != len(set(group_ids)):
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; "
+                "in future, this will cause an error; "
+                "see github.com/pytorch/pytorch/issues/40967 for more information",
+                stacklevel=3,
+            )
+
+        existing_ids = {id(param) for group in self.param_groups for param in group["params"]}
+        if not existing_ids.isdisjoint(group_ids):
+            raise ValueError("some parameters appear in more than one parameter group")
+
+        self.param_groups.append(param_group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of all parameters (to None by default, else to zeros)."""
+        for group in self.param_groups:
+            for param in group["params"]:
+                if param.grad is None:
+                    continue
+                if set_to_none:
+                    param.grad = None
+                else:
+                    grad = param.grad
+                    if grad.grad_fn is not None:
+                        grad.detach_()
+                    else:
+                        grad.requires_grad_(False)
+                    grad.zero_()
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        raise NotImplementedError
+
+    def _run_closure(self, closure: Callable[[], Any] | None) -> Any:
+        if closure is None:
+            return None
+        with lucid.enable_grad():
+            return closure()
+
+    def state_dict(self) -> dict[str, Any]:
+        """The optimizer's state and hyperparameters, with parameters replaced by their indices."""
+        index_of: dict[int, int] = {}
+        start_index = 0
+
+        def pack_group(group: dict[str, Any]) -> dict[str, Any]:
+            nonlocal start_index
+            packed = {key: value for key, value in group.items() if key != "params"}
+            for index, param in enumerate(group["params"], start_index):
+                index_of.setdefault(id(param), index)
+            packed["params"] = [index_of[id(param)] for param in group["params"]]
+            start_index += len(packed["params"])
+            return packed
+
+        param_groups = [pack_group(group) for group in self.param_groups]
+        packed_state = {
+            (index_of[id(key)] if isinstance(key, Tensor) else key): value
+            for key, value in self.state.items()
+        }
+        return {"state": packed_state, "param_groups": param_groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a state dict produced by `state_dict()` of an optimizer over matching groups."""
+        groups = self.param_groups
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(
+            len(group["params"]) != len(saved["params"])
+            for group, saved in zip(groups, saved_groups, strict=True)
+        ):
+            raise ValueError(
+                "loaded state dict contains a parameter group that doesn't match the size "
+                "of optimizer's group"
+            )
+
+        param_of = dict(
+            zip(
+                chain.from_iterable(saved["params"] for saved in saved_groups),
+                chain.from_iterable(group["params"] for group in groups),
+                strict=True,
+            )
+        )
+
+        def cast(param: Tensor, value: Any, key: str | None = None) -> Any:
+            # Copies, so the loaded optimizer never shares state tensors with the dict's owner.
+            if isinstance(value, Tensor):
+                if key != "step" and param.is_floating_point():
+                    return value.detach().to(param.dtype).clone()
+                return value.detach().clone()
+            if isinstance(value, dict):
+                return {k: cast(param, v, k) for k, v in value.items()}
+            if isinstance(value, list | tuple):
+                return type(value)(cast(param, v, key) for v in value)
+            return value
+
+        state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
+        for key, value in state_dict["state"].items():
+            if key in param_of:
+                param = param_of[key]
+                state[param] = cast(param, value)
+            else:
+                state[key] = value
+
+        new_groups = []
+        for group, saved in zip(groups, saved_groups, strict=True):
+            saved["params"] = group["params"]
+            new_groups.append(saved)
+        self.__setstate__({"state": state, "param_groups": new_groups})

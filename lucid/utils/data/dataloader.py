@@ -1,0 +1,208 @@
+"""DataLoader: batches a dataset's samples through a sampler and a collate function."""
+
+from __future__ import annotations
+
+import collections.abc
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+import lucid
+from lucid.utils.data.dataset import Dataset, IterableDataset
+from lucid.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+
+__all__ = ["DataLoader", "default_collate", "default_convert"]
+
+_COLLATE_ERROR = (
+    "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
+)
+
+
+def default_collate(batch: list[Any]) -> Any:
+    """Stack a list of samples into a batch, recursing into tuples, lists and dicts.
+
+    Tensors and NumPy arrays are stacked along a new first dim; Python ints become an int64
+    tensor, floats a float64 tensor and bools a bool tensor (as in PyTorch); strings are left
+    as they are.
+    """
+    elem = batch[0]
+    if isinstance(elem, lucid.Tensor):
+        return lucid.stack(list(batch), 0)
+    if isinstance(elem, np.ndarray) or isinstance(elem, np.generic):
+        # Strings and objects have no tensor dtype.
+        if np.dtype(elem.dtype).kind in "SaUO":
+            raise TypeError(_COLLATE_ERROR.format(elem.dtype))
+        if isinstance(elem, np.ndarray):
+            return lucid.stack([lucid.from_numpy(np.asarray(sample)) for sample in batch], 0)
+        return lucid.from_numpy(np.array(batch))
+    if isinstance(elem, bool):
+        return lucid.tensor(batch, dtype=lucid.bool)
+    if isinstance(elem, float):
+        return lucid.tensor(batch, dtype=lucid.float64)
+    if isinstance(elem, int):
+        return lucid.tensor(batch, dtype=lucid.int64)
+    if isinstance(elem, (str, bytes)):
+        return batch
+    if isinstance(elem, collections.abc.Mapping):
+        collated = {key: default_collate([sample[key] for sample in batch]) for key in elem}
+        try:
+            return type(elem)(collated)
+        except TypeError:
+            return collated
+    if isinstance(elem, tuple) and hasattr(elem, "_fields"):
+        return type(elem)(*(default_collate(samples) for samples in zip(*batch)))
+    if isinstance(elem, collections.abc.Sequence):
+        size = len(elem)
+        if any(len(sample) != size for sample in batch):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        columns = [default_collate(samples) for samples in zip(*batch)]
+        if isinstance(elem, tuple):
+            return columns
+        try:
+            return type(elem)(columns)
+        except TypeError:
+            return columns
+    raise TypeError(_COLLATE_ERROR.format(type(elem)))
+
+
+def default_convert(data: Any) -> Any:
+    """Without batching, samples pass through unchanged except NumPy arrays become tensors."""
+    if isinstance(data, np.ndarray) and data.dtype.kind not in "SaUO":
+        return lucid.from_numpy(data)
+    return data
+
+
+class DataLoader:
+    """Iterates over a dataset in batches.
+
+    Loading always runs in the calling process: `num_workers` is accepted for PyTorch
+    compatibility and validated, but no worker processes are started.
+
+    Example::
+
+        loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True,
+                            generator=lucid.Generator().manual_seed(0))
+        for inputs, targets in loader:
+            ...
+    """
+
+    def __init__(
+        self,
+        dataset: Dataset,
+        batch_size: int | None = 1,
+        shuffle: bool | None = None,
+        sampler: Sampler | None = None,
+        batch_sampler: Sampler | None = None,
+        num_workers: int = 0,
+        collate_fn: Callable[[list[Any]], Any] | None = None,
+        pin_memory: bool = False,
+        drop_last: bool = False,
+        timeout: float = 0,
+        worker_init_fn: Callable[[int], None] | None = None,
+        *,
+        generator: lucid.Generator | None = None,
+    ) -> None:
+        if num_workers < 0:
+            raise ValueError(
+                "num_workers option should be non-negative; "
+                "use num_workers=0 to disable multiprocessing."
+            )
+        if timeout < 0:
+            raise ValueError("timeout option should be non-negative")
+        self.dataset = dataset
+        self.num_workers = num_workers
+        self.pin_memory = pin_memory
+        self.timeout = timeout
+        self.worker_init_fn = worker_init_fn
+        self.generator = generator
+
+        if isinstance(dataset, IterableDataset):
+            if shuffle not in (None, False):
+                raise ValueError(
+                    "DataLoader with IterableDataset: expected unspecified shuffle option, "
+                    f"but got shuffle={shuffle}"
+                )
+            if sampler is not None:
+                raise ValueError(
+                    "DataLoader with IterableDataset: expected unspecified sampler option, "
+                    f"but got sampler={sampler}"
+                )
+            if batch_sampler is not None:
+                raise ValueError(
+                    "DataLoader with IterableDataset: expected unspecified batch_sampler "
+                    f"option, but got batch_sampler={batch_sampler}"
+                )
+        else:
+            shuffle = bool(shuffle)
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError(
+                    "batch_sampler option is mutually exclusive with batch_size, shuffle, "
+                    "sampler, and drop_last"
+                )
+            batch_size = None
+            drop_last = False
+        elif batch_size is None and drop_last:
+            raise ValueError(
+                "batch_size=None option disables auto-batching and is mutually exclusive "
+                "with drop_last"
+            )
+
+        if sampler is None and not isinstance(dataset, IterableDataset):
+            if shuffle:
+                sampler = RandomSampler(dataset, generator=generator)
+            else:
+                sampler = SequentialSampler(dataset)
+        if batch_size is not None and batch_sampler is None and sampler is not None:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+        self.sampler = sampler
+        self.batch_sampler = batch_sampler
+        if collate_fn is None:
+            collate_fn = default_collate if self._auto_collation else default_convert
+        self.collate_fn = collate_fn
+
+    @property
+    def _auto_collation(self) -> bool:
+        return self.batch_size is not None or self.batch_sampler is not None
+
+    def __iter__(self) -> Iterator[Any]:
+        if isinstance(self.dataset, IterableDataset):
+            yield from self._iterate_stream()
+        elif self.batch_sampler is not None:
+            for indices in self.batch_sampler:
+                yield self.collate_fn([self.dataset[index] for index in indices])
+        else:
+            for index in self.sampler:
+                yield self.collate_fn(self.dataset[index])
+
+    def _iterate_stream(self) -> Iterator[Any]:
+        if self.batch_size is None:
+            for sample in self.dataset:
+                yield self.collate_fn(sample)
+            return
+        batch = []
+        for sample in self.dataset:
+            batch.append(sample)
+            if len(batch) == self.batch_size:
+                yield self.collate_fn(batch)
+                batch = []
+        if batch and not self.drop_last:
+            yield self.collate_fn(batch)
+
+    def __len__(self) -> int:
+        if isinstance(self.dataset, IterableDataset):
+            length = len(self.dataset)
+            if self.batch_size is None:
+                return length
+            if self.drop_last:
+                return length // self.batch_size
+            return (length + self.batch_size - 1) // self.batch_size
+        if self.batch_sampler is not None:
+            return len(self.batch_sampler)
+        return len(self.sampler)

@@ -1,0 +1,358 @@
+"""Checkpoints without pickle: `save`/`load` in the safetensors format, and PyTorch interop.
+
+A checkpoint is a safetensors file: an 8-byte little-endian header length, a JSON header
+giving each tensor's dtype, shape and byte range, then the raw little-endian bytes. Anything
+around the tensors (dicts, lists, numbers, strings) is stored as tagged JSON in the header's
+``__metadata__``, with tensors referenced by key, so loading never runs code.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import math
+import os
+import secrets
+import struct
+from collections.abc import Mapping
+from typing import IO, Any
+
+import numpy as np
+
+import lucid
+
+__all__ = ["save", "load", "from_dlpack", "from_torch_state_dict"]
+
+_FORMAT = "lucid"
+_FORMAT_VERSION = "1"
+# safetensors' own cap on the header size; a larger value means a corrupted or foreign file.
+_MAX_HEADER_BYTES = 100_000_000
+
+_DTYPE_CODES = {
+    np.dtype(np.bool_): "BOOL",
+    np.dtype(np.uint8): "U8",
+    np.dtype(np.int8): "I8",
+    np.dtype(np.int16): "I16",
+    np.dtype(np.int32): "I32",
+    np.dtype(np.int64): "I64",
+    np.dtype(np.float16): "F16",
+    np.dtype(np.float32): "F32",
+    np.dtype(np.float64): "F64",
+}
+_CODE_DTYPES = {code: dtype for dtype, code in _DTYPE_CODES.items()}
+
+
+# ----------------------------------------------------------------------------- save
+class _Encoder:
+    """Turns an object tree into tagged JSON plus a table of named tensors."""
+
+    def __init__(self, flat_names: bool) -> None:
+        self.flat_names = flat_names
+        self.tensors: dict[str, np.ndarray] = {}
+        # The same Tensor object saved twice (tied weights) is stored once and shared on load.
+        self.keys_by_id: dict[int, str] = {}
+
+    def tensor(self, value: lucid.Tensor, name: str | None) -> dict:
+        key = self.keys_by_id.get(id(value))
+        if key is None:
+            key = name if name is not None else f"tensor.{len(self.tensors)}"
+            self.keys_by_id[id(value)] = key
+            self.tensors[key] = value.detach().numpy()
+        return {"type": "tensor", "key": key, "requires_grad": value.requires_grad}
+
+    def encode(self, value: Any, name: str | None = None) -> Any:
+        if isinstance(value, lucid.Tensor):
+            return self.tensor(value, name if self.flat_names else None)
+        if value is None or isinstance(value, (bool, str)):
+            return {"type": "value", "value": value}
+        if isinstance(value, int):
+            return {"type": "int", "value": str(int(value))}
+        if isinstance(value, float):
+            # Hex keeps floats exact and spells nan/inf, which plain JSON cannot.
+            return {"type": "float", "value": float(value).hex()}
+        if isinstance(value, lucid.dtype):
+            return {"type": "dtype", "value": value.name}
+        if isinstance(value, Mapping):
+            kind = "ordered_dict" if isinstance(value, collections.OrderedDict) else "dict"
+            items = [[self.encode(key), self.encode(item, key)] for key, item in value.items()]
+            return {"type": kind, "items": items}
+        if isinstance(value, (list, tuple)):
+            kind = "list" if isinstance(value, list) else "tuple"
+            return {"type": kind, "items": [self.encode(item) for item in value]}
+        if isinstance(value, (np.integer, np.floating, np.bool_)):
+            return self.encode(value.item())
+        raise TypeError(
+            f"lucid.save cannot store an object of type {type(value).__name__}: checkpoints "
+            "hold tensors, numbers, strings, None, dtypes, and lists, tuples and dicts of them"
+        )
+
+
+def _serialize(obj: Any) -> tuple[bytes, list[np.ndarray]]:
+    flat_names = isinstance(obj, Mapping) and all(
+        isinstance(key, str) and key != "__metadata__" and isinstance(value, lucid.Tensor)
+        for key, value in obj.items()
+    )
+    encoder = _Encoder(flat_names)
+    structure = encoder.encode(obj)
+    header: dict[str, Any] = {
+        "__metadata__": {
+            "format": _FORMAT,
+            "lucid.version": _FORMAT_VERSION,
+            "lucid.structure": json.dumps(structure, separators=(",", ":")),
+        }
+    }
+    arrays = []
+    offset = 0
+    for key, array in encoder.tensors.items():
+        little = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+        header[key] = {
+            "dtype": _DTYPE_CODES[array.dtype],
+            "shape": list(array.shape),
+            "data_offsets": [offset, offset + little.nbytes],
+        }
+        offset += little.nbytes
+        arrays.append(little)
+    encoded = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    # Pad with spaces so the tensor data starts 8-byte aligned, as safetensors does.
+    encoded += b" " * (-len(encoded) % 8)
+    return struct.pack("<Q", len(encoded)) + encoded, arrays
+
+
+def _write(stream: IO[bytes], header: bytes, arrays: list[np.ndarray]) -> None:
+    stream.write(header)
+    for array in arrays:
+        stream.write(memoryview(array.reshape(-1)).cast("B"))
+
+
+def save(obj: Any, f: str | os.PathLike | IO[bytes]) -> None:
+    """Save tensors, state dicts or optimizer state dicts to `f` (a path or binary file).
+
+    Writing to a path is atomic: the data goes to a temporary file in the same folder,
+    which replaces `f` only once fully written and synced, so a crash mid-save leaves any
+    previous file intact.
+
+    Example::
+
+        lucid.save(model.state_dict(), "model.safetensors")
+        model.load_state_dict(lucid.load("model.safetensors"))
+    """
+    header, arrays = _serialize(obj)
+    if not isinstance(f, (str, os.PathLike)):
+        _write(f, header, arrays)
+        return
+    path = os.fspath(f)
+    folder, base = os.path.split(os.path.abspath(path))
+    temporary = os.path.join(folder, f".{base}.{secrets.token_hex(8)}.tmp")
+    # 0o666 lets the umask pick the new file's permissions, as a plain open() would.
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(descriptor, "wb") as stream:
+            _write(stream, header, arrays)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+        raise
+    _sync_folder(folder)
+
+
+def _sync_folder(folder: str) -> None:
+    # Makes the rename itself durable; not every platform lets a folder be opened.
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+
+
+# ----------------------------------------------------------------------------- load
+def _corrupt(problem: str) -> RuntimeError:
+    return RuntimeError(f"lucid.load: {problem}")
+
+
+def _parse_header(content: bytes) -> tuple[dict, dict, memoryview]:
+    size = len(content)
+    if size < 8:
+        raise _corrupt(f"not a lucid checkpoint: the file has only {size} bytes (truncated?)")
+    (header_length,) = struct.unpack("<Q", content[:8])
+    if header_length > _MAX_HEADER_BYTES:
+        raise _corrupt(
+            f"not a lucid checkpoint: header length {header_length} is implausibly large"
+        )
+    if 8 + header_length > size:
+        raise _corrupt(
+            f"header length {header_length} exceeds file size {size}: the file is truncated "
+            "or not a lucid checkpoint"
+        )
+    try:
+        header = json.loads(content[8 : 8 + header_length].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise _corrupt(f"not a lucid checkpoint: the header is not valid JSON ({error})") from None
+    if not isinstance(header, dict):
+        raise _corrupt("not a lucid checkpoint: the header is not a JSON object")
+    metadata = header.pop("__metadata__", None)
+    if not isinstance(metadata, dict) or metadata.get("format") != _FORMAT:
+        raise _corrupt(
+            "not a lucid checkpoint: the safetensors header has no lucid metadata "
+            '("__metadata__" with "format": "lucid")'
+        )
+    if metadata.get("lucid.version") != _FORMAT_VERSION:
+        raise _corrupt(f"unsupported lucid checkpoint version {metadata.get('lucid.version')!r}")
+    return header, metadata, memoryview(content)[8 + header_length :]
+
+
+def _read_tensor(key: str, entry: Any, data: memoryview) -> np.ndarray:
+    if not isinstance(entry, dict):
+        raise _corrupt(f"corrupted checkpoint: the entry for tensor {key!r} is not an object")
+    code = entry.get("dtype")
+    dtype = _CODE_DTYPES.get(code) if isinstance(code, str) else None
+    if dtype is None:
+        raise _corrupt(
+            f"corrupted checkpoint: tensor {key!r} has unknown dtype {entry.get('dtype')!r}"
+        )
+    shape = entry.get("shape")
+    offsets = entry.get("data_offsets")
+    if not (
+        isinstance(shape, list)
+        and all(type(dim) is int and dim >= 0 for dim in shape)
+        and isinstance(offsets, list)
+        and len(offsets) == 2
+        and all(type(offset) is int and offset >= 0 for offset in offsets)
+    ):
+        raise _corrupt(f"corrupted checkpoint: tensor {key!r} has an invalid shape or offsets")
+    begin, end = offsets
+    expected = math.prod(shape) * dtype.itemsize
+    if end - begin != expected:
+        raise _corrupt(
+            f"corrupted checkpoint: tensor {key!r} has {end - begin} bytes of data but its "
+            f"shape {shape} and dtype need {expected}"
+        )
+    if end > len(data):
+        raise _corrupt(
+            f"tensor {key!r} data_offsets [{begin}, {end}] exceed the data section "
+            f"({len(data)} bytes): the file is truncated"
+        )
+    little = np.frombuffer(data[begin:end], dtype=dtype.newbyteorder("<"))
+    # A native-order copy: writable, and independent of the file's buffer.
+    return little.astype(dtype, copy=True).reshape(shape)
+
+
+class _Decoder:
+    def __init__(self, tensors: dict[str, lucid.Tensor]) -> None:
+        self.tensors = tensors
+
+    def decode(self, node: Any) -> Any:
+        if not isinstance(node, dict) or "type" not in node:
+            raise _corrupt("corrupted checkpoint: malformed structure in the metadata")
+        kind = node["type"]
+        try:
+            if kind == "tensor":
+                tensor = self.tensors[node["key"]]
+                if node.get("requires_grad") is True and not tensor.requires_grad:
+                    tensor.requires_grad_(True)
+                return tensor
+            if kind == "value" and (
+                node["value"] is None or isinstance(node["value"], (bool, str))
+            ):
+                return node["value"]
+            if kind == "int":
+                return int(node["value"])
+            if kind == "float":
+                return float.fromhex(node["value"])
+            if kind == "dtype" and isinstance(getattr(lucid, node["value"], None), lucid.dtype):
+                return getattr(lucid, node["value"])
+            if kind in ("dict", "ordered_dict"):
+                result = collections.OrderedDict() if kind == "ordered_dict" else {}
+                for key, value in node["items"]:
+                    result[self.decode(key)] = self.decode(value)
+                return result
+            if kind == "list":
+                return [self.decode(item) for item in node["items"]]
+            if kind == "tuple":
+                return tuple(self.decode(item) for item in node["items"])
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise _corrupt(
+                f"corrupted checkpoint: bad {kind!r} entry in the metadata ({error!r})"
+            ) from None
+        raise _corrupt(f"corrupted checkpoint: unknown structure type {kind!r}")
+
+
+def load(
+    f: str | os.PathLike | IO[bytes], map_location: Any = None, *, weights_only: bool = True
+) -> Any:
+    """Load what `save` wrote. Raises RuntimeError for truncated, corrupted or foreign files.
+
+    Checkpoints hold only data, so loading never executes code whatever `weights_only` says;
+    `map_location` and `weights_only` are accepted for PyTorch compatibility (lucid tensors
+    live on the CPU).
+    """
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as stream:
+            content = stream.read()
+    else:
+        content = f.read()
+    header, metadata, data = _parse_header(bytes(content))
+    tensors = {
+        key: lucid.from_numpy(_read_tensor(key, entry, data)) for key, entry in header.items()
+    }
+    try:
+        structure = json.loads(metadata["lucid.structure"])
+    except (KeyError, TypeError, ValueError, RecursionError):
+        raise _corrupt(
+            "corrupted checkpoint: the lucid structure metadata is missing or not JSON"
+        ) from None
+    try:
+        return _Decoder(tensors).decode(structure)
+    except RecursionError:
+        raise _corrupt(
+            "corrupted checkpoint: the structure metadata is nested too deeply"
+        ) from None
+
+
+# ---------------------------------------------------------------------------- interop
+class _CapsuleHolder:
+    """Presents a bare DLPack capsule (legacy `to_dlpack` output) through `__dlpack__`."""
+
+    def __init__(self, capsule: Any) -> None:
+        self.capsule = capsule
+
+    def __dlpack__(self, *, stream: Any = None, **kwargs: Any) -> Any:
+        return self.capsule
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)  # kDLCPU: NumPy rejects any other device anyway
+
+
+def from_dlpack(ext_tensor: Any) -> lucid.Tensor:
+    """A lucid tensor sharing memory with `ext_tensor` (an object with `__dlpack__`, or a
+    DLPack capsule), e.g. a NumPy array or a CPU PyTorch tensor."""
+    if not hasattr(ext_tensor, "__dlpack__"):
+        ext_tensor = _CapsuleHolder(ext_tensor)
+    return lucid.from_numpy(np.from_dlpack(ext_tensor))
+
+
+def from_torch_state_dict(state_dict: Mapping[str, Any]) -> collections.OrderedDict:
+    """Copy a PyTorch state dict's tensors into lucid tensors, for `Module.load_state_dict`.
+
+    Works by duck typing (anything with `.detach().cpu().numpy()`), so torch is not imported;
+    bfloat16 tensors, which NumPy cannot hold, are widened to float32. Other values pass
+    through unchanged.
+    """
+    result = collections.OrderedDict()
+    for key, value in state_dict.items():
+        if hasattr(value, "detach") and hasattr(value, "cpu") and hasattr(value, "numpy"):
+            value = value.detach().cpu()
+            if str(getattr(value, "dtype", "")) == "torch.bfloat16":
+                value = value.float()
+            value = lucid.from_numpy(np.array(value.numpy(), copy=True))
+        elif isinstance(value, np.ndarray):
+            value = lucid.from_numpy(value.copy())
+        result[key] = value
+    return result

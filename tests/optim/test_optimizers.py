@@ -1,0 +1,255 @@
+"""Optimizers follow PyTorch's trajectories step for step; state dicts round-trip; errors match."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import lucid
+import lucid.optim as optim
+
+STEPS = 5
+
+CASES = [
+    ("SGD", {"lr": 0.05}),
+    ("SGD", {"lr": 0.05, "momentum": 0.9}),
+    ("SGD", {"lr": 0.05, "momentum": 0.9, "dampening": 0.3, "weight_decay": 0.1}),
+    ("SGD", {"lr": 0.05, "momentum": 0.9, "nesterov": True}),
+    ("SGD", {"lr": 0.01, "maximize": True, "weight_decay": 0.1}),
+    ("Adam", {}),
+    ("Adam", {"lr": 0.1, "betas": (0.8, 0.9), "weight_decay": 0.1}),
+    ("Adam", {"lr": 0.1, "amsgrad": True}),
+    ("Adam", {"lr": 0.1, "maximize": True, "eps": 1e-3}),
+    ("AdamW", {"lr": 0.1}),
+    ("AdamW", {"lr": 0.1, "weight_decay": 0.3, "amsgrad": True}),
+    ("RMSprop", {}),
+    ("RMSprop", {"lr": 0.05, "alpha": 0.9, "weight_decay": 0.1}),
+    ("RMSprop", {"lr": 0.05, "momentum": 0.8}),
+    ("RMSprop", {"lr": 0.05, "centered": True, "momentum": 0.5, "maximize": True}),
+    ("Adagrad", {}),
+    ("Adagrad", {"lr": 0.1, "lr_decay": 0.05, "weight_decay": 0.1}),
+    ("Adagrad", {"lr": 0.1, "initial_accumulator_value": 0.5, "eps": 1e-3}),
+]
+
+
+def _problem(rng: np.random.Generator):
+    weight = rng.standard_normal((3, 4))
+    bias = rng.standard_normal(3)
+    inputs = rng.standard_normal((6, 4))
+    targets = rng.standard_normal((6, 3))
+    return weight, bias, inputs, targets
+
+
+def _lucid_loss(params, inputs, targets):
+    weight, bias = params
+    out = lucid.tensor(inputs) @ weight.t() + bias
+    return ((out - lucid.tensor(targets)) ** 2).mean() + (weight**4).sum() * 0.01
+
+
+def _torch_loss(params, inputs, targets):
+    weight, bias = params
+    out = torch.tensor(inputs) @ weight.t() + bias
+    return ((out - torch.tensor(targets)) ** 2).mean() + (weight**4).sum() * 0.01
+
+
+def _run(name, kwargs, rng, steps=STEPS):
+    weight, bias, inputs, targets = _problem(rng)
+    lucid_params = [
+        lucid.tensor(weight, requires_grad=True),
+        lucid.tensor(bias, requires_grad=True),
+    ]
+    torch_params = [
+        torch.tensor(weight, requires_grad=True),
+        torch.tensor(bias, requires_grad=True),
+    ]
+    lucid_opt = getattr(optim, name)(lucid_params, **kwargs)
+    torch_opt = getattr(torch.optim, name)(torch_params, foreach=False, **kwargs)
+    for _ in range(steps):
+        lucid_opt.zero_grad()
+        torch_opt.zero_grad()
+        _lucid_loss(lucid_params, inputs, targets).backward()
+        _torch_loss(torch_params, inputs, targets).backward()
+        lucid_opt.step()
+        torch_opt.step()
+        for ours, theirs in zip(lucid_params, torch_params, strict=True):
+            np.testing.assert_allclose(
+                ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12, atol=1e-14
+            )
+    return lucid_opt, torch_opt, lucid_params
+
+
+@pytest.mark.parametrize(("name", "kwargs"), CASES, ids=lambda v: str(v))
+def test_trajectory_matches_torch(name, kwargs, rng):
+    lucid_opt, torch_opt, _ = _run(name, kwargs, rng)
+    ours = lucid_opt.state_dict()
+    theirs = torch_opt.state_dict()
+    # foreach=False was passed to torch only, to pick its single-tensor code path
+    assert ours["param_groups"] == [{**g, "foreach": None} for g in theirs["param_groups"]]
+    assert ours["state"].keys() == theirs["state"].keys()
+    for index, state in theirs["state"].items():
+        assert ours["state"][index].keys() == state.keys()
+        for key, value in state.items():
+            np.testing.assert_allclose(ours["state"][index][key].numpy(), value.numpy(), rtol=1e-12)
+
+
+def test_float32_trajectory_close_to_torch(rng):
+    weight = rng.standard_normal((3, 4)).astype(np.float32)
+    ours = lucid.tensor(weight, requires_grad=True)
+    theirs = torch.tensor(weight, requires_grad=True)
+    lucid_opt = optim.Adam([ours], lr=0.1)
+    torch_opt = torch.optim.Adam([theirs], lr=0.1, foreach=False)
+    for _ in range(STEPS):
+        lucid_opt.zero_grad()
+        torch_opt.zero_grad()
+        (ours**2).sum().backward()
+        (theirs**2).sum().backward()
+        lucid_opt.step()
+        torch_opt.step()
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert lucid_opt.state[ours]["step"].dtype == lucid.float32
+
+
+@pytest.mark.parametrize(("name", "kwargs"), [CASES[1], CASES[6], CASES[14], CASES[16]])
+def test_state_dict_round_trip_continues_the_trajectory(name, kwargs, rng):
+    weight, bias, inputs, targets = _problem(rng)
+    params = [lucid.tensor(weight, requires_grad=True), lucid.tensor(bias, requires_grad=True)]
+    opt = getattr(optim, name)(params, **kwargs)
+
+    def closure():
+        opt.zero_grad()
+        loss = _lucid_loss(params, inputs, targets)
+        loss.backward()
+        return loss
+
+    for _ in range(3):
+        opt.step(closure)
+    copies = [p.detach().clone().requires_grad_() for p in params]
+    restored = getattr(optim, name)(copies, lr=123.0)
+    restored.load_state_dict(opt.state_dict())
+    assert restored.param_groups[0]["lr"] == kwargs.get("lr", opt.defaults["lr"])
+    assert restored.param_groups[0]["params"] == copies
+
+    def restored_closure():
+        restored.zero_grad()
+        loss = _lucid_loss(copies, inputs, targets)
+        loss.backward()
+        return loss
+
+    for _ in range(2):
+        opt.step(closure)
+        restored.step(restored_closure)
+    for ours, theirs in zip(params, copies, strict=True):
+        np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
+
+
+def test_state_dict_uses_integer_indices_like_torch():
+    a = lucid.zeros(2, requires_grad=True)
+    b = lucid.zeros(3, requires_grad=True)
+    opt = optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.5}], lr=0.1, momentum=0.9)
+    a.grad = lucid.ones(2)
+    b.grad = lucid.ones(3)
+    opt.step()
+    state = opt.state_dict()
+    assert list(state["state"]) == [0, 1]
+    assert [group["params"] for group in state["param_groups"]] == [[0], [1]]
+    assert [group["lr"] for group in state["param_groups"]] == [0.1, 0.5]
+    assert state["state"][1]["momentum_buffer"].tolist() == [1.0, 1.0, 1.0]
+
+
+def test_load_state_dict_checks_group_sizes():
+    a = lucid.zeros(2, requires_grad=True)
+    b = lucid.zeros(3, requires_grad=True)
+    state = optim.SGD([a, b]).state_dict()
+    with pytest.raises(ValueError, match="different number of parameter groups"):
+        optim.SGD([{"params": [a]}, {"params": [b]}]).load_state_dict(state)
+    with pytest.raises(ValueError, match="doesn't match the size of optimizer's group"):
+        optim.SGD([a]).load_state_dict(state)
+
+
+def test_step_returns_closure_loss_and_skips_params_without_grad():
+    a = lucid.ones(2, requires_grad=True)
+    b = lucid.ones(2, requires_grad=True)
+    opt = optim.SGD([a, b], lr=0.5)
+
+    def closure():
+        opt.zero_grad()
+        loss = (a * a).sum()
+        loss.backward()
+        return loss
+
+    loss = opt.step(closure)
+    assert loss.item() == 2.0
+    assert a.tolist() == [0.0, 0.0]
+    assert b.tolist() == [1.0, 1.0]
+    assert a.is_leaf and a.grad_fn is None
+
+
+def test_zero_grad_set_to_none_or_zeros():
+    a = lucid.ones(2, requires_grad=True)
+    opt = optim.SGD([a])
+    a.grad = lucid.ones(2)
+    opt.zero_grad(set_to_none=False)
+    assert a.grad.tolist() == [0.0, 0.0]
+    opt.zero_grad()
+    assert a.grad is None
+
+
+def test_update_bumps_parameter_version():
+    a = lucid.ones(2, requires_grad=True)
+    opt = optim.Adam([a])
+    a.grad = lucid.ones(2)
+    before = a._version
+    opt.step()
+    assert a._version > before
+
+
+def test_add_param_group_fills_defaults():
+    a = lucid.zeros(2, requires_grad=True)
+    b = lucid.zeros(2, requires_grad=True)
+    opt = optim.Adam([a], lr=0.1)
+    opt.add_param_group({"params": b, "betas": (0.5, 0.6)})
+    group = opt.param_groups[1]
+    assert group["params"] == [b]
+    assert group["lr"] == 0.1
+    assert group["betas"] == (0.5, 0.6)
+    assert group["eps"] == 1e-8
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "message"),
+    [
+        (lambda p: optim.SGD(p, lr=-1.0), ValueError, "Invalid learning rate: -1.0"),
+        (lambda p: optim.Adam(p, lr=-1.0), ValueError, "Invalid learning rate: -1.0"),
+        (lambda p: optim.Adam(p, betas=(1.0, 0.9)), ValueError, "beta parameter at index 0: 1.0"),
+        (lambda p: optim.Adam(p, eps=-1.0), ValueError, "Invalid epsilon value: -1.0"),
+        (lambda p: optim.AdamW(p, weight_decay=-1), ValueError, "Invalid weight_decay value: -1"),
+        (lambda p: optim.RMSprop(p, alpha=-1), ValueError, "Invalid alpha value: -1"),
+        (lambda p: optim.Adagrad(p, lr_decay=-1), ValueError, "Invalid lr_decay value: -1"),
+        (lambda p: optim.SGD(p, nesterov=True), ValueError, "Nesterov momentum requires"),
+        (lambda p: optim.SGD(p[0]), TypeError, "should be an iterable of Tensors or dicts"),
+        (lambda p: optim.SGD([]), ValueError, "optimizer got an empty parameter list"),
+        (lambda p: optim.SGD([1]), TypeError, "can only optimize Tensors, but one of the params"),
+        (lambda p: optim.SGD([p[0] * 2]), ValueError, "can't optimize a non-leaf Tensor"),
+        (
+            lambda p: optim.SGD([{"params": p}, {"params": p}]),
+            ValueError,
+            "some parameters appear in more than one parameter group",
+        ),
+        (
+            lambda p: optim.SGD([{"params": set(p)}]),
+            TypeError,
+            "optimizer parameters need to be organized in ordered collections",
+        ),
+    ],
+)
+def test_errors_match_torch(make, error, message):
+    params = [lucid.zeros(2, requires_grad=True)]
+    with pytest.raises(error, match=message):
+        make(params)
+
+
+def test_duplicate_parameters_in_a_group_warn():
+    a = lucid.zeros(2, requires_grad=True)
+    with pytest.warns(UserWarning, match="duplicate parameters"):
+        optim.SGD([a, a])

@@ -1,0 +1,305 @@
+"""lucid checkpoints (safetensors, no pickle, atomic writes) and DLPack / PyTorch interop."""
+
+import collections
+import io
+import json
+import os
+import struct
+
+import numpy as np
+import pytest
+import torch
+
+import lucid
+from lucid.utils import serialization
+from lucid.utils.serialization import from_dlpack, from_torch_state_dict, load, save
+
+
+def _state_dict():
+    return collections.OrderedDict(
+        [("layer.weight", lucid.randn(3, 4)), ("layer.bias", lucid.zeros(3))]
+    )
+
+
+def _optimizer_state():
+    return {
+        "state": {
+            0: {"step": lucid.tensor(3.0), "exp_avg": lucid.randn(2, 2)},
+            1: {"step": lucid.tensor(3.0), "exp_avg": lucid.randn(2)},
+        },
+        "param_groups": [
+            {
+                "lr": 1e-3,
+                "betas": (0.9, 0.999),
+                "eps": float("inf"),
+                "weight_decay": 0,
+                "amsgrad": False,
+                "maximize": None,
+                "name": "decoder",
+                "params": [0, 1],
+            }
+        ],
+    }
+
+
+def _assert_same(a, b):
+    if isinstance(a, lucid.Tensor):
+        assert isinstance(b, lucid.Tensor) and a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    elif isinstance(a, dict):
+        assert type(a) is type(b) and list(a) == list(b)
+        for key in a:
+            _assert_same(a[key], b[key])
+    elif isinstance(a, (list, tuple)):
+        assert type(a) is type(b) and len(a) == len(b)
+        for x, y in zip(a, b):
+            _assert_same(x, y)
+    else:
+        assert type(a) is type(b) and a == b
+
+
+def test_state_dict_round_trip_keeps_order_and_values(tmp_path):
+    state = _state_dict()
+    save(state, tmp_path / "model.safetensors")
+    loaded = load(tmp_path / "model.safetensors")
+    assert isinstance(loaded, collections.OrderedDict)
+    _assert_same(state, loaded)
+
+
+def test_optimizer_state_round_trip(tmp_path):
+    state = _optimizer_state()
+    save(state, str(tmp_path / "optim.safetensors"))
+    _assert_same(state, load(str(tmp_path / "optim.safetensors")))
+
+
+def test_plain_tensor_and_file_objects_round_trip():
+    buffer = io.BytesIO()
+    x = lucid.arange(6).reshape(2, 3)
+    save(x, buffer)
+    buffer.seek(0)
+    _assert_same(x, load(buffer))
+
+
+@pytest.mark.parametrize(
+    "dtype", ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
+)
+def test_every_dtype_round_trips(dtype):
+    values = np.array([[0, 1, 5], [-3, 7, 1]]).astype(np.dtype(dtype))
+    buffer = io.BytesIO()
+    save({"x": lucid.from_numpy(values), "e": lucid.zeros(0, 2)}, buffer)
+    loaded = load(io.BytesIO(buffer.getvalue()))
+    np.testing.assert_array_equal(loaded["x"].numpy(), values)
+    assert loaded["x"].dtype == getattr(lucid, dtype) and loaded["e"].shape == (0, 2)
+
+
+def test_non_contiguous_tensor_and_exact_floats_round_trip():
+    x = lucid.randn(4, 5, dtype=lucid.float64).t()
+    buffer = io.BytesIO()
+    save([x, 0.1, float("nan"), -0.0, 2**70], buffer)
+    loaded = load(io.BytesIO(buffer.getvalue()))
+    np.testing.assert_array_equal(loaded[0].numpy(), x.numpy())
+    assert loaded[1] == 0.1 and np.isnan(loaded[2]) and str(loaded[3]) == "-0.0"
+    assert loaded[4] == 2**70
+
+
+def test_shared_tensor_is_stored_once_and_stays_shared():
+    w = lucid.randn(3)
+    buffer = io.BytesIO()
+    save({"a": w, "b": w}, buffer)
+    loaded = load(io.BytesIO(buffer.getvalue()))
+    assert loaded["a"] is loaded["b"]
+
+
+def test_file_is_standard_safetensors_with_readable_names(tmp_path):
+    path = tmp_path / "m.safetensors"
+    state = _state_dict()
+    save(state, path)
+    content = path.read_bytes()
+    (length,) = struct.unpack("<Q", content[:8])
+    assert (8 + length) % 8 == 0
+    header = json.loads(content[8 : 8 + length])
+    assert header["__metadata__"]["format"] == "lucid"
+    assert all(isinstance(v, str) for v in header["__metadata__"].values())
+    entry = header["layer.weight"]
+    assert entry["dtype"] == "F32" and entry["shape"] == [3, 4]
+    begin, end = entry["data_offsets"]
+    raw = np.frombuffer(content[8 + length + begin : 8 + length + end], dtype="<f4")
+    np.testing.assert_array_equal(raw.reshape(3, 4), state["layer.weight"].numpy())
+    assert b"pickle" not in content and not content.startswith(b"PK")
+
+
+def test_unsupported_object_raises_type_error():
+    with pytest.raises(TypeError, match="cannot store an object of type"):
+        save({"f": print}, io.BytesIO())
+
+
+def test_crash_during_write_leaves_old_file_intact(tmp_path, monkeypatch):
+    path = tmp_path / "model.safetensors"
+    save({"x": lucid.ones(3)}, path)
+    before = path.read_bytes()
+
+    def crash(fd):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(serialization.os, "fsync", crash)
+    with pytest.raises(OSError, match="disk full"):
+        save({"x": lucid.zeros(1000)}, path)
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["model.safetensors"]
+
+
+def test_save_replaces_existing_file(tmp_path):
+    path = tmp_path / "model.safetensors"
+    save({"x": lucid.ones(3)}, path)
+    save({"x": lucid.zeros(2)}, path)
+    assert load(path)["x"].tolist() == [0.0, 0.0]
+    assert os.listdir(tmp_path) == ["model.safetensors"]
+
+
+def _checkpoint_bytes():
+    buffer = io.BytesIO()
+    save(_optimizer_state(), buffer)
+    return buffer.getvalue()
+
+
+def _with_header(header):
+    encoded = json.dumps(header).encode()
+    return struct.pack("<Q", len(encoded)) + encoded
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "only 0 bytes"),
+        (b"\x80\x02}q\x00.", "only 6 bytes"),
+        (b"PK\x03\x04" + b"\x00" * 60, "header length .* exceeds file size|implausibly large"),
+        (struct.pack("<Q", 50) + b"{}", "header length 50 exceeds file size 10"),
+        (struct.pack("<Q", 8) + b"not json", "header is not valid JSON"),
+        (_with_header([1, 2]), "not a JSON object"),
+        (
+            _with_header({"x": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}),
+            "not a lucid",
+        ),
+    ],
+)
+def test_foreign_or_corrupt_files_raise_clear_errors(content, message):
+    with pytest.raises(RuntimeError, match=message):
+        load(io.BytesIO(content))
+
+
+def test_truncated_checkpoint_raises():
+    content = _checkpoint_bytes()
+    with pytest.raises(RuntimeError, match="the file is truncated"):
+        load(io.BytesIO(content[:-5]))
+    with pytest.raises(RuntimeError, match="truncated"):
+        load(io.BytesIO(content[:20]))
+
+
+def test_tampered_structure_raises_and_runs_nothing():
+    metadata = {
+        "format": "lucid",
+        "lucid.version": "1",
+        "lucid.structure": json.dumps({"type": "__import__('os').system('false')"}),
+    }
+    with pytest.raises(RuntimeError, match="unknown structure type"):
+        load(io.BytesIO(_with_header({"__metadata__": metadata})))
+    metadata["lucid.structure"] = json.dumps({"type": "tensor", "key": "missing"})
+    with pytest.raises(RuntimeError, match="corrupted checkpoint"):
+        load(io.BytesIO(_with_header({"__metadata__": metadata})))
+    bad = {
+        "__metadata__": metadata,
+        "missing": {"dtype": "F32", "shape": [2], "data_offsets": [0, 4]},
+    }
+    with pytest.raises(RuntimeError, match="need 8"):
+        load(io.BytesIO(_with_header(bad)))
+    bad["missing"]["dtype"] = ["F32"]
+    with pytest.raises(RuntimeError, match="unknown dtype"):
+        load(io.BytesIO(_with_header(bad)))
+
+
+def test_from_dlpack_shares_memory_with_numpy_and_torch():
+    array = np.arange(4.0)
+    x = from_dlpack(array)
+    array[0] = 42.0
+    assert x[0].item() == 42.0
+    t = torch.arange(3, dtype=torch.float32)
+    y = from_dlpack(t)
+    t[1] = -7.0
+    assert y.tolist() == [0.0, -7.0, 2.0] and y.dtype == lucid.float32
+    z = from_dlpack(torch.utils.dlpack.to_dlpack(t))
+    t[2] = 9.0
+    assert z[2].item() == 9.0
+
+
+def test_torch_and_numpy_read_lucid_tensors_without_copy():
+    x = lucid.zeros(3)
+    t = torch.from_dlpack(x)
+    a = np.from_dlpack(x)
+    t[0] = 5.0
+    assert x[0].item() == 5.0 and a[0] == 5.0
+    assert x.__dlpack_device__() == (1, 0)
+
+
+def test_from_torch_state_dict_gives_same_outputs_as_torch():
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(4, 3).double()
+    state = from_torch_state_dict(layer.state_dict())
+    assert list(state) == ["weight", "bias"] and state["weight"].dtype == lucid.float64
+    x = np.random.default_rng(0).standard_normal((5, 4))
+    expected = layer(torch.from_numpy(x)).detach().numpy()
+    ours = lucid.from_numpy(x) @ state["weight"].t() + state["bias"]
+    np.testing.assert_allclose(ours.numpy(), expected, rtol=1e-12)
+    with torch.no_grad():
+        layer.weight.zero_()
+    assert state["weight"].abs().sum().item() > 0
+
+
+def test_from_torch_state_dict_widens_bfloat16():
+    state = from_torch_state_dict({"w": torch.ones(2, dtype=torch.bfloat16), "n": 3})
+    assert state["w"].dtype == lucid.float32 and state["n"] == 3
+
+
+def test_requires_grad_flag_round_trips():
+    buffer = io.BytesIO()
+    save([lucid.ones(2, requires_grad=True), lucid.ones(2)], buffer)
+    first, second = load(io.BytesIO(buffer.getvalue()))
+    assert first.requires_grad and first.is_leaf and not second.requires_grad
+
+
+def test_torch_weights_load_into_a_lucid_module_and_survive_a_checkpoint(tmp_path):
+    nn = pytest.importorskip("lucid.nn")
+
+    class Affine(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(lucid.zeros(3, 4))
+            self.bias = nn.Parameter(lucid.zeros(3))
+
+        def forward(self, x):
+            return x @ self.weight.t() + self.bias
+
+    torch.manual_seed(0)
+    reference = torch.nn.Linear(4, 3)
+    model = Affine()
+    model.load_state_dict(from_torch_state_dict(reference.state_dict()))
+    x = np.random.default_rng(1).standard_normal((5, 4)).astype(np.float32)
+    expected = reference(torch.from_numpy(x)).detach().numpy()
+    np.testing.assert_allclose(model(lucid.from_numpy(x)).detach().numpy(), expected, atol=1e-6)
+    save(model.state_dict(), tmp_path / "affine.safetensors")
+    restored = Affine()
+    restored.load_state_dict(load(tmp_path / "affine.safetensors"))
+    np.testing.assert_allclose(restored(lucid.from_numpy(x)).detach().numpy(), expected, atol=1e-6)
+
+
+def test_dtypes_and_awkward_keys_round_trip():
+    state = {"__metadata__": lucid.ones(1), "dtype": lucid.float16, 3: None}
+    buffer = io.BytesIO()
+    save(state, buffer)
+    _assert_same(state, load(io.BytesIO(buffer.getvalue())))
+
+
+def test_overflowing_shape_is_rejected():
+    metadata = {"format": "lucid", "lucid.version": "1", "lucid.structure": "{}"}
+    entry = {"dtype": "F64", "shape": [2**62, 4], "data_offsets": [0, 0]}
+    with pytest.raises(RuntimeError, match="bytes of data but its shape"):
+        load(io.BytesIO(_with_header({"__metadata__": metadata, "x": entry})))
