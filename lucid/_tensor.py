@@ -253,9 +253,7 @@ class Tensor:
     def __dlpack__(self, *, stream: Any = None, **kwargs: Any) -> Any:
         """Zero-copy export (DLPack) of the storage, for NumPy, PyTorch and others."""
         if self._requires_grad:
-            raise RuntimeError(
-                "Can't export tensors that require gradient, use tensor.detach()"
-            )
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
         return self._data.__dlpack__(stream=stream, **kwargs)
 
     def __dlpack_device__(self) -> tuple[int, int]:

@@ -323,6 +323,8 @@ def _normalize_backward_arrays(ctx, grad_output, x, weight, bias, xhat, rstd):
     param_axes = tuple(
         axis for axis in range(g.ndim) if axis < offset or param_shape[axis - offset] == 1
     )
+    if ctx.fixed_stats is None and param_axes == tuple(range(axes[0])) and len(axes) == 1:
+        return _layer_norm_backward_arrays(ctx, g, weight, bias, xhat_array, rstd_array)
     if ctx.needs_input_grad[0]:
         grad_xhat = g if weight is None else g * weight._data.reshape(param_shape)
         if ctx.fixed_stats is not None:
@@ -340,6 +342,35 @@ def _normalize_backward_arrays(ctx, grad_output, x, weight, bias, xhat, rstd):
         grad_weight = _wrap(_sum_over(g * xhat_array, param_axes).reshape(weight.shape))
     if ctx.needs_input_grad[2]:
         grad_bias = _wrap(_sum_over(g, param_axes).reshape(bias.shape))
+    return grad_x, grad_weight, grad_bias, None, None, None, None, None
+
+
+def _layer_norm_backward_arrays(ctx, g, weight, bias, xhat, rstd):
+    """Layer norm over one trailing dim: row sums become GEMVs with the weight folded in."""
+    size = g.shape[-1]
+    rows = g.reshape(-1, size)
+    xhat_rows = xhat.reshape(-1, size)
+    ones = np.ones(rows.shape[0], g.dtype)
+    grad_x = grad_weight = grad_bias = None
+    g_xhat = rows * xhat_rows
+    if ctx.needs_input_grad[1]:
+        grad_weight = _wrap(np.matmul(ones, g_xhat).reshape(weight.shape))
+    if ctx.needs_input_grad[2]:
+        grad_bias = _wrap(np.matmul(ones, rows).reshape(bias.shape))
+    if ctx.needs_input_grad[0]:
+        w = np.ones(size, g.dtype) if weight is None else weight._data.reshape(size)
+        # row means of grad_xhat = g * w and of grad_xhat * xhat, as matrix-vector products
+        mean_weights = w * g.dtype.type(1.0 / size)
+        rstd_rows = rstd.reshape(-1, 1)
+        grad_mean = np.matmul(rows, mean_weights).reshape(-1, 1)
+        projection = np.matmul(g_xhat, mean_weights).reshape(-1, 1)
+        # grad_x = rstd * (g * w - mean(g * w) - xhat * mean(g * w * xhat))
+        result = rows * w if weight is not None else rows.copy()
+        result -= grad_mean
+        xhat_rows = xhat_rows * projection
+        result -= xhat_rows
+        result *= rstd_rows
+        grad_x = _wrap(result.reshape(g.shape))
     return grad_x, grad_weight, grad_bias, None, None, None, None, None
 
 

@@ -94,6 +94,19 @@ class Optimizer:
         else:
             param_group["params"] = list(params)
 
+        # Named parameters, as from `module.named_parameters()`, keep their names in the group.
+        names = [param[0] for param in param_group["params"] if isinstance(param, tuple)]
+        param_group["params"] = [
+            param[1] if isinstance(param, tuple) else param for param in param_group["params"]
+        ]
+        if names:
+            if len(names) != len(param_group["params"]):
+                raise ValueError(
+                    "all optimizer params should be with/without names. Some param names are "
+                    "missing"
+                )
+            param_group["param_names"] = names
+
         for param in param_group["params"]:
             if not isinstance(param, Tensor):
                 raise TypeError(
@@ -121,6 +134,14 @@ class Optimizer:
                 "see github.com/pytorch/pytorch/issues/40967 for more information",
                 stacklevel=3,
             )
+
+        for group in self.param_groups:
+            if ("param_names" in param_group) != ("param_names" in group):
+                current = "with names" if "param_names" in param_group else "without names"
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. "
+                    f"cannot add param group {current} to the optimizer"
+                )
 
         existing_ids = {id(param) for group in self.param_groups for param in group["params"]}
         if not existing_ids.isdisjoint(group_ids):
@@ -220,5 +241,7 @@ class Optimizer:
         new_groups = []
         for group, saved in zip(groups, saved_groups, strict=True):
             saved["params"] = group["params"]
+            if "param_names" in group and "param_names" not in saved:
+                saved["param_names"] = group["param_names"]
             new_groups.append(saved)
         self.__setstate__({"state": state, "param_groups": new_groups})

@@ -1,11 +1,71 @@
-"""Op catalogue rows: the convolution family."""
+"""Op catalogue rows: the convolution family (convolutions and pooling)."""
 
 from __future__ import annotations
 
-import numpy as np
-import torch
+import torch.nn.functional as F
 
-import lucid
+import lucid.nn.functional as LF
 from tests.ops.op_catalogue import OpCase
 
-ROWS: list[OpCase] = []
+
+def _row(name: str, shapes, extremes: bool = True, **kwargs) -> OpCase:
+    """`lucid.nn.functional.<op>` against `torch.nn.functional.<op>` on small shapes."""
+    op = name.split("[")[0]
+    return OpCase(
+        name,
+        getattr(LF, op),
+        getattr(F, op),
+        None,
+        shapes=shapes,
+        kwargs=kwargs,
+        extremes=extremes,
+        rtol32=1e-4,
+        atol32=1e-5,
+    )
+
+
+# Convolutions sum products, so 0 * inf gives NaN in both libraries but in a
+# summation-order-dependent place; extremes are left to the pooling rows.
+ROWS: list[OpCase] = [
+    _row("conv1d", [(2, 3, 7), (4, 3, 3), (4,)], False, stride=2, padding=1, dilation=2),
+    _row("conv1d[groups]", [(2, 4, 6), (4, 2, 2)], False, groups=2),
+    _row("conv2d", [(2, 3, 5, 4), (4, 3, 3, 2), (4,)], False),
+    _row("conv2d[no bias]", [(2, 3, 5, 4), (2, 3, 2, 2)], False, stride=(2, 1), padding=1),
+    _row("conv2d[dilation]", [(1, 2, 6, 5), (3, 2, 2, 2)], False, dilation=(2, 1), padding=(1, 0)),
+    _row("conv2d[groups]", [(2, 4, 4, 4), (6, 2, 2, 2), (6,)], False, groups=2, stride=2),
+    _row("conv2d[unbatched]", [(2, 4, 4), (3, 2, 2, 2)], False),
+    _row("conv_transpose2d", [(2, 3, 3, 2), (3, 2, 2, 3), (2,)], False),
+    _row(
+        "conv_transpose2d[stride groups]",
+        [(1, 4, 3, 3), (4, 1, 3, 2), (2,)],
+        False,
+        stride=2,
+        padding=1,
+        output_padding=1,
+        groups=2,
+    ),
+    # Averages sum ±1e30 and ±inf in a different order than PyTorch, so only max pooling
+    # runs the extreme-value rows.
+    # NaN/inf windows pick PyTorch's argmax (first max, last NaN), so extremes match
+    _row("max_pool2d", [(2, 2, 5, 4)], kernel_size=2),
+    _row(
+        "max_pool2d[pad ceil]", [(1, 2, 5, 6)], kernel_size=3, stride=2, padding=1, ceil_mode=True
+    ),
+    _row("max_pool2d[dilation]", [(1, 2, 6, 5)], kernel_size=2, dilation=2, stride=1),
+    _row("max_pool1d", [(2, 3, 7)], kernel_size=3, stride=2, padding=1),
+    _row("avg_pool2d", [(2, 2, 5, 4)], False, kernel_size=2),
+    _row(
+        "avg_pool2d[pad ceil]",
+        [(1, 2, 5, 6)],
+        False,
+        kernel_size=3,
+        stride=2,
+        padding=1,
+        ceil_mode=True,
+        count_include_pad=False,
+    ),
+    _row("avg_pool2d[divisor]", [(2, 4, 4)], False, kernel_size=2, divisor_override=3),
+    _row("avg_pool1d", [(2, 3, 7)], False, kernel_size=3, stride=2, padding=1),
+    _row("adaptive_avg_pool2d", [(2, 2, 5, 7)], False, output_size=(3, 4)),
+    _row("adaptive_avg_pool2d[global]", [(2, 2, 5, 7)], output_size=1),
+]

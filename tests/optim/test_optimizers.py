@@ -253,3 +253,16 @@ def test_duplicate_parameters_in_a_group_warn():
     a = lucid.zeros(2, requires_grad=True)
     with pytest.warns(UserWarning, match="duplicate parameters"):
         optim.SGD([a, a])
+
+
+def test_named_parameters_keep_their_names():
+    a = lucid.zeros(2, requires_grad=True)
+    b = lucid.zeros(2, requires_grad=True)
+    opt = optim.SGD([("layer.weight", a), ("layer.bias", b)], lr=0.1)
+    assert opt.param_groups[0]["params"] == [a, b]
+    assert opt.param_groups[0]["param_names"] == ["layer.weight", "layer.bias"]
+    assert opt.state_dict()["param_groups"][0]["param_names"] == ["layer.weight", "layer.bias"]
+    with pytest.raises(ValueError, match="cannot add param group without names"):
+        opt.add_param_group({"params": [lucid.zeros(1, requires_grad=True)]})
+    with pytest.raises(ValueError, match="Some param names are missing"):
+        optim.SGD([("w", a), b])

@@ -1,0 +1,129 @@
+"""Convolution and pooling behaviour the op catalogue cannot express: errors, 'same' padding."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import lucid
+import lucid.nn.functional as LF
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(0)
+
+
+def _error(call_lucid, call_torch) -> None:
+    with pytest.raises(Exception) as torch_error:
+        call_torch()
+    with pytest.raises(type(torch_error.value)) as lucid_error:
+        call_lucid()
+    assert str(lucid_error.value) == str(torch_error.value)
+
+
+@pytest.mark.parametrize(
+    ("op", "input_shape", "weight_shape", "kwargs"),
+    [
+        ("conv2d", (3, 4), (4, 3, 3, 3), {}),
+        ("conv2d", (2, 4, 5, 5), (4, 3, 3, 3), {}),
+        ("conv2d", (2, 3, 8, 8), (4, 3, 3, 3), {"groups": 2}),
+        ("conv2d", (1, 3, 2, 2), (4, 3, 3, 3), {}),
+        ("conv2d", (2, 3, 8, 8), (4, 3, 3, 3), {"stride": 2, "padding": "same"}),
+        ("conv2d", (2, 3, 8, 8), (4, 3, 3, 3), {"padding": "foo"}),
+        ("conv2d", (2, 3, 8, 8), (4, 3, 3, 3), {"stride": 0}),
+        ("conv2d", (2, 3, 8, 8), (4, 3, 3, 3), {"padding": -1}),
+        ("conv1d", (3, 4, 5, 5), (4, 3, 3), {}),
+        ("conv_transpose2d", (2, 3, 8, 8), (4, 3, 3, 3), {}),
+        ("conv_transpose2d", (2, 3, 8, 8), (3, 2, 3, 3), {"output_padding": 1}),
+    ],
+)
+def test_convolution_errors_match_torch(rng, op, input_shape, weight_shape, kwargs):
+    x = rng.standard_normal(input_shape)
+    w = rng.standard_normal(weight_shape)
+    _error(
+        lambda: getattr(LF, op)(lucid.tensor(x), lucid.tensor(w), **kwargs),
+        lambda: getattr(F, op)(torch.tensor(x), torch.tensor(w), **kwargs),
+    )
+
+
+def test_bias_size_error_matches_torch(rng):
+    x, w, b = rng.standard_normal((2, 3, 8, 8)), rng.standard_normal((4, 3, 3, 3)), np.ones(3)
+    _error(
+        lambda: LF.conv2d(lucid.tensor(x), lucid.tensor(w), lucid.tensor(b)),
+        lambda: F.conv2d(torch.tensor(x), torch.tensor(w), torch.tensor(b)),
+    )
+
+
+@pytest.mark.parametrize(
+    ("op", "shape", "kwargs"),
+    [
+        ("max_pool2d", (2, 3, 8, 8), {"kernel_size": 3, "padding": 2}),
+        ("avg_pool2d", (2, 3, 8, 8), {"kernel_size": 3, "padding": 2}),
+        ("max_pool2d", (1, 1, 2, 2), {"kernel_size": 3}),
+        ("max_pool2d", (2, 3, 8, 8), {"kernel_size": 2, "stride": 0}),
+        ("avg_pool2d", (2, 3, 8, 8), {"kernel_size": 2, "divisor_override": 0}),
+        ("max_pool1d", (2, 3, 4, 5), {"kernel_size": 2}),
+        ("avg_pool1d", (2, 3, 4, 5), {"kernel_size": 2}),
+        ("adaptive_avg_pool2d", (3, 4), {"output_size": 2}),
+    ],
+)
+def test_pooling_errors_match_torch(rng, op, shape, kwargs):
+    x = rng.standard_normal(shape)
+    _error(
+        lambda: getattr(LF, op)(lucid.tensor(x), **kwargs),
+        lambda: getattr(F, op)(torch.tensor(x), **kwargs),
+    )
+
+
+@pytest.mark.parametrize(
+    ("weight_shape", "dilation", "groups"),
+    [((4, 3, 3, 3), 1, 1), ((4, 3, 2, 2), 1, 1), ((4, 3, 2, 3), (3, 2), 1), ((6, 1, 2, 2), 1, 3)],
+)
+def test_same_padding_matches_torch(rng, weight_shape, dilation, groups):
+    x = rng.standard_normal((2, 3, 6, 5))
+    w = rng.standard_normal(weight_shape)
+    lx, lw = lucid.tensor(x, requires_grad=True), lucid.tensor(w, requires_grad=True)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    out = LF.conv2d(lx, lw, padding="same", dilation=dilation, groups=groups)
+    with warnings.catch_warnings():
+        # PyTorch warns that even kernels need a zero-padded copy; lucid pads silently
+        warnings.simplefilter("ignore", UserWarning)
+        expected = F.conv2d(tx, tw, padding="same", dilation=dilation, groups=groups)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), atol=1e-12)
+    out.sum().backward()
+    expected.sum().backward()
+    np.testing.assert_allclose(lx.grad.numpy(), tx.grad.numpy(), atol=1e-12)
+    np.testing.assert_allclose(lw.grad.numpy(), tw.grad.numpy(), atol=1e-12)
+
+
+def test_grad_fn_names_match_torch(rng):
+    x = lucid.tensor(rng.standard_normal((2, 3, 6, 6)), requires_grad=True)
+    w = lucid.tensor(rng.standard_normal((4, 3, 3, 3)))
+    assert LF.conv2d(x, w).grad_fn.name() == "ConvolutionBackward0"
+    assert LF.conv_transpose2d(x, w.transpose(0, 1)).grad_fn.name() == "ConvolutionBackward0"
+    assert LF.max_pool2d(x, 2).grad_fn.name() == "MaxPool2DWithIndicesBackward0"
+    assert LF.avg_pool2d(x, 2).grad_fn.name() == "AvgPool2DBackward0"
+    assert LF.adaptive_avg_pool2d(x, 3).grad_fn.name() == "AdaptiveAvgPool2DBackward0"
+
+
+def test_max_pool_indices_match_torch_with_nan_and_inf(rng):
+    x = rng.choice([np.nan, np.inf, -np.inf, 0.0, 1.0], size=(2, 3, 7, 6))
+    kwargs = {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True}
+    values, indices = LF.max_pool2d(lucid.tensor(x), return_indices=True, **kwargs)
+    expected_values, expected_indices = F.max_pool2d(torch.tensor(x), return_indices=True, **kwargs)
+    np.testing.assert_array_equal(values.numpy(), expected_values.numpy())
+    np.testing.assert_array_equal(indices.numpy(), expected_indices.numpy())
+    assert indices.dtype == lucid.int64
+
+
+def test_float32_stays_float32(rng):
+    x = lucid.tensor(rng.standard_normal((2, 3, 6, 6)).astype(np.float32), requires_grad=True)
+    w = lucid.tensor(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), requires_grad=True)
+    out = LF.max_pool2d(LF.conv2d(x, w, padding=1), 2)
+    out.sum().backward()
+    assert out.dtype == x.grad.dtype == w.grad.dtype == lucid.float32
