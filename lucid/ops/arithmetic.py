@@ -705,6 +705,12 @@ class MatMul(Function):
         if x.dtype != y.dtype:
             raise _matmul_dtype_error(x, y)
         ctx.save_for_backward(a, b)
+        # np.matmul falls off its BLAS path for zero-stride (expanded) operands, such as the
+        # gradient of a sum: one copy is far cheaper than the slow loop.
+        if 0 in x.strides:
+            x = np.ascontiguousarray(x)
+        if 0 in y.strides:
+            y = np.ascontiguousarray(y)
         try:
             return _wrap(np.matmul(x, y))
         except ValueError:
