@@ -139,18 +139,7 @@ def _format_stats(stats: dict[str, Any]) -> str:
     )
 
 
-def _stats(value: Any) -> dict[str, Any]:
-    if not isinstance(value, Tensor):
-        number = float(value) if isinstance(value, int | float) else value
-        is_float = isinstance(number, float)
-        return {
-            "shape": (),
-            "dtype": type(value).__name__,
-            "min": number,
-            "max": number,
-            "nan_count": int(is_float and number != number),
-            "inf_count": int(is_float and abs(number) == float("inf")),
-        }
+def _stats(value: Tensor) -> dict[str, Any]:
     array = value._data
     stats: dict[str, Any] = {"shape": tuple(array.shape), "dtype": str(value.dtype),
                              "min": None, "max": None, "nan_count": 0, "inf_count": 0}  # fmt: skip

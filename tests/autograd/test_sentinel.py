@@ -59,10 +59,6 @@ def _only_event(record: list[warnings.WarningMessage]) -> AnomalyEvent:
     return event
 
 
-def record_message(event: AnomalyEvent) -> str:
-    return event.describe()
-
-
 def _assert_at(event: AnomalyEvent, marker: str) -> None:
     assert event.filename is not None and Path(event.filename).resolve() == _THIS_FILE
     assert event.lineno == _line(marker)
@@ -214,7 +210,7 @@ def test_non_finite_leaf_gradient_names_its_backward_birth():
     # backward birth points at the backward() call and names anomaly mode for the
     # forward line, which test_anomaly_scenarios checks.
     _assert_at(event, "backward-call")
-    assert "detect_anomaly" in str(record_message(event))
+    assert "detect_anomaly" in event.describe()
 
 
 def test_nan_born_in_backward_of_where_guard():
