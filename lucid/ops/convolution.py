@@ -85,6 +85,52 @@ def _col2im(
     )
 
 
+def _wide_windows(
+    x: np.ndarray, kernel: Pair, padding: Pair, dilation: Pair, out_h: int
+) -> np.ndarray:
+    """Stride-1 im2col in wide rows: a (C, kh, kw, N, Ho * Wp) copy of the padded input.
+
+    For a fixed kernel offset, the windows of one image and channel are Ho full padded rows
+    (Wp wide) read from one contiguous run, so the copy moves runs of Ho * Wp elements
+    instead of Wo-long rows. The last Wp - Wo columns of each row wrap into the next row:
+    the GEMM carries them and the caller drops them.
+    """
+    n, c, h, w = x.shape
+    padded_h, padded_w = h + 2 * padding[0], w + 2 * padding[1]
+    # a spare zero row: the last kernel offset's run ends (kw - 1) * dilation past the plane
+    padded = np.zeros((n, c, padded_h + 1, padded_w), dtype=x.dtype)
+    padded[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w] = x
+    item = padded.itemsize
+    view = as_strided(
+        padded,
+        (c, kernel[0], kernel[1], n, out_h * padded_w),
+        (
+            padded.strides[1],
+            dilation[0] * padded_w * item,
+            dilation[1] * item,
+            padded.strides[0],
+            item,
+        ),
+        writeable=False,
+    )
+    return np.ascontiguousarray(view)
+
+
+def _fold_wide(cols: np.ndarray, in_size: Pair, padding: Pair, dilation: Pair) -> np.ndarray:
+    """The adjoint of `_wide_windows` for columns whose wrapped-around entries are zero."""
+    channels, kh, kw, n, run = cols.shape
+    h, w = in_size
+    padded_h, padded_w = h + 2 * padding[0], w + 2 * padding[1]
+    canvas = np.zeros((channels, n, (padded_h + 1) * padded_w), dtype=cols.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            start = i * dilation[0] * padded_w + j * dilation[1]
+            canvas[:, :, start : start + run] += cols[:, i, j]
+    canvas = canvas.reshape(channels, n, padded_h + 1, padded_w)
+    image = canvas[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w]
+    return np.ascontiguousarray(image.transpose(1, 0, 2, 3))
+
+
 class Im2Col(Function):
     """(N, C, H, W) -> (N, C, kh, kw, Ho, Wo): every window of the zero-padded input."""
 
@@ -128,7 +174,13 @@ def _conv_out(size: int, kernel: int, stride: int, padding: int, dilation: int) 
 
 
 class Convolution(Function):
-    """conv1d/conv2d and conv_transpose2d on batched input; 1-D runs as 2-D with height 1."""
+    """conv1d/conv2d and conv_transpose2d on batched input; 1-D runs as 2-D with height 1.
+
+    A plain convolution is one GEMM of the weight, (Cout, Cin * kh * kw), with the batch's
+    windows laid out as (Cin * kh * kw, N * positions). With stride 1 the windows are taken
+    in "wide" rows (see `_wide_windows`), which makes both the im2col copy and the fold in
+    backward move long contiguous runs.
+    """
 
     _backward_name = "ConvolutionBackward0"
 
@@ -143,16 +195,36 @@ class Convolution(Function):
         kernel = w_array.shape[2:]
         config = (kernel, stride, padding, dilation)
         cols = None
+        wide = False
         if not transposed:
             out_channels = w_array.shape[0]
             out_size = tuple(
                 _conv_out(s, *p) for s, p in zip((h, w), zip(kernel, stride, padding, dilation))
             )
-            windows = _windows(x_array, kernel, stride, padding, dilation, out_size, 0)
-            # the one im2col copy: (N, G, Cin/G * kh * kw, Ho * Wo)
-            cols = windows.reshape(n, groups, -1, out_size[0] * out_size[1])
-            w_matrix = w_array.reshape(groups, out_channels // groups, -1)
-            result = np.matmul(w_matrix, cols).reshape(n, out_channels, *out_size)
+            wide = stride == (1, 1)
+            if wide:
+                cols = _wide_windows(x_array, kernel, padding, dilation, out_size[0])
+                row_length = w + 2 * padding[1]
+            else:
+                windows = _windows(x_array, kernel, stride, padding, dilation, out_size, 0)
+                cols = np.ascontiguousarray(windows.transpose(1, 2, 3, 0, 4, 5))
+                row_length = out_size[1]
+            cols = cols.reshape(groups, -1, n * out_size[0] * row_length)
+            group_channels = out_channels // groups
+            w_matrix = w_array.reshape(groups, group_channels, -1)
+            # cols^T @ W^T, (positions, Cout): BLAS runs this orientation about twice as fast
+            # as W @ cols for the long, thin window matrix
+            product = np.matmul(cols.transpose(0, 2, 1), w_matrix.transpose(0, 2, 1))
+            product = product.reshape(groups, n, out_size[0], row_length, group_channels)
+            # back to (N, Cout, Ho, Wo): one transposing pass that drops the wide rows' extra
+            # columns and adds the bias
+            product = product[:, :, :, : out_size[1]].transpose(1, 0, 4, 2, 3)
+            result = np.empty((n, out_channels, *out_size), dtype=product.dtype)
+            by_group = result.reshape(n, groups, group_channels, *out_size)
+            if bias is None:
+                np.copyto(by_group, product)
+            else:
+                np.add(product, bias._data.reshape(groups, group_channels, 1, 1), out=by_group)
         else:
             out_channels = w_array.shape[1] * groups
             out_size = tuple(
@@ -167,14 +239,15 @@ class Convolution(Function):
             cols = cols.reshape(n, out_channels, kernel[0], kernel[1], h, w)
             result = _col2im(cols, out_size, *config)
             cols = None
-        if bias is not None:
-            result += bias._data.reshape(-1, 1, 1)
+            if bias is not None:
+                result += bias._data.reshape(-1, 1, 1)
         if is_1d:
             result = result[:, :, 0]
         ctx.is_1d = is_1d
         ctx.config = config
         ctx.transposed = transposed
         ctx.groups = groups
+        ctx.wide = wide
         ctx.in_size = (h, w)
         ctx.out_size = out_size
         ctx.save_for_backward(x, weight, None if cols is None else _wrap(cols))
@@ -183,6 +256,8 @@ class Convolution(Function):
     @staticmethod
     def backward(ctx, grad_output):
         x, weight, saved_cols = ctx.saved_tensors
+        if not ctx.transposed and not is_grad_enabled():
+            return _convolution_backward_arrays(ctx, grad_output, x, weight, saved_cols)
         # np.matmul leaves BLAS for operands with zero strides (the expanded gradient of sum)
         grad_output = grad_output.contiguous()
         if ctx.is_1d:
@@ -200,29 +275,71 @@ class Convolution(Function):
             if ctx.needs_input_grad[1]:
                 x_matrix = x.reshape(n, groups, -1, ctx.in_size[0] * ctx.in_size[1])
                 grad_w = matmul(x_matrix, grad_cols.transpose(2, 3)).sum(0).reshape(weight.shape)
+            if ctx.needs_input_grad[2]:
+                grad_b = grad_output.sum((0, 2, 3))
         else:
+            # the backward is being differentiated: lucid ops throughout, in the layout of the
+            # forward's GEMM with plain (not wide) windows
             out_channels = weight.shape[0]
-            grad_matrix = grad_output.reshape(n, groups, out_channels // groups, -1)
+            positions = n * ctx.out_size[0] * ctx.out_size[1]
+            grad_matrix = grad_output.transpose(0, 1).reshape(groups, -1, positions)
             if ctx.needs_input_grad[0]:
                 # d/dcols (W @ cols) = W^T @ grad, then fold the windows back onto the image
                 w_matrix = weight.reshape(groups, out_channels // groups, -1)
                 grad_cols = matmul(w_matrix.transpose(1, 2), grad_matrix)
-                grad_cols = grad_cols.reshape(n, x.shape[1], *weight.shape[2:], *ctx.out_size)
-                grad_x = Col2Im.apply(grad_cols, ctx.in_size, *ctx.config)
+                grad_cols = grad_cols.reshape(x.shape[1], *weight.shape[2:], n, *ctx.out_size)
+                grad_x = Col2Im.apply(grad_cols.permute(3, 0, 1, 2, 4, 5), ctx.in_size, *ctx.config)
             if ctx.needs_input_grad[1]:
-                # the forward's cols are reused unless this backward is itself differentiated
-                if is_grad_enabled():
-                    cols = Im2Col.apply(x, *ctx.config, ctx.out_size)
-                    cols = cols.reshape(n, groups, -1, ctx.out_size[0] * ctx.out_size[1])
-                else:
-                    cols = saved_cols
-                grad_w = matmul(grad_matrix, cols.transpose(2, 3)).sum(0).reshape(weight.shape)
-        if ctx.needs_input_grad[2]:
-            grad_b = grad_output.sum((0, 2, 3))
+                cols = Im2Col.apply(x, *ctx.config, ctx.out_size)
+                cols = cols.permute(1, 2, 3, 0, 4, 5).reshape(groups, -1, positions)
+                grad_w = matmul(grad_matrix, cols.transpose(1, 2)).reshape(weight.shape)
+            if ctx.needs_input_grad[2]:
+                grad_b = grad_matrix.sum(2).reshape(out_channels)
         if ctx.is_1d:
             grad_x = None if grad_x is None else grad_x.squeeze(2)
             grad_w = None if grad_w is None else grad_w.squeeze(2)
         return grad_x, grad_w, grad_b, None, None, None, None, None, None
+
+
+def _convolution_backward_arrays(ctx, grad_output, x, weight, cols):
+    """The gradients of a plain convolution on arrays, for a backward nobody differentiates.
+
+    It reuses the forward's window matrix and works in its (wide) layout; the lucid-op path
+    in `Convolution.backward` is the same algebra on plain windows.
+    """
+    (kh, kw), _, padding, dilation = ctx.config
+    groups = ctx.groups
+    g = grad_output._data[:, :, None] if ctx.is_1d else grad_output._data
+    w_array = weight._data[:, :, None] if ctx.is_1d else weight._data
+    n, out_channels, out_h, out_w = g.shape
+    in_channels = w_array.shape[1] * groups
+    h, w = ctx.in_size
+    row_length = w + 2 * padding[1] if ctx.wide else out_w
+    group_channels = out_channels // groups
+    # (positions, Cout) per group, the forward product's layout; a wide row's extra columns
+    # get zero gradient
+    grad_matrix = np.zeros((groups, n, out_h, row_length, group_channels), dtype=g.dtype)
+    grad_matrix[:, :, :, :out_w] = g.reshape(n, groups, group_channels, out_h, out_w).transpose(
+        1, 0, 3, 4, 2
+    )
+    grad_matrix = grad_matrix.reshape(groups, -1, group_channels)
+    grad_x = grad_w = grad_b = None
+    if ctx.needs_input_grad[0]:
+        w_matrix = w_array.reshape(groups, group_channels, -1)
+        grad_cols = np.matmul(w_matrix.transpose(0, 2, 1), grad_matrix.transpose(0, 2, 1))
+        if ctx.wide:
+            grad_cols = grad_cols.reshape(in_channels, kh, kw, n, out_h * row_length)
+            grad_x = _fold_wide(grad_cols, ctx.in_size, padding, dilation)
+        else:
+            grad_cols = grad_cols.reshape(in_channels, kh, kw, n, out_h, out_w)
+            grad_x = _col2im(grad_cols.transpose(3, 0, 1, 2, 4, 5), ctx.in_size, *ctx.config)
+        grad_x = _wrap(grad_x[:, :, 0] if ctx.is_1d else grad_x)
+    if ctx.needs_input_grad[1]:
+        grad_w = np.matmul(cols._data, grad_matrix).transpose(0, 2, 1)
+        grad_w = _wrap(np.ascontiguousarray(grad_w).reshape(weight._data.shape))
+    if ctx.needs_input_grad[2]:
+        grad_b = _wrap(grad_matrix.sum(1).reshape(out_channels))
+    return grad_x, grad_w, grad_b, None, None, None, None, None, None
 
 
 def _tuple(value: Any, size: int, name: str, conv: bool = True) -> tuple[int, ...]:
@@ -510,6 +627,36 @@ def _first_inside(out: int, stride: int, padding: int, dilation: int) -> np.ndar
     return np.where(starts >= 0, 0, -(starts // dilation))
 
 
+def _tile_max(array: np.ndarray, kh: int, kw: int) -> tuple[np.ndarray, np.ndarray]:
+    """Max and first argmax (row-major within the window) of kh x kw windows tiling x.
+
+    Columns are reduced within each input row, then rows, so most passes read contiguous
+    memory; a later position wins only when strictly greater, which keeps the first of
+    ties as PyTorch does. NaN propagates through np.maximum but never wins a comparison:
+    the caller points NaN windows at their last NaN.
+    """
+    n, c, h, w = array.shape
+    out_h, out_w = h // kh, w // kw
+    index = np.uint8 if kh * kw <= 256 else np.int64
+    rows = array.reshape(n, c, h, out_w, kw)
+    best = rows[..., 0].copy()
+    column = np.zeros(best.shape, dtype=index)
+    for j in range(1, kw):
+        candidate = rows[..., j]
+        # column = j where the candidate wins: j - column >= 0 since column < j
+        column += (candidate > best) * (index(j) - column)
+        np.maximum(best, candidate, out=best)
+    best = best.reshape(n, c, out_h, kh, out_w)
+    column = column.reshape(n, c, out_h, kh, out_w)
+    values = best[:, :, :, 0].copy()
+    position = column[:, :, :, 0].copy()
+    for i in range(1, kh):
+        candidate = best[:, :, :, i]
+        position += (candidate > values) * (index(i * kw) + column[:, :, :, i] - position)
+        np.maximum(values, candidate, out=values)
+    return values, position
+
+
 class MaxPool2D(Function):
     """Max over each window; with `return_indices`, also PyTorch's flat (h * W + w) argmax."""
 
@@ -526,25 +673,42 @@ class MaxPool2D(Function):
         out_h, out_w = out_size
         is_float = array.dtype.kind == "f"
         fill = -np.inf if is_float else np.iinfo(array.dtype).min
-        windows = _windows(array, kernel, stride, padding, dilation, out_size, fill)
-        # one vectorised pass per kernel position (kernels are small, outputs large);
-        # np.maximum propagates NaN, as PyTorch's max pooling does
-        values = windows[:, :, 0, 0].copy()
-        for k in range(1, kh * kw):
-            np.maximum(values, windows[:, :, k // kw, k % kw], out=values)
-        # the argmax as a one-hot mask over kernel positions: the first position holding the
-        # maximum, as in PyTorch (ties keep the first)
-        mask = np.empty((n, c, kh, kw, out_h, out_w), dtype=bool)
-        taken = np.zeros((n, c, out_h, out_w), dtype=bool)
-        for k in range(kh * kw):
-            hit = mask[:, :, k // kw, k % kw]
-            np.equal(windows[:, :, k // kw, k % kw], values, out=hit)
-            np.greater(hit, taken, out=hit)
-            taken |= hit
+        # windows that tile the input exactly are a reshape of it, and so is their argmax
+        # mask, which backward then scatters with a reshape instead of a fold
+        tiles = (
+            stride == kernel
+            and padding == (0, 0)
+            and dilation == (1, 1)
+            and (h, w) == (kh * out_h, kw * out_w)
+        )
+        if tiles:
+            values, position = _tile_max(array, kh, kw)
+            windows = array.reshape(n, c, out_h, kh, out_w, kw).transpose(0, 1, 3, 5, 2, 4)
+            tiled_mask = np.empty((n, c, out_h, kh, out_w, kw), dtype=bool)
+            mask = tiled_mask.transpose(0, 1, 3, 5, 2, 4)
+            for k in range(kh * kw):
+                np.equal(position, k, out=mask[:, :, k // kw, k % kw])
+        else:
+            windows = _windows(array, kernel, stride, padding, dilation, out_size, fill)
+            mask = tiled_mask = np.empty((n, c, kh, kw, out_h, out_w), dtype=bool)
+            # one vectorised pass per kernel position (kernels are small, outputs large);
+            # np.maximum propagates NaN, as PyTorch's max pooling does
+            values = windows[:, :, 0, 0].copy()
+            for k in range(1, kh * kw):
+                np.maximum(values, windows[:, :, k // kw, k % kw], out=values)
+            # the argmax as a one-hot mask over kernel positions: the first position holding
+            # the maximum, as in PyTorch (ties keep the first)
+            taken = np.zeros((n, c, out_h, out_w), dtype=bool)
+            for k in range(kh * kw):
+                hit = mask[:, :, k // kw, k % kw]
+                np.equal(windows[:, :, k // kw, k % kw], values, out=hit)
+                np.greater(hit, taken, out=hit)
+                taken |= hit
         if is_float:
             is_nan = np.isnan(values)
             if is_nan.any():
                 # PyTorch lets a later NaN win, so a NaN window points at its last NaN
+                mask &= ~is_nan[:, :, None, None]
                 for k in reversed(range(kh * kw)):
                     hit = np.isnan(windows[:, :, k // kw, k % kw]) & is_nan
                     mask[:, :, k // kw, k % kw] |= hit
@@ -559,9 +723,10 @@ class MaxPool2D(Function):
             batch, channel, row, col = np.nonzero(is_fill)
             mask[batch, channel, first_h[row], first_w[col], row, col] = True
         ctx.is_batched = is_batched
+        ctx.tiles = tiles
         ctx.in_size = (h, w)
         ctx.config = (kernel, stride, padding, dilation)
-        ctx.save_for_backward(_wrap(mask))
+        ctx.save_for_backward(_wrap(tiled_mask))
         if not is_batched:
             values = values[0]
         if not return_indices:
@@ -582,9 +747,14 @@ class MaxPool2D(Function):
         if not ctx.is_batched:
             grad_values = grad_values.unsqueeze(0)
         n, c, out_h, out_w = grad_values.shape
-        # route each output's gradient to its argmax, then fold windows back onto the input
-        grad_cols = where(mask, grad_values.reshape(n, c, 1, 1, out_h, out_w), 0.0)
-        grad_x = Col2Im.apply(grad_cols, ctx.in_size, *ctx.config)
+        # route each output's gradient to its argmax (an expanded, same-shape operand keeps
+        # `where` on its fast path), then put the windows back in the input's layout
+        if ctx.tiles:
+            grad_values = grad_values.reshape(n, c, out_h, 1, out_w, 1).expand(mask.shape)
+            grad_x = where(mask, grad_values, 0.0).reshape(n, c, *ctx.in_size)
+        else:
+            grad_values = grad_values.reshape(n, c, 1, 1, out_h, out_w).expand(mask.shape)
+            grad_x = Col2Im.apply(where(mask, grad_values, 0.0), ctx.in_size, *ctx.config)
         if not ctx.is_batched:
             grad_x = grad_x.squeeze(0)
         return grad_x, None, None, None, None, None, None

@@ -1051,8 +1051,8 @@ def _select(condition: np.ndarray, x: Any, y: Any) -> np.ndarray:
     ):
         return np.where(condition, x, y)
     integer = _SAME_SIZE_INTEGER[reference.dtype.itemsize]
-    keep_x = condition.view(np.uint8).astype(integer)
-    np.negative(keep_x, out=keep_x)  # all ones where condition holds, zeros elsewhere
+    # all ones where condition holds, zeros elsewhere (cast and negate in one pass)
+    keep_x = np.negative(condition.view(np.int8), out=np.empty(shape, dtype=integer))
     if x_is_array:
         result = np.bitwise_and(np.ascontiguousarray(x).view(integer), keep_x)
         if y_is_array:

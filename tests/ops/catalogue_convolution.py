@@ -31,6 +31,8 @@ ROWS: list[OpCase] = [
     _row("conv1d[groups]", [(2, 4, 6), (4, 2, 2)], False, groups=2),
     _row("conv2d", [(2, 3, 5, 4), (4, 3, 3, 2), (4,)], False),
     _row("conv2d[no bias]", [(2, 3, 5, 4), (2, 3, 2, 2)], False, stride=(2, 1), padding=1),
+    _row("conv2d[padding]", [(2, 3, 5, 4), (4, 3, 3, 3), (4,)], False, padding=1),
+    _row("conv2d[same]", [(2, 2, 4, 5), (4, 1, 2, 3), (4,)], False, padding="same", groups=2),
     _row("conv2d[dilation]", [(1, 2, 6, 5), (3, 2, 2, 2)], False, dilation=(2, 1), padding=(1, 0)),
     _row("conv2d[groups]", [(2, 4, 4, 4), (6, 2, 2, 2), (6,)], False, groups=2, stride=2),
     _row("conv2d[unbatched]", [(2, 4, 4), (3, 2, 2, 2)], False),
@@ -48,6 +50,8 @@ ROWS: list[OpCase] = [
     # runs the extreme-value rows.
     # NaN/inf windows pick PyTorch's argmax (first max, last NaN), so extremes match
     _row("max_pool2d", [(2, 2, 5, 4)], kernel_size=2),
+    _row("max_pool2d[tiles]", [(2, 2, 4, 6)], kernel_size=2),
+    _row("max_pool2d[tiles 3x2]", [(1, 2, 6, 4)], kernel_size=(3, 2)),
     _row(
         "max_pool2d[pad ceil]", [(1, 2, 5, 6)], kernel_size=3, stride=2, padding=1, ceil_mode=True
     ),

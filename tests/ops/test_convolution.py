@@ -111,9 +111,16 @@ def test_grad_fn_names_match_torch(rng):
     assert LF.adaptive_avg_pool2d(x, 3).grad_fn.name() == "AdaptiveAvgPool2DBackward0"
 
 
-def test_max_pool_indices_match_torch_with_nan_and_inf(rng):
-    x = rng.choice([np.nan, np.inf, -np.inf, 0.0, 1.0], size=(2, 3, 7, 6))
-    kwargs = {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True}
+@pytest.mark.parametrize(
+    ("size", "kwargs"),
+    [
+        ((2, 3, 7, 6), {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True}),
+        ((2, 3, 6, 6), {"kernel_size": 2}),  # windows tiling the input take a faster path
+        ((2, 3, 6, 6), {"kernel_size": (3, 2)}),
+    ],
+)
+def test_max_pool_indices_match_torch_with_nan_and_inf(rng, size, kwargs):
+    x = rng.choice([np.nan, np.inf, -np.inf, 0.0, 1.0], size=size)
     values, indices = LF.max_pool2d(lucid.tensor(x), return_indices=True, **kwargs)
     expected_values, expected_indices = F.max_pool2d(torch.tensor(x), return_indices=True, **kwargs)
     np.testing.assert_array_equal(values.numpy(), expected_values.numpy())
