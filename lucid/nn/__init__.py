@@ -1,25 +1,8 @@
 """lucid.nn: modules, parameters, functional API and initialisation, mirroring torch.nn."""
 
-from lucid.nn import functional, init, modules
-from lucid.nn.modules import (
-    Module,
-    ModuleDict,
-    ModuleList,
-    ParameterDict,
-    ParameterList,
-    Sequential,
-)
+from lucid.nn import functional, init, modules, utils
+from lucid.nn.modules import *  # noqa: F403
+from lucid.nn.modules import __all__ as _module_names
 from lucid.nn.parameter import Parameter
 
-__all__ = [
-    "Module",
-    "ModuleDict",
-    "ModuleList",
-    "Parameter",
-    "ParameterDict",
-    "ParameterList",
-    "Sequential",
-    "functional",
-    "init",
-    "modules",
-]
+__all__ = ["Parameter", "functional", "init", "modules", "utils", *_module_names]

@@ -20,9 +20,15 @@ _METHOD_ONLY = {
     "getitem", "setitem_", "numpy_T", "rdiv", "to", "view", "expand", "repeat", "contiguous",
 }  # fmt: skip
 
+# Activations that torch exposes only as torch.nn.functional.<name> (lucid.nn.functional too).
+_FUNCTIONAL_ONLY = {
+    "elu", "elu_", "gelu", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "leaky_relu",
+    "leaky_relu_", "logsigmoid", "mish", "one_hot", "relu6", "silu", "softplus",
+}  # fmt: skip
+
 __all__ = [
     name
     for family in (arithmetic, indexing, linalg, nn_ops, pointwise, reduction, shape)
     for name in family.__all__
-    if name not in _METHOD_ONLY
+    if name not in _METHOD_ONLY and name not in _FUNCTIONAL_ONLY
 ] + ["broadcast_shapes"]

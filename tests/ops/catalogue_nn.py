@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 
 import lucid
+import lucid.nn.functional
 from tests.ops.op_catalogue import OpCase
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
@@ -43,10 +44,10 @@ def _gelu_tanh(x):
 
 
 def _activation(name: str, reference, torch_op=None, **options) -> OpCase:
-    """`lucid.<name>` against `torch.nn.functional.<name>` (or `torch_op`)."""
+    """`lucid.nn.functional.<name>` against `torch.nn.functional.<name>` (or `torch_op`)."""
     return OpCase(
         name,
-        getattr(lucid, name),
+        getattr(lucid.nn.functional, name),
         torch_op or getattr(F, name),
         reference,
         low=-3.0,
@@ -96,7 +97,7 @@ ROWS: list[OpCase] = [
     _activation("softplus", _softplus),
     OpCase(
         "softplus_beta_threshold",
-        lucid.softplus,
+        lucid.nn.functional.softplus,
         F.softplus,
         _softplus,
         low=-3.0,
@@ -109,7 +110,7 @@ ROWS: list[OpCase] = [
     OpCase("relu_method", lambda x: x.relu(), lambda x: x.relu(), lambda x: np.maximum(x, 0.0)),
     OpCase(
         "relu6",
-        lambda x: lucid.relu6(x * 3.0),
+        lambda x: lucid.nn.functional.relu6(x * 3.0),
         lambda x: F.relu6(x * 3.0),
         lambda x: np.clip(x * 3.0, 0.0, 6.0),
         low=-3.0,
@@ -119,7 +120,7 @@ ROWS: list[OpCase] = [
     _activation("leaky_relu", lambda x: np.where(x > 0, x, 0.01 * x)),
     OpCase(
         "leaky_relu_slope",
-        lucid.leaky_relu,
+        lucid.nn.functional.leaky_relu,
         F.leaky_relu,
         lambda x, negative_slope: np.where(x > 0, x, negative_slope * x),
         kwargs={"negative_slope": 0.2},
@@ -127,7 +128,7 @@ ROWS: list[OpCase] = [
     _activation("elu", _elu, **_NAN_GRADIENT_BY_POSITION),
     OpCase(
         "elu_alpha",
-        lucid.elu,
+        lucid.nn.functional.elu,
         F.elu,
         lambda x, alpha: _elu(x, alpha),
         low=-3.0,
@@ -149,7 +150,7 @@ ROWS: list[OpCase] = [
     _activation("hardtanh", lambda x: np.clip(x, -1.0, 1.0), **_NAN_GRADIENT_BY_POSITION),
     OpCase(
         "hardtanh_bounds",
-        lucid.hardtanh,
+        lucid.nn.functional.hardtanh,
         F.hardtanh,
         lambda x, min_val, max_val: np.clip(x, min_val, max_val),
         low=-3.0,
@@ -159,7 +160,7 @@ ROWS: list[OpCase] = [
     ),
     OpCase(
         "hardsigmoid",
-        lambda x: lucid.hardsigmoid(x * 2.0),
+        lambda x: lucid.nn.functional.hardsigmoid(x * 2.0),
         lambda x: F.hardsigmoid(x * 2.0),
         lambda x: np.clip(x * 2.0 + 3.0, 0.0, 6.0) / 6.0,
         low=-3.0,
@@ -169,7 +170,7 @@ ROWS: list[OpCase] = [
     ),
     OpCase(
         "hardswish",
-        lambda x: lucid.hardswish(x * 2.0),
+        lambda x: lucid.nn.functional.hardswish(x * 2.0),
         lambda x: F.hardswish(x * 2.0),
         lambda x: x * 2.0 * np.clip(x * 2.0 + 3.0, 0.0, 6.0) / 6.0,
         low=-3.0,
@@ -181,7 +182,7 @@ ROWS: list[OpCase] = [
     _activation("gelu", lambda x: 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0))), extremes=False),
     OpCase(
         "gelu_tanh",
-        lucid.gelu,
+        lucid.nn.functional.gelu,
         F.gelu,
         lambda x, approximate: _gelu_tanh(x),
         low=-3.0,
@@ -198,12 +199,14 @@ ROWS: list[OpCase] = [
     ),
     _inplace(
         "leaky_relu_inplace",
-        lucid.leaky_relu,
+        lucid.nn.functional.leaky_relu,
         F.leaky_relu,
         lambda x, negative_slope: np.where(x > 0, x, negative_slope * x),
         negative_slope=0.1,
     ),
-    _inplace("elu_inplace", lucid.elu, F.elu, lambda x, alpha: _elu(x, alpha), alpha=1.5),
+    _inplace(
+        "elu_inplace", lucid.nn.functional.elu, F.elu, lambda x, alpha: _elu(x, alpha), alpha=1.5
+    ),
     _inplace("selu_inplace", lucid.selu, F.selu, lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE)),
     _inplace(
         "celu_inplace",
@@ -212,18 +215,23 @@ ROWS: list[OpCase] = [
         lambda x, alpha: _elu(x, alpha, 1.0, 1.0 / alpha),
         alpha=2.0,
     ),
-    _inplace("silu_inplace", lucid.silu, F.silu, lambda x: x * _sigmoid(x)),
-    _inplace("mish_inplace", lucid.mish, F.mish, lambda x: x * np.tanh(np.logaddexp(0.0, x))),
+    _inplace("silu_inplace", lucid.nn.functional.silu, F.silu, lambda x: x * _sigmoid(x)),
+    _inplace(
+        "mish_inplace",
+        lucid.nn.functional.mish,
+        F.mish,
+        lambda x: x * np.tanh(np.logaddexp(0.0, x)),
+    ),
     _inplace(
         "hardtanh_inplace",
-        lucid.hardtanh,
+        lucid.nn.functional.hardtanh,
         F.hardtanh,
         lambda x: np.clip(x, -1.0, 1.0),
         **_NAN_GRADIENT_BY_POSITION,
     ),
     _inplace(
         "hardswish_inplace",
-        lucid.hardswish,
+        lucid.nn.functional.hardswish,
         F.hardswish,
         lambda x: x * np.clip(x + 3.0, 0.0, 6.0) / 6.0,
         **_NAN_GRADIENT_BY_POSITION,
@@ -312,7 +320,7 @@ ROWS: list[OpCase] = [
     # ----------------------------------------------------------------- one_hot
     OpCase(
         "one_hot",
-        lucid.one_hot,
+        lucid.nn.functional.one_hot,
         F.one_hot,
         _one_hot,
         make_inputs=_indices((2, 3), 4),
@@ -320,7 +328,7 @@ ROWS: list[OpCase] = [
     ),
     OpCase(
         "one_hot_num_classes",
-        lambda x: lucid.one_hot(x, 6),
+        lambda x: lucid.nn.functional.one_hot(x, 6),
         lambda x: F.one_hot(x, 6),
         lambda x: _one_hot(x, 6),
         make_inputs=_indices((5,), 4),

@@ -1,5 +1,21 @@
 """lucid.nn.modules: Module, its containers, and the layers built on them."""
 
+from lucid.nn.modules.activation import (
+    ELU,
+    GELU,
+    Hardtanh,
+    LeakyReLU,
+    LogSoftmax,
+    Mish,
+    MultiheadAttention,
+    ReLU,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softplus,
+    Tanh,
+)
+from lucid.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
 from lucid.nn.modules.container import (
     ModuleDict,
     ModuleList,
@@ -7,6 +23,41 @@ from lucid.nn.modules.container import (
     ParameterList,
     Sequential,
 )
+from lucid.nn.modules.conv import Conv1d, Conv2d, ConvTranspose2d
+from lucid.nn.modules.dropout import Dropout, Dropout2d
+from lucid.nn.modules.flatten import Flatten, Unflatten
+from lucid.nn.modules.linear import Bilinear, Identity, Linear
+from lucid.nn.modules.loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
 from lucid.nn.modules.module import Module
+from lucid.nn.modules.normalization import GroupNorm, LayerNorm, RMSNorm
+from lucid.nn.modules.pooling import (
+    AdaptiveAvgPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+)
+from lucid.nn.modules.sparse import Embedding
+from lucid.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer
 
-__all__ = ["Module", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
+__all__ = [
+    "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
+    "BatchNorm2d", "Bilinear", "Conv1d", "Conv2d", "ConvTranspose2d", "CosineEmbeddingLoss",
+    "CrossEntropyLoss", "Dropout", "Dropout2d", "ELU", "Embedding", "Flatten", "GELU",
+    "GroupNorm", "Hardtanh", "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "LayerNorm",
+    "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool1d", "MaxPool2d", "Mish", "Module",
+    "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "ParameterDict",
+    "ParameterList", "RMSNorm", "ReLU", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss",
+    "Softmax", "Softplus", "Tanh", "TransformerEncoder", "TransformerEncoderLayer", "Unflatten",
+]  # fmt: skip

@@ -1,0 +1,125 @@
+"""Batch normalization layers with running statistics: BatchNorm1d and BatchNorm2d."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import lucid
+from lucid import Tensor
+from lucid.nn import functional as F
+from lucid.nn import init
+from lucid.nn.modules.module import Module
+from lucid.nn.parameter import Parameter
+
+__all__ = ["BatchNorm1d", "BatchNorm2d"]
+
+
+class _BatchNorm(Module):
+    """Parameters, running-statistics buffers and forward shared by the BatchNorm layers."""
+
+    __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = Parameter(lucid.empty(num_features, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(lucid.empty(num_features, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer(
+                "running_mean", lucid.zeros(num_features, device=device, dtype=dtype)
+            )
+            self.register_buffer(
+                "running_var", lucid.ones(num_features, device=device, dtype=dtype)
+            )
+            # the batch counter stays int64 whatever the parameters' dtype
+            self.register_buffer(
+                "num_batches_tracked", lucid.tensor(0, dtype=lucid.long, device=device)
+            )
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
+
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+            self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        raise NotImplementedError
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        average_factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:
+                # momentum=None keeps a cumulative (equal-weight) average over all batches seen
+                average_factor = 1.0 / float(self.num_batches_tracked)
+        # in eval mode without running stats the batch statistics are used, as in training
+        use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)
+        keep_stats = not self.training or self.track_running_stats
+        return F.batch_norm(
+            input,
+            self.running_mean if keep_stats else None,
+            self.running_var if keep_stats else None,
+            self.weight,
+            self.bias,
+            use_batch_stats,
+            average_factor,
+            self.eps,
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+            f"affine={self.affine}, bias={self.bias is not None}, "
+            f"track_running_stats={self.track_running_stats}"
+        )
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalization over (N, C) or (N, C, L) input, per channel C."""
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() != 2 and input.dim() != 3:
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalization over (N, C, H, W) input, per channel C."""
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input)")

@@ -1,0 +1,159 @@
+"""Per-sample normalization layers: LayerNorm, GroupNorm and RMSNorm, as in torch.nn."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import lucid
+from lucid import Tensor
+from lucid.nn import functional as F
+from lucid.nn import init
+from lucid.nn.modules.module import Module
+from lucid.nn.parameter import Parameter
+
+__all__ = ["LayerNorm", "GroupNorm", "RMSNorm"]
+
+
+def _shape_tuple(normalized_shape: Any) -> tuple[int, ...]:
+    if isinstance(normalized_shape, numbers.Integral):
+        return (normalized_shape,)
+    return tuple(normalized_shape)
+
+
+class LayerNorm(Module):
+    """Normalize over the trailing `normalized_shape` dims, then scale and shift elementwise."""
+
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+
+    def __init__(
+        self,
+        normalized_shape: Any,
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        self.normalized_shape = _shape_tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(lucid.empty(self.normalized_shape, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(
+                    lucid.empty(self.normalized_shape, device=device, dtype=dtype)
+                )
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, "
+            f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}"
+        )
+
+
+class GroupNorm(Module):
+    """Split the channels of (N, C, *) into `num_groups` groups and normalize each group."""
+
+    __constants__ = ["num_groups", "num_channels", "eps", "affine"]
+
+    def __init__(
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError(
+                f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})"
+            )
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        if affine:
+            self.weight = Parameter(lucid.empty(num_channels, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(lucid.empty(num_channels, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+            f"bias={self.bias is not None}"
+        )
+
+
+class RMSNorm(Module):
+    """Divide by the root mean square over the trailing dims, then scale elementwise.
+
+    With `eps=None` the machine epsilon of the input's dtype is used, as in PyTorch.
+    """
+
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+
+    def __init__(
+        self,
+        normalized_shape: Any,
+        eps: float | None = None,
+        elementwise_affine: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        self.normalized_shape = _shape_tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(lucid.empty(self.normalized_shape, device=device, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
