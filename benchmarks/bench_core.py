@@ -104,14 +104,26 @@ def timed(fn, *args) -> float:
     return time.perf_counter() - start
 
 
+# After a burst of work, NumPy's OpenBLAS threads spin for up to ~0.1 s and torch's OpenMP
+# threads for up to ~0.2 s before they sleep. On 2 cores, a library timed while the other's
+# threads still spin runs 2-10x slow, so each switch of library waits for them to settle.
+SETTLE_SECONDS = 0.3
+
+
+def _round(fn, args, inner):
+    time.sleep(SETTLE_SECONDS)
+    fn(*args)  # wakes this library's threads before the timed calls
+    return sum(timed(fn, *args) for _ in range(inner)) / inner
+
+
 def compare(name, lucid_fn, lucid_args, torch_fn, torch_args, rounds, inner, per=1):
     for _ in range(max(3, inner // 4)):  # warm-up
         lucid_fn(*lucid_args)
         torch_fn(*torch_args)
     lucid_times, torch_times = [], []
     for _ in range(rounds):
-        lucid_times.append(sum(timed(lucid_fn, *lucid_args) for _ in range(inner)) / inner)
-        torch_times.append(sum(timed(torch_fn, *torch_args) for _ in range(inner)) / inner)
+        lucid_times.append(_round(lucid_fn, lucid_args, inner))
+        torch_times.append(_round(torch_fn, torch_args, inner))
     lucid_median = statistics.median(lucid_times) / per
     torch_median = statistics.median(torch_times) / per
     ratio = lucid_median / torch_median

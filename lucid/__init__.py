@@ -65,3 +65,6 @@ def is_floating_point(input: Tensor) -> bool:
 
 
 from lucid.utils.serialization import from_dlpack, load, save  # noqa: E402
+
+# torch.nn and torch.optim are attributes of torch after `import torch`; so are these.
+from lucid import nn, optim  # noqa: E402

@@ -1021,6 +1021,17 @@ class Size(tuple):
             n *= s
         return n
 
+    def __getitem__(self, index: Any) -> Any:
+        item = tuple.__getitem__(self, index)
+        # a slice of a Size is a Size, as in torch
+        return Size(item) if isinstance(index, slice) else item
+
+    def __add__(self, other: Any) -> Size:
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other: Any) -> Size:
+        return Size(tuple.__add__(other, self))
+
 
 def _init_tensor(tensor: Tensor, array: np.ndarray) -> None:
     tensor._data = array

@@ -132,6 +132,14 @@ def test_shape_dtype_ndim_and_size():
     assert x.shape.numel() == 6
 
 
+def test_size_slices_and_concatenations_stay_sizes():
+    shape = lucid.zeros(2, 3, 4).shape
+    assert repr(shape[1:]) == "lucid.Size([3, 4])"
+    assert repr(shape + (5,)) == "lucid.Size([2, 3, 4, 5])"
+    assert repr((1,) + shape) == "lucid.Size([1, 2, 3, 4])"
+    assert shape[0] == 2 and type(shape[0]) is int
+
+
 def test_size_with_out_of_range_dim_raises():
     with pytest.raises(
         IndexError,

@@ -176,4 +176,3 @@ def check_repr_and_keys(torch_module: torch.nn.Module, lucid_module: lucid.nn.Mo
     """repr and state_dict keys match torch's."""
     assert repr(lucid_module) == repr(torch_module)
     assert list(lucid_module.state_dict()) == list(torch_module.state_dict())
-

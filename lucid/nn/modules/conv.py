@@ -272,10 +272,9 @@ class ConvTranspose2d(_ConvNd):
         largest = [smallest[d] + self.stride[d] - 1 for d in range(spatial)]
         for size, low, high in zip(output_size, smallest, largest, strict=True):
             if size < low or size > high:
-                input_sizes = lucid.Size(input.shape[2:])
                 raise ValueError(
                     f"requested an output size of {output_size}, but valid sizes range "
-                    f"from {smallest} to {largest} (for an input of {input_sizes})"
+                    f"from {smallest} to {largest} (for an input of {input.shape[2:]})"
                 )
         return tuple(output_size[d] - smallest[d] for d in range(spatial))
 

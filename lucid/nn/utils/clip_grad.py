@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Iterable
 
 import lucid
-from lucid._tensor import Tensor
+from lucid import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
 

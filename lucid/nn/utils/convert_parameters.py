@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import lucid
-from lucid._tensor import Tensor
+from lucid import Tensor
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 

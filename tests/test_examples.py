@@ -1,0 +1,80 @@
+"""Smoke tests: the digits demo and the examples train for a few steps and produce sane output."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import lucid
+import lucid.demo as demo
+from lucid.utils.data import TensorDataset
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def _load_example(name: str, monkeypatch: pytest.MonkeyPatch):
+    """Import examples/<name>.py as a module (registered, as dataclasses need)."""
+    spec = importlib.util.spec_from_file_location(f"_example_{name}", EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_demo_training_steps_lower_the_loss() -> None:
+    result = demo.train(epochs=1, max_steps=12, progress=False)
+    assert len(result.losses) == 12
+    assert all(math.isfinite(loss) for loss in result.losses)
+    assert sum(result.losses[-3:]) / 3 < result.losses[0]
+    assert 0.0 <= result.test_accuracy <= 1.0
+
+
+def test_demo_training_is_reproducible_on_any_digit_shaped_data() -> None:
+    images = lucid.rand(40, 1, 8, 8, generator=lucid.Generator().manual_seed(1))
+    labels = lucid.arange(40) % 10
+    dataset = TensorDataset(images, labels)
+    first = demo.train(epochs=2, batch_size=8, progress=False, dataset=dataset)
+    second = demo.train(epochs=2, batch_size=8, progress=False, dataset=dataset)
+    assert len(first.losses) == 8
+    assert first.losses == second.losses
+    assert first.test_accuracy == second.test_accuracy
+
+
+def test_demo_progress_bar_redraws_one_line() -> None:
+    stream = io.StringIO()
+    bar = demo.ProgressBar(4, "epoch 1", width=8, stream=stream)
+    for _ in range(4):
+        bar.update(loss=0.25)
+    bar.close()
+    text = stream.getvalue()
+    assert text.count("\r") == 4 and text.endswith("\n") and text.count("\n") == 1
+    assert text.rstrip("\n").split("\r")[-1] == "epoch 1 [########] 4/4 loss=0.2500"
+
+
+def test_demo_without_sklearn_prints_install_hint(monkeypatch, capsys) -> None:
+    monkeypatch.setitem(sys.modules, "sklearn", None)
+    monkeypatch.setitem(sys.modules, "sklearn.datasets", None)
+    assert demo.main([]) == 1
+    assert 'pip install -e ".[demo]"' in capsys.readouterr().err
+
+
+def test_lucid_and_demo_import_without_sklearn() -> None:
+    code = "import sys; sys.modules['sklearn'] = None; import lucid, lucid.demo"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_char_transformer_smoke_run(monkeypatch, capsys) -> None:
+    example = _load_example("char_transformer", monkeypatch)
+    result = example.main(["--steps", "2", "--sample-length", "16", "--batch-size", "4"])
+    assert len(result.losses) == 2 and all(math.isfinite(loss) for loss in result.losses)
+    # an untrained model is close to uniform over the ~100-character vocabulary
+    assert abs(result.losses[0] - math.log(103)) < 1.0
+    assert result.sample.startswith("The ") and len(result.sample) == 4 + 16
+    output = capsys.readouterr().out
+    assert "step     1  loss" in output and "--- sample after 2 steps ---" in output
