@@ -657,6 +657,27 @@ def _tile_max(array: np.ndarray, kh: int, kw: int) -> tuple[np.ndarray, np.ndarr
     return values, position
 
 
+def _scatter_to_argmax(grad: np.ndarray, argmax: np.ndarray, kernel: Pair) -> np.ndarray:
+    """Each output's gradient written to its window's argmax, windows tiling the input.
+
+    One fancy-index assignment: every window owns distinct input elements, so nothing
+    collides, and a non-finite gradient reaches only its argmax (as with `where`).
+    """
+    n, c, out_h, out_w = grad.shape
+    kh, kw = kernel
+    h, w = out_h * kh, out_w * kw
+    # flat input index of each window's top-left element, plus its argmax's offset
+    corner = (
+        np.arange(n * c).reshape(n, c, 1, 1) * (h * w)
+        + np.arange(out_h).reshape(-1, 1) * (kh * w)
+        + np.arange(out_w) * kw
+    )
+    offsets = (np.arange(kh * kw) // kw) * w + np.arange(kh * kw) % kw
+    grad_x = np.zeros(n * c * h * w, dtype=grad.dtype)
+    grad_x[(corner + offsets[argmax]).ravel()] = grad.ravel()
+    return grad_x.reshape(n, c, h, w)
+
+
 class MaxPool2D(Function):
     """Max over each window; with `return_indices`, also PyTorch's flat (h * W + w) argmax."""
 
@@ -681,8 +702,12 @@ class MaxPool2D(Function):
             and dilation == (1, 1)
             and (h, w) == (kh * out_h, kw * out_w)
         )
+        # the argmax position within each window, kept (tiling windows only) for the array
+        # backward; None where masks alone describe the routing
+        ctx.tile_argmax = None
         if tiles:
             values, position = _tile_max(array, kh, kw)
+            ctx.tile_argmax = position
             windows = array.reshape(n, c, out_h, kh, out_w, kw).transpose(0, 1, 3, 5, 2, 4)
             tiled_mask = np.empty((n, c, out_h, kh, out_w, kw), dtype=bool)
             mask = tiled_mask.transpose(0, 1, 3, 5, 2, 4)
@@ -708,6 +733,7 @@ class MaxPool2D(Function):
             is_nan = np.isnan(values)
             if is_nan.any():
                 # PyTorch lets a later NaN win, so a NaN window points at its last NaN
+                ctx.tile_argmax = None
                 mask &= ~is_nan[:, :, None, None]
                 for k in reversed(range(kh * kw)):
                     hit = np.isnan(windows[:, :, k // kw, k % kw]) & is_nan
@@ -747,6 +773,17 @@ class MaxPool2D(Function):
         if not ctx.is_batched:
             grad_values = grad_values.unsqueeze(0)
         n, c, out_h, out_w = grad_values.shape
+        if ctx.tile_argmax is not None and not is_grad_enabled():
+            grad_x = _wrap(_scatter_to_argmax(grad_values._data, ctx.tile_argmax, ctx.config[0]))
+            return (
+                (grad_x if ctx.is_batched else grad_x.squeeze(0)),
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+            )
         # route each output's gradient to its argmax (an expanded, same-shape operand keeps
         # `where` on its fast path), then put the windows back in the input's layout
         if ctx.tiles:

@@ -134,3 +134,15 @@ def test_float32_stays_float32(rng):
     out = LF.max_pool2d(LF.conv2d(x, w, padding=1), 2)
     out.sum().backward()
     assert out.dtype == x.grad.dtype == w.grad.dtype == lucid.float32
+
+
+def test_max_pool_tiles_route_nonfinite_gradients_to_the_argmax_only(rng):
+    # ReLU-like input: many windows tie at 0, so the first-of-ties rule decides the routing
+    x = np.maximum(rng.standard_normal((2, 3, 6, 8)), 0.0)
+    grad = rng.standard_normal((2, 3, 3, 4))
+    grad[0, 0, 0, :2] = [np.nan, np.inf]
+    lucid_x = lucid.tensor(x, requires_grad=True)
+    torch_x = torch.tensor(x, requires_grad=True)
+    LF.max_pool2d(lucid_x, 2).backward(lucid.tensor(grad))
+    F.max_pool2d(torch_x, 2).backward(torch.tensor(grad))
+    np.testing.assert_array_equal(lucid_x.grad.numpy(), torch_x.grad.numpy())
