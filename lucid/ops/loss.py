@@ -22,8 +22,14 @@ _REDUCTIONS = ("none", "mean", "sum")
 
 
 # ---------------------------------------------------------------- reductions
-def _reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
-    """The reduction string, translating the deprecated size_average/reduce flags."""
+def _reduction(
+    size_average: bool | None, reduce: bool | None, reduction: str, stacklevel: int = 3
+) -> str:
+    """The reduction string, translating the deprecated size_average/reduce flags.
+
+    `stacklevel` points the deprecation warning at the user's call (a loss function's
+    caller, or a loss module's constructor's).
+    """
     if size_average is not None or reduce is not None:
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
@@ -35,7 +41,7 @@ def _reduction(size_average: bool | None, reduce: bool | None, reduction: str) -
             "size_average and reduce args will be deprecated, please use "
             f"reduction='{reduction}' instead.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")

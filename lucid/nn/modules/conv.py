@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import lucid
 from lucid import Tensor
 from lucid.nn import functional as F
-from lucid.nn import init
+from lucid.nn.modules.linear import _reset_fan_in_uniform
 from lucid.nn.modules.module import Module
 from lucid.nn.parameter import Parameter
 
@@ -102,12 +101,7 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        # kaiming_uniform_ with a=sqrt(5) gives U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for the weight
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _reset_fan_in_uniform(self.weight, self.bias)
 
     def extra_repr(self) -> str:
         text = (

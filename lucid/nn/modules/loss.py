@@ -2,33 +2,15 @@
 
 from __future__ import annotations
 
-import warnings
-
 from lucid import Tensor
 from lucid.nn import functional as F
 from lucid.nn.modules.module import Module
+from lucid.ops.loss import _reduction
 
 __all__ = [
     "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
     "BCEWithLogitsLoss", "KLDivLoss", "CosineEmbeddingLoss",
 ]  # fmt: skip
-
-
-def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
-    """The reduction named by the deprecated size_average/reduce flags (None means True)."""
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    if not reduce:
-        reduction = "none"
-    else:
-        reduction = "mean" if size_average else "sum"
-    warnings.warn(
-        f"size_average and reduce args will be deprecated, please use reduction='{reduction}' "
-        "instead.",
-        UserWarning,
-        stacklevel=4,
-    )
-    return reduction
 
 
 class _Loss(Module):
@@ -37,7 +19,7 @@ class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
         super().__init__()
         if size_average is not None or reduce is not None:
-            self.reduction = _legacy_reduction(size_average, reduce)
+            self.reduction = _reduction(size_average, reduce, reduction, stacklevel=4)
         else:
             self.reduction = reduction
 
