@@ -520,3 +520,11 @@ def test_dlpack_export_of_a_tensor_requiring_grad_raises():
     x = lucid.ones(2, requires_grad=True)
     with pytest.raises(RuntimeError, match="Can't export tensors that require gradient"):
         x.__dlpack__()
+
+
+def test_where_keeps_zero_dim_shapes():
+    x = lucid.tensor(2.0)
+    for condition in (True, False):
+        assert lucid.where(lucid.tensor(condition), x, 0.0).shape == ()
+        assert lucid.where(lucid.tensor(condition), 0.0, x).shape == ()
+        assert lucid.where(lucid.tensor(condition), x, x * 3).shape == ()

@@ -1027,6 +1027,11 @@ clip_ = clamp_
 _SAME_SIZE_INTEGER = {2: np.int16, 4: np.int32, 8: np.int64}
 
 
+def _bits(array: np.ndarray, integer: type, shape: tuple) -> np.ndarray:
+    """A contiguous integer view of a float array's bits (0-d stays 0-d)."""
+    return np.ascontiguousarray(array).view(integer).reshape(shape)
+
+
 def _select(condition: np.ndarray, x: Any, y: Any) -> np.ndarray:
     """np.where(condition, x, y), exact, through bit masks where possible.
 
@@ -1051,17 +1056,20 @@ def _select(condition: np.ndarray, x: Any, y: Any) -> np.ndarray:
     ):
         return np.where(condition, x, y)
     integer = _SAME_SIZE_INTEGER[reference.dtype.itemsize]
+    if not x_is_array:
+        # keep y where the condition fails: condition - 1 is all ones exactly there
+        keep_y = np.subtract(condition.view(np.int8), 1, out=np.empty(shape, dtype=integer))
+        result = np.bitwise_and(_bits(y, integer, shape), keep_y, out=keep_y)
+        return result.view(reference.dtype)
     # all ones where condition holds, zeros elsewhere (cast and negate in one pass)
     keep_x = np.negative(condition.view(np.int8), out=np.empty(shape, dtype=integer))
-    if x_is_array:
-        result = np.bitwise_and(np.ascontiguousarray(x).view(integer), keep_x)
-        if y_is_array:
-            np.invert(keep_x, out=keep_x)
-            np.bitwise_and(np.ascontiguousarray(y).view(integer), keep_x, out=keep_x)
-            np.bitwise_or(result, keep_x, out=result)
-    else:
+    # (an explicit output also keeps 0-d results arrays, not NumPy scalars)
+    result = np.empty(shape, integer) if y_is_array else keep_x
+    np.bitwise_and(_bits(x, integer, shape), keep_x, out=result)
+    if y_is_array:
         np.invert(keep_x, out=keep_x)
-        result = np.bitwise_and(np.ascontiguousarray(y).view(integer), keep_x)
+        np.bitwise_and(_bits(y, integer, shape), keep_x, out=keep_x)
+        np.bitwise_or(result, keep_x, out=result)
     return result.view(reference.dtype)
 
 
