@@ -678,6 +678,19 @@ def _scatter_to_argmax(grad: np.ndarray, argmax: np.ndarray, kernel: Pair) -> np
     return grad_x.reshape(n, c, h, w)
 
 
+def _last_nan_hits(windows: np.ndarray, values: np.ndarray, positions: int):
+    """(k, hit) from the last kernel position down, for windows whose max is NaN: `hit` marks
+    those whose last NaN sits at k (PyTorch lets a later NaN win the argmax)."""
+    is_nan = np.isnan(values)
+    if not is_nan.any():
+        return
+    kw = windows.shape[3]
+    for k in reversed(range(positions)):
+        hit = np.isnan(windows[:, :, k // kw, k % kw]) & is_nan
+        yield k, hit
+        is_nan &= ~hit
+
+
 class MaxPool2D(Function):
     """Max over each window; with `return_indices`, also PyTorch's flat (h * W + w) argmax."""
 
@@ -694,72 +707,66 @@ class MaxPool2D(Function):
         out_h, out_w = out_size
         is_float = array.dtype.kind == "f"
         fill = -np.inf if is_float else np.iinfo(array.dtype).min
-        # windows that tile the input exactly are a reshape of it, and so is their argmax
-        # mask, which backward then scatters with a reshape instead of a fold
+        # windows that tile the input exactly are a reshape of it: their argmax positions are
+        # all backward needs (it scatters gradients there, or builds a mask from them)
         tiles = (
             stride == kernel
             and padding == (0, 0)
             and dilation == (1, 1)
             and (h, w) == (kh * out_h, kw * out_w)
         )
-        # the argmax position within each window, kept (tiling windows only) for the array
-        # backward; None where masks alone describe the routing
-        ctx.tile_argmax = None
         if tiles:
             values, position = _tile_max(array, kh, kw)
-            ctx.tile_argmax = position
             windows = array.reshape(n, c, out_h, kh, out_w, kw).transpose(0, 1, 3, 5, 2, 4)
-            tiled_mask = np.empty((n, c, out_h, kh, out_w, kw), dtype=bool)
-            mask = tiled_mask.transpose(0, 1, 3, 5, 2, 4)
-            for k in range(kh * kw):
-                np.equal(position, k, out=mask[:, :, k // kw, k % kw])
+            if is_float:
+                for k, hit in _last_nan_hits(windows, values, kh * kw):
+                    position[hit] = k
+            # a window of -inf already points at its first element, as in PyTorch
+            ctx.tile_argmax = position
+            ctx.save_for_backward()
         else:
             windows = _windows(array, kernel, stride, padding, dilation, out_size, fill)
-            mask = tiled_mask = np.empty((n, c, kh, kw, out_h, out_w), dtype=bool)
+            mask = np.empty((n, c, kh, kw, out_h, out_w), dtype=bool)
             # one vectorised pass per kernel position (kernels are small, outputs large);
             # np.maximum propagates NaN, as PyTorch's max pooling does
             values = windows[:, :, 0, 0].copy()
             for k in range(1, kh * kw):
                 np.maximum(values, windows[:, :, k // kw, k % kw], out=values)
             # the argmax as a one-hot mask over kernel positions: the first position holding
-            # the maximum, as in PyTorch (ties keep the first)
+            # the maximum, as in PyTorch (ties keep the first; NaN windows get no hit here)
             taken = np.zeros((n, c, out_h, out_w), dtype=bool)
             for k in range(kh * kw):
                 hit = mask[:, :, k // kw, k % kw]
                 np.equal(windows[:, :, k // kw, k % kw], values, out=hit)
                 np.greater(hit, taken, out=hit)
                 taken |= hit
-        if is_float:
-            is_nan = np.isnan(values)
-            if is_nan.any():
-                # PyTorch lets a later NaN win, so a NaN window points at its last NaN
-                ctx.tile_argmax = None
-                mask &= ~is_nan[:, :, None, None]
-                for k in reversed(range(kh * kw)):
-                    hit = np.isnan(windows[:, :, k // kw, k % kw]) & is_nan
+            if is_float:
+                for k, hit in _last_nan_hits(windows, values, kh * kw):
                     mask[:, :, k // kw, k % kw] |= hit
-                    is_nan &= ~hit
-        is_fill = values == fill
-        if is_fill.any():
-            # a window whose inputs all equal the padding value points at its first real
-            # input (as in PyTorch), never at padding
-            first_h = _first_inside(out_h, stride[0], padding[0], dilation[0])
-            first_w = _first_inside(out_w, stride[1], padding[1], dilation[1])
-            mask &= ~is_fill[:, :, None, None]
-            batch, channel, row, col = np.nonzero(is_fill)
-            mask[batch, channel, first_h[row], first_w[col], row, col] = True
+            is_fill = values == fill
+            if is_fill.any():
+                # a window whose inputs all equal the padding value points at its first real
+                # input (as in PyTorch), never at padding
+                first_h = _first_inside(out_h, stride[0], padding[0], dilation[0])
+                first_w = _first_inside(out_w, stride[1], padding[1], dilation[1])
+                mask &= ~is_fill[:, :, None, None]
+                batch, channel, row, col = np.nonzero(is_fill)
+                mask[batch, channel, first_h[row], first_w[col], row, col] = True
+            ctx.save_for_backward(_wrap(mask))
         ctx.is_batched = is_batched
         ctx.tiles = tiles
         ctx.in_size = (h, w)
         ctx.config = (kernel, stride, padding, dilation)
-        ctx.save_for_backward(_wrap(tiled_mask))
         if not is_batched:
             values = values[0]
         if not return_indices:
             return _wrap(values)
-        position = np.zeros((n, c, out_h, out_w), dtype=np.int64)
-        for k in range(1, kh * kw):
-            position += k * mask[:, :, k // kw, k % kw]
+        if tiles:
+            position = position.astype(np.int64)
+        else:
+            position = np.zeros((n, c, out_h, out_w), dtype=np.int64)
+            for k in range(1, kh * kw):
+                position += k * mask[:, :, k // kw, k % kw]
         rows = np.arange(out_h).reshape(-1, 1) * stride[0] - padding[0]
         cols = np.arange(out_w) * stride[1] - padding[1]
         rows = rows + (position // kw) * dilation[0]
@@ -769,27 +776,25 @@ class MaxPool2D(Function):
 
     @staticmethod
     def backward(ctx, grad_values, *grad_indices):
-        (mask,) = ctx.saved_tensors
         if not ctx.is_batched:
             grad_values = grad_values.unsqueeze(0)
         n, c, out_h, out_w = grad_values.shape
-        if ctx.tile_argmax is not None and not is_grad_enabled():
-            grad_x = _wrap(_scatter_to_argmax(grad_values._data, ctx.tile_argmax, ctx.config[0]))
-            return (
-                (grad_x if ctx.is_batched else grad_x.squeeze(0)),
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-            )
-        # route each output's gradient to its argmax (an expanded, same-shape operand keeps
-        # `where` on its fast path), then put the windows back in the input's layout
         if ctx.tiles:
-            grad_values = grad_values.reshape(n, c, out_h, 1, out_w, 1).expand(mask.shape)
-            grad_x = where(mask, grad_values, 0.0).reshape(n, c, *ctx.in_size)
+            if is_grad_enabled():
+                # differentiable routing: where() over a one-hot mask in the input's layout
+                kh, kw = ctx.config[0]
+                mask = np.empty((n, c, out_h, kh, out_w, kw), dtype=bool)
+                for k in range(kh * kw):
+                    np.equal(ctx.tile_argmax, k, out=mask[:, :, :, k // kw, :, k % kw])
+                grad_values = grad_values.reshape(n, c, out_h, 1, out_w, 1).expand(mask.shape)
+                grad_x = where(_wrap(mask), grad_values, 0.0).reshape(n, c, *ctx.in_size)
+            else:
+                grad_x = _scatter_to_argmax(grad_values._data, ctx.tile_argmax, ctx.config[0])
+                grad_x = _wrap(grad_x)
         else:
+            # route each output's gradient to its argmax (an expanded, same-shape operand
+            # keeps `where` on its fast path), then fold the windows back onto the input
+            (mask,) = ctx.saved_tensors
             grad_values = grad_values.reshape(n, c, 1, 1, out_h, out_w).expand(mask.shape)
             grad_x = Col2Im.apply(where(mask, grad_values, 0.0), ctx.in_size, *ctx.config)
         if not ctx.is_batched:
