@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from lucid import dtypes, factories
+from lucid._parallel import copy as parallel_copy
 from lucid._tensor import Tensor, _wrap
 from lucid.autograd.function import Function
 from lucid.ops import _special
@@ -1426,7 +1427,7 @@ class Clone(Function):
 
     @staticmethod
     def forward(ctx, x):
-        return _wrap(x._data.copy())
+        return _wrap(parallel_copy(x._data))
 
     @staticmethod
     def backward(ctx, grad_output):
