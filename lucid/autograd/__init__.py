@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from lucid._tensor import Tensor, _wrap
-from lucid.autograd import graph
+from lucid.autograd import graph, profiler
 from lucid.autograd.anomaly_mode import (
     AnomalyError,
     AnomalyEvent,
@@ -59,6 +59,7 @@ __all__ = [
     "gradgradcheck",
     "functional",
     "graph",
+    "profiler",
 ]
 
 

@@ -110,7 +110,11 @@ def run_backward(
                     continue
             elif is_leaf_sink:
                 if accumulate_grad and grads[0] is not None:
-                    if state.observers and node.variable._grad is not None:
+                    if (
+                        state.observers
+                        and node.variable._grad is not None
+                        and observers.checks_accumulation()
+                    ):
                         previous = node.variable._grad
                         # Out of place, so the check can still see both parts. (A first
                         # write needs no check: the gradient was checked as it was made.)
@@ -185,7 +189,7 @@ def run_backward(
                         buffer[output_nr] = grad
                     elif buffer[output_nr] is None:
                         buffer[output_nr] = grad
-                    elif create_graph or state.observers:
+                    elif create_graph or (state.observers and observers.checks_accumulation()):
                         existing = buffer[output_nr]
                         buffer[output_nr] = existing + grad
                         if state.observers:

@@ -114,12 +114,20 @@ class Function:
             ctx.is_recording = True
             ctx.needs_input_grad = tuple(needs_input_grad)
             ctx.input_edges = tuple(edges)
+            # Numbered before the forward, as PyTorch numbers a node when it creates it, so
+            # that observers (the profiler, NVTX ranges) can tag the op with it from the start.
+            ctx.sequence_nr = _next_sequence_nr()
             # The forward itself is never recorded: it computes on arrays, and a custom
             # forward that calls lucid ops must not grow the graph.
             state.enabled = False
         else:
             count = len(args)
             ctx.needs_input_grad = _NOT_RECORDING[count] if count < 16 else (False,) * count
+        # One read of the observers serves both notifications, and an observer that was told
+        # an op began is the one told that it ended.
+        watching = state.observers
+        if watching:
+            observers.before_forward(ctx, args)
         token = _set_numpy_state(state.numpy_extobj)
         try:
             if cls._has_setup_context:
@@ -127,6 +135,10 @@ class Function:
                 cls.setup_context(ctx, args, output)
             else:
                 output = cls.forward(ctx, *args, **kwargs)
+        except BaseException as error:
+            if watching:
+                observers.on_forward_error(ctx, error)
+            raise
         finally:
             _reset_numpy_state(token)
             if is_recording:
@@ -141,7 +153,6 @@ class Function:
             if output._data.base is not None:
                 _share_version_with_view_source(output, output._data.base, args)
             if is_recording:
-                ctx.sequence_nr = _next_sequence_nr()
                 array = output._data
                 if array.dtype.kind == "f" and not ctx.non_differentiable:
                     output._requires_grad = True
@@ -149,13 +160,15 @@ class Function:
                 ctx.output_meta = ((array.shape, array.dtype),)
                 if ctx.to_save is not None:
                     _pack_saved(ctx, (output,))
-            if state.observers or state.pending_flags is not None:
+            if watching or state.pending_flags is not None:
                 observers.after_forward(ctx, args, (output,))
             return output
-        return _finish_outputs(ctx, args, output, is_recording, state)
+        return _finish_outputs(ctx, args, output, is_recording, watching, state)
 
 
-def _finish_outputs(ctx: Node, args: tuple, output: Any, is_recording: bool, state: Any) -> Any:
+def _finish_outputs(
+    ctx: Node, args: tuple, output: Any, is_recording: bool, watching: tuple, state: Any
+) -> Any:
     """The general case of `apply`: several outputs, in-place outputs, non-tensor outputs."""
     is_tuple = type(output) is tuple
     outputs = output if is_tuple else (output,)
@@ -174,7 +187,6 @@ def _finish_outputs(ctx: Node, args: tuple, output: Any, is_recording: bool, sta
         tensor._version_counter[0] += 1
 
     if is_recording:
-        ctx.sequence_nr = _next_sequence_nr()
         non_differentiable = ctx.non_differentiable
         meta = []
         for index, out in enumerate(outputs):
@@ -193,7 +205,7 @@ def _finish_outputs(ctx: Node, args: tuple, output: Any, is_recording: bool, sta
         ctx.output_meta = tuple(meta)
         if ctx.to_save is not None:
             _pack_saved(ctx, outputs)
-    if state.observers or state.pending_flags is not None:
+    if watching or state.pending_flags is not None:
         observers.after_forward(ctx, args, outputs)
     if is_tuple:
         return outputs

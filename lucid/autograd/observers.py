@@ -22,6 +22,10 @@ __all__ = ["Observer", "observing", "add_observer", "remove_observer"]
 class Observer(Protocol):
     """What an observer may implement; every method is optional."""
 
+    def before_forward(self, node: Any, inputs: tuple) -> None: ...
+
+    def on_forward_error(self, node: Any, error: BaseException) -> None: ...
+
     def after_forward(self, node: Any, inputs: tuple, outputs: tuple) -> None: ...
 
     def before_backward(self, node: Any, grad_outputs: tuple) -> None: ...
@@ -48,7 +52,12 @@ def remove_observer(observer: Any) -> None:
 def _resolve_forward_methods() -> None:
     # Observer methods run for every op and node: look them up once, not per call.
     local_state.forward_methods = _methods_named("after_forward")
+    local_state.before_forward_methods = _methods_named("before_forward")
     local_state.method_cache = {}
+
+
+# Each thread starts with none (the rest of the per-thread defaults live in grad_mode).
+local_state.__class__.before_forward_methods = ()
 
 
 def _methods_named(name: str) -> tuple:
@@ -69,6 +78,17 @@ def observing(observer: Any) -> Iterator[Any]:
 flag_handler: Any = None
 
 
+def before_forward(node: Any, inputs: tuple) -> None:
+    """Before every op's forward while observers are active (the profiler times from here)."""
+    for method in local_state.before_forward_methods:
+        method(node, inputs)
+
+
+def on_forward_error(node: Any, error: BaseException) -> None:
+    """An op's forward raised: it ends here, with no `after_forward`."""
+    _dispatch("on_forward_error", node, error)
+
+
 def after_forward(node: Any, inputs: tuple, outputs: tuple) -> None:
     """After every op that raised floating-point flags or ran with observers active."""
     state = local_state
@@ -83,15 +103,25 @@ def after_forward(node: Any, inputs: tuple, outputs: tuple) -> None:
         method(node, inputs, outputs)
 
 
-def _dispatch(name: str, *args: Any) -> None:
+def _methods(name: str) -> tuple:
     cache = local_state.method_cache
     if cache is None:
         cache = local_state.method_cache = {}
     methods = cache.get(name)
     if methods is None:
         methods = cache[name] = _methods_named(name)
-    for method in methods:
+    return methods
+
+
+def _dispatch(name: str, *args: Any) -> None:
+    for method in _methods(name):
         method(*args)
+
+
+def checks_accumulation() -> bool:
+    """True when an active observer checks gradient sums: the engine then sums out of place,
+    so that both parts stay visible. Other observers (the profiler) leave sums as they are."""
+    return bool(_methods("after_accumulate"))
 
 
 def before_backward(node: Any, grad_outputs: tuple) -> None:
