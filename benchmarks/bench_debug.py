@@ -5,8 +5,11 @@
 
 The workload is bench_core.py's (b), the MLP 784-512-512-10 training step. Each variant in
 VARIANTS wraps that step with one tool; paired_ratio (from bench_anomaly.py) runs the plain and
-the instrumented step in alternating rounds and compares medians. Budgets (issue 5):
-GradNormGuard.check() <= 1.02x.
+the instrumented step in alternating rounds and compares medians. The NaNDetector rows build
+their own models: (b) the same MLP as nn.Sequential with nn.CrossEntropyLoss and SGD, (c) and
+(d) bench_models.py's CNN training step and transformer block; the detector stays attached to
+one copy of the model, the plain step runs on another. Budgets (issue 5):
+GradNormGuard.check() <= 1.02x, NaNDetector attached <= 1.05x.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 # Both libraries get two BLAS/OpenMP threads, as in bench_core; set before NumPy loads.
 for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -25,9 +29,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 from bench_anomaly import paired_ratio  # noqa: E402
 from bench_core import lucid_mlp_step, make_mlp  # noqa: E402
+from bench_models import block_step, cnn_step, make_block, make_cnn  # noqa: E402
 
 import lucid  # noqa: E402
-from lucid.debug import GradNormGuard  # noqa: E402
+import lucid.nn as nn  # noqa: E402
+from lucid.debug import GradNormGuard, NaNDetector  # noqa: E402
 
 Step = Callable[[], object]
 
@@ -52,9 +58,59 @@ def _with_grad_norm_guard(params: list, x: lucid.Tensor, y: lucid.Tensor) -> Ste
     return run
 
 
-# (name, factory of the instrumented step from (params, x, y), budget or None).
-VARIANTS: list[tuple[str, Callable[[list, lucid.Tensor, lucid.Tensor], Step], float | None]] = [
+def _mlp_module_step() -> tuple[nn.Module, Step]:
+    (params, x, y), _ = make_mlp(0)
+    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                          nn.Linear(512, 10))  # fmt: skip
+    with lucid.no_grad():
+        for target, source in zip(model.parameters(), params):
+            target.copy_(source)
+    optimizer = lucid.optim.SGD(model.parameters(), lr=0.01)
+    criterion = nn.CrossEntropyLoss()
+
+    def run() -> None:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+
+    return model, run
+
+
+def _cnn_step() -> tuple[nn.Module, Step]:
+    setup = make_cnn(0)[0]
+    return setup[1], lambda: cnn_step(*setup)
+
+
+def _block_step() -> tuple[nn.Module, Step]:
+    setup = make_block(0)[0]
+    return setup[1], lambda: block_step(*setup)
+
+
+def _with_nan_detector(workload: Callable[[], tuple[nn.Module, Step]]):
+    """A factory of (plain, instrumented): two copies of `workload`, one under a detector."""
+
+    def factory(params: list, x: lucid.Tensor, y: lucid.Tensor) -> tuple[Step, Step]:
+        _, plain = workload()
+        model, step = workload()
+        detector = NaNDetector(model).attach()
+
+        def run() -> None:
+            step()
+            if detector.triggered:
+                raise RuntimeError(f"the benchmark's healthy run was flagged:\n{detector.event}")
+
+        return plain, run
+
+    return factory
+
+
+# (name, factory from (params, x, y) of the instrumented step, or of a (plain, instrumented)
+# pair for variants with their own workload, budget or None).
+VARIANTS: list[tuple[str, Callable[[list, lucid.Tensor, lucid.Tensor], Any], float | None]] = [
     ("(b) MLP step, GradNormGuard.check()/plain", _with_grad_norm_guard, 1.02),
+    ("(b) MLP module step, NaNDetector/plain", _with_nan_detector(_mlp_module_step), 1.05),
+    ("(c) CNN step, NaNDetector/plain", _with_nan_detector(_cnn_step), 1.05),
+    ("(d) transformer block, NaNDetector/plain", _with_nan_detector(_block_step), 1.05),
 ]
 
 
@@ -63,9 +119,9 @@ def time_everything(rounds: int) -> dict[str, float]:
     for name, factory, budget in VARIANTS:
         # A fresh model per variant, so no variant trains on another's updated weights.
         (params, x, y), _ = make_mlp(0)
-        ratios[name] = paired_ratio(
-            name, _plain(params, x, y), factory(params, x, y), rounds, inner=5, budget=budget
-        )
+        built = factory(params, x, y)
+        plain, instrumented = built if isinstance(built, tuple) else (_plain(params, x, y), built)
+        ratios[name] = paired_ratio(name, plain, instrumented, rounds, inner=5, budget=budget)
     return ratios
 
 

@@ -1,16 +1,19 @@
 """`python -m lucid.demo`: train a small CNN on scikit-learn's bundled 8x8 digits and report
-its test accuracy.
+its test accuracy; then, in a second act, hunt down a planted NaN bug.
 
 The data ships inside scikit-learn (no download); scikit-learn is imported only when the demo
 runs, so `import lucid` needs NumPy alone. Everything is seeded: the same seed gives the same
-weights, split, batch order and accuracy.
+weights, split, batch order and accuracy, and the bug surfaces at the same step.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import linecache
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO
@@ -19,11 +22,22 @@ import numpy as np
 
 import lucid
 from lucid import nn
+from lucid.autograd import NonFiniteWarning
+from lucid.debug import ReplayResult, replay_step
 from lucid.optim import Adam
 from lucid.optim.lr_scheduler import CosineAnnealingLR
-from lucid.utils.data import DataLoader, TensorDataset, random_split
+from lucid.utils.data import DataLoader, Subset, TensorDataset, random_split
 
-__all__ = ["ProgressBar", "TrainResult", "build_model", "load_digits_dataset", "main", "train"]
+__all__ = [
+    "BugHuntResult",
+    "ProgressBar",
+    "TrainResult",
+    "build_model",
+    "bug_hunt",
+    "load_digits_dataset",
+    "main",
+    "train",
+]
 
 _INSTALL_HINT = 'lucid.demo needs scikit-learn for its dataset: pip install -e ".[demo]"'
 
@@ -164,10 +178,133 @@ def train(epochs: int = 12, batch_size: int = 32, lr: float = 3e-3, seed: int = 
     return result
 
 
+# ------------------------------------------------------------------ act two
+# The training code of act two, as a user would write it in train.py. Reports skip lucid's
+# own files to point at the user's line, and this module is one of them, so the code is
+# compiled under a file name of its own, with its source registered for tracebacks.
+BUGGY_CODE_NAME = "<act two: train.py>"
+BUGGY_CODE = """\
+class BatchStandardize(nn.Module):
+    \"\"\"Standardise each feature over the batch (the planted bug: no epsilon).\"\"\"
+
+    def forward(self, x):
+        mean = x.mean(dim=0)
+        std = x.std(dim=0, unbiased=False)
+        return (x - mean) / std
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hidden = nn.Linear(64, 64)
+        self.norm = BatchStandardize()
+        self.out = nn.Linear(64, 10)
+
+    def forward(self, images):
+        features = self.norm(self.hidden(images.flatten(1)))
+        return self.out(features.relu())
+
+
+def train_step(model, optimizer, images, labels):
+    optimizer.zero_grad()
+    loss = nn.functional.cross_entropy(model(images), labels)
+    loss.backward()
+    optimizer.step()
+    return loss
+"""
+
+
+def _buggy_code() -> dict:
+    """Act two's training code, compiled as the user's file `BUGGY_CODE_NAME`."""
+    lines = BUGGY_CODE.splitlines(keepends=True)
+    # A size and no modification time: linecache keeps the entry (there is no file to check).
+    linecache.cache[BUGGY_CODE_NAME] = (len(BUGGY_CODE), None, lines, BUGGY_CODE_NAME)
+    namespace: dict = {"nn": nn, "__name__": "lucid_demo_act_two"}
+    exec(compile(BUGGY_CODE, BUGGY_CODE_NAME, "exec"), namespace)
+    return namespace
+
+
+@dataclass
+class BugHuntResult:
+    """What act two saw: every step's loss, the replay of the failing step and its report."""
+
+    losses: list[float] = field(default_factory=list)
+    replay: ReplayResult | None = None
+    report: str = ""
+    seconds: float = 0.0
+
+
+def bug_hunt(
+    seed: int = 0,
+    batch_size: int = 32,
+    lr: float = 0.05,
+    log_every: int = 8,
+    dataset: TensorDataset | None = None,
+    stream: IO[str] | None = None,
+) -> BugHuntResult:
+    """Act two: train `BUGGY_CODE`'s network, whose batch standardisation divides by the batch
+    standard deviation, until the loss turns NaN, and show lucid's report of the failing step.
+
+    The data is cut to whole batches plus one example, so the epoch's last batch holds a
+    single example: its standard deviation is 0 and `(x - mean) / std` is 0/0. Each step runs
+    through `lucid.debug.replay_step`, which replays the failing step under full checks.
+    """
+    start = time.perf_counter()
+    out = sys.stdout if stream is None else stream
+    code = _buggy_code()
+    if dataset is None:
+        dataset = load_digits_dataset()
+    size = (len(dataset) - 1) // batch_size * batch_size + 1
+    lucid.manual_seed(seed)
+    model = code["Net"]()
+    optimizer = lucid.optim.SGD(model.parameters(), lr=lr)
+    loader = DataLoader(
+        Subset(dataset, range(size)), batch_size=batch_size, shuffle=True,
+        generator=lucid.Generator().manual_seed(seed),
+    )  # fmt: skip
+    step_fn = functools.partial(code["train_step"], model, optimizer)
+    result = BugHuntResult()
+    listing = "\n".join(f"  {number:2d} | {line}" for number, line in
+                        enumerate(BUGGY_CODE.splitlines()[:7], start=1))  # fmt: skip
+    print(f"\nAct two: a planted bug. The training code {BUGGY_CODE_NAME} standardises "
+          f"features with\nbatch statistics and no epsilon:\n{listing}\n"
+          "A plain training loop prints:", file=out)  # fmt: skip
+    for step, (images, labels) in enumerate(loader):
+        with warnings.catch_warnings():
+            # The demo prints the replay's report itself.
+            warnings.simplefilter("ignore", NonFiniteWarning)
+            replay = replay_step(step_fn, images, labels, model=model, optimizer=optimizer,
+                                 step=step)  # fmt: skip
+        loss = float(replay.value.item())
+        result.losses.append(loss)
+        if step % log_every == 0 or not replay.clean:
+            print(f"  step {step:3d}  loss {loss:.4f}", file=out)
+        if not replay.clean:
+            result.replay = replay
+            result.report = _bug_report(replay)
+            print(result.report, file=out)
+            break
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _bug_report(replay: ReplayResult) -> str:
+    fired = "\n".join(f"  - {check}" for check in replay.checks)
+    return (
+        f"\nThat is all a plain loop shows: a bare nan at step {replay.step}.\n"
+        f"lucid's cheap checks on every step fired:\n{fired}\n"
+        f"so lucid.debug.replay_step re-ran step {replay.step} under full checks:\n"
+        + str(replay).split("execution order:\n", 1)[-1]
+        + "\nThe epoch's last batch holds a single example: its standard deviation is 0, "
+        "and 0/0 is nan.\nThe fix: divide by (std + eps)."
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the process exit code."""
     parser = argparse.ArgumentParser(
-        prog="python -m lucid.demo", description="Train a small CNN on the 8x8 digits."
+        prog="python -m lucid.demo",
+        description="Train a small CNN on the 8x8 digits, then find a planted NaN bug.",
     )
     parser.add_argument("--epochs", type=int, default=12)
     parser.add_argument("--batch-size", type=int, default=32)
@@ -181,8 +318,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(_INSTALL_HINT, file=sys.stderr)
         return 1
+    print("Act one: train a CNN on the 8x8 digits.")
     result = train(args.epochs, args.batch_size, args.lr, args.seed, dataset=dataset)
     print(f"test accuracy: {result.test_accuracy:.2%} ({result.seconds:.1f} s)")
+    bug_hunt(args.seed, dataset=dataset)
     return 0
 
 

@@ -46,6 +46,24 @@ def test_demo_training_is_reproducible_on_any_digit_shaped_data() -> None:
     assert first.test_accuracy == second.test_accuracy
 
 
+def test_demo_act_two_reports_the_planted_bug_with_op_line_module_and_step() -> None:
+    images = lucid.rand(40, 1, 8, 8, generator=lucid.Generator().manual_seed(2))
+    labels = lucid.arange(40) % 10
+    stream = io.StringIO()
+    result = demo.bug_hunt(batch_size=8, dataset=TensorDataset(images, labels), stream=stream)
+    # 33 of the 40 examples are kept: four batches of 8, then (step 4) a batch of one
+    assert len(result.losses) == 5 and math.isnan(result.losses[-1])
+    assert all(math.isfinite(loss) for loss in result.losses[:-1])
+    event = result.replay.event
+    assert (event.op, event.kind, event.module_path, event.step) == ("Div", "nan", "norm", 4)
+    text = stream.getvalue()
+    assert "  step   4  loss nan" in text and "a bare nan at step 4" in text
+    assert f"line:      {demo.BUGGY_CODE_NAME}:7\n             return (x - mean) / std" in text
+    assert "module:    norm (BatchStandardize) in Net" in text
+    assert "step:      4\n" in text
+    assert "mechanism: invalid operation" in text
+
+
 def test_demo_progress_bar_redraws_one_line() -> None:
     stream = io.StringIO()
     bar = demo.ProgressBar(4, "epoch 1", width=8, stream=stream)

@@ -28,6 +28,7 @@ import numpy as np
 
 from lucid._tensor import Tensor
 from lucid.autograd import observers
+from lucid.autograd.function import Function
 from lucid.autograd.grad_mode import _DecoratorContextManager, _LocalState, local_state
 
 __all__ = [
@@ -78,6 +79,10 @@ class AnomalyEvent:
     forward_traceback: list[str] = field(default_factory=list)
     parents: list[str] = field(default_factory=list)
     step: int | None = None
+    # For reproducers: the op's Function class and its inputs at the birth (tensors copied as
+    # NumPy arrays, other arguments as given); filled where a reproducer may be wanted.
+    op_function: Any = field(default=None, repr=False, compare=False)
+    op_args: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
     def location(self) -> str | None:
@@ -205,6 +210,38 @@ def module_scope(name: str) -> Iterator[None]:
         yield
     finally:
         local_state.module_path = previous
+
+
+class _Allowance(threading.local):
+    depth = 0  # how many allow_nonfinite() regions this thread is inside
+
+
+_allowance = _Allowance()
+
+
+class allow_nonfinite(_DecoratorContextManager):
+    """Mark intentional infinities (e.g. -inf attention masks): inside this context (or a
+    decorated function) the sentinel records no births and warns about nothing, anomaly mode
+    skips its forward checks and lucid.debug's detectors report nothing. It nests, is
+    per-thread, and costs nothing where it is not used: the flag is read only once a
+    non-finite value has been found.
+
+    Example::
+
+        with lucid.debug.allow_nonfinite():
+            scores = scores.masked_fill(mask, float("-inf"))
+    """
+
+    def __enter__(self) -> None:
+        _allowance.depth += 1
+
+    def __exit__(self, *exc_info: object) -> None:
+        _allowance.depth -= 1
+
+
+def is_nonfinite_allowed() -> bool:
+    """Whether this thread is inside `allow_nonfinite()`."""
+    return _allowance.depth > 0
 
 
 def _current_module_path() -> str | None:
@@ -361,12 +398,32 @@ def _parents(node: Any) -> list[str]:
 class _Births(threading.local):
     def __init__(self) -> None:
         self.events: deque = deque(maxlen=_BIRTHS_KEPT)
+        # Births ever recorded: marks stay valid once the ring is full and drops the oldest.
+        self.count = 0
 
 
 _births = _Births()
 # Sites already reported, for the whole process: a site warns once, whichever thread hits it.
 _warned_sites: set = set()
 _warned_lock = threading.Lock()
+# Called as listener(event, node, inputs, output) at each recorded birth, from the thread
+# that ran the op (lucid.debug's NaNDetector); empty unless a listener is attached.
+_birth_listeners: tuple = ()
+_listeners_lock = threading.Lock()
+
+
+def add_birth_listener(listener: Any) -> None:
+    """Call `listener(event, node, inputs, output)` for every birth the sentinel records."""
+    global _birth_listeners
+    with _listeners_lock:
+        if listener not in _birth_listeners:
+            _birth_listeners = _birth_listeners + (listener,)
+
+
+def remove_birth_listener(listener: Any) -> None:
+    global _birth_listeners
+    with _listeners_lock:
+        _birth_listeners = tuple(known for known in _birth_listeners if known != listener)
 
 
 def reset_sentinel() -> None:
@@ -378,6 +435,8 @@ def reset_sentinel() -> None:
 
 def _on_op_flags(node: Any, inputs: tuple, outputs: tuple, flags: list[str]) -> None:
     """An op raised floating-point flags: confirm non-finite outputs, record a birth."""
+    if _allowance.depth:
+        return
     # An in-place op's input now holds its result: only the other inputs can be sources.
     dirty = getattr(node, "dirty_tensors", ())
     sources = [value for value in inputs if not any(value is tensor for tensor in dirty)]
@@ -414,7 +473,33 @@ def _on_op_flags(node: Any, inputs: tuple, outputs: tuple, flags: list[str]) -> 
             output_index=index,
         )
         _births.events.append((event, node, owner if owner is not node else None))
+        _births.count += 1
+        for listener in _birth_listeners:
+            listener(event, node, inputs, out)
         return
+    if _inside_another_op():
+        # An op called inside another op's forward (Addmm expanding its bias) took the flags
+        # the enclosing op had raised: hand them back for that op to confirm when it ends.
+        state = local_state
+        pending = state.pending_flags
+        state.pending_flags = flags if pending is None else pending + flags
+
+
+_APPLY_CODE = Function.apply.__func__.__code__
+
+
+def _inside_another_op() -> bool:
+    """Whether the op being finished runs inside another op's forward (two applies on the
+    stack). Walks the stack, so it runs only once flags have fired."""
+    frame = sys._getframe(2)
+    applies = 0
+    while frame is not None:
+        if frame.f_code is _APPLY_CODE:
+            applies += 1
+            if applies == 2:
+                return True
+        frame = frame.f_back
+    return False
 
 
 def _birth_in_graph(nodes: Any) -> AnomalyEvent | None:
@@ -442,13 +527,15 @@ def sentinel_check_roots(outputs: tuple, nodes: Any) -> int | None:
     Returns the count of recorded births, the mark `sentinel_check_backward` starts from,
     or None when it already warned for this graph.
     """
-    mark = len(_births.events)
+    mark = _births.count
     if not is_sentinel_enabled() or local_state.anomaly_enabled:
         return mark
     for output in outputs:
         kind = _kind_of(output._data)
         if kind is None:
             continue
+        if _allowance.depth:
+            return None
         event = _birth_in_graph(nodes)
         if event is None:
             frames = _capture_frames()
@@ -470,11 +557,14 @@ def sentinel_check_roots(outputs: tuple, nodes: Any) -> int | None:
 def sentinel_check_backward(start: int | None) -> None:
     """After a backward: gradients made non-finite during it name their birth."""
     events = _births.events
-    if start is None or len(events) <= start or local_state.anomaly_enabled:
+    new = 0 if start is None else _births.count - start
+    if new <= 0 or local_state.anomaly_enabled:
         return
-    for position in range(start, len(events)):
+    for position in range(max(len(events) - new, 0), len(events)):
         event = events[position][0]
         if event.phase in ("backward", "accumulation"):
+            if _allowance.depth:
+                return
             where = "a gradient sum for" if event.phase == "accumulation" else "the backward of"
             headline = (
                 f"backward produced {event.kind} gradients, first born in {where} "
@@ -506,7 +596,7 @@ class _AnomalyObserver:
             if not isinstance(out, Tensor) or out._base is not None:
                 continue
             kind = _kind_of(out._data)
-            if kind is None or not self._checks(kind):
+            if kind is None or not self._checks(kind) or _allowance.depth:
                 continue
             if any(_holds(value, kind) for value in inputs):
                 source = next(value for value in inputs if _holds(value, kind))
@@ -576,6 +666,10 @@ class _AnomalyObserver:
             output_index=index,
             forward_traceback=_format_frames(frames) if backward else [],
             parents=_parents(node),
+            op_function=getattr(node, "function", None),
+            # A forward (or input) failure re-runs from the op's own arguments; a backward
+            # one would also need the forward arguments, which the node does not keep.
+            op_args=_copied_args(inputs) if phase in ("forward", "input") else None,
         )
         ordinal = _ordinal(index)
         if phase == "backward":
@@ -595,6 +689,20 @@ class _AnomalyObserver:
                 "error:\n" + "\n".join(event.forward_traceback)
             )
         raise AnomalyError(f"{headline}\n{event.describe()}", event)
+
+
+def _copied_args(values: tuple) -> tuple:
+    """Arguments as they were at the failure: tensors copied to NumPy arrays, others as given."""
+    copied: list[Any] = []
+    for value in values:
+        if isinstance(value, Tensor):
+            copied.append(value._data.copy())
+        elif isinstance(value, list | tuple):
+            inner = _copied_args(tuple(value))
+            copied.append(list(inner) if isinstance(value, list) else inner)
+        else:
+            copied.append(value)
+    return tuple(copied)
 
 
 def _ordinal(index: int) -> str:

@@ -1,0 +1,997 @@
+"""NaNDetector: names the step, module, op and line where a NaN or Inf first appears.
+
+It rides on the always-on sentinel (lucid.autograd.anomaly_mode): NumPy's floating-point flags
+fire inside the op that creates a non-finite value, and the sentinel hands each confirmed birth
+to the detector with its op, line and module path, at no cost while values stay finite. What
+flags cannot see (a NaN arriving with the batch or a parameter, a constant -inf written by an
+op) is caught by one cheap pass over each module output and a final check of the model's output.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import sys
+import threading
+import warnings
+import weakref
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+import lucid
+from lucid._tensor import Tensor
+from lucid.autograd import observers
+from lucid.autograd.anomaly_mode import (
+    _kind_of,
+    add_birth_listener,
+    is_nonfinite_allowed,
+    is_sentinel_enabled,
+    remove_birth_listener,
+)
+from lucid.autograd.grad_mode import local_state
+from lucid.debug.grad_norm import _squared_norm
+from lucid.nn import Module
+
+__all__ = ["NaNDetector", "NaNEvent", "GradEvent", "HeadroomWarning", "train_with_nan_guard"]
+
+logger = logging.getLogger("lucid.debug")
+
+_LUCID_DIRECTORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_HALF = np.dtype(np.float16)
+# float16 values past 1/8 of the largest float16 (65504) are a few multiplications from inf.
+_HALF_HEADROOM = float(np.finfo(np.float16).max) / 8
+# Nodes remembered per step for naming backward births (check_backward): far above any
+# model's op count per step, and a hard bound on memory when a step never ends.
+_NODE_PATHS_KEPT = 1 << 16
+_EXCUSED_KEPT = 64
+_UNKNOWN = object()
+
+
+class HeadroomWarning(RuntimeWarning):
+    """A float16 activation or gradient passed 1/8 of float16's largest value (65504).
+
+    lucid has no bfloat16 (NumPy has none), so float16 is the only low precision watched.
+    """
+
+
+# --------------------------------------------------------------------- events
+@dataclass
+class NaNEvent:
+    """Where and when a NaN or Inf first appeared during training.
+
+    `layer_name` is the dotted `named_modules()` path of the module whose forward produced the
+    value ("" for the model itself); `module_type` is its class name, or None when the value was
+    made outside the model (in the loss, or by a backward op the model did not record). `phase`
+    is 'forward', 'backward' or 'input' (a non-finite batch, named at the first module that
+    received it). `op` and `location` (the user's file:line) come from the sentinel's record of
+    the op that created the value; they are None when no op created it (it arrived with a
+    parameter or a constant) or the sentinel is off. `stats` describes the non-finite output:
+    `nan_count`, `inf_count`, and `min`, `max`, `mean` over its finite values.
+
+    The fields without a repr serve reproducers: `op_function` (the op's Function class) and
+    `op_args` (its inputs at the birth, tensors copied to NumPy arrays), `batch` (the model
+    call's positional arguments, copied), `rng_state` (lucid's RNG state at the start of the
+    step, as `lucid.get_rng_state()` gives it) and `model` (a weak reference to the model).
+    """
+
+    batch_idx: int
+    layer_name: str
+    module_type: str | None
+    kind: str
+    op: str | None
+    location: str | None
+    is_backward: bool
+    input_has_nan: bool
+    input_has_inf: bool
+    output_has_nan: bool
+    output_has_inf: bool
+    output_shape: tuple[int, ...] | None
+    stats: dict[str, Any]
+    mechanism: str | None
+    phase: str
+    op_function: Any = field(default=None, repr=False, compare=False)
+    op_args: tuple | None = field(default=None, repr=False, compare=False)
+    batch: tuple | None = field(default=None, repr=False, compare=False)
+    rng_state: np.ndarray | None = field(default=None, repr=False, compare=False)
+    model: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def where(self) -> str:
+        """The module in words: `'encoder.1' (Linear)`, the model itself, or outside it."""
+        if self.module_type is None:
+            return "outside the model (in the loss or the training loop)"
+        if self.layer_name == "":
+            return f"the model itself ({self.module_type})"
+        return f"'{self.layer_name}' ({self.module_type})"
+
+    def headline(self) -> str:
+        """One line: kind, step, module, op, line."""
+        if self.phase == "input":
+            text = (f"{self.kind} in the input batch {self.batch_idx}, first received by "
+                    f"{self.where}")  # fmt: skip
+        else:
+            text = f"{self.kind} at batch {self.batch_idx} in {self.where}, {self.phase}"
+            if self.op is not None:
+                text += f", made by op {self.op}"
+        if self.location is not None:
+            text += f" at {self.location}"
+        return text
+
+    def __str__(self) -> str:
+        lines = [f"NaNDetector: {self.headline()}"]
+        if self.mechanism:
+            lines.append(f"  how: {self.mechanism}")
+        stats = self.stats
+        shape = "?" if self.output_shape is None else list(self.output_shape)
+        lines.append(
+            f"  {'batch' if self.phase == 'input' else 'output'}: shape {shape}, "
+            f"nan {stats.get('nan_count', 0)}, inf {stats.get('inf_count', 0)}, finite "
+            f"min {_number(stats.get('min'))} max {_number(stats.get('max'))} "
+            f"mean {_number(stats.get('mean'))}"
+        )
+        inputs = [name for name, held in (("nan", self.input_has_nan),
+                                          ("inf", self.input_has_inf)) if held]  # fmt: skip
+        lines.append(f"  inputs held: {', '.join(inputs) if inputs else 'only finite values'}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The event as JSON-safe values (no reproducer fields)."""
+        return {
+            "event": "nan",
+            "batch_idx": self.batch_idx,
+            "layer_name": self.layer_name,
+            "module_type": self.module_type,
+            "kind": self.kind,
+            "op": self.op,
+            "location": self.location,
+            "is_backward": self.is_backward,
+            "input_has_nan": self.input_has_nan,
+            "input_has_inf": self.input_has_inf,
+            "output_has_nan": self.output_has_nan,
+            "output_has_inf": self.output_has_inf,
+            "output_shape": None if self.output_shape is None else list(self.output_shape),
+            "stats": {key: _json_number(value) for key, value in self.stats.items()},
+            "mechanism": self.mechanism,
+            "phase": self.phase,
+        }
+
+
+@dataclass
+class GradEvent:
+    """A parameter gradient that `check_grad_norms()` flagged.
+
+    `reason` is 'nan' or 'inf' (a non-finite gradient) or 'large' (an L2 norm above
+    `threshold`, the detector's `grad_norm_warn`).
+    """
+
+    batch_idx: int
+    param_name: str
+    layer_name: str
+    module_type: str
+    norm: float
+    reason: str
+    threshold: float | None
+
+    def __str__(self) -> str:
+        if self.reason == "large":
+            why = f"has norm {self.norm:.4g} > {self.threshold:g}"
+        else:
+            why = f"holds {self.reason} values"
+        return f"NaNDetector: batch {self.batch_idx}: gradient of '{self.param_name}' {why}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "event": "grad",
+            "batch_idx": self.batch_idx,
+            "param_name": self.param_name,
+            "layer_name": self.layer_name,
+            "module_type": self.module_type,
+            "norm": _json_number(self.norm),
+            "reason": self.reason,
+            "threshold": self.threshold,
+        }
+
+
+def _number(value: Any) -> str:
+    return "-" if value is None else f"{value:.4g}"
+
+
+def _json_number(value: Any) -> Any:
+    # JSON has no nan/inf; a count or a finite statistic passes through.
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+# --------------------------------------------------------------------- helpers
+def _array_stats(array: np.ndarray) -> dict[str, Any]:
+    stats: dict[str, Any] = {"nan_count": 0, "inf_count": 0, "min": None, "max": None,
+                             "mean": None}  # fmt: skip
+    if array.size == 0:
+        return stats
+    if array.dtype.kind not in "fc":
+        stats.update(min=array.min().item(), max=array.max().item(),
+                     mean=float(array.mean()))  # fmt: skip
+        return stats
+    finite_mask = np.isfinite(array)
+    stats["nan_count"] = int(np.isnan(array).sum())
+    stats["inf_count"] = int(np.isinf(array).sum())
+    finite = array[finite_mask]
+    if finite.size:
+        wide = finite.astype(np.float64)
+        stats.update(min=float(wide.min()), max=float(wide.max()), mean=float(wide.mean()))
+    return stats
+
+
+def _holds(values: Iterable[Any], test: Callable) -> bool:
+    """Whether any tensor among `values` (searched one list/tuple deep) has an element
+    `test` (np.isnan or np.isinf) marks."""
+    for value in values:
+        if isinstance(value, Tensor):
+            array = value._data
+            if array.dtype.kind in "fc" and test(array).any():
+                return True
+        elif isinstance(value, float):
+            if test(value):
+                return True
+        elif isinstance(value, list | tuple) and _holds(value, test):
+            return True
+    return False
+
+
+def _tensors_in(value: Any) -> list[Tensor]:
+    if isinstance(value, Tensor):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [item for item in value if isinstance(item, Tensor)]
+    return []
+
+
+def _copy_args(values: Iterable[Any]) -> tuple:
+    """Arguments as they were: tensors copied to NumPy arrays, other values as given."""
+    copied: list[Any] = []
+    for value in values:
+        if isinstance(value, Tensor):
+            copied.append(value._data.copy())
+        elif isinstance(value, list | tuple):
+            inner = _copy_args(value)
+            copied.append(list(inner) if isinstance(value, list) else inner)
+        else:
+            copied.append(value)
+    return tuple(copied)
+
+
+def _normalized_op(name: str) -> str:
+    """'masked_fill', 'MaskedFill', 'MaskedFillTensorInplace', 'MaskedFillBackward0' -> one key."""
+    key = name.replace("_", "").lower().rstrip("0123456789")
+    for suffix in ("backward", "inplace", "tensor", "scalar"):
+        key = key.removesuffix(suffix)
+    return key
+
+
+def _user_location() -> str | None:
+    """file:line of the innermost caller outside lucid."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_LUCID_DIRECTORY):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def _half_kind(array: np.ndarray) -> tuple[str | None, float]:
+    """('nan' | 'inf' | None, largest magnitude) of a float16 array, in two passes."""
+    if array.size == 0:
+        return None, 0.0
+    high = float(array.max())
+    low = float(array.min())
+    if math.isnan(high) or math.isnan(low):
+        return "nan", math.nan
+    if math.isinf(high) or math.isinf(low):
+        return "inf", math.inf
+    return None, max(high, -low)
+
+
+class _ThreadSteps(threading.local):
+    # How deep this thread is inside calls of the detector's model, and the model's own path
+    # on the module-path stack (empty when it is the outermost module called).
+    depth = 0
+    prefix = ""
+
+
+class _NodeRecorder:
+    """Observer (check_backward only): the module path of each node recorded in the forward."""
+
+    def __init__(self, detector: NaNDetector) -> None:
+        self.detector = detector
+
+    def after_forward(self, node: Any, inputs: tuple, outputs: tuple) -> None:
+        detector = self.detector
+        paths = detector._node_paths
+        if node.is_recording and detector._local.depth and len(paths) < _NODE_PATHS_KEPT:
+            stack = local_state.module_path
+            paths[node.sequence_nr] = stack[-1] if stack else None
+
+
+# ------------------------------------------------------------------- detector
+class NaNDetector:
+    """Report the first module whose output turns NaN or Inf, with the op, line and step.
+
+    Drop-in for the common forward-hook detector: the same constructor, `with` or
+    `attach()`/`detach()`, `set_batch(i)`, `triggered`, `event`, `events`, `grad_events`,
+    `check_grad_norms()`, `summary()`. Unlike a forward-hook design it names the op that created
+    the value (from the sentinel), never blames the parent containers or the module that
+    consumed a NaN made by a functional op between modules (then the module whose forward ran
+    that op is named: the model itself or the parent). It stays cheap: no per-op work while
+    values are finite.
+
+    - Steps: each outermost `model(...)` call is one step (`batch_idx` 0, 1, ...). Once
+      `set_batch(i)` is called, every later call belongs to batch `i` until the next
+      `set_batch`.
+    - One event per step: the first non-finite value of that step. Later modules that carry it
+      on, and backward values derived from it, are not reported. With `stop_on_first` (the
+      default) nothing is recorded after the first event; nothing is ever raised.
+    - Module outputs get one cheap pass each (a BLAS dot), on the modules where a value can
+      turn non-finite without a floating-point flag (see `_paths_to_watch`); the model's output
+      gets a final one.
+    - `check_inputs`: a non-finite positional argument of the model call is reported with
+      phase 'input' at the first watched module that receives it (or the model). Keyword
+      arguments are not checked (pass -inf attention masks by keyword, or call under
+      `allow_nonfinite()`).
+    - `check_backward`: births during `backward()` are reported too (`is_backward`), named with
+      the module whose forward recorded the op; this records the module of every op in the
+      forward, so it costs more than the default.
+    - `check_grad_norms()`, after `backward()`, puts every parameter gradient that is non-finite
+      or has an L2 norm above `grad_norm_warn` into `grad_events`.
+    - `skip_types`: modules of these types, and everything inside them, are not watched (a
+      non-finite value one of them hands on is reported where it next turns up).
+      `skip_ops`: ops (e.g. 'masked_fill' or 'MaskedFill') whose non-finite results are
+      intended; a module output made non-finite by one of them in that step is not reported.
+      Inside `lucid.debug.allow_nonfinite()` nothing is reported.
+    - float16 outputs and gradients past 1/8 of float16's largest value raise one
+      `HeadroomWarning` per module or parameter.
+    - Reports: events go to the `lucid.debug` logger, at WARNING when `verbose` (the first
+      event with its full report, later ones in one line), else at DEBUG; with `log_path`,
+      each event is also appended to that file as one JSON line (at most `max_events` lines of
+      each kind per detector). `events` and `grad_events` keep the newest `max_events`.
+
+    The op of a value is known while the sentinel is on (the default); with it off
+    (`LUCID_SENTINEL=0`), events still name the module and step, with `op` None.
+
+    Example::
+
+        with lucid.debug.NaNDetector(model) as detector:
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                if detector.triggered:
+                    print(detector.event)
+                    break
+                loss.backward()
+                optimizer.step()
+    """
+
+    def __init__(
+        self,
+        model: Module,
+        stop_on_first: bool = True,
+        check_inputs: bool = True,
+        check_backward: bool = False,
+        grad_norm_warn: float | None = 100.0,
+        skip_types: tuple[type, ...] | type = (),
+        max_events: int = 100,
+        verbose: bool = True,
+        *,
+        skip_ops: Iterable[str] = (),
+        log_path: str | os.PathLike | None = None,
+    ) -> None:
+        if not isinstance(model, Module):
+            raise TypeError(f"NaNDetector expects an nn.Module, got {type(model).__name__}")
+        if max_events < 1:
+            raise ValueError(f"max_events must be at least 1, got {max_events}")
+        if grad_norm_warn is not None and not grad_norm_warn > 0:
+            raise ValueError(f"grad_norm_warn must be positive or None, got {grad_norm_warn}")
+        if isinstance(skip_types, type):
+            skip_types = (skip_types,)
+        if isinstance(skip_ops, str):
+            skip_ops = (skip_ops,)
+        self.model = model
+        self.stop_on_first = bool(stop_on_first)
+        self.check_inputs = bool(check_inputs)
+        self.check_backward = bool(check_backward)
+        self.grad_norm_warn = None if grad_norm_warn is None else float(grad_norm_warn)
+        self.skip_types = tuple(skip_types)
+        self.skip_ops = tuple(skip_ops)
+        self.max_events = int(max_events)
+        self.verbose = bool(verbose)
+        self.log_path = None if log_path is None else os.fspath(log_path)
+        self.events: deque[NaNEvent] = deque(maxlen=self.max_events)
+        self.grad_events: deque[GradEvent] = deque(maxlen=self.max_events)
+        self.batch_idx = -1  # the step of the latest model call
+        self._first: NaNEvent | None = None
+        self._skipped_op_keys = frozenset(_normalized_op(name) for name in self.skip_ops)
+
+        self._modules: dict[str, Module] = {}
+        skipped: list[str] = []
+        for path, module in model.named_modules():
+            if any(path == prefix or path.startswith(prefix + ".") for prefix in skipped):
+                continue
+            if path and isinstance(module, self.skip_types):
+                skipped.append(path)
+                continue
+            self._modules[path] = module
+        self._skipped_paths = tuple(skipped)
+        self._named_params: list[tuple[str, str, Tensor]] = []
+        self._param_paths: dict[int, str] = {}
+        for path, module in self._modules.items():
+            for name, param in module.named_parameters(recurse=False):
+                full = f"{path}.{name}" if path else name
+                self._named_params.append((full, path, param))
+                self._param_paths[id(param)] = path
+
+        self._lock = threading.Lock()
+        self._handles: list[Any] = []
+        self._local = _ThreadSteps()
+        self._calls = 0
+        self._manual_batch: int | None = None
+        self._stopped = False
+        # The current step's state, reset when the model is called.
+        self._quiet = False  # stopped, or this step already has its event
+        self._excused_kinds: set[str] = set()
+        self._pending_input: tuple[str, np.ndarray, str | None] | None = None
+        self._batch_args: tuple = ()
+        self._rng_state: dict | None = None
+        self._outside_birth: tuple | None = None
+        self._node_paths: dict[int, str | None] = {}
+        self._recorder = _NodeRecorder(self) if self.check_backward else None
+        self._recorder_thread: int | None = None
+        self._headroom_warned: set[tuple[str, str]] = set()
+        self._lines_written = {"nan": 0, "grad": 0}
+
+    # ------------------------------------------------------------ lifecycle
+    def attach(self) -> NaNDetector:
+        """Hook the model (a second call does nothing); returns the detector."""
+        with self._lock:
+            if self._handles:
+                return self
+            model = self.model
+            handles = [
+                model.register_forward_pre_hook(self._before_model),
+                model.register_forward_hook(self._after_model, always_call=True),
+            ]
+            for path in self._paths_to_watch():
+                hook = self._output_hook(path)
+                handles.append(self._modules[path].register_forward_hook(hook))
+            self._handles = handles
+            add_birth_listener(self._on_birth)
+            if self._recorder is not None:
+                observers.add_observer(self._recorder)
+                self._recorder_thread = threading.get_ident()
+        return self
+
+    def _paths_to_watch(self) -> list[str]:
+        """The modules whose output gets one pass per step.
+
+        A value turns non-finite without any op raising a floating-point flag only where
+        parameters, buffers or user code put it: so modules owning parameters or buffers
+        (MultiheadAttention too, though it has children) and user-defined leaves are watched.
+        lucid's own parameter-free layers (ReLU, MaxPool2d, Dropout, Flatten, ...) make
+        non-finite values only in ops the sentinel sees, and a plain container outputs what its
+        children made. With the sentinel off, every leaf is watched.
+        """
+        sentinel_on = is_sentinel_enabled()
+        watched = []
+        for path, module in self._modules.items():
+            if not path:
+                continue  # the model's own output is checked by _after_model
+            owns_state = (
+                next(module.parameters(recurse=False), None) is not None
+                or next(module.buffers(recurse=False), None) is not None
+            )
+            is_leaf = next(module.children(), None) is None
+            is_lucid_layer = type(module).__module__.startswith("lucid.nn.")
+            if owns_state or (is_leaf and not (is_lucid_layer and sentinel_on)):
+                watched.append(path)
+        return watched
+
+    def detach(self) -> None:
+        """Remove every hook (a second call does nothing).
+
+        With `check_backward`, call it from the thread that attached: the op recorder is a
+        per-thread observer.
+        """
+        with self._lock:
+            for handle in self._handles:
+                handle.remove()
+            self._handles = []
+            remove_birth_listener(self._on_birth)
+            if self._recorder is not None and self._recorder_thread is not None:
+                observers.remove_observer(self._recorder)
+                self._recorder_thread = None
+            self._local.depth = 0
+
+    def __enter__(self) -> NaNDetector:
+        return self.attach()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.detach()
+
+    @property
+    def is_attached(self) -> bool:
+        return bool(self._handles)
+
+    def set_batch(self, batch_idx: int) -> None:
+        """Label every later model call with `batch_idx` (until the next `set_batch`)."""
+        self._manual_batch = int(batch_idx)
+
+    @property
+    def triggered(self) -> bool:
+        """Whether any NaN/Inf event was recorded."""
+        return self._first is not None
+
+    @property
+    def event(self) -> NaNEvent | None:
+        """The first event (kept even after `events` has dropped it)."""
+        return self._first
+
+    # ------------------------------------------------------------ model hooks
+    def _before_model(self, module: Module, args: tuple) -> None:
+        local = self._local
+        local.depth += 1
+        if local.depth > 1:
+            return
+        stack = local_state.module_path
+        local.prefix = stack[-1] if stack else ""
+        self._calls += 1
+        self.batch_idx = self._calls - 1 if self._manual_batch is None else self._manual_batch
+        self._quiet = self._stopped
+        if self._stopped:
+            return
+        self._excused_kinds.clear()
+        self._pending_input = None
+        self._outside_birth = None
+        self._node_paths.clear()
+        self._batch_args = args
+        # The generator's state as a dict: a tenth of get_rng_state()'s cost, which encodes it
+        # as JSON bytes; the event encodes it the same way, only when there is an event.
+        self._rng_state = lucid.default_generator._rng.bit_generator.state
+        if self.check_inputs:
+            for value in args:
+                for tensor in _tensors_in(value):
+                    kind = self._array_kind(tensor._data, "", "input")
+                    if kind is not None and not is_nonfinite_allowed():
+                        # Named where it is first received: the next watched module to see it.
+                        self._pending_input = (kind, tensor._data, _user_location())
+                        return
+
+    def _after_model(self, module: Module, args: tuple, output: Any) -> None:
+        local = self._local
+        # max: a detector attached inside a model call never saw that call begin.
+        local.depth = max(local.depth - 1, 0)
+        if local.depth or self._quiet or output is None:
+            return
+        if self._pending_input is not None:
+            self._record(self._input_event("", module, output))
+            return
+        kind = self._output_kind(output, "")
+        if kind is not None and not is_nonfinite_allowed():
+            self._on_bad_output("", module, args, output, kind)
+
+    def _output_hook(self, path: str) -> Callable:
+        def check_output(module: Module, args: tuple, output: Any) -> None:
+            if self._quiet:
+                return
+            kind = self._output_kind(output, path)
+            if kind is not None and not is_nonfinite_allowed():
+                self._on_bad_output(path, module, args, output, kind)
+
+        return check_output
+
+    def _output_kind(self, output: Any, path: str) -> str | None:
+        if output.__class__ is Tensor:
+            return self._array_kind(output._data, path, "activation")
+        for tensor in _tensors_in(output):
+            kind = self._array_kind(tensor._data, path, "activation")
+            if kind is not None:
+                return kind
+        return None
+
+    def _array_kind(self, array: np.ndarray, name: str, what: str) -> str | None:
+        if array.dtype is not _HALF:
+            return _kind_of(array)
+        kind, peak = _half_kind(array)
+        if kind is None and peak > _HALF_HEADROOM:
+            self._warn_headroom(name, what, peak)
+        return kind
+
+    def _warn_headroom(self, name: str, what: str, peak: float) -> None:
+        site = (name, what)
+        if site in self._headroom_warned:
+            return
+        self._headroom_warned.add(site)
+        where = f"'{name}'" if name else "the model"
+        warnings.warn(
+            HeadroomWarning(
+                f"a float16 {what} of {where} reached {peak:.6g}, past 1/8 of float16's largest "
+                f"value ({_HALF_HEADROOM * 8:g}): a few more steps of growth overflow to inf"
+            ),
+            stacklevel=_stacklevel(),
+        )
+
+    # ------------------------------------------------------------ slow paths
+    def _on_bad_output(self, path: str, module: Module, args: tuple, output: Any,
+                       kind: str) -> None:  # fmt: skip
+        """A watched module's output holds `kind` and no event was made this step yet."""
+        pending = self._pending_input
+        if pending is not None:
+            if _holds(args, np.isnan) or _holds(args, np.isinf):
+                self._record(self._input_event(path, module, output))
+                return
+        elif kind in self._excused_kinds or self._made_by_skipped_op(output):
+            return
+        self._record(self._module_event(path, module, args, output, kind))
+
+    def _made_by_skipped_op(self, output: Any) -> bool:
+        if not self._skipped_op_keys:
+            return False
+        for tensor in _tensors_in(output):
+            grad_fn = tensor.grad_fn
+            if grad_fn is not None and _normalized_op(grad_fn.name()) in self._skipped_op_keys:
+                return True
+        return False
+
+    def _on_birth(self, birth: Any, node: Any, inputs: tuple, output: Tensor) -> None:
+        """The sentinel confirmed an op that created a non-finite value (in the op's thread)."""
+        if self._quiet:
+            return
+        local = self._local
+        if birth.phase == "forward":
+            if not local.depth:
+                # Outside the model (the loss, an optimizer update): kept to explain a
+                # non-finite loss in train_with_nan_guard, not an event of the model.
+                self._outside_birth = (birth, node, inputs, output)
+                return
+            if self._pending_input is not None:
+                return  # a consequence of the bad batch, reported where the batch arrives
+            path = self._relative(birth.module_path)
+            if self._is_skipped(path) or _normalized_op(birth.op or "") in self._skipped_op_keys:
+                if len(self._excused_kinds) < _EXCUSED_KEPT:
+                    self._excused_kinds.add(birth.kind)
+                return
+            self._record(self._birth_event(birth, node, inputs, output, path, False))
+            return
+        if not self.check_backward or self._pending_input is not None:
+            return
+        if _normalized_op(birth.op or "") in self._skipped_op_keys:
+            return
+        owner = local_state.accumulating
+        if owner is None:
+            owner = local_state.backward_node
+        path: str | None = None
+        variable = getattr(owner, "variable", None)
+        if variable is not None:
+            path = self._param_paths.get(id(variable))
+        elif owner is not None:
+            raw = self._node_paths.get(owner.sequence_nr, _UNKNOWN)
+            if raw is not _UNKNOWN:
+                path = self._relative(raw)
+        if path is not None and self._is_skipped(path):
+            return
+        self._record(self._birth_event(birth, node, inputs, output, path, True))
+
+    def _relative(self, module_path: str | None) -> str:
+        """A module-path-stack entry as a path under the model ("" for the model itself)."""
+        if module_path is None:
+            return ""
+        prefix = self._local.prefix
+        if not prefix:
+            return module_path
+        if module_path == prefix:
+            return ""
+        if module_path.startswith(prefix + "."):
+            return module_path[len(prefix) + 1 :]
+        return module_path
+
+    def _is_skipped(self, path: str) -> bool:
+        return any(path == skipped or path.startswith(skipped + ".")
+                   for skipped in self._skipped_paths)  # fmt: skip
+
+    # ------------------------------------------------------------ events
+    def _common(self) -> dict[str, Any]:
+        """The reproducer fields shared by every event of the current step."""
+        return {
+            "batch": _copy_args(self._batch_args),
+            "rng_state": None if self._rng_state is None else _encoded_rng_state(self._rng_state),
+            "model": weakref.ref(self.model),
+        }
+
+    def _module_type(self, path: str | None) -> str | None:
+        if path is None:
+            return None
+        module = self._modules.get(path)
+        return type(module).__name__ if module is not None else None
+
+    def _birth_event(self, birth: Any, node: Any, inputs: tuple, output: Tensor,
+                     path: str | None, is_backward: bool) -> NaNEvent:  # fmt: skip
+        array = output._data
+        op_function = getattr(node, "function", None)
+        # A gradient sum has no single op to re-run; every other birth re-runs from its inputs.
+        op_args = None if birth.phase == "accumulation" else _copy_args(inputs)
+        birth.op_function, birth.op_args = op_function, op_args
+        return NaNEvent(
+            batch_idx=self.batch_idx,
+            layer_name=path if path is not None else "",
+            module_type=self._module_type(path),
+            kind=birth.kind,
+            op=birth.op,
+            location=birth.location,
+            is_backward=is_backward,
+            input_has_nan=_holds(inputs, np.isnan),
+            input_has_inf=_holds(inputs, np.isinf),
+            output_has_nan=bool(np.isnan(array).any()),
+            output_has_inf=bool(np.isinf(array).any()),
+            output_shape=tuple(array.shape),
+            stats=_array_stats(array),
+            mechanism=_birth_mechanism(birth),
+            phase="backward" if is_backward else "forward",
+            op_function=op_function,
+            op_args=op_args,
+            **self._common(),
+        )
+
+    def _module_event(self, path: str, module: Module, args: tuple, output: Any,
+                      kind: str) -> NaNEvent:  # fmt: skip
+        tensors = _tensors_in(output)
+        array = next((t._data for t in tensors if _kind_of(t._data) is not None),
+                     tensors[0]._data)  # fmt: skip
+        test = np.isnan if kind == "nan" else np.isinf
+        input_has = _holds(args, test)
+        params = [name for name, param in module.named_parameters(recurse=False)
+                  if _holds((param,), test)]  # fmt: skip
+        if params:
+            mechanism = f"its parameter '{params[0]}' holds {kind}: no op created it"
+        elif input_has:
+            mechanism = (f"its input already held {kind}, made where no op raised a "
+                         "floating-point flag")  # fmt: skip
+        elif not is_sentinel_enabled():
+            mechanism = "the sentinel is off (LUCID_SENTINEL=0), so the op is not known"
+        else:
+            mechanism = (f"no op raised a floating-point flag: the {kind} was written as a "
+                         "value (a constant, masked_fill, a buffer)")  # fmt: skip
+        return NaNEvent(
+            batch_idx=self.batch_idx,
+            layer_name=path,
+            module_type=type(module).__name__,
+            kind=kind,
+            op=None,
+            location=_user_location(),
+            is_backward=False,
+            input_has_nan=_holds(args, np.isnan),
+            input_has_inf=_holds(args, np.isinf),
+            output_has_nan=bool(np.isnan(array).any()),
+            output_has_inf=bool(np.isinf(array).any()),
+            output_shape=tuple(array.shape),
+            stats=_array_stats(array),
+            mechanism=mechanism,
+            phase="forward",
+            **self._common(),
+        )
+
+    def _input_event(self, path: str, module: Module, output: Any) -> NaNEvent:
+        kind, batch_array, location = self._pending_input  # type: ignore[misc]
+        self._pending_input = None
+        return NaNEvent(
+            batch_idx=self.batch_idx,
+            layer_name=path,
+            module_type=type(module).__name__,
+            kind=kind,
+            op=None,
+            location=location,
+            is_backward=False,
+            input_has_nan=bool(np.isnan(batch_array).any()),
+            input_has_inf=bool(np.isinf(batch_array).any()),
+            output_has_nan=_holds(_tensors_in(output), np.isnan),
+            output_has_inf=_holds(_tensors_in(output), np.isinf),
+            output_shape=tuple(batch_array.shape),
+            stats=_array_stats(batch_array),
+            mechanism=f"the batch passed to the model holds {kind}",
+            phase="input",
+            **self._common(),
+        )
+
+    def _loss_event(self, loss: Tensor) -> NaNEvent:
+        """A non-finite loss that no event of the model explains (train_with_nan_guard)."""
+        array = loss._data
+        kind = "nan" if np.isnan(array).any() else "inf"
+        op = location = op_function = op_args = None
+        mechanism = "the model's output was finite: the loss computation made it"
+        if self._outside_birth is not None:
+            birth, node, inputs, _ = self._outside_birth
+            op, location = birth.op, birth.location
+            op_function, op_args = getattr(node, "function", None), _copy_args(inputs)
+            mechanism = f"{_birth_mechanism(birth)}, outside the model"
+        return NaNEvent(
+            batch_idx=self.batch_idx,
+            layer_name="",
+            module_type=None,
+            kind=kind,
+            op=op,
+            location=location,
+            is_backward=False,
+            input_has_nan=False,
+            input_has_inf=False,
+            output_has_nan=bool(np.isnan(array).any()),
+            output_has_inf=bool(np.isinf(array).any()),
+            output_shape=tuple(array.shape),
+            stats=_array_stats(array),
+            mechanism=mechanism,
+            phase="forward",
+            op_function=op_function,
+            op_args=op_args,
+            **self._common(),
+        )
+
+    def _record(self, event: NaNEvent) -> None:
+        with self._lock:
+            first = self._first is None
+            if first:
+                self._first = event
+            self.events.append(event)
+            self._quiet = True
+            self._stopped = self.stop_on_first
+        if self.verbose:
+            logger.warning("%s", event if first else event.headline(),
+                           extra={"lucid_event": event.to_dict()})  # fmt: skip
+        else:
+            logger.debug("%s", event.headline(), extra={"lucid_event": event.to_dict()})
+        self._append_log(event.to_dict())
+
+    def _append_log(self, record: dict[str, Any]) -> None:
+        if self.log_path is None or self._lines_written[record["event"]] >= self.max_events:
+            return
+        self._lines_written[record["event"]] += 1
+        line = (json.dumps(record, allow_nan=False) + "\n").encode()
+        # One write on an O_APPEND descriptor: a line is never interleaved with another
+        # writer's or left half-written before the next one.
+        descriptor = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(descriptor, line)
+        finally:
+            os.close(descriptor)
+
+    # ------------------------------------------------------------ gradients
+    def check_grad_norms(self) -> list[GradEvent]:
+        """After `backward()`: flag non-finite gradients and norms above `grad_norm_warn`.
+
+        Returns this call's new events (also appended to `grad_events`); after a NaN event
+        with `stop_on_first`, it checks nothing and returns [].
+        """
+        if self._stopped:
+            return []
+        found = []
+        with np.errstate(over="ignore", invalid="ignore"):
+            for name, path, param in self._named_params:
+                grad = param.grad
+                if grad is None:
+                    continue
+                array = grad._data
+                if array.dtype is _HALF:
+                    kind, peak = _half_kind(array)
+                    if kind is None and peak > _HALF_HEADROOM:
+                        self._warn_headroom(name, "gradient", peak)
+                norm = math.sqrt(_squared_norm(array))
+                if math.isfinite(norm):
+                    if self.grad_norm_warn is None or norm <= self.grad_norm_warn:
+                        continue
+                    reason = "large"
+                else:
+                    reason = "nan" if np.isnan(array).any() else "inf"
+                found.append(GradEvent(batch_idx=self.batch_idx, param_name=name,
+                                       layer_name=path, module_type=self._module_type(path),
+                                       norm=norm, reason=reason,
+                                       threshold=self.grad_norm_warn))  # fmt: skip
+        for event in found:
+            self.grad_events.append(event)
+            if self.verbose:
+                logger.warning("%s", event, extra={"lucid_event": event.to_dict()})
+            else:
+                logger.debug("%s", event, extra={"lucid_event": event.to_dict()})
+            self._append_log(event.to_dict())
+        return found
+
+    # ------------------------------------------------------------ reporting
+    def summary(self) -> str:
+        """A readable report: the first event in full, then every kept event in one line."""
+        lines = [
+            f"NaNDetector on {type(self.model).__name__}: {self._calls} model call(s), "
+            f"{len(self.events)} event(s), {len(self.grad_events)} gradient event(s)"
+        ]
+        if self._first is None:
+            lines.append("no NaN or Inf seen")
+        else:
+            lines.append("first event:")
+            lines.extend("  " + line for line in str(self._first).splitlines())
+        if len(self.events) > 1:
+            lines.append("events:")
+            lines.extend(f"  {event.headline()}" for event in self.events)
+        if self.grad_events:
+            lines.append("gradient events:")
+            lines.extend(f"  {str(event).removeprefix('NaNDetector: ')}"
+                         for event in self.grad_events)  # fmt: skip
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (f"NaNDetector({type(self.model).__name__}, attached={self.is_attached}, "
+                f"batch_idx={self.batch_idx}, events={len(self.events)}, "
+                f"grad_events={len(self.grad_events)})")  # fmt: skip
+
+
+def _encoded_rng_state(state: dict) -> np.ndarray:
+    """`state` as `lucid.get_rng_state()` gives it: the JSON of the bit generator's state."""
+    return np.frombuffer(json.dumps(state).encode(), dtype=np.uint8).copy()
+
+
+def _birth_mechanism(birth: Any) -> str:
+    mechanism = birth.mechanism or "no floating-point flag recorded"
+    return f"{mechanism}: created by {birth.op} from inputs without {birth.kind}"
+
+
+def _stacklevel() -> int:
+    """The stacklevel that makes a warning point at the first caller outside lucid."""
+    level = 2
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_LUCID_DIRECTORY):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+# ------------------------------------------------------------------ guard loop
+def train_with_nan_guard(
+    model: Module,
+    loader: Iterable[Any],
+    criterion: Callable[..., Tensor],
+    optimizer: Any,
+    max_batches: int | None = None,
+    **detector_kwargs: Any,
+) -> tuple[list[float], NaNEvent | None]:
+    """Train under a NaNDetector and stop at the first non-finite value.
+
+    Each batch from `loader` is `(inputs, targets)` (or `(*inputs, targets)`): the step is
+    `optimizer.zero_grad()`, `loss = criterion(model(*inputs), targets)`, `loss.backward()`,
+    `check_grad_norms()`, `optimizer.step()`. The loop stops, without calling
+    `optimizer.step()` for that batch, at the first event, at a non-finite loss (an event
+    naming the op that made it outside the model) or at a non-finite gradient.
+    `detector_kwargs` go to NaNDetector (`check_backward` defaults to True here, so a NaN born
+    in backward is named). Returns the losses of the batches run (the last one non-finite when
+    it stopped there) and the first event, or None.
+    """
+    detector_kwargs.setdefault("check_backward", True)
+    losses: list[float] = []
+    with NaNDetector(model, **detector_kwargs) as detector:
+        for batch_idx, batch in enumerate(loader):
+            if max_batches is not None and batch_idx >= max_batches:
+                break
+            *inputs, targets = batch
+            detector.set_batch(batch_idx)
+            optimizer.zero_grad()
+            loss = criterion(model(*inputs), targets)
+            value = float(loss.item())
+            losses.append(value)
+            if detector.triggered:
+                break
+            if not math.isfinite(value):
+                detector._record(detector._loss_event(loss))
+                break
+            loss.backward()
+            if detector.triggered:
+                break
+            if any(event.reason != "large" for event in detector.check_grad_norms()):
+                break
+            optimizer.step()
+    return losses, detector.event

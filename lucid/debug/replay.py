@@ -1,0 +1,534 @@
+"""Replay: re-run a training step whose checks fired, under full checks, to name the first
+non-finite value in execution order (NUMERICS.md, tier 1).
+
+`replay_step` runs a step cheaply (the sentinel only); when a check fires it puts back the
+state saved before the step (RNG, and model, gradients and optimizer when given) and runs the
+same step again under `detect_anomaly()`, forward and backward, with Inf checked too.
+"""
+
+from __future__ import annotations
+
+import linecache
+import math
+import os
+import threading
+import warnings
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+
+import lucid
+from lucid._tensor import Tensor
+from lucid.autograd import observers
+from lucid.autograd.anomaly_mode import (
+    AnomalyError,
+    NonFiniteWarning,
+    add_birth_listener,
+    detect_anomaly,
+    remove_birth_listener,
+)
+
+if TYPE_CHECKING:
+    from lucid.nn import Module
+    from lucid.optim import Optimizer
+
+__all__ = ["BackwardCall", "ReplayResult", "replay_step"]
+
+_LUCID_DIRECTORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+class BackwardCall(NamedTuple):
+    """`op_args` of a backward failure: what re-running it takes.
+
+    The op is run forward on `forward_args` (tensors as NumPy arrays; `requires_grad` per
+    argument) and its outputs are back-propagated with `grad_outputs` (arrays, None where an
+    output got no gradient). Only a replay or `python -m lucid.debug` fills it: they keep each
+    op's forward arguments until its backward has run.
+    """
+
+    forward_args: tuple
+    requires_grad: tuple
+    grad_outputs: tuple
+
+
+# ------------------------------------------------------------------ full checks
+def _copied(values: tuple) -> tuple:
+    """Tensors copied to NumPy arrays (also inside lists and tuples), other values as given."""
+    copied: list[Any] = []
+    for value in values:
+        if isinstance(value, Tensor):
+            copied.append(value.numpy(force=True).copy())
+        elif isinstance(value, list | tuple):
+            inner = _copied(tuple(value))
+            copied.append(list(inner) if isinstance(value, list) else inner)
+        else:
+            copied.append(value)
+    return tuple(copied)
+
+
+class _ForwardArgsRecorder:
+    """An autograd observer that keeps each recorded op's forward arguments until its
+    backward has run, so that a backward failure can be re-run from them.
+
+    It costs memory like keeping the step's activations once more, which is why only the
+    replay and the debugging CLI use it.
+    """
+
+    def __init__(self) -> None:
+        # Weak keys: a node that is never back-propagated takes its arguments with it.
+        self.kept: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.running: tuple[Any, tuple] | None = None
+
+    def after_forward(self, node: Any, inputs: tuple, outputs: tuple) -> None:
+        if node.is_recording:
+            versions = tuple(v._version if isinstance(v, Tensor) else None for v in inputs)
+            self.kept[node] = (inputs, versions)
+
+    def before_backward(self, node: Any, grad_outputs: tuple) -> None:
+        self.running = (node, grad_outputs)
+
+    def after_backward(self, node: Any, grad_outputs: tuple, grad_inputs: tuple) -> None:
+        # Runs after anomaly mode's check of the same node (observers run in the order they
+        # were added), so the culprit is still `running` when that check raises.
+        self.kept.pop(node, None)
+        self.running = None
+
+    def complete(self, event: Any) -> None:
+        """Give a backward event without `op_args` a `BackwardCall` when the node's forward
+        arguments are known and unchanged since its forward."""
+        if event.phase != "backward" or event.op_args is not None or self.running is None:
+            return
+        node, grad_outputs = self.running
+        kept = self.kept.get(node)
+        if kept is None or node.function is not event.op_function:
+            return
+        inputs, versions = kept
+        for value, version in zip(inputs, versions):
+            if isinstance(value, Tensor) and value._version != version:
+                return  # modified in place since the forward: its old values are gone
+        event.op_args = BackwardCall(
+            forward_args=_copied(inputs),
+            requires_grad=tuple(node.needs_input_grad),
+            grad_outputs=_copied(grad_outputs),
+        )
+
+
+def _quiet_detect_anomaly() -> detect_anomaly:
+    # Its "has been enabled" warning is for users who turn it on themselves.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return detect_anomaly(check_nan=True, check_inf=True, check_forward=True)
+
+
+@contextmanager
+def _full_checks() -> Iterator[_ForwardArgsRecorder]:
+    """Anomaly mode with every check on, plus the forward-argument recorder.
+
+    An `AnomalyError` leaving the block carries `op_args` also for a backward failure.
+    """
+    recorder = _ForwardArgsRecorder()
+    with _quiet_detect_anomaly(), observers.observing(recorder):
+        try:
+            yield recorder
+        except BaseException as error:
+            anomaly = _anomaly_in(error)
+            if anomaly is not None:
+                recorder.complete(anomaly.event)
+            raise
+
+
+def _anomaly_in(error: BaseException | None) -> AnomalyError | None:
+    """The AnomalyError itself, or one that code wrapped in another exception."""
+    seen = 0
+    while error is not None and seen < 16:
+        if isinstance(error, AnomalyError):
+            return error
+        error = error.__cause__ or error.__context__
+        seen += 1
+    return None
+
+
+# --------------------------------------------------------------------- reports
+def _format_stats(stats: dict[str, Any]) -> str:
+    shape = list(stats.get("shape", ()))
+    return (
+        f"shape={shape} dtype={stats.get('dtype')} min={stats.get('min')} "
+        f"max={stats.get('max')} nan={stats.get('nan_count')} inf={stats.get('inf_count')}"
+    )
+
+
+def _module_label(path: str | None, model: Any) -> str:
+    if model is None:
+        return path if path else "(no submodule)"
+    root = type(model).__name__
+    if not path:
+        return f"none (outside every submodule of {root})"
+    try:
+        kind = type(model.get_submodule(path)).__name__
+    except AttributeError:
+        return f"{path} in {root}"
+    return f"{path} ({kind}) in {root}"
+
+
+def _root_cause_report(event: Any, model: Any = None, step_note: str = "") -> str:
+    """The facts of an anomaly event, one per line: op, value, mechanism, line with its
+    source text, module, step, inputs."""
+    if event.op is None:
+        op = "none: the value was already in a gradient when backward() finished"
+    elif event.phase == "backward":
+        op = f"{event.op} (backward, in {event.node_name})"
+    else:
+        op = f"{event.op} ({event.phase})"
+    if event.phase == "input":
+        value = f"{event.kind}, already in an input: it came from the data or a parameter"
+    elif event.created:
+        value = f"{event.kind}, created by this op (no input held {event.kind})"
+    else:
+        value = f"{event.kind}, propagated (an input already held {event.kind})"
+    lines = [
+        f"  op:        {op}",
+        f"  value:     {value}",
+        f"  mechanism: {event.mechanism or 'unknown (no floating-point flag was raised)'}",
+    ]
+    if event.filename is not None:
+        lines.append(f"  line:      {event.filename}:{event.lineno}")
+        source = linecache.getline(event.filename, event.lineno or 0).strip()
+        if source:
+            lines.append(f"             {source}")
+    else:
+        lines.append("  line:      unknown")
+    lines.append(f"  module:    {_module_label(event.module_path, model)}")
+    step = "unknown" if event.step is None else str(event.step)
+    lines.append(f"  step:      {step}{step_note}")
+    for index, stats in enumerate(event.inputs):
+        lines.append(f"  input {index}:   {_format_stats(stats)}")
+    traceback = _user_frames(event.forward_traceback)
+    if event.phase == "backward" and traceback:
+        lines.append("  forward traceback of the op:")
+        lines.extend("  " + line for line in traceback)
+    return "\n".join(lines)
+
+
+def _user_frames(traceback: list[str]) -> list[str]:
+    """A formatted traceback without lucid's own frames (the replay's, the CLI's)."""
+    kept: list[str] = []
+    is_lucid_frame = False
+    for line in traceback:
+        if line.startswith("  File "):
+            is_lucid_frame = line.startswith(f'  File "{_LUCID_DIRECTORY}')
+        if not is_lucid_frame:
+            kept.append(line)
+    return kept
+
+
+# ---------------------------------------------------------------------- checks
+def _nonfinite_kind(array: np.ndarray) -> str | None:
+    """'nan' or 'inf' when a floating array holds one, else None (one BLAS pass when finite)."""
+    if array.dtype.kind not in "fc" or array.size == 0:
+        return None
+    with np.errstate(all="ignore"):
+        flat = array.reshape(-1)
+        total = np.dot(flat, flat) if flat.dtype.itemsize >= 4 else np.sum(flat)
+        if np.isfinite(total):
+            return None
+        if np.isnan(array).any():
+            return "nan"
+        return "inf" if np.isinf(array).any() else None
+
+
+def _value_kind(value: Any, depth: int = 0) -> str | None:
+    """The non-finite kind in a step's return value: a tensor, array, number or a container."""
+    if isinstance(value, Tensor):
+        return _nonfinite_kind(value.numpy(force=True))
+    if isinstance(value, np.ndarray | np.generic):
+        return _nonfinite_kind(np.asarray(value))
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        return "inf" if math.isinf(value) else None
+    if depth < 2 and isinstance(value, list | tuple | dict):
+        items = value.values() if isinstance(value, dict) else value
+        for item in items:
+            kind = _value_kind(item, depth + 1)
+            if kind is not None:
+                return kind
+    return None
+
+
+def _named_parameters(model: Module | None, optimizer: Optimizer | None) -> list:
+    named: list[tuple[str, Tensor]] = []
+    seen: set[int] = set()
+    if model is not None:
+        for name, param in model.named_parameters():
+            seen.add(id(param))
+            named.append((name, param))
+    if optimizer is not None:
+        index = 0
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if id(param) not in seen:
+                    seen.add(id(param))
+                    named.append((f"optimizer parameter {index}", param))
+                index += 1
+    return named
+
+
+def _parameter_checks(named: list) -> list[str]:
+    for name, param in named:
+        kind = _nonfinite_kind(param.numpy(force=True))
+        if kind is not None:
+            return [f"parameter {name!r} holds {kind} after the step"]
+        grad = param.grad
+        if grad is not None:
+            kind = _nonfinite_kind(grad.numpy(force=True))
+            if kind is not None:
+                return [f"the gradient of {name!r} holds {kind} after the step"]
+    return []
+
+
+# -------------------------------------------------------------------- snapshot
+def _cloned(value: Any) -> Any:
+    """A copy of an optimizer state dict whose tensors share no memory with the original."""
+    if isinstance(value, Tensor):
+        return value.detach().clone()
+    if isinstance(value, dict):
+        return {key: _cloned(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        copied = [_cloned(item) for item in value]
+        return copied if isinstance(value, list) else tuple(copied)
+    return value
+
+
+class _Snapshot:
+    """What a step may change, saved before it: RNG, batch, parameters, gradients and
+    optimizer state."""
+
+    def __init__(self, batch: tuple, model: Module | None, optimizer: Optimizer | None,
+                 named: list) -> None:  # fmt: skip
+        self.rng_state = lucid.get_rng_state()
+        self.batch = [
+            (value, value._version, value.numpy(force=True).copy())
+            for value in batch
+            if isinstance(value, Tensor)
+        ]
+        self.model = model
+        self.optimizer = optimizer
+        self.model_state = (
+            None
+            if model is None
+            else {
+                name: value.numpy(force=True).copy() for name, value in model.state_dict().items()
+            }
+        )
+        self.grads = [
+            (param, None if param.grad is None else param.grad.numpy(force=True).copy())
+            for _, param in named
+        ]
+        self.optimizer_state = None if optimizer is None else _cloned(optimizer.state_dict())
+
+    def batch_arrays(self, batch: tuple) -> tuple:
+        """The batch as it was before the step: tensors as NumPy arrays, other items as given."""
+        saved = iter(array for _, _, array in self.batch)
+        return tuple(next(saved) if isinstance(value, Tensor) else value for value in batch)
+
+    def restore(self) -> None:
+        lucid.set_rng_state(self.rng_state)
+        with lucid.no_grad():
+            for tensor, version, array in self.batch:
+                if tensor._version != version:
+                    tensor.copy_(lucid.from_numpy(array))
+            if self.model is not None:
+                self.model.load_state_dict(
+                    {name: lucid.from_numpy(array) for name, array in self.model_state.items()}
+                )
+        for param, grad in self.grads:
+            param.grad = None if grad is None else lucid.from_numpy(grad.copy())
+        if self.optimizer is not None:
+            # load_state_dict copies, so the snapshot can be restored again.
+            self.optimizer.load_state_dict(self.optimizer_state)
+
+
+# ---------------------------------------------------------------------- result
+@dataclass
+class ReplayResult:
+    """What `replay_step` found.
+
+    `status` is `'clean'` (no check fired), `'reproduced'` (the replay named the first
+    non-finite value: `event`, `error`) or `'not_reproduced'` (a check fired but the replay
+    under full checks was clean). `checks` says which checks fired on the first run, `value`
+    is what `step_fn` returned then. `batch` (NumPy copies, as before the step), `rng_state`,
+    `model` and `optimizer` are what `save_repro` needs.
+    """
+
+    status: str
+    step: int | None
+    checks: list[str] = field(default_factory=list)
+    event: Any = None
+    error: AnomalyError | None = field(default=None, repr=False)
+    value: Any = field(default=None, repr=False)
+    batch: tuple | None = field(default=None, repr=False)
+    rng_state: np.ndarray | None = field(default=None, repr=False)
+    model: Any = field(default=None, repr=False)
+    optimizer: Any = field(default=None, repr=False)
+
+    @property
+    def clean(self) -> bool:
+        """True when no check fired on the step."""
+        return self.status == "clean"
+
+    def save_repro(self, path: Any) -> str:
+        """Write a reproducer bundle of the replayed failure (see `lucid.debug.save_repro`)."""
+        from lucid.debug.repro import save_repro
+
+        return save_repro(self, path)
+
+    def report(self) -> str:
+        step = "" if self.step is None else f" {self.step}"
+        if self.status == "clean":
+            return f"replay_step: step{step} ran clean."
+        fired = "\n".join(f"  - {check}" for check in self.checks)
+        if self.status == "not_reproduced":
+            return (
+                f"replay_step: step{step} produced non-finite values:\n{fired}\n"
+                "but the replay under full checks (forward and backward, NaN and Inf) was "
+                "clean: the problem did not reproduce. Something the replay does not restore "
+                "changed between the runs: randomness outside lucid's generator, data loading, "
+                "state kept outside the model and optimizer, or the step's own side effects."
+            )
+        model = self.model
+        return (
+            f"replay_step: step{step} produced non-finite values:\n{fired}\n"
+            "The replay under full checks names the first non-finite value in execution "
+            "order:\n" + _root_cause_report(self.event, model)
+        )
+
+    def __str__(self) -> str:
+        return self.report()
+
+
+# ---------------------------------------------------------------------- replay
+def _first_run(step_fn: Callable, batch: tuple, named: list) -> tuple[list[str], Any]:
+    """Run the step with the cheap checks; which of them fired, and the step's value."""
+    checks: list[str] = []
+    warned: list[str] = []
+    value = None
+    show = warnings.showwarning
+
+    def intercept(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        # The sentinel's warning becomes part of the replay's report; others show as usual.
+        if issubclass(category, NonFiniteWarning):
+            warned.append("the sentinel warned: " + str(message).splitlines()[0])
+        else:
+            show(message, category, *args, **kwargs)
+
+    thread = threading.get_ident()
+    births: list[Any] = []
+
+    def on_birth(event: Any, node: Any, inputs: tuple, output: Any) -> None:
+        # The sentinel saw an op create a NaN/Inf; it warns about each site only once per
+        # process, so its births, not its warnings, tell every step apart.
+        if not births and threading.get_ident() == thread:
+            births.append(event)
+
+    # Swapping the display function, not `catch_warnings`, leaves the warning filters and
+    # their once-per-location registries as they are.
+    warnings.showwarning = intercept
+    add_birth_listener(on_birth)
+    try:
+        value = step_fn(*batch)
+    except (AnomalyError, NonFiniteWarning) as error:
+        checks.append(f"{type(error).__name__} raised: " + str(error).splitlines()[0])
+    finally:
+        remove_birth_listener(on_birth)
+        warnings.showwarning = show
+    if births:
+        birth = births[0]
+        checks.append(f"the sentinel saw {birth.kind} born in {birth.op} ({birth.phase}) at "
+                      f"{birth.location}")  # fmt: skip
+    else:
+        checks.extend(warned[:1])
+    kind = _value_kind(value)
+    if kind is not None:
+        checks.append(f"step_fn returned a {kind} value")
+    if not checks:
+        checks.extend(_parameter_checks(named))
+    return checks, value
+
+
+def replay_step(
+    step_fn: Callable,
+    *batch: Any,
+    model: Module | None = None,
+    optimizer: Optimizer | None = None,
+    step: int | None = None,
+) -> ReplayResult:
+    """Run `step_fn(*batch)`; when a check fires, replay it under full checks.
+
+    The first run costs what the step costs, plus a copy of the batch and, when `model` or
+    `optimizer` is given, of their state and gradients. A check fires when the step raises
+    `AnomalyError`, the sentinel records an op creating a NaN or Inf or warns
+    (`NonFiniteWarning`, unless the warning filters drop it), `step_fn` returns a NaN or Inf
+    (a loss, or a tuple or dict holding one), or a parameter or gradient of `model` /
+    `optimizer`, or the gradient of a batch tensor, is non-finite afterwards. Then the saved
+    state is put back and the step runs again under `detect_anomaly()` (forward and
+    backward, NaN and Inf) to name the first non-finite value in execution order. After a
+    fired step, RNG, batch, parameters, gradients and optimizer state are back as they were
+    before it, so the caller decides what comes next; a `NonFiniteWarning` carrying the
+    report is also issued, so a loop that ignores the result does not go on silently.
+    Warnings of the replay itself are not shown (the first run showed them). `step` only
+    labels the report.
+
+    Pass `model` and `optimizer` whenever `step_fn` updates them: without them the replay
+    starts from the parameters the failed step left behind. Not thread-safe: it swaps
+    `warnings.showwarning` while the step runs.
+
+    Example::
+
+        for step, (x, y) in enumerate(loader):
+            result = lucid.debug.replay_step(train_step, x, y, model=model,
+                                             optimizer=optimizer, step=step)
+            if not result.clean:
+                print(result)   # op, line, module, step, inputs, mechanism
+                result.save_repro("nan_repro.safetensors")
+                break
+    """
+    named = _named_parameters(model, optimizer)
+    # Batch tensors that require grad are leaves too: their gradients are checked as well.
+    named += [(f"batch argument {index}", value) for index, value in enumerate(batch)
+              if isinstance(value, Tensor) and value.requires_grad]  # fmt: skip
+    snapshot = _Snapshot(batch, model, optimizer, named)
+    checks, value = _first_run(step_fn, batch, named)
+    if not checks:
+        return ReplayResult("clean", step, value=value)
+
+    snapshot.restore()
+    error = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with _full_checks():
+                step_fn(*batch)
+    except AnomalyError as caught:
+        error = caught
+        if step is not None:
+            error.event.step = step
+    finally:
+        snapshot.restore()
+    result = ReplayResult(
+        status="not_reproduced" if error is None else "reproduced",
+        step=step,
+        checks=checks,
+        event=None if error is None else error.event,
+        error=error,
+        value=value,
+        batch=snapshot.batch_arrays(batch),
+        rng_state=snapshot.rng_state.numpy(),
+        model=model,
+        optimizer=optimizer,
+    )
+    warnings.warn(NonFiniteWarning(result.report(), result.event), stacklevel=2)
+    return result
