@@ -44,7 +44,6 @@ from lucid.autograd.grad_mode import (  # noqa: E402
     no_grad,
     set_grad_enabled,
 )
-from lucid._parallel import get_num_threads, set_num_threads  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -8,8 +8,6 @@ from typing import Any
 import numpy as np
 
 from lucid import dtypes
-from lucid._parallel import GRAIN, elementwise
-from lucid._parallel import copy as parallel_copy
 from lucid._tensor import Tensor, _wrap
 from lucid.autograd.function import Function
 from lucid.autograd.grad_mode import is_grad_enabled
@@ -48,25 +46,12 @@ def _dtype_name(numpy_dtype: np.dtype) -> str:
 def _binary(ufunc: Any, a: Any, b: Any) -> np.ndarray:
     x, y = binary_arrays(a, b)
     try:
-        if (x.size if isinstance(x, np.ndarray) else 0) >= GRAIN or (
-            y.size if isinstance(y, np.ndarray) else 0
-        ) >= GRAIN:
-            return _parallel_binary(ufunc, x, y)
         return ufunc(x, y)
     except ValueError:
         raise broadcast_error(_shape(a), _shape(b)) from None
     except OverflowError:
         # A Python int outside an integer tensor's range wraps around, as in PyTorch.
         return ufunc(*_wrap_python_ints(x, y))
-
-
-def _parallel_binary(ufunc: Any, x: Any, y: Any) -> np.ndarray:
-    shape = np.broadcast_shapes(np.shape(x), np.shape(y))
-    operand_types = tuple(
-        value.dtype if isinstance(value, np.ndarray) else type(value) for value in (x, y)
-    )
-    out_dtype = ufunc.resolve_dtypes((*operand_types, None))[2]
-    return elementwise(ufunc, (x, y), np.empty(shape, out_dtype))
 
 
 def _wrap_python_ints(x: Any, y: Any) -> tuple[Any, Any]:
@@ -723,9 +708,9 @@ class MatMul(Function):
         # np.matmul falls off its BLAS path for zero-stride (expanded) operands, such as the
         # gradient of a sum: one copy is far cheaper than the slow loop.
         if 0 in x.strides:
-            x = parallel_copy(x)
+            x = np.ascontiguousarray(x)
         if 0 in y.strides:
-            y = parallel_copy(y)
+            y = np.ascontiguousarray(y)
         try:
             return _wrap(np.matmul(x, y))
         except ValueError:

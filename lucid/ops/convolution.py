@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from lucid._parallel import elementwise, parallel_for
 from lucid._tensor import Tensor, _wrap
 from lucid.autograd.function import Function
 from lucid.autograd.grad_mode import is_grad_enabled
@@ -100,6 +99,7 @@ def _wide_windows(
     padded_h, padded_w = h + 2 * padding[0], w + 2 * padding[1]
     # a spare zero row: the last kernel offset's run ends (kw - 1) * dilation past the plane
     padded = np.zeros((n, c, padded_h + 1, padded_w), dtype=x.dtype)
+    padded[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w] = x
     item = padded.itemsize
     view = as_strided(
         padded,
@@ -113,17 +113,7 @@ def _wide_windows(
         ),
         writeable=False,
     )
-    cols = np.empty(view.shape, dtype=x.dtype)
-
-    def work(start: int, stop: int) -> None:
-        # images are independent: each range pads and copies its own
-        padded[start:stop, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w] = x[
-            start:stop
-        ]
-        cols[:, :, :, start:stop] = view[:, :, :, start:stop]
-
-    parallel_for(work, n, cols.size)
-    return cols
+    return np.ascontiguousarray(view)
 
 
 def _fold_wide(cols: np.ndarray, in_size: Pair, padding: Pair, dilation: Pair) -> np.ndarray:
@@ -131,20 +121,14 @@ def _fold_wide(cols: np.ndarray, in_size: Pair, padding: Pair, dilation: Pair) -
     channels, kh, kw, n, run = cols.shape
     h, w = in_size
     padded_h, padded_w = h + 2 * padding[0], w + 2 * padding[1]
-    image = np.empty((n, channels, h, w), dtype=cols.dtype)
-
-    def work(start: int, stop: int) -> None:
-        canvas = np.zeros((channels, stop - start, (padded_h + 1) * padded_w), dtype=cols.dtype)
-        for i in range(kh):
-            for j in range(kw):
-                offset = i * dilation[0] * padded_w + j * dilation[1]
-                canvas[:, :, offset : offset + run] += cols[:, i, j, start:stop]
-        canvas = canvas.reshape(channels, stop - start, padded_h + 1, padded_w)
-        plane = canvas[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w]
-        image[start:stop] = plane.transpose(1, 0, 2, 3)
-
-    parallel_for(work, n, cols.size)
-    return image
+    canvas = np.zeros((channels, n, (padded_h + 1) * padded_w), dtype=cols.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            start = i * dilation[0] * padded_w + j * dilation[1]
+            canvas[:, :, start : start + run] += cols[:, i, j]
+    canvas = canvas.reshape(channels, n, padded_h + 1, padded_w)
+    image = canvas[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w]
+    return np.ascontiguousarray(image.transpose(1, 0, 2, 3))
 
 
 class Im2Col(Function):
@@ -238,10 +222,9 @@ class Convolution(Function):
             result = np.empty((n, out_channels, *out_size), dtype=product.dtype)
             by_group = result.reshape(n, groups, group_channels, *out_size)
             if bias is None:
-                elementwise(np.positive, (product,), by_group)
+                np.copyto(by_group, product)
             else:
-                bias_array = bias._data.reshape(groups, group_channels, 1, 1)
-                elementwise(np.add, (product, bias_array), by_group)
+                np.add(product, bias._data.reshape(groups, group_channels, 1, 1), out=by_group)
         else:
             out_channels = w_array.shape[1] * groups
             out_size = tuple(
@@ -336,12 +319,9 @@ def _convolution_backward_arrays(ctx, grad_output, x, weight, cols):
     # (positions, Cout) per group, the forward product's layout; a wide row's extra columns
     # get zero gradient
     grad_matrix = np.zeros((groups, n, out_h, row_length, group_channels), dtype=g.dtype)
-    by_position = g.reshape(n, groups, group_channels, out_h, out_w).transpose(1, 0, 3, 4, 2)
-
-    def work(start: int, stop: int) -> None:
-        grad_matrix[:, start:stop, :, :out_w] = by_position[:, start:stop]
-
-    parallel_for(work, n, grad_matrix.size)
+    grad_matrix[:, :, :, :out_w] = g.reshape(n, groups, group_channels, out_h, out_w).transpose(
+        1, 0, 3, 4, 2
+    )
     grad_matrix = grad_matrix.reshape(groups, -1, group_channels)
     grad_x = grad_w = grad_b = None
     if ctx.needs_input_grad[0]:
@@ -656,23 +636,8 @@ def _tile_max(array: np.ndarray, kh: int, kw: int) -> tuple[np.ndarray, np.ndarr
     the caller points NaN windows at their last NaN.
     """
     n, c, h, w = array.shape
-    index = np.uint8 if kh * kw <= 256 else np.int64
-    values = np.empty((n, c, h // kh, w // kw), dtype=array.dtype)
-    position = np.empty(values.shape, dtype=index)
-
-    def work(start: int, stop: int) -> None:
-        _tile_max_into(array[start:stop], kh, kw, values[start:stop], position[start:stop])
-
-    parallel_for(work, n, array.size)
-    return values, position
-
-
-def _tile_max_into(
-    array: np.ndarray, kh: int, kw: int, values: np.ndarray, position: np.ndarray
-) -> None:
-    n, c, h, w = array.shape
     out_h, out_w = h // kh, w // kw
-    index = position.dtype.type
+    index = np.uint8 if kh * kw <= 256 else np.int64
     rows = array.reshape(n, c, h, out_w, kw)
     best = rows[..., 0].copy()
     column = np.zeros(best.shape, dtype=index)
@@ -683,12 +648,13 @@ def _tile_max_into(
         np.maximum(best, candidate, out=best)
     best = best.reshape(n, c, out_h, kh, out_w)
     column = column.reshape(n, c, out_h, kh, out_w)
-    values[...] = best[:, :, :, 0]
-    position[...] = column[:, :, :, 0]
+    values = best[:, :, :, 0].copy()
+    position = column[:, :, :, 0].copy()
     for i in range(1, kh):
         candidate = best[:, :, :, i]
         position += (candidate > values) * (index(i * kw) + column[:, :, :, i] - position)
         np.maximum(values, candidate, out=values)
+    return values, position
 
 
 def _scatter_to_argmax(grad: np.ndarray, argmax: np.ndarray, kernel: Pair) -> np.ndarray:
@@ -708,12 +674,7 @@ def _scatter_to_argmax(grad: np.ndarray, argmax: np.ndarray, kernel: Pair) -> np
     )
     offsets = (np.arange(kh * kw) // kw) * w + np.arange(kh * kw) % kw
     grad_x = np.zeros(n * c * h * w, dtype=grad.dtype)
-
-    def work(start: int, stop: int) -> None:
-        targets = corner[start:stop] + offsets[argmax[start:stop]]
-        grad_x[targets.ravel()] = grad[start:stop].ravel()
-
-    parallel_for(work, n, grad_x.size)
+    grad_x[(corner + offsets[argmax]).ravel()] = grad.ravel()
     return grad_x.reshape(n, c, h, w)
 
 

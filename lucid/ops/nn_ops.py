@@ -7,14 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from lucid._parallel import elementwise, parallel_for
 from lucid._tensor import Tensor, _normalize_dim, _wrap
 from lucid.autograd.function import Function
-from lucid.autograd.grad_mode import is_grad_enabled
 from lucid.ops import _special
 from lucid.ops._promote import float_array
 from lucid.ops.arithmetic import _dtype_name, _old_value, _write_inplace
-from lucid.ops.pointwise import _SAME_SIZE_INTEGER, exp, tanh, to, where
+from lucid.ops.pointwise import exp, tanh, to, where
 
 __all__ = [
     "sigmoid", "logsigmoid", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu",
@@ -119,29 +117,7 @@ def _relu_array(x: Tensor) -> np.ndarray:
     array = x._data
     if array.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
-    return elementwise(np.maximum, (array, 0), np.empty(array.shape, array.dtype))
-
-
-def _relu_grad_array(result: np.ndarray, grad: np.ndarray) -> np.ndarray | None:
-    """where(result <= 0, 0, grad) on same-shape float arrays, by bit masks, in parallel.
-
-    None for anything else (the caller takes the general `where`).
-    """
-    if result.shape != grad.shape or result.dtype != grad.dtype or result.dtype.kind != "f":
-        return None
-    integer = _SAME_SIZE_INTEGER[result.dtype.itemsize]
-    values = np.ascontiguousarray(result).reshape(-1)
-    grad_bits = np.ascontiguousarray(grad).view(integer).reshape(-1)
-    out = np.empty(values.size, integer)
-
-    def work(start: int, stop: int) -> None:
-        keep = out[start:stop]
-        # all ones where the output is positive or nan (grad passes), zeros elsewhere
-        np.subtract(np.less_equal(values[start:stop], 0).view(np.int8), 1, out=keep)
-        np.bitwise_and(grad_bits[start:stop], keep, out=keep)
-
-    parallel_for(work, values.size, values.size)
-    return out.view(result.dtype).reshape(result.shape)
+    return np.maximum(array, 0)
 
 
 class Relu(Function):
@@ -157,10 +133,6 @@ class Relu(Function):
     def backward(ctx, grad_output):
         (result,) = ctx.saved_tensors
         # gradient 1 where the output is positive (also where it is nan), else 0
-        if not is_grad_enabled():
-            grad = _relu_grad_array(result._data, grad_output._data)
-            if grad is not None:
-                return _wrap(grad)
         return where(result <= 0, 0.0, grad_output)
 
 

@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from lucid._parallel import elementwise, parallel_for
 from lucid._tensor import Tensor, _wrap
 from lucid.autograd.function import Function
 from lucid.autograd.grad_mode import is_grad_enabled, no_grad
@@ -232,34 +231,6 @@ def _normalize_arrays(x: np.ndarray, axes: tuple[int, ...], eps: float):
     return centered, rstd
 
 
-def _layer_norm_rows(array: np.ndarray, weight: Any, bias: Any, eps: float):
-    """(output, xhat, rstd) of a layer norm over the last dim, ranges of rows in parallel."""
-    size = array.shape[-1]
-    rows = array.reshape(-1, size)
-    xhat = np.empty(rows.shape, array.dtype)
-    output = np.empty(rows.shape, array.dtype)
-    rstd = np.empty((rows.shape[0], 1), array.dtype)
-    w = None if weight is None else weight._data.reshape(size)
-    b = None if bias is None else bias._data.reshape(size)
-
-    def work(start: int, stop: int) -> None:
-        part = slice(start, stop)
-        centered, rstd[part] = _normalize_arrays(rows[part], (1,), eps)
-        xhat[part] = centered
-        if w is not None:
-            np.multiply(centered, w, out=output[part])
-            if b is not None:
-                output[part] += b
-        elif b is not None:
-            np.add(centered, b, out=output[part])
-        else:
-            output[part] = centered
-
-    parallel_for(work, rows.shape[0], rows.size)
-    lead = array.shape[:-1]
-    return output.reshape(array.shape), xhat.reshape(array.shape), rstd.reshape(lead + (1,))
-
-
 def _normalized_with_graph(x: Tensor, axes: tuple[int, ...], eps: float):
     """The same (xhat, rstd) built from lucid ops, so that double backward sees through them."""
     centered = x - mean(x, axes, keepdim=True)
@@ -284,19 +255,6 @@ class _Normalize(Function):
     @staticmethod
     def forward(ctx, x, weight, bias, group_shape, axes, param_shape, eps, fixed_stats):
         array = x._data
-        if (
-            fixed_stats is None
-            and group_shape == array.shape
-            and len(axes) == 1
-            and axes[0] == array.ndim - 1
-            and len(param_shape) == 1
-        ):
-            # layer norm over the last dim: rows are independent, ranges of them run in parallel
-            output, xhat, rstd = _layer_norm_rows(array, weight, bias, eps)
-            ctx.group_shape, ctx.axes, ctx.param_shape = group_shape, axes, param_shape
-            ctx.eps, ctx.fixed_stats = eps, fixed_stats
-            ctx.save_for_backward(x, weight, bias, _wrap(xhat), _wrap(rstd))
-            return _wrap(output)
         if fixed_stats is None:
             xhat, rstd = _normalize_arrays(array.reshape(group_shape), axes, eps)
             xhat = xhat.reshape(array.shape)
@@ -394,7 +352,7 @@ def _layer_norm_backward_arrays(ctx, g, weight, bias, xhat, rstd):
     xhat_rows = xhat.reshape(-1, size)
     ones = np.ones(rows.shape[0], g.dtype)
     grad_x = grad_weight = grad_bias = None
-    g_xhat = elementwise(np.multiply, (rows, xhat_rows), np.empty(rows.shape, g.dtype))
+    g_xhat = rows * xhat_rows
     if ctx.needs_input_grad[1]:
         grad_weight = _wrap(np.matmul(ones, g_xhat).reshape(weight.shape))
     if ctx.needs_input_grad[2]:
@@ -404,23 +362,14 @@ def _layer_norm_backward_arrays(ctx, g, weight, bias, xhat, rstd):
         # row means of grad_xhat = g * w and of grad_xhat * xhat, as matrix-vector products
         mean_weights = w * g.dtype.type(1.0 / size)
         rstd_rows = rstd.reshape(-1, 1)
-        result = np.empty(rows.shape, g.dtype)
-
-        def work(start: int, stop: int) -> None:
-            part = slice(start, stop)
-            grad_mean = np.matmul(rows[part], mean_weights).reshape(-1, 1)
-            projection = np.matmul(g_xhat[part], mean_weights).reshape(-1, 1)
-            # grad_x = rstd * (g * w - mean(g * w) - xhat * mean(g * w * xhat))
-            out = result[part]
-            if weight is not None:
-                np.multiply(rows[part], w, out=out)
-            else:
-                out[...] = rows[part]
-            out -= grad_mean
-            out -= xhat_rows[part] * projection
-            out *= rstd_rows[part]
-
-        parallel_for(work, rows.shape[0], rows.size)
+        grad_mean = np.matmul(rows, mean_weights).reshape(-1, 1)
+        projection = np.matmul(g_xhat, mean_weights).reshape(-1, 1)
+        # grad_x = rstd * (g * w - mean(g * w) - xhat * mean(g * w * xhat))
+        result = rows * w if weight is not None else rows.copy()
+        result -= grad_mean
+        xhat_rows = xhat_rows * projection
+        result -= xhat_rows
+        result *= rstd_rows
         grad_x = _wrap(result.reshape(g.shape))
     return grad_x, grad_weight, grad_bias, None, None, None, None, None
 
@@ -596,35 +545,6 @@ def _attention_mask(attn_mask: Tensor | None, is_causal: bool, query, key, dtype
     return np.where(masked_rows, dtype.type(0), additive), ~masked_rows
 
 
-def _stacked_matrices(q, k, v, additive, alive_rows):
-    """q, k, v as stacks of matrices (B, L, E) when they share their leading dims and the
-    masks are plain (L, S) matrices, so ranges of the stack can run in parallel; else None."""
-    lead = q.shape[:-2]
-    if (
-        q.ndim < 3
-        or k.shape[:-2] != lead
-        or v.shape[:-2] != lead
-        or (additive is not None and additive.ndim > 2)
-        or (alive_rows is not None and alive_rows.ndim > 2)
-    ):
-        return None
-    return tuple(a.reshape((-1,) + a.shape[-2:]) for a in (q, k, v))
-
-
-def _attention_forward_arrays(q, k, v, additive, alive_rows, scale):
-    """softmax(q k^T * scale + additive), zero rows where no key is alive."""
-    scores = np.matmul(q * q.dtype.type(scale), np.swapaxes(k, -1, -2))
-    if additive is not None:
-        if np.broadcast_shapes(scores.shape, additive.shape) == scores.shape:
-            scores += additive
-        else:
-            scores = scores + additive
-    probabilities = _softmax_rows(scores)
-    if alive_rows is not None:
-        probabilities *= alive_rows
-    return probabilities
-
-
 def _softmax_rows(scores: np.ndarray) -> np.ndarray:
     # subtract the row max so large scores don't overflow exp
     scores -= scores.max(axis=-1, keepdims=True)
@@ -639,28 +559,15 @@ class ScaledDotProductAttention(Function):
     @staticmethod
     def forward(ctx, query, key, value, additive, alive_rows, scale):
         q, k, v = query._data, key._data, value._data
-        stacked = _stacked_matrices(q, k, v, additive, alive_rows)
-        if stacked is None:
-            probabilities = _attention_forward_arrays(q, k, v, additive, alive_rows, scale)
-            output = np.matmul(probabilities, v)
-        else:
-            q3, k3, v3 = stacked
-            probabilities = np.empty(q3.shape[:2] + k3.shape[1:2], dtype=q.dtype)
-            output = np.empty(q3.shape[:2] + v3.shape[2:], dtype=q.dtype)
-
-            def work(start: int, stop: int) -> None:
-                part = slice(start, stop)
-                probabilities[part] = _attention_forward_arrays(
-                    q3[part], k3[part], v3[part], additive, alive_rows, scale
-                )
-                np.matmul(probabilities[part], v3[part], out=output[part])
-
-            parallel_for(work, q3.shape[0], probabilities.size)
-            probabilities = probabilities.reshape(q.shape[:-1] + k.shape[-2:-1])
-            output = output.reshape(q.shape[:-1] + v.shape[-1:])
+        scores = np.matmul(q * q.dtype.type(scale), np.swapaxes(k, -1, -2))
+        if additive is not None:
+            scores = scores + additive
+        probabilities = _softmax_rows(scores)
+        if alive_rows is not None:
+            probabilities *= alive_rows
         ctx.additive, ctx.alive_rows, ctx.scale = additive, alive_rows, scale
         ctx.save_for_backward(query, key, value, _wrap(probabilities))
-        return _wrap(output)
+        return _wrap(np.matmul(probabilities, v))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -691,9 +598,6 @@ def _attention_backward_arrays(ctx, grad_output, query, key, value, probabilitie
     """The attention gradients on arrays; taken only when grad mode is off (no create_graph)."""
     g, p = grad_output._data, probabilities._data
     q, k, v = query._data, key._data, value._data
-    stacked = _stacked_matrices(q, k, v, None, None)
-    if stacked is not None and g.shape == q.shape[:-1] + v.shape[-1:]:
-        return _attention_backward_stacked(ctx, g, p, *stacked, q.shape, k.shape, v.shape)
     grad_query = grad_key = grad_value = None
     if ctx.needs_input_grad[2]:
         grad_value = _wrap(_sum_to_shape(np.matmul(np.swapaxes(p, -1, -2), g), v.shape))
@@ -708,43 +612,6 @@ def _attention_backward_arrays(ctx, grad_output, query, key, value, probabilitie
             grad_key = np.matmul(np.swapaxes(grad_scores, -1, -2), q)
             grad_key = _wrap(_sum_to_shape(grad_key, k.shape))
     return grad_query, grad_key, grad_value, None, None, None
-
-
-def _attention_backward_stacked(ctx, g, p, q, k, v, q_shape, k_shape, v_shape):
-    """`_attention_backward_arrays` over a stack of matrices, ranges of it in parallel."""
-    needs = ctx.needs_input_grad
-    g = g.reshape(q.shape[:2] + v.shape[2:])
-    p = p.reshape(q.shape[:2] + k.shape[1:2])
-    grad_q = np.empty(q.shape, q.dtype) if needs[0] else None
-    grad_k = np.empty(k.shape, k.dtype) if needs[1] else None
-    grad_v = np.empty(v.shape, v.dtype) if needs[2] else None
-    scale = q.dtype.type(ctx.scale)
-
-    def work(start: int, stop: int) -> None:
-        part = slice(start, stop)
-        g_part, p_part = g[part], p[part]
-        if needs[2]:
-            np.matmul(np.swapaxes(p_part, -1, -2), g_part, out=grad_v[part])
-        if needs[0] or needs[1]:
-            # softmax backward: P * (dP - rowsum(dP * P)), then the scale
-            grad_scores = np.matmul(g_part, np.swapaxes(v[part], -1, -2))
-            grad_scores *= p_part
-            grad_scores -= p_part * grad_scores.sum(axis=-1, keepdims=True)
-            grad_scores *= scale
-            if needs[0]:
-                np.matmul(grad_scores, k[part], out=grad_q[part])
-            if needs[1]:
-                np.matmul(np.swapaxes(grad_scores, -1, -2), q[part], out=grad_k[part])
-
-    parallel_for(work, q.shape[0], p.size)
-    return (
-        None if grad_q is None else _wrap(grad_q.reshape(q_shape)),
-        None if grad_k is None else _wrap(grad_k.reshape(k_shape)),
-        None if grad_v is None else _wrap(grad_v.reshape(v_shape)),
-        None,
-        None,
-        None,
-    )
 
 
 def _sum_to_shape(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

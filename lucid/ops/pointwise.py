@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 
 from lucid import dtypes, factories
-from lucid._parallel import copy as parallel_copy
 from lucid._tensor import Tensor, _wrap
 from lucid.autograd.function import Function
 from lucid.ops import _special
@@ -1427,7 +1426,7 @@ class Clone(Function):
 
     @staticmethod
     def forward(ctx, x):
-        return _wrap(parallel_copy(x._data))
+        return _wrap(x._data.copy())
 
     @staticmethod
     def backward(ctx, grad_output):

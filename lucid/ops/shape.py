@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 
 from lucid import dtypes
-from lucid._parallel import copy as parallel_copy
 from lucid._tensor import _TYPE_NAMES, Tensor, _normalize_dim, _wrap
 from lucid.autograd.function import Function
 
@@ -86,11 +85,6 @@ class UnsafeView(View):
     """A reshape whose layout needed a copy (PyTorch reshapes a clone then views it)."""
 
     _backward_name = "UnsafeViewBackward0"
-
-    @staticmethod
-    def forward(ctx, x, shape):
-        ctx.input_shape = x._data.shape
-        return _wrap(parallel_copy(x._data).reshape(shape))
 
 
 def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
