@@ -8,7 +8,11 @@ Example::
     x.grad          # tensor([2., 4., 6.])
 """
 
-from lucid import dtypes
+from lucid._malloc import tune_malloc
+
+tune_malloc()
+
+from lucid import dtypes  # noqa: E402
 from lucid._tensor import Size, Tensor
 from lucid.dtypes import (
     bool,
