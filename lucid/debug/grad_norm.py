@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import bisect
 import logging
 import math
-import statistics
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -150,12 +150,20 @@ class GradNormGuard:
         self.max_events = int(max_events)
         self.events: deque[GradNormEvent] = deque(maxlen=self.max_events)
         self._window: deque[float] = deque(maxlen=max(self.warmup, _MIN_WINDOW))
+        # the window's norms kept sorted as well, so the median costs a lookup per check
+        self._sorted: list[float] = []
         self.step = 0  # index the next check() will carry
 
     @property
     def median(self) -> float | None:
         """Running median of the recent healthy norms, or None before the first one."""
-        return statistics.median(self._window) if self._window else None
+        values = self._sorted
+        if not values:
+            return None
+        middle = len(values) // 2
+        if len(values) % 2:
+            return values[middle]
+        return (values[middle - 1] + values[middle]) / 2
 
     def total_norm(self) -> float:
         """Global L2 norm of the current gradients (parameters without a gradient skipped)."""
@@ -182,16 +190,24 @@ class GradNormGuard:
             self.spike_factor is not None
             and self._window
             and len(self._window) >= self.warmup
-            and total > self.spike_factor * statistics.median(self._window)
+            and total > self.spike_factor * self.median
         ):
             reason = "spike"
         if reason is None:
-            self._window.append(total)
+            self._remember(total)
             return None
         event = self._make_event(step, total, reason)
         self.events.append(event)
         logger.warning("%s", event)
         return event
+
+    def _remember(self, norm: float) -> None:
+        window = self._window
+        if len(window) == window.maxlen:
+            oldest = window[0]
+            del self._sorted[bisect.bisect_left(self._sorted, oldest)]
+        window.append(norm)
+        bisect.insort(self._sorted, norm)
 
     def _make_event(self, step: int, total: float, reason: str) -> GradNormEvent:
         # The per-parameter pass only runs here, so healthy steps pay for one dot per tensor.

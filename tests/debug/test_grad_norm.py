@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import math
+import statistics
 import warnings
 
 import numpy as np
@@ -131,6 +132,16 @@ def test_flagged_norms_stay_out_of_the_median() -> None:
     results = _feed(guard, [param], [math.nan, math.inf, 500.0, 2.0])
     assert [r.reason if r else None for r in results] == ["nonfinite", "nonfinite", "spike", None]
     assert guard.median == 2.0
+
+
+def test_median_is_the_median_of_the_latest_window() -> None:
+    param = lucid.zeros(2, dtype=lucid.float64, requires_grad=True)
+    guard = GradNormGuard([param], warmup=0, spike_factor=None)
+    norms = [float(v) for v in np.random.default_rng(0).uniform(1.0, 5.0, 250)]
+    _feed(guard, [param], norms)
+    window = norms[-guard._window.maxlen :]
+    assert guard.median == pytest.approx(statistics.median(window), rel=1e-12)
+    assert len(guard._sorted) == len(window)
 
 
 def test_spike_factor_none_disables_spikes() -> None:
