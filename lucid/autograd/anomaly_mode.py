@@ -669,7 +669,7 @@ class _AnomalyObserver:
             op_function=getattr(node, "function", None),
             # A forward (or input) failure re-runs from the op's own arguments; a backward
             # one would also need the forward arguments, which the node does not keep.
-            op_args=_copied_args(inputs) if phase in ("forward", "input") else None,
+            op_args=copy_arguments(inputs) if phase in ("forward", "input") else None,
         )
         ordinal = _ordinal(index)
         if phase == "backward":
@@ -691,14 +691,15 @@ class _AnomalyObserver:
         raise AnomalyError(f"{headline}\n{event.describe()}", event)
 
 
-def _copied_args(values: tuple) -> tuple:
-    """Arguments as they were at the failure: tensors copied to NumPy arrays, others as given."""
+def copy_arguments(values: Any) -> tuple:
+    """Arguments as they are now, for reproducers: tensors copied to NumPy arrays (also inside
+    lists and tuples), other values as given."""
     copied: list[Any] = []
     for value in values:
         if isinstance(value, Tensor):
             copied.append(value._data.copy())
         elif isinstance(value, list | tuple):
-            inner = _copied_args(tuple(value))
+            inner = copy_arguments(tuple(value))
             copied.append(list(inner) if isinstance(value, list) else inner)
         else:
             copied.append(value)

@@ -30,6 +30,7 @@ from lucid.autograd import observers
 from lucid.autograd.anomaly_mode import (
     _kind_of,
     add_birth_listener,
+    copy_arguments,
     is_nonfinite_allowed,
     is_sentinel_enabled,
     remove_birth_listener,
@@ -251,20 +252,6 @@ def _tensors_in(value: Any) -> list[Tensor]:
     if isinstance(value, list | tuple):
         return [item for item in value if isinstance(item, Tensor)]
     return []
-
-
-def _copy_args(values: Iterable[Any]) -> tuple:
-    """Arguments as they were: tensors copied to NumPy arrays, other values as given."""
-    copied: list[Any] = []
-    for value in values:
-        if isinstance(value, Tensor):
-            copied.append(value._data.copy())
-        elif isinstance(value, list | tuple):
-            inner = _copy_args(value)
-            copied.append(list(inner) if isinstance(value, list) else inner)
-        else:
-            copied.append(value)
-    return tuple(copied)
 
 
 def _normalized_op(name: str) -> str:
@@ -705,7 +692,7 @@ class NaNDetector:
     def _common(self) -> dict[str, Any]:
         """The reproducer fields shared by every event of the current step."""
         return {
-            "batch": _copy_args(self._batch_args),
+            "batch": copy_arguments(self._batch_args),
             "rng_state": None if self._rng_state is None else _encoded_rng_state(self._rng_state),
             "model": weakref.ref(self.model),
         }
@@ -721,7 +708,7 @@ class NaNDetector:
         array = output._data
         op_function = getattr(node, "function", None)
         # A gradient sum has no single op to re-run; every other birth re-runs from its inputs.
-        op_args = None if birth.phase == "accumulation" else _copy_args(inputs)
+        op_args = None if birth.phase == "accumulation" else copy_arguments(inputs)
         birth.op_function, birth.op_args = op_function, op_args
         return NaNEvent(
             batch_idx=self.batch_idx,
@@ -813,7 +800,7 @@ class NaNDetector:
         if self._outside_birth is not None:
             birth, node, inputs, _ = self._outside_birth
             op, location = birth.op, birth.location
-            op_function, op_args = getattr(node, "function", None), _copy_args(inputs)
+            op_function, op_args = getattr(node, "function", None), copy_arguments(inputs)
             mechanism = f"{_birth_mechanism(birth)}, outside the model"
         return NaNEvent(
             batch_idx=self.batch_idx,

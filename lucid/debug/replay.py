@@ -28,6 +28,7 @@ from lucid.autograd.anomaly_mode import (
     AnomalyError,
     NonFiniteWarning,
     add_birth_listener,
+    copy_arguments,
     detect_anomaly,
     remove_birth_listener,
 )
@@ -56,20 +57,6 @@ class BackwardCall(NamedTuple):
 
 
 # ------------------------------------------------------------------ full checks
-def _copied(values: tuple) -> tuple:
-    """Tensors copied to NumPy arrays (also inside lists and tuples), other values as given."""
-    copied: list[Any] = []
-    for value in values:
-        if isinstance(value, Tensor):
-            copied.append(value.numpy(force=True).copy())
-        elif isinstance(value, list | tuple):
-            inner = _copied(tuple(value))
-            copied.append(list(inner) if isinstance(value, list) else inner)
-        else:
-            copied.append(value)
-    return tuple(copied)
-
-
 class _ForwardArgsRecorder:
     """An autograd observer that keeps each recorded op's forward arguments until its
     backward has run, so that a backward failure can be re-run from them.
@@ -111,9 +98,9 @@ class _ForwardArgsRecorder:
             if isinstance(value, Tensor) and value._version != version:
                 return  # modified in place since the forward: its old values are gone
         event.op_args = BackwardCall(
-            forward_args=_copied(inputs),
+            forward_args=copy_arguments(inputs),
             requires_grad=tuple(node.needs_input_grad),
-            grad_outputs=_copied(grad_outputs),
+            grad_outputs=copy_arguments(grad_outputs),
         )
 
 
