@@ -3,12 +3,12 @@
     python benchmarks/bench_anomaly.py            # all measurements
     python benchmarks/bench_anomaly.py --quick    # fewer repetitions
 
-Workloads are those of bench_core.py: (a) the 100-op elementwise chain, forward + backward,
-and (b) the MLP 784-512-512-10 training step. Each round runs the plain and the instrumented
-step back to back, alternating which goes first, and ratios compare medians over rounds, so
-both sides see the same machine state. Budgets (issue 3): sentinel on/off <= 1.02x on the MLP;
-detect_anomaly()/off <= 1.3x on the MLP and <= 2x on the chain; <= 1 KB of forward traceback
-per node under anomaly mode.
+Workloads are those of bench_core.py: (a) the 100-op elementwise chain, forward + backward, and
+(b) the MLP 784-512-512-10 training step. Each round runs the plain and the instrumented step
+back to back, alternating which goes first; the ratio is the median of the rounds' ratios, so
+both sides of each ratio see the same machine state. Budgets (issue 3): sentinel on/off <= 1.02x
+on the MLP; detect_anomaly()/off <= 1.3x on the MLP and <= 2x on the chain; <= 1 KB of forward
+traceback per node under anomaly mode.
 """
 
 from __future__ import annotations
@@ -65,7 +65,9 @@ def paired_ratio(
     per: int = 1,
     budget: float | None = None,
 ) -> float:
-    """Median time of `instrumented` over median time of `plain`, alternating their order."""
+    """Median over rounds of (instrumented time / plain time), the two timed back to back in
+    alternating order: each round's pair shares the machine's state of the moment, so drift in
+    its speed (large on shared machines) cancels out of the ratio."""
     # Warm-up long enough that the first timed round does not pay for allocator and BLAS
     # thread start-up (a short one left the first MLP round 3x slow).
     for _ in range(max(5, inner)):
@@ -81,9 +83,9 @@ def paired_ratio(
             plain_times.append(_timed(plain, inner))
     plain_median = statistics.median(plain_times) / per
     instrumented_median = statistics.median(instrumented_times) / per
-    ratio = instrumented_median / plain_median
     # The spread of per-round ratios shows how much of a small difference is noise.
     round_ratios = sorted(on / off for on, off in zip(instrumented_times, plain_times))
+    ratio = statistics.median(round_ratios)
     verdict = ""
     if budget is not None:
         verdict = f"   budget {budget:.2f}x {'ok' if ratio <= budget else 'OVER'}"

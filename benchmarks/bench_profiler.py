@@ -7,7 +7,8 @@ Workloads are those of bench_core.py: (a) the 100-op elementwise chain, forward 
 reported per op, and (b) the MLP 784-512-512-10 training step. Every run of an instrumented
 step enters a fresh profile around it (a profile is not reentrant) and leaves its events
 unread, so the ratios are the cost of recording; building tables is not timed. paired_ratio
-(from bench_anomaly.py) alternates plain and instrumented rounds and compares medians.
+(from bench_anomaly.py) alternates plain and instrumented rounds; the ratio is the median of
+the rounds' ratios.
 Budgets (issue 6): profile(enabled=False)/plain <= 1.01x and profile()/plain <= 1.5x on the
 MLP. (With no profile at all, Function.apply pays one falsy check of a local; that check
 cannot be switched off in one process, so it is measured by timing `a + b` on a checkout
