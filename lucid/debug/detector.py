@@ -28,6 +28,7 @@ import lucid
 from lucid._tensor import Tensor
 from lucid.autograd import observers
 from lucid.autograd.anomaly_mode import (
+    _capture_frames,
     _kind_of,
     add_birth_listener,
     copy_arguments,
@@ -35,6 +36,7 @@ from lucid.autograd.anomaly_mode import (
     is_sentinel_enabled,
     remove_birth_listener,
 )
+from lucid.autograd.anomaly_mode import _user_location as _frames_location
 from lucid.autograd.grad_mode import local_state
 from lucid.debug.grad_norm import _squared_norm
 from lucid.nn import Module
@@ -51,7 +53,6 @@ _HALF_HEADROOM = float(np.finfo(np.float16).max) / 8
 # model's op count per step, and a hard bound on memory when a step never ends.
 _NODE_PATHS_KEPT = 1 << 16
 _EXCUSED_KEPT = 64
-_UNKNOWN = object()
 
 
 class HeadroomWarning(RuntimeWarning):
@@ -303,7 +304,8 @@ class _NodeRecorder:
         paths = detector._node_paths
         if node.is_recording and detector._local.depth and len(paths) < _NODE_PATHS_KEPT:
             stack = local_state.module_path
-            paths[node.sequence_nr] = stack[-1] if stack else None
+            # the user's forward line as a raw (code, offset) pair: formatted only on a birth
+            paths[node.sequence_nr] = (stack[-1] if stack else None, _capture_frames(1, 1))
 
 
 # ------------------------------------------------------------------- detector
@@ -332,8 +334,8 @@ class NaNDetector:
       arguments are not checked (pass -inf attention masks by keyword, or call under
       `allow_nonfinite()`).
     - `check_backward`: births during `backward()` are reported too (`is_backward`), named with
-      the module whose forward recorded the op; this records the module of every op in the
-      forward, so it costs more than the default.
+      the module and the forward line of the op whose backward made the value; this records
+      both for every op in the forward, so it costs more than the default.
     - `check_grad_norms()`, after `backward()`, puts every parameter gradient that is non-finite
       or has an L2 norm above `grad_norm_warn` into `grad_events`.
     - `skip_types`: modules of these types, and everything inside them, are not watched (a
@@ -434,7 +436,7 @@ class NaNDetector:
         self._batch_args: tuple = ()
         self._rng_state: dict | None = None
         self._outside_birth: tuple | None = None
-        self._node_paths: dict[int, str | None] = {}
+        self._node_paths: dict[int, tuple[str | None, tuple]] = {}
         self._recorder = _NodeRecorder(self) if self.check_backward else None
         self._recorder_thread: int | None = None
         self._headroom_warned: set[tuple[str, str]] = set()
@@ -660,16 +662,23 @@ class NaNDetector:
         if owner is None:
             owner = local_state.backward_node
         path: str | None = None
+        location = birth.location
         variable = getattr(owner, "variable", None)
         if variable is not None:
             path = self._param_paths.get(id(variable))
         elif owner is not None:
-            raw = self._node_paths.get(owner.sequence_nr, _UNKNOWN)
-            if raw is not _UNKNOWN:
-                path = self._relative(raw)
+            recorded = self._node_paths.get(owner.sequence_nr)
+            if recorded is not None:
+                raw_path, frames = recorded
+                path = self._relative(raw_path)
+                filename, lineno = _frames_location(frames)
+                if filename is not None:
+                    # the forward line of the op whose backward made the value, as anomaly
+                    # mode reports it, rather than the line that called backward()
+                    location = f"{filename}:{lineno}"
         if path is not None and self._is_skipped(path):
             return
-        self._record(self._birth_event(birth, node, inputs, output, path, True))
+        self._record(self._birth_event(birth, node, inputs, output, path, True, location))
 
     def _relative(self, module_path: str | None) -> str:
         """A module-path-stack entry as a path under the model ("" for the model itself)."""
@@ -704,7 +713,8 @@ class NaNDetector:
         return type(module).__name__ if module is not None else None
 
     def _birth_event(self, birth: Any, node: Any, inputs: tuple, output: Tensor,
-                     path: str | None, is_backward: bool) -> NaNEvent:  # fmt: skip
+                     path: str | None, is_backward: bool,
+                     location: str | None = None) -> NaNEvent:  # fmt: skip
         array = output._data
         op_function = getattr(node, "function", None)
         # A gradient sum has no single op to re-run; every other birth re-runs from its inputs.
@@ -716,7 +726,7 @@ class NaNDetector:
             module_type=self._module_type(path),
             kind=birth.kind,
             op=birth.op,
-            location=birth.location,
+            location=location or birth.location,
             is_backward=is_backward,
             input_has_nan=_holds(inputs, np.isnan),
             input_has_inf=_holds(inputs, np.isinf),

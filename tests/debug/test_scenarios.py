@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 from collections import OrderedDict
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,6 +23,12 @@ def _quiet_sentinel() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         yield
+
+
+def _line_marked(marker: str) -> int:
+    """The line of this file that ends with the comment `# <marker>`."""
+    lines = Path(__file__).read_text().splitlines()
+    return next(n for n, text in enumerate(lines, 1) if text.endswith(f"# <{marker}>"))
 
 
 def _only_event(detector: NaNDetector) -> NaNEvent:
@@ -168,7 +175,7 @@ class _RootNorm(nn.Module):
     """sqrt of the sum of squares: finite forward, infinite derivative at a zero row."""
 
     def forward(self, x: lucid.Tensor) -> lucid.Tensor:
-        return lucid.sqrt((x * x).sum(-1, keepdim=True))
+        return lucid.sqrt((x * x).sum(-1, keepdim=True))  # <root-norm-sqrt>
 
 
 def test_nan_born_only_in_backward_names_the_module_whose_forward_recorded_the_op():
@@ -187,6 +194,8 @@ def test_nan_born_only_in_backward_names_the_module_whose_forward_recorded_the_o
     assert (event.op, event.kind, event.batch_idx) == ("Sqrt", "inf", 1)
     assert event.is_backward and event.phase == "backward"
     assert event.mechanism.startswith("division by zero")
+    # the forward line of the op whose backward made the value, not the backward() call
+    assert event.location == f"{__file__}:{_line_marked('root-norm-sqrt')}"
 
 
 def test_backward_births_are_not_events_without_check_backward():
