@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import sqlite3
 import sys
 import threading
@@ -42,6 +41,7 @@ from typing import Any
 from lucid._tensor import Tensor
 from lucid.autograd import observers
 from lucid.autograd.grad_mode import _DecoratorContextManager
+from lucid.utils.atomic import write_atomically
 
 __all__ = [
     "profile",
@@ -493,24 +493,7 @@ class EventList(list):
                 }
             )
         text = json.dumps({"traceEvents": trace_events, "displayTimeUnit": "ms"})
-        _write_atomically(path, text)
-
-
-def _write_atomically(path: str | os.PathLike, text: str) -> None:
-    """Write `text` to a temporary file beside `path`, then move it over `path` in one step."""
-    folder, base = os.path.split(os.path.abspath(os.fspath(path)))
-    temporary = os.path.join(folder, f".{base}.{secrets.token_hex(8)}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-        raise
+        write_atomically(path, lambda stream: stream.write(text), binary=False)
 
 
 # ---------------------------------------------------------------------------- table

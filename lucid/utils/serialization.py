@@ -12,7 +12,6 @@ import collections
 import json
 import math
 import os
-import secrets
 import struct
 from collections.abc import Mapping
 from typing import IO, Any
@@ -20,6 +19,7 @@ from typing import IO, Any
 import numpy as np
 
 import lucid
+from lucid.utils.atomic import write_atomically
 
 __all__ = ["save", "load", "from_dlpack", "from_torch_state_dict"]
 
@@ -140,39 +140,9 @@ def save(obj: Any, f: str | os.PathLike | IO[bytes]) -> None:
     if not isinstance(f, (str, os.PathLike)):
         _write(f, header, arrays)
         return
-    path = os.fspath(f)
-    folder, base = os.path.split(os.path.abspath(path))
-    temporary = os.path.join(folder, f".{base}.{secrets.token_hex(8)}.tmp")
-    # 0o666 lets the umask pick the new file's permissions, as a plain open() would.
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(descriptor, "wb") as stream:
-            _write(stream, header, arrays)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-        raise
-    _sync_folder(folder)
+    write_atomically(f, lambda stream: _write(stream, header, arrays))
 
 
-def _sync_folder(folder: str) -> None:
-    # Makes the rename itself durable; not every platform lets a folder be opened.
-    try:
-        descriptor = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)
-
-
-# ----------------------------------------------------------------------------- load
 def _corrupt(problem: str) -> RuntimeError:
     return RuntimeError(f"lucid.load: {problem}")
 

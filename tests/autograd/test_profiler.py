@@ -29,6 +29,7 @@ from lucid.autograd.profiler import (
     profile,
     record_function,
 )
+from lucid.utils import atomic
 
 _THIS_FILE = str(Path(__file__).resolve())
 
@@ -592,7 +593,7 @@ def test_chrome_trace_write_is_atomic(tmp_path, monkeypatch):
     def failing_replace(source, target):
         raise OSError("disk full")
 
-    monkeypatch.setattr(profiler.os, "replace", failing_replace)
+    monkeypatch.setattr(atomic.os, "replace", failing_replace)
     with pytest.raises(OSError, match="disk full"):
         prof.export_chrome_trace(path)
     assert path.read_text() == "previous"
