@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -1052,6 +1052,22 @@ _new_tensor = object.__new__
 
 _ndarray = np.ndarray
 _asarray = np.asarray
+
+
+def _zero_grads(params: Iterable[Tensor], set_to_none: bool) -> None:
+    """`zero_grad` of modules and optimizers: drop each `.grad`, or zero it in place detached."""
+    for param in params:
+        grad = param.grad
+        if grad is None:
+            continue
+        if set_to_none:
+            param.grad = None
+        else:
+            if grad.grad_fn is not None:
+                grad.detach_()
+            else:
+                grad.requires_grad_(False)
+            grad.zero_()
 
 
 def _wrap(array: np.ndarray) -> Tensor:

@@ -11,6 +11,7 @@ from typing import Any
 
 import lucid
 from lucid import Tensor
+from lucid._tensor import _zero_grads
 
 __all__ = ["Optimizer", "required"]
 
@@ -151,19 +152,8 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all parameters (to None by default, else to zeros)."""
-        for group in self.param_groups:
-            for param in group["params"]:
-                if param.grad is None:
-                    continue
-                if set_to_none:
-                    param.grad = None
-                else:
-                    grad = param.grad
-                    if grad.grad_fn is not None:
-                        grad.detach_()
-                    else:
-                        grad.requires_grad_(False)
-                    grad.zero_()
+        _zero_grads((param for group in self.param_groups for param in group["params"]),
+                    set_to_none)  # fmt: skip
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         raise NotImplementedError

@@ -11,6 +11,7 @@ from typing import Any
 
 import lucid
 from lucid import Tensor
+from lucid._tensor import _zero_grads
 from lucid.autograd import Function
 from lucid.autograd.grad_mode import local_state
 from lucid.nn.parameter import Parameter
@@ -680,18 +681,7 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        for param in self.parameters():
-            if param.grad is None:
-                continue
-            if set_to_none:
-                param.grad = None
-            else:
-                grad = param.grad
-                if grad.grad_fn is not None:
-                    grad.detach_()
-                else:
-                    grad.requires_grad_(False)
-                grad.zero_()
+        _zero_grads(self.parameters(), set_to_none)
 
     def apply(self, fn: Callable[[Module], None]) -> Module:
         for module in self.children():
