@@ -21,21 +21,17 @@ from lucid.autograd import (
     NonFiniteWarning,
     detect_anomaly,
 )
+from tests.markers import marked_line
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore:Anomaly Detection has been enabled", "ignore:Error detected in"
 )
 
-_SOURCE = Path(__file__).read_text().splitlines()
 _THIS_FILE = Path(__file__).resolve()
 
 
 def _line(marker: str) -> int:
-    """The line of this file whose trailing comment is `# <marker>`."""
-    tag = f"# <{marker}>"
-    hits = [number for number, text in enumerate(_SOURCE, 1) if text.rstrip().endswith(tag)]
-    assert len(hits) == 1, f"{tag} must mark exactly one line, found {hits}"
-    return hits[0]
+    return marked_line(__file__, marker)
 
 
 def _assert_born(

@@ -30,16 +30,9 @@ from lucid.autograd.profiler import (
     record_function,
 )
 from lucid.utils import atomic
+from tests.markers import marked_line
 
 _THIS_FILE = str(Path(__file__).resolve())
-
-
-def _line_of(marker: str) -> int:
-    """The line of this file that ends with the comment `marker`."""
-    for number, line in enumerate(Path(__file__).read_text().splitlines(), start=1):
-        if line.rstrip().endswith(f"# {marker}"):
-            return number
-    raise AssertionError(f"no line marked {marker}")
 
 
 def _named(events, name: str) -> list:
@@ -423,10 +416,10 @@ def test_record_shapes_and_group_by_input_shape():
 def test_with_stack_names_the_calling_line_and_backward_gets_the_forward_stack():
     x = lucid.randn(3, requires_grad=True)
     with profile(with_stack=True) as prof:
-        y = x.exp()  # exp-call
+        y = x.exp()  # <exp-call>
         y.sum().backward()
     (exp,) = _named(prof.events(), "exp")
-    assert exp.stack[0] == f"{_THIS_FILE}({_line_of('exp-call')}): " + (
+    assert exp.stack[0] == f"{_THIS_FILE}({marked_line(__file__, 'exp-call')}): " + (
         "test_with_stack_names_the_calling_line_and_backward_gets_the_forward_stack"
     )
     assert all("lucid/" not in entry.split("(")[0] for entry in exp.stack)

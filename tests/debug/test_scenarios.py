@@ -6,7 +6,6 @@ from __future__ import annotations
 import warnings
 from collections import OrderedDict
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ import pytest
 import lucid
 import lucid.nn as nn
 from lucid.debug import NaNDetector, NaNEvent, train_with_nan_guard
+from tests.markers import marked_line
 
 
 @pytest.fixture(autouse=True)
@@ -23,12 +23,6 @@ def _quiet_sentinel() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         yield
-
-
-def _line_marked(marker: str) -> int:
-    """The line of this file that ends with the comment `# <marker>`."""
-    lines = Path(__file__).read_text().splitlines()
-    return next(n for n, text in enumerate(lines, 1) if text.endswith(f"# <{marker}>"))
 
 
 def _only_event(detector: NaNDetector) -> NaNEvent:
@@ -195,7 +189,7 @@ def test_nan_born_only_in_backward_names_the_module_whose_forward_recorded_the_o
     assert event.is_backward and event.phase == "backward"
     assert event.mechanism.startswith("division by zero")
     # the forward line of the op whose backward made the value, not the backward() call
-    assert event.location == f"{__file__}:{_line_marked('root-norm-sqrt')}"
+    assert event.location == f"{__file__}:{marked_line(__file__, 'root-norm-sqrt')}"
 
 
 def test_backward_births_are_not_events_without_check_backward():
