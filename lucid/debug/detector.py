@@ -13,9 +13,7 @@ import json
 import logging
 import math
 import os
-import sys
 import threading
-import warnings
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -30,6 +28,7 @@ from lucid.autograd import observers
 from lucid.autograd.anomaly_mode import (
     _capture_frames,
     _kind_of,
+    _warn,
     add_birth_listener,
     copy_arguments,
     is_nonfinite_allowed,
@@ -45,7 +44,6 @@ __all__ = ["NaNDetector", "NaNEvent", "GradEvent", "HeadroomWarning", "train_wit
 
 logger = logging.getLogger("lucid.debug")
 
-_LUCID_DIRECTORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _HALF = np.dtype(np.float16)
 # float16 values past 1/8 of the largest float16 (65504) are a few multiplications from inf.
 _HALF_HEADROOM = float(np.finfo(np.float16).max) / 8
@@ -265,12 +263,8 @@ def _normalized_op(name: str) -> str:
 
 def _user_location() -> str | None:
     """file:line of the innermost caller outside lucid."""
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_LUCID_DIRECTORY):
-        frame = frame.f_back
-    if frame is None:
-        return None
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+    filename, lineno = _frames_location(_capture_frames(1, 1))
+    return None if filename is None else f"{filename}:{lineno}"
 
 
 def _half_kind(array: np.ndarray) -> tuple[str | None, float]:
@@ -604,12 +598,11 @@ class NaNDetector:
             return
         self._headroom_warned.add(site)
         where = f"'{name}'" if name else "the model"
-        warnings.warn(
+        _warn(
             HeadroomWarning(
                 f"a float16 {what} of {where} reached {peak:.6g}, past 1/8 of float16's largest "
                 f"value ({_HALF_HEADROOM * 8:g}): a few more steps of growth overflow to inf"
-            ),
-            stacklevel=_stacklevel(),
+            )
         )
 
     # ------------------------------------------------------------ slow paths
@@ -936,16 +929,6 @@ def _encoded_rng_state(state: dict) -> np.ndarray:
 def _birth_mechanism(birth: Any) -> str:
     mechanism = birth.mechanism or "no floating-point flag recorded"
     return f"{mechanism}: created by {birth.op} from inputs without {birth.kind}"
-
-
-def _stacklevel() -> int:
-    """The stacklevel that makes a warning point at the first caller outside lucid."""
-    level = 2
-    frame = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename.startswith(_LUCID_DIRECTORY):
-        frame = frame.f_back
-        level += 1
-    return level
 
 
 # ------------------------------------------------------------------ guard loop
