@@ -7,6 +7,7 @@ ops and can be differentiated again.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -85,50 +86,80 @@ def _col2im(
     )
 
 
-def _wide_windows(
-    x: np.ndarray, kernel: Pair, padding: Pair, dilation: Pair, out_h: int
-) -> np.ndarray:
-    """Stride-1 im2col in wide rows: a (C, kh, kw, N, Ho * Wp) copy of the padded input.
+# the window-matrix block one GEMM reads: it stays in cache between the copy that writes it
+# and the GEMM, and it bounds the memory a convolution adds to its input and output
+_BLOCK_BYTES = 1 << 22
 
-    For a fixed kernel offset, the windows of one image and channel are Ho full padded rows
-    (Wp wide) read from one contiguous run, so the copy moves runs of Ho * Wp elements
-    instead of Wo-long rows. The last Wp - Wo columns of each row wrap into the next row:
-    the GEMM carries them and the caller drops them.
+
+class _WindowMatrix:
+    """The im2col matrix of a plain convolution, built a block of images at a time.
+
+    Its rows are the (Cin, kh, kw) window elements and its columns the output positions of
+    `grid`, image by image. Materialised whole, the matrix is kh * kw times the input, and
+    keeping it for backward would hold that much memory per layer; a block of about
+    `_BLOCK_BYTES` is read by the GEMM from cache right after the copy that wrote it, and
+    backward rebuilds the blocks from the saved input.
+
+    With stride 1 the columns are the positions of the whole padded canvas: the input is
+    laid out channel-first as one flat (C, N * Hp * Wp) run of padded planes, so window
+    element (c, i, j) of the position at canvas offset p is canvas[c, p + i * dh * Wp +
+    j * dw] and each row of a block is one contiguous run of the canvas. Positions whose
+    window spills past a plane's edge (each plane's last rows and columns) compute garbage
+    that callers drop. With `ones_row`, a last row of ones lets the GEMM add the bias.
     """
-    n, c, h, w = x.shape
-    padded_h, padded_w = h + 2 * padding[0], w + 2 * padding[1]
-    # a spare zero row: the last kernel offset's run ends (kw - 1) * dilation past the plane
-    padded = np.zeros((n, c, padded_h + 1, padded_w), dtype=x.dtype)
-    padded[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w] = x
-    item = padded.itemsize
-    view = as_strided(
-        padded,
-        (c, kernel[0], kernel[1], n, out_h * padded_w),
-        (
-            padded.strides[1],
-            dilation[0] * padded_w * item,
-            dilation[1] * item,
-            padded.strides[0],
-            item,
-        ),
-        writeable=False,
-    )
-    return np.ascontiguousarray(view)
 
+    def __init__(self, x, kernel, stride, padding, dilation, out_size, ones_row):
+        n, c, h, w = x.shape
+        kh, kw = kernel
+        self.rows = c * kh * kw
+        self.canvas = stride == (1, 1)
+        if self.canvas:
+            self.grid = (h + 2 * padding[0], w + 2 * padding[1])
+            plane = self.grid[0] * self.grid[1]
+            # the last offset's run reads this far past the canvas, into garbage positions
+            self.spill = (kh - 1) * dilation[0] * self.grid[1] + (kw - 1) * dilation[1]
+            source = np.zeros((c, n * plane + self.spill), dtype=x.dtype)
+            planes = source[:, : n * plane].reshape(c, n, *self.grid)
+            planes[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w] = x.transpose(
+                1, 0, 2, 3
+            )
+            item = source.itemsize
+            self.steps = (source.strides[0], dilation[0] * self.grid[1] * item, dilation[1] * item)
+        else:
+            self.grid = out_size
+            source = _windows(x, kernel, stride, padding, dilation, out_size, 0)
+        self.source = source
+        self.shape = (c, kh, kw)
+        self.per_image = self.grid[0] * self.grid[1]
+        rows = self.rows + ones_row
+        self.block_images = max(1, min(n, _BLOCK_BYTES // (rows * self.per_image * x.itemsize)))
+        self.buffer = np.empty((rows, self.block_images * self.per_image), dtype=x.dtype)
+        if ones_row:
+            self.buffer[self.rows] = 1
+        self.images = n
 
-def _fold_wide(cols: np.ndarray, in_size: Pair, padding: Pair, dilation: Pair) -> np.ndarray:
-    """The adjoint of `_wide_windows` for columns whose wrapped-around entries are zero."""
-    channels, kh, kw, n, run = cols.shape
-    h, w = in_size
-    padded_h, padded_w = h + 2 * padding[0], w + 2 * padding[1]
-    canvas = np.zeros((channels, n, (padded_h + 1) * padded_w), dtype=cols.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            start = i * dilation[0] * padded_w + j * dilation[1]
-            canvas[:, :, start : start + run] += cols[:, i, j]
-    canvas = canvas.reshape(channels, n, padded_h + 1, padded_w)
-    image = canvas[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w]
-    return np.ascontiguousarray(image.transpose(1, 0, 2, 3))
+    def blocks(self):
+        """(start, stop) image ranges, one block each."""
+        step = self.block_images
+        return [(s, min(s + step, self.images)) for s in range(0, self.images, step)]
+
+    def block(self, start: int, stop: int) -> np.ndarray:
+        """The matrix's columns for images start..stop, in a buffer the next call reuses."""
+        columns = (stop - start) * self.per_image
+        cols = self.buffer[:, :columns]
+        target = cols[: self.rows].reshape(*self.shape, columns)
+        if self.canvas:
+            view = as_strided(
+                self.source[:, start * self.per_image :],
+                (*self.shape, columns),
+                (*self.steps, self.source.itemsize),
+                writeable=False,
+            )
+            np.copyto(target, view)
+        else:
+            block = self.source[start:stop].transpose(1, 2, 3, 0, 4, 5)
+            np.copyto(target.reshape(*self.shape, stop - start, *self.grid), block)
+        return cols
 
 
 class Im2Col(Function):
@@ -177,9 +208,10 @@ class Convolution(Function):
     """conv1d/conv2d and conv_transpose2d on batched input; 1-D runs as 2-D with height 1.
 
     A plain convolution is one GEMM of the weight, (Cout, Cin * kh * kw), with the batch's
-    windows laid out as (Cin * kh * kw, N * positions). With stride 1 the windows are taken
-    in "wide" rows (see `_wide_windows`), which makes both the im2col copy and the fold in
-    backward move long contiguous runs.
+    windows laid out as (Cin * kh * kw, positions); the product is (Cout, positions), whose
+    rows copy into the (N, Cout, Ho, Wo) output in long runs. With stride 1 the positions
+    are those of the whole padded canvas (see `_WindowMatrix`), which makes both the im2col
+    copy and the fold in backward move whole contiguous rows.
     """
 
     _backward_name = "ConvolutionBackward0"
@@ -194,37 +226,30 @@ class Convolution(Function):
         n, _, h, w = x_array.shape
         kernel = w_array.shape[2:]
         config = (kernel, stride, padding, dilation)
-        cols = None
-        wide = False
+        # with one group, a row of ones in the window matrix lets the GEMM add the bias
+        ones_row = bias is not None and groups == 1 and not transposed
         if not transposed:
             out_channels = w_array.shape[0]
             out_size = tuple(
                 _conv_out(s, *p) for s, p in zip((h, w), zip(kernel, stride, padding, dilation))
             )
-            wide = stride == (1, 1)
-            if wide:
-                cols = _wide_windows(x_array, kernel, padding, dilation, out_size[0])
-                row_length = w + 2 * padding[1]
-            else:
-                windows = _windows(x_array, kernel, stride, padding, dilation, out_size, 0)
-                cols = np.ascontiguousarray(windows.transpose(1, 2, 3, 0, 4, 5))
-                row_length = out_size[1]
-            cols = cols.reshape(groups, -1, n * out_size[0] * row_length)
+            windows = _WindowMatrix(x_array, *config, out_size, ones_row)
             group_channels = out_channels // groups
             w_matrix = w_array.reshape(groups, group_channels, -1)
-            # cols^T @ W^T, (positions, Cout): BLAS runs this orientation about twice as fast
-            # as W @ cols for the long, thin window matrix
-            product = np.matmul(cols.transpose(0, 2, 1), w_matrix.transpose(0, 2, 1))
-            product = product.reshape(groups, n, out_size[0], row_length, group_channels)
-            # back to (N, Cout, Ho, Wo): one transposing pass that drops the wide rows' extra
-            # columns and adds the bias
-            product = product[:, :, :, : out_size[1]].transpose(1, 0, 4, 2, 3)
-            result = np.empty((n, out_channels, *out_size), dtype=product.dtype)
-            by_group = result.reshape(n, groups, group_channels, *out_size)
-            if bias is None:
-                np.copyto(by_group, product)
-            else:
-                np.add(product, bias._data.reshape(groups, group_channels, 1, 1), out=by_group)
+            if ones_row:
+                w_matrix = np.concatenate([w_matrix, bias._data.reshape(1, -1, 1)], axis=2)
+            result = np.empty((n, out_channels, *out_size), dtype=x_array.dtype)
+            for start, stop in windows.blocks():
+                cols = windows.block(start, stop)
+                product = np.matmul(w_matrix, cols.reshape(groups, -1, cols.shape[-1]))
+                # (Cout, images, grid) -> (N, Cout, Ho, Wo): a transposing copy of whole
+                # rows that drops the canvas's garbage positions
+                product = product.reshape(out_channels, stop - start, *windows.grid)
+                product = product[:, :, : out_size[0], : out_size[1]].transpose(1, 0, 2, 3)
+                if bias is None or ones_row:
+                    np.copyto(result[start:stop], product)
+                else:
+                    np.add(product, bias._data.reshape(-1, 1, 1), out=result[start:stop])
         else:
             out_channels = w_array.shape[1] * groups
             out_size = tuple(
@@ -238,7 +263,6 @@ class Convolution(Function):
             cols = np.matmul(w_matrix.transpose(0, 2, 1), x_matrix)
             cols = cols.reshape(n, out_channels, kernel[0], kernel[1], h, w)
             result = _col2im(cols, out_size, *config)
-            cols = None
             if bias is not None:
                 result += bias._data.reshape(-1, 1, 1)
         if is_1d:
@@ -247,17 +271,17 @@ class Convolution(Function):
         ctx.config = config
         ctx.transposed = transposed
         ctx.groups = groups
-        ctx.wide = wide
+        ctx.ones_row = ones_row
         ctx.in_size = (h, w)
         ctx.out_size = out_size
-        ctx.save_for_backward(x, weight, None if cols is None else _wrap(cols))
+        ctx.save_for_backward(x, weight)
         return _wrap(result)
 
     @staticmethod
     def backward(ctx, grad_output):
-        x, weight, saved_cols = ctx.saved_tensors
+        x, weight = ctx.saved_tensors
         if not ctx.transposed and not is_grad_enabled():
-            return _convolution_backward_arrays(ctx, grad_output, x, weight, saved_cols)
+            return _convolution_backward_arrays(ctx, grad_output, x, weight)
         # np.matmul leaves BLAS for operands with zero strides (the expanded gradient of sum)
         grad_output = grad_output.contiguous()
         if ctx.is_1d:
@@ -279,7 +303,7 @@ class Convolution(Function):
                 grad_b = grad_output.sum((0, 2, 3))
         else:
             # the backward is being differentiated: lucid ops throughout, in the layout of the
-            # forward's GEMM with plain (not wide) windows
+            # forward's GEMM with plain (not canvas) windows
             out_channels = weight.shape[0]
             positions = n * ctx.out_size[0] * ctx.out_size[1]
             grad_matrix = grad_output.transpose(0, 1).reshape(groups, -1, positions)
@@ -301,44 +325,81 @@ class Convolution(Function):
         return grad_x, grad_w, grad_b, None, None, None, None, None, None
 
 
-def _convolution_backward_arrays(ctx, grad_output, x, weight, cols):
+def _convolution_backward_arrays(ctx, grad_output, x, weight):
     """The gradients of a plain convolution on arrays, for a backward nobody differentiates.
 
-    It reuses the forward's window matrix and works in its (wide) layout; the lucid-op path
-    in `Convolution.backward` is the same algebra on plain windows.
+    It rebuilds the forward's window matrix block by block and works in its layout; the
+    lucid-op path in `Convolution.backward` is the same algebra on plain windows.
     """
-    (kh, kw), _, padding, dilation = ctx.config
     groups = ctx.groups
+    need_x, need_w, need_b = ctx.needs_input_grad[:3]
     g = grad_output._data[:, :, None] if ctx.is_1d else grad_output._data
+    x_array = x._data[:, :, None] if ctx.is_1d else x._data
     w_array = weight._data[:, :, None] if ctx.is_1d else weight._data
     n, out_channels, out_h, out_w = g.shape
-    in_channels = w_array.shape[1] * groups
-    h, w = ctx.in_size
-    row_length = w + 2 * padding[1] if ctx.wide else out_w
     group_channels = out_channels // groups
-    # (positions, Cout) per group, the forward product's layout; a wide row's extra columns
-    # get zero gradient
-    grad_matrix = np.zeros((groups, n, out_h, row_length, group_channels), dtype=g.dtype)
-    grad_matrix[:, :, :, :out_w] = g.reshape(n, groups, group_channels, out_h, out_w).transpose(
-        1, 0, 3, 4, 2
-    )
-    grad_matrix = grad_matrix.reshape(groups, -1, group_channels)
-    grad_x = grad_w = grad_b = None
-    if ctx.needs_input_grad[0]:
-        w_matrix = w_array.reshape(groups, group_channels, -1)
-        grad_cols = np.matmul(w_matrix.transpose(0, 2, 1), grad_matrix.transpose(0, 2, 1))
-        if ctx.wide:
-            grad_cols = grad_cols.reshape(in_channels, kh, kw, n, out_h * row_length)
-            grad_x = _fold_wide(grad_cols, ctx.in_size, padding, dilation)
+    kernel, _, padding, dilation = ctx.config
+    windows = _WindowMatrix(x_array, *ctx.config, ctx.out_size, ctx.ones_row)
+    grid_h, grid_w = windows.grid
+    # the bias gradient comes out of the weight GEMM as the ones row's column
+    need_product = need_w or (need_b and ctx.ones_row)
+    product = None
+    if need_x:
+        w_t = w_array.reshape(groups, group_channels, -1).transpose(0, 2, 1)
+        if windows.canvas:
+            canvas = np.zeros_like(windows.source)
+            # the fold adds each kernel offset's row block at its offset in the canvas
+            offsets = [
+                i * dilation[0] * grid_w + j * dilation[1]
+                for i in range(kernel[0])
+                for j in range(kernel[1])
+            ]
         else:
-            grad_cols = grad_cols.reshape(in_channels, kh, kw, n, out_h, out_w)
-            grad_x = _col2im(grad_cols.transpose(3, 0, 1, 2, 4, 5), ctx.in_size, *ctx.config)
+            grad_x = np.empty(x_array.shape, dtype=g.dtype)
+    for start, stop in windows.blocks():
+        # the gradient in the forward product's (Cout, images, grid) layout, zero at the
+        # canvas's garbage positions so that they add nothing to either gradient
+        grad_matrix = np.empty((out_channels, stop - start, grid_h, grid_w), dtype=g.dtype)
+        grad_matrix[:, :, out_h:] = 0
+        grad_matrix[:, :, :out_h, out_w:] = 0
+        np.copyto(grad_matrix[:, :, :out_h, :out_w], g[start:stop].transpose(1, 0, 2, 3))
+        grad_matrix = grad_matrix.reshape(groups, group_channels, -1)
+        columns = grad_matrix.shape[-1]
+        if need_product:
+            cols = windows.block(start, stop).reshape(groups, -1, columns)
+            # (Kg [+ 1], Cout) per group
+            block_product = np.matmul(cols, grad_matrix.transpose(0, 2, 1))
+            product = block_product if product is None else product + block_product
+        if need_x:
+            grad_cols = np.matmul(w_t, grad_matrix).reshape(-1, columns)
+            if windows.canvas:
+                first = start * windows.per_image
+                taps = len(offsets)
+                for tap, offset in enumerate(offsets):
+                    canvas[:, first + offset : first + offset + columns] += grad_cols[tap::taps]
+            else:
+                grad_cols = grad_cols.reshape(*windows.shape, stop - start, out_h, out_w)
+                grad_x[start:stop] = _col2im(
+                    grad_cols.transpose(3, 0, 1, 2, 4, 5), ctx.in_size, *ctx.config
+                )
+    grad_w = grad_b = None
+    if need_x:
+        if windows.canvas:
+            planes = canvas[:, : n * windows.per_image].reshape(-1, n, grid_h, grid_w)
+            h, w = ctx.in_size
+            image = planes[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w]
+            grad_x = np.ascontiguousarray(image.transpose(1, 0, 2, 3))
         grad_x = _wrap(grad_x[:, :, 0] if ctx.is_1d else grad_x)
-    if ctx.needs_input_grad[1]:
-        grad_w = np.matmul(cols._data, grad_matrix).transpose(0, 2, 1)
+    else:
+        grad_x = None
+    if need_w:
+        grad_w = product[:, : windows.rows // groups].transpose(0, 2, 1)
         grad_w = _wrap(np.ascontiguousarray(grad_w).reshape(weight._data.shape))
-    if ctx.needs_input_grad[2]:
-        grad_b = _wrap(grad_matrix.sum(1).reshape(out_channels))
+    if need_b:
+        if ctx.ones_row:
+            grad_b = _wrap(np.ascontiguousarray(product[0, -1]))
+        else:
+            grad_b = _wrap(g.sum((0, 2, 3)))
     return grad_x, grad_w, grad_b, None, None, None, None, None, None
 
 
@@ -657,6 +718,24 @@ def _tile_max(array: np.ndarray, kh: int, kw: int) -> tuple[np.ndarray, np.ndarr
     return values, position
 
 
+@functools.lru_cache(maxsize=8)
+def _tile_corners(planes: int, out_h: int, out_w: int, kernel: Pair) -> np.ndarray:
+    """The flat input index of each tiling window's top-left element, per (plane, row, col).
+
+    Cached: a training loop pools the same shapes every step, and building these indices
+    costs a quarter of the scatter they feed.
+    """
+    kh, kw = kernel
+    w = out_w * kw
+    corners = (
+        np.arange(planes).reshape(-1, 1, 1) * (out_h * kh * w)
+        + np.arange(out_h).reshape(-1, 1) * (kh * w)
+        + np.arange(out_w) * kw
+    )
+    corners.flags.writeable = False
+    return corners
+
+
 def _scatter_to_argmax(grad: np.ndarray, argmax: np.ndarray, kernel: Pair) -> np.ndarray:
     """Each output's gradient written to its window's argmax, windows tiling the input.
 
@@ -666,15 +745,13 @@ def _scatter_to_argmax(grad: np.ndarray, argmax: np.ndarray, kernel: Pair) -> np
     n, c, out_h, out_w = grad.shape
     kh, kw = kernel
     h, w = out_h * kh, out_w * kw
-    # flat input index of each window's top-left element, plus its argmax's offset
-    corner = (
-        np.arange(n * c).reshape(n, c, 1, 1) * (h * w)
-        + np.arange(out_h).reshape(-1, 1) * (kh * w)
-        + np.arange(out_w) * kw
-    )
+    # each window's corner plus its argmax's offset within the window
     offsets = (np.arange(kh * kw) // kw) * w + np.arange(kh * kw) % kw
+    index = (
+        _tile_corners(n * c, out_h, out_w, kernel) + offsets[argmax.reshape(n * c, out_h, out_w)]
+    )
     grad_x = np.zeros(n * c * h * w, dtype=grad.dtype)
-    grad_x[(corner + offsets[argmax]).ravel()] = grad.ravel()
+    grad_x[index.ravel()] = grad.ravel()
     return grad_x.reshape(n, c, h, w)
 
 

@@ -146,3 +146,32 @@ def test_max_pool_tiles_route_nonfinite_gradients_to_the_argmax_only(rng):
     LF.max_pool2d(lucid_x, 2).backward(lucid.tensor(grad))
     F.max_pool2d(torch_x, 2).backward(torch.tensor(grad))
     np.testing.assert_array_equal(lucid_x.grad.numpy(), torch_x.grad.numpy())
+
+
+@pytest.mark.parametrize(
+    ("dims", "kwargs"),
+    [
+        (2, {"padding": 1}),
+        (2, {"padding": (2, 1), "dilation": (2, 1), "bias": False}),
+        (2, {"stride": 2, "padding": 1}),
+        (2, {"groups": 2, "padding": 1}),
+        (1, {"padding": 2, "dilation": 2}),
+    ],
+)
+def test_conv_built_block_by_block_matches_torch(rng, monkeypatch, dims, kwargs):
+    # a one-byte budget gives every image its own window-matrix block
+    monkeypatch.setattr(lucid.ops.convolution, "_BLOCK_BYTES", 1)
+    use_bias = kwargs.pop("bias", True)
+    spatial = (7, 6) if dims == 2 else (9,)
+    x = rng.standard_normal((3, 4, *spatial))
+    w = rng.standard_normal((6, 4 // kwargs.get("groups", 1), *(3,) * dims))
+    b = rng.standard_normal(6) if use_bias else None
+    op = "conv2d" if dims == 2 else "conv1d"
+    results = []
+    for lib, functional in ((lucid, LF), (torch, F)):
+        inputs = [lib.tensor(a, requires_grad=True) for a in (x, w) + ((b,) if use_bias else ())]
+        out = getattr(functional, op)(*inputs, **kwargs)
+        out.backward(lib.tensor(np.cos(np.arange(out.numel())).reshape(tuple(out.shape))))
+        results.append([out.detach().numpy()] + [t.grad.numpy() for t in inputs])
+    for lucid_array, torch_array in zip(*results):
+        np.testing.assert_allclose(lucid_array, torch_array, rtol=1e-10, atol=1e-10)
