@@ -545,36 +545,55 @@ def _attention_mask(attn_mask: Tensor | None, is_causal: bool, query, key, dtype
     return np.where(masked_rows, dtype.type(0), additive), ~masked_rows
 
 
-def _softmax_rows(scores: np.ndarray) -> np.ndarray:
-    # subtract the row max so large scores don't overflow exp
-    scores -= scores.max(axis=-1, keepdims=True)
-    np.exp(scores, out=scores)
-    scores /= scores.sum(axis=-1, keepdims=True)
-    return scores
+def _keys_first(array: np.ndarray, ndim: int) -> np.ndarray:
+    """A (..., Lq, Lk) mask-like array as a view that broadcasts against (Lk, *batch, Lq),
+    where batch has ndim - 2 dims."""
+    array = array.reshape((1,) * (ndim - array.ndim) + array.shape)
+    return np.moveaxis(np.swapaxes(array, -1, -2), -2, 0)
 
 
 class ScaledDotProductAttention(Function):
+    """softmax(q k^T * scale + mask) v, with the probabilities held keys-first.
+
+    The probabilities live in one (Lk, *batch, Lq) array: each batch entry's P^T is a
+    strided (Lk, Lq) view of it that BLAS reads directly, and the softmax's reductions over
+    keys become elementwise passes over rows of batch * Lq values. Reduced in the natural
+    (..., Lq, Lk) layout, every key row is a separate short NumPy loop, several times
+    slower for attention-sized rows.
+    """
+
     _backward_name = "ScaledDotProductAttentionBackward0"
 
     @staticmethod
     def forward(ctx, query, key, value, additive, alive_rows, scale):
         q, k, v = query._data, key._data, value._data
-        scores = np.matmul(q * q.dtype.type(scale), np.swapaxes(k, -1, -2))
+        ndim = max(q.ndim, k.ndim, v.ndim)
+        batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+        keys = k.shape[-2]
+        probabilities_t = np.empty((keys, *batch, q.shape[-2]), dtype=q.dtype)
+        # (*batch, Lk, Lq) views of it: the transposed scores, then probabilities
+        scores_t = np.moveaxis(probabilities_t, 0, -2)
+        np.matmul(k, np.swapaxes(q * q.dtype.type(scale), -1, -2), out=scores_t)
         if additive is not None:
-            scores = scores + additive
-        probabilities = _softmax_rows(scores)
+            probabilities_t += _keys_first(additive, ndim)
+        by_key = probabilities_t.reshape(keys, probabilities_t.size // max(keys, 1))
+        if keys:
+            # subtract each query's max so large scores don't overflow exp
+            by_key -= by_key.max(axis=0)
+            np.exp(by_key, out=by_key)
+            by_key /= by_key.sum(axis=0)
         if alive_rows is not None:
-            probabilities *= alive_rows
+            probabilities_t *= _keys_first(alive_rows, ndim)
         ctx.additive, ctx.alive_rows, ctx.scale = additive, alive_rows, scale
-        ctx.save_for_backward(query, key, value, _wrap(probabilities))
-        return _wrap(np.matmul(probabilities, v))
+        ctx.save_for_backward(query, key, value, _wrap(probabilities_t))
+        return _wrap(np.matmul(np.swapaxes(scores_t, -1, -2), v))
 
     @staticmethod
     def backward(ctx, grad_output):
-        query, key, value, probabilities = ctx.saved_tensors
+        query, key, value, probabilities_t = ctx.saved_tensors
         scale = ctx.scale
         if not is_grad_enabled():
-            return _attention_backward_arrays(ctx, grad_output, query, key, value, probabilities)
+            return _attention_backward_arrays(ctx, grad_output, query, key, value, probabilities_t)
         # create_graph: rebuild the probabilities from query and key so they are recorded
         probabilities = _attention_probabilities(query, key, ctx.additive, ctx.alive_rows, scale)
         grad_query = grad_key = grad_value = None
@@ -594,23 +613,32 @@ class ScaledDotProductAttention(Function):
         return grad_query, grad_key, grad_value, None, None, None
 
 
-def _attention_backward_arrays(ctx, grad_output, query, key, value, probabilities):
-    """The attention gradients on arrays; taken only when grad mode is off (no create_graph)."""
-    g, p = grad_output._data, probabilities._data
+def _attention_backward_arrays(ctx, grad_output, query, key, value, probabilities_t):
+    """The attention gradients on arrays, keys-first like the forward's probabilities;
+    taken only when grad mode is off (no create_graph)."""
+    g, p_t = grad_output._data, probabilities_t._data
     q, k, v = query._data, key._data, value._data
+    keys = p_t.shape[0]
+    # P^T per batch entry, (*batch, Lk, Lq)
+    p_views = np.moveaxis(p_t, 0, -2)
     grad_query = grad_key = grad_value = None
     if ctx.needs_input_grad[2]:
-        grad_value = _wrap(_sum_to_shape(np.matmul(np.swapaxes(p, -1, -2), g), v.shape))
+        grad_value = _wrap(_sum_to_shape(np.matmul(p_views, g), v.shape))
     if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
-        grad_scores = np.matmul(g, np.swapaxes(v, -1, -2))
-        grad_scores *= p
-        grad_scores -= p * grad_scores.sum(axis=-1, keepdims=True)
-        grad_scores *= grad_scores.dtype.type(ctx.scale)
+        # dP^T = V g^T, then the softmax backward P * (dP - sum over keys of dP * P), scaled
+        grad_t = np.empty_like(p_t)
+        grad_views = np.moveaxis(grad_t, 0, -2)
+        np.matmul(v, np.swapaxes(g, -1, -2), out=grad_views)
+        columns = p_t.size // max(keys, 1)
+        by_key, p_by_key = grad_t.reshape(keys, columns), p_t.reshape(keys, columns)
+        by_key -= (by_key * p_by_key).sum(axis=0)
+        by_key *= p_by_key
+        by_key *= by_key.dtype.type(ctx.scale)
         if ctx.needs_input_grad[0]:
-            grad_query = _wrap(_sum_to_shape(np.matmul(grad_scores, k), q.shape))
+            grad_query = np.matmul(np.swapaxes(grad_views, -1, -2), k)
+            grad_query = _wrap(_sum_to_shape(grad_query, q.shape))
         if ctx.needs_input_grad[1]:
-            grad_key = np.matmul(np.swapaxes(grad_scores, -1, -2), q)
-            grad_key = _wrap(_sum_to_shape(grad_key, k.shape))
+            grad_key = _wrap(_sum_to_shape(np.matmul(grad_views, q), k.shape))
     return grad_query, grad_key, grad_value, None, None, None
 
 

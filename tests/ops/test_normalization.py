@@ -194,6 +194,31 @@ def test_attention_row_with_no_allowed_key_is_zero_like_torch() -> None:
         np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), atol=1e-12)
 
 
+@pytest.mark.parametrize(
+    ("query_shape", "key_shape", "value_shape"),
+    [
+        ((2, 3, 5, 4), (1, 3, 6, 4), (2, 1, 6, 3)),  # batch dims broadcast
+        ((1, 3, 5, 4), (1, 3, 6, 4), (2, 3, 6, 3)),  # value's batch is the widest
+        ((3, 5, 4), (2, 1, 6, 4), (6, 3)),  # operands of different ranks
+        ((5, 4), (6, 4), (6, 3)),  # unbatched
+        ((2, 3, 0, 4), (2, 3, 6, 4), (2, 3, 6, 3)),  # no queries
+        ((2, 3, 5, 4), (2, 3, 0, 4), (2, 3, 0, 3)),  # no keys: a zero output, as in PyTorch
+    ],
+)
+def test_attention_shapes_match_torch(query_shape, key_shape, value_shape) -> None:
+    rng = np.random.default_rng(0)
+    pairs = [_pair(rng.standard_normal(shape)) for shape in (query_shape, key_shape, value_shape)]
+    output = N.scaled_dot_product_attention(*(lucid_input for lucid_input, _ in pairs))
+    expected = F.scaled_dot_product_attention(*(torch_input for _, torch_input in pairs))
+    np.testing.assert_allclose(output.detach().numpy(), expected.detach().numpy(), atol=1e-12)
+    weights = rng.standard_normal(tuple(expected.shape))
+    output.backward(lucid.tensor(weights))
+    expected.backward(torch.tensor(weights))
+    for lucid_input, torch_input in pairs:
+        assert lucid_input.grad.shape == tuple(torch_input.grad.shape)
+        np.testing.assert_allclose(lucid_input.grad.numpy(), torch_input.grad.numpy(), atol=1e-12)
+
+
 def test_attention_of_large_scores_is_finite() -> None:
     query = lucid.full((1, 2, 4), 1e3)
     output = N.scaled_dot_product_attention(query, query, query, is_causal=True)
