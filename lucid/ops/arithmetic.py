@@ -893,15 +893,19 @@ class Addmm(Function):
         if alpha != 1:
             product *= alpha
         bias_array = bias._data
-        if bias_array.shape != product.shape:
-            # expand raises PyTorch's message when the bias cannot broadcast to the product
+        # NumPy broadcasts the bias: a nested expand op would also pay the sentinel's check
+        # over every element of the expanded view
+        try:
+            if beta != 0:
+                product += bias_array if beta == 1 else beta * bias_array
+            elif bias_array.shape != product.shape:
+                np.broadcast_to(bias_array, product.shape)
+        except ValueError:
             from lucid.ops.shape import expand
 
-            bias_array = expand(bias, product.shape)._data
-        if beta == 1:
-            product += bias_array
-        elif beta != 0:
-            product += beta * bias_array
+            # raises PyTorch's message for a bias that cannot broadcast to the product
+            expand(bias, product.shape)
+            raise
         ctx.save_for_backward(mat1, mat2)
         ctx.bias_shape = bias._data.shape
         ctx.alpha, ctx.beta = alpha, beta

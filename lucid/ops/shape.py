@@ -352,14 +352,17 @@ def expand_shape(shape: tuple[int, ...], sizes: tuple[int, ...], dtype: np.dtype
             f"number of dimensions in the tensor ({len(shape)})"
         )
     target = list(sizes)
-    for index in range(leading):
-        if sizes[index] < 0:
-            raise RuntimeError(
-                f"The expanded size of the tensor ({sizes[index]}) isn't allowed in a leading, "
-                f"non-existing dimension {index}"
-            )
-    for index, current in enumerate(shape, leading):
+    # from the last dim, as PyTorch checks: a shape wrong in several dims names the last
+    for index in range(len(sizes) - 1, -1, -1):
         size = sizes[index]
+        if index < leading:
+            if size < 0:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({size}) isn't allowed in a leading, "
+                    f"non-existing dimension {index}"
+                )
+            continue
+        current = shape[index - leading]
         if size == current:
             continue
         if size == -1:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+import torch
 
 import lucid
 from lucid import autograd
@@ -334,3 +335,23 @@ def test_item_of_many_elements_raises():
 def test_bool_of_many_elements_raises():
     with _raises(RuntimeError, "Boolean value of Tensor with more than one value is ambiguous"):
         bool(lucid.ones(2))
+
+
+@pytest.mark.parametrize(
+    ("shape", "sizes"),
+    [((2, 2), (4, 5)), ((3,), (-1, 3)), ((2, 3), (-1, 4, 3)), ((5, 4, 3), (4, 5))],
+)
+def test_expand_errors_name_the_dim_pytorch_checks_first(shape, sizes):
+    # PyTorch checks from the last dim, so a shape wrong in several dims names the last
+    with pytest.raises(RuntimeError) as expected:
+        torch.ones(*shape).expand(*sizes)
+    with _raises(RuntimeError, str(expected.value).replace("torch.", "lucid.")):
+        lucid.ones(*shape).expand(*sizes)
+
+
+def test_addmm_bias_that_cannot_broadcast_raises_expand_error():
+    for beta in (1, 0, 0.5):
+        with pytest.raises(RuntimeError) as expected:
+            torch.addmm(torch.ones(2, 2), torch.ones(4, 2), torch.ones(2, 5), beta=beta)
+        with _raises(RuntimeError, str(expected.value)):
+            lucid.addmm(lucid.ones(2, 2), lucid.ones(4, 2), lucid.ones(2, 5), beta=beta)
