@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -175,3 +176,19 @@ def test_conv_built_block_by_block_matches_torch(rng, monkeypatch, dims, kwargs)
         results.append([out.detach().numpy()] + [t.grad.numpy() for t in inputs])
     for lucid_array, torch_array in zip(*results):
         np.testing.assert_allclose(lucid_array, torch_array, rtol=1e-10, atol=1e-10)
+
+
+def test_conv_keeps_no_window_matrix_for_backward(rng):
+    # the window matrix is kh * kw times the input; backward rebuilds it block by block
+    x = lucid.tensor(rng.standard_normal((4, 16, 32, 32)).astype(np.float32), requires_grad=True)
+    w = lucid.tensor(rng.standard_normal((16, 16, 3, 3)).astype(np.float32), requires_grad=True)
+    tracemalloc.start()
+    try:
+        out = LF.conv2d(x, w, padding=1)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    output_bytes = out.numel() * 4
+    assert held < 1.5 * output_bytes, (held, output_bytes)
+    out.sum().backward()
+    assert x.grad.shape == x.shape and w.grad.shape == w.shape
