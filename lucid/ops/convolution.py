@@ -112,31 +112,41 @@ class _WindowMatrix:
         n, c, h, w = x.shape
         kh, kw = kernel
         self.rows = c * kh * kw
+        self.shape = (c, kh, kw)
+        self.images = n
+        self.in_size = (h, w)
+        self.padding = padding
         self.canvas = stride == (1, 1)
         if self.canvas:
             self.grid = (h + 2 * padding[0], w + 2 * padding[1])
-            plane = self.grid[0] * self.grid[1]
-            # the last offset's run reads this far past the canvas, into garbage positions
-            self.spill = (kh - 1) * dilation[0] * self.grid[1] + (kw - 1) * dilation[1]
-            source = np.zeros((c, n * plane + self.spill), dtype=x.dtype)
-            planes = source[:, : n * plane].reshape(c, n, *self.grid)
-            planes[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w] = x.transpose(
-                1, 0, 2, 3
-            )
+            self.per_image = self.grid[0] * self.grid[1]
+            # where each kernel position's run starts in the canvas; the last one reads this
+            # far past the planes, into garbage positions
+            self.offsets = [
+                i * dilation[0] * self.grid[1] + j * dilation[1]
+                for i in range(kh)
+                for j in range(kw)
+            ]
+            source = np.zeros((c, n * self.per_image + self.offsets[-1]), dtype=x.dtype)
+            self._image(source)[...] = x.transpose(1, 0, 2, 3)
             item = source.itemsize
             self.steps = (source.strides[0], dilation[0] * self.grid[1] * item, dilation[1] * item)
         else:
             self.grid = out_size
+            self.per_image = self.grid[0] * self.grid[1]
             source = _windows(x, kernel, stride, padding, dilation, out_size, 0)
         self.source = source
-        self.shape = (c, kh, kw)
-        self.per_image = self.grid[0] * self.grid[1]
         rows = self.rows + ones_row
         self.block_images = max(1, min(n, _BLOCK_BYTES // (rows * self.per_image * x.itemsize)))
         self.buffer = np.empty((rows, self.block_images * self.per_image), dtype=x.dtype)
         if ones_row:
             self.buffer[self.rows] = 1
-        self.images = n
+
+    def _image(self, canvas: np.ndarray) -> np.ndarray:
+        """The (C, N, H, W) view of the input's place in a canvas-shaped array."""
+        planes = canvas[:, : self.images * self.per_image].reshape(-1, self.images, *self.grid)
+        (top, left), (h, w) = self.padding, self.in_size
+        return planes[:, :, top : top + h, left : left + w]
 
     def blocks(self):
         """(start, stop) image ranges, one block each."""
@@ -160,6 +170,19 @@ class _WindowMatrix:
             block = self.source[start:stop].transpose(1, 2, 3, 0, 4, 5)
             np.copyto(target.reshape(*self.shape, stop - start, *self.grid), block)
         return cols
+
+    def fold(self, canvas: np.ndarray, start: int, cols: np.ndarray) -> None:
+        """Add a block's (rows, columns) values onto a canvas-shaped array (stride 1): the
+        adjoint of `block`, for columns that are zero at garbage positions."""
+        first = start * self.per_image
+        columns = cols.shape[-1]
+        taps = len(self.offsets)
+        for tap, offset in enumerate(self.offsets):
+            canvas[:, first + offset : first + offset + columns] += cols[tap::taps]
+
+    def image(self, canvas: np.ndarray) -> np.ndarray:
+        """The (N, C, H, W) input-shaped array held in a canvas-shaped array."""
+        return np.ascontiguousarray(self._image(canvas).transpose(1, 0, 2, 3))
 
 
 class Im2Col(Function):
@@ -207,11 +230,11 @@ def _conv_out(size: int, kernel: int, stride: int, padding: int, dilation: int) 
 class Convolution(Function):
     """conv1d/conv2d and conv_transpose2d on batched input; 1-D runs as 2-D with height 1.
 
-    A plain convolution is one GEMM of the weight, (Cout, Cin * kh * kw), with the batch's
-    windows laid out as (Cin * kh * kw, positions); the product is (Cout, positions), whose
-    rows copy into the (N, Cout, Ho, Wo) output in long runs. With stride 1 the positions
-    are those of the whole padded canvas (see `_WindowMatrix`), which makes both the im2col
-    copy and the fold in backward move whole contiguous rows.
+    A plain convolution is a GEMM of the weight, (Cout, Cin * kh * kw), with each block of
+    the batch's windows laid out as (Cin * kh * kw, positions); the product is (Cout,
+    positions), whose rows copy into the (N, Cout, Ho, Wo) output in long runs. With stride
+    1 the positions are those of the whole padded canvas (see `_WindowMatrix`), which makes
+    both the im2col copy and the fold in backward move whole contiguous rows.
     """
 
     _backward_name = "ConvolutionBackward0"
@@ -338,7 +361,6 @@ def _convolution_backward_arrays(ctx, grad_output, x, weight):
     w_array = weight._data[:, :, None] if ctx.is_1d else weight._data
     n, out_channels, out_h, out_w = g.shape
     group_channels = out_channels // groups
-    kernel, _, padding, dilation = ctx.config
     windows = _WindowMatrix(x_array, *ctx.config, ctx.out_size, ctx.ones_row)
     grid_h, grid_w = windows.grid
     # the bias gradient comes out of the weight GEMM as the ones row's column
@@ -348,12 +370,6 @@ def _convolution_backward_arrays(ctx, grad_output, x, weight):
         w_t = w_array.reshape(groups, group_channels, -1).transpose(0, 2, 1)
         if windows.canvas:
             canvas = np.zeros_like(windows.source)
-            # the fold adds each kernel offset's row block at its offset in the canvas
-            offsets = [
-                i * dilation[0] * grid_w + j * dilation[1]
-                for i in range(kernel[0])
-                for j in range(kernel[1])
-            ]
         else:
             grad_x = np.empty(x_array.shape, dtype=g.dtype)
     for start, stop in windows.blocks():
@@ -373,10 +389,7 @@ def _convolution_backward_arrays(ctx, grad_output, x, weight):
         if need_x:
             grad_cols = np.matmul(w_t, grad_matrix).reshape(-1, columns)
             if windows.canvas:
-                first = start * windows.per_image
-                taps = len(offsets)
-                for tap, offset in enumerate(offsets):
-                    canvas[:, first + offset : first + offset + columns] += grad_cols[tap::taps]
+                windows.fold(canvas, start, grad_cols)
             else:
                 grad_cols = grad_cols.reshape(*windows.shape, stop - start, out_h, out_w)
                 grad_x[start:stop] = _col2im(
@@ -385,10 +398,7 @@ def _convolution_backward_arrays(ctx, grad_output, x, weight):
     grad_w = grad_b = None
     if need_x:
         if windows.canvas:
-            planes = canvas[:, : n * windows.per_image].reshape(-1, n, grid_h, grid_w)
-            h, w = ctx.in_size
-            image = planes[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w]
-            grad_x = np.ascontiguousarray(image.transpose(1, 0, 2, 3))
+            grad_x = windows.image(canvas)
         grad_x = _wrap(grad_x[:, :, 0] if ctx.is_1d else grad_x)
     else:
         grad_x = None
