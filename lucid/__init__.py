@@ -8,12 +8,17 @@ Example::
     x.grad          # tensor([2., 4., 6.])
 """
 
+import importlib
+from typing import Any
+
 from lucid._malloc import tune_malloc
 
 tune_malloc()
 
-from lucid import dtypes  # noqa: E402
-from lucid._tensor import Size, Tensor
+from lucid import dtypes
+from lucid._core import sentinel  # arms the always-on NaN/Inf trap (NUMERICS.md)
+from lucid._core.tensor import Size
+from lucid._tensor import Tensor
 from lucid.dtypes import (
     bool,
     double,
@@ -39,8 +44,8 @@ from lucid.factories import *  # noqa: F403
 from lucid.ops import *  # noqa: F403
 from lucid.ops import broadcast_shapes
 
-from lucid import autograd  # noqa: E402,I001  (autograd needs the ops above registered)
-from lucid.autograd.grad_mode import (  # noqa: E402
+from lucid import autograd
+from lucid.autograd.grad_mode import (
     enable_grad,
     inference_mode,
     is_grad_enabled,
@@ -68,7 +73,25 @@ def is_floating_point(input: Tensor) -> bool:
     return input.is_floating_point()
 
 
-from lucid.utils.serialization import from_dlpack, load, save  # noqa: E402
+# Subpackages and names that build on the whole namespace load on first use, as attributes
+# (torch.nn is an attribute after `import torch`; so is lucid.nn): `import lucid` stays small,
+# and the package face imports nothing that imports it back.
+_LAZY_SUBPACKAGES = ("nn", "optim", "utils", "debug")
+_LAZY_NAMES = {
+    "load": "lucid.utils.serialization",
+    "save": "lucid.utils.serialization",
+    "from_dlpack": "lucid.utils.serialization",
+}
 
-# torch.nn and torch.optim are attributes of torch after `import torch`; so are these.
-from lucid import nn, optim  # noqa: E402
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_SUBPACKAGES:
+        return importlib.import_module(f"lucid.{name}")
+    module = _LAZY_NAMES.get(name)
+    if module is not None:
+        return getattr(importlib.import_module(module), name)
+    raise AttributeError(f"module 'lucid' has no attribute '{name}'")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_SUBPACKAGES) | set(_LAZY_NAMES))

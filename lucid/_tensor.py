@@ -1,172 +1,25 @@
-"""Tensor: an ndarray plus autograd state; every method is a one-line delegate into lucid.ops."""
+"""Tensor: the public tensor class; TensorBase's state plus methods that delegate to lucid.ops."""
 
 from __future__ import annotations
 
 import builtins
-import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-import numpy as np
-
-from lucid import dtypes
-from lucid.utils.hooks import RemovableHandle
-
-_FLOAT_KINDS = "f"
-
-_NON_LEAF_GRAD_WARNING = (
-    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
-    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
-    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
-    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead."
-)
+from lucid._core import dtypes
+from lucid._core import engine as _engine
+from lucid._core.tensor import _TYPE_NAMES, Size, TensorBase, _varargs_shape, register_tensor_class
+from lucid._tensor_str import _format_tensor
 
 
-class Tensor:
+class Tensor(TensorBase):
     """A multi-dimensional array that records the operations applied to it for autograd."""
 
-    __slots__ = (
-        "_data",
-        "_requires_grad",
-        "_grad",
-        "_grad_fn",
-        "_output_nr",
-        "_version_counter",
-        "_grad_accumulator",
-        "_backward_hooks",
-        "_retains_grad",
-        "_name",
-        "_base",
-        "__weakref__",
-    )
+    __slots__ = ()
 
-    def __init__(self, *args: Any, dtype: dtypes.dtype | None = None) -> None:
-        # Mirrors torch.Tensor(data) / torch.Tensor(*sizes): a default-float tensor.
-        if len(args) == 1 and not isinstance(args[0], int):
-            array = np.array(_unwrap_nested(args[0]), dtype=_default_numpy_float(dtype))
-        else:
-            array = np.zeros(args, dtype=_default_numpy_float(dtype))
-        _init_tensor(self, array)
-
-    # ----------------------------------------------------------------- metadata
-    @property
-    def shape(self) -> Size:
-        return Size(self._data.shape)
-
-    @property
-    def dtype(self) -> dtypes.dtype:
-        return dtypes.from_numpy_dtype(self._data.dtype)
-
-    @property
-    def ndim(self) -> int:
-        return self._data.ndim
-
-    @property
-    def device(self) -> str:
-        return "cpu"
-
-    @property
-    def is_cuda(self) -> bool:
-        return False
-
-    @property
-    def is_leaf(self) -> bool:
-        return self._grad_fn is None
-
-    @property
-    def grad_fn(self) -> Any:
-        return self._grad_fn
-
-    @property
-    def requires_grad(self) -> bool:
-        return self._requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, value: bool) -> None:
-        if self._grad_fn is not None:
-            if value:
-                raise RuntimeError("you can only change requires_grad flags of leaf variables.")
-            raise RuntimeError(
-                "you can only change requires_grad flags of leaf variables. If you want to use "
-                "a computed variable in a subgraph that doesn't require differentiation use "
-                "var_no_grad = var.detach()."
-            )
-        if value and self._data.dtype.kind not in _FLOAT_KINDS:
-            raise RuntimeError(
-                "only Tensors of floating point and complex dtype can require gradients"
-            )
-        self._requires_grad = builtins.bool(value)
-
-    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        # Unlike the setter, asking a non-leaf (which already requires grad) for True is a no-op.
-        if requires_grad and self._grad_fn is not None:
-            return self
-        self.requires_grad = requires_grad
-        return self
-
-    @property
-    def grad(self) -> Tensor | None:
-        if self._grad_fn is not None and not self._retains_grad and self._grad is None:
-            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
-        return self._grad
-
-    @grad.setter
-    def grad(self, value: Tensor | None) -> None:
-        if value is not None:
-            if not isinstance(value, Tensor):
-                raise TypeError(
-                    f"assigned grad expected to be a Tensor or None but got grad of type "
-                    f"{type(value).__name__}"
-                )
-            if value._data.dtype != self._data.dtype:
-                given = _C_TYPE_NAMES[value._data.dtype]
-                expected = _TYPE_NAMES[self._data.dtype][len("lucid.") : -len("Tensor")]
-                raise RuntimeError(
-                    f"attempting to assign a gradient with dtype '{given}' to a tensor with "
-                    f"grad_dtype '{expected}'. The gradient must match the tensor's grad_dtype "
-                    "(defaults to the tensor's dtype). You can set the tensor's grad_dtype "
-                    "attribute with a specific dtype, or None to allow any dtype. Set grad_dtype "
-                    "with caution. Diverging the dtypes of a tensor and its gradient may break "
-                    "downstream systems that assume they match."
-                )
-            if value._data.shape != self._data.shape:
-                raise RuntimeError(
-                    f"attempting to assign a gradient of size '{list(value._data.shape)}' to a "
-                    f"tensor of size '{list(self._data.shape)}'. Please ensure that the gradient "
-                    "and the tensor are the same size"
-                )
-        self._grad = value
-
-    @grad.deleter
-    def grad(self) -> None:
-        self._grad = None
-
-    @property
-    def data(self) -> Tensor:
-        """A tensor sharing storage with this one, outside autograd (as PyTorch's `.data`)."""
-        return _wrap(self._data)
-
-    @data.setter
-    def data(self, value: Tensor | np.ndarray) -> None:
-        array = value._data if isinstance(value, Tensor) else np.asarray(value)
-        dtypes.from_numpy_dtype(array.dtype)
-        self._data = array
-
-    @property
-    def _version(self) -> int:
-        return self._version_counter[0]
-
-    @property
-    def retains_grad(self) -> bool:
-        return self._retains_grad
-
-    @property
-    def name(self) -> str | None:
-        return self._name
-
-    @property
-    def output_nr(self) -> int:
-        return self._output_nr
+    # Defining __eq__ (elementwise, below) would otherwise make tensors unhashable.
+    def __hash__(self) -> builtins.int:
+        return id(self)
 
     @property
     def T(self) -> Tensor:
@@ -181,147 +34,14 @@ class Tensor:
             )
         return _ops.transpose(self, -2, -1)
 
-    @property
-    def itemsize(self) -> int:
-        return self._data.itemsize
-
-    @property
-    def nbytes(self) -> int:
-        return self._data.nbytes
-
-    def size(self, dim: int | None = None) -> Size | int:
-        if dim is None:
-            return Size(self._data.shape)
-        return self._data.shape[_normalize_dim(dim, self._data.ndim)]
-
-    def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
-        strides = tuple(s // self._data.itemsize for s in self._data.strides)
-        if dim is None:
-            return strides
-        return strides[_normalize_dim(dim, self._data.ndim)]
-
-    def dim(self) -> int:
-        return self._data.ndim
-
-    def _is_view(self) -> bool:
-        """True when this tensor was made by a view op and shares its base's storage."""
-        return self._base is not None
-
-    def ndimension(self) -> int:
-        return self._data.ndim
-
-    def numel(self) -> int:
-        return self._data.size
-
-    def nelement(self) -> int:
-        return self._data.size
-
-    def element_size(self) -> int:
-        return self._data.itemsize
-
-    def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
-
-    def is_contiguous(self) -> bool:
-        return self._data.flags.c_contiguous
-
-    def data_ptr(self) -> int:
-        return self._data.__array_interface__["data"][0]
-
-    def get_device(self) -> int:
-        return -1
-
-    # ------------------------------------------------------------- conversions
-    def item(self) -> builtins.float | builtins.int | builtins.bool:
-        if self._data.size != 1:
-            raise RuntimeError(
-                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
-            )
-        return self._data.reshape(()).item()
-
-    def tolist(self) -> Any:
-        return self._data.tolist()
-
-    def numpy(self, *, force: bool = False) -> np.ndarray:
-        if self._requires_grad and not force:
-            raise RuntimeError(
-                "Can't call numpy() on Tensor that requires grad. "
-                "Use tensor.detach().numpy() instead."
-            )
-        return self._data
-
-    def __dlpack__(self, *, stream: Any = None, **kwargs: Any) -> Any:
-        """Zero-copy export (DLPack) of the storage, for NumPy, PyTorch and others."""
-        if self._requires_grad:
-            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
-        return self._data.__dlpack__(stream=stream, **kwargs)
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        return self._data.__dlpack_device__()
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        if dtype is None:
-            return self._data
-        return self._data.astype(dtype, copy=False)
-
-    def __len__(self) -> int:
-        if self._data.ndim == 0:
-            raise TypeError("len() of a 0-d tensor")
-        return self._data.shape[0]
-
     def __iter__(self) -> Iterator[Tensor]:
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(_ops.unbind(self, 0))
 
-    def __bool__(self) -> builtins.bool:
-        if self._data.size != 1:
-            raise RuntimeError(
-                "Boolean value of Tensor with more than one value is ambiguous"
-                if self._data.size > 1
-                else "Boolean value of Tensor with no values is ambiguous"
-            )
-        return builtins.bool(self._data.reshape(()))
-
-    def __float__(self) -> builtins.float:
-        return builtins.float(self.item())
-
-    def __int__(self) -> builtins.int:
-        return builtins.int(self.item())
-
-    def __index__(self) -> builtins.int:
-        if self._data.dtype.kind not in "iub" or self._data.size != 1:
-            raise TypeError("only integer tensors of a single element can be converted to an index")
-        return builtins.int(self.item())
-
-    def __hash__(self) -> builtins.int:
-        return id(self)
-
     def __repr__(self) -> str:
         return _format_tensor(self)
 
-    def __format__(self, spec: str) -> str:
-        if self._data.ndim == 0:
-            return self.item().__format__(spec)
-        return object.__format__(self, spec)
-
-    def __reduce_ex__(self, protocol: Any) -> Any:
-        raise TypeError("lucid tensors are not picklable; use lucid.save (no pickle) instead")
-
-    def __deepcopy__(self, memo: dict) -> Tensor:
-        if self._grad_fn is not None:
-            raise RuntimeError(
-                "Only Tensors created explicitly by the user (graph leaves) support the "
-                "deepcopy protocol at the moment."
-            )
-        result = _wrap(self._data.copy())
-        result._requires_grad = self._requires_grad
-        if self._grad is not None:
-            result._grad = self._grad.__deepcopy__(memo)
-        memo[id(self)] = result
-        return result
-
-    # ----------------------------------------------------------------- autograd
     def backward(
         self,
         gradient: Tensor | None = None,
@@ -329,40 +49,7 @@ class Tensor:
         create_graph: bool = False,
         inputs: Sequence[Tensor] | Tensor | None = None,
     ) -> None:
-        from lucid.autograd import backward  # late import: autograd builds on Tensor
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
-    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
-        """Call `hook(grad)` when this tensor's gradient is computed; it may return a new grad."""
-        if not self._requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self._grad_fn is not None:
-            # A non-leaf's gradient exists only inside the engine, at its grad_fn's output.
-            return self._grad_fn.register_tensor_hook(self._output_nr, hook)
-        if self._backward_hooks is None:
-            self._backward_hooks = {}
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        return handle
-
-    def retain_grad(self) -> None:
-        if not self._requires_grad:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self._grad_fn is not None and not self._retains_grad:
-            self._grad_fn.retain_output(self)
-            self._retains_grad = True
-
-    def detach(self) -> Tensor:
-        result = _wrap(self._data)
-        result._version_counter = self._version_counter
-        return result
-
-    def detach_(self) -> Tensor:
-        self._grad_fn = None
-        self._requires_grad = False
-        self._output_nr = 0
-        return self
+        _engine.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # -------------------------------------------------------------- dtype casts
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
@@ -1007,54 +694,10 @@ class Tensor:
         return _ops.triu(self, diagonal)
 
 
-class Size(tuple):
-    """The shape of a tensor: a tuple of ints that prints like PyTorch's `torch.Size`."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return f"lucid.Size({list(self)})"
-
-    def numel(self) -> int:
-        n = 1
-        for s in self:
-            n *= s
-        return n
-
-    def __getitem__(self, index: Any) -> Any:
-        item = tuple.__getitem__(self, index)
-        # a slice of a Size is a Size, as in torch
-        return Size(item) if isinstance(index, slice) else item
-
-    def __add__(self, other: Any) -> Size:
-        return Size(tuple.__add__(self, other))
-
-    def __radd__(self, other: Any) -> Size:
-        return Size(tuple.__add__(other, self))
+register_tensor_class(Tensor)
 
 
-def _init_tensor(tensor: Tensor, array: np.ndarray) -> None:
-    tensor._data = array
-    tensor._requires_grad = False
-    tensor._grad = None
-    tensor._grad_fn = None
-    tensor._output_nr = 0
-    tensor._version_counter = [0]
-    tensor._grad_accumulator = None
-    tensor._backward_hooks = None
-    tensor._retains_grad = False
-    tensor._name = None
-    tensor._base = None
-
-
-_new_tensor = object.__new__
-
-
-_ndarray = np.ndarray
-_asarray = np.asarray
-
-
-def _zero_grads(params: Iterable[Tensor], set_to_none: bool) -> None:
+def zero_grads(params: Iterable[Tensor], set_to_none: bool) -> None:
     """`zero_grad` of modules and optimizers: drop each `.grad`, or zero it in place detached."""
     for param in params:
         grad = param.grad
@@ -1068,218 +711,6 @@ def _zero_grads(params: Iterable[Tensor], set_to_none: bool) -> None:
             else:
                 grad.requires_grad_(False)
             grad.zero_()
-
-
-def _wrap(array: np.ndarray) -> Tensor:
-    """A leaf tensor over `array` without copying; for lucid internals only.
-
-    NumPy returns scalars, not 0-d arrays, from operations on 0-d arrays: those are
-    turned back into arrays here.
-    """
-    if array.__class__ is not _ndarray:
-        array = _asarray(array)
-    tensor = _new_tensor(Tensor)
-    tensor._data = array
-    tensor._requires_grad = False
-    tensor._grad = None
-    tensor._grad_fn = None
-    tensor._output_nr = 0
-    tensor._version_counter = [0]
-    tensor._grad_accumulator = None
-    tensor._backward_hooks = None
-    tensor._retains_grad = False
-    tensor._name = None
-    tensor._base = None
-    return tensor
-
-
-def _default_numpy_float(dtype: Any) -> np.dtype:
-    if dtype is None:
-        return dtypes.get_default_dtype().numpy_dtype
-    return dtypes.to_numpy_dtype(dtype)
-
-
-def _unwrap_nested(data: Any) -> Any:
-    if isinstance(data, Tensor):
-        return data._data
-    if isinstance(data, list | tuple) and data and isinstance(data[0], Tensor):
-        return [_unwrap_nested(item) for item in data]
-    return data
-
-
-def _normalize_dim(dim: int, ndim: int) -> int:
-    bound = builtins.max(ndim, 1)
-    if not -bound <= dim < bound:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], "
-            f"but got {dim})"
-        )
-    return dim % bound
-
-
-def _varargs_shape(args: tuple) -> Any:
-    """Accept both f(2, 3) and f((2, 3)) as PyTorch does."""
-    if len(args) == 1 and isinstance(args[0], tuple | list | Size):
-        return tuple(args[0])
-    return args
-
-
-_TYPE_NAMES = {
-    np.dtype(np.float16): "lucid.HalfTensor",
-    np.dtype(np.float32): "lucid.FloatTensor",
-    np.dtype(np.float64): "lucid.DoubleTensor",
-    np.dtype(np.int8): "lucid.CharTensor",
-    np.dtype(np.int16): "lucid.ShortTensor",
-    np.dtype(np.int32): "lucid.IntTensor",
-    np.dtype(np.int64): "lucid.LongTensor",
-    np.dtype(np.uint8): "lucid.ByteTensor",
-    np.dtype(np.bool_): "lucid.BoolTensor",
-}
-
-
-# The C type names PyTorch's grad setter reports for a mismatched gradient dtype.
-_C_TYPE_NAMES = {
-    np.dtype(np.float16): "c10::Half",
-    np.dtype(np.float32): "float",
-    np.dtype(np.float64): "double",
-    np.dtype(np.int8): "signed char",
-    np.dtype(np.int16): "short int",
-    np.dtype(np.int32): "int",
-    np.dtype(np.int64): "long int",
-    np.dtype(np.uint8): "unsigned char",
-    np.dtype(np.bool_): "bool",
-}
-
-
-# ------------------------------------------------------------------------ repr
-# PyTorch's default print options: digits after the point, the element count above which a
-# tensor is summarised, the items kept at each edge of a summarised dimension, line width.
-_PRECISION = 4
-_SUMMARY_THRESHOLD = 1000
-_EDGE_ITEMS = 3
-_LINE_WIDTH = 80
-
-
-class _ElementFormat:
-    """The notation and common width every element of one tensor prints with (PyTorch's rules).
-
-    Floats print with 4 decimals; as `1.` when every finite value is a whole number; in
-    scientific notation when the finite non-zero magnitudes span more than 1000x, exceed 1e8,
-    or (for non-whole values) go below 1e-4.
-    """
-
-    def __init__(self, array: np.ndarray) -> None:
-        self.is_float = array.dtype.kind == "f"
-        self.is_whole = True
-        self.is_scientific = False
-        self.width = 1
-        if not self.is_float:
-            for value in array.reshape(-1).tolist():
-                self.width = builtins.max(self.width, len(str(value)))
-            return
-        values = array.reshape(-1).astype(np.float64)
-        values = values[np.isfinite(values) & (values != 0)]
-        if values.size == 0:
-            return
-        magnitudes = np.abs(values)
-        largest, smallest = magnitudes.max(), magnitudes.min()
-        self.is_whole = builtins.bool(np.all(values == np.ceil(values)))
-        self.is_scientific = largest / smallest > 1000.0 or largest > 1.0e8
-        if not self.is_whole and smallest < 1.0e-4:
-            self.is_scientific = True
-        for value in values.tolist():
-            if self.is_scientific:
-                length = len(f"{value:.{_PRECISION}e}")
-            elif self.is_whole:
-                length = len(f"{value:.0f}") + 1  # the trailing "."
-            else:
-                length = len(f"{value:.{_PRECISION}f}")
-            self.width = builtins.max(self.width, length)
-
-    def format(self, value: Any) -> str:
-        if not self.is_float:
-            text = str(value)
-        elif self.is_scientific:
-            text = f"{value:{self.width}.{_PRECISION}e}"
-        elif self.is_whole:
-            text = f"{value:.0f}" + ("." if np.isfinite(value) else "")
-        else:
-            text = f"{value:.{_PRECISION}f}"
-        return text.rjust(self.width)
-
-
-def _edges(array: np.ndarray) -> np.ndarray:
-    """The elements a summarised print shows: the edge items of every dimension."""
-    if array.ndim == 0:
-        return array
-    if array.shape[0] > 2 * _EDGE_ITEMS:
-        array = np.concatenate((array[:_EDGE_ITEMS], array[-_EDGE_ITEMS:]))
-    if array.ndim == 1:
-        return array
-    return np.stack([_edges(row) for row in array])
-
-
-def _format_body(array: np.ndarray, indent: int, summarize: bool, style: _ElementFormat) -> str:
-    if array.ndim == 0:
-        return style.format(array.item())
-    is_cut = summarize and array.shape[0] > 2 * _EDGE_ITEMS
-    if array.ndim == 1:
-        values = array.tolist()
-        if is_cut:
-            items = [style.format(v) for v in values[:_EDGE_ITEMS]] + [" ..."]
-            items += [style.format(v) for v in values[-_EDGE_ITEMS:]]
-        else:
-            items = [style.format(v) for v in values]
-        per_line = builtins.max(1, (_LINE_WIDTH - indent) // (style.width + 2))
-        lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
-        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
-    if is_cut:
-        rows = [_format_body(row, indent + 1, summarize, style) for row in array[:_EDGE_ITEMS]]
-        rows.append("...")
-        rows += [_format_body(row, indent + 1, summarize, style) for row in array[-_EDGE_ITEMS:]]
-    else:
-        rows = [_format_body(row, indent + 1, summarize, style) for row in array]
-    separator = "," + "\n" * (array.ndim - 1) + " " * (indent + 1)
-    return "[" + separator.join(rows) + "]"
-
-
-def _format_tensor(tensor: Tensor) -> str:
-    """PyTorch's repr, character for character, with 'lucid.' where PyTorch prints 'torch.'."""
-    array = tensor._data
-    prefix = "tensor("
-    indent = len(prefix)
-    default_float = dtypes.get_default_dtype().numpy_dtype
-    suffixes = []
-    if array.size == 0:
-        # An empty tensor shows no elements to tell its dtype or shape by.
-        if array.ndim != 1:
-            suffixes.append(f"size={tuple(array.shape)}")
-        if array.dtype != default_float:
-            suffixes.append(f"dtype={dtypes.from_numpy_dtype(array.dtype)}")
-        body = "[]"
-    else:
-        if array.dtype not in (default_float, np.dtype(np.int64), np.dtype(np.bool_)):
-            suffixes.append(f"dtype={dtypes.from_numpy_dtype(array.dtype)}")
-        summarize = array.size > _SUMMARY_THRESHOLD
-        style = _ElementFormat(_edges(array) if summarize else array)
-        body = _format_body(array, indent, summarize, style)
-    if tensor._grad_fn is not None:
-        suffixes.append(f"grad_fn=<{tensor._grad_fn.name()}>")
-    elif tensor._requires_grad:
-        suffixes.append("requires_grad=True")
-
-    text = prefix + body
-    parts = [text]
-    last_line_length = len(text) - text.rfind("\n") + 1
-    for suffix in suffixes:
-        if last_line_length + len(suffix) + 2 > _LINE_WIDTH:
-            parts.append(",\n" + " " * indent + suffix)
-            last_line_length = indent + len(suffix)
-        else:
-            parts.append(", " + suffix)
-            last_line_length += len(suffix) + 2
-    parts.append(")")
-    return "".join(parts)
 
 
 # Tensor methods delegate to lucid.ops, which itself builds on Tensor: the one sanctioned cycle.

@@ -6,12 +6,25 @@ import builtins
 import math
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid import dtypes
-from lucid._tensor import _TYPE_NAMES, Size, Tensor, _varargs_shape, _wrap
+from lucid._core import dtypes
+from lucid._core.random import (
+    Generator,
+    _rng,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
+from lucid._core.tensor import _TYPE_NAMES, Size, TensorBase, _varargs_shape, _wrap
+
+if TYPE_CHECKING:
+    from lucid._tensor import Tensor
 
 __all__ = [
     "Generator",
@@ -50,75 +63,6 @@ __all__ = [
 ]
 
 
-# ------------------------------------------------------------------ generator
-class Generator:
-    """A seeded source of random numbers (wraps NumPy's PCG64)."""
-
-    def __init__(self, device: str = "cpu") -> None:
-        self._seed = 67280421310721
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))
-
-    def manual_seed(self, seed: int) -> Generator:
-        seed = int(seed)
-        self._seed = seed
-        self._rng = np.random.Generator(np.random.PCG64(seed & ((1 << 64) - 1)))
-        return self
-
-    def seed(self) -> int:
-        new_seed = int(np.random.SeedSequence().entropy) & ((1 << 63) - 1)
-        self.manual_seed(new_seed)
-        return new_seed
-
-    def initial_seed(self) -> int:
-        return self._seed
-
-    def get_state(self) -> Tensor:
-        """The generator state as a uint8 tensor (JSON of the bit generator state)."""
-        import json
-
-        encoded = json.dumps(self._rng.bit_generator.state).encode()
-        return _wrap(np.frombuffer(encoded, dtype=np.uint8).copy())
-
-    def set_state(self, new_state: Tensor) -> Generator:
-        import json
-
-        state = json.loads(bytes(np.asarray(new_state._data, dtype=np.uint8)).decode())
-        self._rng.bit_generator.state = state
-        return self
-
-    @property
-    def device(self) -> str:
-        return "cpu"
-
-
-default_generator = Generator()
-
-
-def _rng(generator: Generator | None) -> np.random.Generator:
-    return (generator or default_generator)._rng
-
-
-def manual_seed(seed: int) -> Generator:
-    """Seed the default generator; returns it."""
-    return default_generator.manual_seed(seed)
-
-
-def seed() -> int:
-    return default_generator.seed()
-
-
-def initial_seed() -> int:
-    return default_generator.initial_seed()
-
-
-def get_rng_state() -> Tensor:
-    return default_generator.get_state()
-
-
-def set_rng_state(new_state: Tensor) -> None:
-    default_generator.set_state(new_state)
-
-
 # -------------------------------------------------------------------- helpers
 def _leaf(array: np.ndarray, requires_grad: bool) -> Tensor:
     result = _wrap(array)
@@ -138,7 +82,7 @@ def _size(size: tuple) -> tuple[int, ...]:
         shape = (shape,)
     result = []
     for dim in shape:
-        if isinstance(dim, Tensor):
+        if isinstance(dim, TensorBase):
             dim = dim.item()
         if not isinstance(dim, int | np.integer) or isinstance(dim, bool):
             raise TypeError(
@@ -181,7 +125,7 @@ def _infer_dtype(data: Any) -> np.dtype:
 
 def _nested_arrays(data: Any) -> Any:
     """Unwrap tensors nested in lists so NumPy sees plain values."""
-    if isinstance(data, Tensor):
+    if isinstance(data, TensorBase):
         return data._data
     if isinstance(data, list | tuple):
         return [_nested_arrays(item) for item in data]
@@ -199,7 +143,7 @@ def tensor(
 
         x = lucid.tensor([1.0, 2.0, 3.0], requires_grad=True)
     """
-    if isinstance(data, Tensor):
+    if isinstance(data, TensorBase):
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use "
             "sourceTensor.detach().clone() or sourceTensor.detach().clone().requires_grad_(True), "
@@ -260,7 +204,7 @@ def _is_sequence(value: Any) -> bool:
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """Like `tensor`, but shares memory with a tensor or ndarray when the dtype allows."""
-    if isinstance(data, Tensor):
+    if isinstance(data, TensorBase):
         if dtype is None or dtypes.to_numpy_dtype(dtype) == data._data.dtype:
             return data
         return data.to(dtype)
@@ -311,7 +255,7 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:  # fmt: skip
     if dtype is None:
         # A fill value is a scalar: tensors and NumPy scalars infer like Python numbers.
-        if isinstance(fill_value, Tensor | np.generic):
+        if isinstance(fill_value, TensorBase | np.generic):
             fill_value = fill_value.item()
         target = _infer_dtype(fill_value)
     else:
@@ -320,7 +264,7 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
 
 
 def _python_number(value: Any) -> Any:
-    return value.item() if isinstance(value, Tensor) else value
+    return value.item() if isinstance(value, TensorBase) else value
 
 
 def arange(start: Any = 0, end: Any = None, step: Any = 1, *, dtype: Any = None,
@@ -422,8 +366,8 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *
            generator: Generator | None = None, dtype: Any = None,
            requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Normal samples; `mean` and `std` may be tensors (broadcast) or floats with `size`."""
-    mean_array = mean._data if isinstance(mean, Tensor) else mean
-    std_array = std._data if isinstance(std, Tensor) else std
+    mean_array = mean._data if isinstance(mean, TensorBase) else mean
+    std_array = std._data if isinstance(std, TensorBase) else std
     if np.any(np.asarray(std_array) < 0):
         # PyTorch prints the double as C++ streams do (%g).
         raise RuntimeError(f"normal expects std >= 0.0, but found std {np.min(std_array):g}")
@@ -431,9 +375,9 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *
         shape = _size((size,))
     else:
         shape = np.broadcast_shapes(np.shape(mean_array), np.shape(std_array))
-    if isinstance(mean, Tensor):
+    if isinstance(mean, TensorBase):
         target = mean._data.dtype
-    elif isinstance(std, Tensor):
+    elif isinstance(std, TensorBase):
         target = std._data.dtype
     else:
         target = _float_dtype(dtype)

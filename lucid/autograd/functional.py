@@ -13,9 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from lucid._tensor import Tensor, _wrap
-from lucid.autograd import grad
-from lucid.autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from lucid._core.engine import grad
+from lucid._core.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from lucid._core.tensor import _wrap
+from lucid._tensor import Tensor
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 

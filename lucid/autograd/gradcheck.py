@@ -9,9 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from lucid._tensor import Size, Tensor, _wrap
-from lucid.autograd import grad
-from lucid.autograd.function import Function
+from lucid._core.engine import grad
+from lucid._core.function import Function
+from lucid._core.tensor import Size, _wrap
+from lucid._tensor import Tensor
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 

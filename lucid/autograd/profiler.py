@@ -38,9 +38,9 @@ from collections import namedtuple
 from collections.abc import Iterable
 from typing import Any
 
+from lucid._core import observers
+from lucid._core.grad_mode import _DecoratorContextManager
 from lucid._tensor import Tensor
-from lucid.autograd import observers
-from lucid.autograd.grad_mode import _DecoratorContextManager
 from lucid.utils.atomic import write_atomically
 
 __all__ = [

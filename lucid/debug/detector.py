@@ -23,20 +23,20 @@ from typing import Any
 import numpy as np
 
 import lucid
-from lucid._tensor import Tensor
-from lucid.autograd import observers
-from lucid.autograd.anomaly_mode import (
-    _capture_frames,
-    _kind_of,
-    _warn,
+from lucid._core import observers
+from lucid._core.grad_mode import local_state
+from lucid._core.sentinel import (
     add_birth_listener,
-    copy_arguments,
     is_nonfinite_allowed,
     is_sentinel_enabled,
     remove_birth_listener,
 )
-from lucid.autograd.anomaly_mode import _user_location as _frames_location
-from lucid.autograd.grad_mode import local_state
+from lucid._core.sentinel import capture_frames as _capture_frames
+from lucid._core.sentinel import nonfinite_kind as _kind_of
+from lucid._core.sentinel import user_location as _frames_location
+from lucid._core.sentinel import warn_at_user_line as _warn
+from lucid._tensor import Tensor
+from lucid.autograd.anomaly_mode import copy_arguments
 from lucid.debug.grad_norm import _squared_norm
 from lucid.nn import Module
 

@@ -22,16 +22,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 import lucid
-from lucid._tensor import Tensor
-from lucid.autograd import observers
-from lucid.autograd.anomaly_mode import (
+from lucid._core import observers
+from lucid._core.sentinel import (
     AnomalyError,
     NonFiniteWarning,
     add_birth_listener,
-    copy_arguments,
-    detect_anomaly,
     remove_birth_listener,
 )
+from lucid._tensor import Tensor
+from lucid.autograd.anomaly_mode import copy_arguments, detect_anomaly
 
 if TYPE_CHECKING:
     from lucid.nn import Module

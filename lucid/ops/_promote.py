@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid import dtypes
-from lucid._tensor import Tensor
+from lucid._core import dtypes
+from lucid._core.tensor import TensorBase
+
+if TYPE_CHECKING:
+    from lucid._tensor import Tensor
 
 _INTEGRAL_KINDS = "iub"
 
@@ -16,7 +19,7 @@ def scalar_value(value: Any) -> Any:
     """NumPy scalars act as Python scalars in lucid (weak in promotion), as in PyTorch."""
     if isinstance(value, np.generic):
         return value.item()
-    if isinstance(value, Tensor):
+    if isinstance(value, TensorBase):
         return value
     if isinstance(value, bool | int | float):
         return value
@@ -25,9 +28,9 @@ def scalar_value(value: Any) -> Any:
 
 def binary_arrays(a: Any, b: Any) -> tuple[Any, Any]:
     """The arrays (or Python scalars) a binary op computes on, in the promoted dtype."""
-    if isinstance(a, Tensor):
+    if isinstance(a, TensorBase):
         x = a._data
-        if isinstance(b, Tensor):
+        if isinstance(b, TensorBase):
             y = b._data
             if x.dtype == y.dtype:
                 return x, y

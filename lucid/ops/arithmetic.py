@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid import dtypes
-from lucid._tensor import Tensor, _wrap
-from lucid.autograd.function import Function
-from lucid.autograd.grad_mode import is_grad_enabled
+from lucid._core import dtypes
+from lucid._core.function import Function
+from lucid._core.grad_mode import is_grad_enabled
+from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._promote import binary_arrays, float_array, scalar_value
 from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
+
+if TYPE_CHECKING:
+    from lucid._tensor import Tensor
 
 __all__ = [
     "add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide",
@@ -36,7 +39,7 @@ _C_TYPE_NAMES = {
 
 
 def _shape(x: Any) -> tuple[int, ...]:
-    return x._data.shape if isinstance(x, Tensor) else ()
+    return x._data.shape if isinstance(x, TensorBase) else ()
 
 
 def _dtype_name(numpy_dtype: np.dtype) -> str:
@@ -84,7 +87,7 @@ def _scalar_tensor(value: Any) -> Tensor:
 
 
 def _overload_error(op: str, args: tuple, signatures: tuple[str, ...]) -> TypeError:
-    got = ", ".join("Tensor" if isinstance(a, Tensor) else type(a).__name__ for a in args)
+    got = ", ".join("Tensor" if isinstance(a, TensorBase) else type(a).__name__ for a in args)
     lines = "".join(f"\n * {signature}" for signature in signatures)
     return TypeError(
         f"{op}() received an invalid combination of arguments - got ({got}), but expected one "
@@ -132,11 +135,11 @@ class Add(Function):
 
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """input + alpha * other, broadcasting."""
-    if not isinstance(other, Tensor) and other.__class__ is not float:
+    if not isinstance(other, TensorBase) and other.__class__ is not float:
         other = _operand(other, "add", "other", 2)
-    if not isinstance(input, Tensor):
+    if not isinstance(input, TensorBase):
         input = _operand(input, "add", "input", 1)
-        if not isinstance(other, Tensor):
+        if not isinstance(other, TensorBase):
             input = _scalar_tensor(input)
     if alpha.__class__ is not int or alpha != 1:
         _check_alpha(input, other, alpha)
@@ -183,7 +186,9 @@ class RsubScalar(Sub):
 
 
 def _is_bool(value: Any) -> bool:
-    return value.__class__ is bool or (isinstance(value, Tensor) and value._data.dtype == np.bool_)
+    return value.__class__ is bool or (
+        isinstance(value, TensorBase) and value._data.dtype == np.bool_
+    )
 
 
 def _check_no_bool(input: Any, other: Any) -> None:
@@ -202,11 +207,11 @@ def _check_no_bool(input: Any, other: Any) -> None:
 
 
 def _sub_operands(input: Any, other: Any, alpha: Any, op: str) -> tuple[Any, Any]:
-    if not isinstance(other, Tensor):
+    if not isinstance(other, TensorBase):
         other = _operand(other, op, "other", 2)
-    if not isinstance(input, Tensor):
+    if not isinstance(input, TensorBase):
         input = _operand(input, op, "input", 1)
-        if not isinstance(other, Tensor):
+        if not isinstance(other, TensorBase):
             input = _scalar_tensor(input)
     _check_no_bool(input, other)
     if alpha.__class__ is not int or alpha != 1:
@@ -226,7 +231,7 @@ subtract = sub
 def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """other - alpha * input (also the reflected `other - input`)."""
     input, other = _sub_operands(input, other, alpha, "rsub")
-    if isinstance(other, Tensor):
+    if isinstance(other, TensorBase):
         return Rsub.apply(other, input, alpha)
     return RsubScalar.apply(other, input, alpha)
 
@@ -277,13 +282,13 @@ class MulScalar(Function):
 
 def mul(input: Any, other: Any) -> Tensor:
     """input * other, broadcasting."""
-    if isinstance(other, Tensor):
-        if isinstance(input, Tensor):
+    if isinstance(other, TensorBase):
+        if isinstance(input, TensorBase):
             return Mul.apply(input, other)
         return MulScalar.apply(other, _operand(input, "mul", "input", 1))
     if other.__class__ is not float and other.__class__ is not int:
         other = _operand(other, "mul", "other", 2)
-    if not isinstance(input, Tensor):
+    if not isinstance(input, TensorBase):
         input = _scalar_tensor(_operand(input, "mul", "input", 1))
     return MulScalar.apply(input, other)
 
@@ -322,7 +327,7 @@ class Div(Function):
     def forward(ctx, a, b):
         needs_a, needs_b = ctx.needs_input_grad
         if needs_a or needs_b:
-            a_is_tensor = isinstance(a, Tensor)
+            a_is_tensor = isinstance(a, TensorBase)
             ctx.save_for_backward(a if needs_b and a_is_tensor else None, b)
             if not a_is_tensor:
                 ctx.a = a
@@ -407,14 +412,14 @@ def _check_rounding_mode(rounding_mode: Any) -> None:
 
 def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     """input / other; `rounding_mode` None (true division), 'trunc' or 'floor'."""
-    if not isinstance(other, Tensor) and other.__class__ is not float:
+    if not isinstance(other, TensorBase) and other.__class__ is not float:
         other = _operand(other, "div", "other", 2)
-    if not isinstance(input, Tensor):
+    if not isinstance(input, TensorBase):
         input = _operand(input, "div", "input", 1)
-        if not isinstance(other, Tensor):
+        if not isinstance(other, TensorBase):
             input = _scalar_tensor(input)
     if rounding_mode is None:
-        if isinstance(other, Tensor):
+        if isinstance(other, TensorBase):
             return Div.apply(input, other)
         return DivScalar.apply(input, other)
     _check_rounding_mode(rounding_mode)
@@ -444,9 +449,9 @@ class FloorDivide(Function):
 
 def floor_divide(input: Any, other: Any) -> Tensor:
     """input / other rounded toward negative infinity (not differentiable, as in PyTorch)."""
-    if not isinstance(other, Tensor):
+    if not isinstance(other, TensorBase):
         other = _operand(other, "floor_divide", "other", 2)
-    if not isinstance(input, Tensor):
+    if not isinstance(input, TensorBase):
         input = _operand(input, "floor_divide", "input", 1)
     return FloorDivide.apply(input, other)
 
@@ -454,7 +459,7 @@ def floor_divide(input: Any, other: Any) -> Tensor:
 def rdiv(input: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     """other / input (the reflected `other / input`)."""
     if rounding_mode is None:
-        if isinstance(other, Tensor):
+        if isinstance(other, TensorBase):
             return div(other, input)
         # PyTorch computes `scalar / x` as reciprocal(x) * scalar.
         return mul(reciprocal(input), _operand(other, "div", "input", 1))
@@ -485,7 +490,7 @@ class Neg(Function):
 
 
 def neg(input: Tensor) -> Tensor:
-    if not isinstance(input, Tensor):
+    if not isinstance(input, TensorBase):
         raise _argument_error("neg", "input", 1, input)
     _check_not_bool_negation(input)
     return Neg.apply(input)
@@ -497,7 +502,7 @@ negative = neg
 # ------------------------------------------------------------------------ pow
 def _power(a: Any, b: Any) -> np.ndarray:
     """a ** b in the promoted dtype, with PyTorch's integer rules for negative exponents."""
-    if isinstance(a, Tensor) and a._data.dtype == np.bool_:
+    if isinstance(a, TensorBase) and a._data.dtype == np.bool_:
         raise NotImplementedError("\"pow\" not implemented for 'Bool'")
     x, y = binary_arrays(a, b)
     try:
@@ -554,7 +559,7 @@ class PowTensor(Function):
     @staticmethod
     def forward(ctx, base, exponent):
         result = _wrap(_power(base, exponent))
-        base_is_tensor = isinstance(base, Tensor)
+        base_is_tensor = isinstance(base, TensorBase)
         ctx.save_for_backward(base if base_is_tensor else None, exponent, result)
         if not base_is_tensor:
             ctx.base = base
@@ -599,15 +604,15 @@ _POW_SIGNATURES = (
 
 def pow(input: Any, exponent: Any) -> Tensor:
     """input ** exponent, for tensor or scalar base and exponent."""
-    if isinstance(input, Tensor):
-        if isinstance(exponent, Tensor):
+    if isinstance(input, TensorBase):
+        if isinstance(exponent, TensorBase):
             return PowTensor.apply(input, exponent)
         try:
             exponent = scalar_value(exponent)
         except TypeError:
             raise _overload_error("pow", (input, exponent), _POW_SIGNATURES) from None
         return Pow.apply(input, exponent)
-    if not isinstance(exponent, Tensor):
+    if not isinstance(exponent, TensorBase):
         raise _overload_error("pow", (input, exponent), _POW_SIGNATURES)
     try:
         input = scalar_value(input)
@@ -633,14 +638,14 @@ class Reciprocal(Function):
 
 
 def reciprocal(input: Tensor) -> Tensor:
-    if not isinstance(input, Tensor):
+    if not isinstance(input, TensorBase):
         raise _argument_error("reciprocal", "input", 1, input)
     return Reciprocal.apply(input)
 
 
 # --------------------------------------------------------------------- matmul
 def _require_tensor(value: Any, op: str, name: str, position: int) -> None:
-    if not isinstance(value, Tensor):
+    if not isinstance(value, TensorBase):
         raise _argument_error(op, name, position, value)
 
 
@@ -791,9 +796,9 @@ class FoldedMatMul(MatMul):
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with NumPy/PyTorch broadcasting rules for 1-D and batched operands."""
-    if not isinstance(input, Tensor):
+    if not isinstance(input, TensorBase):
         raise _argument_error("matmul", "input", 1, input)
-    if not isinstance(other, Tensor):
+    if not isinstance(other, TensorBase):
         raise _argument_error("matmul", "other", 2, other)
     a_ndim, b_ndim = input._data.ndim, other._data.ndim
     if a_ndim == 2:
@@ -928,7 +933,11 @@ class Addmm(Function):
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2); with beta == 0, `input` is ignored (even nan)."""
-    if not (isinstance(input, Tensor) and isinstance(mat1, Tensor) and isinstance(mat2, Tensor)):
+    if not (
+        isinstance(input, TensorBase)
+        and isinstance(mat1, TensorBase)
+        and isinstance(mat2, TensorBase)
+    ):
         for position, (name, value) in enumerate(
             (("input", input), ("mat1", mat1), ("mat2", mat2))
         ):
@@ -1070,9 +1079,9 @@ _FMOD_SIGNATURES = (
 
 def fmod(input: Tensor, other: Any) -> Tensor:
     """C-style remainder: the result has the sign of `input`."""
-    if not isinstance(input, Tensor):
+    if not isinstance(input, TensorBase):
         raise _overload_error("fmod", (input, other), _FMOD_SIGNATURES)
-    if isinstance(other, Tensor):
+    if isinstance(other, TensorBase):
         return FmodTensor.apply(input, other)
     try:
         other = scalar_value(other)
@@ -1132,11 +1141,11 @@ class RemainderScalarDividend(Function):
 
 def _remainder_signature_error(input: Any, other: Any) -> TypeError:
     # PyTorch marks the arguments that fail the (Number self, Tensor other) overload
-    other_fails = not isinstance(other, Tensor)
+    other_fails = not isinstance(other, TensorBase)
     input_fails = other_fails or not isinstance(input, bool | int | float)
     marks = []
     for value, fails in ((input, input_fails), (other, other_fails)):
-        name = "Tensor" if isinstance(value, Tensor) else type(value).__name__
+        name = "Tensor" if isinstance(value, TensorBase) else type(value).__name__
         marks.append(f"!{name}!" if fails else name)
     return _overload_error(
         "remainder",
@@ -1152,15 +1161,15 @@ def _remainder_signature_error(input: Any, other: Any) -> TypeError:
 
 def remainder(input: Any, other: Any) -> Tensor:
     """Python-style modulus: the result has the sign of `other`."""
-    if isinstance(input, Tensor):
-        if isinstance(other, Tensor):
+    if isinstance(input, TensorBase):
+        if isinstance(other, TensorBase):
             return RemainderTensor.apply(input, other)
         try:
             other = scalar_value(other)
         except TypeError:
             raise _remainder_signature_error(input, other) from None
         return Remainder.apply(input, other)
-    if not isinstance(other, Tensor):
+    if not isinstance(other, TensorBase):
         raise _remainder_signature_error(input, other)
     try:
         input = scalar_value(input)
@@ -1187,7 +1196,7 @@ def _write_inplace(x: Tensor, result: np.ndarray) -> None:
 
 
 def _inplace_operand(value: Any, op: str) -> Any:
-    if isinstance(value, Tensor):
+    if isinstance(value, TensorBase):
         return value
     return _operand(value, op, "other", 1)
 
@@ -1202,7 +1211,7 @@ class AddInplace(Function):
         ctx.alpha = alpha
         target = x._data
         if (
-            isinstance(other, Tensor)
+            isinstance(other, TensorBase)
             and other._data.dtype == target.dtype
             and target.flags.writeable
             and other._data.ndim <= target.ndim
@@ -1262,7 +1271,7 @@ def _old_value(input: Tensor, *needing_grad: Any) -> Tensor | None:
     if not is_grad_enabled():
         return None
     for tensor in needing_grad:
-        if isinstance(tensor, Tensor) and tensor._requires_grad:
+        if isinstance(tensor, TensorBase) and tensor._requires_grad:
             from lucid.ops.pointwise import clone
 
             return clone(input)
@@ -1275,7 +1284,7 @@ class MulInplace(Function):
     @staticmethod
     def forward(ctx, x, other, old_x):
         ctx.mark_dirty(x)
-        if isinstance(other, Tensor):
+        if isinstance(other, TensorBase):
             ctx.save_for_backward(old_x, other)
             ctx.other = None
         else:
@@ -1307,7 +1316,7 @@ class DivInplace(Function):
     @staticmethod
     def forward(ctx, x, other, old_x):
         ctx.mark_dirty(x)
-        if isinstance(other, Tensor):
+        if isinstance(other, TensorBase):
             ctx.save_for_backward(old_x, other)
             ctx.other = None
         else:
@@ -1406,7 +1415,7 @@ class PowTensorInplace(Function):
 
 
 def pow_(input: Tensor, exponent: Any) -> Tensor:
-    if isinstance(exponent, Tensor):
+    if isinstance(exponent, TensorBase):
         old_x = _old_value(input, input, exponent)
         if old_x is None:
             old_x = _wrap(input._data.copy())

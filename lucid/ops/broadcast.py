@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from lucid._tensor import Tensor
+if TYPE_CHECKING:
+    from lucid._tensor import Tensor
 
 
 def sum_to(grad: Tensor, shape: Sequence[int]) -> Tensor:

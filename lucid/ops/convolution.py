@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from lucid._tensor import Tensor, _wrap
-from lucid.autograd.function import Function
-from lucid.autograd.grad_mode import is_grad_enabled
+from lucid._core.function import Function
+from lucid._core.grad_mode import is_grad_enabled
+from lucid._core.tensor import _wrap
 from lucid.ops.arithmetic import _SCALAR_TYPE_NAMES, matmul
 from lucid.ops.pointwise import where
+
+if TYPE_CHECKING:
+    from lucid._tensor import Tensor
 
 __all__ = [
     "conv1d", "conv2d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d",

@@ -4,17 +4,20 @@ index_select, masked_fill, masked_select, take, nonzero."""
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._tensor import _TYPE_NAMES, Tensor, _normalize_dim, _wrap
-from lucid.autograd.function import Function
-from lucid.autograd.grad_mode import is_grad_enabled
+from lucid._core.function import Function
+from lucid._core.grad_mode import is_grad_enabled
+from lucid._core.tensor import _TYPE_NAMES, TensorBase, _normalize_dim, _wrap
 from lucid.ops import reduction
 from lucid.ops._promote import scalar_value
 from lucid.ops.broadcast import broadcast_error, sum_to
 from lucid.ops.shape import View, expand_shape
+
+if TYPE_CHECKING:
+    from lucid._tensor import Tensor
 
 __all__ = [
     "getitem", "setitem_", "gather", "scatter", "scatter_add", "index_select", "masked_fill",
@@ -122,7 +125,7 @@ def _sequence_as_tuple(index: list) -> bool:
     if len(index) >= 32:
         return False
     for item in index:
-        if item is None or item is Ellipsis or isinstance(item, Tensor | list | tuple | slice):
+        if item is None or item is Ellipsis or isinstance(item, TensorBase | list | tuple | slice):
             return True
         if isinstance(item, np.ndarray):
             return True
@@ -131,12 +134,12 @@ def _sequence_as_tuple(index: list) -> bool:
 
 def _advanced_array(item: Any) -> Any:
     """An advanced index item as an int or bool array; 0-d integer tensors become ints."""
-    if isinstance(item, Tensor):
+    if isinstance(item, TensorBase):
         array = item._data
     elif isinstance(item, np.ndarray):
         array = item
     elif isinstance(item, list | tuple):
-        array = np.asarray([v._data if isinstance(v, Tensor) else v for v in item])
+        array = np.asarray([v._data if isinstance(v, TensorBase) else v for v in item])
         if array.size == 0:
             array = array.astype(np.int64)
     elif isinstance(item, np.integer):
@@ -385,8 +388,8 @@ class CopySlices(Function):
         ctx.mark_dirty(x)
         ctx.index = index
         ctx.accumulate = accumulate
-        ctx.value_shape = value._data.shape if isinstance(value, Tensor) else None
-        x._data[index] = value._data if isinstance(value, Tensor) else value
+        ctx.value_shape = value._data.shape if isinstance(value, TensorBase) else None
+        x._data[index] = value._data if isinstance(value, TensorBase) else value
         return x
 
     @staticmethod
@@ -454,7 +457,7 @@ def setitem_(input: Tensor, index: Any, value: Any) -> Tensor:
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place operation."
         )
-    is_tensor = isinstance(value, Tensor)
+    is_tensor = isinstance(value, TensorBase)
     if not is_tensor:
         if not isinstance(value, bool | int | float | np.generic):
             raise TypeError(
@@ -613,7 +616,7 @@ class ScatterReduce(Function):
     def forward(ctx, x, dim, index, src, reduce):
         index_array = _at_least_1d(index._data)
         result = _at_least_1d(x._data).copy()
-        if isinstance(src, Tensor):
+        if isinstance(src, TensorBase):
             src = _at_least_1d(src._data)[_leading_block(index_array.shape)]
         ufunc = np.add if reduce == "add" else np.multiply
         ufunc.at(result, _along_dim(index_array, dim), src)
@@ -672,7 +675,7 @@ def scatter(
         src = value
     if reduce is not None and reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
-    is_tensor = isinstance(src, Tensor)
+    is_tensor = isinstance(src, TensorBase)
     dim = _check_scatter(input, dim, index, src if is_tensor else None)
     if not is_tensor:
         src = scalar_value(src)
@@ -708,7 +711,7 @@ class ScatterAdd(Function):
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """A copy of `input` with `src` added at `index` along `dim` (repeats add up)."""
-    if not isinstance(src, Tensor):
+    if not isinstance(src, TensorBase):
         raise TypeError(
             f"scatter_add(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}"
         )
@@ -771,7 +774,7 @@ def _check_mask(mask: Tensor, name: str) -> None:
 
 
 def _check_fill_value(value: Any) -> Any:
-    if isinstance(value, Tensor):
+    if isinstance(value, TensorBase):
         if value._data.ndim:
             raise RuntimeError(
                 "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
@@ -789,7 +792,7 @@ class MaskedFill(Function):
         ctx.save_for_backward(mask)
         ctx.input_shape = x._data.shape
         array = x._data
-        fill = np.asarray(value._data if isinstance(value, Tensor) else value)
+        fill = np.asarray(value._data if isinstance(value, TensorBase) else value)
         try:
             return _wrap(np.where(mask._data, fill.astype(array.dtype), array))
         except ValueError:
@@ -816,7 +819,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     """A copy of `input` with `value` (a number or 0-d tensor) where `mask` is True."""
     _check_mask(mask, "masked_fill_")
     value = _check_fill_value(value)
-    if isinstance(value, Tensor):
+    if isinstance(value, TensorBase):
         return MaskedFillTensor.apply(input, mask, value)
     return MaskedFill.apply(input, mask, value)
 
@@ -828,7 +831,7 @@ class MaskedFillInplace(Function):
     def forward(ctx, x, mask, value):
         ctx.mark_dirty(x)
         ctx.save_for_backward(mask)
-        fill = value._data if isinstance(value, Tensor) else value
+        fill = value._data if isinstance(value, TensorBase) else value
         np.copyto(x._data, fill, casting="unsafe", where=mask._data)
         return x
 
@@ -863,7 +866,7 @@ def masked_fill_(input: Tensor, mask: Tensor, value: Any) -> Tensor:
             raise RuntimeError(
                 f"output with shape {list(shape)} doesn't match the broadcast shape {list(merged)}"
             )
-    if isinstance(value, Tensor):
+    if isinstance(value, TensorBase):
         return MaskedFillTensorInplace.apply(input, mask, value)
     return MaskedFillInplace.apply(input, mask, value)
 

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._tensor import Tensor, _normalize_dim, _wrap
-from lucid.autograd.function import Function
+from lucid._core.function import Function
+from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops.arithmetic import _dtype_name, matmul, mul
 from lucid.ops.reduction import sum
 from lucid.ops.shape import expand, permute, reshape
+
+if TYPE_CHECKING:
+    from lucid._tensor import Tensor
 
 __all__ = ["diagonal", "diag", "trace", "einsum", "tensordot", "inner"]
 
@@ -369,7 +372,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
             "one operand and its subscripts list"
         )
     for index, operand in enumerate(operands):
-        if not isinstance(operand, Tensor):
+        if not isinstance(operand, TensorBase):
             raise TypeError(
                 f"expected Tensor as element {index} in argument 1, but got "
                 f"{type(operand).__name__}"
@@ -412,7 +415,7 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2, out: Any = None) -> Tensor:
     if out is not None:
         raise NotImplementedError("tensordot(out=...) is not supported by lucid")
     ndim_a, ndim_b = a._data.ndim, b._data.ndim
-    if isinstance(dims, Tensor):
+    if isinstance(dims, TensorBase):
         dims = dims.tolist()
     if isinstance(dims, int):
         if dims < 0:

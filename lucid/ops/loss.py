@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from lucid._tensor import Tensor, _wrap
-from lucid.autograd.function import Function
+from lucid._core.function import Function
+from lucid._core.tensor import _wrap
 from lucid.ops.arithmetic import _dtype_name
 from lucid.ops.nn_ops import log_softmax, logsigmoid, sigmoid, softmax
 from lucid.ops.pointwise import clamp, log, where
+
+if TYPE_CHECKING:
+    from lucid._tensor import Tensor
 
 __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
@@ -22,7 +26,7 @@ _REDUCTIONS = ("none", "mean", "sum")
 
 
 # ---------------------------------------------------------------- reductions
-def _reduction(
+def legacy_reduction(
     size_average: bool | None, reduce: bool | None, reduction: str, stacklevel: int = 3
 ) -> str:
     """The reduction string, translating the deprecated size_average/reduce flags.
@@ -92,7 +96,7 @@ def mse_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """Mean squared error (input - target)**2, reduced."""
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _warn_size_mismatch(input, target)
     difference = input - target
     return _weighted_mean(difference * difference, weight, reduction)
@@ -107,7 +111,7 @@ def l1_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """Mean absolute error |input - target|, reduced."""
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _warn_size_mismatch(input, target)
     return _weighted_mean((input - target).abs(), weight, reduction)
 
@@ -157,7 +161,7 @@ def smooth_l1_loss(
     beta: float = 1.0,
 ) -> Tensor:
     """0.5 d**2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target)."""
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _warn_size_mismatch(input, target)
@@ -174,7 +178,7 @@ def huber_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """0.5 d**2 where |d| < delta, else delta (|d| - 0.5 delta) (d = input - target)."""
-    reduction = _reduction(None, None, reduction)
+    reduction = legacy_reduction(None, None, reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _warn_size_mismatch(input, target)
@@ -413,7 +417,7 @@ def nll_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Negative log-likelihood of log-probabilities `input` (N, C, ...) at class `target`."""
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     rows, indices = _class_targets(input, target, weight, ignore_index)
     dtype = rows._data.dtype
     row_weight, safe, ignored = _target_weights(indices._data, weight, ignore_index, dtype)
@@ -462,7 +466,7 @@ def cross_entropy(
     Class-index targets take a fused path: log_softmax and nll in one op, whose backward is
     (softmax - one_hot) * scale in one op.
     """
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if target._data.dtype.kind == "f" and target.shape == input.shape:
@@ -520,7 +524,7 @@ def binary_cross_entropy(
     reduction: str = "mean",
 ) -> Tensor:
     """-(t log p + (1 - t) log(1 - p)) for probabilities p = input, logs clamped at -100."""
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _check_same_size(
         input,
         target,
@@ -584,7 +588,7 @@ def binary_cross_entropy_with_logits(
     pos_weight: Tensor | None = None,
 ) -> Tensor:
     """binary_cross_entropy(sigmoid(input), target), computed stably from the logits."""
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _check_same_size(input, target, "Target size ({}) must be the same as input size ({})")
     return _reduce(BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight), reduction)
 
@@ -600,7 +604,7 @@ def kl_div(
 ) -> Tensor:
     """Kullback-Leibler divergence of log-probabilities `input` from `target`."""
     if size_average is not None or reduce is not None:
-        reduction = _reduction(size_average, reduce, reduction)
+        reduction = legacy_reduction(size_average, reduce, reduction)
     elif reduction == "mean":
         warnings.warn(
             "reduction: 'mean' divides the total loss by both the batch size and the support "
@@ -633,7 +637,7 @@ def cosine_embedding_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1."""
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if target.ndim > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     dim = 1 if input1.ndim == 2 else 0

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._tensor import Tensor, _normalize_dim, _wrap
-from lucid.autograd.function import Function
+from lucid._core.function import Function
+from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import _special
 from lucid.ops._promote import float_array
 from lucid.ops.arithmetic import _dtype_name, _old_value, _write_inplace
 from lucid.ops.pointwise import exp, tanh, to, where
+
+if TYPE_CHECKING:
+    from lucid._tensor import Tensor
 
 __all__ = [
     "sigmoid", "logsigmoid", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu",
@@ -859,7 +862,7 @@ def log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Ten
 # ------------------------------------------------------------------- one_hot
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 indicators of `tensor`'s class values along a new last dimension."""
-    if not isinstance(tensor, Tensor):
+    if not isinstance(tensor, TensorBase):
         raise TypeError(
             f"one_hot(): argument 'input' (position 1) must be Tensor, not {type(tensor).__name__}"
         )

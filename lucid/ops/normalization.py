@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._tensor import Tensor, _wrap
-from lucid.autograd.function import Function
-from lucid.autograd.grad_mode import is_grad_enabled, no_grad
+from lucid._core.function import Function
+from lucid._core.grad_mode import is_grad_enabled, no_grad
+from lucid._core.tensor import _wrap
 from lucid.ops.arithmetic import add, addmm, matmul, mul, mul_
 from lucid.ops.broadcast import sum_to
 from lucid.ops.indexing import scatter_add
 from lucid.ops.pointwise import rsqrt
 from lucid.ops.reduction import mean, sum
+
+if TYPE_CHECKING:
+    from lucid._tensor import Tensor
 
 __all__ = [
     "linear", "bilinear", "dropout", "dropout2d", "embedding", "batch_norm", "layer_norm",
@@ -60,7 +63,7 @@ def _check_probability(p: float) -> None:
 
 
 def _dropout_with_mask(input: Tensor, mask_shape: tuple[int, ...], p: float, inplace: bool):
-    from lucid.factories import _rng
+    from lucid._core.random import _rng
 
     array = input._data
     if p == 1.0:

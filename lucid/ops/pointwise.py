@@ -6,18 +6,22 @@ from __future__ import annotations
 import builtins
 import math
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid import dtypes, factories
-from lucid._tensor import Tensor, _wrap
-from lucid.autograd.function import Function
+from lucid._core import dtypes
+from lucid._core.function import Function
+from lucid._core.random import _rng
+from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops import _special
 from lucid.ops._promote import binary_arrays, float_array, scalar_value
 from lucid.ops.arithmetic import _dtype_name, _write_inplace
 from lucid.ops.arithmetic import pow as _pow
 from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
+
+if TYPE_CHECKING:
+    from lucid._tensor import Tensor
 
 __all__ = [
     "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "abs", "absolute", "sign",
@@ -289,16 +293,16 @@ def square(input: Tensor) -> Tensor:
 
 def float_power(input: Any, exponent: Any) -> Tensor:
     """pow computed in float64 whatever the operands' dtypes."""
-    if isinstance(input, Tensor):
+    if isinstance(input, TensorBase):
         input = to(input, dtypes.float64)
-    elif not isinstance(exponent, Tensor):
+    elif not isinstance(exponent, TensorBase):
         raise TypeError(
             f"float_power() expected at least one Tensor operand, got {type(input).__name__} "
             f"and {type(exponent).__name__}"
         )
     else:
         input = float(scalar_value(input))
-    if isinstance(exponent, Tensor):
+    if isinstance(exponent, TensorBase):
         exponent = to(exponent, dtypes.float64)
     else:
         exponent = float(scalar_value(exponent))
@@ -548,7 +552,7 @@ class Atan2(Function):
 
 def atan2(input: Tensor, other: Tensor) -> Tensor:
     """The angle of the point (other, input), in (-pi, pi]."""
-    if not isinstance(other, Tensor):
+    if not isinstance(other, TensorBase):
         raise TypeError(
             f"atan2(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
         )
@@ -778,7 +782,7 @@ class LerpTensor(Function):
 
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     """input + weight * (end - input), with a tensor or Python-number weight."""
-    if not isinstance(end, Tensor):
+    if not isinstance(end, TensorBase):
         raise TypeError(
             f"lerp(): argument 'end' (position 2) must be Tensor, not {type(end).__name__}"
         )
@@ -788,7 +792,7 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
             f"expected dtype {_cpp_name(start_dtype)} for `end` but got dtype "
             f"{_cpp_name(end._data.dtype)}"
         )
-    if isinstance(weight, Tensor):
+    if isinstance(weight, TensorBase):
         # A 0-d weight may have any dtype; a dimensioned one must match the input's.
         if weight.ndim > 0 and weight._data.dtype != start_dtype:
             raise RuntimeError(
@@ -934,7 +938,7 @@ def _clamp_bounds(input: Tensor, min: Any, max: Any) -> tuple[bool, Any, Any]:
     bounds (a 0-d tensor counts as a number beside a number) or two tensor bounds."""
     if min is None and max is None:
         raise RuntimeError(_CLAMP_NONE_MESSAGE)
-    min_is_tensor, max_is_tensor = isinstance(min, Tensor), isinstance(max, Tensor)
+    min_is_tensor, max_is_tensor = isinstance(min, TensorBase), isinstance(max, TensorBase)
     if min_is_tensor or max_is_tensor:
         if min is None or max is None or (min_is_tensor and max_is_tensor):
             return True, min, max
@@ -1078,7 +1082,7 @@ class Where(Function):
 
     @staticmethod
     def forward(ctx, condition, a, b):
-        if isinstance(a, Tensor) or isinstance(b, Tensor):
+        if isinstance(a, TensorBase) or isinstance(b, TensorBase):
             x, y = binary_arrays(a, b)
         else:
             target = dtypes.result_type(a, b).numpy_dtype
@@ -1090,8 +1094,8 @@ class Where(Function):
             raise
         ctx.save_for_backward(condition)
         # Operands may have been promoted: gradients go back in each input's shape and dtype.
-        ctx.a_meta = (a._data.shape, a._data.dtype) if isinstance(a, Tensor) else None
-        ctx.b_meta = (b._data.shape, b._data.dtype) if isinstance(b, Tensor) else None
+        ctx.a_meta = (a._data.shape, a._data.dtype) if isinstance(a, TensorBase) else None
+        ctx.b_meta = (b._data.shape, b._data.dtype) if isinstance(b, TensorBase) else None
         return _wrap(result)
 
     @staticmethod
@@ -1187,7 +1191,7 @@ def _promoted_arrays(input: Any, other: Any) -> tuple[Any, Any]:
 
 
 def _comparison_operand(name: str, value: Any) -> Any:
-    if isinstance(value, Tensor):
+    if isinstance(value, TensorBase):
         return value
     if isinstance(value, bool | int | float | np.generic):
         return scalar_value(value)
@@ -1298,7 +1302,7 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
 
 # ----------------------------------------------------------- logical, bitwise
 def _check_other_tensor(name: str, other: Any) -> None:
-    if not isinstance(other, Tensor):
+    if not isinstance(other, TensorBase):
         raise TypeError(
             f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
         )
@@ -1329,7 +1333,7 @@ def logical_not(input: Tensor) -> Tensor:
 
 
 def _bitwise(name: str, ufunc: Any, input: Any, other: Any) -> Tensor:
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+    if not isinstance(input, TensorBase) and not isinstance(other, TensorBase):
         raise TypeError(
             f"{name}() expected at least one Tensor operand, got {type(input).__name__} and "
             f"{type(other).__name__}"
@@ -1402,7 +1406,7 @@ def to(input: Tensor, *args: Any, dtype: Any = None, copy: bool = False,
     """
     flags = []
     for arg in args:
-        if isinstance(arg, Tensor):
+        if isinstance(arg, TensorBase):
             dtype = arg.dtype
         elif isinstance(arg, bool):
             flags.append(arg)
@@ -1550,7 +1554,7 @@ class FillTensorInplace(Function):
 
 def fill_(input: Tensor, value: Any) -> Tensor:
     """Set every element to `value` (a number or a 0-d tensor)."""
-    if isinstance(value, Tensor):
+    if isinstance(value, TensorBase):
         if value.ndim != 0:
             raise RuntimeError(
                 f"fill_ only supports 0-dimension value tensor but got tensor with "
@@ -1587,7 +1591,7 @@ class CopyInplace(Function):
     def forward(ctx, x, src):
         ctx.mark_dirty(x)
         target = x._data
-        source = src._data if isinstance(src, Tensor) else np.asarray(src)
+        source = src._data if isinstance(src, TensorBase) else np.asarray(src)
         if source.shape != target.shape:
             shape = broadcast_shapes(target.shape, source.shape)
             if shape != target.shape:
@@ -1611,7 +1615,7 @@ class CopyInplace(Function):
 
 def copy_(input: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     """Copy the elements of `src` into `input`, broadcasting and casting as needed."""
-    if not isinstance(src, Tensor):
+    if not isinstance(src, TensorBase):
         src = scalar_value(src)
     return CopyInplace.apply(input, src)
 
@@ -1624,7 +1628,7 @@ class UniformInplace(Function):
     @staticmethod
     def forward(ctx, x, low, high, generator):
         ctx.mark_dirty(x)
-        draws = factories._rng(generator).random(x._data.shape, dtype=np.float64)
+        draws = _rng(generator).random(x._data.shape, dtype=np.float64)
         np.copyto(x._data, low + (high - low) * draws, casting="unsafe")
         return x
 
@@ -1653,7 +1657,7 @@ class NormalInplace(Function):
     @staticmethod
     def forward(ctx, x, mean, std, generator):
         ctx.mark_dirty(x)
-        draws = factories._rng(generator).standard_normal(x._data.shape, dtype=np.float64)
+        draws = _rng(generator).standard_normal(x._data.shape, dtype=np.float64)
         np.copyto(x._data, mean + std * draws, casting="unsafe")
         return x
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 import builtins
 import math
 import warnings
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from lucid import dtypes
-from lucid._tensor import Tensor, _normalize_dim, _wrap
-from lucid.autograd.function import Function, once_differentiable
-from lucid.autograd.grad_mode import is_grad_enabled
+from lucid._core import dtypes
+from lucid._core.function import Function, once_differentiable
+from lucid._core.grad_mode import is_grad_enabled
+from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 
 # Module imports, not names: these families may import this one, and attribute lookups at
 # call time work whichever module finishes loading first.
@@ -22,6 +22,9 @@ from lucid.ops import pointwise as pointwise_ops
 from lucid.ops import shape as shape_ops
 from lucid.ops._promote import binary_arrays, float_array
 from lucid.ops.broadcast import broadcast_error, sum_to
+
+if TYPE_CHECKING:
+    from lucid._tensor import Tensor
 
 __all__ = [
     "sum", "mean", "prod", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin",
@@ -619,14 +622,14 @@ def _extreme(name: str, all_function: Any, dim_function: Any, result_type: Any, 
 
 def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     """Largest element; along `dim`, a (values, indices) named tuple; with a tensor, `maximum`."""
-    if isinstance(dim, Tensor):
+    if isinstance(dim, TensorBase):
         return arithmetic_ops.maximum(input, dim)
     return _extreme("max", MaxAll, MaxDim, MaxResult, input, dim, keepdim)
 
 
 def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     """Smallest element; along `dim`, a (values, indices) named tuple; with a tensor, `minimum`."""
-    if isinstance(dim, Tensor):
+    if isinstance(dim, TensorBase):
         return arithmetic_ops.minimum(input, dim)
     return _extreme("min", MinAll, MinDim, MinResult, input, dim, keepdim)
 
@@ -992,7 +995,7 @@ class Dist(Function):
 
 def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:
     """The p-norm of input - other (broadcasting)."""
-    if not isinstance(other, Tensor):
+    if not isinstance(other, TensorBase):
         raise TypeError(
             f"dist(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
         )

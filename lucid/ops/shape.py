@@ -6,13 +6,16 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid import dtypes
-from lucid._tensor import _TYPE_NAMES, Tensor, _normalize_dim, _wrap
-from lucid.autograd.function import Function
+from lucid._core import dtypes
+from lucid._core.function import Function
+from lucid._core.tensor import _TYPE_NAMES, TensorBase, _normalize_dim, _wrap
+
+if TYPE_CHECKING:
+    from lucid._tensor import Tensor
 
 __all__ = [
     "reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose", "swapaxes",
@@ -454,13 +457,13 @@ def _promoted_dtype(tensors: Sequence[Tensor]) -> np.dtype:
 
 
 def _check_tensor_list(name: str, tensors: Any) -> list[Tensor]:
-    if isinstance(tensors, Tensor):
+    if isinstance(tensors, TensorBase):
         raise TypeError(
             f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"
         )
     tensors = list(tensors)
     for position, tensor in enumerate(tensors):
-        if not isinstance(tensor, Tensor):
+        if not isinstance(tensor, TensorBase):
             raise TypeError(
                 f"expected Tensor as element {position} in argument 0, but got "
                 f"{type(tensor).__name__}"

@@ -11,7 +11,7 @@ from typing import Any
 
 import lucid
 from lucid import Tensor
-from lucid._tensor import _zero_grads
+from lucid._tensor import zero_grads
 
 __all__ = ["Optimizer", "required"]
 
@@ -152,7 +152,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all parameters (to None by default, else to zeros)."""
-        _zero_grads((param for group in self.param_groups for param in group["params"]),
+        zero_grads((param for group in self.param_groups for param in group["params"]),
                     set_to_none)  # fmt: skip
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:

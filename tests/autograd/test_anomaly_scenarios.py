@@ -59,9 +59,9 @@ def _assert_born(
 
 
 def _reset_sentinel() -> None:
-    from lucid.autograd import anomaly_mode
+    from lucid._core import sentinel
 
-    anomaly_mode.reset_sentinel()
+    sentinel.reset_sentinel()
 
 
 # 1 ---------------------------------------------------------------------------------------

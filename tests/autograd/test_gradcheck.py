@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import lucid
-from lucid._tensor import _wrap
+from lucid._core.tensor import _wrap
 from lucid.autograd import Function, GradcheckError, gradcheck, gradgradcheck
 
 

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 import lucid
+from lucid._core.grad_mode import local_state
 from lucid.autograd import Function, profiler
-from lucid.autograd.grad_mode import local_state
 from lucid.autograd.profiler import (
     EventList,
     FunctionEvent,

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 import lucid
+from lucid._core import sentinel
 from lucid.autograd import (
     AnomalyEvent,
     NonFiniteWarning,
-    anomaly_mode,
     is_sentinel_enabled,
     module_scope,
     set_sentinel,
@@ -34,10 +34,10 @@ def _fresh_sentinel():
     """Each test starts with the sentinel on and no site warned about yet."""
     was_enabled = is_sentinel_enabled()
     set_sentinel(True)
-    anomaly_mode.reset_sentinel()
+    sentinel.reset_sentinel()
     yield
     set_sentinel(was_enabled)
-    anomaly_mode.reset_sentinel()
+    sentinel.reset_sentinel()
 
 
 def _sentinel_warnings(action) -> list[warnings.WarningMessage]:
@@ -121,7 +121,7 @@ def test_each_birth_site_warns_once():
 
     event = _only_event(_sentinel_warnings(three_steps))
     _assert_at(event, "repeated-site")
-    anomaly_mode.reset_sentinel()
+    sentinel.reset_sentinel()
     assert len(_sentinel_warnings(step)) == 1, "reset_sentinel forgets the sites warned about"
 
 

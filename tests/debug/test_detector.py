@@ -16,7 +16,8 @@ import pytest
 
 import lucid
 import lucid.nn as nn
-from lucid.autograd import anomaly_mode, detect_anomaly
+from lucid._core import sentinel
+from lucid.autograd import detect_anomaly
 from lucid.autograd.anomaly_mode import AnomalyError, NonFiniteWarning
 from lucid.debug import (
     GradEvent,
@@ -30,12 +31,12 @@ from lucid.debug import (
 
 @pytest.fixture(autouse=True)
 def _fresh_sentinel() -> Iterator[None]:
-    was_enabled = anomaly_mode.is_sentinel_enabled()
-    anomaly_mode.set_sentinel(True)
-    anomaly_mode.reset_sentinel()
+    was_enabled = sentinel.is_sentinel_enabled()
+    sentinel.set_sentinel(True)
+    sentinel.reset_sentinel()
     yield
-    anomaly_mode.set_sentinel(was_enabled)
-    anomaly_mode.reset_sentinel()
+    sentinel.set_sentinel(was_enabled)
+    sentinel.reset_sentinel()
 
 
 def _mlp() -> nn.Sequential:
@@ -130,9 +131,9 @@ def test_with_returns_the_detector_and_removes_every_hook_on_exit():
     with NaNDetector(model) as detector:
         assert isinstance(detector, NaNDetector) and detector.is_attached
         assert _hook_count(model) > 0
-        assert detector._on_birth in anomaly_mode._birth_listeners
+        assert detector._on_birth in sentinel._birth_listeners
     assert _hook_count(model) == 0
-    assert detector._on_birth not in anomaly_mode._birth_listeners
+    assert detector._on_birth not in sentinel._birth_listeners
 
 
 def test_hooks_are_removed_when_the_with_body_raises():
@@ -141,7 +142,7 @@ def test_hooks_are_removed_when_the_with_body_raises():
         with NaNDetector(model):
             model(lucid.randn(2, 4))
             raise RuntimeError("boom")
-    assert _hook_count(model) == 0 and not anomaly_mode._birth_listeners
+    assert _hook_count(model) == 0 and not sentinel._birth_listeners
 
 
 def test_a_forward_that_raises_does_not_leave_the_step_open():
@@ -413,7 +414,7 @@ def test_watched_are_parameter_owners_and_user_leaves_not_lucid_activations_or_c
 
 
 def test_with_the_sentinel_off_every_leaf_is_watched():
-    anomaly_mode.set_sentinel(False)
+    sentinel.set_sentinel(False)
     model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
     with NaNDetector(model):
         assert len(model[1]._forward_hooks) == 1
@@ -509,7 +510,7 @@ def test_allow_nonfinite_stops_sentinel_births_and_warnings():
         warnings.simplefilter("always")
         with allow_nonfinite():
             lucid.log(x).sum().backward()
-    assert not anomaly_mode._births.events
+    assert not sentinel._births.events
     assert not [w for w in caught if issubclass(w.category, NonFiniteWarning)]
     with pytest.warns(NonFiniteWarning):
         lucid.log(x).sum().backward()
@@ -530,20 +531,20 @@ def test_allow_nonfinite_skips_anomaly_modes_forward_checks():
 def test_allow_nonfinite_nests_decorates_and_is_per_thread():
     @allow_nonfinite()
     def inside() -> bool:
-        return anomaly_mode.is_nonfinite_allowed()
+        return sentinel.is_nonfinite_allowed()
 
     seen_in_thread = []
     with allow_nonfinite():
         with allow_nonfinite():
-            assert anomaly_mode.is_nonfinite_allowed()
-        assert anomaly_mode.is_nonfinite_allowed()
+            assert sentinel.is_nonfinite_allowed()
+        assert sentinel.is_nonfinite_allowed()
         worker = threading.Thread(
-            target=lambda: seen_in_thread.append(anomaly_mode.is_nonfinite_allowed())
+            target=lambda: seen_in_thread.append(sentinel.is_nonfinite_allowed())
         )
         worker.start()
         worker.join()
-    assert not anomaly_mode.is_nonfinite_allowed()
-    assert inside() and not anomaly_mode.is_nonfinite_allowed()
+    assert not sentinel.is_nonfinite_allowed()
+    assert inside() and not sentinel.is_nonfinite_allowed()
     assert seen_in_thread == [False]
 
 
@@ -551,7 +552,7 @@ def test_allow_nonfinite_restores_its_state_after_an_exception():
     with pytest.raises(ValueError):
         with allow_nonfinite():
             raise ValueError
-    assert not anomaly_mode.is_nonfinite_allowed()
+    assert not sentinel.is_nonfinite_allowed()
 
 
 # --------------------------------------------------------------------- logs
@@ -647,7 +648,7 @@ def test_a_birth_event_carries_the_op_its_copied_inputs_batch_rng_and_model():
     np.testing.assert_array_equal(event.rng_state, state)
     assert isinstance(event.model, weakref.ref) and event.model() is model
     # The sentinel's own record of the birth gets the same reproducer fields.
-    birth = anomaly_mode._births.events[-1][0]
+    birth = sentinel._births.events[-1][0]
     assert birth.op_function is event.op_function and birth.op_args is event.op_args
 
 
@@ -779,7 +780,7 @@ def test_train_with_nan_guard_names_a_loss_made_non_finite_outside_the_model():
 
 
 def test_with_the_sentinel_off_events_still_name_module_and_step():
-    anomaly_mode.set_sentinel(False)
+    sentinel.set_sentinel(False)
     model = nn.Sequential(OrderedDict(fc=nn.Linear(2, 2), act=nn.ReLU()))
 
     class LogAfter(nn.Module):
@@ -798,5 +799,5 @@ def test_the_sentinel_keeps_the_flags_of_an_op_whose_forward_calls_another_op():
     # Addmm expands the bias with a lucid op after its matmul overflowed.
     weight = lucid.full((4, 4), 1e30, requires_grad=True)
     nn.functional.linear(lucid.full((2, 4), 1e30), weight, lucid.zeros(4))
-    (birth, _, _) = anomaly_mode._births.events[-1]
+    (birth, _, _) = sentinel._births.events[-1]
     assert (birth.op, birth.kind, birth.mechanism) == ("Addmm", "inf", "overflow")

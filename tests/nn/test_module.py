@@ -538,14 +538,14 @@ def test_module_path_is_pushed_for_children():
 
     class Probe(nn.Module):
         def forward(self, x):
-            paths.append(lucid.autograd.grad_mode.local_state.module_path)
+            paths.append(lucid._core.grad_mode.local_state.module_path)
             return x
 
     model = nn.Sequential(OrderedDict(encoder=nn.Sequential(nn.Sequential(), Probe())))
     model.add_module("probe", Probe())
     model(1)
     assert paths == [("encoder", "encoder.1"), ("probe",)]
-    assert lucid.autograd.grad_mode.local_state.module_path == ()
+    assert lucid._core.grad_mode.local_state.module_path == ()
     paths.clear()
     model.encoder(1)
     assert paths == [("1",)]
@@ -564,7 +564,7 @@ def test_anomaly_event_names_the_module():
             with lucid.autograd.detect_anomaly():
                 model(lucid.ones(1, 2))
     assert error.value.event.module_path == "encoder.1"
-    assert lucid.autograd.grad_mode.local_state.module_path == ()
+    assert lucid._core.grad_mode.local_state.module_path == ()
 
 
 def test_module_called_inside_forward_of_grandparent_gets_full_path():
@@ -572,7 +572,7 @@ def test_module_called_inside_forward_of_grandparent_gets_full_path():
 
     class Probe(nn.Module):
         def forward(self, x):
-            paths.append(lucid.autograd.grad_mode.local_state.module_path[-1])
+            paths.append(lucid._core.grad_mode.local_state.module_path[-1])
             return x
 
     class Outer(nn.Module):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from lucid import Tensor
 from lucid.nn import functional as F
 from lucid.nn.modules.module import Module
-from lucid.ops.loss import _reduction
+from lucid.ops.loss import legacy_reduction
 
 __all__ = [
     "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
@@ -19,7 +19,7 @@ class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
         super().__init__()
         if size_average is not None or reduce is not None:
-            self.reduction = _reduction(size_average, reduce, reduction, stacklevel=4)
+            self.reduction = legacy_reduction(size_average, reduce, reduction, stacklevel=4)
         else:
             self.reduction = reduction
 

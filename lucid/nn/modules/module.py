@@ -11,11 +11,11 @@ from typing import Any
 
 import lucid
 from lucid import Tensor
-from lucid._tensor import _zero_grads
+from lucid._core.grad_mode import local_state
+from lucid._core.hooks import RemovableHandle
+from lucid._tensor import zero_grads
 from lucid.autograd import Function
-from lucid.autograd.grad_mode import local_state
 from lucid.nn.parameter import Parameter
-from lucid.utils.hooks import RemovableHandle
 
 __all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
 
@@ -681,7 +681,7 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        _zero_grads(self.parameters(), set_to_none)
+        zero_grads(self.parameters(), set_to_none)
 
     def apply(self, fn: Callable[[Module], None]) -> Module:
         for module in self.children():

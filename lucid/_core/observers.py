@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
-from lucid.autograd.grad_mode import local_state
+from lucid._core.grad_mode import local_state
 
 __all__ = ["Observer", "observing", "add_observer", "remove_observer"]
 

@@ -1,0 +1,291 @@
+"""Function: the base of every differentiable op; `Function.apply` alone adds graph nodes.
+
+Example::
+
+    class Exp(Function):
+        @staticmethod
+        def forward(ctx, x):
+            result = lucid.from_numpy(np.exp(x.numpy()))
+            ctx.save_for_backward(result)
+            return result
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (result,) = ctx.saved_tensors
+            return grad_output * result
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lucid._core import observers
+from lucid._core.grad_mode import local_state
+from lucid._core.graph import Node, accumulator_for, next_sequence_nr
+from lucid._core.tensor import TensorBase, _wrap
+
+if TYPE_CHECKING:
+    from lucid._tensor import Tensor
+
+__all__ = ["Function", "FunctionCtx", "once_differentiable"]
+
+FunctionCtx = Node
+
+_NOT_RECORDING = tuple((False,) * n for n in range(16))
+_NO_EDGE = (None, 0)  # a tensor input that does not require grad
+_new_node = object.__new__
+_next_sequence_nr = next_sequence_nr
+_set_numpy_state = observers.numpy_state.set
+_reset_numpy_state = observers.numpy_state.reset
+
+
+class Function:
+    """Base class of differentiable operations with a custom `forward` and `backward`.
+
+    Subclasses define static `forward(ctx, *args)` (or `forward(*args)` plus
+    `setup_context(ctx, inputs, output)`) and `backward(ctx, *grad_outputs)`, and are called
+    through `apply`. `_backward_name` sets the grad_fn name; the default is `<Name>Backward`.
+    """
+
+    _backward_name: str | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)"
+        )
+
+    @staticmethod
+    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple, output: Any) -> Any:
+        """Optional: save for backward here when `forward` takes no ctx (PyTorch 2 style)."""
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
+
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        raise NotImplementedError("forward-mode AD (jvp) is not implemented in lucid")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._has_setup_context = cls.setup_context is not Function.setup_context
+
+    _has_setup_context = False
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        """Run `forward` on `args` and, when grad is recorded, add one node to the graph."""
+        # This is the hottest function in lucid: every op of every forward and backward
+        # pass runs it, so it is written flat, with a fast path for single-tensor outputs.
+        state = local_state
+        ctx = _new_node(Node)
+        ctx.function = cls
+        is_recording = False
+        if state.enabled:
+            needs_input_grad = []
+            edges = []
+            for arg in args:
+                if isinstance(arg, TensorBase):
+                    if arg._requires_grad:
+                        is_recording = True
+                        needs_input_grad.append(True)
+                        grad_fn = arg._grad_fn
+                        if grad_fn is None:
+                            edges.append((accumulator_for(arg), 0))
+                        else:
+                            edges.append((grad_fn, arg._output_nr))
+                        continue
+                    edges.append(_NO_EDGE)
+                else:
+                    # Non-tensor arguments get no edge at all (None), as in next_functions.
+                    edges.append(None)
+                needs_input_grad.append(False)
+        if is_recording:
+            ctx.is_recording = True
+            ctx.needs_input_grad = tuple(needs_input_grad)
+            ctx.input_edges = tuple(edges)
+            # Numbered before the forward, as PyTorch numbers a node when it creates it, so
+            # that observers (the profiler, NVTX ranges) can tag the op with it from the start.
+            ctx.sequence_nr = _next_sequence_nr()
+            # The forward itself is never recorded: it computes on arrays, and a custom
+            # forward that calls lucid ops must not grow the graph.
+            state.enabled = False
+        else:
+            count = len(args)
+            ctx.needs_input_grad = _NOT_RECORDING[count] if count < 16 else (False,) * count
+        # One read of the observers serves both notifications, and an observer that was told
+        # an op began is the one told that it ended.
+        watching = state.observers
+        if watching:
+            observers.before_forward(ctx, args)
+        token = _set_numpy_state(state.numpy_extobj)
+        try:
+            if cls._has_setup_context:
+                output = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, output)
+            else:
+                output = cls.forward(ctx, *args, **kwargs)
+        except BaseException as error:
+            if watching:
+                observers.on_forward_error(ctx, error)
+            raise
+        finally:
+            _reset_numpy_state(token)
+            if is_recording:
+                state.enabled = True
+
+        if isinstance(output, TensorBase) and not ctx.dirty_tensors:
+            if is_recording:
+                for arg in args:
+                    if output is arg:
+                        output = _alias(arg)
+                        break
+            if output._data.base is not None:
+                _share_version_with_view_source(output, output._data.base, args)
+            if is_recording:
+                array = output._data
+                if array.dtype.kind == "f" and not ctx.non_differentiable:
+                    output._requires_grad = True
+                    output._grad_fn = ctx
+                ctx.output_meta = ((array.shape, array.dtype),)
+                if ctx.to_save is not None:
+                    _pack_saved(ctx, (output,))
+            if watching or state.pending_flags is not None:
+                observers.after_forward(ctx, args, (output,))
+            return output
+        return _finish_outputs(ctx, args, output, is_recording, watching, state)
+
+
+def _finish_outputs(
+    ctx: Node, args: tuple, output: Any, is_recording: bool, watching: tuple, state: Any
+) -> Any:
+    """The general case of `apply`: several outputs, in-place outputs, non-tensor outputs."""
+    is_tuple = type(output) is tuple
+    outputs = output if is_tuple else (output,)
+    dirty = ctx.dirty_tensors
+    finished = []
+    for out in outputs:
+        if isinstance(out, TensorBase) and not any(out is tensor for tensor in dirty):
+            if is_recording and any(out is arg for arg in args):
+                # Returning an input unchanged must not rewrite the caller's tensor.
+                out = next(_alias(arg) for arg in args if out is arg)
+            elif out._data.base is not None:
+                _share_version_with_view_source(out, out._data.base, args)
+        finished.append(out)
+    outputs = tuple(finished)
+    for tensor in dirty:
+        tensor._version_counter[0] += 1
+
+    if is_recording:
+        non_differentiable = ctx.non_differentiable
+        meta = []
+        for index, out in enumerate(outputs):
+            if not isinstance(out, TensorBase):
+                meta.append(None)
+                continue
+            # Every tensor output keeps its metadata, so backward can be handed zeros for
+            # outputs that are non-differentiable or received no gradient.
+            meta.append((out._data.shape, out._data.dtype))
+            if out._data.dtype.kind == "f" and not any(
+                out is tensor for tensor in non_differentiable
+            ):
+                out._requires_grad = True
+                out._grad_fn = ctx
+                out._output_nr = index
+        ctx.output_meta = tuple(meta)
+        if ctx.to_save is not None:
+            _pack_saved(ctx, outputs)
+    if watching or state.pending_flags is not None:
+        observers.after_forward(ctx, args, outputs)
+    if is_tuple:
+        return outputs
+    return outputs[0]
+
+
+def _alias(tensor: Tensor) -> Tensor:
+    alias = _wrap(tensor._data)
+    alias._version_counter = tensor._version_counter
+    return alias
+
+
+def _share_version_with_view_source(out: Tensor, base: Any, args: tuple) -> None:
+    """A forward that returns a view of an input shares that input's version counter, and
+    remembers the input's base as its own `_base`."""
+    for arg in args:
+        if isinstance(arg, TensorBase):
+            source = arg._data
+            if source is base or source.base is base:
+                out._version_counter = arg._version_counter
+                out._base = arg if arg._base is None else arg._base
+                return
+
+
+def _pack_saved(ctx: Node, outputs: tuple) -> None:
+    """Turn `ctx.to_save` into the node's saved tensors with their current versions."""
+    saved = ctx.to_save
+    if len(outputs) == 1:
+        output = outputs[0]
+        for tensor in saved:
+            if tensor is output or (tensor is not None and not isinstance(tensor, TensorBase)):
+                break
+        else:
+            # The common case: inputs only, no output among them.
+            ctx.saved = saved
+            ctx.saved_versions = tuple(
+                0 if tensor is None else tensor._version_counter[0] for tensor in saved
+            )
+            ctx.to_save = None
+            return
+    versions = []
+    output_nrs = None
+    stored = list(saved)
+    for position, tensor in enumerate(saved):
+        if tensor is None:
+            versions.append(0)
+            continue
+        if not isinstance(tensor, TensorBase):
+            raise TypeError(
+                "save_for_backward can only save variables, but argument "
+                f"{position} is of type {type(tensor).__name__}"
+            )
+        versions.append(tensor._version_counter[0])
+        for index, out in enumerate(outputs):
+            if tensor is out:
+                # Keep the output without its grad_fn so node and output form no cycle.
+                stored[position] = _alias(tensor)
+                if output_nrs is None:
+                    output_nrs = [-1] * len(saved)
+                output_nrs[position] = index
+                break
+    ctx.saved = tuple(stored)
+    ctx.saved_versions = tuple(versions)
+    if output_nrs is not None:
+        ctx.saved_output_nrs = tuple(output_nrs)
+    ctx.to_save = None
+
+
+def once_differentiable(fn: Any) -> Any:
+    """Decorator for a backward that cannot itself be differentiated (runs it under no_grad)."""
+    import functools
+
+    from lucid._core.grad_mode import no_grad
+
+    @functools.wraps(fn)
+    def wrapper(ctx: Any, *args: Any) -> Any:
+        with no_grad():
+            return fn(ctx, *args)
+
+    return wrapper

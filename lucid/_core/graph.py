@@ -1,0 +1,269 @@
+"""Graph nodes: Node (a recorded op, which is also its ctx) and AccumulateGrad (a leaf's sink).
+
+Saved tensors live on the node as `(tensors, versions)`; `saved_tensors` checks each
+version on unpack and the engine frees them after backward unless `retain_graph`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from lucid._core.hooks import RemovableHandle
+from lucid._core.tensor import _wrap
+
+if TYPE_CHECKING:
+    from lucid._tensor import Tensor
+
+__all__ = ["Node", "AccumulateGrad", "accumulator_for"]
+
+# Creation order of nodes; the engine runs later-created nodes first, as PyTorch does.
+_sequence = itertools.count()
+next_sequence_nr = _sequence.__next__
+
+_FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+# Recording an in-place op on a view would have to rewrite the history of the view's base
+# (PyTorch's CopySlices); lucid does not, so it refuses rather than give wrong gradients.
+_INPLACE_ON_VIEW_MESSAGE = (
+    "{op}: lucid cannot record an in-place operation on a view of another tensor (a slice, "
+    "reshape, transpose, ...) while gradients are being recorded: the base tensor's history "
+    "would not see the change and its gradients would be wrong. Write into the base tensor "
+    "itself (base[index] = value), apply the operation out of place, or clone() the view "
+    "first."
+)
+
+
+class _NodeHooks:
+    """Hook registration shared by op nodes and leaf sinks (`pre_hooks`, `post_hooks`)."""
+
+    __slots__ = ()
+
+    def register_hook(self, fn: Callable) -> RemovableHandle:
+        """`fn(grad_inputs, grad_outputs)` runs after this node; it may return new grad_inputs."""
+        if self.post_hooks is None:
+            self.post_hooks = {}
+        handle = RemovableHandle(self.post_hooks)
+        self.post_hooks[handle.id] = fn
+        return handle
+
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
+        """`fn(grad_outputs)` runs before this node; it may return new grad_outputs."""
+        if self.pre_hooks is None:
+            self.pre_hooks = {}
+        handle = RemovableHandle(self.pre_hooks)
+        self.pre_hooks[handle.id] = fn
+        return handle
+
+
+class Node(_NodeHooks):
+    """A recorded call of a Function: the `ctx` its forward saw and the `grad_fn` of its outputs.
+
+    Class attributes are defaults, so creating a node only stores what differs.
+    """
+
+    function: Any = None
+    needs_input_grad: tuple[bool, ...] = ()
+    # One entry per forward argument: (node, output_nr) for a tensor, None for a non-tensor.
+    input_edges: tuple[tuple[Any, int] | None, ...] = ()
+    sequence_nr = -1
+    materialize_grads = True
+    output_meta: tuple[tuple[tuple[int, ...], Any] | None, ...] = ()
+    to_save: tuple[Tensor | None, ...] | None = None
+    dirty_tensors: tuple[Tensor, ...] = ()
+    non_differentiable: tuple[Tensor, ...] = ()
+    is_recording = False
+    saved: tuple[Tensor | None, ...] | None = None
+    saved_versions: tuple[int, ...] = ()
+    saved_output_nrs: tuple[int, ...] = ()
+    is_freed = False
+    pre_hooks: dict[int, Callable] | None = None
+    post_hooks: dict[int, Callable] | None = None
+    tensor_pre_hooks: dict[int, dict[int, Callable]] | None = None
+    retained_outputs: dict[int, weakref.ref] | None = None
+    anomaly_info: Any = None
+    parent: Node | None = None
+
+    # ----------------------------------------------------------- ctx methods
+    def save_for_backward(self, *tensors: Tensor | None) -> None:
+        """Keep tensors for backward; modifying them in place afterwards is an error.
+
+        Types are checked when the node is recorded (Function.apply), not here: this runs
+        in every op's forward, also when nothing is recorded.
+        """
+        self.to_save = tensors
+
+    def mark_dirty(self, *tensors: Tensor) -> None:
+        """Declare tensors the forward modifies in place (call before modifying them)."""
+        if self.is_recording:
+            for tensor in tensors:
+                if tensor._base is not None:
+                    raise RuntimeError(_INPLACE_ON_VIEW_MESSAGE.format(op=self.name()))
+                if tensor._grad_fn is None and tensor._requires_grad:
+                    # PyTorch words this differently for built-in ops and custom Functions.
+                    is_builtin = self.function.__module__.startswith("lucid.")
+                    raise RuntimeError(
+                        "a leaf Variable that requires grad "
+                        f"{'is being' if is_builtin else 'has been'} used in an in-place "
+                        "operation."
+                    )
+        self.dirty_tensors = tensors
+
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        self.non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """With False, backward receives None (not zeros) for outputs that got no gradient."""
+        self.materialize_grads = bool(value)
+
+    @property
+    def saved_tensors(self) -> tuple[Tensor | None, ...]:
+        if self.is_freed:
+            raise RuntimeError(_FREED_MESSAGE)
+        saved = self.saved
+        if saved is None:
+            return self.to_save or ()
+        if not self.saved_output_nrs:
+            for tensor, version in zip(saved, self.saved_versions):
+                if tensor is not None and tensor._version_counter[0] != version:
+                    raise RuntimeError(_version_error(self, tensor, version, -1))
+            return saved
+        unpacked = []
+        for tensor, version, output_nr in zip(saved, self.saved_versions, self.saved_output_nrs):
+            if tensor is None:
+                unpacked.append(None)
+                continue
+            if tensor._version_counter[0] != version:
+                raise RuntimeError(_version_error(self, tensor, version, output_nr))
+            if output_nr >= 0:
+                # A saved output is stored without its grad_fn (no reference cycle) and gets
+                # it back here so that double backward can differentiate through it.
+                alias = _wrap(tensor._data)
+                alias._version_counter = tensor._version_counter
+                alias._requires_grad = True
+                alias._grad_fn = self
+                alias._output_nr = output_nr
+                tensor = alias
+            unpacked.append(tensor)
+        return tuple(unpacked)
+
+    # ---------------------------------------------------------- Node methods
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        """One (node, output_nr) pair per tensor input; (None, 0) where it needs no grad."""
+        return tuple(edge for edge in self.input_edges if edge is not None)
+
+    def name(self) -> str:
+        function = self.function
+        return function._backward_name or function.__name__ + "Backward"
+
+    @property
+    def metadata(self) -> dict:
+        metadata = self.__dict__.get("_metadata")
+        if metadata is None:
+            metadata = self.__dict__["_metadata"] = {}
+        return metadata
+
+    def register_tensor_hook(self, output_nr: int, fn: Callable) -> RemovableHandle:
+        if self.tensor_pre_hooks is None:
+            self.tensor_pre_hooks = {}
+        hooks = self.tensor_pre_hooks.setdefault(output_nr, {})
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = fn
+        return handle
+
+    def retain_output(self, tensor: Tensor) -> None:
+        if self.retained_outputs is None:
+            self.retained_outputs = {}
+        self.retained_outputs[tensor._output_nr] = weakref.ref(tensor)
+
+    def free_saved(self) -> None:
+        if self.saved is not None or self.to_save:
+            self.saved = None
+            self.to_save = None
+            self.is_freed = True
+
+    def __call__(self, *grad_outputs: Tensor | None) -> Any:
+        return self.function.backward(self, *grad_outputs)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+
+class AccumulateGrad(_NodeHooks):
+    """The sink of a leaf tensor: the engine adds the arriving gradient into `variable.grad`."""
+
+    __slots__ = ("variable", "sequence_nr", "pre_hooks", "post_hooks", "__weakref__")
+
+    next_functions = ()
+    input_edges = ()
+    output_meta = (None,)  # one output: the gradient arriving for the leaf
+    needs_input_grad = (True,)
+    tensor_pre_hooks = None
+    retained_outputs = None
+    anomaly_info = None
+
+    def __init__(self, variable: Tensor) -> None:
+        self.variable = variable
+        # Accumulators run as soon as they are ready: they sort after every op node.
+        self.sequence_nr = 1 << 62
+        self.pre_hooks = None
+        self.post_hooks = None
+
+    def name(self) -> str:
+        return "lucid::autograd::AccumulateGrad"
+
+    @property
+    def metadata(self) -> dict:
+        return {}
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {hex(id(self))}>"
+
+
+def accumulator_for(tensor: Tensor) -> AccumulateGrad:
+    """The leaf's AccumulateGrad, shared by every op that reads the leaf while it is alive.
+
+    The tensor holds it weakly, so leaf and sink form no reference cycle.
+    """
+    reference = tensor._grad_accumulator
+    if reference is not None:
+        accumulator = reference()
+        if accumulator is not None:
+            return accumulator
+    accumulator = AccumulateGrad(tensor)
+    tensor._grad_accumulator = weakref.ref(accumulator)
+    return accumulator
+
+
+def _version_error(node: Node, tensor: Tensor, expected: int, output_nr: int) -> str:
+    shape = list(tensor._data.shape)
+    type_name = tensor.type()
+    # PyTorch names the op that produced the tensor: the node name without "Backward0".
+    if output_nr >= 0:
+        which = f", which is output {output_nr} of {_op_name(node)},"
+    elif tensor._grad_fn is not None:
+        which = f", which is output {tensor._output_nr} of {_op_name(tensor._grad_fn)},"
+    else:
+        which = ""
+    return (
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{type_name} {shape}]{which} is at version "
+        f"{tensor._version_counter[0]}; expected version {expected} instead. Hint: enable "
+        "anomaly detection to find the operation that failed to compute its gradient, with "
+        "lucid.autograd.set_detect_anomaly(True, check_nan=False)."
+    )
+
+
+def _op_name(node: Any) -> str:
+    return re.sub(r"Backward\d*$", "", node.name())

@@ -1,0 +1,91 @@
+"""Random number generation: Generator (NumPy's PCG64), the default generator and its seed
+and state functions, which factories, random fills and dropout all draw from."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from lucid._core.tensor import _wrap
+
+if TYPE_CHECKING:
+    from lucid._tensor import Tensor
+
+__all__ = [
+    "Generator",
+    "manual_seed",
+    "seed",
+    "initial_seed",
+    "get_rng_state",
+    "set_rng_state",
+    "default_generator",
+]
+
+
+class Generator:
+    """A seeded source of random numbers (wraps NumPy's PCG64)."""
+
+    def __init__(self, device: str = "cpu") -> None:
+        self._seed = 67280421310721
+        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+
+    def manual_seed(self, seed: int) -> Generator:
+        seed = int(seed)
+        self._seed = seed
+        self._rng = np.random.Generator(np.random.PCG64(seed & ((1 << 64) - 1)))
+        return self
+
+    def seed(self) -> int:
+        new_seed = int(np.random.SeedSequence().entropy) & ((1 << 63) - 1)
+        self.manual_seed(new_seed)
+        return new_seed
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def get_state(self) -> Tensor:
+        """The generator state as a uint8 tensor (JSON of the bit generator state)."""
+        import json
+
+        encoded = json.dumps(self._rng.bit_generator.state).encode()
+        return _wrap(np.frombuffer(encoded, dtype=np.uint8).copy())
+
+    def set_state(self, new_state: Tensor) -> Generator:
+        import json
+
+        state = json.loads(bytes(np.asarray(new_state._data, dtype=np.uint8)).decode())
+        self._rng.bit_generator.state = state
+        return self
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+
+default_generator = Generator()
+
+
+def _rng(generator: Generator | None) -> np.random.Generator:
+    return (generator or default_generator)._rng
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the default generator; returns it."""
+    return default_generator.manual_seed(seed)
+
+
+def seed() -> int:
+    return default_generator.seed()
+
+
+def initial_seed() -> int:
+    return default_generator.initial_seed()
+
+
+def get_rng_state() -> Tensor:
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    default_generator.set_state(new_state)

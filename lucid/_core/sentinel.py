@@ -1,0 +1,582 @@
+"""The sentinel: lucid's always-on NaN/Inf trap (NUMERICS.md), and the birth record that every
+tier reads.
+
+NumPy's floating-point flags fire inside the op that creates a non-finite value and call
+`_on_numpy_flag`; when the op finishes, `_on_op_flags` confirms the outputs with a cheap
+finiteness check and records the birth in a small per-thread ring buffer. When `backward()`
+meets a non-finite root, or a backward creates a non-finite gradient, one `NonFiniteWarning`
+names the birth. The public functions below (frame capture, finiteness checks, event
+formatting, birth listeners) are the interface anomaly mode and lucid.debug build on.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import warnings
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from lucid._core import observers
+from lucid._core.function import Function
+from lucid._core.grad_mode import _DecoratorContextManager, _LocalState, local_state
+from lucid._core.tensor import TensorBase
+
+__all__ = [
+    "AnomalyEvent",
+    "AnomalyError",
+    "NonFiniteWarning",
+    "set_sentinel",
+    "is_sentinel_enabled",
+    "reset_sentinel",
+    "module_scope",
+    "current_module_path",
+    "allow_nonfinite",
+    "is_nonfinite_allowed",
+    "add_birth_listener",
+    "remove_birth_listener",
+    "capture_frames",
+    "format_frames",
+    "user_location",
+    "warn_at_user_line",
+    "nonfinite_kind",
+    "holds_nonfinite",
+    "is_view_of_any",
+    "mechanism_of",
+    "node_op_name",
+    "parent_chain",
+    "tensor_stats",
+]
+
+# lucid's own files are skipped when looking for the user's line.
+_LUCID_DIRECTORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# Frames kept per node for the forward traceback: enough to reach the user's training step.
+_TRACEBACK_DEPTH = 8
+_BIRTHS_KEPT = 32
+
+_set_numpy_state = observers.numpy_state.set
+_reset_numpy_state = observers.numpy_state.reset
+_QUIET_NUMPY = observers.QUIET_NUMPY
+
+_MECHANISMS = {
+    "invalid value": "invalid operation",
+    "divide by zero": "division by zero",
+    "overflow": "overflow",
+}
+
+
+# ------------------------------------------------------------------- events
+@dataclass
+class AnomalyEvent:
+    """Where and how a non-finite value was born; carried by AnomalyError and NonFiniteWarning."""
+
+    op: str | None
+    node_name: str | None
+    phase: str  # "forward", "backward", "accumulation" or "input"
+    kind: str  # "nan" or "inf"
+    mechanism: str | None  # "invalid operation", "division by zero", "overflow" or None
+    created: bool
+    filename: str | None = None
+    lineno: int | None = None
+    module_path: str | None = None
+    inputs: list[dict[str, Any]] = field(default_factory=list)
+    output_index: int = 0
+    forward_traceback: list[str] = field(default_factory=list)
+    parents: list[str] = field(default_factory=list)
+    step: int | None = None
+    # For reproducers: the op's Function class and its inputs at the birth (tensors copied as
+    # NumPy arrays, other arguments as given); filled where a reproducer may be wanted.
+    op_function: Any = field(default=None, repr=False, compare=False)
+    op_args: tuple | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def location(self) -> str | None:
+        if self.filename is None:
+            return None
+        return f"{self.filename}:{self.lineno}"
+
+    def describe(self) -> str:
+        """Every fact of the event, one per line, as the error and the warning print them."""
+        origin = (
+            f"created here: no input held {self.kind}"
+            if self.created
+            else f"propagated: an input already held {self.kind}"
+        )
+        lines = [
+            f"  phase: {self.phase}",
+            f"  value: {self.kind} ({origin})",
+            f"  mechanism: {self.mechanism or 'unknown (no floating-point flag was raised)'}",
+        ]
+        if self.location:
+            lines.append(f"  at: {self.location}")
+        if self.module_path:
+            lines.append(f"  module: {self.module_path}")
+        for index, stats in enumerate(self.inputs):
+            lines.append(f"  input {index}: " + _format_stats(stats))
+        for parent in self.parents:
+            lines.append(f"  created during the backward of: {parent}")
+        if self.forward_traceback:
+            lines.append("Traceback of forward call that caused the error:")
+            lines.extend(self.forward_traceback)
+        elif self.phase == "backward":
+            lines.append(
+                "  (the line above is the backward() call; run the step under "
+                "lucid.autograd.detect_anomaly() to see the forward line of the op)"
+            )
+        return "\n".join(lines)
+
+
+class AnomalyError(RuntimeError):
+    """Raised in anomaly mode at the birth of a NaN or Inf; `event` holds the facts."""
+
+    def __init__(self, message: str, event: AnomalyEvent) -> None:
+        super().__init__(message)
+        self.event = event
+
+
+class NonFiniteWarning(RuntimeWarning):
+    """The sentinel's warning: a NaN or Inf reached a boundary; `event` says where it was born."""
+
+    def __init__(self, message: str, event: AnomalyEvent | None = None) -> None:
+        super().__init__(message)
+        self.event = event
+
+
+def _format_stats(stats: dict[str, Any]) -> str:
+    return (
+        f"shape={list(stats['shape'])} dtype={stats['dtype']} min={stats['min']} "
+        f"max={stats['max']} nan={stats['nan_count']} inf={stats['inf_count']}"
+    )
+
+
+def tensor_stats(value: TensorBase) -> dict[str, Any]:
+    array = value._data
+    stats: dict[str, Any] = {"shape": tuple(array.shape), "dtype": str(value.dtype),
+                             "min": None, "max": None, "nan_count": 0, "inf_count": 0}  # fmt: skip
+    if array.dtype.kind == "f" and array.size:
+        finite = np.isfinite(array)
+        stats["nan_count"] = int(np.isnan(array).sum())
+        stats["inf_count"] = int(np.isinf(array).sum())
+        if finite.any():
+            stats["min"] = float(array[finite].min())
+            stats["max"] = float(array[finite].max())
+    elif array.size:
+        stats["min"] = array.min().item()
+        stats["max"] = array.max().item()
+    return stats
+
+
+# --------------------------------------------------------- state and toggles
+def _on_numpy_flag(kind: str, flag: int) -> None:
+    """NumPy's error callback inside lucid ops: note the flag for the op that is running.
+
+    It only records (the op checks its outputs when it finishes); it never raises.
+    """
+    state = local_state
+    flags = state.pending_flags
+    if flags is None:
+        state.pending_flags = [kind]
+    elif len(flags) < 8:
+        flags.append(kind)
+
+
+_SENTINEL_NUMPY = observers.make_numpy_state(call=_on_numpy_flag, all="call", under="ignore")
+
+
+def set_sentinel(enabled: bool) -> None:
+    """Turn the always-on sentinel on or off for every thread (LUCID_SENTINEL=0 at import: off)."""
+    _LocalState.numpy_extobj = _SENTINEL_NUMPY if enabled else observers.QUIET_NUMPY
+
+
+def is_sentinel_enabled() -> bool:
+    return local_state.numpy_extobj is _SENTINEL_NUMPY
+
+
+set_sentinel(os.environ.get("LUCID_SENTINEL", "1") != "0")
+
+
+@contextmanager
+def module_scope(name: str) -> Iterator[None]:
+    """Push `name` (a dotted module path) on this thread's module-path stack.
+
+    Reports name the innermost module; `nn.Module.__call__` pushes its path here.
+    """
+    previous = local_state.module_path
+    local_state.module_path = previous + (name,)
+    try:
+        yield
+    finally:
+        local_state.module_path = previous
+
+
+class _Allowance(threading.local):
+    depth = 0  # how many allow_nonfinite() regions this thread is inside
+
+
+_allowance = _Allowance()
+
+
+class allow_nonfinite(_DecoratorContextManager):
+    """Mark intentional infinities (e.g. -inf attention masks): inside this context (or a
+    decorated function) the sentinel records no births and warns about nothing, anomaly mode
+    skips its forward checks and lucid.debug's detectors report nothing. It nests, is
+    per-thread, and costs nothing where it is not used: the flag is read only once a
+    non-finite value has been found.
+
+    Example::
+
+        with lucid.debug.allow_nonfinite():
+            scores = scores.masked_fill(mask, float("-inf"))
+    """
+
+    def __enter__(self) -> None:
+        _allowance.depth += 1
+
+    def __exit__(self, *exc_info: object) -> None:
+        _allowance.depth -= 1
+
+
+def is_nonfinite_allowed() -> bool:
+    """Whether this thread is inside `allow_nonfinite()`."""
+    return _allowance.depth > 0
+
+
+def current_module_path() -> str | None:
+    path = local_state.module_path
+    return path[-1] if path else None
+
+
+# -------------------------------------------------------------- frame capture
+def capture_frames(skip: int = 2, depth: int = _TRACEBACK_DEPTH) -> tuple:
+    """The calling user frames as flat raw (code, instruction offset) pairs.
+
+    `skip` frames are known to be lucid's; the rest of lucid's frames are skipped by file.
+    Offsets are cheaper to read than line numbers; `_line_of` maps them on error only.
+    """
+    frame = sys._getframe(skip)
+    while frame is not None and frame.f_code.co_filename.startswith(_LUCID_DIRECTORY):
+        frame = frame.f_back
+    flat: list[Any] = []
+    while frame is not None and len(flat) < 2 * depth:
+        flat.append(frame.f_code)
+        flat.append(frame.f_lasti)
+        frame = frame.f_back
+    return tuple(flat)
+
+
+def _line_of(code: Any, offset: int) -> int | None:
+    for start, end, line in code.co_lines():
+        if start <= offset < end:
+            return line
+    return code.co_firstlineno
+
+
+def warn_at_user_line(message: Any, category: type[Warning] | None = None) -> None:
+    """Warn pointing at the user's line: the first caller frame outside lucid."""
+    level = 2
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_LUCID_DIRECTORY):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)
+
+
+def format_frames(flat: tuple) -> list[str]:
+    """Innermost call last, like a Python traceback."""
+    lines = []
+    for index in range(len(flat) - 2, -1, -2):
+        code = flat[index]
+        lineno = _line_of(code, flat[index + 1])
+        lines.append(f'  File "{code.co_filename}", line {lineno}, in {code.co_name}')
+        source = _source_line(code.co_filename, lineno)
+        if source:
+            lines.append(f"    {source}")
+    return lines
+
+
+def _source_line(filename: str, lineno: int) -> str:
+    import linecache
+
+    return linecache.getline(filename, lineno).strip()
+
+
+def user_location(flat: tuple) -> tuple[str | None, int | None]:
+    if not flat:
+        return None, None
+    return flat[0].co_filename, _line_of(flat[0], flat[1])
+
+
+# -------------------------------------------------------------- what is wrong
+def nonfinite_kind(array: np.ndarray) -> str | None:
+    """'nan' or 'inf' when the array holds one (NaN first), else None; cheap when finite."""
+    if array.dtype.kind != "f" or array.size == 0:
+        return None
+    token = _set_numpy_state(_QUIET_NUMPY)
+    try:
+        # A finite sum of squares (one BLAS pass) or sum means every element is finite;
+        # otherwise look closer, since finite values can also overflow the sum.
+        flags = array.flags
+        if array.dtype.itemsize >= 4 and (flags.c_contiguous or flags.f_contiguous):
+            flat = array.ravel("K")  # a view in either memory order
+            total = flat.dot(flat)
+        else:
+            total = np.add.reduce(array, axis=None)
+        if total - total == 0:
+            return None
+        if np.isnan(array).any():
+            return "nan"
+        return "inf" if np.isinf(array).any() else None
+    finally:
+        _reset_numpy_state(token)
+
+
+def holds_nonfinite(value: Any, kind: str) -> bool:
+    """Whether an input (tensor or Python number) holds a value of `kind`."""
+    if isinstance(value, TensorBase):
+        array = value._data
+        if array.dtype.kind != "f":
+            return False
+        return bool(np.isnan(array).any() if kind == "nan" else np.isinf(array).any())
+    if isinstance(value, float):
+        return value != value if kind == "nan" else value in (float("inf"), float("-inf"))
+    if isinstance(value, list | tuple):
+        return any(holds_nonfinite(item, kind) for item in value)
+    return False
+
+
+def is_view_of_any(tensor: TensorBase, sources: tuple) -> bool:
+    """Whether `tensor` is an incoming gradient itself or a view of one (already checked)."""
+    base = tensor._base
+    for source in sources:
+        if source is tensor or (base is not None and (base is source or base is source._base)):
+            return True
+    return False
+
+
+def mechanism_of(flags: list[str] | None, kind: str) -> str | None:
+    if not flags:
+        return None
+    mechanisms = [_MECHANISMS.get(flag) for flag in flags]
+    if kind == "nan" and "invalid operation" in mechanisms:
+        return "invalid operation"
+    for mechanism in mechanisms:
+        if mechanism is not None:
+            return mechanism
+    return None
+
+
+def node_op_name(node: Any) -> str:
+    function = getattr(node, "function", None)
+    return function.__name__ if function is not None else type(node).__name__
+
+
+def _node_label(node: Any) -> str:
+    info = getattr(node, "anomaly_info", None)
+    label = node.name()
+    if info:
+        filename, lineno = user_location(info[0])
+        if filename:
+            label += f" (forward at {filename}:{lineno})"
+    return label
+
+
+def parent_chain(node: Any) -> list[str]:
+    chain = []
+    info = getattr(node, "anomaly_info", None)
+    parent = info[2] if info else None
+    while parent is not None and len(chain) < 16:
+        chain.append(_node_label(parent))
+        info = getattr(parent, "anomaly_info", None)
+        parent = info[2] if info else None
+    return chain
+
+
+# ------------------------------------------------------------------ sentinel
+class _Births(threading.local):
+    def __init__(self) -> None:
+        self.events: deque = deque(maxlen=_BIRTHS_KEPT)
+        # Births ever recorded: marks stay valid once the ring is full and drops the oldest.
+        self.count = 0
+
+
+_births = _Births()
+# Sites already reported, for the whole process: a site warns once, whichever thread hits it.
+_warned_sites: set = set()
+_warned_lock = threading.Lock()
+# Called as listener(event, node, inputs, output) at each recorded birth, from the thread
+# that ran the op (lucid.debug's NaNDetector); empty unless a listener is attached.
+_birth_listeners: tuple = ()
+_listeners_lock = threading.Lock()
+
+
+def add_birth_listener(listener: Any) -> None:
+    """Call `listener(event, node, inputs, output)` for every birth the sentinel records."""
+    global _birth_listeners
+    with _listeners_lock:
+        if listener not in _birth_listeners:
+            _birth_listeners = _birth_listeners + (listener,)
+
+
+def remove_birth_listener(listener: Any) -> None:
+    global _birth_listeners
+    with _listeners_lock:
+        _birth_listeners = tuple(known for known in _birth_listeners if known != listener)
+
+
+def reset_sentinel() -> None:
+    """Forget this thread's recorded births and every site already warned about."""
+    _births.events.clear()
+    with _warned_lock:
+        _warned_sites.clear()
+
+
+def _on_op_flags(node: Any, inputs: tuple, outputs: tuple, flags: list[str]) -> None:
+    """An op raised floating-point flags: confirm non-finite outputs, record a birth."""
+    if _allowance.depth:
+        return
+    # An in-place op's input now holds its result: only the other inputs can be sources.
+    dirty = getattr(node, "dirty_tensors", ())
+    sources = [value for value in inputs if not any(value is tensor for tensor in dirty)]
+    for index, out in enumerate(outputs):
+        if not isinstance(out, TensorBase):
+            continue
+        kind = nonfinite_kind(out._data)
+        if kind is None or any(holds_nonfinite(value, kind) for value in sources):
+            continue
+        state = local_state
+        backward_node = state.backward_node
+        accumulating = state.accumulating
+        frames = capture_frames()
+        filename, lineno = user_location(frames)
+        if accumulating is not None:
+            owner, phase = accumulating, "accumulation"
+        elif backward_node is not None:
+            owner, phase = backward_node, "backward"
+        else:
+            owner, phase = node, "forward"
+        info = getattr(owner, "anomaly_info", None) if owner is not node else None
+        if info:
+            filename, lineno = user_location(info[0])
+        event = AnomalyEvent(
+            op=node_op_name(owner),
+            node_name=owner.name(),
+            phase=phase,
+            kind=kind,
+            mechanism=mechanism_of(flags, kind),
+            created=True,
+            filename=filename,
+            lineno=lineno,
+            module_path=current_module_path(),
+            output_index=index,
+        )
+        _births.events.append((event, node, owner if owner is not node else None))
+        _births.count += 1
+        for listener in _birth_listeners:
+            listener(event, node, inputs, out)
+        return
+    if _inside_another_op():
+        # An op called inside another op's forward (Addmm expanding its bias) took the flags
+        # the enclosing op had raised: hand them back for that op to confirm when it ends.
+        state = local_state
+        pending = state.pending_flags
+        state.pending_flags = flags if pending is None else pending + flags
+
+
+_APPLY_CODE = Function.apply.__func__.__code__
+
+
+def _inside_another_op() -> bool:
+    """Whether the op being finished runs inside another op's forward (two applies on the
+    stack). Walks the stack, so it runs only once flags have fired."""
+    frame = sys._getframe(2)
+    applies = 0
+    while frame is not None:
+        if frame.f_code is _APPLY_CODE:
+            applies += 1
+            if applies == 2:
+                return True
+        frame = frame.f_back
+    return False
+
+
+def _birth_in_graph(nodes: Any) -> AnomalyEvent | None:
+    """The earliest recorded birth whose node belongs to the graph being differentiated."""
+    best = None
+    for event, node, backward_node in _births.events:
+        owner = backward_node if backward_node is not None else node
+        if owner in nodes and (best is None or owner.sequence_nr < best[1]):
+            best = (event, owner.sequence_nr)
+    return None if best is None else best[0]
+
+
+def _warn_once(event: AnomalyEvent, headline: str) -> None:
+    site = (event.op, event.filename, event.lineno, event.phase)
+    with _warned_lock:
+        if site in _warned_sites:
+            return
+        _warned_sites.add(site)
+    warn_at_user_line(NonFiniteWarning(f"{headline}\n{event.describe()}", event))
+
+
+def sentinel_check_roots(outputs: tuple, nodes: Any) -> int | None:
+    """At backward(): a non-finite root names where its first non-finite value was born.
+
+    Returns the count of recorded births, the mark `sentinel_check_backward` starts from,
+    or None when it already warned for this graph.
+    """
+    mark = _births.count
+    if not is_sentinel_enabled() or local_state.anomaly_enabled:
+        return mark
+    for output in outputs:
+        kind = nonfinite_kind(output._data)
+        if kind is None:
+            continue
+        if _allowance.depth:
+            return None
+        event = _birth_in_graph(nodes)
+        if event is None:
+            frames = capture_frames()
+            filename, lineno = user_location(frames)
+            event = AnomalyEvent(op=None, node_name=None, phase="input", kind=kind,
+                                 mechanism=None, created=False, filename=filename,
+                                 lineno=lineno, module_path=current_module_path())  # fmt: skip
+            headline = (f"backward() was called on a {kind} value that no lucid op created: "
+                        "it came from the input data or the parameters.")  # fmt: skip
+        else:
+            headline = (f"backward() was called on a {kind} value first born in "
+                        f"{event.op} ({event.phase}) at {event.location}.")  # fmt: skip
+        _warn_once(event, headline)
+        # One report per graph: the backward's own births are the same story.
+        return None
+    return mark
+
+
+def sentinel_check_backward(start: int | None) -> None:
+    """After a backward: gradients made non-finite during it name their birth."""
+    events = _births.events
+    new = 0 if start is None else _births.count - start
+    if new <= 0 or local_state.anomaly_enabled:
+        return
+    for position in range(max(len(events) - new, 0), len(events)):
+        event = events[position][0]
+        if event.phase in ("backward", "accumulation"):
+            if _allowance.depth:
+                return
+            where = "a gradient sum for" if event.phase == "accumulation" else "the backward of"
+            headline = (
+                f"backward produced {event.kind} gradients, first born in {where} "
+                f"{event.node_name} (during backward() at {event.location})."
+            )
+            _warn_once(event, headline)
+            return
+
+
+observers.flag_handler = _on_op_flags
+observers.backward_start_handler = sentinel_check_roots
+observers.backward_end_handler = sentinel_check_backward

@@ -1,0 +1,143 @@
+"""Printing: a tensor's repr in PyTorch's format (precision, summarising, line width)."""
+
+from __future__ import annotations
+
+import builtins
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from lucid._core import dtypes
+
+if TYPE_CHECKING:
+    from lucid._tensor import Tensor
+
+# ------------------------------------------------------------------------ repr
+# PyTorch's default print options: digits after the point, the element count above which a
+# tensor is summarised, the items kept at each edge of a summarised dimension, line width.
+_PRECISION = 4
+_SUMMARY_THRESHOLD = 1000
+_EDGE_ITEMS = 3
+_LINE_WIDTH = 80
+
+
+class _ElementFormat:
+    """The notation and common width every element of one tensor prints with (PyTorch's rules).
+
+    Floats print with 4 decimals; as `1.` when every finite value is a whole number; in
+    scientific notation when the finite non-zero magnitudes span more than 1000x, exceed 1e8,
+    or (for non-whole values) go below 1e-4.
+    """
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.is_float = array.dtype.kind == "f"
+        self.is_whole = True
+        self.is_scientific = False
+        self.width = 1
+        if not self.is_float:
+            for value in array.reshape(-1).tolist():
+                self.width = builtins.max(self.width, len(str(value)))
+            return
+        values = array.reshape(-1).astype(np.float64)
+        values = values[np.isfinite(values) & (values != 0)]
+        if values.size == 0:
+            return
+        magnitudes = np.abs(values)
+        largest, smallest = magnitudes.max(), magnitudes.min()
+        self.is_whole = builtins.bool(np.all(values == np.ceil(values)))
+        self.is_scientific = largest / smallest > 1000.0 or largest > 1.0e8
+        if not self.is_whole and smallest < 1.0e-4:
+            self.is_scientific = True
+        for value in values.tolist():
+            if self.is_scientific:
+                length = len(f"{value:.{_PRECISION}e}")
+            elif self.is_whole:
+                length = len(f"{value:.0f}") + 1  # the trailing "."
+            else:
+                length = len(f"{value:.{_PRECISION}f}")
+            self.width = builtins.max(self.width, length)
+
+    def format(self, value: Any) -> str:
+        if not self.is_float:
+            text = str(value)
+        elif self.is_scientific:
+            text = f"{value:{self.width}.{_PRECISION}e}"
+        elif self.is_whole:
+            text = f"{value:.0f}" + ("." if np.isfinite(value) else "")
+        else:
+            text = f"{value:.{_PRECISION}f}"
+        return text.rjust(self.width)
+
+
+def _edges(array: np.ndarray) -> np.ndarray:
+    """The elements a summarised print shows: the edge items of every dimension."""
+    if array.ndim == 0:
+        return array
+    if array.shape[0] > 2 * _EDGE_ITEMS:
+        array = np.concatenate((array[:_EDGE_ITEMS], array[-_EDGE_ITEMS:]))
+    if array.ndim == 1:
+        return array
+    return np.stack([_edges(row) for row in array])
+
+
+def _format_body(array: np.ndarray, indent: int, summarize: bool, style: _ElementFormat) -> str:
+    if array.ndim == 0:
+        return style.format(array.item())
+    is_cut = summarize and array.shape[0] > 2 * _EDGE_ITEMS
+    if array.ndim == 1:
+        values = array.tolist()
+        if is_cut:
+            items = [style.format(v) for v in values[:_EDGE_ITEMS]] + [" ..."]
+            items += [style.format(v) for v in values[-_EDGE_ITEMS:]]
+        else:
+            items = [style.format(v) for v in values]
+        per_line = builtins.max(1, (_LINE_WIDTH - indent) // (style.width + 2))
+        lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    if is_cut:
+        rows = [_format_body(row, indent + 1, summarize, style) for row in array[:_EDGE_ITEMS]]
+        rows.append("...")
+        rows += [_format_body(row, indent + 1, summarize, style) for row in array[-_EDGE_ITEMS:]]
+    else:
+        rows = [_format_body(row, indent + 1, summarize, style) for row in array]
+    separator = "," + "\n" * (array.ndim - 1) + " " * (indent + 1)
+    return "[" + separator.join(rows) + "]"
+
+
+def _format_tensor(tensor: Tensor) -> str:
+    """PyTorch's repr, character for character, with 'lucid.' where PyTorch prints 'torch.'."""
+    array = tensor._data
+    prefix = "tensor("
+    indent = len(prefix)
+    default_float = dtypes.get_default_dtype().numpy_dtype
+    suffixes = []
+    if array.size == 0:
+        # An empty tensor shows no elements to tell its dtype or shape by.
+        if array.ndim != 1:
+            suffixes.append(f"size={tuple(array.shape)}")
+        if array.dtype != default_float:
+            suffixes.append(f"dtype={dtypes.from_numpy_dtype(array.dtype)}")
+        body = "[]"
+    else:
+        if array.dtype not in (default_float, np.dtype(np.int64), np.dtype(np.bool_)):
+            suffixes.append(f"dtype={dtypes.from_numpy_dtype(array.dtype)}")
+        summarize = array.size > _SUMMARY_THRESHOLD
+        style = _ElementFormat(_edges(array) if summarize else array)
+        body = _format_body(array, indent, summarize, style)
+    if tensor._grad_fn is not None:
+        suffixes.append(f"grad_fn=<{tensor._grad_fn.name()}>")
+    elif tensor._requires_grad:
+        suffixes.append("requires_grad=True")
+
+    text = prefix + body
+    parts = [text]
+    last_line_length = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line_length + len(suffix) + 2 > _LINE_WIDTH:
+            parts.append(",\n" + " " * indent + suffix)
+            last_line_length = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last_line_length += len(suffix) + 2
+    parts.append(")")
+    return "".join(parts)
