@@ -1,0 +1,265 @@
+"""In-process A/B of lucid against an earlier commit of itself (2 BLAS threads).
+
+    python benchmarks/ab_lucid.py --baseline HEAD~3        # (a)-(d), sentinel, anomaly mode
+    python benchmarks/ab_lucid.py --baseline main --quick  # fewer rounds
+
+The baseline commit's `lucid/` is exported with `git archive` and loaded beside the working
+tree's under the name `lucid_baseline` (its imports rewritten), so both run in one process
+on the same machine state. Each round times a step of one, then the other, in alternating
+order; the report is the median of the per-round ratios (new / baseline) and their spread
+(25th-75th percentile), since drift on a shared machine exceeds the effects measured here.
+Import time and the number of lucid modules `import lucid` loads are measured in fresh
+interpreters, with bytecode cached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import io
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(variable, "2")
+
+import numpy as np  # noqa: E402
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+BASELINE_NAME = "lucid_baseline"
+
+
+def export_baseline(revision: str, directory: Path) -> Path:
+    """Write the revision's lucid/ as `lucid_baseline/` in directory, imports renamed."""
+    archive = subprocess.run(
+        ["git", "-C", str(REPOSITORY), "archive", "--format=tar", revision, "lucid"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(directory, filter="data")
+    target = directory / BASELINE_NAME
+    (directory / "lucid").rename(target)
+    for path in target.rglob("*.py"):
+        text = path.read_text()
+        # Only code references: import statements and dotted module paths in strings.
+        text = re.sub(r"^(\s*)(from|import) lucid\b", rf"\1\2 {BASELINE_NAME}", text, flags=re.M)
+        text = re.sub(r"\bimport lucid\b", f"import {BASELINE_NAME}", text)
+        text = re.sub(r'"lucid\.', f'"{BASELINE_NAME}.', text)
+        text = re.sub(r"'lucid\.", f"'{BASELINE_NAME}.", text)
+        path.write_text(text)
+    return directory
+
+
+def load_both(revision: str, directory: Path):
+    sys.path.insert(0, str(export_baseline(revision, directory)))
+    sys.path.insert(0, str(REPOSITORY))
+    baseline = importlib.import_module(BASELINE_NAME)
+    importlib.import_module(f"{BASELINE_NAME}.nn")
+    importlib.import_module(f"{BASELINE_NAME}.optim")
+    new = importlib.import_module("lucid")
+    importlib.import_module("lucid.nn")
+    importlib.import_module("lucid.optim")
+    assert Path(new.__file__).resolve().parent == REPOSITORY / "lucid", new.__file__
+    return baseline, new
+
+
+# ---------------------------------------------------------------------------- workloads
+def chain(lib, seed):
+    data = np.random.default_rng(seed).standard_normal(16).astype(np.float32)
+    x = lib.tensor(data, requires_grad=True)
+
+    def step():
+        y = x
+        for _ in range(25):
+            y = y * 1.01
+            y = y + 0.1
+            y = y.tanh()
+            y = y * x
+        y.sum().backward()
+        x.grad = None
+
+    return step
+
+
+def mlp(lib, seed):
+    rng = np.random.default_rng(seed)
+    params = []
+    for fan_in, fan_out in [(784, 512), (512, 512), (512, 10)]:
+        bound = 1 / np.sqrt(fan_in)
+        params.append(lib.tensor(rng.uniform(-bound, bound, (fan_out, fan_in)).astype(np.float32),
+                                 requires_grad=True))  # fmt: skip
+        params.append(lib.tensor(rng.uniform(-bound, bound, fan_out).astype(np.float32),
+                                 requires_grad=True))  # fmt: skip
+    x = lib.tensor(rng.standard_normal((128, 784)).astype(np.float32))
+    y = lib.tensor(rng.integers(0, 10, 128))
+
+    def step():
+        w1, b1, w2, b2, w3, b3 = params
+        h = lib.addmm(b1, x, w1.t()).relu()
+        h = lib.addmm(b2, h, w2.t()).relu()
+        logits = lib.addmm(b3, h, w3.t())
+        loss = -logits.log_softmax(1).gather(1, y.unsqueeze(1)).mean()
+        for p in params:
+            p.grad = None
+        loss.backward()
+        with lib.no_grad():
+            for p in params:
+                p.add_(p.grad, alpha=-0.01)
+
+    return step
+
+
+def cnn(lib, seed):
+    lib.manual_seed(seed)
+    nn = lib.nn
+    model = nn.Sequential(
+        nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(1568, 10),
+    )  # fmt: skip
+    optimizer = lib.optim.SGD(model.parameters(), lr=0.01)
+    rng = np.random.default_rng(seed)
+    x = lib.tensor(rng.standard_normal((64, 1, 28, 28)).astype(np.float32))
+    y = lib.tensor(rng.integers(0, 10, 64))
+
+    def step():
+        optimizer.zero_grad()
+        lib.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+
+    return step
+
+
+def block(lib, seed):
+    lib.manual_seed(seed)
+    model = lib.nn.TransformerEncoderLayer(
+        128, 4, dim_feedforward=512, dropout=0.0, batch_first=True, norm_first=True
+    )
+    x = lib.tensor(
+        np.random.default_rng(seed).standard_normal((16, 64, 128)).astype(np.float32),
+        requires_grad=True,
+    )
+    mask = lib.tensor(np.triu(np.full((64, 64), -np.inf, dtype=np.float32), 1))
+
+    def step():
+        model.zero_grad()
+        x.grad = None
+        model(x, src_mask=mask, is_causal=True).sum().backward()
+
+    return step
+
+
+WORKLOADS = {"(a) chain": (chain, 40), "(b) mlp": (mlp, 10), "(c) cnn": (cnn, 3),
+             "(d) block": (block, 3)}  # fmt: skip
+
+
+def under(lib, mode: str, step):
+    """The step with the sentinel off, as it is (on), or in detect_anomaly()."""
+    if mode == "sentinel off":
+
+        def wrapped():
+            was = lib.autograd.is_sentinel_enabled()
+            lib.autograd.set_sentinel(False)
+            try:
+                step()
+            finally:
+                lib.autograd.set_sentinel(was)
+
+        return wrapped
+    if mode == "detect_anomaly":
+
+        def wrapped():
+            with lib.autograd.detect_anomaly():
+                step()
+
+        return wrapped
+    return step
+
+
+# ---------------------------------------------------------------------------- timing
+def _time(step, inner: int) -> float:
+    start = time.perf_counter()
+    for _ in range(inner):
+        step()
+    return (time.perf_counter() - start) / inner
+
+
+def paired_ratios(new_step, baseline_step, rounds: int, inner: int) -> list[float]:
+    for _ in range(2):
+        new_step()
+        baseline_step()
+    ratios = []
+    for index in range(rounds):
+        if index % 2:
+            base = _time(baseline_step, inner)
+            new = _time(new_step, inner)
+        else:
+            new = _time(new_step, inner)
+            base = _time(baseline_step, inner)
+        ratios.append(new / base)
+    return ratios
+
+
+def summary(ratios: list[float]) -> str:
+    quartiles = statistics.quantiles(ratios, n=4)
+    return (f"{statistics.median(ratios):6.3f}x  (25-75%: {quartiles[0]:.3f}-{quartiles[2]:.3f},"
+            f" {len(ratios)} rounds)")  # fmt: skip
+
+
+def import_cost(python_path: str, module: str, runs: int) -> tuple[float, int]:
+    code = (
+        "import sys, time; start = time.perf_counter(); "
+        f"import {module}; elapsed = time.perf_counter() - start; "
+        f"print(elapsed, len([m for m in sys.modules if m.split('.')[0] == '{module}']))"
+    )
+    environment = dict(os.environ, PYTHONPATH=python_path)
+    times, count = [], 0
+    for _ in range(runs + 1):  # the first run writes the bytecode cache
+        out = subprocess.run([sys.executable, "-c", code], env=environment, check=True,
+                             capture_output=True, text=True).stdout.split()  # fmt: skip
+        times.append(float(out[0]))
+        count = int(out[1])
+    return statistics.median(times[1:]), count
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", required=True, help="git revision to compare against")
+    parser.add_argument("--quick", action="store_true", help="fewer rounds")
+    parser.add_argument("--only", default="", help="comma-separated workload letters, e.g. a,b")
+    parser.add_argument(
+        "--modes",
+        default="sentinel on",
+        help="comma-separated: 'sentinel on', 'sentinel off', 'detect_anomaly'",
+    )
+    args = parser.parse_args()
+    rounds = 9 if args.quick else 21
+    with tempfile.TemporaryDirectory() as directory:
+        baseline, new = load_both(args.baseline, Path(directory))
+        print(f"new: {REPOSITORY} (working tree)   baseline: {args.baseline}")
+        for name, (build, inner) in WORKLOADS.items():
+            if args.only and name[1] not in args.only.split(","):
+                continue
+            for mode in args.modes.split(","):
+                new_step = under(new, mode, build(new, 0))
+                baseline_step = under(baseline, mode, build(baseline, 0))
+                ratios = paired_ratios(new_step, baseline_step, rounds, inner)
+                print(f"{name:<11} {mode:<15} new/baseline {summary(ratios)}", flush=True)
+        runs = 5 if args.quick else 11
+        for label, path, module in (("new", str(REPOSITORY), "lucid"),
+                                    ("baseline", directory, BASELINE_NAME)):  # fmt: skip
+            seconds, count = import_cost(path, module, runs)
+            print(f"import {label:<9} {seconds * 1e3:7.1f} ms  {count} modules")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
