@@ -32,6 +32,10 @@ for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_core  # noqa: E402
+import bench_models  # noqa: E402
+
 REPOSITORY = Path(__file__).resolve().parent.parent
 BASELINE_NAME = "lucid_baseline"
 
@@ -48,12 +52,8 @@ def export_baseline(revision: str, directory: Path) -> Path:
     target = directory / BASELINE_NAME
     (directory / "lucid").rename(target)
     for path in target.rglob("*.py"):
-        text = path.read_text()
-        # Only code references: import statements and dotted module paths in strings.
-        text = re.sub(r"^(\s*)(from|import) lucid\b", rf"\1\2 {BASELINE_NAME}", text, flags=re.M)
-        text = re.sub(r"\bimport lucid\b", f"import {BASELINE_NAME}", text)
-        text = re.sub(r'"lucid\.', f'"{BASELINE_NAME}.', text)
-        text = re.sub(r"'lucid\.", f"'{BASELINE_NAME}.", text)
+        # Every reference to the package as a name: imports, `lucid.x` uses, module paths.
+        text = re.sub(r"(?<![\w.])lucid(?!\w)", BASELINE_NAME, path.read_text())
         path.write_text(text)
     return directory
 
@@ -72,89 +72,37 @@ def load_both(revision: str, directory: Path):
 
 
 # ---------------------------------------------------------------------------- workloads
+# The steps of bench_core.py and bench_models.py, built for one lucid or the other.
 def chain(lib, seed):
     data = np.random.default_rng(seed).standard_normal(16).astype(np.float32)
     x = lib.tensor(data, requires_grad=True)
-
-    def step():
-        y = x
-        for _ in range(25):
-            y = y * 1.01
-            y = y + 0.1
-            y = y.tanh()
-            y = y * x
-        y.sum().backward()
-        x.grad = None
-
-    return step
+    return lambda: bench_core.chain_step(lib, x)
 
 
 def mlp(lib, seed):
-    rng = np.random.default_rng(seed)
-    params = []
-    for fan_in, fan_out in [(784, 512), (512, 512), (512, 10)]:
-        bound = 1 / np.sqrt(fan_in)
-        params.append(lib.tensor(rng.uniform(-bound, bound, (fan_out, fan_in)).astype(np.float32),
-                                 requires_grad=True))  # fmt: skip
-        params.append(lib.tensor(rng.uniform(-bound, bound, fan_out).astype(np.float32),
-                                 requires_grad=True))  # fmt: skip
-    x = lib.tensor(rng.standard_normal((128, 784)).astype(np.float32))
-    y = lib.tensor(rng.integers(0, 10, 128))
-
-    def step():
-        w1, b1, w2, b2, w3, b3 = params
-        h = lib.addmm(b1, x, w1.t()).relu()
-        h = lib.addmm(b2, h, w2.t()).relu()
-        logits = lib.addmm(b3, h, w3.t())
-        loss = -logits.log_softmax(1).gather(1, y.unsqueeze(1)).mean()
-        for p in params:
-            p.grad = None
-        loss.backward()
-        with lib.no_grad():
-            for p in params:
-                p.add_(p.grad, alpha=-0.01)
-
-    return step
+    (params, x, y), _ = bench_core.make_mlp(seed)
+    arguments = ([lib.tensor(p.detach().numpy(), requires_grad=True) for p in params],
+                 lib.tensor(x.numpy()), lib.tensor(y.numpy()))  # fmt: skip
+    return lambda: bench_core.lucid_mlp_step(*arguments, lib=lib)
 
 
 def cnn(lib, seed):
     lib.manual_seed(seed)
-    nn = lib.nn
-    model = nn.Sequential(
-        nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(1568, 10),
-    )  # fmt: skip
+    model = bench_models.cnn(lib)
     optimizer = lib.optim.SGD(model.parameters(), lr=0.01)
     rng = np.random.default_rng(seed)
     x = lib.tensor(rng.standard_normal((64, 1, 28, 28)).astype(np.float32))
     y = lib.tensor(rng.integers(0, 10, 64))
-
-    def step():
-        optimizer.zero_grad()
-        lib.nn.functional.cross_entropy(model(x), y).backward()
-        optimizer.step()
-
-    return step
+    return lambda: bench_models.cnn_step(lib, model, optimizer, x, y)
 
 
 def block(lib, seed):
     lib.manual_seed(seed)
-    model = lib.nn.TransformerEncoderLayer(
-        128, 4, dim_feedforward=512, dropout=0.0, batch_first=True, norm_first=True
-    )
-    x = lib.tensor(
-        np.random.default_rng(seed).standard_normal((16, 64, 128)).astype(np.float32),
-        requires_grad=True,
-    )
+    model = bench_models.block(lib, "relu")
+    data = np.random.default_rng(seed).standard_normal((16, 64, 128)).astype(np.float32)
+    x = lib.tensor(data, requires_grad=True)
     mask = lib.tensor(np.triu(np.full((64, 64), -np.inf, dtype=np.float32), 1))
-
-    def step():
-        model.zero_grad()
-        x.grad = None
-        model(x, src_mask=mask, is_causal=True).sum().backward()
-
-    return step
+    return lambda: bench_models.block_step(lib, model, x, mask)
 
 
 WORKLOADS = {"(a) chain": (chain, 40), "(b) mlp": (mlp, 10), "(c) cnn": (cnn, 3),

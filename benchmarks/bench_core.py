@@ -68,16 +68,16 @@ def make_mlp(seed: int):
     )
 
 
-def lucid_mlp_step(params, x, y, lr=0.01):
+def lucid_mlp_step(params, x, y, lr=0.01, lib=lucid):
     w1, b1, w2, b2, w3, b3 = params
-    h = lucid.addmm(b1, x, w1.t()).relu()
-    h = lucid.addmm(b2, h, w2.t()).relu()
-    logits = lucid.addmm(b3, h, w3.t())
+    h = lib.addmm(b1, x, w1.t()).relu()
+    h = lib.addmm(b2, h, w2.t()).relu()
+    logits = lib.addmm(b3, h, w3.t())
     loss = -logits.log_softmax(1).gather(1, y.unsqueeze(1)).mean()
     for p in params:
         p.grad = None
     loss.backward()
-    with lucid.no_grad():
+    with lib.no_grad():
         for p in params:
             p.add_(p.grad, alpha=-lr)
     return loss

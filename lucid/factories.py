@@ -10,30 +10,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._core import dtypes
-from lucid._core.random import (
-    Generator,
-    _rng,
-    default_generator,
-    get_rng_state,
-    initial_seed,
-    manual_seed,
-    seed,
-    set_rng_state,
-)
+from lucid._core import dtypes, random
+from lucid._core.random import *  # noqa: F403  (the generator functions are lucid's too)
+from lucid._core.random import Generator, _rng
 from lucid._core.tensor import _TYPE_NAMES, Size, TensorBase, _varargs_shape, _wrap
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
 __all__ = [
-    "Generator",
-    "manual_seed",
-    "seed",
-    "initial_seed",
-    "get_rng_state",
-    "set_rng_state",
-    "default_generator",
+    *random.__all__,
     "tensor",
     "as_tensor",
     "from_numpy",

@@ -144,6 +144,15 @@ def test_each_layer_imports_only_the_layers_below_it(layer):
     assert bad == []
 
 
+def _run_python(code: str) -> subprocess.CompletedProcess:
+    """Run `code` in a fresh interpreter; fails the test with its stderr if it fails."""
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    return result
+
+
 def _cycle_members(edges: dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
     index: dict[str, int] = {}
@@ -214,10 +223,7 @@ def test_core_loads_alone_without_ops_tools_or_the_package_face():
         "loaded = sorted(m for m in sys.modules if m.startswith('lucid.'))\n"
         "print(' '.join(loaded))\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
-    )
-    assert result.returncode == 0, result.stderr
+    result = _run_python(code)
     loaded = result.stdout.split()
     assert "lucid._core.engine" in loaded
     assert [name for name in loaded if not _is_within(name, "lucid._core")] == []
@@ -229,10 +235,7 @@ def test_subpackages_are_attributes_after_import_lucid():
         "print(lucid.nn.Linear.__name__, lucid.optim.SGD.__name__, lucid.utils.data.__name__,\n"
         "      lucid.save.__name__, lucid.autograd.profiler.__name__)\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
-    )
-    assert result.returncode == 0, result.stderr
+    result = _run_python(code)
     assert result.stdout.split() == [
         "Linear",
         "SGD",
@@ -353,19 +356,13 @@ def test_import_lucid_works_without_torch():
         "assert not any(m == 'torch' or m.startswith('torch.') for m in sys.modules), 'torch'\n"
         "print('ok')\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
-    )
-    assert result.returncode == 0, result.stderr
+    result = _run_python(code)
     assert result.stdout.strip() == "ok"
 
 
 def test_import_lucid_does_not_import_torch():
     code = "import sys, lucid; print('torch' in sys.modules)"
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
-    )
-    assert result.returncode == 0, result.stderr
+    result = _run_python(code)
     assert result.stdout.strip() == "False"
 
 
