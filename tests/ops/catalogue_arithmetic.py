@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 import lucid
 from tests.ops.op_catalogue import OpCase
+from tests.torch_oracle import torch
 
 
 def _away_from_zero(*shapes: tuple[int, ...], low: float = 0.5, high: float = 2.0):

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import torch.nn.functional as F
-
 import lucid.nn.functional as LF
 from tests.ops.op_catalogue import OpCase
+from tests.torch_oracle import functional as F
 
 
 def _row(name: str, shapes, extremes: bool = True, **kwargs) -> OpCase:

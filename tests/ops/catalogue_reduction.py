@@ -6,10 +6,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import torch
 
 import lucid
 from tests.ops.op_catalogue import OpCase
+from tests.torch_oracle import torch
 
 
 def _numpy(function: Callable[..., Any]) -> Callable[..., Any]:

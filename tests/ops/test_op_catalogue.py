@@ -16,6 +16,7 @@ import pytest
 
 import lucid
 from tests.ops.op_catalogue import CATALOGUE, OpCase
+from tests.torch_oracle import TORCH_MISSING
 
 DTYPES = ["float32", "float64"]
 # Float64 parity and the NumPy reference share these tolerances (OpCase documents them).
@@ -43,7 +44,7 @@ dtypes = pytest.mark.parametrize("dtype", DTYPES)
 @pytest.fixture(scope="module")
 def torch_oracle() -> Any:
     """torch, warmed up: its first backward with an explicit gradient imports sympy (~1 s)."""
-    torch = pytest.importorskip("torch", reason="torch is the parity oracle and is not installed")
+    torch = pytest.importorskip("torch", reason=TORCH_MISSING)
     torch.ones(2, requires_grad=True).exp().backward(torch.ones(2))
     return torch
 
