@@ -546,6 +546,7 @@ ROWS: list[OpCase] = [
             np.array([[2, 2, 0, 2], [2, 1, 0, 0]], dtype=np.int64),
             _floats(rng, dtype, 2, 4),
         ],
+        sums=True,
     ),
     OpCase(
         "index_select",
