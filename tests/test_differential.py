@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 
 import lucid
+from tests.torch_oracle import TORCH_MISSING
 
 hypothesis = pytest.importorskip("hypothesis")
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason=TORCH_MISSING)
 st = hypothesis.strategies
 
 # One leaf per shape an expression can produce.

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import lucid
+from tests.torch_oracle import TORCH_MISSING
 
 DTYPE_NAMES = ["float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"]
 
@@ -176,7 +177,7 @@ def test_result_type_of_tensors_and_scalars():
 
 @pytest.mark.parametrize(("left", "right"), list(itertools.product(DTYPE_NAMES, repeat=2)))
 def test_tensor_promotion_matches_pytorch(left, right):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=TORCH_MISSING)
     for left_zero_dim, right_zero_dim in itertools.product([False, True], repeat=2):
         expected = (_make(torch, left, left_zero_dim) + _make(torch, right, right_zero_dim)).dtype
         result = _make(lucid, left, left_zero_dim) + _make(lucid, right, right_zero_dim)
@@ -189,7 +190,7 @@ def test_tensor_promotion_matches_pytorch(left, right):
 @pytest.mark.parametrize("name", DTYPE_NAMES)
 @pytest.mark.parametrize("scalar", [2, 1.5, True])
 def test_scalar_promotion_matches_pytorch(name, scalar):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=TORCH_MISSING)
     for zero_dim in (False, True):
         for op in ("__add__", "__mul__", "__radd__"):
             expected = getattr(_make(torch, name, zero_dim), op)(scalar).dtype

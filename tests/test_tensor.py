@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import lucid
+from tests.torch_oracle import TORCH_MISSING
 
 # (expression over module `m`, PyTorch's repr with "torch." written as "lucid.")
 REPR_CASES = [
@@ -98,7 +99,7 @@ def test_repr_matches_pytorch_format(expression, expected):
     ],
 )
 def test_repr_is_identical_to_torch(expression):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=TORCH_MISSING)
     expected = repr(eval(expression, {"m": torch})).replace("torch.", "lucid.")
     assert repr(eval(expression, {"m": lucid})) == expected
 
@@ -508,7 +509,7 @@ def test_tensor_is_hashable_by_identity():
 
 
 def test_dlpack_export_shares_memory_with_torch_and_numpy():
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=TORCH_MISSING)
     x = lucid.arange(6.0).reshape(2, 3)
     shared = torch.from_dlpack(x)
     shared[0, 0] = 42.0

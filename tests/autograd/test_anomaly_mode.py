@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 import lucid
 from lucid.autograd import (
@@ -26,6 +25,7 @@ from lucid.autograd import (
     set_detect_anomaly,
 )
 from tests.markers import marked_line
+from tests.torch_oracle import requires_torch, torch
 
 ENABLED_WARNING = (
     "Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
@@ -99,6 +99,7 @@ def test_anomaly_event_is_a_dataclass_with_the_documented_fields():
 
 
 # -------------------------------------------------------- state, as in PyTorch
+@requires_torch
 def test_state_outside_and_inside_matches_pytorch():
     def states(module):
         return module.is_anomaly_enabled(), module.is_anomaly_check_nan_enabled()
@@ -118,6 +119,7 @@ def test_state_outside_and_inside_matches_pytorch():
     assert actual == expected == [(False, True), (True, True), (True, False), (False, True)]
 
 
+@requires_torch
 def test_set_detect_anomaly_values_match_pytorch():
     torch.autograd.set_detect_anomaly(True, check_nan=False)
     set_detect_anomaly(True, check_nan=False)
@@ -380,6 +382,7 @@ def test_exception_in_custom_backward_without_anomaly_mode_does_not_warn():
 
 
 # -------------------------------------------------------- first lines of errors
+@requires_torch
 def test_backward_nan_first_line_matches_pytorch():
     x = lucid.tensor([0.0, 4.0], requires_grad=True)
     with detect_anomaly():

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 import lucid
 from lucid.autograd import (
@@ -22,6 +21,7 @@ from lucid.autograd import (
     detect_anomaly,
 )
 from tests.markers import marked_line
+from tests.torch_oracle import requires_torch, torch
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore:Anomaly Detection has been enabled", "ignore:Error detected in"
@@ -108,6 +108,7 @@ def test_03_sqrt_of_zero_gives_inf_in_backward():
     )
 
 
+@requires_torch
 def test_03_pytorch_misses_the_inf_lucid_reports():
     t = torch.tensor([0.0, 1.0], requires_grad=True)
     with pytest.warns(UserWarning, match="Anomaly Detection"):

@@ -11,6 +11,7 @@ import pytest
 
 import lucid
 from lucid import autograd
+from tests.torch_oracle import TORCH_MISSING
 
 
 def _leaf(values=(1.0, 2.0, 3.0), dtype=lucid.float32) -> lucid.Tensor:
@@ -448,7 +449,7 @@ def test_hooks_fire_in_the_same_order_as_pytorch():
 
     expected = ["c", "b", "pre b", "a", "node a", "x"]
     assert record(lucid) == expected
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=TORCH_MISSING)
     assert record(torch) == expected
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 
 import pytest
-import torch
 
 import lucid
 from lucid import autograd
+from tests.torch_oracle import TORCH_MISSING, requires_torch, torch
 
 FREED_GRAPH_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -188,7 +188,7 @@ def test_inplace_on_saved_tensor_without_grad_fn_raises_version_error():
 
 
 def test_version_error_matches_pytorch_wording():
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=TORCH_MISSING)
 
     def message(module):
         x = module.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
@@ -337,6 +337,7 @@ def test_bool_of_many_elements_raises():
         bool(lucid.ones(2))
 
 
+@requires_torch
 @pytest.mark.parametrize(
     ("shape", "sizes"),
     [((2, 2), (4, 5)), ((3,), (-1, 3)), ((2, 3), (-1, 4, 3)), ((5, 4, 3), (4, 5))],
@@ -349,6 +350,7 @@ def test_expand_errors_name_the_dim_pytorch_checks_first(shape, sizes):
         lucid.ones(*shape).expand(*sizes)
 
 
+@requires_torch
 def test_addmm_bias_that_cannot_broadcast_raises_expand_error():
     for beta in (1, 0, 0.5):
         with pytest.raises(RuntimeError) as expected:

@@ -31,6 +31,7 @@ from lucid.autograd.profiler import (
 )
 from lucid.utils import atomic
 from tests.markers import marked_line
+from tests.torch_oracle import TORCH_MISSING
 
 _THIS_FILE = str(Path(__file__).resolve())
 
@@ -463,7 +464,7 @@ def test_profile_memory_counts_bytes_each_op_allocates():
 
 # ----------------------------------------------------------------------- tables
 def test_table_columns_and_layout_mirror_pytorch():
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=TORCH_MISSING)
     torch_x = torch.randn(3, requires_grad=True)
     with torch.autograd.profiler.profile() as torch_prof:
         (torch_x * 2).sum().backward()

@@ -10,11 +10,11 @@ import warnings
 
 import numpy as np
 import pytest
-import torch
 
 import lucid
 import lucid.nn as nn
 from lucid.debug import GradNormEvent, GradNormGuard
+from tests.torch_oracle import requires_torch, torch
 
 
 def _mlp() -> nn.Module:
@@ -37,6 +37,7 @@ def _feed(guard: GradNormGuard, params: list, norms: list[float]) -> list:
     return results
 
 
+@requires_torch
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_total_norm_matches_torch(dtype: type) -> None:
     rng = np.random.default_rng(1)

@@ -6,13 +6,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 import lucid
 import lucid.optim
+from tests.torch_oracle import TORCH_AVAILABLE, torch
 
-# torch's intra-op thread pool spins on small tensors when the cores are busy (tens of ms a call)
-torch.set_num_threads(1)
+if TORCH_AVAILABLE:
+    # torch's intra-op thread pool spins on small tensors when the cores are busy (tens of ms a
+    # call)
+    torch.set_num_threads(1)
 
 # (rtol, atol) per dtype name: float64 must agree to rounding, float32 loosely. Deep stacks
 # (attention, transformer layers) accumulate float32 rounding in their gradients beyond one

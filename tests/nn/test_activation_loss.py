@@ -6,12 +6,14 @@ import warnings
 
 import numpy as np
 import pytest
-import torch
 
 import lucid
 from lucid.nn.modules import activation as A
 from lucid.nn.modules import loss as L
 from tests.nn.parity import TOLERANCES, assert_close, check_forward_backward, check_repr_and_keys
+from tests.torch_oracle import requires_torch, torch
+
+pytestmark = requires_torch
 
 DTYPES = ["float64", "float32"]
 

@@ -6,10 +6,10 @@ from collections import OrderedDict
 
 import numpy as np
 import pytest
-import torch
 
 import lucid
 from lucid import nn
+from tests.torch_oracle import requires_torch, torch
 
 
 class Add(nn.Module):
@@ -43,6 +43,7 @@ def _same_repr(lucid_module, torch_module) -> None:
 
 
 # ---------------------------------------------------------------- Sequential
+@requires_torch
 def test_sequential_forward_names_and_repr():
     model = nn.Sequential(Add(1), Add(2), Add(3))
     reference = torch.nn.Sequential(TorchAdd(1), TorchAdd(2), TorchAdd(3))
@@ -51,6 +52,7 @@ def test_sequential_forward_names_and_repr():
     _same_repr(model, reference)
 
 
+@requires_torch
 def test_sequential_from_ordered_dict_keeps_names():
     model = nn.Sequential(OrderedDict(first=Add(1), second=Add(2)))
     assert [name for name, _ in model.named_children()] == ["first", "second"]
@@ -60,6 +62,7 @@ def test_sequential_from_ordered_dict_keeps_names():
     _same_repr(model, torch.nn.Sequential(OrderedDict(first=TorchAdd(1), second=TorchAdd(2))))
 
 
+@requires_torch
 def test_sequential_mutation_matches_torch():
     ours = nn.Sequential(Add(0), Add(1), Add(2))
     theirs = torch.nn.Sequential(TorchAdd(0), TorchAdd(1), TorchAdd(2))
@@ -78,6 +81,7 @@ def test_sequential_mutation_matches_torch():
         ours[5]
 
 
+@requires_torch
 def test_sequential_ordered_dict_delete_renumbers_like_torch():
     ours = nn.Sequential(OrderedDict(a=Add(1), b=Add(2)))
     theirs = torch.nn.Sequential(OrderedDict(a=TorchAdd(1), b=TorchAdd(2)))
@@ -100,6 +104,7 @@ def test_sequential_registers_parameters():
 
 
 # ---------------------------------------------------------------- ModuleList
+@requires_torch
 def test_module_list_matches_torch():
     ours = nn.ModuleList([Add(1), Add(1)])
     theirs = torch.nn.ModuleList([TorchAdd(1), TorchAdd(1)])
@@ -127,6 +132,7 @@ def test_module_list_extend_requires_iterable():
 
 
 # ---------------------------------------------------------------- ModuleDict
+@requires_torch
 def test_module_dict_matches_torch():
     ours = nn.ModuleDict({"b": Add(1), "a": Add(2)})
     theirs = torch.nn.ModuleDict({"b": TorchAdd(1), "a": TorchAdd(2)})
@@ -146,6 +152,7 @@ def test_module_dict_matches_torch():
 
 
 # ---------------------------------------------------------------- ParameterList / Dict
+@requires_torch
 def test_parameter_list_wraps_tensors_and_repr():
     ours = nn.ParameterList([lucid.ones(2, 3), nn.Parameter(lucid.ones(2))])
     theirs = torch.nn.ParameterList([torch.ones(2, 3), torch.nn.Parameter(torch.ones(2))])
@@ -161,6 +168,7 @@ def test_parameter_list_wraps_tensors_and_repr():
         ours[3]
 
 
+@requires_torch
 def test_parameter_dict_matches_torch():
     ours = nn.ParameterDict({"b": lucid.ones(1), "a": lucid.ones(2)})
     theirs = torch.nn.ParameterDict({"b": torch.ones(1), "a": torch.ones(2)})

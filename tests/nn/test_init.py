@@ -7,16 +7,17 @@ import warnings
 
 import numpy as np
 import pytest
-import torch
 
 import lucid
 import lucid.nn.init as init
+from tests.torch_oracle import requires_torch, torch
 
 
 def _values(tensor):
     return tensor.detach().numpy().astype(np.float64)
 
 
+@requires_torch
 @pytest.mark.parametrize(
     "shape", [(3, 5), (7, 2), (16, 4, 3), (8, 3, 5, 5), (2, 6, 1, 2, 3), (4, 0)]
 )
@@ -25,6 +26,7 @@ def test_fans_match_torch(shape):
     assert init._calculate_fan_in_and_fan_out(lucid.empty(shape)) == expected
 
 
+@requires_torch
 @pytest.mark.parametrize(
     ("nonlinearity", "param"),
     [
@@ -98,6 +100,7 @@ def _uniform_bound(torch_init, shape, **kwargs):
     return values.abs().max().item()
 
 
+@requires_torch
 @pytest.mark.parametrize(
     ("name", "shape", "kwargs", "bound"),
     [
@@ -128,6 +131,7 @@ def test_uniform_inits_use_torch_bounds(name, shape, kwargs, bound):
     assert values.std() == pytest.approx(bound / math.sqrt(3), rel=0.02)
 
 
+@requires_torch
 @pytest.mark.parametrize(
     ("name", "shape", "kwargs", "std"),
     [
@@ -161,6 +165,7 @@ def _truncated_normal_moments(mean, std, a, b):
     return mean + std * shift, std * math.sqrt(variance)
 
 
+@requires_torch
 @pytest.mark.parametrize(
     "kwargs",
     [{}, {"mean": 1.0, "std": 0.5, "a": 0.5, "b": 3.0}, {"std": 2.0, "a": -1.0, "b": 4.0}],
@@ -186,6 +191,7 @@ def test_trunc_normal_matches_torch_statistics_and_bounds(kwargs):
     )
 
 
+@requires_torch
 def test_trunc_normal_inverse_error_function_is_accurate():
     points = np.linspace(-0.999999, 0.999999, 101)
     ours = init._erfinv(lucid.tensor(points)).numpy()

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
 import lucid
 from lucid.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
@@ -25,6 +24,7 @@ from tests.nn.parity import (
     check_sgd_steps,
     compare_state,
 )
+from tests.torch_oracle import requires_torch, torch
 
 FLOATS = pytest.mark.parametrize("dtype", ["float64", "float32"])
 
@@ -41,6 +41,7 @@ def _randn(dtype: str, *shape: int, seed: int = 0) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ linear
+@requires_torch
 def test_identity_returns_input_and_ignores_arguments():
     module = Identity(3, foo="bar")
     x = lucid.randn(2, 3)
@@ -49,6 +50,7 @@ def test_identity_returns_input_and_ignores_arguments():
     assert list(module.state_dict()) == []
 
 
+@requires_torch
 @FLOATS
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("shape", [(4, 5), (2, 3, 5), (5,)])
@@ -84,6 +86,7 @@ def test_linear_zero_in_features_gives_zero_bias():
     np.testing.assert_array_equal(module.bias.detach().numpy(), np.zeros(3, np.float32))
 
 
+@requires_torch
 @FLOATS
 @pytest.mark.parametrize("bias", [True, False])
 def test_bilinear_parity(dtype, bias):
@@ -104,6 +107,7 @@ def test_bilinear_init_bounds_and_errors():
 
 
 # ----------------------------------------------------------------- dropout
+@requires_torch
 @pytest.mark.parametrize(
     "cls, torch_cls", [(Dropout, torch.nn.Dropout), (Dropout2d, torch.nn.Dropout2d)]
 )
@@ -152,6 +156,7 @@ def test_dropout_inplace_writes_into_input():
 
 
 # ----------------------------------------------------------- normalization
+@requires_torch
 @FLOATS
 @pytest.mark.parametrize(
     "kwargs",
@@ -169,6 +174,7 @@ def test_layer_norm_parity(dtype, kwargs):
         check_sgd_steps(torch_module, lucid_module, lambda: [_randn(dtype, 2, 3, 4)], dtype)
 
 
+@requires_torch
 def test_layer_norm_int_shape_and_init():
     module = LayerNorm(6)
     assert module.normalized_shape == (6,)
@@ -177,6 +183,7 @@ def test_layer_norm_int_shape_and_init():
     np.testing.assert_array_equal(module.bias.detach().numpy(), np.zeros(6))
 
 
+@requires_torch
 @FLOATS
 @pytest.mark.parametrize("kwargs", [{}, {"affine": False}, {"bias": False}])
 def test_group_norm_parity(dtype, kwargs):
@@ -190,6 +197,7 @@ def test_group_norm_parity(dtype, kwargs):
         check_sgd_steps(torch_module, lucid_module, lambda: [_randn(dtype, 3, 6, 5)], dtype)
 
 
+@requires_torch
 def test_group_norm_indivisible_channels_raises():
     with pytest.raises(ValueError) as lucid_error:
         GroupNorm(4, 6)
@@ -198,6 +206,7 @@ def test_group_norm_indivisible_channels_raises():
     assert str(lucid_error.value) == str(torch_error.value)
 
 
+@requires_torch
 @FLOATS
 @pytest.mark.parametrize("kwargs", [{}, {"elementwise_affine": False}, {"eps": 1e-4}])
 def test_rms_norm_parity(dtype, kwargs):
@@ -220,6 +229,7 @@ def _randomize(torch_module: torch.nn.Module) -> None:
             param.copy_(torch.randn(param.shape, generator=generator, dtype=param.dtype))
 
 
+@requires_torch
 @FLOATS
 @pytest.mark.parametrize(
     "cls, torch_cls, shape",
@@ -289,6 +299,7 @@ def test_batch_norm_without_running_stats_uses_batch_stats_in_eval():
     np.testing.assert_allclose(y.mean((0, 2, 3)), np.zeros(3), atol=1e-5)
 
 
+@requires_torch
 def test_batch_norm_bad_input_dims_raise_torch_errors():
     for cls, torch_cls, shape in [
         (BatchNorm1d, torch.nn.BatchNorm1d, (2, 3, 4, 5)),
@@ -313,6 +324,7 @@ CONV2D_CASES = [
 ]
 
 
+@requires_torch
 @FLOATS
 @pytest.mark.parametrize("kwargs", CONV2D_CASES)
 @pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel lengths")
@@ -324,6 +336,7 @@ def test_conv2d_parity(dtype, kwargs):
     check_sgd_steps(torch_module, lucid_module, lambda: [_randn(dtype, 2, 4, 6, 5)], dtype)
 
 
+@requires_torch
 @FLOATS
 @pytest.mark.parametrize(
     "kwargs",
@@ -336,6 +349,7 @@ def test_conv1d_parity(dtype, kwargs):
     check_sgd_steps(torch_module, lucid_module, lambda: [_randn(dtype, 3, 4, 8)], dtype)
 
 
+@requires_torch
 @FLOATS
 @pytest.mark.parametrize(
     "kwargs",
@@ -355,6 +369,7 @@ def test_conv_transpose2d_parity(dtype, kwargs):
     check_sgd_steps(torch_module, lucid_module, lambda: [_randn(dtype, 2, 4, 3, 3)], dtype)
 
 
+@requires_torch
 @pytest.mark.parametrize("output_size", [[9, 9], [10, 10], [2, 6, 10, 9]])
 def test_conv_transpose2d_output_size(output_size):
     torch_module = torch.nn.ConvTranspose2d(6, 4, 3, stride=2, padding=1, dtype=torch.float64)
@@ -365,6 +380,7 @@ def test_conv_transpose2d_output_size(output_size):
     )
 
 
+@requires_torch
 def test_conv_transpose2d_bad_output_size_raises_torch_error():
     lucid_module = ConvTranspose2d(6, 4, 3, stride=2, padding=1)
     torch_module = torch.nn.ConvTranspose2d(6, 4, 3, stride=2, padding=1)
@@ -391,6 +407,7 @@ def test_conv_init_bounds_and_reproducible():
     assert np.abs(transposed.bias.detach().numpy()).max() <= 1 / math.sqrt(3 * 9)
 
 
+@requires_torch
 @pytest.mark.parametrize(
     "args, kwargs",
     [
@@ -410,6 +427,7 @@ def test_conv_bad_arguments_raise_torch_errors(args, kwargs):
     assert str(lucid_error.value).split("{")[0] == str(torch_error.value).split("{")[0]
 
 
+@requires_torch
 def test_conv_padding_modes_other_than_zeros_raise():
     for mode in ("reflect", "replicate", "circular"):
         with pytest.raises(NotImplementedError, match=f"padding_mode='{mode}' is not supported"):
@@ -424,6 +442,7 @@ def test_conv_padding_modes_other_than_zeros_raise():
 
 
 # ----------------------------------------------------------------- pooling
+@requires_torch
 @FLOATS
 @pytest.mark.parametrize(
     "cls, torch_cls, args, kwargs, shape",
@@ -460,6 +479,7 @@ def test_pooling_parity(dtype, cls, torch_cls, args, kwargs, shape):
     check_forward_backward(torch_module, lucid_module, [_randn(dtype, *shape)], dtype)
 
 
+@requires_torch
 def test_max_pool_return_indices():
     torch_module = torch.nn.MaxPool2d(2, return_indices=True)
     lucid_module = MaxPool2d(2, return_indices=True)
@@ -472,6 +492,7 @@ def test_max_pool_return_indices():
 
 
 # ------------------------------------------------------------------ sparse
+@requires_torch
 @FLOATS
 @pytest.mark.parametrize(
     "kwargs", [{}, {"padding_idx": 1}, {"padding_idx": -2}, {"scale_grad_by_freq": True}]
@@ -504,6 +525,7 @@ def test_embedding_init_is_standard_normal_and_reproducible():
     np.testing.assert_array_equal(Embedding(400, 50).weight.detach().numpy(), weight)
 
 
+@requires_torch
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_embedding_max_norm_parity(dtype):
     torch_module, lucid_module = _pair(torch.nn.Embedding, Embedding, dtype, 6, 3, max_norm=1.0)
@@ -515,6 +537,7 @@ def test_embedding_max_norm_parity(dtype):
     compare_state(torch_module, lucid_module, rtol, atol)
 
 
+@requires_torch
 def test_embedding_from_pretrained():
     table = np.arange(12, dtype=np.float32).reshape(4, 3)
     torch_module = torch.nn.Embedding.from_pretrained(torch.tensor(table), padding_idx=0)
@@ -535,22 +558,23 @@ def test_embedding_from_pretrained():
 
 
 # ----------------------------------------------------------------- flatten
+@requires_torch
 @pytest.mark.parametrize(
-    "module_args, torch_module",
+    "cls, torch_cls, args",
     [
-        ((Flatten, ()), torch.nn.Flatten()),
-        ((Flatten, (0, 2)), torch.nn.Flatten(0, 2)),
-        ((Unflatten, (1, (2, 6))), torch.nn.Unflatten(1, (2, 6))),
-        ((Unflatten, (-1, [2, -1])), torch.nn.Unflatten(-1, [2, -1])),
+        (Flatten, torch.nn.Flatten, ()),
+        (Flatten, torch.nn.Flatten, (0, 2)),
+        (Unflatten, torch.nn.Unflatten, (1, (2, 6))),
+        (Unflatten, torch.nn.Unflatten, (-1, [2, -1])),
     ],
 )
-def test_flatten_unflatten_parity(module_args, torch_module):
-    cls, args = module_args
-    lucid_module = cls(*args)
+def test_flatten_unflatten_parity(cls, torch_cls, args):
+    lucid_module, torch_module = cls(*args), torch_cls(*args)
     check_repr_and_keys(torch_module, lucid_module)
     check_forward_backward(torch_module, lucid_module, [_randn("float64", 3, 12, 4)], "float64")
 
 
+@requires_torch
 def test_unflatten_bad_size_raises_torch_errors():
     for size in (5, (2, 3.0)):
         with pytest.raises(TypeError) as lucid_error:

@@ -7,11 +7,11 @@ from collections import OrderedDict
 
 import numpy as np
 import pytest
-import torch
 
 import lucid
 from lucid import nn
 from lucid.nn.modules import module as module_module
+from tests.torch_oracle import requires_torch, torch
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore:Anomaly Detection has been enabled",
@@ -99,6 +99,7 @@ def test_parameter_is_a_leaf_tensor_sharing_storage():
     assert type(param * 2) is lucid.Tensor
 
 
+@requires_torch
 def test_parameter_repr_matches_torch():
     lucid_repr = repr(nn.Parameter(lucid.tensor([1.0, 2.0])))
     torch_repr = repr(torch.nn.Parameter(torch.tensor([1.0, 2.0])))
@@ -113,6 +114,7 @@ def test_parameter_deepcopy_keeps_type():
 
 
 # ---------------------------------------------------------------- registration
+@requires_torch
 def test_registration_and_naming_match_torch():
     model, reference = Net(), TorchNet()
     for method in ("named_parameters", "named_buffers", "named_children", "named_modules"):
@@ -156,6 +158,7 @@ def test_attribute_assignment_and_deletion():
     assert "running" in dir(model) and "bias" in dir(model)
 
 
+@requires_torch
 @pytest.mark.parametrize(
     "call",
     [
@@ -199,6 +202,7 @@ def test_get_submodule_parameter_buffer():
         model.get_parameter("head.running")
 
 
+@requires_torch
 @pytest.mark.parametrize("args, kwargs", [((1,), {}), ((), {"a": 1})])
 def test_module_init_rejects_arguments_like_torch(args, kwargs):
     with pytest.raises(TypeError) as expected:
@@ -226,6 +230,7 @@ def test_train_eval_propagate():
         model.train(1)
 
 
+@requires_torch
 def test_apply_visits_children_first():
     order = []
     Net().apply(lambda m: order.append(type(m).__name__))
@@ -302,6 +307,7 @@ def _load_errors(lucid_model, torch_model, edit, strict=True):
     assert str(got.value).replace("lucid", "torch") == expected_message
 
 
+@requires_torch
 def test_load_state_dict_errors_match_torch():
     def missing_and_unexpected(state, lib):
         del state["encoder.0.bias"]
@@ -318,6 +324,7 @@ def test_load_state_dict_errors_match_torch():
     _load_errors(Net(), TorchNet(), wrong_shape, strict=False)
 
 
+@requires_torch
 def test_load_state_dict_non_strict_returns_keys():
     model, reference = Net(), TorchNet()
     lucid_state, torch_state = model.state_dict(), reference.state_dict()
@@ -330,6 +337,7 @@ def test_load_state_dict_non_strict_returns_keys():
 
 
 # ---------------------------------------------------------------- repr
+@requires_torch
 def test_nested_repr_matches_torch():
     assert repr(Net()) == repr(TorchNet()).replace("Torch", "")
     assert repr(nn.Module()) == repr(torch.nn.Module())
@@ -452,6 +460,7 @@ def _as_numpy(grads):
     return [None if g is None else np.asarray(g.detach().numpy()) for g in grads]
 
 
+@requires_torch
 @pytest.mark.parametrize("input_requires_grad", [True, False])
 def test_full_backward_hooks_match_torch(input_requires_grad):
     model, reference = _paired_affines()
@@ -484,6 +493,7 @@ def test_full_backward_hooks_match_torch(input_requires_grad):
     )
 
 
+@requires_torch
 def test_backward_hooks_replace_gradients_like_torch():
     model, reference = _paired_affines()
     for module in (model, reference):
@@ -503,6 +513,7 @@ def test_backward_hooks_replace_gradients_like_torch():
     )
 
 
+@requires_torch
 def test_backward_hook_grad_input_has_none_for_non_tensor_args():
     class Scale(nn.Module):
         def forward(self, x, factor):

@@ -7,7 +7,6 @@ import warnings
 
 import numpy as np
 import pytest
-import torch
 
 import lucid
 from lucid.nn.modules.activation import MultiheadAttention
@@ -22,6 +21,7 @@ from tests.nn.parity import (
     compare_grads,
     copy_state,
 )
+from tests.torch_oracle import requires_torch, torch
 
 DTYPES = ["float64", "float32"]
 EMBED, HEADS, BATCH, TARGET, SOURCE = 8, 2, 3, 4, 5
@@ -74,6 +74,7 @@ def _masks(dtype: str) -> dict[str, dict]:
     }
 
 
+@requires_torch
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("batch_first", [False, True])
 @pytest.mark.parametrize(
@@ -96,6 +97,7 @@ def test_mha_parity(dtype: str, batch_first: bool, mask: str, weights: dict) -> 
     assert len(lucid_out) == (2 if weights["need_weights"] else 1)
 
 
+@requires_torch
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize(
     "options",
@@ -116,6 +118,7 @@ def test_mha_options(dtype: str, options: dict) -> None:
         check_forward_backward(torch_module, lucid_module, inputs, dtype, kwargs=kwargs)
 
 
+@requires_torch
 def test_mha_state_dict_keys() -> None:
     assert list(MultiheadAttention(8, 2).state_dict()) == [
         "in_proj_weight",
@@ -132,6 +135,7 @@ def test_mha_state_dict_keys() -> None:
     assert module.head_dim == 4 and module._qkv_same_embed_dim is False
 
 
+@requires_torch
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("batch_first", [False, True])
 def test_mha_self_attention_and_unbatched(dtype: str, batch_first: bool) -> None:
@@ -158,6 +162,7 @@ def test_mha_self_attention_and_unbatched(dtype: str, batch_first: bool) -> None
     assert_close(l_out, t_out, rtol, atol, "unbatched with padding")
 
 
+@requires_torch
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_mha_is_causal_hint(dtype: str) -> None:
     rtol, atol = TOLERANCES[dtype]
@@ -239,6 +244,7 @@ def _src(dtype: str, batch_first: bool, seed: int = 4) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
 
 
+@requires_torch
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("norm_first", [False, True])
 @pytest.mark.parametrize(
@@ -273,6 +279,7 @@ def test_encoder_layer_parity(dtype: str, norm_first: bool, options: dict) -> No
         check_forward_backward(torch_layer, lucid_layer, [src], _deep(dtype), kwargs=kwargs)
 
 
+@requires_torch
 def test_encoder_layer_repr_and_errors() -> None:
     _layer_pair("float32")
     _layer_pair("float32", activation="gelu", norm_first=True, layer_norm_eps=1e-6)
@@ -283,6 +290,7 @@ def test_encoder_layer_repr_and_errors() -> None:
     assert layer.norm1.eps == 1e-5 and layer.self_attn.batch_first is False
 
 
+@requires_torch
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("norm_first", [False, True])
 @pytest.mark.parametrize("batch_first", [False, True])
@@ -335,6 +343,7 @@ def test_encoder_deep_copies_layers() -> None:
     assert copy.deepcopy(encoder).layers[2].self_attn.embed_dim == 8
 
 
+@requires_torch
 def test_encoder_nested_tensor_warning() -> None:
     layer = TransformerEncoderLayer(8, 2, 16, norm_first=True)
     with warnings.catch_warnings(record=True) as caught:

@@ -6,11 +6,11 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
 import lucid
 import lucid.nn.utils as nn_utils
 from lucid import nn
+from tests.torch_oracle import requires_torch, torch
 
 DTYPES = [(lucid.float32, torch.float32, np.float32), (lucid.float64, torch.float64, np.float64)]
 SHAPES = [(3, 4), (5,), (2, 1, 3)]
@@ -39,6 +39,7 @@ def _assert_same_grads(lucid_params, torch_params, rtol: float) -> None:
         assert lp.grad.dtype == lp.dtype
 
 
+@requires_torch
 @pytest.mark.parametrize("norm_type", [1, 2.0, math.inf, 0.5, "inf"])
 @pytest.mark.parametrize("max_norm", [0.5, 1e6])
 @pytest.mark.parametrize("dtypes", DTYPES, ids=["float32", "float64"])
@@ -54,6 +55,7 @@ def test_clip_grad_norm_matches_torch(rng, norm_type, max_norm, dtypes) -> None:
     _assert_same_grads(lucid_params, torch_params, rtol)
 
 
+@requires_torch
 def test_clip_grad_norm_single_tensor_and_generator(rng) -> None:
     grads = _random_grads(rng, np.float64)
     lucid_params, torch_params = _pair(grads, lucid.float64, torch.float64)
@@ -66,6 +68,7 @@ def test_clip_grad_norm_single_tensor_and_generator(rng) -> None:
     _assert_same_grads(lucid_params, torch_params, 1e-12)
 
 
+@requires_torch
 def test_clip_grad_norm_skips_parameters_without_grad(rng) -> None:
     lucid_params, torch_params = _pair(_random_grads(rng, np.float64), lucid.float64, torch.float64)
     lucid_params.append(nn.Parameter(lucid.ones(4, dtype=lucid.float64)))
@@ -88,6 +91,7 @@ def test_clip_grad_norm_empty_generator_warns() -> None:
         nn_utils.clip_grad_norm_((p for p in []), 1.0)
 
 
+@requires_torch
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
 @pytest.mark.parametrize("norm_type", [2.0, 1.0, math.inf])
 def test_clip_grad_norm_nonfinite_scales_like_torch(rng, bad, norm_type) -> None:
@@ -101,6 +105,7 @@ def test_clip_grad_norm_nonfinite_scales_like_torch(rng, bad, norm_type) -> None
         np.testing.assert_allclose(lp.grad.numpy(), tp.grad.numpy(), rtol=1e-6, equal_nan=True)
 
 
+@requires_torch
 @pytest.mark.parametrize("bad", [math.nan, math.inf])
 def test_clip_grad_norm_nonfinite_raises_and_leaves_grads(rng, bad) -> None:
     grads = _random_grads(rng, np.float64)
@@ -115,6 +120,7 @@ def test_clip_grad_norm_nonfinite_raises_and_leaves_grads(rng, bad) -> None:
         np.testing.assert_array_equal(lp.grad.numpy(), grad)
 
 
+@requires_torch
 def test_get_total_norm_and_clip_grads_with_norm_match_torch(rng) -> None:
     lucid_params, torch_params = _pair(_random_grads(rng, np.float64), lucid.float64, torch.float64)
     total = nn_utils.get_total_norm([p.grad for p in lucid_params], 3.0)
@@ -125,6 +131,7 @@ def test_get_total_norm_and_clip_grads_with_norm_match_torch(rng) -> None:
     _assert_same_grads(lucid_params, torch_params, 1e-12)
 
 
+@requires_torch
 def test_clip_grad_norm_records_no_graph(rng) -> None:
     lucid_params, _ = _pair(_random_grads(rng, np.float64), lucid.float64, torch.float64)
     for p in lucid_params:
@@ -133,6 +140,7 @@ def test_clip_grad_norm_records_no_graph(rng) -> None:
     assert total.grad_fn is None and not total.requires_grad
 
 
+@requires_torch
 @pytest.mark.parametrize("clip_value", [0.5, 2, 100.0])
 @pytest.mark.parametrize("dtypes", DTYPES, ids=["float32", "float64"])
 def test_clip_grad_value_matches_torch(rng, clip_value, dtypes) -> None:
@@ -152,6 +160,7 @@ def test_clip_grad_value_matches_torch(rng, clip_value, dtypes) -> None:
     np.testing.assert_array_equal(single.grad.numpy(), [-1.0, 0.25, 1.0])
 
 
+@requires_torch
 def test_parameters_to_vector_matches_torch(rng) -> None:
     arrays = [rng.standard_normal(shape) for shape in SHAPES]
     lucid_params = [nn.Parameter(lucid.tensor(a)) for a in arrays]
@@ -166,6 +175,7 @@ def test_parameters_to_vector_matches_torch(rng) -> None:
         np.testing.assert_array_equal(p.grad.numpy(), np.ones(p.shape))
 
 
+@requires_torch
 def test_vector_to_parameters_round_trip(rng) -> None:
     model = nn.Sequential()
     params = [nn.Parameter(lucid.tensor(rng.standard_normal(shape))) for shape in SHAPES]
@@ -184,6 +194,7 @@ def test_vector_to_parameters_round_trip(rng) -> None:
         np.testing.assert_array_equal(p.detach().numpy(), tp.detach().numpy())
 
 
+@requires_torch
 @pytest.mark.parametrize("vec", [np.zeros(3), [0.0, 1.0], 3.0])
 def test_vector_to_parameters_rejects_non_tensor_like_torch(vec) -> None:
     with pytest.raises(TypeError) as torch_error:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 import lucid
 from tests.ops.op_catalogue import OpCase
+from tests.torch_oracle import torch
 
 
 def _away_from_zero(*shapes: tuple[int, ...], low: float = 0.5, high: float = 2.0):
@@ -51,7 +51,7 @@ def _positive_and_any(base: tuple[int, ...], exponent: tuple[int, ...]):
 
 
 def _matmul(name: str, *shapes: tuple[int, ...], **options) -> OpCase:
-    return OpCase(name, lucid.matmul, torch.matmul, np.matmul, shapes=shapes, **options)
+    return OpCase(name, lucid.matmul, torch.matmul, np.matmul, shapes=shapes, sums=True, **options)
 
 
 def _addmm_reference(bias, mat1, mat2, beta=1, alpha=1):
@@ -216,18 +216,26 @@ ROWS: list[OpCase] = [
         np.matmul,
         shapes=[(3, 4), (4, 2)],
     ),
-    OpCase("mm", lucid.mm, torch.mm, np.matmul, shapes=[(3, 4), (4, 5)]),
-    OpCase("bmm", lucid.bmm, torch.bmm, np.matmul, shapes=[(2, 3, 4), (2, 4, 5)]),
-    OpCase("mv", lucid.mv, torch.mv, np.matmul, shapes=[(3, 4), (4,)]),
-    OpCase("dot", lucid.dot, torch.dot, np.dot, shapes=[(5,), (5,)]),
+    OpCase("mm", lucid.mm, torch.mm, np.matmul, shapes=[(3, 4), (4, 5)], sums=True),
+    OpCase("bmm", lucid.bmm, torch.bmm, np.matmul, shapes=[(2, 3, 4), (2, 4, 5)], sums=True),
+    OpCase("mv", lucid.mv, torch.mv, np.matmul, shapes=[(3, 4), (4,)], sums=True),
+    OpCase("dot", lucid.dot, torch.dot, np.dot, shapes=[(5,), (5,)], sums=True),
     OpCase("outer", lucid.outer, torch.outer, np.outer, shapes=[(3,), (4,)]),
-    OpCase("addmm", lucid.addmm, torch.addmm, _addmm_reference, shapes=[(3, 5), (3, 4), (4, 5)]),
+    OpCase(
+        "addmm",
+        lucid.addmm,
+        torch.addmm,
+        _addmm_reference,
+        shapes=[(3, 5), (3, 4), (4, 5)],
+        sums=True,
+    ),
     OpCase(
         "addmm_bias_vector",
         lucid.addmm,
         torch.addmm,
         _addmm_reference,
         shapes=[(5,), (3, 4), (4, 5)],
+        sums=True,
     ),
     OpCase(
         "addmm_beta_alpha",
@@ -236,6 +244,7 @@ ROWS: list[OpCase] = [
         _addmm_reference,
         shapes=[(3, 1), (3, 4), (4, 5)],
         kwargs={"beta": 0.5, "alpha": -2.0},
+        sums=True,
     ),
     OpCase(
         "addmm_beta_zero",
@@ -244,6 +253,7 @@ ROWS: list[OpCase] = [
         lambda bias, mat1, mat2, beta, alpha: alpha * (mat1 @ mat2),
         shapes=[(3, 5), (3, 4), (4, 5)],
         kwargs={"beta": 0, "alpha": 1.5},
+        sums=True,
     ),
     # ------------------------------------------------------------ maximum/minimum
     OpCase("maximum", lucid.maximum, torch.maximum, np.maximum, shapes=[(3, 1), (1, 4)]),
@@ -355,10 +365,15 @@ ROWS: list[OpCase] = [
         lambda m: np.diag(m, -1),
         shapes=[(3, 4)],
     ),
-    OpCase("trace", lucid.trace, torch.trace, np.trace, shapes=[(3, 4)]),
-    OpCase("inner", lucid.inner, torch.inner, np.inner, shapes=[(3, 4), (2, 4)]),
+    OpCase("trace", lucid.trace, torch.trace, np.trace, shapes=[(3, 4)], sums=True),
+    OpCase("inner", lucid.inner, torch.inner, np.inner, shapes=[(3, 4), (2, 4)], sums=True),
     OpCase(
-        "tensordot", lucid.tensordot, torch.tensordot, np.tensordot, shapes=[(2, 3, 4), (3, 4, 5)]
+        "tensordot",
+        lucid.tensordot,
+        torch.tensordot,
+        np.tensordot,
+        shapes=[(2, 3, 4), (3, 4, 5)],
+        sums=True,
     ),
     OpCase(
         "tensordot_dims",
@@ -366,17 +381,23 @@ ROWS: list[OpCase] = [
         lambda a, b: torch.tensordot(a, b, dims=([1, 0], [0, 2])),
         lambda a, b: np.tensordot(a, b, axes=([1, 0], [0, 2])),
         shapes=[(2, 3, 4), (3, 5, 2)],
+        sums=True,
     ),
 ]
 
 
 def _einsum(equation: str, *shapes: tuple[int, ...], name: str | None = None) -> OpCase:
+    inputs, arrow, output = equation.partition("->")
+    letters = set(inputs) - set(",.")
+    if not arrow:  # implicit output: the letters that appear once
+        output = "".join(letter for letter in letters if inputs.count(letter) == 1)
     return OpCase(
         name or f"einsum[{equation}]",
         lambda *tensors: lucid.einsum(equation, *tensors),
         lambda *tensors: torch.einsum(equation, *tensors),
         lambda *arrays: np.einsum(equation, *arrays),
         shapes=shapes,
+        sums=bool(letters - set(output)),  # a contraction: it sums over the dropped letters
     )
 
 
@@ -402,5 +423,6 @@ ROWS += [
         lambda a, b: torch.einsum("ij,kj", [a, b]),
         lambda a, b: np.einsum("ij,kj", a, b),
         shapes=[(3, 4), (2, 4)],
+        sums=True,
     ),
 ]

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-import torch
-import torch.nn.functional as torch_functional
 
 from lucid.ops import loss
 from tests.ops.op_catalogue import OpCase
+from tests.torch_oracle import functional as torch_functional
+from tests.torch_oracle import torch
 
 REDUCTIONS = ("mean", "sum", "none")
 

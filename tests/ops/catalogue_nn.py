@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import torch
-import torch.nn.functional as F
 
 import lucid
 import lucid.nn.functional
 from tests.ops.op_catalogue import OpCase
+from tests.torch_oracle import functional as F
+from tests.torch_oracle import torch
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 _SELU_ALPHA = 1.6732632423543772848170429916717

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-import torch.nn.functional as F
 
 from lucid.ops import normalization as N
 from tests.ops.op_catalogue import OpCase
+from tests.torch_oracle import functional as F
 
 
 def _layer_norm_reference(x, weight, bias, eps=1e-5):
@@ -58,11 +58,28 @@ ROWS: list[OpCase] = [
         F.linear,
         _linear_reference,
         shapes=[(4, 3), (5, 3), (5,)],
+        sums=True,
     ),
-    OpCase("linear_3d", N.linear, F.linear, _linear_reference, shapes=[(2, 4, 3), (5, 3), (5,)]),
-    OpCase("linear_1d", N.linear, F.linear, _linear_reference, shapes=[(3,), (5, 3), (5,)]),
-    OpCase("linear_no_bias", N.linear, F.linear, lambda x, w: x @ w.T, shapes=[(4, 3), (5, 3)]),
-    OpCase("bilinear", N.bilinear, F.bilinear, shapes=[(4, 3), (4, 2), (5, 3, 2), (5,)]),
+    OpCase(
+        "linear_3d",
+        N.linear,
+        F.linear,
+        _linear_reference,
+        shapes=[(2, 4, 3), (5, 3), (5,)],
+        sums=True,
+    ),
+    OpCase(
+        "linear_1d", N.linear, F.linear, _linear_reference, shapes=[(3,), (5, 3), (5,)], sums=True
+    ),
+    OpCase(
+        "linear_no_bias",
+        N.linear,
+        F.linear,
+        lambda x, w: x @ w.T,
+        shapes=[(4, 3), (5, 3)],
+        sums=True,
+    ),
+    OpCase("bilinear", N.bilinear, F.bilinear, shapes=[(4, 3), (4, 2), (5, 3, 2), (5,)], sums=True),
     OpCase(
         "dropout_p0",
         lambda x: N.dropout(x, 0.0),

@@ -6,10 +6,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import torch
 
 import lucid
 from tests.ops.op_catalogue import OpCase
+from tests.torch_oracle import torch
 
 
 def _numpy(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -115,14 +115,15 @@ def _variance(function: Callable[..., Any], ddof: int):
 
 ROWS: list[OpCase] = [
     # ------------------------------------------------------------------------ sum
-    OpCase("sum", lucid.sum, torch.sum, np.sum),
-    OpCase("sum_dim0", lucid.sum, torch.sum, _numpy(np.sum), kwargs={"dim": 0}),
+    OpCase("sum", lucid.sum, torch.sum, np.sum, sums=True),
+    OpCase("sum_dim0", lucid.sum, torch.sum, _numpy(np.sum), kwargs={"dim": 0}, sums=True),
     OpCase(
         "sum_dim1_keepdim",
         lucid.sum,
         torch.sum,
         _numpy(np.sum),
         kwargs={"dim": 1, "keepdim": True},
+        sums=True,
     ),
     OpCase(
         "sum_dims_tuple",
@@ -131,6 +132,7 @@ ROWS: list[OpCase] = [
         _numpy(np.sum),
         shapes=[(2, 3, 4)],
         kwargs={"dim": (0, 2)},
+        sums=True,
     ),
     OpCase(
         "sum_negative_dim_keepdim",
@@ -139,27 +141,35 @@ ROWS: list[OpCase] = [
         _numpy(np.sum),
         shapes=[(2, 3, 4)],
         kwargs={"dim": -2, "keepdim": True},
+        sums=True,
     ),
     # An empty dim list reduces every dim, as in PyTorch (NumPy's axis=() reduces none).
     OpCase(
-        "sum_empty_dim_list", lucid.sum, torch.sum, lambda x, dim: np.sum(x), kwargs={"dim": []}
+        "sum_empty_dim_list",
+        lucid.sum,
+        torch.sum,
+        lambda x, dim: np.sum(x),
+        kwargs={"dim": []},
+        sums=True,
     ),
     OpCase(
         "sum_dtype_float64",
         lambda x: lucid.sum(x, 1, dtype=lucid.float64),
         lambda x: torch.sum(x, 1, dtype=torch.float64),
         lambda x: np.sum(x, axis=1, dtype=np.float64),
+        sums=True,
     ),
-    OpCase("sum_scalar", lucid.sum, torch.sum, np.sum, shapes=[()]),
+    OpCase("sum_scalar", lucid.sum, torch.sum, np.sum, shapes=[()], sums=True),
     # ----------------------------------------------------------------------- mean
-    OpCase("mean", lucid.mean, torch.mean, np.mean),
-    OpCase("mean_dim1", lucid.mean, torch.mean, _numpy(np.mean), kwargs={"dim": 1}),
+    OpCase("mean", lucid.mean, torch.mean, np.mean, sums=True),
+    OpCase("mean_dim1", lucid.mean, torch.mean, _numpy(np.mean), kwargs={"dim": 1}, sums=True),
     OpCase(
         "mean_dim0_keepdim",
         lucid.mean,
         torch.mean,
         _numpy(np.mean),
         kwargs={"dim": 0, "keepdim": True},
+        sums=True,
     ),
     OpCase(
         "mean_dims_tuple",
@@ -168,12 +178,14 @@ ROWS: list[OpCase] = [
         _numpy(np.mean),
         shapes=[(2, 3, 4)],
         kwargs={"dim": (-1, 0)},
+        sums=True,
     ),
     OpCase(
         "mean_dtype_float64",
         lambda x: lucid.mean(x, dtype=lucid.float64),
         lambda x: torch.mean(x, dtype=torch.float64),
         lambda x: np.mean(x, dtype=np.float64),
+        sums=True,
     ),
     # ----------------------------------------------------------------------- prod
     OpCase("prod", lucid.prod, torch.prod, np.prod, low=0.5, high=1.5),
@@ -497,6 +509,7 @@ ROWS: list[OpCase] = [
         torch.cumsum,
         lambda x, dim: np.cumsum(x, axis=dim),
         kwargs={"dim": 0},
+        sums=True,
     ),
     OpCase(
         "cumsum_dim_negative",
@@ -505,6 +518,7 @@ ROWS: list[OpCase] = [
         lambda x, dim: np.cumsum(x, axis=dim),
         shapes=[(2, 3, 4)],
         kwargs={"dim": -1},
+        sums=True,
     ),
     OpCase(
         "cumprod_dim1",

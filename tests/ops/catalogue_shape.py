@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import torch
 
 import lucid
 from tests.ops.op_catalogue import OpCase
+from tests.torch_oracle import torch
 
 
 def _floats(rng: np.random.Generator, dtype: np.dtype, *shape: int) -> np.ndarray:
@@ -546,6 +546,7 @@ ROWS: list[OpCase] = [
             np.array([[2, 2, 0, 2], [2, 1, 0, 0]], dtype=np.int64),
             _floats(rng, dtype, 2, 4),
         ],
+        sums=True,
     ),
     OpCase(
         "index_select",

@@ -7,11 +7,11 @@ import warnings
 
 import numpy as np
 import pytest
-import torch
-import torch.nn.functional as F
 
 import lucid
 import lucid.nn.functional as LF
+from tests.torch_oracle import functional as F
+from tests.torch_oracle import requires_torch, torch
 
 
 @pytest.fixture
@@ -27,6 +27,7 @@ def _error(call_lucid, call_torch) -> None:
     assert str(lucid_error.value) == str(torch_error.value)
 
 
+@requires_torch
 @pytest.mark.parametrize(
     ("op", "input_shape", "weight_shape", "kwargs"),
     [
@@ -52,6 +53,7 @@ def test_convolution_errors_match_torch(rng, op, input_shape, weight_shape, kwar
     )
 
 
+@requires_torch
 def test_bias_size_error_matches_torch(rng):
     x, w, b = rng.standard_normal((2, 3, 8, 8)), rng.standard_normal((4, 3, 3, 3)), np.ones(3)
     _error(
@@ -60,6 +62,7 @@ def test_bias_size_error_matches_torch(rng):
     )
 
 
+@requires_torch
 @pytest.mark.parametrize(
     ("op", "shape", "kwargs"),
     [
@@ -81,6 +84,7 @@ def test_pooling_errors_match_torch(rng, op, shape, kwargs):
     )
 
 
+@requires_torch
 @pytest.mark.parametrize(
     ("weight_shape", "dilation", "groups"),
     [((4, 3, 3, 3), 1, 1), ((4, 3, 2, 2), 1, 1), ((4, 3, 2, 3), (3, 2), 1), ((6, 1, 2, 2), 1, 3)],
@@ -112,6 +116,7 @@ def test_grad_fn_names_match_torch(rng):
     assert LF.adaptive_avg_pool2d(x, 3).grad_fn.name() == "AdaptiveAvgPool2DBackward0"
 
 
+@requires_torch
 @pytest.mark.parametrize(
     ("size", "kwargs"),
     [
@@ -137,6 +142,7 @@ def test_float32_stays_float32(rng):
     assert out.dtype == x.grad.dtype == w.grad.dtype == lucid.float32
 
 
+@requires_torch
 def test_max_pool_tiles_route_nonfinite_gradients_to_the_argmax_only(rng):
     # ReLU-like input: many windows tie at 0, so the first-of-ties rule decides the routing
     x = np.maximum(rng.standard_normal((2, 3, 6, 8)), 0.0)
@@ -149,6 +155,7 @@ def test_max_pool_tiles_route_nonfinite_gradients_to_the_argmax_only(rng):
     np.testing.assert_array_equal(lucid_x.grad.numpy(), torch_x.grad.numpy())
 
 
+@requires_torch
 @pytest.mark.parametrize(
     ("dims", "kwargs"),
     [

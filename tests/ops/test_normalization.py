@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
-import torch.nn.functional as F
 
 import lucid
 from lucid.ops import normalization as N
+from tests.torch_oracle import functional as F
+from tests.torch_oracle import requires_torch, torch
 
 
 def _pair(array: np.ndarray, requires_grad: bool = True) -> tuple[lucid.Tensor, torch.Tensor]:
@@ -55,6 +55,7 @@ def test_dropout_outside_training_returns_the_input() -> None:
     assert N.dropout(x, 0.5, training=False) is x
 
 
+@requires_torch
 @pytest.mark.parametrize("p", [-0.1, 1.5])
 def test_dropout_probability_out_of_range_raises_like_torch(p: float) -> None:
     with pytest.raises(ValueError, match=f"between 0 and 1, but got {p}"):
@@ -80,6 +81,7 @@ def test_dropout2d_zeroes_whole_channels() -> None:
 
 
 # ---------------------------------------------------------------- embedding
+@requires_torch
 def test_embedding_accumulates_repeated_indices_and_skips_padding() -> None:
     rng = np.random.default_rng(0)
     indices = np.array([[1, 2, 1], [0, 1, 4]])
@@ -94,6 +96,7 @@ def test_embedding_accumulates_repeated_indices_and_skips_padding() -> None:
     assert output.grad_fn.name() == "EmbeddingBackward0"
 
 
+@requires_torch
 def test_embedding_scale_grad_by_freq_matches_torch() -> None:
     indices = np.array([1, 1, 1, 3])
     weight, torch_weight = _pair(np.ones((4, 2)))
@@ -102,6 +105,7 @@ def test_embedding_scale_grad_by_freq_matches_torch() -> None:
     np.testing.assert_allclose(weight.grad.numpy(), torch_weight.grad.numpy())
 
 
+@requires_torch
 def test_embedding_max_norm_renormalises_used_rows_in_place() -> None:
     rng = np.random.default_rng(2)
     array = rng.standard_normal((6, 4)) * 3
@@ -119,6 +123,7 @@ def test_embedding_index_out_of_range_raises() -> None:
 
 
 # --------------------------------------------------------------- batch norm
+@requires_torch
 def test_batch_norm_updates_running_stats_with_unbiased_variance() -> None:
     x = np.random.default_rng(0).standard_normal((6, 3, 4))
     mean, torch_mean = lucid.zeros(3, dtype=lucid.float64), torch.zeros(3, dtype=torch.float64)
@@ -141,6 +146,7 @@ def test_batch_norm_in_evaluation_mode_needs_running_stats() -> None:
 
 
 # -------------------------------------------------------------- layer norm
+@requires_torch
 def test_layer_norm_of_a_constant_row_is_finite_with_finite_gradients() -> None:
     array = np.full((2, 8), 1e4, np.float32)
     x, torch_x = _pair(array)
@@ -152,6 +158,7 @@ def test_layer_norm_of_a_constant_row_is_finite_with_finite_gradients() -> None:
     np.testing.assert_allclose(x.grad.numpy(), torch_x.grad.numpy(), atol=1e-6)
 
 
+@requires_torch
 def test_layer_norm_of_large_activations_matches_torch() -> None:
     array = (np.random.default_rng(0).standard_normal((4, 16)) * 1e3 + 1e5).astype(np.float32)
     np.testing.assert_allclose(
@@ -166,6 +173,7 @@ def test_layer_norm_shape_mismatch_raises_like_torch() -> None:
         N.layer_norm(lucid.ones(2, 4), (3,))
 
 
+@requires_torch
 def test_rms_norm_default_eps_matches_torch() -> None:
     array = np.zeros((2, 4), np.float32)
     array[0] = 1e-4
@@ -177,6 +185,7 @@ def test_rms_norm_default_eps_matches_torch() -> None:
 
 
 # --------------------------------------------------------------- attention
+@requires_torch
 def test_attention_row_with_no_allowed_key_is_zero_like_torch() -> None:
     rng = np.random.default_rng(0)
     mask = np.ones((3, 3), bool)
@@ -194,6 +203,7 @@ def test_attention_row_with_no_allowed_key_is_zero_like_torch() -> None:
         np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), atol=1e-12)
 
 
+@requires_torch
 @pytest.mark.parametrize(
     ("query_shape", "key_shape", "value_shape"),
     [

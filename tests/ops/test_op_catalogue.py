@@ -16,6 +16,7 @@ import pytest
 
 import lucid
 from tests.ops.op_catalogue import CATALOGUE, OpCase
+from tests.torch_oracle import TORCH_MISSING
 
 DTYPES = ["float32", "float64"]
 # Float64 parity and the NumPy reference share these tolerances (OpCase documents them).
@@ -43,7 +44,7 @@ dtypes = pytest.mark.parametrize("dtype", DTYPES)
 @pytest.fixture(scope="module")
 def torch_oracle() -> Any:
     """torch, warmed up: its first backward with an explicit gradient imports sympy (~1 s)."""
-    torch = pytest.importorskip("torch", reason="torch is the parity oracle and is not installed")
+    torch = pytest.importorskip("torch", reason=TORCH_MISSING)
     torch.ones(2, requires_grad=True).exp().backward(torch.ones(2))
     return torch
 
@@ -121,6 +122,10 @@ def _to_numpy(value: Any) -> np.ndarray:
     return np.asarray(value)
 
 
+def _size(value: Any) -> int:
+    return int(np.size(_to_numpy(value)))
+
+
 def _dtype_name(value: Any) -> str:
     """'float32' for lucid.float32, torch.float32 and np.float32 alike."""
     dtype = getattr(value, "dtype", None)
@@ -150,6 +155,74 @@ def _assert_close(actual: Any, expected: Any, rtol: float, atol: float, what: st
         np.testing.assert_array_equal(actual_array, expected_array, err_msg=what)
 
 
+def _on_magnitudes(row: OpCase, arrays: list[np.ndarray], grad_positions: list[int]) -> Any:
+    """For a row that `sums`: (torch inputs, output) of its op on absolute values.
+
+    The op is a sum of products of its float inputs and float coefficients, so the same op on
+    their absolute values adds up the magnitudes of each output's terms, and its backward on
+    the absolute grad_output those of each gradient's terms. torch (the oracle) computes them
+    in the row's dtype, so a product that overflows counts as an infinite term.
+    """
+    absolute = [np.asarray(np.abs(a)) if a.dtype.kind == "f" else a for a in arrays]
+    tensors = _torch_inputs(absolute, grad_positions)
+    kwargs = {k: abs(v) if isinstance(v, float) else v for k, v in row.kwargs.items()}
+    return tensors, _select(row, row.torch_op(*tensors, **kwargs))
+
+
+def _assert_sum_close(
+    actual: Any,
+    expected: Any,
+    magnitudes: np.ndarray,
+    terms: int,
+    rtol: float,
+    atol: float,
+    what: str,
+) -> None:
+    """Compare sums of extreme values only where the result does not depend on the order.
+
+    Two correct kernels may add the same terms in different orders (a BLAS adding into the
+    bias first, pairwise vs sequential sums, FMA or not). Where 1e30 cancels -1e30 the result
+    is rounding noise of the order: torch's addmm gives -1.5 on one CPU where NumPy gives 0.0.
+    The forward error of any summation order of n terms is at most (n - 1) * u * M, with u the
+    unit roundoff and M the sum of the terms' absolute values (Higham, Accuracy and Stability
+    of Numerical Algorithms, 4.2), so:
+    - finiteness must match torch everywhere: terms that are all finite and whose magnitudes
+      sum to a finite M give a finite result in every order, and an infinite or NaN term
+      leaves every order non-finite;
+    - NaN and ±inf must match torch wherever no infinite term meets another: a NaN term (a
+      NaN input, 0 * inf) makes every order NaN, and where M is finite there is nothing to
+      meet. Where M is inf (infinite or overflowing terms) the kind is the order's: +inf and
+      -inf terms give NaN when they meet, and an FMA that adds an overflowing product exactly
+      gives ±inf where rounding the product first gives NaN, so any non-finite value passes;
+    - finite values are compared with the row's tolerance widened by that bound,
+      (n - 1) * u * M, with n bounded by the number of input elements: where M is of the
+      order of the result (no cancellation) the widening is below the tolerance, and where
+      huge terms cancel it covers the order-dependent noise.
+    """
+    actual_array = _to_numpy(actual)
+    expected_array = _to_numpy(expected)
+    assert actual_array.shape == expected_array.shape, (
+        f"{what}: shape {actual_array.shape} != expected {expected_array.shape}"
+    )
+    finite = np.isfinite(expected_array)
+    mismatched = np.argwhere(np.isfinite(actual_array) != finite)
+    assert mismatched.size == 0, (
+        f"{what}: finite where torch is not, or the reverse, at {mismatched.tolist()}: "
+        f"lucid {actual_array.ravel().tolist()}, torch {expected_array.ravel().tolist()}"
+    )
+    kind_is_fixed = ~finite & ~np.isinf(magnitudes)
+    np.testing.assert_array_equal(
+        actual_array[kind_is_fixed], expected_array[kind_is_fixed], err_msg=f"{what}: NaN/inf"
+    )
+    bound = (terms - 1) * np.finfo(expected_array.dtype).eps / 2 * magnitudes[finite]
+    error = np.abs(actual_array[finite] - expected_array[finite])
+    allowed = atol + rtol * np.abs(expected_array[finite]) + bound
+    assert np.all(error <= allowed), (
+        f"{what}: lucid {actual_array[finite].tolist()} != torch "
+        f"{expected_array[finite].tolist()} beyond {allowed.tolist()}"
+    )
+
+
 def _builtin_base(error_type: type) -> type:
     """torch's own error classes (e.g. LinAlgError) compare as the builtin they derive from."""
     return next(base for base in error_type.__mro__ if base.__module__ == "builtins")
@@ -160,8 +233,18 @@ def _grad_output(row: OpCase, output: np.ndarray) -> np.ndarray:
     return rng.uniform(-1.0, 1.0, output.shape).astype(output.dtype)
 
 
-def _compare_with_torch(row: OpCase, arrays: list[np.ndarray], dtype: str, check: str) -> None:
-    """Run lucid and torch on the same arrays; compare outputs and the gradients of backward."""
+def _compare_with_torch(
+    row: OpCase,
+    arrays: list[np.ndarray],
+    dtype: str,
+    check: str,
+    order_dependent_sums: bool = False,
+) -> None:
+    """Run lucid and torch on the same arrays; compare outputs and the gradients of backward.
+
+    With `order_dependent_sums`, the outputs of a row that `sums` are compared as sums whose
+    value may depend on the summation order (`_assert_sum_close`).
+    """
     import torch
 
     grad_positions = _grad_positions(row, arrays)
@@ -175,7 +258,16 @@ def _compare_with_torch(row: OpCase, arrays: list[np.ndarray], dtype: str, check
         return
     actual = _call_lucid(row, lucid_inputs)
     rtol, atol = _tolerances(row, dtype)
-    _assert_close(actual, expected, rtol, atol, f"{row.name}: {check}, output ({dtype})")
+    what = f"{row.name}: {check}, output ({dtype})"
+    sums = order_dependent_sums and row.sums
+    if sums:
+        # a bound on the number of terms of any output or gradient element
+        terms = sum(array.size for array in arrays if array.dtype.kind == "f") + _size(expected)
+        absolute_inputs, absolute_output = _on_magnitudes(row, arrays, grad_positions)
+        magnitudes = _to_numpy(absolute_output)
+        _assert_sum_close(actual, expected, magnitudes, terms, rtol, atol, what)
+    else:
+        _assert_close(actual, expected, rtol, atol, what)
     assert _dtype_name(actual) == _dtype_name(expected), (
         f"{row.name}: {check}, output dtype {_dtype_name(actual)} != torch's "
         f"{_dtype_name(expected)} ({dtype})"
@@ -188,19 +280,23 @@ def _compare_with_torch(row: OpCase, arrays: list[np.ndarray], dtype: str, check
     grad_output = _grad_output(row, _to_numpy(expected))
     expected.backward(torch.from_numpy(grad_output.copy()))
     actual.backward(lucid.from_numpy(grad_output.copy()))
+    if sums:
+        absolute_output.backward(torch.from_numpy(np.asarray(np.abs(grad_output))))
     for position in grad_positions:
         # An input backward never reaches has a None grad in one library and may have zeros
         # in the other; both mean zero.
         expected_grad = torch_inputs[position].grad
         actual_grad = lucid_inputs[position].grad
         zeros = np.zeros_like(arrays[position])
-        _assert_close(
-            zeros if actual_grad is None else actual_grad,
-            zeros if expected_grad is None else expected_grad,
-            rtol,
-            atol,
-            f"{row.name}: {check}, gradient of input {position} ({dtype})",
-        )
+        actual_grad = zeros if actual_grad is None else actual_grad
+        expected_grad = zeros if expected_grad is None else expected_grad
+        what = f"{row.name}: {check}, gradient of input {position} ({dtype})"
+        if sums:
+            magnitude = absolute_inputs[position].grad
+            magnitudes = zeros if magnitude is None else _to_numpy(magnitude)
+            _assert_sum_close(actual_grad, expected_grad, magnitudes, terms, rtol, atol, what)
+        else:
+            _assert_close(actual_grad, expected_grad, rtol, atol, what)
 
 
 # ---------------------------------------------------------------------------- tests
@@ -243,4 +339,21 @@ def test_matches_torch(row: OpCase, dtype: str, torch_oracle: Any) -> None:
 # Non-finite inputs and results are the point here: the sentinel's reports are expected.
 @pytest.mark.filterwarnings("ignore::lucid.autograd.NonFiniteWarning")
 def test_extreme_values_match_torch(row: OpCase, dtype: str, torch_oracle: Any) -> None:
-    _compare_with_torch(row, _extreme_arrays(row, dtype), dtype, "extreme values")
+    _compare_with_torch(
+        row, _extreme_arrays(row, dtype), dtype, "extreme values", order_dependent_sums=True
+    )
+
+
+def test_sums_of_extremes_compare_only_what_the_order_cannot_change():
+    def check(actual, expected, magnitudes):
+        arrays = [np.array(values, dtype=np.float64) for values in (actual, expected, magnitudes)]
+        _assert_sum_close(*arrays, terms=8, rtol=RTOL64, atol=ATOL64, what="sum")
+
+    check([0.0], [-1.5], [2e30])  # 1e30 cancelled -1e30: the rest is the order's noise
+    check([np.nan, -np.inf], [np.inf, np.nan], [np.inf, np.inf])  # inf met -inf, or not
+    with pytest.raises(AssertionError):
+        check([0.0], [-1.5], [2.5])  # well-conditioned: the value counts
+    with pytest.raises(AssertionError):
+        check([0.0], [np.inf], [np.inf])  # finite where torch is not
+    with pytest.raises(AssertionError):
+        check([np.inf], [np.nan], [np.nan])  # a NaN term makes every order NaN

@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 
 import pytest
-import torch
 
 import lucid
 import lucid.optim as optim
 from lucid.optim import lr_scheduler
+from tests.torch_oracle import requires_torch, torch
 
 EPOCHS = 30
 
@@ -62,6 +62,7 @@ def _step_both(ours, theirs, our_opt, their_opt):
     theirs.step()
 
 
+@requires_torch
 @pytest.mark.parametrize(("name", "kwargs"), SCHEDULES, ids=lambda v: str(v))
 def test_lr_sequence_matches_torch(name, kwargs):
     optimizer_name = "SGD" if name != "OneCycleLR" else "Adam"
@@ -79,6 +80,7 @@ def test_lr_sequence_matches_torch(name, kwargs):
                 assert our_group["betas"] == pytest.approx(their_group["betas"], rel=1e-13)
 
 
+@requires_torch
 def test_one_cycle_cycles_sgd_momentum():
     our_opt, their_opt = _optimizers("SGD", momentum=0.9)
     ours = lr_scheduler.OneCycleLR(our_opt, max_lr=0.4, total_steps=20, pct_start=0.25)
@@ -95,6 +97,7 @@ def test_one_cycle_cycles_sgd_momentum():
         ours.step()
 
 
+@requires_torch
 def test_sequential_lr_matches_torch():
     our_opt, their_opt = _optimizers()
     ours = lr_scheduler.SequentialLR(
@@ -121,6 +124,7 @@ def test_sequential_lr_matches_torch():
         assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), rel=1e-13)
 
 
+@requires_torch
 @pytest.mark.parametrize(
     "kwargs",
     [
@@ -148,6 +152,7 @@ def test_reduce_lr_on_plateau_matches_torch(kwargs):
     assert ours.get_last_lr() != [0.1, 0.3]
 
 
+@requires_torch
 @pytest.mark.parametrize(
     "make",
     [
@@ -188,6 +193,7 @@ def test_state_dict_resumes_the_schedule(make):
     assert resumed == expected
 
 
+@requires_torch
 def test_lambda_lr_state_dict_saves_callable_objects_only():
     class Scale:
         def __init__(self, factor):
@@ -205,6 +211,7 @@ def test_lambda_lr_state_dict_saves_callable_objects_only():
     assert other.lr_lambdas[0].factor == 0.5
 
 
+@requires_torch
 def test_step_with_epoch_uses_closed_form_and_warns():
     our_opt, _ = _optimizers()
     scheduler = lr_scheduler.StepLR(our_opt, step_size=2, gamma=0.5)
@@ -213,12 +220,14 @@ def test_step_with_epoch_uses_closed_form_and_warns():
     assert scheduler.get_last_lr() == pytest.approx([0.025, 0.075])
 
 
+@requires_torch
 def test_get_lr_outside_step_warns():
     scheduler = lr_scheduler.ExponentialLR(_optimizers()[0], gamma=0.5)
     with pytest.warns(UserWarning, match="please use `get_last_lr\\(\\)`"):
         scheduler.get_lr()
 
 
+@requires_torch
 @pytest.mark.parametrize(
     ("make", "error", "message"),
     [

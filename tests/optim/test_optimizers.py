@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 import lucid
 import lucid.optim as optim
+from tests.torch_oracle import requires_torch, torch
 
 STEPS = 5
 
@@ -79,6 +79,7 @@ def _run(name, kwargs, rng, steps=STEPS):
     return lucid_opt, torch_opt, lucid_params
 
 
+@requires_torch
 @pytest.mark.parametrize(("name", "kwargs"), CASES, ids=lambda v: str(v))
 def test_trajectory_matches_torch(name, kwargs, rng):
     lucid_opt, torch_opt, _ = _run(name, kwargs, rng)
@@ -93,6 +94,7 @@ def test_trajectory_matches_torch(name, kwargs, rng):
             np.testing.assert_allclose(ours["state"][index][key].numpy(), value.numpy(), rtol=1e-12)
 
 
+@requires_torch
 def test_float32_trajectory_close_to_torch(rng):
     weight = rng.standard_normal((3, 4)).astype(np.float32)
     ours = lucid.tensor(weight, requires_grad=True)

@@ -4,8 +4,6 @@ import collections
 
 import numpy as np
 import pytest
-import torch
-import torch.utils.data as torch_data
 
 import lucid
 from lucid.utils.data.dataloader import DataLoader, default_collate
@@ -18,6 +16,8 @@ from lucid.utils.data.dataset import (
     random_split,
 )
 from lucid.utils.data.sampler import BatchSampler, RandomSampler, SequentialSampler
+from tests.torch_oracle import data as torch_data
+from tests.torch_oracle import requires_torch, torch
 
 
 def _dataset(n=10):
@@ -37,6 +37,7 @@ def test_base_dataset_getitem_raises_not_implemented():
         Dataset()[0]
 
 
+@requires_torch
 def test_sequential_batches_and_lengths_match_torch():
     for batch_size, drop_last in [(3, False), (3, True), (5, False), (1, False)]:
         loader = DataLoader(_dataset(), batch_size=batch_size, drop_last=drop_last)
@@ -90,6 +91,7 @@ def test_random_sampler_replacement_and_num_samples():
         RandomSampler(range(5), replacement=1)
 
 
+@requires_torch
 def test_batch_sampler_matches_torch_and_validates():
     ours = list(BatchSampler(SequentialSampler(range(7)), 3, False))
     theirs = list(torch_data.BatchSampler(torch_data.SequentialSampler(range(7)), 3, False))
@@ -109,6 +111,7 @@ def test_custom_batch_sampler_and_sampler():
     assert [y.tolist() for _, y in loader] == [[9, 8], [7]]
 
 
+@requires_torch
 @pytest.mark.parametrize(
     "kwargs, message",
     [
@@ -127,6 +130,7 @@ def test_conflicting_options_raise_torch_errors(kwargs, message):
         torch_data.DataLoader(list(range(10)), **kwargs)
 
 
+@requires_torch
 def test_default_collate_dtypes_match_torch():
     cases = [[1.0, 2.0], [1, 2], [True, False], [np.float32(1), np.float32(2)]]
     for batch in cases:
@@ -137,6 +141,7 @@ def test_default_collate_dtypes_match_torch():
     assert default_collate(arrays).shape == (2, 2, 3)
 
 
+@requires_torch
 def test_default_collate_nested_structures_match_torch():
     batch = [{"x": (1, "a"), "y": [1.5, 2]}, {"x": (2, "b"), "y": [2.5, 3]}]
     ours, theirs = default_collate(batch), torch_data.default_collate(batch)

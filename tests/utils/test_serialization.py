@@ -8,11 +8,11 @@ import struct
 
 import numpy as np
 import pytest
-import torch
 
 import lucid
 from lucid.utils import serialization
 from lucid.utils.serialization import from_dlpack, from_torch_state_dict, load, save
+from tests.torch_oracle import requires_torch, torch
 
 
 def _state_dict():
@@ -217,6 +217,7 @@ def test_tampered_structure_raises_and_runs_nothing():
         load(io.BytesIO(_with_header(bad)))
 
 
+@requires_torch
 def test_from_dlpack_shares_memory_with_numpy_and_torch():
     array = np.arange(4.0)
     x = from_dlpack(array)
@@ -231,6 +232,7 @@ def test_from_dlpack_shares_memory_with_numpy_and_torch():
     assert z[2].item() == 9.0
 
 
+@requires_torch
 def test_torch_and_numpy_read_lucid_tensors_without_copy():
     x = lucid.zeros(3)
     t = torch.from_dlpack(x)
@@ -240,6 +242,7 @@ def test_torch_and_numpy_read_lucid_tensors_without_copy():
     assert x.__dlpack_device__() == (1, 0)
 
 
+@requires_torch
 def test_from_torch_state_dict_gives_same_outputs_as_torch():
     torch.manual_seed(0)
     layer = torch.nn.Linear(4, 3).double()
@@ -254,6 +257,7 @@ def test_from_torch_state_dict_gives_same_outputs_as_torch():
     assert state["weight"].abs().sum().item() > 0
 
 
+@requires_torch
 def test_from_torch_state_dict_widens_bfloat16():
     state = from_torch_state_dict({"w": torch.ones(2, dtype=torch.bfloat16), "n": 3})
     assert state["w"].dtype == lucid.float32 and state["n"] == 3
@@ -266,6 +270,7 @@ def test_requires_grad_flag_round_trips():
     assert first.requires_grad and first.is_leaf and not second.requires_grad
 
 
+@requires_torch
 def test_torch_weights_load_into_a_lucid_module_and_survive_a_checkpoint(tmp_path):
     nn = pytest.importorskip("lucid.nn")
 
