@@ -3,6 +3,7 @@ derives the in-place form of any out-of-place op (`exp_` from `Exp`) instead of 
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,8 @@ from lucid.autograd.function import Function
 from lucid.autograd.grad_mode import enable_grad
 
 __all__ = [
-    "dtype_name", "apply_inplace", "not_implemented", "write_inplace", "zeros_like_grad",
+    "apply_inplace", "can_write_into", "dtype_name", "not_implemented", "write_inplace",
+    "zeros_like_grad",
 ]  # fmt: skip
 
 # PyTorch names dtypes by scalar type in most of its messages.
@@ -34,6 +36,21 @@ def zeros_like_grad(grad_output: Tensor, shape: tuple[int, ...]) -> Tensor:
     """The gradient of a piecewise-constant op or of an overwritten input: exact zeros of
     `shape`, as PyTorch gives (grad_output * 0 would be nan where grad_output is inf)."""
     return _wrap(np.zeros(shape, grad_output._data.dtype))
+
+
+def can_write_into(out: np.ndarray | None, other: Any) -> bool:
+    """Whether `out <op>= other` can run as one NumPy ufunc into `out` with PyTorch's result:
+    `other` is a tensor of out's dtype and no more dims, or a Python number beside floats.
+
+    A shape that would grow `out` still fails in NumPy (ValueError): callers then fall back
+    to the out-of-place result, which `write_inplace` rejects with PyTorch's message.
+    """
+    if out is None or not out.flags.writeable:
+        return False
+    if isinstance(other, Tensor):
+        array = other._data
+        return array.dtype == out.dtype and array.ndim <= out.ndim
+    return out.dtype.kind == "f" and (other.__class__ is float or other.__class__ is int)
 
 
 def write_inplace(x: Tensor, result: np.ndarray) -> None:
@@ -75,17 +92,27 @@ def _inplace_form(function: type[Function]) -> type[Function]:
     fixes what that forward saved: the input, about to be overwritten, becomes a differentiable
     copy of its old value; the result becomes the input itself, which holds it from now on
     (modifying it again makes backward raise the version error, as in PyTorch).
+
+    A forward that takes `out` (add, mul, div, sqrt: the optimizers' hot ops) is handed the
+    input's array and may compute straight into it, saving a temporary and a copy (it then
+    returns the input itself); it does so only when it keeps no input for backward and the
+    result has out's shape and dtype.
     """
+    takes_out = "out" in inspect.signature(function.forward).parameters
 
     class InplaceForm(function):  # type: ignore[misc, valid-type]
         @staticmethod
         def forward(ctx: Any, x: Tensor, *args: Any) -> Tensor:
             ctx.mark_dirty(x)
-            output = function.forward(ctx, x, *args)
-            saved = ctx.to_save
-            if saved is not None and ctx.is_recording:
-                ctx.to_save = _saved_across_write(saved, x, output)
-            write_inplace(x, output._data)
+            if takes_out:
+                output = function.forward(ctx, x, *args, out=x._data)
+            else:
+                output = function.forward(ctx, x, *args)
+            if output is not x:
+                saved = ctx.to_save
+                if saved is not None and ctx.is_recording:
+                    ctx.to_save = _saved_across_write(saved, x, output)
+                write_inplace(x, output._data)
             return x
 
     # Named as the twin classes were (`ExpInplace`): the profiler reports `exp_` from it.

@@ -10,7 +10,7 @@ import numpy as np
 from lucid import dtypes
 from lucid._tensor import Tensor, _wrap
 from lucid.autograd.function import Function
-from lucid.ops._common import apply_inplace, zeros_like_grad
+from lucid.ops._common import apply_inplace, can_write_into, zeros_like_grad
 from lucid.ops._common import dtype_name as _dtype_name
 from lucid.ops._promote import binary_arrays, float_array, scalar_value
 from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
@@ -100,10 +100,18 @@ class Add(Function):
     _backward_name = "AddBackward0"
 
     @staticmethod
-    def forward(ctx, a, b, alpha):
+    def forward(ctx, a, b, alpha, out=None):
         ctx.a_shape = _shape(a)
         ctx.b_shape = _shape(b)
         ctx.alpha = alpha
+        if can_write_into(out, b):
+            # add_ (the optimizers' update): accumulate into a's own storage, no temporary
+            value = b._data if isinstance(b, Tensor) else b
+            try:
+                np.add(out, value if alpha == 1 else value * alpha, out=out)
+                return a
+            except ValueError:
+                pass
         if alpha == 1:
             return _wrap(_binary(np.add, a, b))
         x, y = binary_arrays(a, b)
@@ -140,10 +148,17 @@ class Sub(Function):
     _backward_name = "SubBackward0"
 
     @staticmethod
-    def forward(ctx, a, b, alpha):
+    def forward(ctx, a, b, alpha, out=None):
         ctx.a_shape = _shape(a)
         ctx.b_shape = _shape(b)
         ctx.alpha = alpha
+        if can_write_into(out, b):
+            value = b._data if isinstance(b, Tensor) else b
+            try:
+                np.subtract(out, value if alpha == 1 else value * alpha, out=out)
+                return a
+            except ValueError:
+                pass
         if alpha == 1:
             return _wrap(_binary(np.subtract, a, b))
         x, y = binary_arrays(a, b)
@@ -229,7 +244,7 @@ class Mul(Function):
     _backward_name = "MulBackward0"
 
     @staticmethod
-    def forward(ctx, a, b):
+    def forward(ctx, a, b, out=None):
         needs_a, needs_b = ctx.needs_input_grad
         if needs_a or needs_b:
             # each gradient needs only the other operand: save just what backward will use
@@ -237,6 +252,12 @@ class Mul(Function):
             ctx.a_shape = a._data.shape
             ctx.b_shape = b._data.shape
         x, y = a._data, b._data
+        if not needs_b and can_write_into(out, b):
+            try:
+                np.multiply(out, y, out=out)
+                return a
+            except ValueError:
+                pass
         if x.dtype is y.dtype and x.shape == y.shape:
             return _wrap(np.multiply(x, y))
         return _wrap(_binary(np.multiply, a, b))
@@ -259,8 +280,11 @@ class MulScalar(Function):
     _backward_name = "MulBackward0"
 
     @staticmethod
-    def forward(ctx, x, scalar):
+    def forward(ctx, x, scalar, out=None):
         ctx.scalar = scalar
+        if can_write_into(out, scalar):
+            np.multiply(out, scalar, out=out)
+            return x
         return _wrap(_binary(np.multiply, x, scalar))
 
     @staticmethod
@@ -312,7 +336,7 @@ class Div(Function):
     _backward_name = "DivBackward0"
 
     @staticmethod
-    def forward(ctx, a, b):
+    def forward(ctx, a, b, out=None):
         needs_a, needs_b = ctx.needs_input_grad
         if needs_a or needs_b:
             a_is_tensor = isinstance(a, Tensor)
@@ -320,6 +344,12 @@ class Div(Function):
             if not a_is_tensor:
                 ctx.a = a
             ctx.a_shape = _shape(a)
+        if not needs_b and can_write_into(out, b) and out.dtype.kind == "f":
+            try:
+                np.true_divide(out, b._data, out=out)
+                return a
+            except ValueError:
+                pass
         return _wrap(_true_divide(a, b))
 
     @staticmethod
@@ -341,8 +371,11 @@ class DivScalar(Function):
     _backward_name = "DivBackward0"
 
     @staticmethod
-    def forward(ctx, x, scalar):
+    def forward(ctx, x, scalar, out=None):
         ctx.scalar = scalar
+        if can_write_into(out, scalar):
+            np.true_divide(out, scalar, out=out)
+            return x
         return _wrap(_true_divide(x, scalar))
 
     @staticmethod

@@ -188,8 +188,12 @@ class Sqrt(Function):
     _backward_name = "SqrtBackward0"
 
     @staticmethod
-    def forward(ctx, x):
-        result = _wrap(np.sqrt(float_array(x)))
+    def forward(ctx, x, out=None):
+        if out is not None and out.dtype.kind == "f" and out.flags.writeable:
+            np.sqrt(out, out=out)
+            result = x  # sqrt_ wrote into x's own array: x holds the result to save
+        else:
+            result = _wrap(np.sqrt(float_array(x)))
         ctx.save_for_backward(result)
         return result
 
