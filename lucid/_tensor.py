@@ -403,9 +403,6 @@ class Tensor:
     def cpu(self) -> Tensor:
         return self
 
-    def contiguous(self) -> Tensor:
-        return _ops.contiguous(self)
-
     def clone(self) -> Tensor:
         return _ops.clone(self)
 
@@ -558,342 +555,33 @@ class Tensor:
         _ops.setitem_(self, index, value)
 
     # ------------------------------------------------------------- arithmetic
-    def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return _ops.add(self, other, alpha=alpha)
-
-    def add_(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return _ops.add_(self, other, alpha=alpha)
-
-    def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return _ops.sub(self, other, alpha=alpha)
-
-    def sub_(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return _ops.sub_(self, other, alpha=alpha)
-
-    def mul(self, other: Any) -> Tensor:
-        return _ops.mul(self, other)
-
-    def mul_(self, other: Any) -> Tensor:
-        return _ops.mul_(self, other)
-
-    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
-        return _ops.div(self, other, rounding_mode=rounding_mode)
-
-    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
-        return _ops.div_(self, other, rounding_mode=rounding_mode)
-
     def true_divide(self, other: Any) -> Tensor:
         return _ops.div(self, other)
 
     def floor_divide(self, other: Any) -> Tensor:
         return _ops.div(self, other, rounding_mode="floor")
 
-    def neg(self) -> Tensor:
-        return _ops.neg(self)
-
-    def neg_(self) -> Tensor:
-        return _ops.neg_(self)
-
-    def pow(self, exponent: Any) -> Tensor:
-        return _ops.pow(self, exponent)
-
-    def pow_(self, exponent: Any) -> Tensor:
-        return _ops.pow_(self, exponent)
-
-    def reciprocal(self) -> Tensor:
-        return _ops.reciprocal(self)
-
-    def matmul(self, other: Tensor) -> Tensor:
-        return _ops.matmul(self, other)
-
-    def mm(self, mat2: Tensor) -> Tensor:
-        return _ops.mm(self, mat2)
-
-    def bmm(self, mat2: Tensor) -> Tensor:
-        return _ops.bmm(self, mat2)
-
-    def mv(self, vec: Tensor) -> Tensor:
-        return _ops.mv(self, vec)
-
     def dot(self, other: Tensor) -> Tensor:
         return _ops.dot(self, other)
 
-    def outer(self, vec2: Tensor) -> Tensor:
-        return _ops.outer(self, vec2)
-
-    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
-        return _ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
-
-    def maximum(self, other: Tensor) -> Tensor:
-        return _ops.maximum(self, other)
-
-    def minimum(self, other: Tensor) -> Tensor:
-        return _ops.minimum(self, other)
-
-    def fmod(self, other: Any) -> Tensor:
-        return _ops.fmod(self, other)
-
-    def remainder(self, other: Any) -> Tensor:
-        return _ops.remainder(self, other)
-
     # --------------------------------------------------------------- pointwise
-    def exp(self) -> Tensor:
-        return _ops.exp(self)
-
-    def exp_(self) -> Tensor:
-        return _ops.exp_(self)
-
-    def sqrt_(self) -> Tensor:
-        return _ops.sqrt_(self)
-
-    def abs_(self) -> Tensor:
-        return _ops.abs_(self)
-
     def clip_(self, min: Any = None, max: Any = None) -> Tensor:
         return _ops.clamp_(self, min, max)
-
-    def expm1(self) -> Tensor:
-        return _ops.expm1(self)
-
-    def log(self) -> Tensor:
-        return _ops.log(self)
-
-    def log1p(self) -> Tensor:
-        return _ops.log1p(self)
-
-    def log2(self) -> Tensor:
-        return _ops.log2(self)
-
-    def log10(self) -> Tensor:
-        return _ops.log10(self)
-
-    def sqrt(self) -> Tensor:
-        return _ops.sqrt(self)
-
-    def rsqrt(self) -> Tensor:
-        return _ops.rsqrt(self)
-
-    def abs(self) -> Tensor:
-        return _ops.abs(self)
-
-    def sign(self) -> Tensor:
-        return _ops.sign(self)
-
-    def sin(self) -> Tensor:
-        return _ops.sin(self)
-
-    def cos(self) -> Tensor:
-        return _ops.cos(self)
-
-    def tan(self) -> Tensor:
-        return _ops.tan(self)
-
-    def tanh(self) -> Tensor:
-        return _ops.tanh(self)
-
-    def sinh(self) -> Tensor:
-        return _ops.sinh(self)
-
-    def cosh(self) -> Tensor:
-        return _ops.cosh(self)
-
-    def asin(self) -> Tensor:
-        return _ops.asin(self)
-
-    def acos(self) -> Tensor:
-        return _ops.acos(self)
-
-    def atan(self) -> Tensor:
-        return _ops.atan(self)
-
-    def atan2(self, other: Tensor) -> Tensor:
-        return _ops.atan2(self, other)
-
-    def sigmoid(self) -> Tensor:
-        return _ops.sigmoid(self)
 
     def relu(self) -> Tensor:
         return _ops.relu(self)
 
-    def relu_(self) -> Tensor:
-        return _ops.relu_(self)
-
-    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-        return _ops.diagonal(self, offset, dim1, dim2)
-
-    def diag(self, diagonal: int = 0) -> Tensor:
-        return _ops.diag(self, diagonal)
-
-    def trace(self) -> Tensor:
-        return _ops.trace(self)
-
-    def inner(self, other: Tensor) -> Tensor:
-        return _ops.inner(self, other)
-
-    def clamp(self, min: Any = None, max: Any = None) -> Tensor:
-        return _ops.clamp(self, min, max)
-
     def clip(self, min: Any = None, max: Any = None) -> Tensor:
         return _ops.clamp(self, min, max)
 
-    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:
-        return _ops.clamp_(self, min, max)
-
-    def floor(self) -> Tensor:
-        return _ops.floor(self)
-
-    def ceil(self) -> Tensor:
-        return _ops.ceil(self)
-
-    def round(self, *, decimals: int = 0) -> Tensor:
-        return _ops.round(self, decimals=decimals)
-
-    def trunc(self) -> Tensor:
-        return _ops.trunc(self)
-
-    def erf(self) -> Tensor:
-        return _ops.erf(self)
-
-    def lerp(self, end: Tensor, weight: Any) -> Tensor:
-        return _ops.lerp(self, end, weight)
-
-    def nan_to_num(self, nan: float = 0.0, posinf: Any = None, neginf: Any = None) -> Tensor:
-        return _ops.nan_to_num(self, nan=nan, posinf=posinf, neginf=neginf)
-
-    def isnan(self) -> Tensor:
-        return _ops.isnan(self)
-
-    def isinf(self) -> Tensor:
-        return _ops.isinf(self)
-
-    def isfinite(self) -> Tensor:
-        return _ops.isfinite(self)
-
-    def eq(self, other: Any) -> Tensor:
-        return _ops.eq(self, other)
-
-    def ne(self, other: Any) -> Tensor:
-        return _ops.ne(self, other)
-
-    def lt(self, other: Any) -> Tensor:
-        return _ops.lt(self, other)
-
-    def le(self, other: Any) -> Tensor:
-        return _ops.le(self, other)
-
-    def gt(self, other: Any) -> Tensor:
-        return _ops.gt(self, other)
-
-    def ge(self, other: Any) -> Tensor:
-        return _ops.ge(self, other)
-
-    def equal(self, other: Tensor) -> builtins.bool:
-        return _ops.equal(self, other)
-
-    def allclose(
-        self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
-    ) -> builtins.bool:
-        return _ops.allclose(self, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
-
-    def logical_and(self, other: Tensor) -> Tensor:
-        return _ops.logical_and(self, other)
-
-    def logical_or(self, other: Tensor) -> Tensor:
-        return _ops.logical_or(self, other)
-
-    def logical_xor(self, other: Tensor) -> Tensor:
-        return _ops.logical_xor(self, other)
-
-    def logical_not(self) -> Tensor:
-        return _ops.logical_not(self)
-
-    def fill_(self, value: Any) -> Tensor:
-        return _ops.fill_(self, value)
-
-    def zero_(self) -> Tensor:
-        return _ops.zero_(self)
-
     def copy_(self, src: Tensor) -> Tensor:
         return _ops.copy_(self, src)
-
-    def masked_fill(self, mask: Tensor, value: Any) -> Tensor:
-        return _ops.masked_fill(self, mask, value)
-
-    def masked_fill_(self, mask: Tensor, value: Any) -> Tensor:
-        return _ops.masked_fill_(self, mask, value)
-
-    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
-        return _ops.uniform_(self, a, b, generator=generator)
-
-    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
-        return _ops.normal_(self, mean, std, generator=generator)
 
     def softmax(self, dim: int, dtype: Any = None) -> Tensor:
         return _ops.softmax(self, dim, dtype=dtype)
 
     def log_softmax(self, dim: int, dtype: Any = None) -> Tensor:
         return _ops.log_softmax(self, dim, dtype=dtype)
-
-    # --------------------------------------------------------------- reduction
-    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-        return _ops.sum(self, dim, keepdim, dtype=dtype)
-
-    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-        return _ops.mean(self, dim, keepdim, dtype=dtype)
-
-    def prod(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-        return _ops.prod(self, dim, keepdim, dtype=dtype)
-
-    def var(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-            correction: Any = None) -> Tensor:  # fmt: skip
-        return _ops.var(self, dim, unbiased, keepdim, correction=correction)
-
-    def std(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-            correction: Any = None) -> Tensor:  # fmt: skip
-        return _ops.std(self, dim, unbiased, keepdim, correction=correction)
-
-    def max(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return _ops.max(self, dim, keepdim)
-
-    def min(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return _ops.min(self, dim, keepdim)
-
-    def amax(self, dim: Any = (), keepdim: bool = False) -> Tensor:
-        return _ops.amax(self, dim, keepdim)
-
-    def amin(self, dim: Any = (), keepdim: bool = False) -> Tensor:
-        return _ops.amin(self, dim, keepdim)
-
-    def argmax(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _ops.argmax(self, dim, keepdim)
-
-    def argmin(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _ops.argmin(self, dim, keepdim)
-
-    def logsumexp(self, dim: Any, keepdim: bool = False) -> Tensor:
-        return _ops.logsumexp(self, dim, keepdim)
-
-    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False,
-             dtype: Any = None) -> Tensor:  # fmt: skip
-        return _ops.norm(self, p, dim, keepdim, dtype=dtype)
-
-    def count_nonzero(self, dim: Any = None) -> Tensor:
-        return _ops.count_nonzero(self, dim)
-
-    def dist(self, other: Tensor, p: Any = 2) -> Tensor:
-        return _ops.dist(self, other, p)
-
-    def cumsum(self, dim: int, *, dtype: Any = None) -> Tensor:
-        return _ops.cumsum(self, dim, dtype=dtype)
-
-    def cumprod(self, dim: int, *, dtype: Any = None) -> Tensor:
-        return _ops.cumprod(self, dim, dtype=dtype)
-
-    def all(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _ops.all(self, dim, keepdim)
-
-    def any(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _ops.any(self, dim, keepdim)
 
     # ------------------------------------------------------------------- shape
     def reshape(self, *shape: Any) -> Tensor:
@@ -913,41 +601,14 @@ class Tensor:
     def sum_to_size(self, *size: Any) -> Tensor:
         return _ops.sum_to(self, _varargs_shape(size))
 
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-        return _ops.flatten(self, start_dim, end_dim)
-
-    def unflatten(self, dim: int, sizes: Sequence[int]) -> Tensor:
-        return _ops.unflatten(self, dim, sizes)
-
-    def squeeze(self, dim: Any = None) -> Tensor:
-        return _ops.squeeze(self, dim)
-
-    def unsqueeze(self, dim: int) -> Tensor:
-        return _ops.unsqueeze(self, dim)
-
-    def transpose(self, dim0: int, dim1: int) -> Tensor:
-        return _ops.transpose(self, dim0, dim1)
-
-    def t(self) -> Tensor:
-        return _ops.t(self)
-
     def swapaxes(self, axis0: int, axis1: int) -> Tensor:
         return _ops.transpose(self, axis0, axis1)
 
     def swapdims(self, dim0: int, dim1: int) -> Tensor:
         return _ops.transpose(self, dim0, dim1)
 
-    def movedim(self, source: Any, destination: Any) -> Tensor:
-        return _ops.movedim(self, source, destination)
-
     def moveaxis(self, source: Any, destination: Any) -> Tensor:
         return _ops.movedim(self, source, destination)
-
-    def broadcast_to(self, size: Any) -> Tensor:
-        return _ops.broadcast_to(self, size)
-
-    def take(self, index: Tensor) -> Tensor:
-        return _ops.take(self, index)
 
     def nonzero(self, *, as_tuple: bool = False) -> Any:
         return _ops.nonzero(self, as_tuple=as_tuple)
@@ -967,44 +628,14 @@ class Tensor:
     def tile(self, *dims: Any) -> Tensor:
         return _ops.tile(self, _varargs_shape(dims))
 
-    def split(self, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
-        return _ops.split(self, split_size_or_sections, dim)
-
-    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-        return _ops.chunk(self, chunks, dim)
-
-    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
-        return _ops.unbind(self, dim)
-
-    def narrow(self, dim: int, start: int, length: int) -> Tensor:
-        return _ops.narrow(self, dim, start, length)
-
     def flip(self, *dims: Any) -> Tensor:
         return _ops.flip(self, _varargs_shape(dims))
-
-    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
-        return _ops.roll(self, shifts, dims)
 
     def gather(self, dim: int, index: Tensor) -> Tensor:
         return _ops.gather(self, dim, index)
 
     def scatter(self, dim: int, index: Tensor, src: Any, *, reduce: str | None = None) -> Tensor:
         return _ops.scatter(self, dim, index, src, reduce=reduce)
-
-    def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
-        return _ops.scatter_add(self, dim, index, src)
-
-    def index_select(self, dim: int, index: Tensor) -> Tensor:
-        return _ops.index_select(self, dim, index)
-
-    def masked_select(self, mask: Tensor) -> Tensor:
-        return _ops.masked_select(self, mask)
-
-    def tril(self, diagonal: int = 0) -> Tensor:
-        return _ops.tril(self, diagonal)
-
-    def triu(self, diagonal: int = 0) -> Tensor:
-        return _ops.triu(self, diagonal)
 
 
 class Size(tuple):
@@ -1285,3 +916,132 @@ def _format_tensor(tensor: Tensor) -> str:
 # Tensor methods delegate to lucid.ops, which itself builds on Tensor: the one sanctioned cycle.
 from lucid import factories as _factories  # noqa: E402
 from lucid import ops as _ops  # noqa: E402
+
+# Methods that are their op's function itself (the same signature, `self` as `input`), bound
+# once the ops exist; a method whose signature or body differs is written out in the class.
+# dtype casts
+Tensor.contiguous = _ops.contiguous
+# arithmetic
+Tensor.add = _ops.add
+Tensor.add_ = _ops.add_
+Tensor.sub = _ops.sub
+Tensor.sub_ = _ops.sub_
+Tensor.mul = _ops.mul
+Tensor.mul_ = _ops.mul_
+Tensor.div = _ops.div
+Tensor.div_ = _ops.div_
+Tensor.neg = _ops.neg
+Tensor.neg_ = _ops.neg_
+Tensor.pow = _ops.pow
+Tensor.pow_ = _ops.pow_
+Tensor.reciprocal = _ops.reciprocal
+Tensor.matmul = _ops.matmul
+Tensor.mm = _ops.mm
+Tensor.bmm = _ops.bmm
+Tensor.mv = _ops.mv
+Tensor.outer = _ops.outer
+Tensor.addmm = _ops.addmm
+Tensor.maximum = _ops.maximum
+Tensor.minimum = _ops.minimum
+Tensor.fmod = _ops.fmod
+Tensor.remainder = _ops.remainder
+# pointwise
+Tensor.exp = _ops.exp
+Tensor.exp_ = _ops.exp_
+Tensor.sqrt_ = _ops.sqrt_
+Tensor.abs_ = _ops.abs_
+Tensor.expm1 = _ops.expm1
+Tensor.log = _ops.log
+Tensor.log1p = _ops.log1p
+Tensor.log2 = _ops.log2
+Tensor.log10 = _ops.log10
+Tensor.sqrt = _ops.sqrt
+Tensor.rsqrt = _ops.rsqrt
+Tensor.abs = _ops.abs
+Tensor.sign = _ops.sign
+Tensor.sin = _ops.sin
+Tensor.cos = _ops.cos
+Tensor.tan = _ops.tan
+Tensor.tanh = _ops.tanh
+Tensor.sinh = _ops.sinh
+Tensor.cosh = _ops.cosh
+Tensor.asin = _ops.asin
+Tensor.acos = _ops.acos
+Tensor.atan = _ops.atan
+Tensor.atan2 = _ops.atan2
+Tensor.sigmoid = _ops.sigmoid
+Tensor.relu_ = _ops.relu_
+Tensor.diagonal = _ops.diagonal
+Tensor.diag = _ops.diag
+Tensor.trace = _ops.trace
+Tensor.inner = _ops.inner
+Tensor.clamp = _ops.clamp
+Tensor.clamp_ = _ops.clamp_
+Tensor.floor = _ops.floor
+Tensor.ceil = _ops.ceil
+Tensor.round = _ops.round
+Tensor.trunc = _ops.trunc
+Tensor.erf = _ops.erf
+Tensor.lerp = _ops.lerp
+Tensor.nan_to_num = _ops.nan_to_num
+Tensor.isnan = _ops.isnan
+Tensor.isinf = _ops.isinf
+Tensor.isfinite = _ops.isfinite
+Tensor.eq = _ops.eq
+Tensor.ne = _ops.ne
+Tensor.lt = _ops.lt
+Tensor.le = _ops.le
+Tensor.gt = _ops.gt
+Tensor.ge = _ops.ge
+Tensor.equal = _ops.equal
+Tensor.allclose = _ops.allclose
+Tensor.logical_and = _ops.logical_and
+Tensor.logical_or = _ops.logical_or
+Tensor.logical_xor = _ops.logical_xor
+Tensor.logical_not = _ops.logical_not
+Tensor.fill_ = _ops.fill_
+Tensor.zero_ = _ops.zero_
+Tensor.masked_fill = _ops.masked_fill
+Tensor.masked_fill_ = _ops.masked_fill_
+Tensor.uniform_ = _ops.uniform_
+Tensor.normal_ = _ops.normal_
+# reduction
+Tensor.sum = _ops.sum
+Tensor.mean = _ops.mean
+Tensor.prod = _ops.prod
+Tensor.var = _ops.var
+Tensor.std = _ops.std
+Tensor.max = _ops.max
+Tensor.min = _ops.min
+Tensor.amax = _ops.amax
+Tensor.amin = _ops.amin
+Tensor.argmax = _ops.argmax
+Tensor.argmin = _ops.argmin
+Tensor.logsumexp = _ops.logsumexp
+Tensor.norm = _ops.norm
+Tensor.count_nonzero = _ops.count_nonzero
+Tensor.dist = _ops.dist
+Tensor.cumsum = _ops.cumsum
+Tensor.cumprod = _ops.cumprod
+Tensor.all = _ops.all
+Tensor.any = _ops.any
+# shape
+Tensor.flatten = _ops.flatten
+Tensor.unflatten = _ops.unflatten
+Tensor.squeeze = _ops.squeeze
+Tensor.unsqueeze = _ops.unsqueeze
+Tensor.transpose = _ops.transpose
+Tensor.t = _ops.t
+Tensor.movedim = _ops.movedim
+Tensor.broadcast_to = _ops.broadcast_to
+Tensor.take = _ops.take
+Tensor.split = _ops.split
+Tensor.chunk = _ops.chunk
+Tensor.unbind = _ops.unbind
+Tensor.narrow = _ops.narrow
+Tensor.roll = _ops.roll
+Tensor.scatter_add = _ops.scatter_add
+Tensor.index_select = _ops.index_select
+Tensor.masked_select = _ops.masked_select
+Tensor.tril = _ops.tril
+Tensor.triu = _ops.triu
