@@ -23,8 +23,8 @@ from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
 from lucid.ops.fills import to
 
 __all__ = [
-    "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "abs", "absolute", "sign",
-    "sin", "cos", "tan", "tanh", "sinh", "cosh", "asin", "arcsin", "acos", "arccos", "atan",
+    "exp", "expm1", "log", "logit", "log1p", "log2", "log10", "sqrt", "rsqrt", "abs", "absolute",
+    "sign", "sin", "cos", "tan", "tanh", "sinh", "cosh", "asin", "arcsin", "acos", "arccos", "atan",
     "arctan", "atan2", "arctan2", "floor", "ceil", "round", "trunc", "fix", "erf", "erfc", "lerp",
     "nan_to_num", "square", "float_power", "clamp", "clip", "where",
     "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit",
@@ -32,7 +32,7 @@ __all__ = [
     "not_equal", "equal", "allclose", "isclose",
     "logical_and", "logical_or", "logical_xor", "logical_not",
     "bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor",
-    "exp_", "sqrt_", "abs_", "clamp_", "clip_",
+    "exp_", "sqrt_", "abs_", "clamp_", "clip_", "logit_",
 ]  # fmt: skip
 
 _INTEGRAL_KINDS = "iub"
@@ -124,6 +124,45 @@ class Log(Function):
 
 def log(input: Tensor) -> Tensor:
     return Log.apply(input)
+
+
+class Logit(Function):
+    """log(x / (1 - x)), with x first clamped to [eps, 1 - eps] when eps is given."""
+
+    _backward_name = "LogitBackward0"
+
+    @staticmethod
+    def forward(ctx, x, eps):
+        ctx.save_for_backward(x)
+        ctx.eps = eps
+        array = float_array(x)
+        if eps is not None and eps >= 0:
+            array = np.clip(array, eps, 1.0 - eps)
+        return _wrap(np.log(array / (1.0 - array)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        eps = ctx.eps
+        # d/dx logit(x) = 1 / (x (1 - x)): an infinity of grad_output's sign at 0 and 1 (also
+        # at -0.0), nan outside [0, 1] without eps, and 0 where the clamp to [eps, 1 - eps]
+        # held x; PyTorch sets each of these cases explicitly, the formula alone gives none
+        # (+0.0 as the denominator there: -0.0 would flip the sign, grad * inf would put
+        # 0 * inf = nan into the double backward)
+        at_pole = logical_or(eq(x, 0.0), eq(x, 1.0))
+        grad = grad_output / where(at_pole, 0.0, x * (1.0 - x))
+        if eps is None or eps < 0:
+            return where(logical_or(lt(x, 0.0), gt(x, 1.0)), math.nan, grad), None
+        return where(logical_or(lt(x, eps), gt(x, 1.0 - eps)), 0.0, grad), None
+
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """The inverse of sigmoid, log(input / (1 - input)); `eps` clamps input to [eps, 1 - eps]."""
+    return Logit.apply(input, eps)
+
+
+def logit_(input: Tensor, eps: float | None = None) -> Tensor:
+    return apply_inplace(Logit, input, eps)
 
 
 class Log1p(Function):
