@@ -6,6 +6,8 @@ import builtins
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from lucid import factories as _factories
+from lucid import ops as _ops
 from lucid._core import dtypes
 from lucid._core import engine as _engine
 from lucid._core.tensor import _TYPE_NAMES, Size, TensorBase, _varargs_shape, register_tensor_class
@@ -20,6 +22,137 @@ class Tensor(TensorBase):
     # Defining __eq__ (elementwise, below) would otherwise make tensors unhashable.
     def __hash__(self) -> builtins.int:
         return id(self)
+
+    # Methods that are their op's function itself (the same signature, `self` as `input`); a
+    # method whose signature or body differs is written out below.
+    # dtype casts
+    contiguous = _ops.contiguous
+    # arithmetic
+    add = _ops.add
+    add_ = _ops.add_
+    sub = _ops.sub
+    sub_ = _ops.sub_
+    mul = _ops.mul
+    mul_ = _ops.mul_
+    div = _ops.div
+    div_ = _ops.div_
+    neg = _ops.neg
+    neg_ = _ops.neg_
+    pow = _ops.pow
+    pow_ = _ops.pow_
+    reciprocal = _ops.reciprocal
+    matmul = _ops.matmul
+    mm = _ops.mm
+    bmm = _ops.bmm
+    mv = _ops.mv
+    outer = _ops.outer
+    addmm = _ops.addmm
+    maximum = _ops.maximum
+    minimum = _ops.minimum
+    fmod = _ops.fmod
+    remainder = _ops.remainder
+    # pointwise
+    exp = _ops.exp
+    exp_ = _ops.exp_
+    sqrt_ = _ops.sqrt_
+    abs_ = _ops.abs_
+    expm1 = _ops.expm1
+    log = _ops.log
+    logit = _ops.logit
+    logit_ = _ops.logit_
+    log1p = _ops.log1p
+    log2 = _ops.log2
+    log10 = _ops.log10
+    sqrt = _ops.sqrt
+    rsqrt = _ops.rsqrt
+    abs = _ops.abs
+    sign = _ops.sign
+    sin = _ops.sin
+    cos = _ops.cos
+    tan = _ops.tan
+    tanh = _ops.tanh
+    sinh = _ops.sinh
+    cosh = _ops.cosh
+    asin = _ops.asin
+    acos = _ops.acos
+    atan = _ops.atan
+    atan2 = _ops.atan2
+    sigmoid = _ops.sigmoid
+    relu_ = _ops.relu_
+    diagonal = _ops.diagonal
+    diag = _ops.diag
+    trace = _ops.trace
+    inner = _ops.inner
+    clamp = _ops.clamp
+    clamp_ = _ops.clamp_
+    floor = _ops.floor
+    ceil = _ops.ceil
+    round = _ops.round
+    trunc = _ops.trunc
+    erf = _ops.erf
+    lerp = _ops.lerp
+    nan_to_num = _ops.nan_to_num
+    isnan = _ops.isnan
+    isinf = _ops.isinf
+    isfinite = _ops.isfinite
+    eq = _ops.eq
+    ne = _ops.ne
+    lt = _ops.lt
+    le = _ops.le
+    gt = _ops.gt
+    ge = _ops.ge
+    equal = _ops.equal
+    allclose = _ops.allclose
+    logical_and = _ops.logical_and
+    logical_or = _ops.logical_or
+    logical_xor = _ops.logical_xor
+    logical_not = _ops.logical_not
+    fill_ = _ops.fill_
+    zero_ = _ops.zero_
+    masked_fill = _ops.masked_fill
+    masked_fill_ = _ops.masked_fill_
+    uniform_ = _ops.uniform_
+    normal_ = _ops.normal_
+    # reduction
+    sum = _ops.sum
+    mean = _ops.mean
+    prod = _ops.prod
+    var = _ops.var
+    std = _ops.std
+    max = _ops.max
+    min = _ops.min
+    amax = _ops.amax
+    amin = _ops.amin
+    argmax = _ops.argmax
+    argmin = _ops.argmin
+    logsumexp = _ops.logsumexp
+    norm = _ops.norm
+    count_nonzero = _ops.count_nonzero
+    dist = _ops.dist
+    cumsum = _ops.cumsum
+    cumprod = _ops.cumprod
+    all = _ops.all
+    any = _ops.any
+    # shape
+    flatten = _ops.flatten
+    unflatten = _ops.unflatten
+    squeeze = _ops.squeeze
+    unsqueeze = _ops.unsqueeze
+    transpose = _ops.transpose
+    t = _ops.t
+    movedim = _ops.movedim
+    broadcast_to = _ops.broadcast_to
+    take = _ops.take
+    split = _ops.split
+    chunk = _ops.chunk
+    unbind = _ops.unbind
+    narrow = _ops.narrow
+    roll = _ops.roll
+    scatter_add = _ops.scatter_add
+    index_select = _ops.index_select
+    masked_select = _ops.masked_select
+    tril = _ops.tril
+    triu = _ops.triu
 
     @property
     def T(self) -> Tensor:
@@ -89,9 +222,6 @@ class Tensor(TensorBase):
 
     def cpu(self) -> Tensor:
         return self
-
-    def contiguous(self) -> Tensor:
-        return _ops.contiguous(self)
 
     def clone(self) -> Tensor:
         return _ops.clone(self)
@@ -245,342 +375,33 @@ class Tensor(TensorBase):
         _ops.setitem_(self, index, value)
 
     # ------------------------------------------------------------- arithmetic
-    def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return _ops.add(self, other, alpha=alpha)
-
-    def add_(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return _ops.add_(self, other, alpha=alpha)
-
-    def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return _ops.sub(self, other, alpha=alpha)
-
-    def sub_(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return _ops.sub_(self, other, alpha=alpha)
-
-    def mul(self, other: Any) -> Tensor:
-        return _ops.mul(self, other)
-
-    def mul_(self, other: Any) -> Tensor:
-        return _ops.mul_(self, other)
-
-    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
-        return _ops.div(self, other, rounding_mode=rounding_mode)
-
-    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
-        return _ops.div_(self, other, rounding_mode=rounding_mode)
-
     def true_divide(self, other: Any) -> Tensor:
         return _ops.div(self, other)
 
     def floor_divide(self, other: Any) -> Tensor:
         return _ops.div(self, other, rounding_mode="floor")
 
-    def neg(self) -> Tensor:
-        return _ops.neg(self)
-
-    def neg_(self) -> Tensor:
-        return _ops.neg_(self)
-
-    def pow(self, exponent: Any) -> Tensor:
-        return _ops.pow(self, exponent)
-
-    def pow_(self, exponent: Any) -> Tensor:
-        return _ops.pow_(self, exponent)
-
-    def reciprocal(self) -> Tensor:
-        return _ops.reciprocal(self)
-
-    def matmul(self, other: Tensor) -> Tensor:
-        return _ops.matmul(self, other)
-
-    def mm(self, mat2: Tensor) -> Tensor:
-        return _ops.mm(self, mat2)
-
-    def bmm(self, mat2: Tensor) -> Tensor:
-        return _ops.bmm(self, mat2)
-
-    def mv(self, vec: Tensor) -> Tensor:
-        return _ops.mv(self, vec)
-
     def dot(self, other: Tensor) -> Tensor:
         return _ops.dot(self, other)
 
-    def outer(self, vec2: Tensor) -> Tensor:
-        return _ops.outer(self, vec2)
-
-    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
-        return _ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
-
-    def maximum(self, other: Tensor) -> Tensor:
-        return _ops.maximum(self, other)
-
-    def minimum(self, other: Tensor) -> Tensor:
-        return _ops.minimum(self, other)
-
-    def fmod(self, other: Any) -> Tensor:
-        return _ops.fmod(self, other)
-
-    def remainder(self, other: Any) -> Tensor:
-        return _ops.remainder(self, other)
-
     # --------------------------------------------------------------- pointwise
-    def exp(self) -> Tensor:
-        return _ops.exp(self)
-
-    def exp_(self) -> Tensor:
-        return _ops.exp_(self)
-
-    def sqrt_(self) -> Tensor:
-        return _ops.sqrt_(self)
-
-    def abs_(self) -> Tensor:
-        return _ops.abs_(self)
-
     def clip_(self, min: Any = None, max: Any = None) -> Tensor:
         return _ops.clamp_(self, min, max)
-
-    def expm1(self) -> Tensor:
-        return _ops.expm1(self)
-
-    def log(self) -> Tensor:
-        return _ops.log(self)
-
-    def log1p(self) -> Tensor:
-        return _ops.log1p(self)
-
-    def log2(self) -> Tensor:
-        return _ops.log2(self)
-
-    def log10(self) -> Tensor:
-        return _ops.log10(self)
-
-    def sqrt(self) -> Tensor:
-        return _ops.sqrt(self)
-
-    def rsqrt(self) -> Tensor:
-        return _ops.rsqrt(self)
-
-    def abs(self) -> Tensor:
-        return _ops.abs(self)
-
-    def sign(self) -> Tensor:
-        return _ops.sign(self)
-
-    def sin(self) -> Tensor:
-        return _ops.sin(self)
-
-    def cos(self) -> Tensor:
-        return _ops.cos(self)
-
-    def tan(self) -> Tensor:
-        return _ops.tan(self)
-
-    def tanh(self) -> Tensor:
-        return _ops.tanh(self)
-
-    def sinh(self) -> Tensor:
-        return _ops.sinh(self)
-
-    def cosh(self) -> Tensor:
-        return _ops.cosh(self)
-
-    def asin(self) -> Tensor:
-        return _ops.asin(self)
-
-    def acos(self) -> Tensor:
-        return _ops.acos(self)
-
-    def atan(self) -> Tensor:
-        return _ops.atan(self)
-
-    def atan2(self, other: Tensor) -> Tensor:
-        return _ops.atan2(self, other)
-
-    def sigmoid(self) -> Tensor:
-        return _ops.sigmoid(self)
 
     def relu(self) -> Tensor:
         return _ops.relu(self)
 
-    def relu_(self) -> Tensor:
-        return _ops.relu_(self)
-
-    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-        return _ops.diagonal(self, offset, dim1, dim2)
-
-    def diag(self, diagonal: int = 0) -> Tensor:
-        return _ops.diag(self, diagonal)
-
-    def trace(self) -> Tensor:
-        return _ops.trace(self)
-
-    def inner(self, other: Tensor) -> Tensor:
-        return _ops.inner(self, other)
-
-    def clamp(self, min: Any = None, max: Any = None) -> Tensor:
-        return _ops.clamp(self, min, max)
-
     def clip(self, min: Any = None, max: Any = None) -> Tensor:
         return _ops.clamp(self, min, max)
 
-    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:
-        return _ops.clamp_(self, min, max)
-
-    def floor(self) -> Tensor:
-        return _ops.floor(self)
-
-    def ceil(self) -> Tensor:
-        return _ops.ceil(self)
-
-    def round(self, *, decimals: int = 0) -> Tensor:
-        return _ops.round(self, decimals=decimals)
-
-    def trunc(self) -> Tensor:
-        return _ops.trunc(self)
-
-    def erf(self) -> Tensor:
-        return _ops.erf(self)
-
-    def lerp(self, end: Tensor, weight: Any) -> Tensor:
-        return _ops.lerp(self, end, weight)
-
-    def nan_to_num(self, nan: float = 0.0, posinf: Any = None, neginf: Any = None) -> Tensor:
-        return _ops.nan_to_num(self, nan=nan, posinf=posinf, neginf=neginf)
-
-    def isnan(self) -> Tensor:
-        return _ops.isnan(self)
-
-    def isinf(self) -> Tensor:
-        return _ops.isinf(self)
-
-    def isfinite(self) -> Tensor:
-        return _ops.isfinite(self)
-
-    def eq(self, other: Any) -> Tensor:
-        return _ops.eq(self, other)
-
-    def ne(self, other: Any) -> Tensor:
-        return _ops.ne(self, other)
-
-    def lt(self, other: Any) -> Tensor:
-        return _ops.lt(self, other)
-
-    def le(self, other: Any) -> Tensor:
-        return _ops.le(self, other)
-
-    def gt(self, other: Any) -> Tensor:
-        return _ops.gt(self, other)
-
-    def ge(self, other: Any) -> Tensor:
-        return _ops.ge(self, other)
-
-    def equal(self, other: Tensor) -> builtins.bool:
-        return _ops.equal(self, other)
-
-    def allclose(
-        self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
-    ) -> builtins.bool:
-        return _ops.allclose(self, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
-
-    def logical_and(self, other: Tensor) -> Tensor:
-        return _ops.logical_and(self, other)
-
-    def logical_or(self, other: Tensor) -> Tensor:
-        return _ops.logical_or(self, other)
-
-    def logical_xor(self, other: Tensor) -> Tensor:
-        return _ops.logical_xor(self, other)
-
-    def logical_not(self) -> Tensor:
-        return _ops.logical_not(self)
-
-    def fill_(self, value: Any) -> Tensor:
-        return _ops.fill_(self, value)
-
-    def zero_(self) -> Tensor:
-        return _ops.zero_(self)
-
     def copy_(self, src: Tensor) -> Tensor:
         return _ops.copy_(self, src)
-
-    def masked_fill(self, mask: Tensor, value: Any) -> Tensor:
-        return _ops.masked_fill(self, mask, value)
-
-    def masked_fill_(self, mask: Tensor, value: Any) -> Tensor:
-        return _ops.masked_fill_(self, mask, value)
-
-    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
-        return _ops.uniform_(self, a, b, generator=generator)
-
-    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
-        return _ops.normal_(self, mean, std, generator=generator)
 
     def softmax(self, dim: int, dtype: Any = None) -> Tensor:
         return _ops.softmax(self, dim, dtype=dtype)
 
     def log_softmax(self, dim: int, dtype: Any = None) -> Tensor:
         return _ops.log_softmax(self, dim, dtype=dtype)
-
-    # --------------------------------------------------------------- reduction
-    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-        return _ops.sum(self, dim, keepdim, dtype=dtype)
-
-    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-        return _ops.mean(self, dim, keepdim, dtype=dtype)
-
-    def prod(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-        return _ops.prod(self, dim, keepdim, dtype=dtype)
-
-    def var(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-            correction: Any = None) -> Tensor:  # fmt: skip
-        return _ops.var(self, dim, unbiased, keepdim, correction=correction)
-
-    def std(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-            correction: Any = None) -> Tensor:  # fmt: skip
-        return _ops.std(self, dim, unbiased, keepdim, correction=correction)
-
-    def max(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return _ops.max(self, dim, keepdim)
-
-    def min(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return _ops.min(self, dim, keepdim)
-
-    def amax(self, dim: Any = (), keepdim: bool = False) -> Tensor:
-        return _ops.amax(self, dim, keepdim)
-
-    def amin(self, dim: Any = (), keepdim: bool = False) -> Tensor:
-        return _ops.amin(self, dim, keepdim)
-
-    def argmax(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _ops.argmax(self, dim, keepdim)
-
-    def argmin(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _ops.argmin(self, dim, keepdim)
-
-    def logsumexp(self, dim: Any, keepdim: bool = False) -> Tensor:
-        return _ops.logsumexp(self, dim, keepdim)
-
-    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False,
-             dtype: Any = None) -> Tensor:  # fmt: skip
-        return _ops.norm(self, p, dim, keepdim, dtype=dtype)
-
-    def count_nonzero(self, dim: Any = None) -> Tensor:
-        return _ops.count_nonzero(self, dim)
-
-    def dist(self, other: Tensor, p: Any = 2) -> Tensor:
-        return _ops.dist(self, other, p)
-
-    def cumsum(self, dim: int, *, dtype: Any = None) -> Tensor:
-        return _ops.cumsum(self, dim, dtype=dtype)
-
-    def cumprod(self, dim: int, *, dtype: Any = None) -> Tensor:
-        return _ops.cumprod(self, dim, dtype=dtype)
-
-    def all(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _ops.all(self, dim, keepdim)
-
-    def any(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _ops.any(self, dim, keepdim)
 
     # ------------------------------------------------------------------- shape
     def reshape(self, *shape: Any) -> Tensor:
@@ -600,41 +421,14 @@ class Tensor(TensorBase):
     def sum_to_size(self, *size: Any) -> Tensor:
         return _ops.sum_to(self, _varargs_shape(size))
 
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-        return _ops.flatten(self, start_dim, end_dim)
-
-    def unflatten(self, dim: int, sizes: Sequence[int]) -> Tensor:
-        return _ops.unflatten(self, dim, sizes)
-
-    def squeeze(self, dim: Any = None) -> Tensor:
-        return _ops.squeeze(self, dim)
-
-    def unsqueeze(self, dim: int) -> Tensor:
-        return _ops.unsqueeze(self, dim)
-
-    def transpose(self, dim0: int, dim1: int) -> Tensor:
-        return _ops.transpose(self, dim0, dim1)
-
-    def t(self) -> Tensor:
-        return _ops.t(self)
-
     def swapaxes(self, axis0: int, axis1: int) -> Tensor:
         return _ops.transpose(self, axis0, axis1)
 
     def swapdims(self, dim0: int, dim1: int) -> Tensor:
         return _ops.transpose(self, dim0, dim1)
 
-    def movedim(self, source: Any, destination: Any) -> Tensor:
-        return _ops.movedim(self, source, destination)
-
     def moveaxis(self, source: Any, destination: Any) -> Tensor:
         return _ops.movedim(self, source, destination)
-
-    def broadcast_to(self, size: Any) -> Tensor:
-        return _ops.broadcast_to(self, size)
-
-    def take(self, index: Tensor) -> Tensor:
-        return _ops.take(self, index)
 
     def nonzero(self, *, as_tuple: bool = False) -> Any:
         return _ops.nonzero(self, as_tuple=as_tuple)
@@ -654,44 +448,14 @@ class Tensor(TensorBase):
     def tile(self, *dims: Any) -> Tensor:
         return _ops.tile(self, _varargs_shape(dims))
 
-    def split(self, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
-        return _ops.split(self, split_size_or_sections, dim)
-
-    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-        return _ops.chunk(self, chunks, dim)
-
-    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
-        return _ops.unbind(self, dim)
-
-    def narrow(self, dim: int, start: int, length: int) -> Tensor:
-        return _ops.narrow(self, dim, start, length)
-
     def flip(self, *dims: Any) -> Tensor:
         return _ops.flip(self, _varargs_shape(dims))
-
-    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
-        return _ops.roll(self, shifts, dims)
 
     def gather(self, dim: int, index: Tensor) -> Tensor:
         return _ops.gather(self, dim, index)
 
     def scatter(self, dim: int, index: Tensor, src: Any, *, reduce: str | None = None) -> Tensor:
         return _ops.scatter(self, dim, index, src, reduce=reduce)
-
-    def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
-        return _ops.scatter_add(self, dim, index, src)
-
-    def index_select(self, dim: int, index: Tensor) -> Tensor:
-        return _ops.index_select(self, dim, index)
-
-    def masked_select(self, mask: Tensor) -> Tensor:
-        return _ops.masked_select(self, mask)
-
-    def tril(self, diagonal: int = 0) -> Tensor:
-        return _ops.tril(self, diagonal)
-
-    def triu(self, diagonal: int = 0) -> Tensor:
-        return _ops.triu(self, diagonal)
 
 
 register_tensor_class(Tensor)
@@ -711,8 +475,3 @@ def zero_grads(params: Iterable[Tensor], set_to_none: bool) -> None:
             else:
                 grad.requires_grad_(False)
             grad.zero_()
-
-
-# Tensor methods delegate to lucid.ops, which itself builds on Tensor: the one sanctioned cycle.
-from lucid import factories as _factories  # noqa: E402
-from lucid import ops as _ops  # noqa: E402

@@ -4,9 +4,10 @@ Every family's `__all__` is importable from here (Tensor methods reach them as `
 `__all__` below is the subset that `import lucid` exposes, the names `torch` has.
 """
 
-from lucid.ops import arithmetic, indexing, linalg, nn_ops, pointwise, reduction, shape
+from lucid.ops import arithmetic, fills, indexing, linalg, nn_ops, pointwise, reduction, shape
 from lucid.ops.arithmetic import *  # noqa: F403
 from lucid.ops.broadcast import broadcast_shapes, sum_to  # noqa: F401
+from lucid.ops.fills import *  # noqa: F403
 from lucid.ops.indexing import *  # noqa: F403
 from lucid.ops.linalg import *  # noqa: F403
 from lucid.ops.nn_ops import *  # noqa: F403
@@ -28,7 +29,7 @@ _FUNCTIONAL_ONLY = {
 
 __all__ = [
     name
-    for family in (arithmetic, indexing, linalg, nn_ops, pointwise, reduction, shape)
+    for family in (arithmetic, fills, indexing, linalg, nn_ops, pointwise, reduction, shape)
     for name in family.__all__
     if name not in _METHOD_ONLY and name not in _FUNCTIONAL_ONLY
 ] + ["broadcast_shapes"]

@@ -9,8 +9,9 @@ import numpy as np
 
 from lucid._core import dtypes
 from lucid._core.function import Function
-from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import TensorBase, _wrap
+from lucid.ops._common import apply_inplace, can_write_into, zeros_like_grad
+from lucid.ops._common import dtype_name as _dtype_name
 from lucid.ops._promote import binary_arrays, float_array, scalar_value
 from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
 
@@ -26,11 +27,7 @@ __all__ = [
 
 _INTEGRAL_KINDS = "iub"
 
-# PyTorch names dtypes two ways in its messages: by scalar type and by C type.
-_SCALAR_TYPE_NAMES = {
-    "float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "int16": "Short",
-    "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool",
-}  # fmt: skip
+# PyTorch names dtypes two ways in its messages: by scalar type and, here, by C type.
 _C_TYPE_NAMES = {
     "float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
     "int16": "short int", "int32": "int", "int64": "long int", "uint8": "unsigned char",
@@ -40,10 +37,6 @@ _C_TYPE_NAMES = {
 
 def _shape(x: Any) -> tuple[int, ...]:
     return x._data.shape if isinstance(x, TensorBase) else ()
-
-
-def _dtype_name(numpy_dtype: np.dtype) -> str:
-    return _SCALAR_TYPE_NAMES[numpy_dtype.name]
 
 
 def _binary(ufunc: Any, a: Any, b: Any) -> np.ndarray:
@@ -110,10 +103,18 @@ class Add(Function):
     _backward_name = "AddBackward0"
 
     @staticmethod
-    def forward(ctx, a, b, alpha):
+    def forward(ctx, a, b, alpha, out=None):
         ctx.a_shape = _shape(a)
         ctx.b_shape = _shape(b)
         ctx.alpha = alpha
+        if can_write_into(out, b):
+            # add_ (the optimizers' update): accumulate into a's own storage, no temporary
+            value = b._data if isinstance(b, TensorBase) else b
+            try:
+                np.add(out, value if alpha == 1 else value * alpha, out=out)
+                return a
+            except ValueError:
+                pass
         if alpha == 1:
             return _wrap(_binary(np.add, a, b))
         x, y = binary_arrays(a, b)
@@ -150,10 +151,17 @@ class Sub(Function):
     _backward_name = "SubBackward0"
 
     @staticmethod
-    def forward(ctx, a, b, alpha):
+    def forward(ctx, a, b, alpha, out=None):
         ctx.a_shape = _shape(a)
         ctx.b_shape = _shape(b)
         ctx.alpha = alpha
+        if can_write_into(out, b):
+            value = b._data if isinstance(b, TensorBase) else b
+            try:
+                np.subtract(out, value if alpha == 1 else value * alpha, out=out)
+                return a
+            except ValueError:
+                pass
         if alpha == 1:
             return _wrap(_binary(np.subtract, a, b))
         x, y = binary_arrays(a, b)
@@ -241,7 +249,7 @@ class Mul(Function):
     _backward_name = "MulBackward0"
 
     @staticmethod
-    def forward(ctx, a, b):
+    def forward(ctx, a, b, out=None):
         needs_a, needs_b = ctx.needs_input_grad
         if needs_a or needs_b:
             # each gradient needs only the other operand: save just what backward will use
@@ -249,6 +257,12 @@ class Mul(Function):
             ctx.a_shape = a._data.shape
             ctx.b_shape = b._data.shape
         x, y = a._data, b._data
+        if not needs_b and can_write_into(out, b):
+            try:
+                np.multiply(out, y, out=out)
+                return a
+            except ValueError:
+                pass
         if x.dtype is y.dtype and x.shape == y.shape:
             return _wrap(np.multiply(x, y))
         return _wrap(_binary(np.multiply, a, b))
@@ -271,8 +285,11 @@ class MulScalar(Function):
     _backward_name = "MulBackward0"
 
     @staticmethod
-    def forward(ctx, x, scalar):
+    def forward(ctx, x, scalar, out=None):
         ctx.scalar = scalar
+        if can_write_into(out, scalar):
+            np.multiply(out, scalar, out=out)
+            return x
         return _wrap(_binary(np.multiply, x, scalar))
 
     @staticmethod
@@ -324,7 +341,7 @@ class Div(Function):
     _backward_name = "DivBackward0"
 
     @staticmethod
-    def forward(ctx, a, b):
+    def forward(ctx, a, b, out=None):
         needs_a, needs_b = ctx.needs_input_grad
         if needs_a or needs_b:
             a_is_tensor = isinstance(a, TensorBase)
@@ -332,6 +349,12 @@ class Div(Function):
             if not a_is_tensor:
                 ctx.a = a
             ctx.a_shape = _shape(a)
+        if not needs_b and can_write_into(out, b) and out.dtype.kind == "f":
+            try:
+                np.true_divide(out, b._data, out=out)
+                return a
+            except ValueError:
+                pass
         return _wrap(_true_divide(a, b))
 
     @staticmethod
@@ -353,8 +376,11 @@ class DivScalar(Function):
     _backward_name = "DivBackward0"
 
     @staticmethod
-    def forward(ctx, x, scalar):
+    def forward(ctx, x, scalar, out=None):
         ctx.scalar = scalar
+        if can_write_into(out, scalar):
+            np.true_divide(out, scalar, out=out)
+            return x
         return _wrap(_true_divide(x, scalar))
 
     @staticmethod
@@ -395,8 +421,6 @@ class DivRounding(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        from lucid.ops.pointwise import zeros_like_grad
-
         grad_a = zeros_like_grad(grad_output, ctx.a_shape) if ctx.needs_input_grad[0] else None
         grad_b = zeros_like_grad(grad_output, ctx.b_shape) if ctx.needs_input_grad[1] else None
         return grad_a, grad_b, None
@@ -1179,82 +1203,17 @@ def remainder(input: Any, other: Any) -> Tensor:
 
 
 # ------------------------------------------------------------------ in-place
-def _write_inplace(x: Tensor, result: np.ndarray) -> None:
-    """Store an in-place op's result into x's own storage (views of x see it)."""
-    target = x._data
-    if result.shape != target.shape:
-        raise RuntimeError(
-            f"output with shape {list(target.shape)} doesn't match the broadcast shape "
-            f"{list(result.shape)}"
-        )
-    if result.dtype != target.dtype and not np.can_cast(result.dtype, target.dtype, "same_kind"):
-        raise RuntimeError(
-            f"result type {_dtype_name(result.dtype)} can't be cast to the desired output "
-            f"type {_dtype_name(target.dtype)}"
-        )
-    np.copyto(target, result, casting="unsafe")
-
-
 def _inplace_operand(value: Any, op: str) -> Any:
     if isinstance(value, TensorBase):
         return value
     return _operand(value, op, "other", 1)
 
 
-class AddInplace(Function):
-    _backward_name = "AddBackward0"
-
-    @staticmethod
-    def forward(ctx, x, other, alpha):
-        ctx.mark_dirty(x)
-        ctx.other_shape = _shape(other)
-        ctx.alpha = alpha
-        target = x._data
-        if (
-            isinstance(other, TensorBase)
-            and other._data.dtype == target.dtype
-            and target.flags.writeable
-            and other._data.ndim <= target.ndim
-        ):
-            # The optimizer-update case: accumulate straight into x's storage, no temporary
-            # result (NumPy handles other overlapping x).
-            value = other._data if alpha == 1 else np.multiply(other._data, alpha)
-            try:
-                np.add(target, value, out=target)
-                return x
-            except ValueError:
-                pass
-        if alpha == 1:
-            result = _binary(np.add, x, other)
-        else:
-            array, value = binary_arrays(x, other)
-            try:
-                result = np.add(array, value * alpha)
-            except ValueError:
-                raise broadcast_error(x._data.shape, ctx.other_shape) from None
-        _write_inplace(x, result)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        grad_other = None
-        if ctx.needs_input_grad[1]:
-            grad_other = grad_output if ctx.alpha == 1 else grad_output * ctx.alpha
-            grad_other = sum_to(grad_other, ctx.other_shape)
-        return grad_output, grad_other, None
-
-
-class SubInplace(AddInplace):
-    """x -= alpha * other, run as x += (-alpha) * other."""
-
-    _backward_name = "SubBackward0"
-
-
 def add_(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     other = _inplace_operand(other, "add_")
     if alpha.__class__ is not int or alpha != 1:
         _check_alpha(input, other, alpha)
-    return AddInplace.apply(input, other, alpha)
+    return apply_inplace(Add, input, other, alpha)
 
 
 def sub_(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
@@ -1262,164 +1221,29 @@ def sub_(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     _check_no_bool(input, other)
     if alpha.__class__ is not int or alpha != 1:
         _check_alpha(input, other, alpha)
-    return SubInplace.apply(input, other, -alpha)
-
-
-def _old_value(input: Tensor, *needing_grad: Any) -> Tensor | None:
-    """A differentiable copy of `input` before an in-place op overwrites it, when backward
-    will need it: its gradient formulas then stay differentiable (double backward)."""
-    if not is_grad_enabled():
-        return None
-    for tensor in needing_grad:
-        if isinstance(tensor, TensorBase) and tensor._requires_grad:
-            from lucid.ops.pointwise import clone
-
-            return clone(input)
-    return None
-
-
-class MulInplace(Function):
-    _backward_name = "MulBackward0"
-
-    @staticmethod
-    def forward(ctx, x, other, old_x):
-        ctx.mark_dirty(x)
-        if isinstance(other, TensorBase):
-            ctx.save_for_backward(old_x, other)
-            ctx.other = None
-        else:
-            ctx.other = other
-        ctx.other_shape = _shape(other)
-        _write_inplace(x, _binary(np.multiply, x, other))
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        if ctx.other is not None:
-            return grad_output * ctx.other, None, None
-        old_x, other = ctx.saved_tensors
-        grad_other = None
-        # d(xo)/dx = o, d(xo)/do = x (its value before the op)
-        if ctx.needs_input_grad[1]:
-            grad_other = sum_to(grad_output * old_x, ctx.other_shape)
-        return grad_output * other, grad_other, None
+    return apply_inplace(Sub, input, other, alpha)
 
 
 def mul_(input: Tensor, other: Any) -> Tensor:
     other = _inplace_operand(other, "mul_")
-    return MulInplace.apply(input, other, _old_value(input, other))
-
-
-class DivInplace(Function):
-    _backward_name = "DivBackward0"
-
-    @staticmethod
-    def forward(ctx, x, other, old_x):
-        ctx.mark_dirty(x)
-        if isinstance(other, TensorBase):
-            ctx.save_for_backward(old_x, other)
-            ctx.other = None
-        else:
-            ctx.other = other
-        _write_inplace(x, _true_divide(x, other))
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        if ctx.other is not None:
-            return grad_output / ctx.other, None, None
-        old_x, other = ctx.saved_tensors
-        grad_other = None
-        # d(x/o)/dx = 1/o, d(x/o)/do = -(x/o)/o with x's value before the op
-        if ctx.needs_input_grad[1]:
-            grad_other = sum_to(-grad_output * (old_x / other / other), other.shape)
-        return grad_output / other, grad_other, None
-
-
-class DivRoundingInplace(Function):
-    _backward_name = "DivBackward2"
-
-    @staticmethod
-    def forward(ctx, x, other, rounding_mode):
-        ctx.mark_dirty(x)
-        ctx.other_shape = _shape(other)
-        _write_inplace(x, _rounded_quotient(x, other, rounding_mode))
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        from lucid.ops.pointwise import zeros_like_grad
-
-        grad_other = None
-        if ctx.needs_input_grad[1]:
-            grad_other = zeros_like_grad(grad_output, ctx.other_shape)
-        return grad_output * 0.0, grad_other, None
+    if isinstance(other, TensorBase):
+        return apply_inplace(Mul, input, other)
+    return apply_inplace(MulScalar, input, other)
 
 
 def div_(input: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     other = _inplace_operand(other, "div_")
-    if rounding_mode is None:
-        return DivInplace.apply(input, other, _old_value(input, other))
-    _check_rounding_mode(rounding_mode)
-    return DivRoundingInplace.apply(input, other, rounding_mode)
-
-
-class PowInplace(Function):
-    _backward_name = "PowBackward0"
-
-    @staticmethod
-    def forward(ctx, x, exponent, old_x):
-        ctx.mark_dirty(x)
-        ctx.exponent = exponent
-        ctx.save_for_backward(old_x)
-        _write_inplace(x, _power(x, exponent))
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (old_x,) = ctx.saved_tensors
-        exponent = ctx.exponent
-        # d/dx x^p = p x^(p-1) with x's value before the op
-        if exponent == 0:
-            return grad_output * 0.0, None, None
-        return grad_output * (pow(old_x, exponent - 1) * exponent), None, None
-
-
-class PowTensorInplace(Function):
-    _backward_name = "PowBackward1"
-
-    @staticmethod
-    def forward(ctx, x, exponent, old_x):
-        ctx.mark_dirty(x)
-        _write_inplace(x, _power(x, exponent))
-        # the result is x itself: modifying it again in place makes backward an error
-        ctx.save_for_backward(old_x, exponent, x)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        from lucid.ops.pointwise import log, where
-
-        base, exponent, result = ctx.saved_tensors
-        grad_base = grad_exponent = None
-        if ctx.needs_input_grad[0]:
-            # d/db b^e = e b^(e-1), exactly 0 where e == 0
-            grad_base = grad_output * (exponent * pow(base, exponent - 1))
-            grad_base = where(exponent == 0, 0.0, grad_base)
-        if ctx.needs_input_grad[1]:
-            # d/de b^e = b^e log b, 0 where b == 0 and e >= 0
-            at_zero = where(exponent >= 0, base == 0, False)
-            grad_log = where(at_zero, 0.0, result * log(base))
-            grad_exponent = sum_to(grad_output * grad_log, exponent.shape)
-        return grad_base, grad_exponent, None
+    if rounding_mode is not None:
+        _check_rounding_mode(rounding_mode)
+        return apply_inplace(DivRounding, input, other, rounding_mode)
+    if isinstance(other, TensorBase):
+        return apply_inplace(Div, input, other)
+    return apply_inplace(DivScalar, input, other)
 
 
 def pow_(input: Tensor, exponent: Any) -> Tensor:
     if isinstance(exponent, TensorBase):
-        old_x = _old_value(input, input, exponent)
-        if old_x is None:
-            old_x = _wrap(input._data.copy())
-        return PowTensorInplace.apply(input, exponent, old_x)
+        return apply_inplace(PowTensor, input, exponent)
     try:
         exponent = scalar_value(exponent)
     except TypeError:
@@ -1430,23 +1254,9 @@ def pow_(input: Tensor, exponent: Any) -> Tensor:
             f"have invalid types: (!{name}!)\n * (Number exponent)\n      didn't match because "
             f"some of the arguments have invalid types: (!{name}!)\n"
         ) from None
-    return PowInplace.apply(input, exponent, _old_value(input, input))
-
-
-class NegInplace(Function):
-    _backward_name = "NegBackward0"
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.mark_dirty(x)
-        np.negative(x._data, out=x._data)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return -grad_output
+    return apply_inplace(Pow, input, exponent)
 
 
 def neg_(input: Tensor) -> Tensor:
     _check_not_bool_negation(input)
-    return NegInplace.apply(input)
+    return apply_inplace(Neg, input)

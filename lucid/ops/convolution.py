@@ -17,7 +17,8 @@ from numpy.lib.stride_tricks import as_strided
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import _wrap
-from lucid.ops.arithmetic import _SCALAR_TYPE_NAMES, matmul
+from lucid.ops._common import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
+from lucid.ops.arithmetic import matmul
 from lucid.ops.pointwise import where
 
 if TYPE_CHECKING:

@@ -12,6 +12,7 @@ from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import _TYPE_NAMES, TensorBase, _normalize_dim, _wrap
 from lucid.ops import reduction
+from lucid.ops._common import apply_inplace
 from lucid.ops._promote import scalar_value
 from lucid.ops.broadcast import broadcast_error, sum_to
 from lucid.ops.shape import View, expand_shape
@@ -410,13 +411,13 @@ class IndexPut(CopySlices):
     _backward_name = "IndexPutBackward0"
 
 
-class FillInplace(CopySlices):
+class SetitemFillInplace(CopySlices):
     """`x[...] = number` (or a 0-d tensor): PyTorch fills the whole tensor."""
 
     _backward_name = "FillBackward3"
 
 
-class CopyInplace(CopySlices):
+class SetitemCopyInplace(CopySlices):
     """`x[...] = tensor`: PyTorch copies into the whole tensor."""
 
     _backward_name = "lucid::autograd::CopyBackwards"
@@ -471,9 +472,9 @@ def setitem_(input: Tensor, index: Any, value: Any) -> Tensor:
     elif is_advanced:
         function = IndexPut
     elif is_tensor and value._data.ndim:
-        function = CopyInplace
+        function = SetitemCopyInplace
     else:
-        function = FillInplace
+        function = SetitemFillInplace
     try:
         return function.apply(input, numpy_index, value, accumulate)
     except ValueError:
@@ -824,33 +825,6 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     return MaskedFill.apply(input, mask, value)
 
 
-class MaskedFillInplace(Function):
-    _backward_name = "MaskedFillBackward0"
-
-    @staticmethod
-    def forward(ctx, x, mask, value):
-        ctx.mark_dirty(x)
-        ctx.save_for_backward(mask)
-        fill = value._data if isinstance(value, TensorBase) else value
-        np.copyto(x._data, fill, casting="unsafe", where=mask._data)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (mask,) = ctx.saved_tensors
-        grad_x = grad_value = None
-        if ctx.needs_input_grad[0]:
-            grad_x = MaskedFill.apply(grad_output, mask, 0.0)
-        if ctx.needs_input_grad[2]:
-            kept = _wrap(np.logical_not(mask._data))
-            grad_value = reduction.sum(MaskedFill.apply(grad_output, kept, 0.0))
-        return grad_x, None, grad_value
-
-
-class MaskedFillTensorInplace(MaskedFillInplace):
-    _backward_name = "MaskedFillBackward1"
-
-
 def masked_fill_(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     """In-place masked_fill; `mask` must broadcast to `input`'s shape."""
     _check_mask(mask, "masked_fill_")
@@ -867,8 +841,8 @@ def masked_fill_(input: Tensor, mask: Tensor, value: Any) -> Tensor:
                 f"output with shape {list(shape)} doesn't match the broadcast shape {list(merged)}"
             )
     if isinstance(value, TensorBase):
-        return MaskedFillTensorInplace.apply(input, mask, value)
-    return MaskedFillInplace.apply(input, mask, value)
+        return apply_inplace(MaskedFillTensor, input, mask, value)
+    return apply_inplace(MaskedFill, input, mask, value)
 
 
 class MaskedSelect(Function):

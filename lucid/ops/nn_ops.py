@@ -10,9 +10,11 @@ import numpy as np
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import _special
+from lucid.ops._common import apply_inplace
+from lucid.ops._common import dtype_name as _dtype_name
 from lucid.ops._promote import float_array
-from lucid.ops.arithmetic import _dtype_name, _old_value, _write_inplace
-from lucid.ops.pointwise import exp, tanh, to, where
+from lucid.ops.fills import to
+from lucid.ops.pointwise import exp, tanh, where
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -139,29 +141,15 @@ class Relu(Function):
         return where(result <= 0, 0.0, grad_output)
 
 
-class ReluInplace(Function):
-    _backward_name = "ReluBackward0"
-
-    @staticmethod
-    def forward(ctx, x):
-        result = _relu_array(x)
-        ctx.mark_dirty(x)
-        _write_inplace(x, result)
-        ctx.save_for_backward(x)
-        return x
-
-    backward = Relu.backward
-
-
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """max(input, 0)."""
     if inplace:
-        return ReluInplace.apply(input)
+        return apply_inplace(Relu, input)
     return Relu.apply(input)
 
 
 def relu_(input: Tensor) -> Tensor:
-    return ReluInplace.apply(input)
+    return apply_inplace(Relu, input)
 
 
 class LeakyRelu(Function):
@@ -180,19 +168,19 @@ class LeakyRelu(Function):
         return where(x > 0, grad_output, grad_output * ctx.negative_slope), None
 
 
-class LeakyReluInplace(Function):
-    """In place, the input is gone: the output's sign selects the slope instead."""
+class LeakyReluSavingResult(Function):
+    """leaky_relu as leaky_relu_ runs it: PyTorch's in-place form keeps the output, not the
+    input, and the output's sign selects the slope (so a negative slope cannot be undone)."""
 
     _backward_name = "LeakyReluBackward1"
 
     @staticmethod
     def forward(ctx, x, negative_slope):
         array = _float_input(x, "leaky_relu_cpu")
-        ctx.mark_dirty(x)
         ctx.negative_slope = negative_slope
-        _write_inplace(x, np.where(array > 0, array, array * negative_slope))
-        ctx.save_for_backward(x)
-        return x
+        result = _wrap(np.where(array > 0, array, array * negative_slope))
+        ctx.save_for_backward(result)
+        return result
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -209,12 +197,12 @@ class LeakyReluInplace(Function):
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """input where positive, else negative_slope * input."""
     if inplace:
-        return LeakyReluInplace.apply(input, negative_slope)
+        return apply_inplace(LeakyReluSavingResult, input, negative_slope)
     return LeakyRelu.apply(input, negative_slope)
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
-    return LeakyReluInplace.apply(input, negative_slope)
+    return apply_inplace(LeakyReluSavingResult, input, negative_slope)
 
 
 # ---------------------------------------------------------------- elu family
@@ -250,19 +238,19 @@ class Celu(Elu):
     _backward_name = "CeluBackward0"
 
 
-class EluInplace(Function):
-    """In place, the derivative comes from the output: alpha * exp(x) = output + alpha."""
+class EluSavingResult(Function):
+    """elu (selu, celu) as elu_ runs it: PyTorch's in-place form keeps the output, not the
+    input, and takes the derivative from it: alpha * exp(x) = output + alpha."""
 
     _backward_name = "EluBackward1"
 
     @staticmethod
     def forward(ctx, x, alpha, scale, input_scale):
         array = _float_input(x, "elu_cpu")
-        ctx.mark_dirty(x)
         ctx.alpha, ctx.scale, ctx.input_scale = alpha, scale, input_scale
-        _write_inplace(x, _elu_array(array, alpha, scale, input_scale))
-        ctx.save_for_backward(x)
-        return x
+        result = _wrap(_elu_array(array, alpha, scale, input_scale))
+        ctx.save_for_backward(result)
+        return result
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -277,30 +265,30 @@ class EluInplace(Function):
         return where(result <= 0, grad_negative, grad_output * ctx.scale), None, None, None
 
 
-class CeluInplace(EluInplace):
+class CeluSavingResult(EluSavingResult):
     _backward_name = "CeluBackward1"
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """input where positive, else alpha * (exp(input) - 1)."""
     if inplace:
-        return EluInplace.apply(input, alpha, 1.0, 1.0)
+        return apply_inplace(EluSavingResult, input, alpha, 1.0, 1.0)
     return Elu.apply(input, alpha, 1.0, 1.0)
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    return EluInplace.apply(input, alpha, 1.0, 1.0)
+    return apply_inplace(EluSavingResult, input, alpha, 1.0, 1.0)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """scale * elu(input, alpha) with the self-normalizing constants."""
     if inplace:
-        return EluInplace.apply(input, _SELU_ALPHA, _SELU_SCALE, 1.0)
+        return apply_inplace(EluSavingResult, input, _SELU_ALPHA, _SELU_SCALE, 1.0)
     return Elu.apply(input, _SELU_ALPHA, _SELU_SCALE, 1.0)
 
 
 def selu_(input: Tensor) -> Tensor:
-    return EluInplace.apply(input, _SELU_ALPHA, _SELU_SCALE, 1.0)
+    return apply_inplace(EluSavingResult, input, _SELU_ALPHA, _SELU_SCALE, 1.0)
 
 
 def _check_celu_alpha(alpha: float) -> None:
@@ -312,13 +300,13 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """input where positive, else alpha * (exp(input / alpha) - 1)."""
     _check_celu_alpha(alpha)
     if inplace:
-        return CeluInplace.apply(input, alpha, 1.0, 1.0 / alpha)
+        return apply_inplace(CeluSavingResult, input, alpha, 1.0, 1.0 / alpha)
     return Celu.apply(input, alpha, 1.0, 1.0 / alpha)
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     _check_celu_alpha(alpha)
-    return CeluInplace.apply(input, alpha, 1.0, 1.0 / alpha)
+    return apply_inplace(CeluSavingResult, input, alpha, 1.0, 1.0 / alpha)
 
 
 # ---------------------------------------------------------------------- gelu
@@ -424,27 +412,10 @@ class Silu(Function):
         return _silu_backward(grad_output, x)
 
 
-class SiluInplace(Function):
-    _backward_name = "SiluBackward0"
-
-    @staticmethod
-    def forward(ctx, x, old_x):
-        result = _silu_array(x)
-        ctx.mark_dirty(x)
-        ctx.save_for_backward(old_x)
-        _write_inplace(x, result)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (old_x,) = ctx.saved_tensors
-        return _silu_backward(grad_output, old_x), None
-
-
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """input * sigmoid(input) (swish)."""
     if inplace:
-        return SiluInplace.apply(input, _old_value(input, input))
+        return apply_inplace(Silu, input)
     return Silu.apply(input)
 
 
@@ -505,27 +476,10 @@ class Mish(Function):
         return _mish_backward(grad_output, x)
 
 
-class MishInplace(Function):
-    _backward_name = "MishBackward0"
-
-    @staticmethod
-    def forward(ctx, x, old_x):
-        result = _mish_array(x)
-        ctx.mark_dirty(x)
-        ctx.save_for_backward(old_x)
-        _write_inplace(x, result)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (old_x,) = ctx.saved_tensors
-        return _mish_backward(grad_output, old_x), None
-
-
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """input * tanh(softplus(input))."""
     if inplace:
-        return MishInplace.apply(input, _old_value(input, input))
+        return apply_inplace(Mish, input)
     return Mish.apply(input)
 
 
@@ -560,26 +514,6 @@ class Hardtanh(Function):
         return _hardtanh_backward(grad_output, x, ctx.min_val, ctx.max_val), None, None
 
 
-class HardtanhInplace(Function):
-    """In place, the output stands in for the input: both are inside the bounds together."""
-
-    _backward_name = "HardtanhBackward0"
-
-    @staticmethod
-    def forward(ctx, x, min_val, max_val):
-        result = _hardtanh_array(x, min_val, max_val)
-        ctx.mark_dirty(x)
-        ctx.min_val, ctx.max_val = min_val, max_val
-        _write_inplace(x, result)
-        ctx.save_for_backward(x)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (result,) = ctx.saved_tensors
-        return _hardtanh_backward(grad_output, result, ctx.min_val, ctx.max_val), None, None
-
-
 def _check_hardtanh_bounds(min_val: float, max_val: float) -> None:
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
@@ -591,13 +525,13 @@ def hardtanh(
     """input clamped to [min_val, max_val]."""
     _check_hardtanh_bounds(min_val, max_val)
     if inplace:
-        return HardtanhInplace.apply(input, min_val, max_val)
+        return apply_inplace(Hardtanh, input, min_val, max_val)
     return Hardtanh.apply(input, min_val, max_val)
 
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     _check_hardtanh_bounds(min_val, max_val)
-    return HardtanhInplace.apply(input, min_val, max_val)
+    return apply_inplace(Hardtanh, input, min_val, max_val)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -631,27 +565,10 @@ class Hardsigmoid(Function):
         return _hardsigmoid_backward(grad_output, x)
 
 
-class HardsigmoidInplace(Function):
-    _backward_name = "HardsigmoidBackward0"
-
-    @staticmethod
-    def forward(ctx, x, old_x):
-        result = _hardsigmoid_array(x)
-        ctx.mark_dirty(x)
-        ctx.save_for_backward(old_x)
-        _write_inplace(x, result)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (old_x,) = ctx.saved_tensors
-        return _hardsigmoid_backward(grad_output, old_x), None
-
-
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """relu6(input + 3) / 6."""
     if inplace:
-        return HardsigmoidInplace.apply(input, _old_value(input, input))
+        return apply_inplace(Hardsigmoid, input)
     return Hardsigmoid.apply(input)
 
 
@@ -680,27 +597,10 @@ class Hardswish(Function):
         return _hardswish_backward(grad_output, x)
 
 
-class HardswishInplace(Function):
-    _backward_name = "HardswishBackward0"
-
-    @staticmethod
-    def forward(ctx, x, old_x):
-        result = _hardswish_array(x)
-        ctx.mark_dirty(x)
-        ctx.save_for_backward(old_x)
-        _write_inplace(x, result)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (old_x,) = ctx.saved_tensors
-        return _hardswish_backward(grad_output, old_x), None
-
-
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """input * relu6(input + 3) / 6."""
     if inplace:
-        return HardswishInplace.apply(input, _old_value(input, input))
+        return apply_inplace(Hardswish, input)
     return Hardswish.apply(input)
 
 

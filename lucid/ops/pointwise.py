@@ -1,5 +1,5 @@
 """Pointwise ops: math functions, rounding, clamp, where, predicates, comparisons, logical and
-bitwise ops, dtype casts, and the in-place fills (fill_, zero_, copy_, uniform_, normal_)."""
+bitwise ops, with the in-place forms exp_, sqrt_, abs_, clamp_."""
 
 from __future__ import annotations
 
@@ -12,20 +12,22 @@ import numpy as np
 
 from lucid._core import dtypes
 from lucid._core.function import Function
-from lucid._core.random import _rng
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops import _special
+from lucid.ops._common import apply_inplace, zeros_like_grad
+from lucid.ops._common import dtype_name as _dtype_name
+from lucid.ops._common import not_implemented as _not_implemented
 from lucid.ops._promote import binary_arrays, float_array, scalar_value
-from lucid.ops.arithmetic import _dtype_name, _write_inplace
 from lucid.ops.arithmetic import pow as _pow
 from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
+from lucid.ops.fills import to
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
 __all__ = [
-    "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "abs", "absolute", "sign",
-    "sin", "cos", "tan", "tanh", "sinh", "cosh", "asin", "arcsin", "acos", "arccos", "atan",
+    "exp", "expm1", "log", "logit", "log1p", "log2", "log10", "sqrt", "rsqrt", "abs", "absolute",
+    "sign", "sin", "cos", "tan", "tanh", "sinh", "cosh", "asin", "arcsin", "acos", "arccos", "atan",
     "arctan", "atan2", "arctan2", "floor", "ceil", "round", "trunc", "fix", "erf", "erfc", "lerp",
     "nan_to_num", "square", "float_power", "clamp", "clip", "where",
     "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit",
@@ -33,8 +35,7 @@ __all__ = [
     "not_equal", "equal", "allclose", "isclose",
     "logical_and", "logical_or", "logical_xor", "logical_not",
     "bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor",
-    "to", "clone", "contiguous",
-    "exp_", "sqrt_", "abs_", "clamp_", "clip_", "fill_", "zero_", "copy_", "uniform_", "normal_",
+    "exp_", "sqrt_", "abs_", "clamp_", "clip_", "logit_",
 ]  # fmt: skip
 
 _INTEGRAL_KINDS = "iub"
@@ -49,16 +50,6 @@ _CPP_TYPE_NAMES = {
 
 def _cpp_name(numpy_dtype: np.dtype) -> str:
     return _CPP_TYPE_NAMES[numpy_dtype.name]
-
-
-def _not_implemented(kernel: str, numpy_dtype: np.dtype) -> NotImplementedError:
-    return NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype_name(numpy_dtype)}'")
-
-
-def zeros_like_grad(grad_output: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """The gradient of a piecewise-constant op or of an overwritten input: exact zeros of
-    `shape`, as PyTorch gives (grad_output * 0 would be nan where grad_output is inf)."""
-    return _wrap(np.zeros(shape, grad_output._data.dtype))
 
 
 def _reduce_and_cast(grad: Tensor, shape: tuple[int, ...], numpy_dtype: np.dtype) -> Tensor:
@@ -93,6 +84,10 @@ class Exp(Function):
 
 def exp(input: Tensor) -> Tensor:
     return Exp.apply(input)
+
+
+def exp_(input: Tensor) -> Tensor:
+    return apply_inplace(Exp, input)
 
 
 class Expm1(Function):
@@ -132,6 +127,45 @@ class Log(Function):
 
 def log(input: Tensor) -> Tensor:
     return Log.apply(input)
+
+
+class Logit(Function):
+    """log(x / (1 - x)), with x first clamped to [eps, 1 - eps] when eps is given."""
+
+    _backward_name = "LogitBackward0"
+
+    @staticmethod
+    def forward(ctx, x, eps):
+        ctx.save_for_backward(x)
+        ctx.eps = eps
+        array = float_array(x)
+        if eps is not None and eps >= 0:
+            array = np.clip(array, eps, 1.0 - eps)
+        return _wrap(np.log(array / (1.0 - array)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        eps = ctx.eps
+        # d/dx logit(x) = 1 / (x (1 - x)): an infinity of grad_output's sign at 0 and 1 (also
+        # at -0.0), nan outside [0, 1] without eps, and 0 where the clamp to [eps, 1 - eps]
+        # held x; PyTorch sets each of these cases explicitly, the formula alone gives none
+        # (+0.0 as the denominator there: -0.0 would flip the sign, grad * inf would put
+        # 0 * inf = nan into the double backward)
+        at_pole = logical_or(eq(x, 0.0), eq(x, 1.0))
+        grad = grad_output / where(at_pole, 0.0, x * (1.0 - x))
+        if eps is None or eps < 0:
+            return where(logical_or(lt(x, 0.0), gt(x, 1.0)), math.nan, grad), None
+        return where(logical_or(lt(x, eps), gt(x, 1.0 - eps)), 0.0, grad), None
+
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """The inverse of sigmoid, log(input / (1 - input)); `eps` clamps input to [eps, 1 - eps]."""
+    return Logit.apply(input, eps)
+
+
+def logit_(input: Tensor, eps: float | None = None) -> Tensor:
+    return apply_inplace(Logit, input, eps)
 
 
 class Log1p(Function):
@@ -196,8 +230,12 @@ class Sqrt(Function):
     _backward_name = "SqrtBackward0"
 
     @staticmethod
-    def forward(ctx, x):
-        result = _wrap(np.sqrt(float_array(x)))
+    def forward(ctx, x, out=None):
+        if out is not None and out.dtype.kind == "f" and out.flags.writeable:
+            np.sqrt(out, out=out)
+            result = x  # sqrt_ wrote into x's own array: x holds the result to save
+        else:
+            result = _wrap(np.sqrt(float_array(x)))
         ctx.save_for_backward(result)
         return result
 
@@ -210,6 +248,10 @@ class Sqrt(Function):
 
 def sqrt(input: Tensor) -> Tensor:
     return Sqrt.apply(input)
+
+
+def sqrt_(input: Tensor) -> Tensor:
+    return apply_inplace(Sqrt, input)
 
 
 class Rsqrt(Function):
@@ -252,6 +294,10 @@ class Abs(Function):
 
 def abs(input: Tensor) -> Tensor:
     return Abs.apply(input)
+
+
+def abs_(input: Tensor) -> Tensor:
+    return apply_inplace(Abs, input)
 
 
 absolute = abs
@@ -971,57 +1017,22 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
 clip = clamp
 
 
-class ClampInplace(Function):
-    _backward_name = "ClampBackward1"
-
-    @staticmethod
-    def forward(ctx, x, low, high):
-        ctx.mark_dirty(x)
-        array = x._data
-        target = _number_clamp_dtype(x, low, high)
-        if not np.can_cast(target, array.dtype, "same_kind"):
-            raise RuntimeError(
-                f"result type {_dtype_name(target)} can't be cast to the desired output type "
-                f"{_cpp_name(array.dtype)}"
-            )
-        if ctx.needs_input_grad[0]:
-            # Only the mask of the old values is needed, not the values themselves.
-            ctx.save_for_backward(_clamp_mask(_wrap(array), low, high))
-        _write_inplace(x, _clamp_array(array.astype(target, copy=False), low, high))
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (mask,) = ctx.saved_tensors
-        return where(mask, grad_output, 0.0), None, None
-
-
-class ClampTensorInplace(Function):
-    _backward_name = "ClampBackward0"
-
-    @staticmethod
-    def forward(ctx, x, low, high):
-        ctx.mark_dirty(x)
-        result = _clamp_tensor_array(x, low, high)
-        if any(ctx.needs_input_grad):
-            ctx.save_for_backward(_wrap(x._data.copy()), low, high)
-        _write_inplace(x, result)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        old_x, low, high = ctx.saved_tensors
-        grad_x = None
-        if ctx.needs_input_grad[0]:
-            grad_x = where(_clamp_mask(old_x, low, high), grad_output, 0.0)
-        return (grad_x, *_clamp_bound_grads(ctx, grad_output, old_x, low, high))
-
-
 def clamp_(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
     tensor_bounds, min, max = _clamp_bounds(input, min, max)
     if tensor_bounds:
-        return ClampTensorInplace.apply(input, min, max)
-    return ClampInplace.apply(input, min, max)
+        return apply_inplace(ClampTensor, input, min, max)
+    array = input._data
+    target = _number_clamp_dtype(input, min, max)
+    if not np.can_cast(target, array.dtype, "same_kind"):
+        # PyTorch names the output type by its C type here, unlike other in-place ops.
+        raise RuntimeError(
+            f"result type {_dtype_name(target)} can't be cast to the desired output type "
+            f"{_cpp_name(array.dtype)}"
+        )
+    return apply_inplace(Clamp, input, min, max)
+
+
+clip_ = clamp_
 
 
 clip_ = clamp_
@@ -1368,310 +1379,3 @@ def bitwise_not(input: Tensor) -> Tensor:
     if array.dtype.kind == "f":
         raise _not_implemented("bitwise_not_cpu", array.dtype)
     return _wrap(np.invert(array))
-
-
-# --------------------------------------------------------------------- casts
-class To(Function):
-    _backward_name = "ToCopyBackward0"
-
-    @staticmethod
-    def forward(ctx, x, numpy_dtype, copy):
-        ctx.input_dtype = x._data.dtype
-        return _wrap(x._data.astype(numpy_dtype, copy=copy))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return to(grad_output, ctx.input_dtype), None, None
-
-
-def _check_device(device: Any) -> None:
-    if device is not None and str(device) != "cpu":
-        raise RuntimeError(f"lucid runs on the CPU only; got device '{device}'")
-
-
-def _cast_target(dtype: Any) -> np.dtype:
-    # A Python float type means float64 here (as in PyTorch), not the default dtype.
-    if dtype is builtins.float:
-        return np.dtype(np.float64)
-    return dtypes.to_numpy_dtype(dtype)
-
-
-def to(input: Tensor, *args: Any, dtype: Any = None, copy: bool = False,
-       non_blocking: bool = False, device: Any = None,
-       memory_format: Any = None) -> Tensor:  # fmt: skip
-    """Cast to a dtype, or to another tensor's dtype (only the 'cpu' device exists).
-
-    Accepts the forms to(dtype), to(device, dtype), to(other) and positional
-    `non_blocking, copy` flags after them, as PyTorch does.
-    """
-    flags = []
-    for arg in args:
-        if isinstance(arg, TensorBase):
-            dtype = arg.dtype
-        elif isinstance(arg, bool):
-            flags.append(arg)
-        elif isinstance(arg, str) or arg is None:
-            _check_device(arg)
-        else:
-            dtype = arg
-    if len(flags) > 1:
-        copy = flags[1]
-    _check_device(device)
-    if dtype is None:
-        return input.clone() if copy else input
-    target = _cast_target(dtype)
-    if target == input._data.dtype and not copy:
-        return input
-    return To.apply(input, target, True)
-
-
-class Clone(Function):
-    _backward_name = "CloneBackward0"
-
-    @staticmethod
-    def forward(ctx, x):
-        return _wrap(x._data.copy())
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output
-
-
-def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
-    return Clone.apply(input)
-
-
-def contiguous(input: Tensor) -> Tensor:
-    if input._data.flags.c_contiguous:
-        return input
-    return Clone.apply(input)
-
-
-# ---------------------------------------------------------- in-place math ops
-class ExpInplace(Function):
-    _backward_name = "ExpBackward0"
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.mark_dirty(x)
-        _write_inplace(x, np.exp(float_array(x)))
-        ctx.save_for_backward(x)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (result,) = ctx.saved_tensors
-        return grad_output * result
-
-
-def exp_(input: Tensor) -> Tensor:
-    return ExpInplace.apply(input)
-
-
-class SqrtInplace(Function):
-    _backward_name = "SqrtBackward0"
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.mark_dirty(x)
-        _write_inplace(x, np.sqrt(float_array(x)))
-        ctx.save_for_backward(x)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (result,) = ctx.saved_tensors
-        return grad_output / (result * 2.0)
-
-
-def sqrt_(input: Tensor) -> Tensor:
-    return SqrtInplace.apply(input)
-
-
-class AbsInplace(Function):
-    _backward_name = "AbsBackward0"
-
-    @staticmethod
-    def forward(ctx, x):
-        array = x._data
-        if array.dtype == np.bool_:
-            raise _not_implemented("abs_cpu", array.dtype)
-        ctx.mark_dirty(x)
-        if ctx.needs_input_grad[0]:
-            # The gradient needs the sign of the old values, which the write destroys.
-            ctx.save_for_backward(_wrap(_sign_array(array)))
-        np.abs(array, out=array)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (old_sign,) = ctx.saved_tensors
-        return grad_output * old_sign
-
-
-def abs_(input: Tensor) -> Tensor:
-    return AbsInplace.apply(input)
-
-
-# --------------------------------------------------------------- in-place fills
-class FillInplace(Function):
-    """Fill with a Python number: the result no longer depends on the old values."""
-
-    _backward_name = "FillBackward2"
-
-    @staticmethod
-    def forward(ctx, x, value):
-        ctx.mark_dirty(x)
-        x._data.fill(value)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return zeros_like_grad(grad_output, grad_output.shape), None
-
-
-class FillTensorInplace(Function):
-    """Fill with a 0-d tensor, which receives the sum of the gradient."""
-
-    _backward_name = "FillBackward3"
-
-    @staticmethod
-    def forward(ctx, x, value):
-        ctx.mark_dirty(x)
-        x._data[...] = value._data
-        ctx.value_dtype = value._data.dtype
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        from lucid.ops.reduction import sum
-
-        grad_value = None
-        if ctx.needs_input_grad[1]:
-            grad_value = to(sum(grad_output), ctx.value_dtype)
-        return zeros_like_grad(grad_output, grad_output.shape), grad_value
-
-
-def fill_(input: Tensor, value: Any) -> Tensor:
-    """Set every element to `value` (a number or a 0-d tensor)."""
-    if isinstance(value, TensorBase):
-        if value.ndim != 0:
-            raise RuntimeError(
-                f"fill_ only supports 0-dimension value tensor but got tensor with "
-                f"{value.ndim} dimensions."
-            )
-        return FillTensorInplace.apply(input, value)
-    return FillInplace.apply(input, scalar_value(value))
-
-
-class ZeroInplace(Function):
-    _backward_name = "ZeroBackward0"
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.mark_dirty(x)
-        x._data.fill(0)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return zeros_like_grad(grad_output, grad_output.shape)
-
-
-def zero_(input: Tensor) -> Tensor:
-    return ZeroInplace.apply(input)
-
-
-class CopyInplace(Function):
-    """Copy src (broadcast to self's shape, cast to self's dtype) into self."""
-
-    _backward_name = "lucid::autograd::CopyBackwards"
-
-    @staticmethod
-    def forward(ctx, x, src):
-        ctx.mark_dirty(x)
-        target = x._data
-        source = src._data if isinstance(src, TensorBase) else np.asarray(src)
-        if source.shape != target.shape:
-            shape = broadcast_shapes(target.shape, source.shape)
-            if shape != target.shape:
-                raise RuntimeError(
-                    f"output with shape {list(target.shape)} doesn't match the broadcast shape "
-                    f"{list(shape)}"
-                )
-        ctx.src_shape = source.shape
-        ctx.src_dtype = source.dtype
-        np.copyto(target, source, casting="unsafe")
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        grad_src = None
-        if ctx.needs_input_grad[1]:
-            # cast before reducing, so a wider src dtype also gets the wider sum
-            grad_src = sum_to(to(grad_output, ctx.src_dtype), ctx.src_shape)
-        return zeros_like_grad(grad_output, grad_output.shape), grad_src
-
-
-def copy_(input: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
-    """Copy the elements of `src` into `input`, broadcasting and casting as needed."""
-    if not isinstance(src, TensorBase):
-        src = scalar_value(src)
-    return CopyInplace.apply(input, src)
-
-
-class UniformInplace(Function):
-    """Fill with uniform draws in [low, high): the result no longer depends on the old values."""
-
-    _backward_name = "UniformBackward0"
-
-    @staticmethod
-    def forward(ctx, x, low, high, generator):
-        ctx.mark_dirty(x)
-        draws = _rng(generator).random(x._data.shape, dtype=np.float64)
-        np.copyto(x._data, low + (high - low) * draws, casting="unsafe")
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return zeros_like_grad(grad_output, grad_output.shape), None, None, None
-
-
-def uniform_(input: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
-    """Fill with numbers drawn uniformly from [a, b)."""
-    if input._data.dtype.kind != "f":
-        raise _not_implemented("check_uniform_bounds", input._data.dtype)
-    a, b = scalar_value(a), scalar_value(b)
-    if a > b:
-        raise RuntimeError(
-            f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}"
-        )
-    return UniformInplace.apply(input, a, b, generator)
-
-
-class NormalInplace(Function):
-    """Fill with normal draws: the result no longer depends on the old values."""
-
-    _backward_name = "NormalBackward0"
-
-    @staticmethod
-    def forward(ctx, x, mean, std, generator):
-        ctx.mark_dirty(x)
-        draws = _rng(generator).standard_normal(x._data.shape, dtype=np.float64)
-        np.copyto(x._data, mean + std * draws, casting="unsafe")
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return zeros_like_grad(grad_output, grad_output.shape), None, None, None
-
-
-def normal_(input: Tensor, mean: float = 0.0, std: float = 1.0, *,
-            generator: Any = None) -> Tensor:  # fmt: skip
-    """Fill with numbers drawn from N(mean, std^2)."""
-    if input._data.dtype.kind != "f":
-        raise _not_implemented("normal_kernel_cpu", input._data.dtype)
-    mean, std = scalar_value(mean), scalar_value(std)
-    if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    return NormalInplace.apply(input, mean, std, generator)

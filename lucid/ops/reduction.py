@@ -18,8 +18,10 @@ from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 # Module imports, not names: these families may import this one, and attribute lookups at
 # call time work whichever module finishes loading first.
 from lucid.ops import arithmetic as arithmetic_ops
+from lucid.ops import fills as fills_ops
 from lucid.ops import pointwise as pointwise_ops
 from lucid.ops import shape as shape_ops
+from lucid.ops._common import zeros_like_grad
 from lucid.ops._promote import binary_arrays, float_array
 from lucid.ops.broadcast import broadcast_error, sum_to
 
@@ -132,7 +134,7 @@ def _as_dtype(grad: Tensor, numpy_dtype: np.dtype | None) -> Tensor:
     """The gradient in the input's dtype, for ops whose `dtype` argument changed the output's."""
     if numpy_dtype is None or grad._data.dtype == numpy_dtype:
         return grad
-    return pointwise_ops.to(grad, numpy_dtype)
+    return fills_ops.to(grad, numpy_dtype)
 
 
 def _reciprocal(value: float) -> float:
@@ -301,7 +303,7 @@ def _prod_backward(ctx, grad_output):
     elif ctx.dims is None and ctx.zero_count > 1 and not is_grad_enabled():
         # Every product of the other factors holds a zero; PyTorch returns exact zeros here
         # (not inf * 0 = NaN where another factor is infinite).
-        return pointwise_ops.zeros_like_grad(grad_output, ctx.shape)
+        return zeros_like_grad(grad_output, ctx.shape)
     else:
         grad = grad * _product_of_others(x, ctx.dims)
     return _as_dtype(grad, ctx.input_dtype)
@@ -867,7 +869,7 @@ def _check_norm_input(input: Tensor, dtype: Any, name: str) -> Tensor:
             f"{name}: the dtype of the input ({_SCALAR_TYPE_NAMES[array_dtype]}) should be "
             f"convertible without narrowing to the specified dtype ({_SCALAR_TYPE_NAMES[target]})"
         )
-    return pointwise_ops.to(input, target)
+    return fills_ops.to(input, target)
 
 
 def _vector_norm(input: Tensor, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Tensor:

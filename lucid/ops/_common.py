@@ -1,0 +1,141 @@
+"""Helpers shared by the op families: PyTorch's dtype names in messages, and `apply_inplace`, which
+derives the in-place form of any out-of-place op (`exp_` from `Exp`) instead of a twin class."""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from lucid._core.function import Function
+from lucid._core.grad_mode import enable_grad
+from lucid._core.tensor import TensorBase, _wrap
+
+if TYPE_CHECKING:
+    from lucid._tensor import Tensor
+
+__all__ = [
+    "apply_inplace", "can_write_into", "dtype_name", "not_implemented", "write_inplace",
+    "zeros_like_grad",
+]  # fmt: skip
+
+# PyTorch names dtypes by scalar type in most of its messages.
+SCALAR_TYPE_NAMES = {
+    "float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "int16": "Short",
+    "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool",
+}  # fmt: skip
+
+
+def dtype_name(numpy_dtype: np.dtype) -> str:
+    return SCALAR_TYPE_NAMES[numpy_dtype.name]
+
+
+def not_implemented(kernel: str, numpy_dtype: np.dtype) -> NotImplementedError:
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{dtype_name(numpy_dtype)}'")
+
+
+def zeros_like_grad(grad_output: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """The gradient of a piecewise-constant op or of an overwritten input: exact zeros of
+    `shape`, as PyTorch gives (grad_output * 0 would be nan where grad_output is inf)."""
+    return _wrap(np.zeros(shape, grad_output._data.dtype))
+
+
+def can_write_into(out: np.ndarray | None, other: Any) -> bool:
+    """Whether `out <op>= other` can run as one NumPy ufunc into `out` with PyTorch's result:
+    `other` is a tensor of out's dtype and no more dims, or a Python number beside floats.
+
+    A shape that would grow `out` still fails in NumPy (ValueError): callers then fall back
+    to the out-of-place result, which `write_inplace` rejects with PyTorch's message.
+    """
+    if out is None or not out.flags.writeable:
+        return False
+    if isinstance(other, TensorBase):
+        array = other._data
+        return array.dtype == out.dtype and array.ndim <= out.ndim
+    return out.dtype.kind == "f" and (other.__class__ is float or other.__class__ is int)
+
+
+def write_inplace(x: Tensor, result: np.ndarray) -> None:
+    """Store an in-place op's result into x's own storage (views of x see it)."""
+    target = x._data
+    if result.shape != target.shape:
+        raise RuntimeError(
+            f"output with shape {list(target.shape)} doesn't match the broadcast shape "
+            f"{list(result.shape)}"
+        )
+    if result.dtype != target.dtype and not np.can_cast(result.dtype, target.dtype, "same_kind"):
+        raise RuntimeError(
+            f"result type {dtype_name(result.dtype)} can't be cast to the desired output "
+            f"type {dtype_name(target.dtype)}"
+        )
+    np.copyto(target, result, casting="unsafe")
+
+
+# ------------------------------------------------------------------ in-place forms
+_inplace_forms: dict[type, type] = {}
+
+
+def apply_inplace(function: type[Function], input: Tensor, *args: Any) -> Tensor:
+    """Run the out-of-place op `function` on `input` and write the result into `input`.
+
+    `apply_inplace(Exp, x)` is `x.exp_()`: the node has Exp's backward and grad_fn name.
+    """
+    form = _inplace_forms.get(function)
+    if form is None:
+        form = _inplace_forms[function] = _inplace_form(function)
+    return form.apply(input, *args)
+
+
+def _inplace_form(function: type[Function]) -> type[Function]:
+    """`function` with a forward that writes its result into its first input.
+
+    Its forward marks the input dirty (so `Function.apply` bumps its version once and raises
+    PyTorch's errors for a leaf that requires grad or a view), runs `function.forward`, and
+    fixes what that forward saved: the input, about to be overwritten, becomes a differentiable
+    copy of its old value; the result becomes the input itself, which holds it from now on
+    (modifying it again makes backward raise the version error, as in PyTorch).
+
+    A forward that takes `out` (add, mul, div, sqrt: the optimizers' hot ops) is handed the
+    input's array and may compute straight into it, saving a temporary and a copy (it then
+    returns the input itself); it does so only when it keeps no input for backward and the
+    result has out's shape and dtype.
+    """
+    takes_out = "out" in inspect.signature(function.forward).parameters
+
+    class InplaceForm(function):  # type: ignore[misc, valid-type]
+        @staticmethod
+        def forward(ctx: Any, x: Tensor, *args: Any) -> Tensor:
+            ctx.mark_dirty(x)
+            if takes_out:
+                output = function.forward(ctx, x, *args, out=x._data)
+            else:
+                output = function.forward(ctx, x, *args)
+            if output is not x:
+                saved = ctx.to_save
+                if saved is not None and ctx.is_recording:
+                    ctx.to_save = _saved_across_write(saved, x, output)
+                write_inplace(x, output._data)
+            return x
+
+    # Named as the twin classes were (`ExpInplace`): the profiler reports `exp_` from it.
+    InplaceForm.__name__ = InplaceForm.__qualname__ = function.__name__ + "Inplace"
+    return InplaceForm
+
+
+def _saved_across_write(saved: tuple, x: Tensor, output: Tensor) -> tuple:
+    old_value = None
+    fixed = []
+    for tensor in saved:
+        if tensor is x:
+            if old_value is None:
+                # Recorded as a clone of x, so a double backward reaches x's history through it.
+                from lucid.ops.fills import Clone
+
+                with enable_grad():
+                    old_value = Clone.apply(x)
+            tensor = old_value
+        elif tensor is output:
+            tensor = x
+        fixed.append(tensor)
+    return tuple(fixed)
