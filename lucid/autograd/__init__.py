@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from lucid._tensor import Tensor, _wrap
-from lucid.autograd import graph, profiler
+from lucid.autograd import graph
 from lucid.autograd.anomaly_mode import (
     AnomalyError,
     AnomalyEvent,
@@ -221,7 +222,21 @@ def grad(
     return tuple(result)
 
 
-from lucid.autograd import functional  # noqa: E402  (builds on grad above)
+# Tools that `import lucid` does not need, loaded on first use as attributes of this package.
+_LAZY_SUBMODULES = ("functional", "profiler")
 
-# As in PyTorch, the function shadows its module's name on lucid.autograd.
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_SUBMODULES:
+        # Importing the submodule also sets it as this package's attribute, so this runs once.
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES))
+
+
+# As in PyTorch, the function shadows its module's name on lucid.autograd; loaded eagerly, since
+# a lazy load would let `import lucid.autograd.gradcheck` bind the module under that name.
 from lucid.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402,F401
