@@ -45,7 +45,7 @@ from lucid.ops import *  # noqa: F403
 from lucid.ops import broadcast_shapes
 
 from lucid import autograd
-from lucid.autograd.grad_mode import (
+from lucid._core.grad_mode import (
     enable_grad,
     inference_mode,
     is_grad_enabled,

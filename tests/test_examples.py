@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 import lucid
-import lucid.demo as demo
 from lucid.utils.data import TensorDataset
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -27,7 +26,12 @@ def _load_example(name: str, monkeypatch: pytest.MonkeyPatch):
     return module
 
 
-def test_demo_training_steps_lower_the_loss() -> None:
+@pytest.fixture
+def demo(monkeypatch: pytest.MonkeyPatch):
+    return _load_example("demo", monkeypatch)
+
+
+def test_demo_training_steps_lower_the_loss(demo) -> None:
     result = demo.train(epochs=1, max_steps=12, progress=False)
     assert len(result.losses) == 12
     assert all(math.isfinite(loss) for loss in result.losses)
@@ -35,7 +39,7 @@ def test_demo_training_steps_lower_the_loss() -> None:
     assert 0.0 <= result.test_accuracy <= 1.0
 
 
-def test_demo_training_is_reproducible_on_any_digit_shaped_data() -> None:
+def test_demo_training_is_reproducible_on_any_digit_shaped_data(demo) -> None:
     images = lucid.rand(40, 1, 8, 8, generator=lucid.Generator().manual_seed(1))
     labels = lucid.arange(40) % 10
     dataset = TensorDataset(images, labels)
@@ -46,7 +50,7 @@ def test_demo_training_is_reproducible_on_any_digit_shaped_data() -> None:
     assert first.test_accuracy == second.test_accuracy
 
 
-def test_demo_act_two_reports_the_planted_bug_with_op_line_module_and_step() -> None:
+def test_demo_act_two_reports_the_planted_bug_with_op_line_module_and_step(demo) -> None:
     images = lucid.rand(40, 1, 8, 8, generator=lucid.Generator().manual_seed(2))
     labels = lucid.arange(40) % 10
     stream = io.StringIO()
@@ -64,7 +68,7 @@ def test_demo_act_two_reports_the_planted_bug_with_op_line_module_and_step() -> 
     assert "mechanism: invalid operation" in text
 
 
-def test_demo_progress_bar_redraws_one_line() -> None:
+def test_demo_progress_bar_redraws_one_line(demo) -> None:
     stream = io.StringIO()
     bar = demo.ProgressBar(4, "epoch 1", width=8, stream=stream)
     for _ in range(4):
@@ -75,7 +79,7 @@ def test_demo_progress_bar_redraws_one_line() -> None:
     assert text.rstrip("\n").split("\r")[-1] == "epoch 1 [########] 4/4 loss=0.2500"
 
 
-def test_demo_without_sklearn_prints_install_hint(monkeypatch, capsys) -> None:
+def test_demo_without_sklearn_prints_install_hint(demo, monkeypatch, capsys) -> None:
     monkeypatch.setitem(sys.modules, "sklearn", None)
     monkeypatch.setitem(sys.modules, "sklearn.datasets", None)
     assert demo.main([]) == 1
@@ -83,8 +87,26 @@ def test_demo_without_sklearn_prints_install_hint(monkeypatch, capsys) -> None:
 
 
 def test_lucid_and_demo_import_without_sklearn() -> None:
-    code = "import sys; sys.modules['sklearn'] = None; import lucid, lucid.demo"
+    code = (
+        "import runpy, sys; sys.modules['sklearn'] = None; import lucid; "
+        f"runpy.run_path({str(EXAMPLES / 'demo.py')!r})"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_demo_runs_as_a_script_from_any_directory(tmp_path) -> None:
+    # As the README runs it: `python examples/demo.py`, not as a module of the package.
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / "demo.py"), "--help"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: python examples/demo.py")
+
+
+def test_demo_is_not_part_of_the_package() -> None:
+    # The library needs NumPy alone; the demo, which needs scikit-learn, is an example.
+    assert not (Path(lucid.__file__).parent / "demo.py").exists()
 
 
 def test_char_transformer_smoke_run(monkeypatch, capsys) -> None:

@@ -203,6 +203,20 @@ def _edges(imports: dict, ignored: set[tuple[str, str]]) -> dict[str, set[str]]:
     }
 
 
+def test_no_import_cycle_but_the_listed_late_imports():
+    assert _cycle_members(_edges(IMPORTS, ALLOWED_LATE_IMPORTS)) == []
+
+
+def test_import_lucid_loads_no_profiler_nn_or_sqlite():
+    code = (
+        "import sys, lucid\n"
+        "print(' '.join(m for m in ('lucid.nn', 'lucid.optim', 'lucid.debug', 'sqlite3') "
+        "if m in sys.modules))\n"
+    )
+    result = _run_python(code)
+    assert result.stdout.split() == []
+
+
 def test_the_listed_late_imports_are_late_and_still_needed():
     for importer, imported in ALLOWED_LATE_IMPORTS:
         uses = [is_late for name, _, is_late in IMPORTS[importer] if name == imported]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from lucid._core.engine import backward, grad
 from lucid._core.function import Function, FunctionCtx, once_differentiable
 from lucid._core.grad_mode import (
@@ -13,7 +16,7 @@ from lucid._core.grad_mode import (
     set_grad_enabled,
 )
 from lucid._tensor import Tensor
-from lucid.autograd import functional, graph, profiler
+from lucid.autograd import graph
 from lucid.autograd.anomaly_mode import (
     AnomalyError,
     AnomalyEvent,
@@ -27,7 +30,8 @@ from lucid.autograd.anomaly_mode import (
     set_sentinel,
 )
 
-# As in PyTorch, the function shadows its module's name on lucid.autograd.
+# As in PyTorch, the function shadows its module's name on lucid.autograd; loaded eagerly, since
+# a lazy load would let `import lucid.autograd.gradcheck` bind the module under that name.
 from lucid.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
 
 __all__ = [
@@ -66,3 +70,18 @@ def Variable(tensor: Tensor, requires_grad: bool = False) -> Tensor:  # noqa: N8
     if requires_grad:
         tensor.requires_grad_(True)
     return tensor
+
+
+# Tools that `import lucid` does not need, loaded on first use as attributes of this package.
+_LAZY_SUBMODULES = ("functional", "profiler")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_SUBMODULES:
+        # Importing the submodule also sets it as this package's attribute, so this runs once.
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES))

@@ -1,16 +1,19 @@
 """Training-loop tools for finding where NaNs and exploding gradients come from."""
 
-from lucid.autograd.anomaly_mode import allow_nonfinite
-from lucid.debug.detector import (
-    GradEvent,
-    HeadroomWarning,
-    NaNDetector,
-    NaNEvent,
-    train_with_nan_guard,
-)
+from lucid._core.sentinel import allow_nonfinite
+from lucid.debug.detector import NaNDetector, train_with_nan_guard
+from lucid.debug.events import GradEvent, NaNEvent
 from lucid.debug.grad_norm import GradNormEvent, GradNormGuard
-from lucid.debug.replay import BackwardCall, ReplayResult, replay_step
-from lucid.debug.repro import ReproBundle, load_repro, read_repro, save_repro
+from lucid.debug.headroom import HeadroomWarning
+from lucid.debug.replay import replay_step
+from lucid.debug.repro import (
+    BackwardCall,
+    ReplayResult,
+    ReproBundle,
+    load_repro,
+    read_repro,
+    save_repro,
+)
 
 __all__ = [
     "GradNormEvent",

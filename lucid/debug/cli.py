@@ -20,9 +20,10 @@ from contextlib import contextmanager
 from typing import Any
 
 import lucid
-from lucid.autograd.anomaly_mode import AnomalyError, is_sentinel_enabled, set_sentinel
+from lucid._core.sentinel import AnomalyError, is_sentinel_enabled, set_sentinel
 from lucid.debug.detector import NaNDetector
-from lucid.debug.replay import _anomaly_in, _full_checks, _root_cause_report
+from lucid.debug.replay import _anomaly_in, _full_checks
+from lucid.debug.report import _root_cause_report
 from lucid.debug.repro import read_repro, save_repro
 from lucid.nn.modules.module import (
     Module,

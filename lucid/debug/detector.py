@@ -5,19 +5,20 @@ fire inside the op that creates a non-finite value, and the sentinel hands each 
 to the detector with its op, line and module path, at no cost while values stay finite. What
 flags cannot see (a NaN arriving with the batch or a parameter, a constant -inf written by an
 op) is caught by one cheap pass over each module output and a final check of the model's output.
+
+This module holds the hooks and the step they follow; the events are made in events.py,
+reported through event_log.py, and the float16 headroom and gradient checks sit in
+headroom.py and param_grads.py.
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import math
 import os
 import threading
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -27,230 +28,37 @@ from lucid._core import observers
 from lucid._core.grad_mode import local_state
 from lucid._core.sentinel import (
     add_birth_listener,
+    capture_frames,
+    holds_nonfinite,
     is_nonfinite_allowed,
     is_sentinel_enabled,
+    nonfinite_kind,
     remove_birth_listener,
+    user_location,
 )
-from lucid._core.sentinel import capture_frames as _capture_frames
-from lucid._core.sentinel import nonfinite_kind as _kind_of
-from lucid._core.sentinel import user_location as _frames_location
-from lucid._core.sentinel import warn_at_user_line as _warn
 from lucid._tensor import Tensor
 from lucid.autograd.anomaly_mode import copy_arguments
-from lucid.debug.grad_norm import _squared_norm
+from lucid.debug.event_log import _EventLog
+from lucid.debug.events import (
+    GradEvent,
+    NaNEvent,
+    _encoded_rng_state,
+    _event_from_birth,
+    _event_from_input,
+    _event_from_loss,
+    _event_from_output,
+    _tensors_in,
+)
+from lucid.debug.headroom import _HALF, HeadroomWarning, _HeadroomWatch
+from lucid.debug.param_grads import _check_parameter_grads
 from lucid.nn import Module
 
 __all__ = ["NaNDetector", "NaNEvent", "GradEvent", "HeadroomWarning", "train_with_nan_guard"]
 
-logger = logging.getLogger("lucid.debug")
-
-_HALF = np.dtype(np.float16)
-# float16 values past 1/8 of the largest float16 (65504) are a few multiplications from inf.
-_HALF_HEADROOM = float(np.finfo(np.float16).max) / 8
 # Nodes remembered per step for naming backward births (check_backward): far above any
 # model's op count per step, and a hard bound on memory when a step never ends.
 _NODE_PATHS_KEPT = 1 << 16
 _EXCUSED_KEPT = 64
-
-
-class HeadroomWarning(RuntimeWarning):
-    """A float16 activation or gradient passed 1/8 of float16's largest value (65504).
-
-    lucid has no bfloat16 (NumPy has none), so float16 is the only low precision watched.
-    """
-
-
-# --------------------------------------------------------------------- events
-@dataclass
-class NaNEvent:
-    """Where and when a NaN or Inf first appeared during training.
-
-    `layer_name` is the dotted `named_modules()` path of the module whose forward produced the
-    value ("" for the model itself); `module_type` is its class name, or None when the value was
-    made outside the model (in the loss, or by a backward op the model did not record). `phase`
-    is 'forward', 'backward' or 'input' (a non-finite batch, named at the first module that
-    received it). `op` and `location` (the user's file:line) come from the sentinel's record of
-    the op that created the value; they are None when no op created it (it arrived with a
-    parameter or a constant) or the sentinel is off. `stats` describes the non-finite output:
-    `nan_count`, `inf_count`, and `min`, `max`, `mean` over its finite values.
-
-    The fields without a repr serve reproducers: `op_function` (the op's Function class) and
-    `op_args` (its inputs at the birth, tensors copied to NumPy arrays), `batch` (the model
-    call's positional arguments, copied), `rng_state` (lucid's RNG state at the start of the
-    step, as `lucid.get_rng_state()` gives it) and `model` (a weak reference to the model).
-    """
-
-    batch_idx: int
-    layer_name: str
-    module_type: str | None
-    kind: str
-    op: str | None
-    location: str | None
-    is_backward: bool
-    input_has_nan: bool
-    input_has_inf: bool
-    output_has_nan: bool
-    output_has_inf: bool
-    output_shape: tuple[int, ...] | None
-    stats: dict[str, Any]
-    mechanism: str | None
-    phase: str
-    op_function: Any = field(default=None, repr=False, compare=False)
-    op_args: tuple | None = field(default=None, repr=False, compare=False)
-    batch: tuple | None = field(default=None, repr=False, compare=False)
-    rng_state: np.ndarray | None = field(default=None, repr=False, compare=False)
-    model: Any = field(default=None, repr=False, compare=False)
-
-    @property
-    def where(self) -> str:
-        """The module in words: `'encoder.1' (Linear)`, the model itself, or outside it."""
-        if self.module_type is None:
-            return "outside the model (in the loss or the training loop)"
-        if self.layer_name == "":
-            return f"the model itself ({self.module_type})"
-        return f"'{self.layer_name}' ({self.module_type})"
-
-    def headline(self) -> str:
-        """One line: kind, step, module, op, line."""
-        if self.phase == "input":
-            text = (f"{self.kind} in the input batch {self.batch_idx}, first received by "
-                    f"{self.where}")  # fmt: skip
-        else:
-            text = f"{self.kind} at batch {self.batch_idx} in {self.where}, {self.phase}"
-            if self.op is not None:
-                text += f", made by op {self.op}"
-        if self.location is not None:
-            text += f" at {self.location}"
-        return text
-
-    def __str__(self) -> str:
-        lines = [f"NaNDetector: {self.headline()}"]
-        if self.mechanism:
-            lines.append(f"  how: {self.mechanism}")
-        stats = self.stats
-        shape = "?" if self.output_shape is None else list(self.output_shape)
-        lines.append(
-            f"  {'batch' if self.phase == 'input' else 'output'}: shape {shape}, "
-            f"nan {stats.get('nan_count', 0)}, inf {stats.get('inf_count', 0)}, finite "
-            f"min {_number(stats.get('min'))} max {_number(stats.get('max'))} "
-            f"mean {_number(stats.get('mean'))}"
-        )
-        inputs = [name for name, held in (("nan", self.input_has_nan),
-                                          ("inf", self.input_has_inf)) if held]  # fmt: skip
-        lines.append(f"  inputs held: {', '.join(inputs) if inputs else 'only finite values'}")
-        return "\n".join(lines)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The event as JSON-safe values (no reproducer fields)."""
-        return {
-            "event": "nan",
-            "batch_idx": self.batch_idx,
-            "layer_name": self.layer_name,
-            "module_type": self.module_type,
-            "kind": self.kind,
-            "op": self.op,
-            "location": self.location,
-            "is_backward": self.is_backward,
-            "input_has_nan": self.input_has_nan,
-            "input_has_inf": self.input_has_inf,
-            "output_has_nan": self.output_has_nan,
-            "output_has_inf": self.output_has_inf,
-            "output_shape": None if self.output_shape is None else list(self.output_shape),
-            "stats": {key: _json_number(value) for key, value in self.stats.items()},
-            "mechanism": self.mechanism,
-            "phase": self.phase,
-        }
-
-
-@dataclass
-class GradEvent:
-    """A parameter gradient that `check_grad_norms()` flagged.
-
-    `reason` is 'nan' or 'inf' (a non-finite gradient) or 'large' (an L2 norm above
-    `threshold`, the detector's `grad_norm_warn`).
-    """
-
-    batch_idx: int
-    param_name: str
-    layer_name: str
-    module_type: str
-    norm: float
-    reason: str
-    threshold: float | None
-
-    def __str__(self) -> str:
-        if self.reason == "large":
-            why = f"has norm {self.norm:.4g} > {self.threshold:g}"
-        else:
-            why = f"holds {self.reason} values"
-        return f"NaNDetector: batch {self.batch_idx}: gradient of '{self.param_name}' {why}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "event": "grad",
-            "batch_idx": self.batch_idx,
-            "param_name": self.param_name,
-            "layer_name": self.layer_name,
-            "module_type": self.module_type,
-            "norm": _json_number(self.norm),
-            "reason": self.reason,
-            "threshold": self.threshold,
-        }
-
-
-def _number(value: Any) -> str:
-    return "-" if value is None else f"{value:.4g}"
-
-
-def _json_number(value: Any) -> Any:
-    # JSON has no nan/inf; a count or a finite statistic passes through.
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return value
-
-
-# --------------------------------------------------------------------- helpers
-def _array_stats(array: np.ndarray) -> dict[str, Any]:
-    stats: dict[str, Any] = {"nan_count": 0, "inf_count": 0, "min": None, "max": None,
-                             "mean": None}  # fmt: skip
-    if array.size == 0:
-        return stats
-    if array.dtype.kind not in "fc":
-        stats.update(min=array.min().item(), max=array.max().item(),
-                     mean=float(array.mean()))  # fmt: skip
-        return stats
-    finite_mask = np.isfinite(array)
-    stats["nan_count"] = int(np.isnan(array).sum())
-    stats["inf_count"] = int(np.isinf(array).sum())
-    finite = array[finite_mask]
-    if finite.size:
-        wide = finite.astype(np.float64)
-        stats.update(min=float(wide.min()), max=float(wide.max()), mean=float(wide.mean()))
-    return stats
-
-
-def _holds(values: Iterable[Any], test: Callable) -> bool:
-    """Whether any tensor among `values` (searched one list/tuple deep) has an element
-    `test` (np.isnan or np.isinf) marks."""
-    for value in values:
-        if isinstance(value, Tensor):
-            array = value._data
-            if array.dtype.kind in "fc" and test(array).any():
-                return True
-        elif isinstance(value, float):
-            if test(value):
-                return True
-        elif isinstance(value, list | tuple) and _holds(value, test):
-            return True
-    return False
-
-
-def _tensors_in(value: Any) -> list[Tensor]:
-    if isinstance(value, Tensor):
-        return [value]
-    if isinstance(value, list | tuple):
-        return [item for item in value if isinstance(item, Tensor)]
-    return []
 
 
 def _normalized_op(name: str) -> str:
@@ -261,23 +69,10 @@ def _normalized_op(name: str) -> str:
     return key
 
 
-def _user_location() -> str | None:
+def _caller_location() -> str | None:
     """file:line of the innermost caller outside lucid."""
-    filename, lineno = _frames_location(_capture_frames(1, 1))
+    filename, lineno = user_location(capture_frames(1, 1))
     return None if filename is None else f"{filename}:{lineno}"
-
-
-def _half_kind(array: np.ndarray) -> tuple[str | None, float]:
-    """('nan' | 'inf' | None, largest magnitude) of a float16 array, in two passes."""
-    if array.size == 0:
-        return None, 0.0
-    high = float(array.max())
-    low = float(array.min())
-    if math.isnan(high) or math.isnan(low):
-        return "nan", math.nan
-    if math.isinf(high) or math.isinf(low):
-        return "inf", math.inf
-    return None, max(high, -low)
 
 
 class _ThreadSteps(threading.local):
@@ -299,7 +94,7 @@ class _NodeRecorder:
         if node.is_recording and detector._local.depth and len(paths) < _NODE_PATHS_KEPT:
             stack = local_state.module_path
             # the user's forward line as a raw (code, offset) pair: formatted only on a birth
-            paths[node.sequence_nr] = (stack[-1] if stack else None, _capture_frames(1, 1))
+            paths[node.sequence_nr] = (stack[-1] if stack else None, capture_frames(1, 1))
 
 
 # ------------------------------------------------------------------- detector
@@ -433,8 +228,8 @@ class NaNDetector:
         self._node_paths: dict[int, tuple[str | None, tuple]] = {}
         self._recorder = _NodeRecorder(self) if self.check_backward else None
         self._recorder_thread: int | None = None
-        self._headroom_warned: set[tuple[str, str]] = set()
-        self._lines_written = {"nan": 0, "grad": 0}
+        self._headroom = _HeadroomWatch()
+        self._log = _EventLog(self.log_path, self.max_events)
 
     # ------------------------------------------------------------ lifecycle
     def attach(self) -> NaNDetector:
@@ -549,7 +344,7 @@ class NaNDetector:
                     kind = self._array_kind(tensor._data, "", "input")
                     if kind is not None and not is_nonfinite_allowed():
                         # Named where it is first received: the next watched module to see it.
-                        self._pending_input = (kind, tensor._data, _user_location())
+                        self._pending_input = (kind, tensor._data, _caller_location())
                         return
 
     def _after_model(self, module: Module, args: tuple, output: Any) -> None:
@@ -586,24 +381,8 @@ class NaNDetector:
 
     def _array_kind(self, array: np.ndarray, name: str, what: str) -> str | None:
         if array.dtype is not _HALF:
-            return _kind_of(array)
-        kind, peak = _half_kind(array)
-        if kind is None and peak > _HALF_HEADROOM:
-            self._warn_headroom(name, what, peak)
-        return kind
-
-    def _warn_headroom(self, name: str, what: str, peak: float) -> None:
-        site = (name, what)
-        if site in self._headroom_warned:
-            return
-        self._headroom_warned.add(site)
-        where = f"'{name}'" if name else "the model"
-        _warn(
-            HeadroomWarning(
-                f"a float16 {what} of {where} reached {peak:.6g}, past 1/8 of float16's largest "
-                f"value ({_HALF_HEADROOM * 8:g}): a few more steps of growth overflow to inf"
-            )
-        )
+            return nonfinite_kind(array)
+        return self._headroom.half_kind(array, name, what)
 
     # ------------------------------------------------------------ slow paths
     def _on_bad_output(self, path: str, module: Module, args: tuple, output: Any,
@@ -611,12 +390,14 @@ class NaNDetector:
         """A watched module's output holds `kind` and no event was made this step yet."""
         pending = self._pending_input
         if pending is not None:
-            if _holds(args, np.isnan) or _holds(args, np.isinf):
+            if holds_nonfinite(tuple(args), "nan") or holds_nonfinite(tuple(args), "inf"):
                 self._record(self._input_event(path, module, output))
                 return
         elif kind in self._excused_kinds or self._made_by_skipped_op(output):
             return
-        self._record(self._module_event(path, module, args, output, kind))
+        location = _caller_location()
+        self._record(_event_from_output(path, module, args, output, kind, location,
+                                        self._step_fields()))  # fmt: skip
 
     def _made_by_skipped_op(self, output: Any) -> bool:
         if not self._skipped_op_keys:
@@ -645,7 +426,7 @@ class NaNDetector:
                 if len(self._excused_kinds) < _EXCUSED_KEPT:
                     self._excused_kinds.add(birth.kind)
                 return
-            self._record(self._birth_event(birth, node, inputs, output, path, False))
+            self._record(self._birth_event(birth, node, inputs, output, path, False, None))
             return
         if not self.check_backward or self._pending_input is not None:
             return
@@ -664,7 +445,7 @@ class NaNDetector:
             if recorded is not None:
                 raw_path, frames = recorded
                 path = self._relative(raw_path)
-                filename, lineno = _frames_location(frames)
+                filename, lineno = user_location(frames)
                 if filename is not None:
                     # the forward line of the op whose backward made the value, as anomaly
                     # mode reports it, rather than the line that called backward()
@@ -691,9 +472,11 @@ class NaNDetector:
                    for skipped in self._skipped_paths)  # fmt: skip
 
     # ------------------------------------------------------------ events
-    def _common(self) -> dict[str, Any]:
-        """The reproducer fields shared by every event of the current step."""
+    def _step_fields(self) -> dict[str, Any]:
+        """The fields shared by every event of the current step: its index and what a
+        reproducer needs (the batch, the RNG state at its start, the model)."""
         return {
+            "batch_idx": self.batch_idx,
             "batch": copy_arguments(self._batch_args),
             "rng_state": None if self._rng_state is None else _encoded_rng_state(self._rng_state),
             "model": weakref.ref(self.model),
@@ -707,124 +490,15 @@ class NaNDetector:
 
     def _birth_event(self, birth: Any, node: Any, inputs: tuple, output: Tensor,
                      path: str | None, is_backward: bool,
-                     location: str | None = None) -> NaNEvent:  # fmt: skip
-        array = output._data
-        op_function = getattr(node, "function", None)
-        # A gradient sum has no single op to re-run; every other birth re-runs from its inputs.
-        op_args = None if birth.phase == "accumulation" else copy_arguments(inputs)
-        birth.op_function, birth.op_args = op_function, op_args
-        return NaNEvent(
-            batch_idx=self.batch_idx,
-            layer_name=path if path is not None else "",
-            module_type=self._module_type(path),
-            kind=birth.kind,
-            op=birth.op,
-            location=location or birth.location,
-            is_backward=is_backward,
-            input_has_nan=_holds(inputs, np.isnan),
-            input_has_inf=_holds(inputs, np.isinf),
-            output_has_nan=bool(np.isnan(array).any()),
-            output_has_inf=bool(np.isinf(array).any()),
-            output_shape=tuple(array.shape),
-            stats=_array_stats(array),
-            mechanism=_birth_mechanism(birth),
-            phase="backward" if is_backward else "forward",
-            op_function=op_function,
-            op_args=op_args,
-            **self._common(),
-        )
-
-    def _module_event(self, path: str, module: Module, args: tuple, output: Any,
-                      kind: str) -> NaNEvent:  # fmt: skip
-        tensors = _tensors_in(output)
-        array = next((t._data for t in tensors if _kind_of(t._data) is not None),
-                     tensors[0]._data)  # fmt: skip
-        test = np.isnan if kind == "nan" else np.isinf
-        input_has = _holds(args, test)
-        params = [name for name, param in module.named_parameters(recurse=False)
-                  if _holds((param,), test)]  # fmt: skip
-        if params:
-            mechanism = f"its parameter '{params[0]}' holds {kind}: no op created it"
-        elif input_has:
-            mechanism = (f"its input already held {kind}, made where no op raised a "
-                         "floating-point flag")  # fmt: skip
-        elif not is_sentinel_enabled():
-            mechanism = "the sentinel is off (LUCID_SENTINEL=0), so the op is not known"
-        else:
-            mechanism = (f"no op raised a floating-point flag: the {kind} was written as a "
-                         "value (a constant, masked_fill, a buffer)")  # fmt: skip
-        return NaNEvent(
-            batch_idx=self.batch_idx,
-            layer_name=path,
-            module_type=type(module).__name__,
-            kind=kind,
-            op=None,
-            location=_user_location(),
-            is_backward=False,
-            input_has_nan=_holds(args, np.isnan),
-            input_has_inf=_holds(args, np.isinf),
-            output_has_nan=bool(np.isnan(array).any()),
-            output_has_inf=bool(np.isinf(array).any()),
-            output_shape=tuple(array.shape),
-            stats=_array_stats(array),
-            mechanism=mechanism,
-            phase="forward",
-            **self._common(),
-        )
+                     location: str | None) -> NaNEvent:  # fmt: skip
+        module_type = self._module_type(path)
+        return _event_from_birth(birth, node, inputs, output, path, module_type, is_backward,
+                                 location, self._step_fields())  # fmt: skip
 
     def _input_event(self, path: str, module: Module, output: Any) -> NaNEvent:
-        kind, batch_array, location = self._pending_input  # type: ignore[misc]
+        pending = self._pending_input
         self._pending_input = None
-        return NaNEvent(
-            batch_idx=self.batch_idx,
-            layer_name=path,
-            module_type=type(module).__name__,
-            kind=kind,
-            op=None,
-            location=location,
-            is_backward=False,
-            input_has_nan=bool(np.isnan(batch_array).any()),
-            input_has_inf=bool(np.isinf(batch_array).any()),
-            output_has_nan=_holds(_tensors_in(output), np.isnan),
-            output_has_inf=_holds(_tensors_in(output), np.isinf),
-            output_shape=tuple(batch_array.shape),
-            stats=_array_stats(batch_array),
-            mechanism=f"the batch passed to the model holds {kind}",
-            phase="input",
-            **self._common(),
-        )
-
-    def _loss_event(self, loss: Tensor) -> NaNEvent:
-        """A non-finite loss that no event of the model explains (train_with_nan_guard)."""
-        array = loss._data
-        kind = "nan" if np.isnan(array).any() else "inf"
-        op = location = op_function = op_args = None
-        mechanism = "the model's output was finite: the loss computation made it"
-        if self._outside_birth is not None:
-            birth, node, inputs, _ = self._outside_birth
-            op, location = birth.op, birth.location
-            op_function, op_args = getattr(node, "function", None), copy_arguments(inputs)
-            mechanism = f"{_birth_mechanism(birth)}, outside the model"
-        return NaNEvent(
-            batch_idx=self.batch_idx,
-            layer_name="",
-            module_type=None,
-            kind=kind,
-            op=op,
-            location=location,
-            is_backward=False,
-            input_has_nan=False,
-            input_has_inf=False,
-            output_has_nan=bool(np.isnan(array).any()),
-            output_has_inf=bool(np.isinf(array).any()),
-            output_shape=tuple(array.shape),
-            stats=_array_stats(array),
-            mechanism=mechanism,
-            phase="forward",
-            op_function=op_function,
-            op_args=op_args,
-            **self._common(),
-        )
+        return _event_from_input(path, module, output, pending, self._step_fields())
 
     def _record(self, event: NaNEvent) -> None:
         with self._lock:
@@ -834,25 +508,8 @@ class NaNDetector:
             self.events.append(event)
             self._quiet = True
             self._stopped = self.stop_on_first
-        if self.verbose:
-            logger.warning("%s", event if first else event.headline(),
-                           extra={"lucid_event": event.to_dict()})  # fmt: skip
-        else:
-            logger.debug("%s", event.headline(), extra={"lucid_event": event.to_dict()})
-        self._append_log(event.to_dict())
-
-    def _append_log(self, record: dict[str, Any]) -> None:
-        if self.log_path is None or self._lines_written[record["event"]] >= self.max_events:
-            return
-        self._lines_written[record["event"]] += 1
-        line = (json.dumps(record, allow_nan=False) + "\n").encode()
-        # One write on an O_APPEND descriptor: a line is never interleaved with another
-        # writer's or left half-written before the next one.
-        descriptor = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(descriptor, line)
-        finally:
-            os.close(descriptor)
+        message = event if first and self.verbose else event.headline()
+        self._log.report(message, event.to_dict(), self.verbose)
 
     # ------------------------------------------------------------ gradients
     def check_grad_norms(self) -> list[GradEvent]:
@@ -863,35 +520,16 @@ class NaNDetector:
         """
         if self._stopped:
             return []
-        found = []
-        with np.errstate(over="ignore", invalid="ignore"):
-            for name, path, param in self._named_params:
-                grad = param.grad
-                if grad is None:
-                    continue
-                array = grad._data
-                if array.dtype is _HALF:
-                    kind, peak = _half_kind(array)
-                    if kind is None and peak > _HALF_HEADROOM:
-                        self._warn_headroom(name, "gradient", peak)
-                norm = math.sqrt(_squared_norm(array))
-                if math.isfinite(norm):
-                    if self.grad_norm_warn is None or norm <= self.grad_norm_warn:
-                        continue
-                    reason = "large"
-                else:
-                    reason = "nan" if np.isnan(array).any() else "inf"
-                found.append(GradEvent(batch_idx=self.batch_idx, param_name=name,
-                                       layer_name=path, module_type=self._module_type(path),
-                                       norm=norm, reason=reason,
-                                       threshold=self.grad_norm_warn))  # fmt: skip
+        found = _check_parameter_grads(
+            self._named_params,
+            self._module_type,
+            self.grad_norm_warn,
+            self._headroom,
+            self.batch_idx,
+        )
         for event in found:
             self.grad_events.append(event)
-            if self.verbose:
-                logger.warning("%s", event, extra={"lucid_event": event.to_dict()})
-            else:
-                logger.debug("%s", event, extra={"lucid_event": event.to_dict()})
-            self._append_log(event.to_dict())
+            self._log.report(event, event.to_dict(), self.verbose)
         return found
 
     # ------------------------------------------------------------ reporting
@@ -919,16 +557,6 @@ class NaNDetector:
         return (f"NaNDetector({type(self.model).__name__}, attached={self.is_attached}, "
                 f"batch_idx={self.batch_idx}, events={len(self.events)}, "
                 f"grad_events={len(self.grad_events)})")  # fmt: skip
-
-
-def _encoded_rng_state(state: dict) -> np.ndarray:
-    """`state` as `lucid.get_rng_state()` gives it: the JSON of the bit generator's state."""
-    return np.frombuffer(json.dumps(state).encode(), dtype=np.uint8).copy()
-
-
-def _birth_mechanism(birth: Any) -> str:
-    mechanism = birth.mechanism or "no floating-point flag recorded"
-    return f"{mechanism}: created by {birth.op} from inputs without {birth.kind}"
 
 
 # ------------------------------------------------------------------ guard loop
@@ -966,7 +594,8 @@ def train_with_nan_guard(
             if detector.triggered:
                 break
             if not math.isfinite(value):
-                detector._record(detector._loss_event(loss))
+                step = detector._step_fields()
+                detector._record(_event_from_loss(loss, detector._outside_birth, step))
                 break
             loss.backward()
             if detector.triggered:

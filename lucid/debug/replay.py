@@ -8,16 +8,13 @@ same step again under `detect_anomaly()`, forward and backward, with Inf checked
 
 from __future__ import annotations
 
-import linecache
 import math
-import os
 import threading
 import warnings
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,29 +27,14 @@ from lucid._core.sentinel import (
     remove_birth_listener,
 )
 from lucid._tensor import Tensor
-from lucid.autograd.anomaly_mode import copy_arguments, detect_anomaly
+from lucid.autograd.anomaly_mode import copy_arguments
+from lucid.debug.repro import BackwardCall, ReplayResult, _quiet_detect_anomaly
 
 if TYPE_CHECKING:
     from lucid.nn import Module
     from lucid.optim import Optimizer
 
-__all__ = ["BackwardCall", "ReplayResult", "replay_step"]
-
-_LUCID_DIRECTORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-class BackwardCall(NamedTuple):
-    """`op_args` of a backward failure: what re-running it takes.
-
-    The op is run forward on `forward_args` (tensors as NumPy arrays; `requires_grad` per
-    argument) and its outputs are back-propagated with `grad_outputs` (arrays, None where an
-    output got no gradient). Only a replay or `python -m lucid.debug` fills it: they keep each
-    op's forward arguments until its backward has run.
-    """
-
-    forward_args: tuple
-    requires_grad: tuple
-    grad_outputs: tuple
+__all__ = ["replay_step"]
 
 
 # ------------------------------------------------------------------ full checks
@@ -103,13 +85,6 @@ class _ForwardArgsRecorder:
         )
 
 
-def _quiet_detect_anomaly() -> detect_anomaly:
-    # Its "has been enabled" warning is for users who turn it on themselves.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return detect_anomaly(check_nan=True, check_inf=True, check_forward=True)
-
-
 @contextmanager
 def _full_checks() -> Iterator[_ForwardArgsRecorder]:
     """Anomaly mode with every check on, plus the forward-argument recorder.
@@ -136,79 +111,6 @@ def _anomaly_in(error: BaseException | None) -> AnomalyError | None:
         error = error.__cause__ or error.__context__
         seen += 1
     return None
-
-
-# --------------------------------------------------------------------- reports
-def _format_stats(stats: dict[str, Any]) -> str:
-    shape = list(stats.get("shape", ()))
-    return (
-        f"shape={shape} dtype={stats.get('dtype')} min={stats.get('min')} "
-        f"max={stats.get('max')} nan={stats.get('nan_count')} inf={stats.get('inf_count')}"
-    )
-
-
-def _module_label(path: str | None, model: Any) -> str:
-    if model is None:
-        return path if path else "(no submodule)"
-    root = type(model).__name__
-    if not path:
-        return f"none (outside every submodule of {root})"
-    try:
-        kind = type(model.get_submodule(path)).__name__
-    except AttributeError:
-        return f"{path} in {root}"
-    return f"{path} ({kind}) in {root}"
-
-
-def _root_cause_report(event: Any, model: Any = None, step_note: str = "") -> str:
-    """The facts of an anomaly event, one per line: op, value, mechanism, line with its
-    source text, module, step, inputs."""
-    if event.op is None:
-        op = "none: the value was already in a gradient when backward() finished"
-    elif event.phase == "backward":
-        op = f"{event.op} (backward, in {event.node_name})"
-    else:
-        op = f"{event.op} ({event.phase})"
-    if event.phase == "input":
-        value = f"{event.kind}, already in an input: it came from the data or a parameter"
-    elif event.created:
-        value = f"{event.kind}, created by this op (no input held {event.kind})"
-    else:
-        value = f"{event.kind}, propagated (an input already held {event.kind})"
-    lines = [
-        f"  op:        {op}",
-        f"  value:     {value}",
-        f"  mechanism: {event.mechanism or 'unknown (no floating-point flag was raised)'}",
-    ]
-    if event.filename is not None:
-        lines.append(f"  line:      {event.filename}:{event.lineno}")
-        source = linecache.getline(event.filename, event.lineno or 0).strip()
-        if source:
-            lines.append(f"             {source}")
-    else:
-        lines.append("  line:      unknown")
-    lines.append(f"  module:    {_module_label(event.module_path, model)}")
-    step = "unknown" if event.step is None else str(event.step)
-    lines.append(f"  step:      {step}{step_note}")
-    for index, stats in enumerate(event.inputs):
-        lines.append(f"  input {index}:   {_format_stats(stats)}")
-    traceback = _user_frames(event.forward_traceback)
-    if event.phase == "backward" and traceback:
-        lines.append("  forward traceback of the op:")
-        lines.extend("  " + line for line in traceback)
-    return "\n".join(lines)
-
-
-def _user_frames(traceback: list[str]) -> list[str]:
-    """A formatted traceback without lucid's own frames (the replay's, the CLI's)."""
-    kept: list[str] = []
-    is_lucid_frame = False
-    for line in traceback:
-        if line.startswith("  File "):
-            is_lucid_frame = line.startswith(f'  File "{_LUCID_DIRECTORY}')
-        if not is_lucid_frame:
-            kept.append(line)
-    return kept
 
 
 # ---------------------------------------------------------------------- checks
@@ -336,64 +238,6 @@ class _Snapshot:
         if self.optimizer is not None:
             # load_state_dict copies, so the snapshot can be restored again.
             self.optimizer.load_state_dict(self.optimizer_state)
-
-
-# ---------------------------------------------------------------------- result
-@dataclass
-class ReplayResult:
-    """What `replay_step` found.
-
-    `status` is `'clean'` (no check fired), `'reproduced'` (the replay named the first
-    non-finite value: `event`, `error`) or `'not_reproduced'` (a check fired but the replay
-    under full checks was clean). `checks` says which checks fired on the first run, `value`
-    is what `step_fn` returned then. `batch` (NumPy copies, as before the step), `rng_state`,
-    `model` and `optimizer` are what `save_repro` needs.
-    """
-
-    status: str
-    step: int | None
-    checks: list[str] = field(default_factory=list)
-    event: Any = None
-    error: AnomalyError | None = field(default=None, repr=False)
-    value: Any = field(default=None, repr=False)
-    batch: tuple | None = field(default=None, repr=False)
-    rng_state: np.ndarray | None = field(default=None, repr=False)
-    model: Any = field(default=None, repr=False)
-    optimizer: Any = field(default=None, repr=False)
-
-    @property
-    def clean(self) -> bool:
-        """True when no check fired on the step."""
-        return self.status == "clean"
-
-    def save_repro(self, path: Any) -> str:
-        """Write a reproducer bundle of the replayed failure (see `lucid.debug.save_repro`)."""
-        from lucid.debug.repro import save_repro
-
-        return save_repro(self, path)
-
-    def report(self) -> str:
-        step = "" if self.step is None else f" {self.step}"
-        if self.status == "clean":
-            return f"replay_step: step{step} ran clean."
-        fired = "\n".join(f"  - {check}" for check in self.checks)
-        if self.status == "not_reproduced":
-            return (
-                f"replay_step: step{step} produced non-finite values:\n{fired}\n"
-                "but the replay under full checks (forward and backward, NaN and Inf) was "
-                "clean: the problem did not reproduce. Something the replay does not restore "
-                "changed between the runs: randomness outside lucid's generator, data loading, "
-                "state kept outside the model and optimizer, or the step's own side effects."
-            )
-        model = self.model
-        return (
-            f"replay_step: step{step} produced non-finite values:\n{fired}\n"
-            "The replay under full checks names the first non-finite value in execution "
-            "order:\n" + _root_cause_report(self.event, model)
-        )
-
-    def __str__(self) -> str:
-        return self.report()
 
 
 # ---------------------------------------------------------------------- replay

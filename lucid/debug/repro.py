@@ -6,6 +6,10 @@ phase, mechanism, location with its source line, module, step, input statistics,
 the batch, the RNG state, the model and optimizer state dicts, and the culprit op's
 arguments. `load_repro` re-runs the culprit op on those arguments under anomaly mode and
 re-raises its `AnomalyError`; `read_repro` returns the contents to restore a whole step.
+
+What a bundle is made from is defined here too: `ReplayResult` (what `replay_step` returns)
+and `BackwardCall` (a backward failure's arguments), so that the replay imports this module
+and never the other way round.
 """
 
 from __future__ import annotations
@@ -18,22 +22,101 @@ import warnings
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 
 import lucid
+from lucid._core.sentinel import AnomalyError
 from lucid._tensor import Tensor
 from lucid.autograd import Function
-from lucid.autograd.anomaly_mode import AnomalyError
-from lucid.debug.replay import BackwardCall, ReplayResult, _quiet_detect_anomaly
+from lucid.autograd.anomaly_mode import detect_anomaly
+from lucid.debug.report import _root_cause_report
 
-__all__ = ["ReproBundle", "load_repro", "read_repro", "save_repro"]
+__all__ = ["BackwardCall", "ReplayResult", "ReproBundle", "load_repro", "read_repro", "save_repro"]
 
 _FORMAT = "lucid.repro"
 _FORMAT_VERSION = 1
 # Tags for the argument values a checkpoint cannot hold as they are.
 _TAG = "__lucid_repro__"
+
+
+# ------------------------------------------------- what a bundle is made from
+class BackwardCall(NamedTuple):
+    """`op_args` of a backward failure: what re-running it takes.
+
+    The op is run forward on `forward_args` (tensors as NumPy arrays; `requires_grad` per
+    argument) and its outputs are back-propagated with `grad_outputs` (arrays, None where an
+    output got no gradient). Only a replay or `python -m lucid.debug` fills it: they keep each
+    op's forward arguments until its backward has run.
+    """
+
+    forward_args: tuple
+    requires_grad: tuple
+    grad_outputs: tuple
+
+
+@dataclass
+class ReplayResult:
+    """What `replay_step` found (defined here, beside `save_repro`, which writes it).
+
+    `status` is `'clean'` (no check fired), `'reproduced'` (the replay named the first
+    non-finite value: `event`, `error`) or `'not_reproduced'` (a check fired but the replay
+    under full checks was clean). `checks` says which checks fired on the first run, `value`
+    is what `step_fn` returned then. `batch` (NumPy copies, as before the step), `rng_state`,
+    `model` and `optimizer` are what `save_repro` needs.
+    """
+
+    status: str
+    step: int | None
+    checks: list[str] = field(default_factory=list)
+    event: Any = None
+    error: AnomalyError | None = field(default=None, repr=False)
+    value: Any = field(default=None, repr=False)
+    batch: tuple | None = field(default=None, repr=False)
+    rng_state: np.ndarray | None = field(default=None, repr=False)
+    model: Any = field(default=None, repr=False)
+    optimizer: Any = field(default=None, repr=False)
+
+    @property
+    def clean(self) -> bool:
+        """True when no check fired on the step."""
+        return self.status == "clean"
+
+    def save_repro(self, path: Any) -> str:
+        """Write a reproducer bundle of the replayed failure (see `lucid.debug.save_repro`)."""
+        return save_repro(self, path)
+
+    def report(self) -> str:
+        step = "" if self.step is None else f" {self.step}"
+        if self.status == "clean":
+            return f"replay_step: step{step} ran clean."
+        fired = "\n".join(f"  - {check}" for check in self.checks)
+        if self.status == "not_reproduced":
+            return (
+                f"replay_step: step{step} produced non-finite values:\n{fired}\n"
+                "but the replay under full checks (forward and backward, NaN and Inf) was "
+                "clean: the problem did not reproduce. Something the replay does not restore "
+                "changed between the runs: randomness outside lucid's generator, data loading, "
+                "state kept outside the model and optimizer, or the step's own side effects."
+            )
+        model = self.model
+        return (
+            f"replay_step: step{step} produced non-finite values:\n{fired}\n"
+            "The replay under full checks names the first non-finite value in execution "
+            "order:\n" + _root_cause_report(self.event, model)
+        )
+
+    def __str__(self) -> str:
+        return self.report()
+
+
+def _quiet_detect_anomaly() -> detect_anomaly:
+    """Anomaly mode with every check on, as a bundle's op and a replayed step run under."""
+    # Its "has been enabled" warning is for users who turn it on themselves.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return detect_anomaly(check_nan=True, check_inf=True, check_forward=True)
 
 
 # ------------------------------------------------------------------- arguments

@@ -182,9 +182,9 @@ def test_every_builtin_op_has_a_lowercase_name():
     ]
     assert len(builtins) > 150
     bad = [
-        (cls.__name__, profiler._forward_name(cls))
+        (cls.__name__, profiler.naming._forward_name(cls))
         for cls in builtins
-        if not re.fullmatch(r"[a-z][a-z0-9_]*", profiler._forward_name(cls))
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", profiler.naming._forward_name(cls))
     ]
     assert bad == []
 
@@ -639,7 +639,7 @@ def test_emit_nvtx_ranges_carry_seq_of_forward_and_backward(fake_nvtx):
 
 def test_emit_nvtx_without_the_package_warns_once_and_records_nothing(monkeypatch):
     monkeypatch.setitem(sys.modules, "nvtx", None)
-    monkeypatch.setattr(profiler, "_nvtx_warned", False)
+    monkeypatch.setattr(profiler.nvtx, "_nvtx_warned", False)
     with pytest.warns(UserWarning, match="nvtx package is not installed"):
         with emit_nvtx():
             assert local_state.observers == ()

@@ -1,9 +1,10 @@
-"""`python -m lucid.demo`: train a small CNN on scikit-learn's bundled 8x8 digits and report
-its test accuracy; then, in a second act, hunt down a planted NaN bug.
+"""lucid's demo: train a small CNN on scikit-learn's bundled 8x8 digits and report its test
+accuracy; then, in a second act, hunt down a planted NaN bug.
 
-The data ships inside scikit-learn (no download); scikit-learn is imported only when the demo
-runs, so `import lucid` needs NumPy alone. Everything is seeded: the same seed gives the same
-weights, split, batch order and accuracy, and the bug surfaces at the same step.
+Run it with `python examples/demo.py [--epochs N] [--seed S]`; it needs scikit-learn
+(`pip install -e ".[demo]"`), imported only when the demo runs. Everything is seeded: the
+same seed gives the same weights, split, batch order and accuracy, and the bug surfaces at the
+same step.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ __all__ = [
     "train",
 ]
 
-_INSTALL_HINT = 'lucid.demo needs scikit-learn for its dataset: pip install -e ".[demo]"'
+_INSTALL_HINT = 'the demo needs scikit-learn for its dataset: pip install -e ".[demo]"'
 
 
 class ProgressBar:
@@ -303,7 +304,7 @@ def _bug_report(replay: ReplayResult) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the process exit code."""
     parser = argparse.ArgumentParser(
-        prog="python -m lucid.demo",
+        prog="python examples/demo.py",
         description="Train a small CNN on the 8x8 digits, then find a planted NaN bug.",
     )
     parser.add_argument("--epochs", type=int, default=12)
