@@ -30,6 +30,8 @@ from pathlib import Path
 for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(variable, "2")
 
+import warnings  # noqa: E402
+
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -123,6 +125,7 @@ def under(lib, mode: str, step):
 
         return wrapped
     if mode == "detect_anomaly":
+        warnings.filterwarnings("ignore", "Anomaly Detection has been enabled")
 
         def wrapped():
             with lib.autograd.detect_anomaly():

@@ -17,6 +17,8 @@ Example::
 
 from __future__ import annotations
 
+import re
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from lucid._core import observers
@@ -27,7 +29,7 @@ from lucid._core.tensor import TensorBase, _wrap
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
-__all__ = ["Function", "FunctionCtx", "once_differentiable"]
+__all__ = ["Function", "FunctionCtx", "once_differentiable", "op_name"]
 
 FunctionCtx = Node
 
@@ -48,6 +50,9 @@ class Function:
     """
 
     _backward_name: str | None = None
+    # The name the op is reported under (profiles, NVTX ranges), where the grad_fn name does
+    # not carry the op a user calls; `op_name` derives it otherwise. Not inherited.
+    _op_name: str | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise RuntimeError(
@@ -289,3 +294,34 @@ def once_differentiable(fn: Any) -> Any:
             return fn(ctx, *args)
 
     return wrapper
+
+
+_BACKWARD_NAME = re.compile(r"(\w+?)Backward\d+")
+# Weak, so that a custom Function class defined in a function can still be freed.
+_op_names: weakref.WeakKeyDictionary[type, str] = weakref.WeakKeyDictionary()
+
+
+def op_name(function: type) -> str:
+    """The name an op is reported under, as a user writes it: PyTorch's aten name for lucid's
+    ops (`mul`, `log_softmax`, `add_` for an in-place add), the class name for a custom one.
+
+    It is the class's own `_op_name` where the class sets one; else the op in its grad_fn name
+    (DivScalar -> DivBackward0 -> `div`); else the class name in snake case.
+    """
+    name = _op_names.get(function)
+    if name is None:
+        name = _op_names[function] = _derive_op_name(function)
+    return name
+
+
+def _derive_op_name(function: type) -> str:
+    explicit = function.__dict__.get("_op_name")  # the class's own, not a parent's
+    if explicit is not None:
+        return explicit
+    class_name = function.__name__
+    if not function.__module__.startswith("lucid."):
+        return class_name
+    match = _BACKWARD_NAME.fullmatch(function._backward_name or "")
+    stem = match.group(1) if match is not None else class_name
+    words = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", stem)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", words).lower()

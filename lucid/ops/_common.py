@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._core.function import Function
+from lucid._core.function import Function, op_name
 from lucid._core.grad_mode import enable_grad
 from lucid._core.tensor import TensorBase, _wrap
 
@@ -104,6 +104,8 @@ def _inplace_form(function: type[Function]) -> type[Function]:
     takes_out = "out" in inspect.signature(function.forward).parameters
 
     class InplaceForm(function):  # type: ignore[misc, valid-type]
+        _op_name = op_name(function) + "_"
+
         @staticmethod
         def forward(ctx: Any, x: Tensor, *args: Any) -> Tensor:
             ctx.mark_dirty(x)
@@ -118,7 +120,7 @@ def _inplace_form(function: type[Function]) -> type[Function]:
                 write_inplace(x, output._data)
             return x
 
-    # Named as the twin classes were (`ExpInplace`): the profiler reports `exp_` from it.
+    # Named for tracebacks and reprs; reports name it by `_op_name` (`exp_`).
     InplaceForm.__name__ = InplaceForm.__qualname__ = function.__name__ + "Inplace"
     return InplaceForm
 

@@ -726,6 +726,7 @@ def _matmul_dtype_error(x: np.ndarray, y: np.ndarray) -> RuntimeError:
 class MatMul(Function):
     """Every matrix product; the subclasses below only carry PyTorch's grad_fn names."""
 
+    _op_name = "matmul"
     _backward_name = "UnsafeViewBackward0"
 
     @staticmethod
@@ -805,6 +806,7 @@ class Dot(MatMul):
 class VecMat(MatMul):
     """vector @ matrix: PyTorch computes it as a squeezed matrix product."""
 
+    _op_name = "matmul"
     _backward_name = "SqueezeBackward4"
 
 
@@ -815,6 +817,7 @@ class Bmm(MatMul):
 class FoldedMatMul(MatMul):
     """matrix @ batch when the matrix needs a gradient: PyTorch folds it and copies back."""
 
+    _op_name = "matmul"
     _backward_name = "CloneBackward0"
 
 
@@ -1152,6 +1155,7 @@ class RemainderTensor(Function):
 class RemainderScalarDividend(Function):
     """`scalar % tensor`: PyTorch defines no derivative, so backward through it is an error."""
 
+    _op_name = "remainder"
     _backward_name = "lucid::autograd::NotImplemented"
 
     @staticmethod

@@ -107,6 +107,7 @@ def contiguous(input: Tensor) -> Tensor:
 class FillInplace(Function):
     """Fill with a Python number: the result no longer depends on the old values."""
 
+    _op_name = "fill_"
     _backward_name = "FillBackward2"
 
     @staticmethod
@@ -123,6 +124,7 @@ class FillInplace(Function):
 class FillTensorInplace(Function):
     """Fill with a 0-d tensor, which receives the sum of the gradient."""
 
+    _op_name = "fill_"
     _backward_name = "FillBackward3"
 
     @staticmethod
@@ -155,6 +157,7 @@ def fill_(input: Tensor, value: Any) -> Tensor:
 
 
 class ZeroInplace(Function):
+    _op_name = "zero_"
     _backward_name = "ZeroBackward0"
 
     @staticmethod
@@ -175,6 +178,7 @@ def zero_(input: Tensor) -> Tensor:
 class CopyInplace(Function):
     """Copy src (broadcast to self's shape, cast to self's dtype) into self."""
 
+    _op_name = "copy_"
     _backward_name = "lucid::autograd::CopyBackwards"
 
     @staticmethod
@@ -213,6 +217,7 @@ def copy_(input: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
 class UniformInplace(Function):
     """Fill with uniform draws in [low, high): the result no longer depends on the old values."""
 
+    _op_name = "uniform_"
     _backward_name = "UniformBackward0"
 
     @staticmethod
@@ -242,6 +247,7 @@ def uniform_(input: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = 
 class NormalInplace(Function):
     """Fill with normal draws: the result no longer depends on the old values."""
 
+    _op_name = "normal_"
     _backward_name = "NormalBackward0"
 
     @staticmethod

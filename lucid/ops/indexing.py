@@ -414,12 +414,14 @@ class IndexPut(CopySlices):
 class SetitemFillInplace(CopySlices):
     """`x[...] = number` (or a 0-d tensor): PyTorch fills the whole tensor."""
 
+    _op_name = "fill_"
     _backward_name = "FillBackward3"
 
 
 class SetitemCopyInplace(CopySlices):
     """`x[...] = tensor`: PyTorch copies into the whole tensor."""
 
+    _op_name = "copy_"
     _backward_name = "lucid::autograd::CopyBackwards"
 
 

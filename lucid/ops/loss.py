@@ -119,6 +119,7 @@ def l1_loss(
 class SmoothL1Loss(Function):
     """Elementwise quadratic-then-linear loss; `scale` is 1/beta for smooth L1, 1 for Huber."""
 
+    _op_name = "smooth_l1_loss"
     _backward_name = "SmoothL1LossBackward0"
 
     @staticmethod
@@ -268,6 +269,7 @@ def _log_softmax_rows(array: np.ndarray) -> np.ndarray:
 class CrossEntropy(Function):
     """log_softmax + nll over (M, C) rows with class-index targets, in one forward."""
 
+    _op_name = "cross_entropy_loss"
     _backward_name = "NllLossBackward0"
 
     @staticmethod

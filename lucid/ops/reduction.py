@@ -897,6 +897,7 @@ def _vector_norm(input: Tensor, ord: Any, dim: Any, keepdim: bool, dtype: Any) -
 class NuclearNorm(Function):
     """Sum of the singular values over two dims (PyTorch builds it from svdvals and a sum)."""
 
+    _op_name = "nuclear_norm"
     _backward_name = "SumBackward1"
 
     @staticmethod

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import lucid
+from lucid._core.function import op_name
 from lucid._core.grad_mode import local_state
 from lucid.autograd import Function, profiler
 from lucid.autograd.profiler import (
@@ -182,11 +183,26 @@ def test_every_builtin_op_has_a_lowercase_name():
     ]
     assert len(builtins) > 150
     bad = [
-        (cls.__name__, profiler.naming._forward_name(cls))
+        (cls.__name__, op_name(cls))
         for cls in builtins
-        if not re.fullmatch(r"[a-z][a-z0-9_]*", profiler.naming._forward_name(cls))
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", op_name(cls))
     ]
     assert bad == []
+
+
+def test_op_names_come_from_the_op_definition():
+    from lucid.ops import arithmetic, fills, indexing, pointwise
+    from lucid.ops._common import apply_inplace
+
+    x = lucid.ones(3)
+    apply_inplace(pointwise.Exp, x)
+    in_place_exp = next(
+        cls for cls in pointwise.Exp.__subclasses__() if cls.__module__ == "lucid.ops._common"
+    )
+    assert op_name(pointwise.Exp) == "exp" and op_name(in_place_exp) == "exp_"
+    assert op_name(arithmetic.VecMat) == "matmul" and op_name(arithmetic.Mm) == "mm"
+    assert op_name(indexing.SetitemCopyInplace) == op_name(fills.CopyInplace) == "copy_"
+    assert op_name(arithmetic.DivScalar) == "div"  # from its grad_fn name, DivBackward0
 
 
 def test_custom_function_is_named_after_its_class_and_its_ops_are_children():

@@ -14,7 +14,9 @@ from lucid.autograd.profiler.events import (
     EventList,
     FunctionEvent,
 )
-from lucid.autograd.profiler.naming import _BACKWARD_NAME
+
+# A backward node's range is named after its grad_fn (`MulBackward0`).
+_BACKWARD_NAME = re.compile(r"\w+Backward\d+")
 
 _MARKER_QUERY = """
 SELECT start.id AS marker_id, start.name AS name_id,

@@ -7,7 +7,7 @@ import warnings
 from typing import Any
 
 from lucid._core import observers
-from lucid.autograd.profiler.naming import _forward_name
+from lucid._core.function import op_name
 from lucid.autograd.profiler.recording import _input_shapes, _recorders
 
 _nvtx_warned = False
@@ -99,7 +99,7 @@ class emit_nvtx:
         return _input_shapes(values) if self.record_shapes else None
 
     def before_forward(self, node: Any, inputs: tuple) -> None:
-        name = _forward_name(node.function)
+        name = op_name(node.function)
         self._push(node, _nvtx_message(name, node.sequence_nr, self._shapes(inputs)))
 
     def after_forward(self, node: Any, inputs: tuple, outputs: tuple) -> None:

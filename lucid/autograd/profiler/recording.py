@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from lucid._core import observers
+from lucid._core.function import op_name
 from lucid._core.grad_mode import _DecoratorContextManager
 from lucid._tensor import Tensor
 from lucid.autograd.profiler.events import (
@@ -22,7 +23,6 @@ from lucid.autograd.profiler.events import (
     FunctionEvent,
     FunctionEventAvg,
 )
-from lucid.autograd.profiler.naming import _forward_name
 
 _clock = time.perf_counter_ns
 
@@ -294,7 +294,7 @@ class profile:
         for kind, what, event_id, parent_id, start, end, seq in zip(*columns):
             shapes, stack, memory = self._details.get(event_id, (None, None, 0))
             if kind == _OP:
-                name, scope = _forward_name(what), _FORWARD_SCOPE
+                name, scope = op_name(what), _FORWARD_SCOPE
             elif kind == _NODE:
                 name, scope = what, _BACKWARD_SCOPE
             else:
