@@ -1,7 +1,6 @@
 """Built-in differentiable ops, by family; each op is a Function with its wrapper below it.
 
-Every family's `__all__` is importable from here (Tensor methods reach them as `ops.<name>`);
-`__all__` below is the subset that `import lucid` exposes, the names `torch` has.
+Every family's `__all__` is importable from here, and is what `import lucid` exposes.
 """
 
 from lucid.ops import arithmetic, fills, indexing, linalg, nn_ops, pointwise, reduction, shape
@@ -15,21 +14,12 @@ from lucid.ops.pointwise import *  # noqa: F403
 from lucid.ops.reduction import *  # noqa: F403
 from lucid.ops.shape import *  # noqa: F403
 
-# Tensor-method plumbing and in-place forms that torch exposes only as Tensor methods.
-_METHOD_ONLY = {
-    "add_", "sub_", "mul_", "div_", "pow_", "copy_", "masked_fill_", "uniform_", "normal_",
-    "getitem", "setitem_", "numpy_T", "rdiv", "to", "view", "expand", "repeat", "contiguous",
-}  # fmt: skip
-
-# Activations that torch exposes only as torch.nn.functional.<name> (lucid.nn.functional too).
-_FUNCTIONAL_ONLY = {
-    "elu", "elu_", "gelu", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "leaky_relu",
-    "leaky_relu_", "logsigmoid", "mish", "one_hot", "relu6", "silu", "softplus",
-}  # fmt: skip
-
+# What `import lucid` exposes: each family's `__all__`, the names `torch` has at its top level.
+# A family keeps its Tensor-method-only forms (`add_`, `view`) and the activations torch has only
+# in torch.nn.functional (`gelu`) out of its `__all__`; Tensor and lucid.nn.functional import
+# them from the family by name.
 __all__ = [
     name
     for family in (arithmetic, fills, indexing, linalg, nn_ops, pointwise, reduction, shape)
     for name in family.__all__
-    if name not in _METHOD_ONLY and name not in _FUNCTIONAL_ONLY
 ] + ["broadcast_shapes"]

@@ -20,9 +20,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide",
-    "floor_divide", "rdiv", "neg", "negative", "pow", "reciprocal", "matmul", "mm", "bmm", "mv",
-    "dot", "outer", "ger", "addmm", "maximum", "minimum", "fmod", "remainder",
-    "add_", "sub_", "mul_", "div_", "pow_", "neg_",
+    "floor_divide", "neg", "negative", "pow", "reciprocal", "matmul", "mm", "bmm", "mv", "dot",
+    "outer", "ger", "addmm", "maximum", "minimum", "fmod", "remainder", "neg_",
 ]  # fmt: skip
 
 _INTEGRAL_KINDS = "iub"

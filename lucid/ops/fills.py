@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
 __all__ = [
-    "to", "clone", "contiguous", "fill_", "zero_", "copy_", "uniform_", "normal_",
+    "clone", "fill_", "zero_",
 ]  # fmt: skip
 
 

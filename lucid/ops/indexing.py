@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
 __all__ = [
-    "getitem", "setitem_", "gather", "scatter", "scatter_add", "index_select", "masked_fill",
-    "masked_fill_", "masked_select", "take", "nonzero",
+    "gather", "scatter", "scatter_add", "index_select", "masked_fill", "masked_select", "take",
+    "nonzero",
 ]  # fmt: skip
 
 _INDEX_ARRAY_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))

@@ -20,9 +20,7 @@ if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
 __all__ = [
-    "sigmoid", "logsigmoid", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu",
-    "elu_", "selu", "selu_", "celu", "celu_", "gelu", "silu", "softplus", "mish", "hardtanh",
-    "hardtanh_", "hardsigmoid", "hardswish", "softmax", "log_softmax", "one_hot",
+    "sigmoid", "relu", "relu_", "selu", "selu_", "celu", "celu_", "softmax", "log_softmax",
 ]  # fmt: skip
 
 _SQRT1_2 = 0.7071067811865476

@@ -18,10 +18,9 @@ if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
 __all__ = [
-    "reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose", "swapaxes",
-    "swapdims", "t", "permute", "numpy_T", "movedim", "moveaxis", "expand", "broadcast_to",
-    "repeat", "tile", "cat", "concat", "concatenate", "stack", "split", "chunk", "unbind",
-    "narrow", "flip", "roll", "tril", "triu",
+    "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose", "swapaxes", "swapdims",
+    "t", "permute", "movedim", "moveaxis", "broadcast_to", "tile", "cat", "concat", "concatenate",
+    "stack", "split", "chunk", "unbind", "narrow", "flip", "roll", "tril", "triu",
 ]  # fmt: skip
 
 
