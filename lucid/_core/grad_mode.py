@@ -32,7 +32,7 @@ class _LocalState(threading.local):
     anomaly_check_nan = True
     anomaly_check_inf = True
     anomaly_check_forward = True
-    # NumPy's error state inside ops: set by lucid.autograd.observers (quiet, or the sentinel).
+    # NumPy's error state inside ops: set by lucid._core.observers (quiet, or the sentinel).
     numpy_extobj: object = None
     # Floating-point flags NumPy raised in the running op (the sentinel's callback fills it).
     pending_flags: list | None = None

@@ -74,7 +74,7 @@ def observing(observer: Any) -> Iterator[Any]:
         remove_observer(observer)
 
 
-# Set by the anomaly module: called when an op raised floating-point flags (the sentinel).
+# Set by lucid._core.sentinel: called when an op raised floating-point flags.
 flag_handler: Any = None
 
 
@@ -145,7 +145,7 @@ def after_backward_pass(leaves: list) -> None:
     _dispatch("after_backward_pass", leaves)
 
 
-# Set by the anomaly module: the sentinel's checks when a backward starts and ends.
+# Set by lucid._core.sentinel: the sentinel's checks when a backward starts and ends.
 backward_start_handler: Any = None
 backward_end_handler: Any = None
 
