@@ -148,6 +148,12 @@ class NonFiniteWarning(RuntimeWarning):
         self.event = event
 
 
+# Tracebacks and reprs name a class by its module: the one users import these from.
+AnomalyEvent.__module__ = "lucid.autograd.anomaly_mode"
+AnomalyError.__module__ = "lucid.autograd.anomaly_mode"
+NonFiniteWarning.__module__ = "lucid.autograd.anomaly_mode"
+
+
 def _format_stats(stats: dict[str, Any]) -> str:
     return (
         f"shape={list(stats['shape'])} dtype={stats['dtype']} min={stats['min']} "

@@ -29,8 +29,6 @@ _NON_LEAF_GRAD_WARNING = (
 class TensorBase:
     """The state of a tensor: its array and autograd bookkeeping, without the ops."""
 
-    """A multi-dimensional array that records the operations applied to it for autograd."""
-
     __slots__ = (
         "_data",
         "_requires_grad",
@@ -383,7 +381,9 @@ _ndarray = np.ndarray
 _asarray = np.asarray
 
 
-_tensor_class: type = object  # lucid._tensor registers the Tensor class at import
+# lucid._tensor registers the Tensor class at import; until then (the core alone) `_wrap`
+# builds bare TensorBase objects.
+_tensor_class: type = TensorBase
 
 
 def register_tensor_class(cls: type) -> None:
