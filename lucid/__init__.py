@@ -53,6 +53,11 @@ from lucid._core.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from lucid.autograd.anomaly_mode import (
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_anomaly_enabled,
+)
 
 __version__ = "0.1.0"
 

@@ -259,56 +259,42 @@ class Tensor(TensorBase):
         return _factories.empty(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
     # ---------------------------------------------------------------- operators
-    def __add__(self, other: Any) -> Tensor:
-        return arithmetic.add(self, other)
-
-    def __radd__(self, other: Any) -> Tensor:
-        return arithmetic.add(self, other)
+    # Operators bound to their op's function: the same call, one Python frame fewer per op.
+    __add__ = arithmetic.add
+    __radd__ = arithmetic.add
 
     def __iadd__(self, other: Any) -> Tensor:
         return arithmetic.add_(self, other)
 
-    def __sub__(self, other: Any) -> Tensor:
-        return arithmetic.sub(self, other)
-
-    def __rsub__(self, other: Any) -> Tensor:
-        return arithmetic.rsub(self, other)
+    __sub__ = arithmetic.sub
+    __rsub__ = arithmetic.rsub
 
     def __isub__(self, other: Any) -> Tensor:
         return arithmetic.sub_(self, other)
 
-    def __mul__(self, other: Any) -> Tensor:
-        return arithmetic.mul(self, other)
-
-    def __rmul__(self, other: Any) -> Tensor:
-        return arithmetic.mul(self, other)
+    __mul__ = arithmetic.mul
+    __rmul__ = arithmetic.mul
 
     def __imul__(self, other: Any) -> Tensor:
         return arithmetic.mul_(self, other)
 
-    def __truediv__(self, other: Any) -> Tensor:
-        return arithmetic.div(self, other)
-
-    def __rtruediv__(self, other: Any) -> Tensor:
-        return arithmetic.rdiv(self, other)
+    __truediv__ = arithmetic.div
+    __rtruediv__ = arithmetic.rdiv
 
     def __itruediv__(self, other: Any) -> Tensor:
         return arithmetic.div_(self, other)
 
-    def __floordiv__(self, other: Any) -> Tensor:
-        return arithmetic.floor_divide(self, other)
+    __floordiv__ = arithmetic.floor_divide
 
     def __rfloordiv__(self, other: Any) -> Tensor:
         return arithmetic.floor_divide(other, self)
 
-    def __mod__(self, other: Any) -> Tensor:
-        return arithmetic.remainder(self, other)
+    __mod__ = arithmetic.remainder
 
     def __rmod__(self, other: Any) -> Tensor:
         return arithmetic.remainder(other, self)
 
-    def __pow__(self, exponent: Any) -> Tensor:
-        return arithmetic.pow(self, exponent)
+    __pow__ = arithmetic.pow
 
     def __rpow__(self, other: Any) -> Tensor:
         return arithmetic.pow(other, self)
@@ -316,20 +302,17 @@ class Tensor(TensorBase):
     def __ipow__(self, exponent: Any) -> Tensor:
         return arithmetic.pow_(self, exponent)
 
-    def __matmul__(self, other: Any) -> Tensor:
-        return arithmetic.matmul(self, other)
+    __matmul__ = arithmetic.matmul
 
     def __rmatmul__(self, other: Any) -> Tensor:
         return arithmetic.matmul(other, self)
 
-    def __neg__(self) -> Tensor:
-        return arithmetic.neg(self)
+    __neg__ = arithmetic.neg
 
     def __pos__(self) -> Tensor:
         return self
 
-    def __abs__(self) -> Tensor:
-        return pointwise.abs(self)
+    __abs__ = pointwise.abs
 
     def __invert__(self) -> Tensor:
         if self._data.dtype.kind == "f":
@@ -338,23 +321,12 @@ class Tensor(TensorBase):
             )
         return pointwise.bitwise_not(self)
 
-    def __and__(self, other: Any) -> Tensor:
-        return pointwise.bitwise_and(self, other)
-
-    def __rand__(self, other: Any) -> Tensor:
-        return pointwise.bitwise_and(self, other)
-
-    def __or__(self, other: Any) -> Tensor:
-        return pointwise.bitwise_or(self, other)
-
-    def __ror__(self, other: Any) -> Tensor:
-        return pointwise.bitwise_or(self, other)
-
-    def __xor__(self, other: Any) -> Tensor:
-        return pointwise.bitwise_xor(self, other)
-
-    def __rxor__(self, other: Any) -> Tensor:
-        return pointwise.bitwise_xor(self, other)
+    __and__ = pointwise.bitwise_and
+    __rand__ = pointwise.bitwise_and
+    __or__ = pointwise.bitwise_or
+    __ror__ = pointwise.bitwise_or
+    __xor__ = pointwise.bitwise_xor
+    __rxor__ = pointwise.bitwise_xor
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
         if other is None:
@@ -366,20 +338,11 @@ class Tensor(TensorBase):
             return True  # type: ignore[return-value]
         return pointwise.ne(self, other)
 
-    def __lt__(self, other: Any) -> Tensor:
-        return pointwise.lt(self, other)
-
-    def __le__(self, other: Any) -> Tensor:
-        return pointwise.le(self, other)
-
-    def __gt__(self, other: Any) -> Tensor:
-        return pointwise.gt(self, other)
-
-    def __ge__(self, other: Any) -> Tensor:
-        return pointwise.ge(self, other)
-
-    def __getitem__(self, index: Any) -> Tensor:
-        return indexing.getitem(self, index)
+    __lt__ = pointwise.lt
+    __le__ = pointwise.le
+    __gt__ = pointwise.gt
+    __ge__ = pointwise.ge
+    __getitem__ = indexing.getitem
 
     def __setitem__(self, index: Any, value: Any) -> None:
         indexing.setitem_(self, index, value)

@@ -59,7 +59,7 @@ def test_demo_act_two_reports_the_planted_bug_with_op_line_module_and_step(demo)
     assert len(result.losses) == 5 and math.isnan(result.losses[-1])
     assert all(math.isfinite(loss) for loss in result.losses[:-1])
     event = result.replay.event
-    assert (event.op, event.kind, event.module_path, event.step) == ("Div", "nan", "norm", 4)
+    assert (event.op, event.kind, event.module_path, event.step) == ("div", "nan", "norm", 4)
     text = stream.getvalue()
     assert "  step   4  loss nan" in text and "a bare nan at step 4" in text
     assert f"line:      {demo.BUGGY_CODE_NAME}:7\n             return (x - mean) / std" in text

@@ -225,7 +225,7 @@ def run_backward(
         observers.after_backward_pass(
             [node.variable for node in dependencies if node.__class__ is AccumulateGrad]
         )
-    observers.backward_finished(sentinel_mark)
+    observers.backward_finished(sentinel_mark, dependencies)
     if inputs is not None and not accumulate_grad:
         return captured
     return None

@@ -17,7 +17,9 @@ Example::
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -125,6 +127,8 @@ class Function:
             # Numbered before the forward, as PyTorch numbers a node when it creates it, so
             # that observers (the profiler, NVTX ranges) can tag the op with it from the start.
             ctx.sequence_nr = _next_sequence_nr()
+            if state.records_forward_sites:
+                ctx.forward_site = _forward_site(state.module_path)
             # The forward itself is never recorded: it computes on arrays, and a custom
             # forward that calls lucid ops must not grow the graph.
             state.enabled = False
@@ -172,6 +176,22 @@ class Function:
                 observers.after_forward(ctx, args, (output,))
             return output
         return _finish_outputs(ctx, args, output, is_recording, watching, state)
+
+
+_LUCID_DIRECTORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_getframe = sys._getframe
+
+
+def _forward_site(module_path: tuple) -> tuple | None:
+    """Where a recorded op was called from, for the sentinel's reports of its backward: the
+    first frame outside lucid, as a code object and an instruction offset (resolved to a line
+    only when a report is made), and the module path on the stack."""
+    frame = _getframe(2)  # the caller of Function.apply
+    while frame.f_code.co_filename.startswith(_LUCID_DIRECTORY):
+        frame = frame.f_back
+        if frame is None:
+            return None
+    return (frame.f_code, frame.f_lasti, module_path)
 
 
 def _finish_outputs(

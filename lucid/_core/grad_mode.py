@@ -44,6 +44,12 @@ class _LocalState(threading.local):
     accumulating: object = None
     # Dotted module paths pushed by nn.Module.__call__ (innermost last).
     module_path: tuple = ()
+    # Whether Function.apply keeps each recorded node's forward site (the sentinel is on).
+    records_forward_sites = False
+    # Steps: the step of the latest outermost nn.Module call (that model's count of earlier
+    # calls; -1 before any), and that call's frames (where the batch entered the model).
+    model_step = -1
+    model_call_frames: tuple = ()
 
 
 local_state = _LocalState()

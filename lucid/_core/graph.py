@@ -92,6 +92,8 @@ class Node(_NodeHooks):
     tensor_pre_hooks: dict[int, dict[int, Callable]] | None = None
     retained_outputs: dict[int, weakref.ref] | None = None
     anomaly_info: Any = None
+    # (code, instruction offset, module path) of the op's call, kept while the sentinel is on.
+    forward_site: tuple | None = None
     parent: Node | None = None
 
     # ----------------------------------------------------------- ctx methods

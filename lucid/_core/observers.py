@@ -157,9 +157,9 @@ def backward_started(outputs: Any, nodes: Any) -> Any:
     return backward_start_handler(outputs, nodes)
 
 
-def backward_finished(mark: Any) -> None:
+def backward_finished(mark: Any, nodes: Any) -> None:
     if backward_end_handler is not None:
-        backward_end_handler(mark)
+        backward_end_handler(mark, nodes)
 
 
 # ------------------------------------------------------------ NumPy error state

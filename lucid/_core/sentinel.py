@@ -15,6 +15,7 @@ import os
 import sys
 import threading
 import warnings
+import weakref
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from lucid._core import observers
-from lucid._core.function import Function
+from lucid._core.function import Function, op_name
 from lucid._core.grad_mode import _DecoratorContextManager, _LocalState, local_state
 from lucid._core.tensor import TensorBase
 
@@ -50,6 +51,14 @@ __all__ = [
     "is_view_of_any",
     "mechanism_of",
     "node_op_name",
+    "composite_name",
+    "site_location",
+    "is_custom_function",
+    "enter_model",
+    "current_step",
+    "birth_of",
+    "birth_during_backward_of",
+    "input_event",
     "parent_chain",
     "tensor_stats",
 ]
@@ -90,6 +99,13 @@ class AnomalyEvent:
     forward_traceback: list[str] = field(default_factory=list)
     parents: list[str] = field(default_factory=list)
     step: int | None = None
+    # The op inside the function the user called, when `op` names that function (nll_loss
+    # computing a 0/0 in div); for a birth inside a custom Function's backward, the line of
+    # its forward call (`filename`/`lineno` are then the line inside the backward).
+    inner_op: str | None = None
+    forward_location: str | None = None
+    # What the report cannot know, said instead of guessed.
+    note: str | None = None
     # For reproducers: the op's Function class and its inputs at the birth (tensors copied as
     # NumPy arrays, other arguments as given); filled where a reproducer may be wanted.
     op_function: Any = field(default=None, repr=False, compare=False)
@@ -108,27 +124,34 @@ class AnomalyEvent:
             if self.created
             else f"propagated: an input already held {self.kind}"
         )
+        if self.op == "input":
+            origin = "received: it arrived in the input batch, no op created it"
+        elif self.op == "parameter":
+            origin = "received: it was already in a parameter, no op created it"
         lines = [
             f"  phase: {self.phase}",
             f"  value: {self.kind} ({origin})",
             f"  mechanism: {self.mechanism or 'unknown (no floating-point flag was raised)'}",
         ]
+        if self.inner_op:
+            lines.append(f"  inner op: {self.inner_op}")
         if self.location:
             lines.append(f"  at: {self.location}")
+        if self.forward_location:
+            lines.append(f"  forward call: {self.forward_location}")
         if self.module_path:
             lines.append(f"  module: {self.module_path}")
+        if self.step is not None:
+            lines.append(f"  step: {self.step}")
         for index, stats in enumerate(self.inputs):
             lines.append(f"  input {index}: " + _format_stats(stats))
         for parent in self.parents:
             lines.append(f"  created during the backward of: {parent}")
+        if self.note:
+            lines.append(f"  ({self.note})")
         if self.forward_traceback:
             lines.append("Traceback of forward call that caused the error:")
             lines.extend(self.forward_traceback)
-        elif self.phase == "backward":
-            lines.append(
-                "  (the line above is the backward() call; run the step under "
-                "lucid.autograd.detect_anomaly() to see the forward line of the op)"
-            )
         return "\n".join(lines)
 
 
@@ -198,6 +221,7 @@ _SENTINEL_NUMPY = observers.make_numpy_state(call=_on_numpy_flag, all="call", un
 def set_sentinel(enabled: bool) -> None:
     """Turn the always-on sentinel on or off for every thread (LUCID_SENTINEL=0 at import: off)."""
     _LocalState.numpy_extobj = _SENTINEL_NUMPY if enabled else observers.QUIET_NUMPY
+    _LocalState.records_forward_sites = bool(enabled)
 
 
 def is_sentinel_enabled() -> bool:
@@ -378,8 +402,48 @@ def mechanism_of(flags: list[str] | None, kind: str) -> str | None:
 
 
 def node_op_name(node: Any) -> str:
+    """The op a node records, as a user writes it (`pow`, not the class `PowTensor`)."""
     function = getattr(node, "function", None)
-    return function.__name__ if function is not None else type(node).__name__
+    return op_name(function) if function is not None else type(node).__name__
+
+
+_OPS_DIRECTORY = os.path.join(_LUCID_DIRECTORY, "ops") + os.sep
+_FUNCTIONAL_FILE = os.path.join(_LUCID_DIRECTORY, "nn", "functional.py")
+
+
+def composite_name(skip: int = 2) -> str | None:
+    """The op function the user called, when the op that is running sits inside it (nll_loss
+    around a div): the outermost public function of lucid's op files on the live stack below
+    the user's frame. Walks the stack, so it runs only when a report is made."""
+    frame = sys._getframe(skip)
+    name = None
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_LUCID_DIRECTORY):
+            break
+        code_name = frame.f_code.co_name
+        if (
+            (filename.startswith(_OPS_DIRECTORY) or filename == _FUNCTIONAL_FILE)
+            and not code_name.startswith("_")
+            and code_name not in ("forward", "backward", "apply")
+        ):
+            name = code_name
+        frame = frame.f_back
+    return name
+
+
+def site_location(site: tuple | None) -> tuple[str | None, int | None, str | None]:
+    """(file, line, module path) of a node's forward site (see Function.apply)."""
+    if site is None:
+        return None, None, None
+    code, offset, module_path = site
+    return code.co_filename, _line_of(code, offset), module_path[-1] if module_path else None
+
+
+def is_custom_function(node: Any) -> bool:
+    """Whether a node records a user's own autograd.Function (its backward is user code)."""
+    function = getattr(node, "function", None)
+    return function is not None and not function.__module__.startswith("lucid.")
 
 
 def _node_label(node: Any) -> str:
@@ -409,6 +473,9 @@ class _Births(threading.local):
         self.events: deque = deque(maxlen=_BIRTHS_KEPT)
         # Births ever recorded: marks stay valid once the ring is full and drops the oldest.
         self.count = 0
+        # The count when this thread's latest backward ended: births after it belong to the
+        # step now running.
+        self.backward_mark = 0
 
 
 _births = _Births()
@@ -438,8 +505,59 @@ def remove_birth_listener(listener: Any) -> None:
 def reset_sentinel() -> None:
     """Forget this thread's recorded births and every site already warned about."""
     _births.events.clear()
+    _births.backward_mark = _births.count
     with _warned_lock:
         _warned_sites.clear()
+
+
+def current_step() -> int | None:
+    """The step: how many times the model called last on this thread (outermost) had been
+    called before that call; None before any model call."""
+    step = local_state.model_step
+    return step if step >= 0 else None
+
+
+# Calls of each outermost model so far: a model's step is its own count, as NaNDetector and
+# `python -m lucid.debug` count them. Weak, so a model can still be freed.
+_model_calls: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def enter_model(model: Any, args: tuple, kwargs: dict) -> None:
+    """An outermost nn.Module call begins (called by Module.__call__): the model's next step.
+    Notes where the batch enters the model, and records a non-finite input as received."""
+    state = local_state
+    step = _model_calls.get(model, -1) + 1
+    _model_calls[model] = step
+    state.model_step = step
+    state.model_call_frames = capture_frames(2, 1)
+    _births.backward_mark = _births.count
+    if state.numpy_extobj is not _SENTINEL_NUMPY or _allowance.depth:
+        return
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, TensorBase) and not value._requires_grad:
+            kind = nonfinite_kind(value._data)
+            if kind is not None:
+                _record(input_event(kind, "input"), None, None)
+                return
+
+
+def input_event(kind: str, op: str, module_path: str | None = None) -> AnomalyEvent:
+    """A non-finite value received, not born: in the input batch, or in a parameter. Its line
+    is where the batch entered the model (the model call), else the current user line."""
+    state = local_state
+    frames = state.model_call_frames if state.model_step >= 0 else capture_frames(3, 1)
+    filename, lineno = user_location(frames)
+    return AnomalyEvent(op=op, node_name=None, phase="forward", kind=kind, mechanism=None,
+                        created=False, filename=filename, lineno=lineno,
+                        module_path=module_path, step=current_step())  # fmt: skip
+
+
+def _record(event: AnomalyEvent, node: Any, owner: Any, output: Any = None) -> None:
+    """Keep a birth: the event, the node of the op, the node whose backward or gradient sum
+    was running (None in forward) and a weak reference to the non-finite output."""
+    reference = None if output is None else weakref.ref(output)
+    _births.events.append((event, node, owner, reference))
+    _births.count += 1
 
 
 def _on_op_flags(node: Any, inputs: tuple, outputs: tuple, flags: list[str]) -> None:
@@ -455,34 +573,9 @@ def _on_op_flags(node: Any, inputs: tuple, outputs: tuple, flags: list[str]) -> 
         kind = nonfinite_kind(out._data)
         if kind is None or any(holds_nonfinite(value, kind) for value in sources):
             continue
-        state = local_state
-        backward_node = state.backward_node
-        accumulating = state.accumulating
-        frames = capture_frames()
-        filename, lineno = user_location(frames)
-        if accumulating is not None:
-            owner, phase = accumulating, "accumulation"
-        elif backward_node is not None:
-            owner, phase = backward_node, "backward"
-        else:
-            owner, phase = node, "forward"
-        info = getattr(owner, "anomaly_info", None) if owner is not node else None
-        if info:
-            filename, lineno = user_location(info[0])
-        event = AnomalyEvent(
-            op=node_op_name(owner),
-            node_name=owner.name(),
-            phase=phase,
-            kind=kind,
-            mechanism=mechanism_of(flags, kind),
-            created=True,
-            filename=filename,
-            lineno=lineno,
-            module_path=current_module_path(),
-            output_index=index,
-        )
-        _births.events.append((event, node, owner if owner is not node else None))
-        _births.count += 1
+        event = _birth_event(node, kind, flags, index)
+        owner = node if event.phase == "forward" else _owner()
+        _record(event, node, owner if owner is not node else None, out)
         for listener in _birth_listeners:
             listener(event, node, inputs, out)
         return
@@ -492,6 +585,77 @@ def _on_op_flags(node: Any, inputs: tuple, outputs: tuple, flags: list[str]) -> 
         state = local_state
         pending = state.pending_flags
         state.pending_flags = flags if pending is None else pending + flags
+
+
+def _owner() -> Any:
+    """The node a birth during backward belongs to: the one whose gradients are being
+    summed, else the one whose backward is running."""
+    state = local_state
+    return state.accumulating if state.accumulating is not None else state.backward_node
+
+
+def _birth_event(node: Any, kind: str, flags: list[str], index: int) -> AnomalyEvent:
+    """What the sentinel knows of a birth, from the live stack and the node's forward site.
+
+    Forward: the user's line and module on the stack now, and the op function the user
+    called. Backward or a gradient sum: the forward line and module of the op whose backward
+    it is (kept per node while the sentinel is on); inside a custom Function's backward, the
+    line in that backward, with the forward call as context.
+    """
+    state = local_state
+    frames = capture_frames(4)
+    filename, lineno = user_location(frames)
+    module_path = current_module_path()
+    op = node_op_name(node)
+    inner_op = forward_location = note = None
+    if state.accumulating is not None:
+        owner, phase = state.accumulating, "accumulation"
+    elif state.backward_node is not None:
+        owner, phase = state.backward_node, "backward"
+    else:
+        owner, phase = node, "forward"
+    if owner is node:
+        composite = composite_name(4)
+        if composite is not None and composite != op:
+            op, inner_op = composite, op
+    else:
+        op = node_op_name(owner)
+        forward_file, forward_line, forward_module = site_location(
+            getattr(owner, "forward_site", None)
+        )
+        info = getattr(owner, "anomaly_info", None)
+        if forward_file is None and info:
+            forward_file, forward_line = user_location(info[0])
+            forward_module = info[1]
+        if phase == "backward" and is_custom_function(owner):
+            # The flag fired in the user's own backward: its line is on the stack now.
+            if forward_file is not None:
+                forward_location = f"{forward_file}:{forward_line}"
+            module_path = forward_module
+        elif forward_file is not None:
+            filename, lineno, module_path = forward_file, forward_line, forward_module
+        else:
+            module_path = None
+            note = (
+                "the line above is the backward() call: the graph was recorded while the "
+                "sentinel was off, so the forward line of the op is not known"
+            )
+    return AnomalyEvent(
+        op=op,
+        node_name=owner.name(),
+        phase=phase,
+        kind=kind,
+        mechanism=mechanism_of(flags, kind),
+        created=True,
+        filename=filename,
+        lineno=lineno,
+        module_path=module_path,
+        output_index=index,
+        step=current_step(),
+        inner_op=inner_op,
+        forward_location=forward_location,
+        note=note,
+    )
 
 
 _APPLY_CODE = Function.apply.__func__.__code__
@@ -514,11 +678,58 @@ def _inside_another_op() -> bool:
 def _birth_in_graph(nodes: Any) -> AnomalyEvent | None:
     """The earliest recorded birth whose node belongs to the graph being differentiated."""
     best = None
-    for event, node, backward_node in _births.events:
+    for event, node, backward_node, _ in _births.events:
         owner = backward_node if backward_node is not None else node
-        if owner in nodes and (best is None or owner.sequence_nr < best[1]):
+        if owner is not None and owner in nodes and (best is None or owner.sequence_nr < best[1]):
             best = (event, owner.sequence_nr)
     return None if best is None else best[0]
+
+
+def _birth_outside_graph(kind: str) -> AnomalyEvent | None:
+    """The earliest birth of `kind` since the previous backward that is no node of the graph:
+    a value received in the input batch, or made by ops on tensors that need no grad."""
+    events = _births.events
+    new = _births.count - _births.backward_mark
+    for position in range(max(len(events) - new, 0), len(events)):
+        event = events[position][0]
+        if event.kind == kind and event.phase == "forward":
+            return event
+    return None
+
+
+def birth_of(tensor: TensorBase) -> AnomalyEvent | None:
+    """The recorded forward birth whose output `tensor` is (or is a view of): an op's on
+    tensors that need no grad, which no graph links to the op that consumes it."""
+    array = tensor._data
+    for event, _, owner, reference in reversed(_births.events):
+        output = None if reference is None else reference()
+        if owner is None and output is not None:
+            made = output._data
+            if (
+                array is made
+                or array.base is made
+                or (made.base is not None and array.base is made.base)
+            ):
+                return event
+    return None
+
+
+def birth_during_backward_of(node: Any) -> AnomalyEvent | None:
+    """The latest birth recorded while `node`'s backward ran (its line is in that backward)."""
+    for event, _, owner, _ in reversed(_births.events):
+        if owner is node and event.phase == "backward":
+            return event
+    return None
+
+
+def _nonfinite_leaf(nodes: Any, kind: str) -> Any:
+    """A leaf of the graph (a parameter) that already holds `kind`; only looked for once a
+    non-finite root has no birth to name."""
+    for node in nodes:
+        variable = getattr(node, "variable", None)
+        if variable is not None and holds_nonfinite(variable, kind):
+            return variable
+    return None
 
 
 def _warn_once(event: AnomalyEvent, headline: str) -> None:
@@ -530,13 +741,14 @@ def _warn_once(event: AnomalyEvent, headline: str) -> None:
     warn_at_user_line(NonFiniteWarning(f"{headline}\n{event.describe()}", event))
 
 
-def sentinel_check_roots(outputs: tuple, nodes: Any) -> int | None:
+def sentinel_check_roots(outputs: tuple, nodes: Any) -> tuple | None:
     """At backward(): a non-finite root names where its first non-finite value was born.
 
-    Returns the count of recorded births, the mark `sentinel_check_backward` starts from,
-    or None when it already warned for this graph.
+    Returns the mark `sentinel_check_backward` starts from (the count of recorded births and
+    this graph's earliest forward birth), or None when it already warned for this graph.
     """
-    mark = _births.count
+    graph_birth = _birth_in_graph(nodes) if _births.events else None
+    mark = (_births.count, graph_birth)
     if not is_sentinel_enabled() or local_state.anomaly_enabled:
         return mark
     for output in outputs:
@@ -545,30 +757,37 @@ def sentinel_check_roots(outputs: tuple, nodes: Any) -> int | None:
             continue
         if _allowance.depth:
             return None
-        event = _birth_in_graph(nodes)
+        event = graph_birth if graph_birth is not None else _birth_outside_graph(kind)
         if event is None:
-            frames = capture_frames()
-            filename, lineno = user_location(frames)
-            event = AnomalyEvent(op=None, node_name=None, phase="input", kind=kind,
-                                 mechanism=None, created=False, filename=filename,
-                                 lineno=lineno, module_path=current_module_path())  # fmt: skip
-            headline = (f"backward() was called on a {kind} value that no lucid op created: "
-                        "it came from the input data or the parameters.")  # fmt: skip
+            leaf = _nonfinite_leaf(nodes, kind)
+            event = input_event(kind, "input" if leaf is None else "parameter")
+            source = ("it came from the input data" if leaf is None
+                      else f"a parameter of shape {list(leaf.shape)} already held it")  # fmt: skip
+            headline = (
+                f"backward() was called on a {kind} value that no lucid op created: {source}."
+            )
+        elif event.op == "input":
+            headline = (f"backward() was called on a {kind} value that arrived in the input "
+                        f"batch, which entered the model at {event.location}.")  # fmt: skip
         else:
+            outside = "" if event is graph_birth else ", on tensors that need no grad"
             headline = (f"backward() was called on a {kind} value first born in "
-                        f"{event.op} ({event.phase}) at {event.location}.")  # fmt: skip
+                        f"{event.op} ({event.phase}) at {event.location}{outside}.")  # fmt: skip
         _warn_once(event, headline)
         # One report per graph: the backward's own births are the same story.
         return None
     return mark
 
 
-def sentinel_check_backward(start: int | None) -> None:
-    """After a backward: gradients made non-finite during it name their birth."""
-    events = _births.events
-    new = 0 if start is None else _births.count - start
-    if new <= 0 or local_state.anomaly_enabled:
+def sentinel_check_backward(mark: tuple | None, nodes: Any) -> None:
+    """After a backward: gradients made non-finite during it name their birth, and so do
+    leaf gradients made non-finite by a value born in forward that the loss did not show."""
+    _births.backward_mark = _births.count
+    if mark is None or local_state.anomaly_enabled or not is_sentinel_enabled():
         return
+    count, graph_birth = mark
+    events = _births.events
+    new = _births.count - count
     for position in range(max(len(events) - new, 0), len(events)):
         event = events[position][0]
         if event.phase in ("backward", "accumulation"):
@@ -577,9 +796,26 @@ def sentinel_check_backward(start: int | None) -> None:
             where = "a gradient sum for" if event.phase == "accumulation" else "the backward of"
             headline = (
                 f"backward produced {event.kind} gradients, first born in {where} "
-                f"{event.node_name} (during backward() at {event.location})."
+                f"{event.op} (forward at {event.location})."
             )
             _warn_once(event, headline)
+            return
+    if graph_birth is None or _allowance.depth:
+        return
+    # A value born in forward that a mask (where, masked_fill) hid from the loss still
+    # flows back through its op's backward: the leaves' gradients tell.
+    for node in nodes:
+        variable = getattr(node, "variable", None)
+        grad = None if variable is None else variable._grad
+        if grad is not None and nonfinite_kind(grad._data) is not None:
+            kind = nonfinite_kind(grad._data)
+            headline = (
+                f"backward produced {kind} gradients (a leaf of shape {list(variable.shape)}): "
+                f"the {graph_birth.kind} born in {graph_birth.op} ({graph_birth.phase}) at "
+                f"{graph_birth.location} did not reach the loss, but reaches the gradients "
+                "through the backward."
+            )
+            _warn_once(graph_birth, headline)
             return
 
 

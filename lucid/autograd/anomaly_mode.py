@@ -7,6 +7,7 @@ tier, the sentinel, lives in lucid._core.sentinel; its names are re-exported her
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import Any
 
@@ -17,10 +18,16 @@ from lucid._core.sentinel import (
     AnomalyEvent,
     NonFiniteWarning,
     allow_nonfinite,
+    birth_during_backward_of,
+    birth_of,
     capture_frames,
+    composite_name,
     current_module_path,
+    current_step,
     format_frames,
     holds_nonfinite,
+    input_event,
+    is_custom_function,
     is_nonfinite_allowed,
     is_sentinel_enabled,
     is_view_of_any,
@@ -41,6 +48,7 @@ __all__ = [
     "set_detect_anomaly",
     "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled",
+    "set_anomaly_enabled",
     "AnomalyError",
     "AnomalyEvent",
     "NonFiniteWarning",
@@ -81,9 +89,9 @@ class _AnomalyObserver:
             if any(holds_nonfinite(value, kind) for value in inputs):
                 source = next(value for value in inputs if holds_nonfinite(value, kind))
                 if isinstance(source, Tensor) and source._grad_fn is None and kind == "nan":
-                    # Not born in any op: it arrived with the data or a parameter.
-                    self._raise(node, "input", kind, index, inputs, state.last_flags,
-                                created=False, backward=False)  # fmt: skip
+                    # Born in no op of this graph: in the input batch, in a parameter, or in
+                    # an op on tensors that need no grad, which the sentinel recorded.
+                    self._raise_received(node, kind, source, inputs)
                 continue
             self._raise(node, "forward", kind, index, inputs, state.last_flags,
                         created=True, backward=False)  # fmt: skip
@@ -127,13 +135,49 @@ class _AnomalyObserver:
         state = local_state
         return state.anomaly_check_nan if kind == "nan" else state.anomaly_check_inf
 
+    def _raise_received(self, node: Any, kind: str, source: Tensor, inputs: tuple) -> None:
+        """A non-finite value that the op consumed but no op of this graph created."""
+        event = birth_of(source)
+        if event is None:
+            event = input_event(kind, "parameter" if source._requires_grad else "input")
+        event = dataclasses.replace(
+            event,
+            inputs=[tensor_stats(value) for value in inputs if isinstance(value, Tensor)],
+            note=f"first consumed by {node_op_name(node)}",
+        )
+        if event.op == "input":
+            headline = (f"The input batch holds {kind} values: they arrived with the data, "
+                        "not from any op.")  # fmt: skip
+        elif event.op == "parameter":
+            headline = (f"A parameter of shape {list(source.shape)} holds {kind} values: no op "
+                        "of this step created them.")  # fmt: skip
+        else:
+            headline = (f"Function '{event.op}' returned {kind} values in its "
+                        f"{_ordinal(event.output_index)} output during the forward pass, on "
+                        "tensors that need no grad.")  # fmt: skip
+        raise AnomalyError(f"{headline}\n{event.describe()}", event)
+
     def _raise(self, node: Any, phase: str, kind: str, index: int, inputs: tuple,
                flags: list[str] | None, created: bool, backward: bool) -> None:  # fmt: skip
         info = getattr(node, "anomaly_info", None)
         frames = info[0] if info else capture_frames()
         filename, lineno = user_location(frames)
+        op, inner_op, forward_location = node_op_name(node), None, None
+        if phase == "forward":
+            composite = composite_name(3)
+            if composite is not None and composite != op:
+                op, inner_op = composite, op
+        elif phase == "backward" and is_custom_function(node):
+            # The user's own backward: the line inside it where the value was born.
+            birth = birth_during_backward_of(node)
+            if birth is not None:
+                forward_location = f"{filename}:{lineno}" if filename else None
+                filename, lineno = birth.filename, birth.lineno
         event = AnomalyEvent(
-            op=node_op_name(node),
+            op=op,
+            inner_op=inner_op,
+            forward_location=forward_location,
+            step=current_step(),
             node_name=node.name(),
             phase=phase,
             kind=kind,
@@ -149,7 +193,7 @@ class _AnomalyObserver:
             op_function=getattr(node, "function", None),
             # A forward (or input) failure re-runs from the op's own arguments; a backward
             # one would also need the forward arguments, which the node does not keep.
-            op_args=copy_arguments(inputs) if phase in ("forward", "input") else None,
+            op_args=copy_arguments(inputs) if phase == "forward" else None,
         )
         ordinal = _ordinal(index)
         if phase == "backward":
@@ -157,12 +201,9 @@ class _AnomalyObserver:
         elif phase == "accumulation":
             headline = (f"The gradients accumulated for an input of '{node.name()}' sum to {kind} "
                         "values.")  # fmt: skip
-        elif phase == "input":
-            headline = (f"Function '{node_op_name(node)}' received {kind} values in its inputs: "
-                        "they came from the data or a parameter, not from any op.")  # fmt: skip
         else:
-            headline = (f"Function '{node_op_name(node)}' returned {kind} values in its {ordinal} "
-                        "output during the forward pass.")  # fmt: skip
+            headline = (f"Function '{op}' returned {kind} values in its {ordinal} output during "
+                        "the forward pass.")  # fmt: skip
         if backward:
             warn_at_user_line(
                 f"Error detected in {node.name()}. Traceback of forward call that caused the "
@@ -228,6 +269,18 @@ def _set_anomaly(enabled: bool, check_nan: bool, check_inf: bool, check_forward:
         observers.add_observer(_OBSERVER)
     elif not enabled:
         observers.remove_observer(_OBSERVER)
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """PyTorch's `torch.set_anomaly_enabled`: turn anomaly mode on or off for this thread
+    (lucid also checks Inf and forward values while it is on)."""
+    for position, (name, value) in enumerate((("enabled", enabled), ("check_nan", check_nan))):
+        if value.__class__ is not bool:
+            raise TypeError(
+                f"set_anomaly_enabled(): argument '{name}' (position {position + 1}) must be "
+                f"bool, not {type(value).__name__}"
+            )
+    _set_anomaly(enabled, check_nan, True, True)
 
 
 def _current() -> tuple[bool, bool, bool, bool]:

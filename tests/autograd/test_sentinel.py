@@ -40,6 +40,11 @@ def _fresh_sentinel():
     sentinel.reset_sentinel()
 
 
+class _Sqrt(lucid.nn.Module):
+    def forward(self, x):
+        return x.sqrt()  # <sqrt-in-module>
+
+
 def _sentinel_warnings(action) -> list[warnings.WarningMessage]:
     """Run `action` and return the NonFiniteWarnings it emitted (every one, no dedup)."""
     with warnings.catch_warnings(record=True) as record:
@@ -96,14 +101,14 @@ def test_nan_loss_from_log_of_negative_names_log_and_its_line():
     loss = (logged * 2.0 + 1.0).sum()
     record = _sentinel_warnings(loss.backward)
     event = _only_event(record)
-    assert event.op == "Log"
+    assert event.op == "log"
     assert event.phase == "forward"
     assert event.kind == "nan"
     assert event.mechanism == "invalid operation"
     assert event.created is True
     _assert_at(event, "log-negative")
     message = str(record[0].message)
-    assert "Log" in message
+    assert "log" in message
     assert f"{event.filename}:{_line('log-negative')}" in message
     assert "invalid operation" in message
     # The warning points at the user's code, not at lucid's internals.
@@ -151,7 +156,7 @@ def test_chained_sqrt_names_the_first_sqrt():
     y = lucid.sqrt(x - 2.0)  # <first-sqrt>
     z = lucid.sqrt(y)
     event = _only_event(_sentinel_warnings(z.sum().backward))
-    assert (event.op, event.phase, event.mechanism) == ("Sqrt", "forward", "invalid operation")
+    assert (event.op, event.phase, event.mechanism) == ("sqrt", "forward", "invalid operation")
     _assert_at(event, "first-sqrt")
 
 
@@ -159,7 +164,7 @@ def test_zero_over_zero_normalisation_names_div():
     x = lucid.tensor([2.0, 2.0, 2.0], requires_grad=True)
     normalised = (x - x.mean()) / x.std()  # <normalise>
     event = _only_event(_sentinel_warnings(normalised.sum().backward))
-    assert (event.op, event.phase, event.kind) == ("Div", "forward", "nan")
+    assert (event.op, event.phase, event.kind) == ("div", "forward", "nan")
     assert event.mechanism == "invalid operation"
     _assert_at(event, "normalise")
 
@@ -168,7 +173,7 @@ def test_float16_exp_overflow_is_detected():
     x = lucid.tensor([1.0, 12.0], dtype=lucid.float16, requires_grad=True)
     grown = x.exp()  # <half-exp>
     event = _only_event(_sentinel_warnings(grown.sum().backward))
-    assert (event.op, event.phase, event.kind) == ("Exp", "forward", "inf")
+    assert (event.op, event.phase, event.kind) == ("exp", "forward", "inf")
     assert event.mechanism == "overflow"
     _assert_at(event, "half-exp")
 
@@ -177,7 +182,7 @@ def test_float32_exp_overflow_is_detected():
     x = lucid.tensor([1.0, 100.0], requires_grad=True)
     grown = x.exp()  # <single-exp>
     event = _only_event(_sentinel_warnings(grown.sum().backward))
-    assert (event.op, event.kind, event.mechanism) == ("Exp", "inf", "overflow")
+    assert (event.op, event.kind, event.mechanism) == ("exp", "inf", "overflow")
     _assert_at(event, "single-exp")
 
 
@@ -196,37 +201,47 @@ def test_module_path_is_named():
 # -------------------------------------------------------- births in backward
 def test_non_finite_leaf_gradient_names_its_backward_birth():
     x = lucid.tensor([0.0, 1.0], requires_grad=True)
-    root = x.sqrt()
+    root = x.sqrt()  # <sqrt-forward>
     loss = root.sum()
     event = _only_event(_sentinel_warnings(loss.backward))
     assert np.isfinite(loss.item())
-    assert (event.op, event.node_name, event.phase) == ("Sqrt", "SqrtBackward0", "backward")
+    assert (event.op, event.node_name, event.phase) == ("sqrt", "SqrtBackward0", "backward")
     assert (event.kind, event.mechanism) == ("inf", "division by zero")
-    # The always-on sentinel records no forward sites (that would cost every op): a
-    # backward birth points at the backward() call and names anomaly mode for the
-    # forward line, which test_anomaly_scenarios checks.
-    _assert_at(event, "backward-call")
-    assert "detect_anomaly" in event.describe()
+    # The sentinel keeps each node's forward site: a backward birth names the forward line
+    # of the op whose backward created it, as anomaly mode does.
+    _assert_at(event, "sqrt-forward")
 
 
 def test_nan_born_in_backward_of_where_guard():
     x = lucid.tensor([0.0, 4.0], requires_grad=True)
-    guarded = lucid.where(x > 0, x.sqrt(), 0.0)
+    guarded = lucid.where(x > 0, x.sqrt(), 0.0)  # <guarded-sqrt>
     event = _only_event(_sentinel_warnings(guarded.sum().backward))
-    assert (event.op, event.phase, event.kind) == ("Sqrt", "backward", "nan")
+    assert (event.op, event.phase, event.kind) == ("sqrt", "backward", "nan")
     assert event.mechanism == "invalid operation"
-    _assert_at(event, "backward-call")
+    _assert_at(event, "guarded-sqrt")
 
 
-def test_backward_birth_warning_does_not_label_the_backward_call_as_the_forward_line():
+def test_backward_birth_warning_names_the_forward_line_of_the_op_and_its_module():
+    model = lucid.nn.Sequential(_Sqrt())
     x = lucid.tensor([0.0, 1.0], requires_grad=True)
-    loss = x.sqrt().sum()
+    loss = model(x).sum()
     record = _sentinel_warnings(loss.backward)
     event = _only_event(record)
-    # The location the sentinel has for a backward birth is the backward() call; the
-    # message must not present it as the op's forward line.
-    assert event.lineno == _line("backward-call")
-    assert f"forward at {event.location}" not in str(record[0].message)
+    _assert_at(event, "sqrt-in-module")
+    assert event.module_path == "0"
+    assert f"forward at {event.location}" in str(record[0].message)
+
+
+def test_backward_birth_of_a_graph_recorded_with_the_sentinel_off_says_what_it_lacks():
+    x = lucid.tensor([0.0, 1.0], requires_grad=True)
+    sentinel.set_sentinel(False)
+    try:
+        loss = x.sqrt().sum()
+    finally:
+        sentinel.set_sentinel(True)
+    event = _only_event(_sentinel_warnings(loss.backward))
+    _assert_at(event, "backward-call")
+    assert "forward line of the op is not known" in event.describe()
 
 
 def test_a_birth_site_warns_once_per_process_not_once_per_thread():
@@ -279,7 +294,7 @@ def test_nan_from_the_input_batch_is_reported_as_input():
     weight = lucid.tensor([[0.5], [1.0]], requires_grad=True)
     loss = (batch @ weight).sum()
     event = _only_event(_sentinel_warnings(loss.backward))
-    assert event.phase == "input"
+    assert (event.op, event.phase, event.module_path) == ("input", "forward", None)
     assert event.kind == "nan"
     assert event.created is False
     assert event.mechanism is None
@@ -383,5 +398,4 @@ def test_user_numpy_between_lucid_ops_is_not_reported_as_a_lucid_birth():
         outside = np.log(np.array([-1.0, 1.0], dtype=np.float32))  # NumPy, not lucid
     loss = (x * lucid.tensor(outside)).sum()
     event = _only_event(_sentinel_warnings(loss.backward))
-    assert event.phase == "input"
-    assert event.op is None or event.created is False
+    assert (event.op, event.phase, event.created) == ("input", "forward", False)

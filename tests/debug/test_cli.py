@@ -96,7 +96,7 @@ def test_nan_script_prints_the_root_cause_saves_a_reproducer_and_fails(tmp_path)
     assert result.returncode == 1
     assert "finished" not in result.stdout
     report = result.stderr
-    assert "op:        Div (forward)" in report
+    assert "op:        div (forward)" in report
     assert f"line:      {script}:9" in report
     assert "return (x - x.mean(dim=0)) / std" in report
     assert "module:    norm (ZeroNorm) in Net" in report
@@ -113,7 +113,7 @@ def test_nan_script_prints_the_root_cause_saves_a_reproducer_and_fails(tmp_path)
 
     replayed = _run("repro", str(bundle_path), cwd=tmp_path)
     assert replayed.returncode == 1
-    assert "reproduced: Function 'Div' returned nan values" in replayed.stderr
+    assert "reproduced: Function 'div' returned nan values" in replayed.stderr
 
 
 def test_backward_nan_report_and_reproducer_name_the_backward_op(tmp_path, capsys) -> None:
@@ -136,7 +136,7 @@ def test_backward_nan_report_and_reproducer_name_the_backward_op(tmp_path, capsy
     script = str(tmp_path / "train.py")
     assert cli.main(["run", "--repro", str(bundle), script]) == 1
     report = capsys.readouterr().err
-    assert "op:        Sqrt (backward, in SqrtBackward0)" in report
+    assert "op:        sqrt (backward, in SqrtBackward0)" in report
     assert "loss = model(lucid.ones(3, 2)).sqrt().sum()" in report
     assert "step:      0" in report
     assert "forward traceback of the op:" in report
@@ -171,7 +171,7 @@ def test_an_anomaly_the_script_wraps_in_another_error_is_still_reported(tmp_path
     )
     assert cli.main(["run", "--no-repro", str(script)]) == 1
     report = capsys.readouterr().err
-    assert "op:        Log (forward)" in report and "y = x.log()" in report
+    assert "op:        log (forward)" in report and "y = x.log()" in report
     assert "reproducer: not saved (--no-repro)" in report
 
 

@@ -51,7 +51,7 @@ def test_forward_bundle_reraises_the_same_op_and_kind(tmp_path) -> None:
     path = save_repro(event, tmp_path / "div.safetensors")
     assert path == str(tmp_path / "div.safetensors")
     error = _reraised(path)
-    assert (error.event.op, error.event.kind, error.event.phase) == ("Div", "nan", "forward")
+    assert (error.event.op, error.event.kind, error.event.phase) == ("div", "nan", "forward")
     assert error.event.mechanism == "invalid operation"
     assert any(path in note for note in error.__notes__)
 
@@ -71,14 +71,14 @@ def test_backward_bundle_from_a_replay_reraises_the_backward_error(tmp_path) -> 
     bundle = read_repro(path)
     assert bundle.metadata["op_call"] == "backward" and bundle.metadata["step"] == 4
     error = _reraised(path)
-    assert (error.event.op, error.event.kind, error.event.phase) == ("Sqrt", "inf", "backward")
+    assert (error.event.op, error.event.kind, error.event.phase) == ("sqrt", "inf", "backward")
 
 
 def test_bundle_metadata_records_op_class_location_source_and_versions(tmp_path) -> None:
     event = _forward_error().event
     event.step = 12
     meta = read_repro(save_repro(event, tmp_path / "b.safetensors")).metadata
-    assert meta["op"] == "Div" and meta["op_class"] == "lucid.ops.arithmetic.Div"
+    assert meta["op"] == "div" and meta["op_class"] == "lucid.ops.arithmetic.Div"
     assert (meta["kind"], meta["phase"], meta["step"]) == ("nan", "forward", 12)
     assert meta["location"].startswith(__file__ + ":")
     assert meta["source_line"] == "(x / x).sum()"
@@ -132,14 +132,14 @@ def test_nan_detector_event_round_trips_with_its_batch_and_model(tmp_path) -> No
         with NaNDetector(model, verbose=False) as detector:
             model(batch)
     event = detector.event
-    assert event is not None and event.op == "Div"
+    assert event is not None and event.op == "div"
     path = save_repro(event, tmp_path / "detector.safetensors")
     bundle = read_repro(path)
     assert bundle.metadata["module"] == "1" and bundle.metadata["module_type"] == "Halve"
     np.testing.assert_array_equal(bundle.batch[0].numpy(), batch.numpy())
     assert set(bundle.model_state) == set(model.state_dict())
     error = _reraised(path)
-    assert (error.event.op, error.event.kind) == ("Div", "nan")
+    assert (error.event.op, error.event.kind) == ("div", "nan")
 
 
 def test_truncated_bundle_raises_a_clear_error(tmp_path) -> None:
@@ -183,7 +183,7 @@ def test_bundle_is_plain_safetensors_and_loads_without_pickle(tmp_path, monkeypa
     monkeypatch.setattr(pickle, "loads", refuse)
     monkeypatch.setattr(pickle, "Unpickler", refuse)
     monkeypatch.setattr(np, "load", refuse)
-    assert _reraised(path).event.op == "Div"
+    assert _reraised(path).event.op == "div"
 
 
 def test_saving_replaces_a_bundle_atomically_and_leaves_no_temporary_file(tmp_path) -> None:
@@ -199,7 +199,7 @@ def test_saving_replaces_a_bundle_atomically_and_leaves_no_temporary_file(tmp_pa
 def test_index_like_arguments_round_trip(tmp_path) -> None:
     index = (slice(1, None, 2), Ellipsis, None, np.array([0, 2]))
     op_args = (np.ones((3, 4), np.float32), index, 2.5, np.dtype("f4"))
-    event = SimpleNamespace(op="Index", kind="nan", phase="forward", op_function=Div,
+    event = SimpleNamespace(op="index", kind="nan", phase="forward", op_function=Div,
                             op_args=op_args)  # fmt: skip
     bundle = read_repro(save_repro(event, tmp_path / "b.safetensors"))
     tensor, stored_index, number, dtype = (_decode(arg, True) for arg in bundle.op_call["args"])
@@ -210,7 +210,7 @@ def test_index_like_arguments_round_trip(tmp_path) -> None:
 
 
 def test_a_bundle_that_runs_clean_says_it_does_not_reproduce(tmp_path) -> None:
-    event = SimpleNamespace(op="Div", kind="nan", phase="forward", op_function=Div,
+    event = SimpleNamespace(op="div", kind="nan", phase="forward", op_function=Div,
                             op_args=(np.ones(2, np.float32), np.ones(2, np.float32)))  # fmt: skip
     path = save_repro(event, tmp_path / "b.safetensors")
     with pytest.raises(RuntimeError, match="does not reproduce the recorded nan"):
@@ -218,7 +218,7 @@ def test_a_bundle_that_runs_clean_says_it_does_not_reproduce(tmp_path) -> None:
 
 
 def test_a_bundle_without_op_arguments_says_what_it_still_holds(tmp_path) -> None:
-    event = SimpleNamespace(op="Div", kind="nan", phase="accumulation", op_function=Div,
+    event = SimpleNamespace(op="div", kind="nan", phase="accumulation", op_function=Div,
                             op_args=None)  # fmt: skip
     path = save_repro(event, tmp_path / "b.safetensors", batch=lucid.ones(2))
     with pytest.raises(RuntimeError, match=r"holds no arguments .*restore\(model, optimizer\)"):

@@ -13,6 +13,7 @@ import lucid
 from lucid import Tensor
 from lucid._core.grad_mode import local_state
 from lucid._core.hooks import RemovableHandle
+from lucid._core.sentinel import enter_model
 from lucid._tensor import zero_grads
 from lucid.autograd import Function
 from lucid.nn.parameter import Parameter
@@ -258,7 +259,9 @@ class Module:
         calling = _calling
         parent = calling.module
         if parent is None:
-            # The outermost module pushes no name: paths are relative to it.
+            # The outermost module pushes no name: paths are relative to it. Its call is a
+            # step, and where the batch enters the model.
+            enter_model(self, args, kwargs)
             calling.module = self
             calling.path = ""
             try:
