@@ -88,6 +88,9 @@ class _AnomalyObserver:
                 continue
             if any(holds_nonfinite(value, kind) for value in inputs):
                 source = next(value for value in inputs if holds_nonfinite(value, kind))
+                if isinstance(source, Tensor) and source._base is not None:
+                    # A view (a weight's transpose) holds its base's values: judge the base.
+                    source = source._base
                 if isinstance(source, Tensor) and source._grad_fn is None and kind == "nan":
                     # Born in no op of this graph: in the input batch, in a parameter, or in
                     # an op on tensors that need no grad, which the sentinel recorded.
