@@ -131,7 +131,8 @@ def save(obj: Any, f: str | os.PathLike | IO[bytes]) -> None:
 
     Writing to a path is atomic: the data goes to a temporary file in the same folder,
     which replaces `f` only once fully written and synced, so a crash mid-save leaves any
-    previous file intact.
+    previous file intact. The temporary a killed save leaves behind (`.<name>.lucid-tmp-*`)
+    is deleted by a later save to the same path once it is 10 minutes old.
 
     Example::
 
