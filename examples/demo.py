@@ -44,19 +44,33 @@ _INSTALL_HINT = 'the demo needs scikit-learn for its dataset: pip install -e ".[
 
 
 class ProgressBar:
-    """A one-line text progress bar, redrawn in place with carriage returns.
+    """A one-line text progress bar, redrawn in place with carriage returns on a terminal.
+
+    As tqdm does, it draws only when its stream (stderr by default) is a terminal: redirected
+    into a log, redraws would pile up as kilobytes of carriage returns, so it writes just its
+    final state, one line, at `close()`. `interactive` overrides the check.
 
     >>> bar = ProgressBar(100, "epoch 1")
     >>> bar.update(loss=0.5)
     >>> bar.close()
     """
 
-    def __init__(self, total: int, description: str = "", width: int = 30,
-                 stream: IO[str] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        total: int,
+        description: str = "",
+        width: int = 30,
+        stream: IO[str] | None = None,
+        interactive: bool | None = None,
+    ) -> None:
         self.total = total
         self.description = description
         self.width = width
         self.stream = sys.stderr if stream is None else stream
+        if interactive is None:
+            isatty = getattr(self.stream, "isatty", None)
+            interactive = bool(isatty()) if callable(isatty) else False
+        self.interactive = interactive
         self.count = 0
         self.postfix = ""
 
@@ -64,17 +78,17 @@ class ProgressBar:
         self.count = min(self.count + steps, self.total)
         if postfix:
             self.postfix = " ".join(f"{name}={value:.4f}" for name, value in postfix.items())
-        self._draw()
+        if self.interactive:
+            self.stream.write("\r" + self._line())
+            self.stream.flush()
 
-    def _draw(self) -> None:
+    def _line(self) -> str:
         filled = self.width * self.count // max(self.total, 1)
         bar = "#" * filled + "." * (self.width - filled)
-        line = f"\r{self.description} [{bar}] {self.count}/{self.total} {self.postfix}"
-        self.stream.write(line)
-        self.stream.flush()
+        return f"{self.description} [{bar}] {self.count}/{self.total} {self.postfix}"
 
     def close(self) -> None:
-        self.stream.write("\n")
+        self.stream.write("\n" if self.interactive else self._line() + "\n")
         self.stream.flush()
 
 

@@ -68,8 +68,13 @@ def test_demo_act_two_reports_the_planted_bug_with_op_line_module_and_step(demo)
     assert "mechanism: invalid operation" in text
 
 
-def test_demo_progress_bar_redraws_one_line(demo) -> None:
-    stream = io.StringIO()
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_demo_progress_bar_redraws_one_line_on_a_terminal(demo) -> None:
+    stream = _Terminal()
     bar = demo.ProgressBar(4, "epoch 1", width=8, stream=stream)
     for _ in range(4):
         bar.update(loss=0.25)
@@ -77,6 +82,38 @@ def test_demo_progress_bar_redraws_one_line(demo) -> None:
     text = stream.getvalue()
     assert text.count("\r") == 4 and text.endswith("\n") and text.count("\n") == 1
     assert text.rstrip("\n").split("\r")[-1] == "epoch 1 [########] 4/4 loss=0.2500"
+
+
+def test_demo_progress_bar_writes_only_its_final_line_when_not_a_terminal(demo) -> None:
+    stream = io.StringIO()
+    bar = demo.ProgressBar(4, "epoch 1", width=8, stream=stream)
+    for _ in range(4):
+        bar.update(loss=0.25)
+    assert stream.getvalue() == ""
+    bar.close()
+    assert stream.getvalue() == "epoch 1 [########] 4/4 loss=0.2500\n"
+
+
+def test_demo_training_redirected_to_a_log_writes_no_carriage_returns() -> None:
+    # as `python examples/demo.py > train.log 2>&1` would: neither stream is a terminal
+    code = (
+        "import runpy, lucid; from lucid.utils.data import TensorDataset\n"
+        f"demo = runpy.run_path({str(EXAMPLES / 'demo.py')!r})\n"
+        "images = lucid.rand(40, 1, 8, 8, generator=lucid.Generator().manual_seed(1))\n"
+        "dataset = TensorDataset(images, lucid.arange(40) % 10)\n"
+        "demo['train'](epochs=2, batch_size=8, dataset=dataset)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+        cwd=EXAMPLES.parent,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    log = result.stdout + result.stderr
+    assert "\r" not in log
+    lines = log.splitlines()
+    assert len(lines) == 2  # one line per epoch, none per batch
+    assert lines[0].startswith("epoch  1/2 [") and " 4/4 loss=" in lines[0]
+    assert lines[1].startswith("epoch  2/2 [") and " 4/4 loss=" in lines[1]
 
 
 def test_demo_without_sklearn_prints_install_hint(demo, monkeypatch, capsys) -> None:

@@ -26,6 +26,9 @@ _TOP_COUNT = 5
 # Healthy norms kept for the running median; enough for a stable median, small enough that a
 # run of millions of steps keeps constant memory and a cheap sort.
 _MIN_WINDOW = 100
+# During warm-up the median of this many healthy norms already serves, against a stricter
+# factor: a too-large learning rate can overflow the weights well inside the first 20 steps.
+_WARMUP_MIN_NORMS = 3
 
 
 @dataclass
@@ -100,8 +103,12 @@ class GradNormGuard:
 
     Call `check()` after `backward()`. It returns a `GradNormEvent` (truthy) when the norm is
     non-finite, above `threshold`, or above `spike_factor` times the running median of earlier
-    healthy norms once `warmup` of them have been seen; otherwise it returns None. Flagged
-    norms never enter the median window, so a blow-up does not raise its own baseline.
+    healthy norms once `warmup` of them have been seen; otherwise it returns None. Before that,
+    from the third step on, a norm above `spike_factor` squared (100 by default) times the
+    median so far is a spike already: early norms are noisy, so only a jump that large counts,
+    but a learning rate that blows up within the first steps is still caught before the
+    weights overflow. Flagged norms never enter the median window, so a blow-up does not
+    raise its own baseline.
     Events are kept in `events` (the newest `max_events`, oldest first) and logged to the
     `lucid.debug` logger at WARNING. `spike_factor=None` turns spike detection off.
 
@@ -186,12 +193,7 @@ class GradNormGuard:
             reason = "nonfinite"
         elif self.threshold is not None and total > self.threshold:
             reason = "threshold"
-        elif (
-            self.spike_factor is not None
-            and self._window
-            and len(self._window) >= self.warmup
-            and total > self.spike_factor * self.median
-        ):
+        elif self.spike_factor is not None and total > self._spike_limit():
             reason = "spike"
         if reason is None:
             self._remember(total)
@@ -200,6 +202,15 @@ class GradNormGuard:
         self.events.append(event)
         logger.warning("%s", event)
         return event
+
+    def _spike_limit(self) -> float:
+        """The norm above which this check is a spike (inf while there is no baseline)."""
+        seen = len(self._window)
+        if seen and seen >= self.warmup:
+            return self.spike_factor * self.median
+        if seen >= _WARMUP_MIN_NORMS:
+            return max(self.spike_factor, self.spike_factor**2) * self.median
+        return math.inf
 
     def _remember(self, norm: float) -> None:
         window = self._window

@@ -77,13 +77,18 @@ def _warn_size_mismatch(input: Tensor, target: Tensor) -> None:
 
 
 # ---------------------------------------------------------------- regression
+def _check_weight_size(input: Tensor, weight: Tensor | None) -> None:
+    if weight is not None and weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+
+
 def _weighted_mean(loss: Tensor, weight: Tensor | None, reduction: str) -> Tensor:
     """PyTorch's weighted mse/l1: the weighted sum, divided by the weights' sum for 'mean'."""
     if weight is None:
         return _reduce(loss, reduction)
     loss = loss * weight
     if reduction == "mean":
-        return loss.sum() / weight.expand(loss.shape).sum()
+        return loss.sum() / weight.sum()
     return _reduce(loss, reduction)
 
 
@@ -98,6 +103,7 @@ def mse_loss(
     """Mean squared error (input - target)**2, reduced."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _warn_size_mismatch(input, target)
+    _check_weight_size(input, weight)
     difference = input - target
     return _weighted_mean(difference * difference, weight, reduction)
 
@@ -113,6 +119,7 @@ def l1_loss(
     """Mean absolute error |input - target|, reduced."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _warn_size_mismatch(input, target)
+    _check_weight_size(input, weight)
     return _weighted_mean((input - target).abs(), weight, reduction)
 
 
@@ -183,6 +190,7 @@ def huber_loss(
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _warn_size_mismatch(input, target)
+    _check_weight_size(input, weight)
     loss = HuberLoss.apply(input, target, float(delta), 1.0)
     if weight is not None:
         loss = loss * weight
@@ -284,25 +292,35 @@ class CrossEntropy(Function):
         rows = np.arange(array.shape[0])
         picked = log_probs[rows, safe]
         loss = -(picked * row_weight)
+        smooth = None
         if label_smoothing > 0.0:
             if weight is None:
                 smooth = -np.sum(log_probs, axis=1)
             else:
                 smooth = -(log_probs @ weight._data.astype(dtype, copy=False))
-            classes = array.shape[1]
-            loss = (1.0 - label_smoothing) * loss + (label_smoothing / classes) * smooth
         if ignored is not None:
             # -inf log-probabilities of ignored rows must not leak as 0 * inf = nan
             loss = np.where(ignored, 0.0, loss)
+            if smooth is not None:
+                smooth = np.where(ignored, 0.0, smooth)
+        classes = array.shape[1]
         if reduction == "mean":
+            # PyTorch divides the nll and the smoothing terms by the total weight separately,
+            # so a zero total weight gives nan (0/0), not inf
             denominator = row_weight.sum()
-            result = np.asarray(loss.sum() / denominator, dtype)
-        elif reduction == "sum":
-            denominator = 1.0
-            result = np.asarray(loss.sum(), dtype)
+            result = loss.sum() / denominator
+            if smooth is not None:
+                smoothed = smooth.sum() / denominator
+                result = (1.0 - label_smoothing) * result + (label_smoothing / classes) * smoothed
+            result = np.asarray(result, dtype)
         else:
             denominator = 1.0
-            result = loss.astype(dtype, copy=False)
+            if smooth is not None:
+                loss = (1.0 - label_smoothing) * loss + (label_smoothing / classes) * smooth
+            if reduction == "sum":
+                result = np.asarray(loss.sum(), dtype)
+            else:
+                result = loss.astype(dtype, copy=False)
         ctx.save_for_backward(x, target, weight)
         ctx.log_probs = log_probs
         ctx.config = (ignore_index, reduction, label_smoothing, denominator)
@@ -366,14 +384,24 @@ class CrossEntropyBackward(Function):
             grad *= scale
             grad[np.arange(indices.shape[0]), safe] -= np.broadcast_to(scale, (len(safe), 1))[:, 0]
             return _wrap(grad)
-        distribution, total = _target_distribution(
-            indices, weight, ignore_index, smoothing, log_probs.shape[1], dtype
-        )
+        # G - softmax * sum(G) with G = d loss / d log_probs, built as PyTorch builds it: an
+        # ignored row's G is exactly 0 and a class outside the target gets no nll term, so a
+        # zero total weight (an infinite scale) gives 0 for ignored rows where PyTorch does
+        # and nan where PyTorch does, not 0 * inf everywhere
+        rows = np.arange(indices.shape[0])
+        row_scale = np.broadcast_to(scale, (len(safe), 1))[:, 0]
+        if ignored is not None:
+            row_scale = np.where(ignored, 0.0, row_scale)
+        grad_log_probs = np.zeros(log_probs.shape, dtype)
+        grad_log_probs[rows, safe] = -(1.0 - smoothing) * row_weight * row_scale
+        if smoothing > 0.0:
+            classes = log_probs.shape[1]
+            class_weight = np.ones(classes, dtype) if weight is None else weight._data.astype(dtype)
+            grad_log_probs -= np.outer(row_scale, class_weight * (smoothing / classes))
         grad = np.exp(log_probs)
-        grad *= total
-        grad -= distribution
-        grad *= scale
-        return _wrap(grad)
+        grad *= -grad_log_probs.sum(axis=1, keepdims=True)
+        grad += grad_log_probs
+        return _wrap(grad.astype(dtype, copy=False))
 
     @staticmethod
     def backward(ctx, grad_grad):

@@ -9,10 +9,12 @@ around the tensors (dicts, lists, numbers, strings) is stored as tagged JSON in 
 from __future__ import annotations
 
 import collections
+import io
 import json
 import math
 import os
 import struct
+import zipfile
 from collections.abc import Mapping
 from typing import IO, Any
 
@@ -129,7 +131,8 @@ def save(obj: Any, f: str | os.PathLike | IO[bytes]) -> None:
 
     Writing to a path is atomic: the data goes to a temporary file in the same folder,
     which replaces `f` only once fully written and synced, so a crash mid-save leaves any
-    previous file intact.
+    previous file intact. The temporary a killed save leaves behind (`.<name>.lucid-tmp-*`)
+    is deleted by a later save to the same path once it is 10 minutes old.
 
     Example::
 
@@ -145,6 +148,43 @@ def save(obj: Any, f: str | os.PathLike | IO[bytes]) -> None:
 
 def _corrupt(problem: str) -> RuntimeError:
     return RuntimeError(f"lucid.load: {problem}")
+
+
+def _torch_pickle_kind(content: bytes) -> str | None:
+    """How `content` is a PyTorch pickle checkpoint, or None; nothing is unpickled.
+
+    torch.save writes a zip archive holding `<name>/data.pkl` (its default since 1.6), or,
+    in its legacy format, a bare pickle stream, whose first opcode (PROTO) is the byte 0x80.
+    """
+    if len(content) >= 9 and content[8:9] == b"{":
+        # a safetensors header: its length's low byte may well be 0x80
+        (header_length,) = struct.unpack("<Q", content[:8])
+        if header_length <= _MAX_HEADER_BYTES:
+            return None
+    if content[:1] == b"\x80":
+        return "a pickle stream, as torch.save's legacy format writes"
+    if content[:4] == b"PK\x03\x04":
+        try:
+            with zipfile.ZipFile(io.BytesIO(content)) as archive:
+                names = archive.namelist()
+        except (zipfile.BadZipFile, ValueError, OSError):
+            return None
+        if any(name == "data.pkl" or name.endswith("/data.pkl") for name in names):
+            return "torch.save's zip archive, with a data.pkl pickle inside"
+    return None
+
+
+def _torch_pickle_error(kind: str, source: str | None) -> RuntimeError:
+    where = "path" if source is None else source
+    return _corrupt(
+        f"{source or 'the file'} is a PyTorch pickle checkpoint ({kind}), not a lucid "
+        "checkpoint. lucid never unpickles, since unpickling can run arbitrary code. Load it "
+        "with PyTorch, then convert it:\n"
+        f"    state_dict = torch.load({where}, map_location='cpu', weights_only=True)\n"
+        "    model.load_state_dict(lucid.utils.from_torch_state_dict(state_dict))\n"
+        "For a checkpoint dict, convert the state dict inside it (e.g. checkpoint['model']); "
+        "lucid.save(model.state_dict(), path) then stores it in lucid's format."
+    )
 
 
 def _parse_header(content: bytes) -> tuple[dict, dict, memoryview]:
@@ -261,14 +301,22 @@ def load(
 
     Checkpoints hold only data, so loading never executes code whatever `weights_only` says;
     `map_location` and `weights_only` are accepted for PyTorch compatibility (lucid tensors
-    live on the CPU).
+    live on the CPU). A PyTorch `.pt`/`.pth` file is a pickle, which lucid never unpickles:
+    load it with `torch.load` and convert it with `lucid.utils.from_torch_state_dict`.
     """
     if isinstance(f, (str, os.PathLike)):
+        source = repr(os.fspath(f))
         with open(f, "rb") as stream:
             content = stream.read()
     else:
+        name = getattr(f, "name", None)
+        source = repr(name) if isinstance(name, str) else None
         content = f.read()
-    header, metadata, data = _parse_header(bytes(content))
+    content = bytes(content)
+    kind = _torch_pickle_kind(content)
+    if kind is not None:
+        raise _torch_pickle_error(kind, source)
+    header, metadata, data = _parse_header(content)
     tensors = {
         key: lucid.from_numpy(_read_tensor(key, entry, data)) for key, entry in header.items()
     }

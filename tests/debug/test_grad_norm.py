@@ -248,3 +248,61 @@ def test_flags_learning_rate_blowup_before_the_loss_goes_nonfinite() -> None:
     assert first_event.step == blowup_step + 1
     assert first_event.reason == "spike"
     assert first_event.step < first_nonfinite_loss
+
+
+def _first_event_and_first_nonfinite(model: nn.Module, lr: float) -> tuple:
+    """Train `model` on a seeded regression with SGD at `lr`, guarded as the README configures
+    GradNormGuard; the step of its first event and of the first non-finite loss or gradient."""
+    rng = np.random.default_rng(0)
+    x = lucid.tensor(rng.standard_normal((64, 8)).astype(np.float32))
+    y = x @ lucid.tensor(rng.standard_normal((8, 1)).astype(np.float32))
+    optimizer = lucid.optim.SGD(model.parameters(), lr=lr)
+    guard = GradNormGuard(model, spike_factor=10.0, warmup=20)
+    first_event = None
+    with warnings.catch_warnings():
+        # lucid's sentinel warns about the non-finite values this run provokes on purpose
+        warnings.simplefilter("ignore")
+        for step in range(100):
+            optimizer.zero_grad()
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            norm = guard.total_norm()
+            event = guard.check()
+            if event and first_event is None:
+                first_event = event
+            if not (math.isfinite(loss.item()) and math.isfinite(norm)):
+                return first_event, step
+            optimizer.step()
+    return first_event, None
+
+
+@pytest.mark.parametrize(
+    "architecture, lr",
+    [("linear", 5.0), ("linear", 10.0), ("mlp", 1.0), ("mlp", 2.0), ("mlp", 10.0)],
+)
+def test_readme_guard_warns_before_a_fast_learning_rate_blowup(architecture: str, lr: float):
+    # These runs overflow within the guard's 20 warm-up steps (by steps 9 to 16).
+    lucid.manual_seed(0)
+    if architecture == "linear":
+        model = nn.Linear(8, 1)
+    else:
+        model = nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 1))
+    first_event, first_nonfinite = _first_event_and_first_nonfinite(model, lr)
+    assert first_nonfinite is not None and first_nonfinite < 20
+    assert first_event is not None, f"no warning before the non-finite step {first_nonfinite}"
+    assert first_event.reason == "spike"
+    assert first_event.step <= first_nonfinite - 1
+
+
+def test_warmup_flags_only_jumps_of_spike_factor_squared_over_the_first_norms() -> None:
+    param = lucid.zeros(2, dtype=lucid.float64, requires_grad=True)
+    guard = GradNormGuard([param], spike_factor=10.0, warmup=20)
+    # two norms are no baseline yet; then 99x the median of the first three is still noise
+    assert _feed(guard, [param], [1.0, 500.0, 1.0, 99.0, 1.0]) == [None] * 5
+    event = _feed(guard, [param], [150.0])[0]
+    assert (event.reason, event.step, event.median) == ("spike", 5, 1.0)
+    assert "running median" in str(event)
+    # after warm-up the ordinary factor applies
+    _feed(guard, [param], [1.0] * 20)
+    assert _feed(guard, [param], [9.0])[0] is None
+    assert _feed(guard, [param], [11.0])[0].reason == "spike"

@@ -4,7 +4,9 @@ import collections
 import io
 import json
 import os
+import pickle
 import struct
+import zipfile
 
 import numpy as np
 import pytest
@@ -171,7 +173,7 @@ def _with_header(header):
     "content, message",
     [
         (b"", "only 0 bytes"),
-        (b"\x80\x02}q\x00.", "only 6 bytes"),
+        (b"\x80\x02}q\x00.", "is a PyTorch pickle checkpoint .a pickle stream"),
         (b"PK\x03\x04" + b"\x00" * 60, "header length .* exceeds file size|implausibly large"),
         (struct.pack("<Q", 50) + b"{}", "header length 50 exceeds file size 10"),
         (struct.pack("<Q", 8) + b"not json", "header is not valid JSON"),
@@ -185,6 +187,80 @@ def _with_header(header):
 def test_foreign_or_corrupt_files_raise_clear_errors(content, message):
     with pytest.raises(RuntimeError, match=message):
         load(io.BytesIO(content))
+
+
+class _NeverUnpickled:
+    def __reduce__(self):
+        # unpickling this would raise: loading must fail on the file type before that
+        return (_fail_if_unpickled, ())
+
+
+def _fail_if_unpickled():
+    raise AssertionError("lucid.load unpickled a file")
+
+
+def _torch_style_zip(pickled: bytes) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("model/data.pkl", pickled)
+        archive.writestr("model/byteorder", "little")
+        archive.writestr("model/data/0", b"\x00" * 16)
+    return buffer.getvalue()
+
+
+_RECIPE = "    model.load_state_dict(lucid.utils.from_torch_state_dict(state_dict))"
+
+
+@pytest.mark.parametrize("layout", ["zip", "legacy"])
+def test_pytorch_pickle_checkpoint_is_named_and_never_unpickled(tmp_path, layout):
+    pickled = pickle.dumps({"w": _NeverUnpickled()}, protocol=2)
+    path = tmp_path / "model.pt"
+    path.write_bytes(_torch_style_zip(pickled) if layout == "zip" else pickled)
+    with pytest.raises(RuntimeError) as error:
+        load(path)
+    message = str(error.value)
+    assert message.startswith(f"lucid.load: {str(path)!r} is a PyTorch pickle checkpoint (")
+    assert "lucid never unpickles" in message
+    assert (
+        f"    state_dict = torch.load({str(path)!r}, map_location='cpu', weights_only=True)\n"
+        in message
+    )
+    assert _RECIPE in message
+
+
+def test_pickle_check_does_not_mistake_a_lucid_header_length_for_a_pickle():
+    # a safetensors file opens with its header length: a low byte of 0x80 is not a pickle
+    for padding in range(0, 512, 8):
+        buffer = io.BytesIO()
+        save({"x": lucid.ones(2), "note": "n" * padding}, buffer)
+        if buffer.getvalue()[0] == 0x80:
+            break
+    else:
+        pytest.fail("no header length with a low byte of 0x80 was produced")
+    assert load(io.BytesIO(buffer.getvalue()))["note"] == "n" * padding
+
+
+@requires_torch
+@pytest.mark.parametrize("zip_format", [True, False])
+def test_torch_save_files_get_the_conversion_recipe_and_the_recipe_works(tmp_path, zip_format):
+    layer = torch.nn.Linear(3, 2)
+    path = tmp_path / "layer.pth"
+    torch.save(layer.state_dict(), path, _use_new_zipfile_serialization=zip_format)
+    with pytest.raises(RuntimeError, match="is a PyTorch pickle checkpoint") as error:
+        lucid.load(path)
+    assert _RECIPE in str(error.value)
+    stream = io.BytesIO()
+    torch.save(layer.state_dict(), stream)
+    stream.seek(0)
+    with pytest.raises(RuntimeError, match="^lucid.load: the file is a PyTorch pickle checkpoint"):
+        lucid.load(stream)
+    # the recipe, as the message spells it
+    state_dict = torch.load(path, map_location="cpu", weights_only=True)
+    model = lucid.nn.Linear(3, 2)
+    model.load_state_dict(lucid.utils.from_torch_state_dict(state_dict))
+    x = np.ones((1, 3), np.float32)
+    expected = layer(torch.from_numpy(x)).detach().numpy()
+    np.testing.assert_allclose(model(lucid.tensor(x)).detach().numpy(), expected, rtol=1e-6)
 
 
 def test_truncated_checkpoint_raises():
