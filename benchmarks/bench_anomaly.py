@@ -3,12 +3,13 @@
     python benchmarks/bench_anomaly.py            # all measurements
     python benchmarks/bench_anomaly.py --quick    # fewer repetitions
 
-Workloads are those of bench_core.py: (a) the 100-op elementwise chain, forward + backward, and
-(b) the MLP 784-512-512-10 training step. Each round runs the plain and the instrumented step
-back to back, alternating which goes first; the ratio is the median of the rounds' ratios, so
-both sides of each ratio see the same machine state. Budgets (issue 3): sentinel on/off <= 1.02x
-on the MLP; detect_anomaly()/off <= 1.3x on the MLP and <= 2x on the chain; <= 1 KB of forward
-traceback per node under anomaly mode.
+Workloads are those of bench_core.py and bench_models.py: (a) the 100-op elementwise chain,
+forward + backward, (b) the MLP 784-512-512-10 training step, (c) the CNN training step and
+(d) the transformer block's forward + backward. Each round runs the plain and the instrumented
+step back to back, alternating which goes first; the ratio is the median of the rounds' ratios,
+so both sides of each ratio see the same machine state. Budgets (NUMERICS.md): sentinel on/off
+<= 1.02x on (b), (c), (d) and <= 1.10x on (a); detect_anomaly()/off <= 1.3x on (b), (c), (d)
+and <= 2x on (a); <= 1 KB of forward traceback per node under anomaly mode.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from bench_core import (  # noqa: E402
     make_mlp,
     torch_mlp_step,
 )
+from bench_models import block_step, cnn_step, make_block, make_cnn  # noqa: E402
 
 import lucid  # noqa: E402
 from lucid.autograd import detect_anomaly, set_sentinel  # noqa: E402
@@ -126,6 +128,8 @@ def time_everything(rounds: int) -> dict[str, float]:
     ratios: dict[str, float] = {}
     lucid_x, torch_x = make_chain_inputs(0)
     lucid_mlp, torch_mlp = make_mlp(0)
+    lucid_cnn = make_cnn(0)[0]
+    lucid_block = make_block(0)[0]
 
     print("-- tier 0: sentinel on vs off (lucid)")
     ratios["sentinel mlp"] = paired_ratio(
@@ -134,11 +138,23 @@ def time_everything(rounds: int) -> dict[str, float]:
         _with_sentinel(True, lucid_mlp_step, *lucid_mlp),
         rounds, inner=5, budget=1.02,
     )  # fmt: skip
+    ratios["sentinel cnn"] = paired_ratio(
+        "(c) CNN step, sentinel on/off",
+        _with_sentinel(False, cnn_step, *lucid_cnn),
+        _with_sentinel(True, cnn_step, *lucid_cnn),
+        rounds, inner=2, budget=1.02,
+    )  # fmt: skip
+    ratios["sentinel block"] = paired_ratio(
+        "(d) transformer block, sentinel on/off",
+        _with_sentinel(False, block_step, *lucid_block),
+        _with_sentinel(True, block_step, *lucid_block),
+        rounds, inner=2, budget=1.02,
+    )  # fmt: skip
     ratios["sentinel chain"] = paired_ratio(
         "(a) chain, per op, sentinel on/off",
         _with_sentinel(False, chain_step, lucid, lucid_x),
         _with_sentinel(True, chain_step, lucid, lucid_x),
-        rounds, inner=20, per=CHAIN_LENGTH,
+        rounds, inner=20, per=CHAIN_LENGTH, budget=1.10,
     )  # fmt: skip
     set_sentinel(True)
 
@@ -148,6 +164,18 @@ def time_everything(rounds: int) -> dict[str, float]:
         _plain(lucid_mlp_step, *lucid_mlp),
         _under(detect_anomaly, lucid_mlp_step, *lucid_mlp),
         rounds, inner=5, budget=1.3,
+    )  # fmt: skip
+    ratios["lucid anomaly cnn"] = paired_ratio(
+        "(c) CNN step, lucid detect_anomaly/off",
+        _plain(cnn_step, *lucid_cnn),
+        _under(detect_anomaly, cnn_step, *lucid_cnn),
+        rounds, inner=2, budget=1.3,
+    )  # fmt: skip
+    ratios["lucid anomaly block"] = paired_ratio(
+        "(d) transformer block, lucid detect_anomaly/off",
+        _plain(block_step, *lucid_block),
+        _under(detect_anomaly, block_step, *lucid_block),
+        rounds, inner=2, budget=1.3,
     )  # fmt: skip
     ratios["lucid anomaly chain"] = paired_ratio(
         "(a) chain, per op, lucid detect_anomaly/off",

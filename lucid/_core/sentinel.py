@@ -530,14 +530,19 @@ def enter_model(model: Any, args: tuple, kwargs: dict) -> None:
     _model_calls[model] = step
     state.model_step = step
     state.model_call_frames = capture_frames(2, 1)
-    _births.backward_mark = _births.count
     if state.numpy_extobj is not _SENTINEL_NUMPY or _allowance.depth:
         return
     for value in (*args, *kwargs.values()):
         if isinstance(value, TensorBase) and not value._requires_grad:
             kind = nonfinite_kind(value._data)
             if kind is not None:
-                _record(input_event(kind, "input"), None, None)
+                born = birth_of(value)
+                if born is None:
+                    _record(input_event(kind, "input"), None, None)
+                else:
+                    # Made by ops on plain tensors before the model call (data preparation):
+                    # a birth of the step that feeds it to the model.
+                    born.step = step
                 return
 
 
@@ -614,7 +619,7 @@ def _birth_event(node: Any, kind: str, flags: list[str], index: int) -> AnomalyE
         owner, phase = state.backward_node, "backward"
     else:
         owner, phase = node, "forward"
-    if owner is node:
+    if phase == "forward":
         composite = composite_name(4)
         if composite is not None and composite != op:
             op, inner_op = composite, op
