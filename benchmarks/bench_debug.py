@@ -88,13 +88,14 @@ def _block_step() -> tuple[nn.Module, Step]:
     return setup[1], lambda: block_step(*setup)
 
 
-def _with_nan_detector(workload: Callable[[], tuple[nn.Module, Step]]):
-    """A factory of (plain, instrumented): two copies of `workload`, one under a detector."""
+def _with_nan_detector(workload: Callable[[], tuple[nn.Module, Step]], **options: Any):
+    """A factory of (plain, instrumented): two copies of `workload`, one under a detector
+    built with `options`."""
 
     def factory(params: list, x: lucid.Tensor, y: lucid.Tensor) -> tuple[Step, Step]:
         _, plain = workload()
         model, step = workload()
-        detector = NaNDetector(model).attach()
+        detector = NaNDetector(model, **options).attach()
 
         def run() -> None:
             step()
@@ -115,10 +116,19 @@ VARIANTS: list[tuple[str, Callable[[list, lucid.Tensor, lucid.Tensor], Any], flo
     ("(d) transformer block, NaNDetector/plain", _with_nan_detector(_block_step), 1.05),
 ]
 
+# check_backward off and on (--check-backward): the measurement behind its default.
+CHECK_BACKWARD_VARIANTS = [
+    (f"({label}) {name}, check_backward={flag}/plain",
+     _with_nan_detector(workload, check_backward=flag), 1.05)
+    for label, name, workload in (("b", "MLP", _mlp_module_step), ("c", "CNN", _cnn_step),
+                                  ("d", "block", _block_step))
+    for flag in (False, True)
+]  # fmt: skip
 
-def time_everything(rounds: int) -> dict[str, float]:
+
+def time_everything(rounds: int, variants: list = VARIANTS) -> dict[str, float]:
     ratios: dict[str, float] = {}
-    for name, factory, budget in VARIANTS:
+    for name, factory, budget in variants:
         # A fresh model per variant, so no variant trains on another's updated weights.
         (params, x, y), _ = make_mlp(0)
         built = factory(params, x, y)
@@ -152,10 +162,18 @@ def check_cost(repeats: int) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument(
+        "--check-backward",
+        action="store_true",
+        help="only NaNDetector with check_backward off and on, (b), (c), (d)",
+    )
     arguments = parser.parse_args()
     rounds = 5 if arguments.quick else 15
     print(f"lucid {lucid.__version__}, numpy {np.__version__}, 2 threads, "
           f"median of {rounds} alternating rounds")  # fmt: skip
+    if arguments.check_backward:
+        time_everything(rounds, CHECK_BACKWARD_VARIANTS)
+        return 0
     time_everything(rounds)
     check_cost(rounds)
     return 0

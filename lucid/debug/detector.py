@@ -3,8 +3,10 @@
 It rides on the always-on sentinel (lucid.autograd.anomaly_mode): NumPy's floating-point flags
 fire inside the op that creates a non-finite value, and the sentinel hands each confirmed birth
 to the detector with its op, line and module path, at no cost while values stay finite. What
-flags cannot see (a NaN arriving with the batch or a parameter, a constant -inf written by an
-op) is caught by one cheap pass over each module output and a final check of the model's output.
+flags cannot see (a NaN arriving with the batch or a parameter, a NaN written as a value) is
+caught by one cheap pass over each module output and a final check of the model's output.
+Infinities written as values (attention masks) are what the user asked for, and like the
+sentinel the detector does not report them.
 
 This module holds the hooks and the step they follow; the events are made in events.py,
 reported through event_log.py, and the float16 headroom and gradient checks sit in
@@ -75,6 +77,32 @@ def _caller_location() -> str | None:
     return None if filename is None else f"{filename}:{lineno}"
 
 
+def _is_additive_mask(array: np.ndarray) -> bool:
+    """Whether an array holding inf is an additive attention mask: -inf, and no NaN or +inf.
+
+    Called only once an inf was found."""
+    return not (np.isnan(array).any() or np.isposinf(array).any())
+
+
+def _parameter_holds(module: Module, kind: str) -> bool:
+    return any(holds_nonfinite(param, kind) for param in module.parameters(recurse=False))
+
+
+def _names_a_forward_line(birth: Any, owner: Any) -> bool:
+    """Whether a backward birth's own location is already the line to report.
+
+    The sentinel names the line inside a user's custom `backward` where a value was created,
+    and (where it keeps per-node forward sites) the forward line of a built-in op; otherwise
+    its location is the line that called backward(), the innermost user frame right now.
+    """
+    if birth.filename is None:
+        return False
+    function = getattr(owner, "function", None)
+    if function is not None and not function.__module__.startswith("lucid."):
+        return True  # a custom Function: the line inside its backward
+    return birth.location != _caller_location()
+
+
 class _ThreadSteps(threading.local):
     # How deep this thread is inside calls of the detector's model, and the model's own path
     # on the module-path stack (empty when it is the outermost module called).
@@ -83,18 +111,27 @@ class _ThreadSteps(threading.local):
 
 
 class _NodeRecorder:
-    """Observer (check_backward only): the module path of each node recorded in the forward."""
+    """Observer (check_backward only): where each node of a step was recorded in the forward,
+    inside the model or after it (the loss), for naming births in its backward."""
 
     def __init__(self, detector: NaNDetector) -> None:
         self.detector = detector
+        # Read once per op: the step's record (cleared in place) and the thread's depth.
+        self.paths = detector._node_paths
+        self.local = detector._local
 
     def after_forward(self, node: Any, inputs: tuple, outputs: tuple) -> None:
-        detector = self.detector
-        paths = detector._node_paths
-        if node.is_recording and detector._local.depth and len(paths) < _NODE_PATHS_KEPT:
-            stack = local_state.module_path
-            # the user's forward line as a raw (code, offset) pair: formatted only on a birth
-            paths[node.sequence_nr] = (stack[-1] if stack else None, capture_frames(1, 1))
+        # From the first model call on (the loss follows the model), until the step has its
+        # event. Kept raw, resolved only on a birth: whether the op ran inside the model, the
+        # module-path stack, and the user's forward line as a (code, offset) pair.
+        if node.is_recording and self.detector._recording:
+            paths = self.paths
+            if len(paths) < _NODE_PATHS_KEPT:
+                paths[node.sequence_nr] = (
+                    self.local.depth,
+                    local_state.module_path,
+                    capture_frames(1, 1),
+                )
 
 
 # ------------------------------------------------------------------- detector
@@ -118,13 +155,25 @@ class NaNDetector:
     - Module outputs get one cheap pass each (a BLAS dot), on the modules where a value can
       turn non-finite without a floating-point flag (see `_paths_to_watch`); the model's output
       gets a final one.
-    - `check_inputs`: a non-finite positional argument of the model call is reported with
-      phase 'input' at the first watched module that receives it (or the model). Keyword
-      arguments are not checked (pass -inf attention masks by keyword, or call under
-      `allow_nonfinite()`).
-    - `check_backward`: births during `backward()` are reported too (`is_backward`), named with
-      the module and the forward line of the op whose backward made the value; this records
-      both for every op in the forward, so it costs more than the default.
+    - What is a birth follows the sentinel: an op that creates a non-finite value from inputs
+      without one. Infinities written as values (`masked_fill`, `fill_`, `full`, `where` with
+      an inf, a mask buffer or argument) are not anomalies, nor is an Inf that flows on from
+      them, so a -inf attention mask is never reported; a module output holding inf is
+      reported only when no op created it and the module's own parameter holds it (with the
+      sentinel off, every non-finite output is reported, as the op is not known).
+    - `check_inputs`: a positional argument of the model call holding NaN or +inf is reported
+      with phase 'input' at the first watched module that receives it (or the model). One
+      holding -inf and neither of those is taken as an additive mask. Keyword arguments are
+      not checked.
+    - Births outside the model call are events too, with no module (`module_type` None): in
+      the loss or the optimizer's update (ops on the model's output or parameters) they belong
+      to the current step; on plain tensors (preparing a batch) to the next model call's step.
+    - `check_backward` (default True): births during `backward()` are reported too
+      (`is_backward`) at their own step, named with the op, the module and the forward line of
+      the op whose backward made the value (the sentinel's own where it knows them; otherwise
+      the detector's record of each op's forward, kept for the step, in the model and in the
+      loss: about 2 us per op, 1-2% of the benchmarks' MLP, CNN and transformer steps). With
+      it off, a backward birth shows up a step later as the NaN weights it left behind.
     - `check_grad_norms()`, after `backward()`, puts every parameter gradient that is non-finite
       or has an L2 norm above `grad_norm_warn` into `grad_events`.
     - `skip_types`: modules of these types, and everything inside them, are not watched (a
@@ -159,7 +208,7 @@ class NaNDetector:
         model: Module,
         stop_on_first: bool = True,
         check_inputs: bool = True,
-        check_backward: bool = False,
+        check_backward: bool = True,
         grad_norm_warn: float | None = 100.0,
         skip_types: tuple[type, ...] | type = (),
         max_events: int = 100,
@@ -220,12 +269,14 @@ class NaNDetector:
         self._stopped = False
         # The current step's state, reset when the model is called.
         self._quiet = False  # stopped, or this step already has its event
+        self._recording = False  # check_backward, a step has begun and is not quiet
         self._excused_kinds: set[str] = set()
         self._pending_input: tuple[str, np.ndarray, str | None] | None = None
         self._batch_args: tuple = ()
         self._rng_state: dict | None = None
         self._outside_birth: tuple | None = None
-        self._node_paths: dict[int, tuple[str | None, tuple]] = {}
+        self._deferred_birth: tuple | None = None
+        self._node_paths: dict[int, tuple[int, tuple, tuple]] = {}
         self._recorder = _NodeRecorder(self) if self.check_backward else None
         self._recorder_thread: int | None = None
         self._headroom = _HeadroomWatch()
@@ -328,6 +379,7 @@ class NaNDetector:
         self._calls += 1
         self.batch_idx = self._calls - 1 if self._manual_batch is None else self._manual_batch
         self._quiet = self._stopped
+        self._recording = not self._stopped
         if self._stopped:
             return
         self._excused_kinds.clear()
@@ -338,10 +390,19 @@ class NaNDetector:
         # The generator's state as a dict: a tenth of get_rng_state()'s cost, which encodes it
         # as JSON bytes; the event encodes it the same way, only when there is an event.
         self._rng_state = lucid.default_generator._rng.bit_generator.state
+        deferred = self._deferred_birth
+        if deferred is not None:
+            # Born outside the model on tensors that need no grad (preparing this batch):
+            # an event of this step, and the cause of whatever the batch brings in.
+            self._deferred_birth = None
+            self._record(self._birth_event(*deferred, None, False, None))
+            return
         if self.check_inputs:
             for value in args:
                 for tensor in _tensors_in(value):
                     kind = self._array_kind(tensor._data, "", "input")
+                    if kind == "inf" and _is_additive_mask(tensor._data):
+                        continue  # a mask the user passed: -inf asked for, not an anomaly
                     if kind is not None and not is_nonfinite_allowed():
                         # Named where it is first received: the next watched module to see it.
                         self._pending_input = (kind, tensor._data, _caller_location())
@@ -395,6 +456,11 @@ class NaNDetector:
                 return
         elif kind in self._excused_kinds or self._made_by_skipped_op(output):
             return
+        elif kind == "inf" and is_sentinel_enabled() and not _parameter_holds(module, kind):
+            # No op created it (the sentinel saw no flag): an inf written as a value the user
+            # asked for (masked_fill, fill, full, where, a mask buffer or argument) or one
+            # flowing on from such a value. Intentional infinities are not anomalies.
+            return
         location = _caller_location()
         self._record(_event_from_output(path, module, args, output, kind, location,
                                         self._step_fields()))  # fmt: skip
@@ -415,9 +481,7 @@ class NaNDetector:
         local = self._local
         if birth.phase == "forward":
             if not local.depth:
-                # Outside the model (the loss, an optimizer update): kept to explain a
-                # non-finite loss in train_with_nan_guard, not an event of the model.
-                self._outside_birth = (birth, node, inputs, output)
+                self._on_birth_outside(birth, node, inputs, output)
                 return
             if self._pending_input is not None:
                 return  # a consequence of the bad batch, reported where the batch arrives
@@ -432,27 +496,52 @@ class NaNDetector:
             return
         if _normalized_op(birth.op or "") in self._skipped_op_keys:
             return
-        owner = local_state.accumulating
-        if owner is None:
-            owner = local_state.backward_node
-        path: str | None = None
-        location = birth.location
-        variable = getattr(owner, "variable", None)
-        if variable is not None:
-            path = self._param_paths.get(id(variable))
-        elif owner is not None:
-            recorded = self._node_paths.get(owner.sequence_nr)
-            if recorded is not None:
-                raw_path, frames = recorded
-                path = self._relative(raw_path)
-                filename, lineno = user_location(frames)
-                if filename is not None:
-                    # the forward line of the op whose backward made the value, as anomaly
-                    # mode reports it, rather than the line that called backward()
-                    location = f"{filename}:{lineno}"
+        path, location = self._backward_site(birth)
         if path is not None and self._is_skipped(path):
             return
         self._record(self._birth_event(birth, node, inputs, output, path, True, location))
+
+    def _on_birth_outside(self, birth: Any, node: Any, inputs: tuple, output: Tensor) -> None:
+        """A forward birth outside the model call: in the loss, the optimizer's update, or
+        preparing a batch."""
+        # Kept for train_with_nan_guard's report of a non-finite loss.
+        self._outside_birth = (birth, node, inputs, output)
+        if self._calls and any(getattr(value, "requires_grad", False) for value in inputs):
+            # It computes on the model's output or parameters: part of the current step.
+            self._record(self._birth_event(birth, node, inputs, output, None, False, None))
+        else:
+            # Plain tensors (data preparation, metrics): the step is the next model call.
+            self._deferred_birth = (birth, node, inputs, output)
+
+    def _backward_site(self, birth: Any) -> tuple[str | None, str | None]:
+        """(module path, user line) of a backward birth: the module whose forward recorded
+        the op (None outside the model) and the forward line of that op, as anomaly mode
+        reports them, rather than the line that called backward().
+
+        The sentinel's own event is preferred where it knows them; otherwise the detector's
+        record of the node's forward (check_backward keeps one per node) answers.
+        """
+        owner = local_state.accumulating
+        if owner is None:
+            owner = local_state.backward_node
+        variable = getattr(owner, "variable", None)
+        if variable is not None:
+            # The gradient sum of a parameter: named by the module that owns it.
+            return self._param_paths.get(id(variable)), birth.location
+        recorded = None if owner is None else self._node_paths.get(owner.sequence_nr)
+        path = None
+        if birth.module_path is not None:
+            path = self._relative(birth.module_path)
+        elif recorded is not None and recorded[0]:
+            # Inside the model: its innermost module ("" for the model itself); else None.
+            stack = recorded[1]
+            path = self._relative(stack[-1] if stack else None)
+        location = birth.location
+        if recorded is not None and not _names_a_forward_line(birth, owner):
+            filename, lineno = user_location(recorded[2])
+            if filename is not None:
+                location = f"{filename}:{lineno}"
+        return path, location
 
     def _relative(self, module_path: str | None) -> str:
         """A module-path-stack entry as a path under the model ("" for the model itself)."""
@@ -507,6 +596,7 @@ class NaNDetector:
                 self._first = event
             self.events.append(event)
             self._quiet = True
+            self._recording = False
             self._stopped = self.stop_on_first
         message = event if first and self.verbose else event.headline()
         self._log.report(message, event.to_dict(), self.verbose)
@@ -575,11 +665,9 @@ def train_with_nan_guard(
     `check_grad_norms()`, `optimizer.step()`. The loop stops, without calling
     `optimizer.step()` for that batch, at the first event, at a non-finite loss (an event
     naming the op that made it outside the model) or at a non-finite gradient.
-    `detector_kwargs` go to NaNDetector (`check_backward` defaults to True here, so a NaN born
-    in backward is named). Returns the losses of the batches run (the last one non-finite when
-    it stopped there) and the first event, or None.
+    `detector_kwargs` go to NaNDetector. Returns the losses of the batches run (the last one
+    non-finite when it stopped there) and the first event, or None.
     """
-    detector_kwargs.setdefault("check_backward", True)
     losses: list[float] = []
     with NaNDetector(model, **detector_kwargs) as detector:
         for batch_idx, batch in enumerate(loader):

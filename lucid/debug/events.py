@@ -233,7 +233,7 @@ def _event_from_birth(
         output_has_inf=bool(np.isinf(array).any()),
         output_shape=tuple(array.shape),
         stats=_array_stats(array),
-        mechanism=_birth_mechanism(birth),
+        mechanism=_birth_mechanism(birth) + (", outside the model" if module_type is None else ""),
         phase="backward" if is_backward else "forward",
         op_function=op_function,
         op_args=op_args,

@@ -71,10 +71,15 @@ def _hook_count(model: nn.Module) -> int:
 
 
 class _Masker(nn.Module):
-    """Writes -inf where the mask is set: no floating-point flag is raised."""
+    """Writes `value` (-inf unless told) where the mask is set: no floating-point flag is
+    raised."""
+
+    def __init__(self, value: float = float("-inf")) -> None:
+        super().__init__()
+        self.value = value
 
     def forward(self, x: lucid.Tensor, mask: lucid.Tensor) -> lucid.Tensor:
-        return x.masked_fill(mask, float("-inf"))
+        return x.masked_fill(mask, self.value)
 
 
 class _Attention(nn.Module):
@@ -253,15 +258,33 @@ def test_a_nan_parameter_names_its_module_and_never_the_parent_containers():
     assert event.output_shape == (3, 8)
 
 
-def test_an_inf_written_without_a_flag_is_caught_at_the_module_output():
-    model = _Chain(mask=_Masker())
+def test_a_nan_written_without_a_flag_is_caught_at_the_module_output():
+    model = _Chain(mask=_Masker(float("nan")))
     mask = lucid.tensor([[True, False, False]])
     with NaNDetector(model, stop_on_first=False, verbose=False) as detector:
         model(lucid.randn(1, 3), mask)
     event = detector.event
-    assert (event.layer_name, event.kind, event.op) == ("mask", "inf", None)
+    assert (event.layer_name, event.kind, event.op) == ("mask", "nan", None)
     assert "no op raised a floating-point flag" in event.mechanism
-    assert event.stats["inf_count"] == 1
+    assert event.stats["nan_count"] == 1
+
+
+def test_an_inf_written_as_a_value_is_intentional_and_not_reported():
+    model = _Chain(mask=_Masker())
+    mask = lucid.tensor([[True, False, False]])
+    with NaNDetector(model, stop_on_first=False, verbose=False) as detector:
+        model(lucid.randn(1, 3), mask)
+    assert not detector.triggered
+
+
+def test_an_inf_in_a_parameter_is_still_reported_at_its_module():
+    model = nn.Sequential(OrderedDict(fc=nn.Linear(2, 2)))
+    _poison(model.fc.weight, float("inf"))
+    with NaNDetector(model, verbose=False) as detector:
+        model(lucid.tensor([[1.0, 0.0]]))
+    event = detector.event
+    assert (event.layer_name, event.kind, event.op) == ("fc", "inf", None)
+    assert "parameter 'weight' holds inf" in event.mechanism
 
 
 def test_the_model_output_is_checked_last():
@@ -271,13 +294,13 @@ def test_the_model_output_is_checked_last():
             self.fc = nn.Linear(3, 3)
 
         def forward(self, x: lucid.Tensor) -> lucid.Tensor:
-            return self.fc(x).masked_fill(x > 100, float("inf"))
+            return self.fc(x).masked_fill(x > 100, float("nan"))
 
     model = Root()
     with NaNDetector(model, verbose=False) as detector:
         model(lucid.tensor([[1.0, 200.0, 3.0]]))
     event = detector.event
-    assert (event.layer_name, event.module_type, event.kind) == ("", "Root", "inf")
+    assert (event.layer_name, event.module_type, event.kind) == ("", "Root", "nan")
 
 
 def test_paths_are_relative_to_the_detectors_model_when_it_is_called_from_a_bigger_one():
@@ -497,7 +520,7 @@ def test_allow_nonfinite_around_masking_silences_the_detector():
 
 
 def test_allow_nonfinite_around_a_module_call_silences_its_output_check():
-    model = _Chain(mask=_Masker())
+    model = _Chain(mask=_Masker(float("nan")))
     with NaNDetector(model, verbose=False) as detector:
         with allow_nonfinite():
             model(lucid.randn(1, 3), lucid.tensor([[True, False, False]]))
