@@ -331,7 +331,7 @@ SCENARIOS = [
     Scenario("nan in the input batch", nan_in_input_batch,
              _facts("input", "forward", None, "model-call", None)),
     Scenario("nan already in a parameter", nan_in_parameter,
-             _facts("parameter", "forward", None, "model-call", None)),
+             _facts("head.weight", "forward", None, "model-call", None)),
     Scenario("a custom Function's backward", custom_function_backward,
              _facts("ZeroOverZero", "backward", "invalid operation", "custom-backward",
                     "encoder.2")),
@@ -414,7 +414,7 @@ def detector_facts(scenario: Scenario) -> Facts | None:
                  module, event.batch_idx)  # fmt: skip
 
 
-TIERS = {"sentinel": sentinel_facts, "detect_anomaly": anomaly_facts}
+TIERS = {"sentinel": sentinel_facts, "detect_anomaly": anomaly_facts, "NaNDetector": detector_facts}
 
 
 @pytest.mark.parametrize("tier", list(TIERS))
@@ -427,5 +427,5 @@ def test_every_tier_names_the_same_birth(scenario: Scenario, tier: str):
 def test_the_table_covers_every_kind_of_birth():
     phases = {scenario.expected.phase for scenario in SCENARIOS}
     assert phases == {"forward", "backward", "accumulation"}
-    assert {"input", "parameter"} <= {scenario.expected.op for scenario in SCENARIOS}
+    assert {"input", "head.weight"} <= {scenario.expected.op for scenario in SCENARIOS}
     assert np.isfinite(_line("model-call"))

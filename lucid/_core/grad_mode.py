@@ -50,6 +50,7 @@ class _LocalState(threading.local):
     # calls; -1 before any), and that call's frames (where the batch entered the model).
     model_step = -1
     model_call_frames: tuple = ()
+    model: object = None  # a weak reference to that model
 
 
 local_state = _LocalState()

@@ -59,6 +59,7 @@ __all__ = [
     "birth_of",
     "birth_during_backward_of",
     "input_event",
+    "received_op",
     "parent_chain",
     "tensor_stats",
 ]
@@ -126,8 +127,8 @@ class AnomalyEvent:
         )
         if self.op == "input":
             origin = "received: it arrived in the input batch, no op created it"
-        elif self.op == "parameter":
-            origin = "received: it was already in a parameter, no op created it"
+        elif not self.created and self.node_name is None and self.op is not None:
+            origin = "received: it was already in this parameter, no op created it"
         lines = [
             f"  phase: {self.phase}",
             f"  value: {self.kind} ({origin})",
@@ -529,6 +530,7 @@ def enter_model(model: Any, args: tuple, kwargs: dict) -> None:
     step = _model_calls.get(model, -1) + 1
     _model_calls[model] = step
     state.model_step = step
+    state.model = weakref.ref(model)
     state.model_call_frames = capture_frames(2, 1)
     if state.numpy_extobj is not _SENTINEL_NUMPY or _allowance.depth:
         return
@@ -544,6 +546,20 @@ def enter_model(model: Any, args: tuple, kwargs: dict) -> None:
                     # a birth of the step that feeds it to the model.
                     born.step = step
                 return
+
+
+def received_op(tensor: TensorBase | None) -> str:
+    """How a report names a non-finite value no op created: `input` for data, the dotted
+    name of the parameter of the latest model call that holds it, else `parameter`."""
+    if tensor is None or not tensor._requires_grad:
+        return "input"
+    reference = local_state.model
+    model = None if reference is None else reference()
+    if model is not None:
+        for name, parameter in model.named_parameters():
+            if parameter is tensor:
+                return name
+    return "parameter"
 
 
 def input_event(kind: str, op: str, module_path: str | None = None) -> AnomalyEvent:
@@ -765,9 +781,9 @@ def sentinel_check_roots(outputs: tuple, nodes: Any) -> tuple | None:
         event = graph_birth if graph_birth is not None else _birth_outside_graph(kind)
         if event is None:
             leaf = _nonfinite_leaf(nodes, kind)
-            event = input_event(kind, "input" if leaf is None else "parameter")
+            event = input_event(kind, received_op(leaf))
             source = ("it came from the input data" if leaf is None
-                      else f"a parameter of shape {list(leaf.shape)} already held it")  # fmt: skip
+                      else f"the parameter {event.op} already held it")  # fmt: skip
             headline = (
                 f"backward() was called on a {kind} value that no lucid op created: {source}."
             )

@@ -36,6 +36,7 @@ from lucid._core.sentinel import (
     node_op_name,
     nonfinite_kind,
     parent_chain,
+    received_op,
     set_sentinel,
     tensor_stats,
     user_location,
@@ -142,7 +143,7 @@ class _AnomalyObserver:
         """A non-finite value that the op consumed but no op of this graph created."""
         event = birth_of(source)
         if event is None:
-            event = input_event(kind, "parameter" if source._requires_grad else "input")
+            event = input_event(kind, received_op(source))
         event = dataclasses.replace(
             event,
             inputs=[tensor_stats(value) for value in inputs if isinstance(value, Tensor)],
@@ -151,9 +152,8 @@ class _AnomalyObserver:
         if event.op == "input":
             headline = (f"The input batch holds {kind} values: they arrived with the data, "
                         "not from any op.")  # fmt: skip
-        elif event.op == "parameter":
-            headline = (f"A parameter of shape {list(source.shape)} holds {kind} values: no op "
-                        "of this step created them.")  # fmt: skip
+        elif not event.created:
+            headline = f"The parameter {event.op} holds {kind} values: no op created them."
         else:
             headline = (f"Function '{event.op}' returned {kind} values in its "
                         f"{_ordinal(event.output_index)} output during the forward pass, on "

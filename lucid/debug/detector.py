@@ -272,6 +272,7 @@ class NaNDetector:
         self._recording = False  # check_backward, a step has begun and is not quiet
         self._excused_kinds: set[str] = set()
         self._pending_input: tuple[str, np.ndarray, str | None] | None = None
+        self._model_location: str | None = None  # the latest model call's line
         self._batch_args: tuple = ()
         self._rng_state: dict | None = None
         self._outside_birth: tuple | None = None
@@ -387,6 +388,7 @@ class NaNDetector:
         self._outside_birth = None
         self._node_paths.clear()
         self._batch_args = args
+        self._model_location = _caller_location()
         # The generator's state as a dict: a tenth of get_rng_state()'s cost, which encodes it
         # as JSON bytes; the event encodes it the same way, only when there is an event.
         self._rng_state = lucid.default_generator._rng.bit_generator.state
@@ -461,7 +463,8 @@ class NaNDetector:
             # asked for (masked_fill, fill, full, where, a mask buffer or argument) or one
             # flowing on from such a value. Intentional infinities are not anomalies.
             return
-        location = _caller_location()
+        # A parameter that already held it is named where the batch entered the model.
+        location = self._model_location if _parameter_holds(module, kind) else _caller_location()
         self._record(_event_from_output(path, module, args, output, kind, location,
                                         self._step_fields()))  # fmt: skip
 

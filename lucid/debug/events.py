@@ -22,11 +22,12 @@ class NaNEvent:
     `layer_name` is the dotted `named_modules()` path of the module whose forward produced the
     value ("" for the model itself); `module_type` is its class name, or None when the value was
     made outside the model (in the loss, or by a backward op the model did not record). `phase`
-    is 'forward', 'backward' or 'input' (a non-finite batch, named at the first module that
-    received it). `op` and `location` (the user's file:line) come from the sentinel's record of
-    the op that created the value; they are None when no op created it (it arrived with a
-    parameter or a constant) or the sentinel is off. `stats` describes the non-finite output:
-    `nan_count`, `inf_count`, and `min`, `max`, `mean` over its finite values.
+    is 'forward', 'backward' or 'accumulation' (a gradient sum). `op` and `location` (the user's
+    file:line) come from the sentinel's record of the op that created the value. A value no op
+    created is `received`: `op` is then 'input' (the batch) or the parameter's dotted name, the
+    location is the model call, and no module is named. `op` is None when the sentinel is off.
+    `stats` describes the non-finite output: `nan_count`, `inf_count`, and `min`, `max`,
+    `mean` over its finite values.
 
     The fields without a repr serve reproducers: `op_function` (the op's Function class) and
     `op_args` (its inputs at the birth, tensors copied to NumPy arrays), `batch` (the model
@@ -54,6 +55,7 @@ class NaNEvent:
     batch: tuple | None = field(default=None, repr=False, compare=False)
     rng_state: np.ndarray | None = field(default=None, repr=False, compare=False)
     model: Any = field(default=None, repr=False, compare=False)
+    received: bool = False
 
     @property
     def where(self) -> str:
@@ -66,9 +68,9 @@ class NaNEvent:
 
     def headline(self) -> str:
         """One line: kind, step, module, op, line."""
-        if self.phase == "input":
-            text = (f"{self.kind} in the input batch {self.batch_idx}, first received by "
-                    f"{self.where}")  # fmt: skip
+        if self.received:
+            source = "the input batch" if self.op == "input" else f"the parameter '{self.op}'"
+            text = f"{self.kind} at batch {self.batch_idx} received in {source}, no op made it"
         else:
             text = f"{self.kind} at batch {self.batch_idx} in {self.where}, {self.phase}"
             if self.op is not None:
@@ -84,7 +86,7 @@ class NaNEvent:
         stats = self.stats
         shape = "?" if self.output_shape is None else list(self.output_shape)
         lines.append(
-            f"  {'batch' if self.phase == 'input' else 'output'}: shape {shape}, "
+            f"  {'batch' if self.op == 'input' and self.received else 'output'}: shape {shape}, "
             f"nan {stats.get('nan_count', 0)}, inf {stats.get('inf_count', 0)}, finite "
             f"min {_number(stats.get('min'))} max {_number(stats.get('max'))} "
             f"mean {_number(stats.get('mean'))}"
@@ -113,6 +115,7 @@ class NaNEvent:
             "stats": {key: _json_number(value) for key, value in self.stats.items()},
             "mechanism": self.mechanism,
             "phase": self.phase,
+            "received": self.received,
         }
 
 
@@ -234,7 +237,9 @@ def _event_from_birth(
         output_shape=tuple(array.shape),
         stats=_array_stats(array),
         mechanism=_birth_mechanism(birth) + (", outside the model" if module_type is None else ""),
-        phase="backward" if is_backward else "forward",
+        phase="accumulation"
+        if birth.phase == "accumulation"
+        else ("backward" if is_backward else "forward"),
         op_function=op_function,
         op_args=op_args,
         **step,
@@ -258,8 +263,11 @@ def _event_from_output(
     params = [name for name, param in module.named_parameters(recurse=False)
               if holds_nonfinite(param, kind)]  # fmt: skip
     if params:
-        mechanism = f"its parameter '{params[0]}' holds {kind}: no op created it"
-    elif input_has:
+        # Received, not born: named by the parameter, blaming no module or op.
+        name = f"{path}.{params[0]}" if path else params[0]
+        return _event_received(name, kind, module.named_parameters(recurse=False),
+                               params[0], output, location, step)  # fmt: skip
+    if input_has:
         mechanism = (f"its input already held {kind}, made where no op raised a "
                      "floating-point flag")  # fmt: skip
     elif not is_sentinel_enabled():
@@ -286,16 +294,41 @@ def _event_from_output(
     )
 
 
+def _event_received(name: str, kind: str, parameters: Any, own_name: str, output: Any,
+                    location: str | None, step: dict[str, Any]) -> NaNEvent:  # fmt: skip
+    """The event of a parameter that already held `kind`: op is its dotted name, no module."""
+    array = dict(parameters)[own_name]._data
+    return NaNEvent(
+        layer_name="",
+        module_type=None,
+        kind=kind,
+        op=name,
+        location=location,
+        is_backward=False,
+        input_has_nan=False,
+        input_has_inf=False,
+        output_has_nan=holds_nonfinite(tuple(_tensors_in(output)), "nan"),
+        output_has_inf=holds_nonfinite(tuple(_tensors_in(output)), "inf"),
+        output_shape=tuple(array.shape),
+        stats=_array_stats(array),
+        mechanism=f"the parameter {name} already held {kind}: no op created it",
+        phase="forward",
+        received=True,
+        **step,
+    )
+
+
 def _event_from_input(
     path: str, module: Any, output: Any, pending: tuple, step: dict[str, Any]
 ) -> NaNEvent:
-    """The event of a non-finite batch, named at the first watched module that received it."""
+    """The event of a non-finite batch: received, not born (op `input`, no module), at the
+    line where it entered the model."""
     kind, batch_array, location = pending
     return NaNEvent(
-        layer_name=path,
-        module_type=type(module).__name__,
+        layer_name="",
+        module_type=None,
         kind=kind,
-        op=None,
+        op="input",
         location=location,
         is_backward=False,
         input_has_nan=bool(np.isnan(batch_array).any()),
@@ -305,7 +338,8 @@ def _event_from_input(
         output_shape=tuple(batch_array.shape),
         stats=_array_stats(batch_array),
         mechanism=f"the batch passed to the model holds {kind}",
-        phase="input",
+        phase="forward",
+        received=True,
         **step,
     )
 

@@ -41,8 +41,9 @@ def _root_cause_report(event: Any, model: Any = None, step_note: str = "") -> st
         op = f"{event.op} (backward, in {event.node_name})"
     else:
         op = f"{event.op} ({event.phase})"
-    if event.phase == "input":
-        value = f"{event.kind}, already in an input: it came from the data or a parameter"
+    if not event.created and event.node_name is None and event.op is not None:
+        source = "the input batch" if event.op == "input" else f"the parameter {event.op}"
+        value = f"{event.kind}, received: it was already in {source}, no op created it"
     elif event.created:
         value = f"{event.kind}, created by this op (no input held {event.kind})"
     else:

@@ -131,10 +131,10 @@ def test_a_nan_already_in_a_parameter_is_reported_as_received():
         model.first.weight[0, 0] = float("nan")
     loss = model(lucid.ones(1, 2)).sum()
     event = _warned(loss.backward)
-    assert (event.op, event.created, event.module_path) == ("parameter", False, None)
+    assert (event.op, event.created, event.module_path) == ("first.weight", False, None)
     with detect_anomaly(), pytest.raises(AnomalyError) as error:
         model(lucid.ones(1, 2))
-    assert (error.value.event.op, error.value.event.module_path) == ("parameter", None)
+    assert (error.value.event.op, error.value.event.module_path) == ("first.weight", None)
 
 
 # ------------------------------------------------------------ op names as users write them

@@ -158,7 +158,7 @@ def test_a_forward_that_raises_does_not_leave_the_step_open():
         assert detector._local.depth == 0
         _poison(model[2].weight)
         model(lucid.randn(2, 4))
-    assert detector.event.layer_name == "2" and detector.event.batch_idx == 1
+    assert detector.event.op == "2.weight" and detector.event.batch_idx == 1
 
 
 def test_attach_twice_is_harmless_and_detach_twice_too():
@@ -241,7 +241,7 @@ def test_calls_of_submodules_inside_the_model_are_not_extra_steps():
 
 
 # --------------------------------------------------------------------- naming
-def test_a_nan_parameter_names_its_module_and_never_the_parent_containers():
+def test_a_nan_parameter_is_received_named_by_the_parameter_and_blames_no_module():
     model = nn.Sequential(
         OrderedDict(encoder=nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 8)),
                     head=nn.Linear(8, 2))
@@ -249,13 +249,13 @@ def test_a_nan_parameter_names_its_module_and_never_the_parent_containers():
     _poison(model.encoder[2].weight)
     with NaNDetector(model, stop_on_first=False, verbose=False) as detector:
         model(lucid.randn(3, 4))
-    assert [event.layer_name for event in detector.events] == ["encoder.2"]
+    assert [event.op for event in detector.events] == ["encoder.2.weight"]
     event = detector.event
-    assert (event.module_type, event.kind, event.op, event.phase) == (
-        "Linear", "nan", None, "forward")  # fmt: skip
-    assert "parameter 'weight' holds nan" in event.mechanism
+    assert (event.layer_name, event.module_type, event.kind, event.phase, event.received) == (
+        "", None, "nan", "forward", True)  # fmt: skip
+    assert "parameter encoder.2.weight already held nan" in event.mechanism
     assert not event.input_has_nan and event.output_has_nan
-    assert event.output_shape == (3, 8)
+    assert event.output_shape == (8, 8)  # the parameter's
 
 
 def test_a_nan_written_without_a_flag_is_caught_at_the_module_output():
@@ -277,14 +277,19 @@ def test_an_inf_written_as_a_value_is_intentional_and_not_reported():
     assert not detector.triggered
 
 
-def test_an_inf_in_a_parameter_is_still_reported_at_its_module():
+def test_an_inf_in_a_parameter_is_still_reported_as_received():
     model = nn.Sequential(OrderedDict(fc=nn.Linear(2, 2)))
     _poison(model.fc.weight, float("inf"))
     with NaNDetector(model, verbose=False) as detector:
         model(lucid.tensor([[1.0, 0.0]]))
     event = detector.event
-    assert (event.layer_name, event.kind, event.op) == ("fc", "inf", None)
-    assert "parameter 'weight' holds inf" in event.mechanism
+    assert (event.layer_name, event.kind, event.op, event.received) == (
+        "",
+        "inf",
+        "fc.weight",
+        True,
+    )
+    assert "parameter fc.weight already held inf" in event.mechanism
 
 
 def test_the_model_output_is_checked_last():
@@ -346,8 +351,8 @@ def test_without_stop_on_first_each_bad_step_gets_one_event():
     with NaNDetector(model, stop_on_first=False, verbose=False) as detector:
         for _ in range(4):
             model(lucid.randn(2, 4))
-    assert [(event.batch_idx, event.layer_name) for event in detector.events] == [
-        (0, "0"), (1, "0"), (2, "0"), (3, "0")]  # fmt: skip
+    assert [(event.batch_idx, event.op) for event in detector.events] == [
+        (0, "0.weight"), (1, "0.weight"), (2, "0.weight"), (3, "0.weight")]  # fmt: skip
 
 
 def test_events_keep_the_newest_max_events_and_event_keeps_the_first():
@@ -386,14 +391,15 @@ def test_check_inputs_off_names_the_first_module_with_its_input_flags():
     assert "input already held nan" in event.mechanism
 
 
-def test_an_inf_input_is_an_input_event_even_where_it_makes_nan_downstream():
+def test_an_inf_input_is_received_even_where_it_makes_nan_downstream():
     model = _mlp()
     x = lucid.randn(2, 4)
     x[1, 2] = float("inf")
     with NaNDetector(model, stop_on_first=False, verbose=False) as detector:
         model(x)
     event = detector.event
-    assert (event.phase, event.kind, event.layer_name) == ("input", "inf", "0")
+    assert (event.op, event.phase, event.kind, event.layer_name) == ("input", "forward", "inf", "")
+    assert event.received and event.module_type is None
     assert len(detector.events) == 1
 
 
@@ -413,7 +419,7 @@ def test_a_bad_batch_reaching_no_watched_module_is_named_at_the_model():
 
     with NaNDetector(Identity(), verbose=False) as detector:
         detector.model(lucid.tensor([1.0, float("nan")]))
-    assert (detector.event.phase, detector.event.layer_name) == ("input", "")
+    assert (detector.event.op, detector.event.layer_name) == ("input", "")
 
 
 # --------------------------------------------------------------------- skips
@@ -594,7 +600,7 @@ def test_log_path_appends_one_json_line_per_event_bounded_by_max_events(tmp_path
     assert len(records) == 3
     assert records[0] == detector.event.to_dict()
     assert [record["batch_idx"] for record in records] == [0, 1, 2]
-    assert records[0]["layer_name"] == "2" and records[0]["kind"] == "nan"
+    assert records[0]["op"] == "2.bias" and records[0]["kind"] == "nan"
 
 
 def test_events_go_to_the_lucid_debug_logger(caplog):
@@ -626,9 +632,11 @@ def test_event_str_and_summary_read_well():
     with NaNDetector(model, verbose=False) as detector:
         model(lucid.randn(3, 4))
     text = str(detector.event)
-    assert text.splitlines()[0].startswith("NaNDetector: nan at batch 0 in 'fc' (Linear), forward")
-    assert "how: its parameter 'weight' holds nan" in text
-    assert "output: shape [3, 2], nan 3, inf 0" in text
+    assert text.splitlines()[0].startswith(
+        "NaNDetector: nan at batch 0 received in the parameter 'fc.weight', no op made it"
+    )
+    assert "how: the parameter fc.weight already held nan" in text
+    assert "output: shape [2, 4], nan 1, inf 0" in text
     assert "inputs held: only finite values" in text
     summary = detector.summary()
     assert "1 model call(s), 1 event(s)" in summary and text.splitlines()[0] in summary
@@ -643,7 +651,7 @@ def test_to_dict_is_json_safe_and_leaves_out_reproducer_fields():
     record = detector.event.to_dict()
     assert json.loads(json.dumps(record, allow_nan=False)) == record
     assert not {"op_function", "op_args", "batch", "rng_state", "model"} & set(record)
-    assert record["output_shape"] == [1, 2]
+    assert record["output_shape"] == [2, 2] and record["received"] is True
 
 
 # --------------------------------------------------------------------- reproducer fields
@@ -773,7 +781,7 @@ def test_train_with_nan_guard_returns_losses_and_skips_the_bad_update():
     optimizer.step = lambda: steps.append(original())
     losses, event = train_with_nan_guard(model, batches, nn.MSELoss(), optimizer, verbose=False)
     assert len(losses) == 4 and np.isnan(losses[-1]) and all(np.isfinite(losses[:3]))
-    assert (event.phase, event.batch_idx, event.layer_name) == ("input", 3, "fc")
+    assert (event.op, event.batch_idx, event.layer_name) == ("input", 3, "")
     assert len(steps) == 3
     assert not model.fc._forward_hooks
 

@@ -194,7 +194,7 @@ def test_an_input_with_nan_or_plus_inf_is_still_an_input_event_but_a_minus_inf_m
         x[1, 0] = value
         with NaNDetector(model, verbose=False) as detector:
             model(x)
-        assert (detector.event.phase, detector.event.layer_name) == ("input", "fc")
+        assert (detector.event.op, detector.event.layer_name) == ("input", "")
 
 
 # --------------------------------------------------------------------- loss and backward

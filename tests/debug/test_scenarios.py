@@ -202,7 +202,7 @@ def test_backward_births_are_not_events_without_check_backward():
     assert not detector.triggered
 
 
-def test_bad_input_batch_is_reported_as_input_at_the_first_module_that_receives_it():
+def test_bad_input_batch_is_reported_as_received_with_no_module_blamed():
     model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
     batches = [lucid.randn(5, 4) for _ in range(4)]
     batches[2][3, 1] = float("nan")
@@ -210,8 +210,8 @@ def test_bad_input_batch_is_reported_as_input_at_the_first_module_that_receives_
         for batch in batches:
             model(batch)
     event = _only_event(detector)
-    assert (event.phase, event.layer_name, event.module_type) == ("input", "0", "Linear")
-    assert (event.op, event.kind, event.batch_idx) == (None, "nan", 2)
+    assert (event.phase, event.layer_name, event.module_type) == ("forward", "", None)
+    assert (event.op, event.kind, event.batch_idx, event.received) == ("input", "nan", 2, True)
     assert event.input_has_nan and event.stats["nan_count"] == 1
     assert event.output_shape == (5, 4)
 
