@@ -298,24 +298,8 @@ def _event_received(name: str, kind: str, parameters: Any, own_name: str, output
                     location: str | None, step: dict[str, Any]) -> NaNEvent:  # fmt: skip
     """The event of a parameter that already held `kind`: op is its dotted name, no module."""
     array = dict(parameters)[own_name]._data
-    return NaNEvent(
-        layer_name="",
-        module_type=None,
-        kind=kind,
-        op=name,
-        location=location,
-        is_backward=False,
-        input_has_nan=False,
-        input_has_inf=False,
-        output_has_nan=holds_nonfinite(tuple(_tensors_in(output)), "nan"),
-        output_has_inf=holds_nonfinite(tuple(_tensors_in(output)), "inf"),
-        output_shape=tuple(array.shape),
-        stats=_array_stats(array),
-        mechanism=f"the parameter {name} already held {kind}: no op created it",
-        phase="forward",
-        received=True,
-        **step,
-    )
+    mechanism = f"the parameter {name} already held {kind}: no op created it"
+    return _received(name, kind, array, False, output, location, mechanism, step)
 
 
 def _event_from_input(
@@ -324,20 +308,27 @@ def _event_from_input(
     """The event of a non-finite batch: received, not born (op `input`, no module), at the
     line where it entered the model."""
     kind, batch_array, location = pending
+    mechanism = f"the batch passed to the model holds {kind}"
+    return _received("input", kind, batch_array, True, output, location, mechanism, step)
+
+
+def _received(op: str, kind: str, array: np.ndarray, is_input: bool, output: Any,
+              location: str | None, mechanism: str, step: dict[str, Any]) -> NaNEvent:  # fmt: skip
+    """A value no op created: `array` (the batch or the parameter) is what the stats describe."""
     return NaNEvent(
         layer_name="",
         module_type=None,
         kind=kind,
-        op="input",
+        op=op,
         location=location,
         is_backward=False,
-        input_has_nan=bool(np.isnan(batch_array).any()),
-        input_has_inf=bool(np.isinf(batch_array).any()),
+        input_has_nan=is_input and bool(np.isnan(array).any()),
+        input_has_inf=is_input and bool(np.isinf(array).any()),
         output_has_nan=holds_nonfinite(tuple(_tensors_in(output)), "nan"),
         output_has_inf=holds_nonfinite(tuple(_tensors_in(output)), "inf"),
-        output_shape=tuple(batch_array.shape),
-        stats=_array_stats(batch_array),
-        mechanism=f"the batch passed to the model holds {kind}",
+        output_shape=tuple(array.shape),
+        stats=_array_stats(array),
+        mechanism=mechanism,
         phase="forward",
         received=True,
         **step,
