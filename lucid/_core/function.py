@@ -182,16 +182,26 @@ _LUCID_DIRECTORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) +
 _getframe = sys._getframe
 
 
+# Whether each source file is lucid's own, by file name (an interned string, hashed once).
+_is_lucid_file: dict[str, bool] = {}
+
+
 def _forward_site(module_path: tuple) -> tuple | None:
     """Where a recorded op was called from, for the sentinel's reports of its backward: the
     first frame outside lucid, as a code object and an instruction offset (resolved to a line
     only when a report is made), and the module path on the stack."""
     frame = _getframe(2)  # the caller of Function.apply
-    while frame.f_code.co_filename.startswith(_LUCID_DIRECTORY):
+    while True:
+        code = frame.f_code
+        filename = code.co_filename
+        is_lucid = _is_lucid_file.get(filename)
+        if is_lucid is None:
+            is_lucid = _is_lucid_file[filename] = filename.startswith(_LUCID_DIRECTORY)
+        if not is_lucid:
+            return (code, frame.f_lasti, module_path)
         frame = frame.f_back
         if frame is None:
             return None
-    return (frame.f_code, frame.f_lasti, module_path)
 
 
 def _finish_outputs(
