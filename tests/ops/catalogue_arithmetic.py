@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import lucid
-from tests.ops.op_catalogue import OpCase
+from tests.ops.op_catalogue import BROADCAST_MISMATCH, ErrorInput, OpCase
 from tests.torch_oracle import torch
 
 
@@ -50,6 +50,11 @@ def _positive_and_any(base: tuple[int, ...], exponent: tuple[int, ...]):
     return make
 
 
+_MAT_SHAPES = ErrorInput(
+    [(3, 4), (5, 6)], RuntimeError, r"mat1 and mat2 shapes cannot be multiplied \(3x4 and 5x6\)"
+)
+
+
 def _matmul(name: str, *shapes: tuple[int, ...], **options) -> OpCase:
     return OpCase(name, lucid.matmul, torch.matmul, np.matmul, shapes=shapes, sums=True, **options)
 
@@ -69,7 +74,14 @@ def _inplace(method: str, *args, **kwargs):
 
 ROWS: list[OpCase] = [
     # ------------------------------------------------------------------ add / sub
-    OpCase("add", lucid.add, torch.add, np.add, shapes=[(3, 1), (1, 4)]),
+    OpCase(
+        "add",
+        lucid.add,
+        torch.add,
+        np.add,
+        shapes=[(3, 1), (1, 4)],
+        error_inputs=[BROADCAST_MISMATCH],
+    ),
     OpCase("add_same_shape", lucid.add, torch.add, np.add, shapes=[(3, 4), (3, 4)]),
     OpCase(
         "add_alpha",
@@ -81,7 +93,14 @@ ROWS: list[OpCase] = [
     OpCase("add_scalar", lambda x: x + 2.5, lambda x: x + 2.5, lambda x: x + 2.5),
     OpCase("radd_scalar", lambda x: 3 + x, lambda x: 3 + x, lambda x: 3 + x),
     OpCase("add_0d", lucid.add, torch.add, np.add, shapes=[(3, 4), ()]),
-    OpCase("sub", lucid.sub, torch.sub, np.subtract, shapes=[(3, 1), (1, 4)]),
+    OpCase(
+        "sub",
+        lucid.sub,
+        torch.sub,
+        np.subtract,
+        shapes=[(3, 1), (1, 4)],
+        error_inputs=[BROADCAST_MISMATCH],
+    ),
     OpCase(
         "sub_alpha",
         lambda a, b: lucid.sub(a, b, alpha=3),
@@ -91,9 +110,29 @@ ROWS: list[OpCase] = [
     ),
     OpCase("sub_scalar", lambda x: x - 1.5, lambda x: x - 1.5, lambda x: x - 1.5),
     OpCase("rsub_scalar", lambda x: 1.5 - x, lambda x: 1.5 - x, lambda x: 1.5 - x),
-    OpCase("rsub", lucid.rsub, torch.rsub, lambda a, b: b - a, shapes=[(3, 4), (4,)]),
+    OpCase(
+        "rsub",
+        lucid.rsub,
+        torch.rsub,
+        lambda a, b: b - a,
+        shapes=[(3, 4), (4,)],
+        error_inputs=[
+            ErrorInput(
+                [(3, 4), (5,)],
+                RuntimeError,
+                r"size of tensor a \(5\) must match the size of tensor b \(4\)",
+            )
+        ],
+    ),
     # ------------------------------------------------------------------ mul / div
-    OpCase("mul", lucid.mul, torch.mul, np.multiply, shapes=[(3, 1), (1, 4)]),
+    OpCase(
+        "mul",
+        lucid.mul,
+        torch.mul,
+        np.multiply,
+        shapes=[(3, 1), (1, 4)],
+        error_inputs=[BROADCAST_MISMATCH],
+    ),
     OpCase("mul_same_input", lambda x: x * x, lambda x: x * x, lambda x: x * x),
     OpCase("mul_scalar", lambda x: x * 2.5, lambda x: x * 2.5, lambda x: x * 2.5),
     OpCase("rmul_scalar", lambda x: -3 * x, lambda x: -3 * x, lambda x: -3 * x),
@@ -107,6 +146,7 @@ ROWS: list[OpCase] = [
             rng.uniform(-2.0, 2.0, (3, 1)).astype(dtype),
             *_away_from_zero((1, 4))(rng, dtype),
         ],
+        error_inputs=[BROADCAST_MISMATCH],
     ),
     OpCase("div_scalar", lambda x: x / 4.0, lambda x: x / 4.0, lambda x: x / 4.0),
     OpCase(
@@ -186,6 +226,14 @@ ROWS: list[OpCase] = [
         torch.pow,
         np.power,
         make_inputs=_positive_and_any((3, 1), (1, 4)),
+        error_inputs=[
+            BROADCAST_MISMATCH,
+            ErrorInput(
+                [np.arange(1, 4), -1],
+                RuntimeError,
+                "Integers to negative integer powers are not allowed",
+            ),
+        ],
     ),
     OpCase(
         "pow_tensor_0d_exponent",
@@ -199,7 +247,19 @@ ROWS: list[OpCase] = [
         "rpow_fraction", lambda x: lucid.pow(0.5, x), lambda x: torch.pow(0.5, x), lambda x: 0.5**x
     ),
     # --------------------------------------------------------------------- matmul
-    _matmul("matmul", (3, 4), (4, 5)),
+    _matmul(
+        "matmul",
+        (3, 4),
+        (4, 5),
+        error_inputs=[
+            _MAT_SHAPES,
+            ErrorInput(
+                [(), (3,)],
+                RuntimeError,
+                "both arguments to matmul need to be at least 1D, but they are 0D and 1D",
+            ),
+        ],
+    ),
     _matmul("matmul_vector_vector", (4,), (4,)),
     _matmul("matmul_vector_matrix", (4,), (4, 5)),
     _matmul("matmul_matrix_vector", (3, 4), (4,)),
@@ -216,11 +276,76 @@ ROWS: list[OpCase] = [
         np.matmul,
         shapes=[(3, 4), (4, 2)],
     ),
-    OpCase("mm", lucid.mm, torch.mm, np.matmul, shapes=[(3, 4), (4, 5)], sums=True),
-    OpCase("bmm", lucid.bmm, torch.bmm, np.matmul, shapes=[(2, 3, 4), (2, 4, 5)], sums=True),
-    OpCase("mv", lucid.mv, torch.mv, np.matmul, shapes=[(3, 4), (4,)], sums=True),
-    OpCase("dot", lucid.dot, torch.dot, np.dot, shapes=[(5,), (5,)], sums=True),
-    OpCase("outer", lucid.outer, torch.outer, np.outer, shapes=[(3,), (4,)]),
+    OpCase(
+        "mm",
+        lucid.mm,
+        torch.mm,
+        np.matmul,
+        shapes=[(3, 4), (4, 5)],
+        sums=True,
+        error_inputs=[
+            _MAT_SHAPES,
+            ErrorInput([(2, 3, 4), (4, 5)], RuntimeError, "self must be a matrix"),
+        ],
+    ),
+    OpCase(
+        "bmm",
+        lucid.bmm,
+        torch.bmm,
+        np.matmul,
+        shapes=[(2, 3, 4), (2, 4, 5)],
+        sums=True,
+        error_inputs=[
+            ErrorInput(
+                [(2, 3, 4), (2, 5, 6)],
+                RuntimeError,
+                r"Expected size for first two dimensions of batch2 "
+                r"tensor to be: \[2, 4\] but got: \[2, 5\]",
+            ),
+            ErrorInput([(3, 4), (4, 5)], RuntimeError, "batch1 must be a 3D tensor"),
+        ],
+    ),
+    OpCase(
+        "mv",
+        lucid.mv,
+        torch.mv,
+        np.matmul,
+        shapes=[(3, 4), (4,)],
+        sums=True,
+        error_inputs=[
+            ErrorInput(
+                [(3, 4), (5,)],
+                RuntimeError,
+                r"size mismatch, got input \(3\), mat \(3x4\), vec \(5\)",
+            )
+        ],
+    ),
+    OpCase(
+        "dot",
+        lucid.dot,
+        torch.dot,
+        np.dot,
+        shapes=[(5,), (5,)],
+        sums=True,
+        error_inputs=[
+            ErrorInput([(3,), (4,)], RuntimeError, "inconsistent tensor size"),
+            ErrorInput(
+                [(3, 3), (3, 3)], RuntimeError, "1D tensors expected, but got 2D and 2D tensors"
+            ),
+        ],
+    ),
+    OpCase(
+        "outer",
+        lucid.outer,
+        torch.outer,
+        np.outer,
+        shapes=[(3,), (4,)],
+        error_inputs=[
+            ErrorInput(
+                [(3, 3), (3,)], RuntimeError, "outer: Expected 1-D argument self, but got 2-D"
+            )
+        ],
+    ),
     OpCase(
         "addmm",
         lucid.addmm,
@@ -228,6 +353,13 @@ ROWS: list[OpCase] = [
         _addmm_reference,
         shapes=[(3, 5), (3, 4), (4, 5)],
         sums=True,
+        error_inputs=[
+            ErrorInput(
+                [(3, 5), (3, 4), (5, 5)],
+                RuntimeError,
+                r"mat1 and mat2 shapes cannot be multiplied \(3x4 and 5x5\)",
+            )
+        ],
     ),
     OpCase(
         "addmm_bias_vector",
@@ -256,8 +388,22 @@ ROWS: list[OpCase] = [
         sums=True,
     ),
     # ------------------------------------------------------------ maximum/minimum
-    OpCase("maximum", lucid.maximum, torch.maximum, np.maximum, shapes=[(3, 1), (1, 4)]),
-    OpCase("minimum", lucid.minimum, torch.minimum, np.minimum, shapes=[(3, 1), (1, 4)]),
+    OpCase(
+        "maximum",
+        lucid.maximum,
+        torch.maximum,
+        np.maximum,
+        shapes=[(3, 1), (1, 4)],
+        error_inputs=[BROADCAST_MISMATCH],
+    ),
+    OpCase(
+        "minimum",
+        lucid.minimum,
+        torch.minimum,
+        np.minimum,
+        shapes=[(3, 1), (1, 4)],
+        error_inputs=[BROADCAST_MISMATCH],
+    ),
     # Ties split the gradient evenly; finite differences do not see that, so no gradcheck.
     OpCase(
         "maximum_ties",
@@ -282,6 +428,7 @@ ROWS: list[OpCase] = [
         torch.fmod,
         np.fmod,
         make_inputs=_dividend_and_divisor((3, 4), (4,)),
+        error_inputs=[BROADCAST_MISMATCH],
     ),
     OpCase(
         "fmod_scalar",
@@ -297,6 +444,7 @@ ROWS: list[OpCase] = [
         torch.remainder,
         np.remainder,
         make_inputs=_dividend_and_divisor((3, 4), (3, 1)),
+        error_inputs=[BROADCAST_MISMATCH],
     ),
     OpCase(
         "remainder_scalar",
@@ -307,7 +455,20 @@ ROWS: list[OpCase] = [
         high=4.0,
     ),
     # ----------------------------------------------------------------- in place
-    OpCase("add_", _inplace("add_"), _inplace("add_"), np.add, shapes=[(3, 4), (4,)]),
+    OpCase(
+        "add_",
+        _inplace("add_"),
+        _inplace("add_"),
+        np.add,
+        shapes=[(3, 4), (4,)],
+        error_inputs=[
+            ErrorInput(
+                [(3,), (2, 3)],
+                RuntimeError,
+                r"output with shape \[3\] doesn't match the broadcast shape \[2, 3\]",
+            )
+        ],
+    ),
     OpCase(
         "add_alpha_",
         _inplace("add_", alpha=-0.5),
@@ -316,7 +477,20 @@ ROWS: list[OpCase] = [
         shapes=[(3, 4), (3, 1)],
     ),
     OpCase("sub_", _inplace("sub_"), _inplace("sub_"), np.subtract, shapes=[(3, 4), (4,)]),
-    OpCase("mul_", _inplace("mul_"), _inplace("mul_"), np.multiply, shapes=[(3, 4), (4,)]),
+    OpCase(
+        "mul_",
+        _inplace("mul_"),
+        _inplace("mul_"),
+        np.multiply,
+        shapes=[(3, 4), (4,)],
+        error_inputs=[
+            ErrorInput(
+                [(3,), (2, 3)],
+                RuntimeError,
+                r"output with shape \[3\] doesn't match the broadcast shape \[2, 3\]",
+            )
+        ],
+    ),
     OpCase("mul_scalar_", _inplace("mul_", 3.0), _inplace("mul_", 3.0), lambda x: 3.0 * x),
     OpCase(
         "div_",
@@ -343,7 +517,21 @@ ROWS: list[OpCase] = [
     ),
     OpCase("neg_", _inplace("neg_"), _inplace("neg_"), np.negative),
     # ------------------------------------------------------------ linear algebra
-    OpCase("diagonal", lucid.diagonal, torch.diagonal, np.diagonal, shapes=[(3, 4)]),
+    OpCase(
+        "diagonal",
+        lucid.diagonal,
+        torch.diagonal,
+        np.diagonal,
+        shapes=[(3, 4)],
+        error_inputs=[
+            ErrorInput(
+                [(3, 4)],
+                RuntimeError,
+                "diagonal dimensions cannot be identical 0, 0",
+                {"dim1": 0, "dim2": 0},
+            )
+        ],
+    ),
     OpCase(
         "diagonal_offset_dims",
         lambda x: lucid.diagonal(x, offset=-1, dim1=2, dim2=0),
@@ -365,8 +553,33 @@ ROWS: list[OpCase] = [
         lambda m: np.diag(m, -1),
         shapes=[(3, 4)],
     ),
-    OpCase("trace", lucid.trace, torch.trace, np.trace, shapes=[(3, 4)], sums=True),
-    OpCase("inner", lucid.inner, torch.inner, np.inner, shapes=[(3, 4), (2, 4)], sums=True),
+    OpCase(
+        "trace",
+        lucid.trace,
+        torch.trace,
+        np.trace,
+        shapes=[(3, 4)],
+        sums=True,
+        error_inputs=[
+            ErrorInput([(3,)], RuntimeError, "trace: expected a matrix, but got tensor with dim 1")
+        ],
+    ),
+    OpCase(
+        "inner",
+        lucid.inner,
+        torch.inner,
+        np.inner,
+        shapes=[(3, 4), (2, 4)],
+        sums=True,
+        error_inputs=[
+            ErrorInput(
+                [(3, 4), (5,)],
+                RuntimeError,
+                r"inner\(\) the last dimension must match on both input "
+                r"tensors but got shapes \[3, 4\] and \[5\]",
+            )
+        ],
+    ),
     OpCase(
         "tensordot",
         lucid.tensordot,
@@ -374,6 +587,15 @@ ROWS: list[OpCase] = [
         np.tensordot,
         shapes=[(2, 3, 4), (3, 4, 5)],
         sums=True,
+        error_inputs=[
+            ErrorInput(
+                [(3, 4), (5, 6)],
+                RuntimeError,
+                "contracted dimensions need to match, but first has size 4 "
+                "in dim -1 and second has size 5 in dim 0",
+                {"dims": 1},
+            )
+        ],
     ),
     OpCase(
         "tensordot_dims",

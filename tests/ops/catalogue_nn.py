@@ -8,7 +8,7 @@ import numpy as np
 
 import lucid
 import lucid.nn.functional
-from tests.ops.op_catalogue import OpCase
+from tests.ops.op_catalogue import ErrorInput, OpCase, dim_out_of_range
 from tests.torch_oracle import functional as F
 from tests.torch_oracle import torch
 
@@ -246,6 +246,15 @@ ROWS: list[OpCase] = [
         kwargs={"dim": 1},
         low=-5.0,
         high=5.0,
+        error_inputs=[
+            dim_out_of_range(dim=2),
+            ErrorInput(
+                [np.arange(12).reshape(3, 4)],
+                NotImplementedError,
+                "\"softmax_lastdim_kernel_impl\" not implemented for 'Long'",
+                {"dim": 1},
+            ),
+        ],
     ),
     OpCase(
         "softmax_dim0_3d",
@@ -287,6 +296,15 @@ ROWS: list[OpCase] = [
         kwargs={"dim": 1},
         low=-5.0,
         high=5.0,
+        error_inputs=[
+            dim_out_of_range(dim=2),
+            ErrorInput(
+                [np.arange(12).reshape(3, 4)],
+                NotImplementedError,
+                "\"log_softmax_lastdim_kernel_impl\" not implemented for 'Long'",
+                {"dim": 1},
+            ),
+        ],
     ),
     OpCase(
         "log_softmax_dim0_3d",
@@ -325,6 +343,20 @@ ROWS: list[OpCase] = [
         _one_hot,
         make_inputs=_indices((2, 3), 4),
         differentiable=False,
+        error_inputs=[
+            ErrorInput(
+                [(3,)],
+                RuntimeError,
+                "one_hot is only applicable to index tensor of type LongTensor",
+            ),
+            ErrorInput(
+                [np.array([7, 0, 1])],
+                RuntimeError,
+                "Class values must be smaller than num_classes",
+                {"num_classes": 3},
+            ),
+            ErrorInput([np.array([0, -1, 1])], RuntimeError, "Class values must be non-negative"),
+        ],
     ),
     OpCase(
         "one_hot_num_classes",

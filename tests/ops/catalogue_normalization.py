@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from lucid.ops import normalization as N
-from tests.ops.op_catalogue import OpCase
+from tests.ops.op_catalogue import ErrorInput, OpCase
 from tests.torch_oracle import functional as F
 
 
@@ -59,6 +59,19 @@ ROWS: list[OpCase] = [
         _linear_reference,
         shapes=[(4, 3), (5, 3), (5,)],
         sums=True,
+        error_inputs=[
+            ErrorInput(
+                [(3, 4), (5, 6)],
+                RuntimeError,
+                r"mat1 and mat2 shapes cannot be multiplied \(3x4 and 6x5\)",
+            ),
+            ErrorInput(
+                [(3, 4), (5, 4), (6,)],
+                RuntimeError,
+                r"The expanded size of the tensor \(5\) must match the "
+                r"existing size \(6\) at non-singleton dimension 1",
+            ),
+        ],
     ),
     OpCase(
         "linear_3d",
@@ -106,6 +119,15 @@ ROWS: list[OpCase] = [
         lambda indices, weight: weight[indices],
         make_inputs=_embedding_inputs,
         grad_inputs=[1],
+        error_inputs=[
+            ErrorInput(
+                [(3,), (5, 4)],
+                RuntimeError,
+                "Expected tensor for argument #1 'indices' to have one of "
+                "the following scalar types: Long, Int",
+            ),
+            ErrorInput([np.array([7, 0, 1]), (5, 4)], IndexError, "index out of range in self"),
+        ],
     ),
     OpCase(
         "layer_norm",
@@ -115,6 +137,20 @@ ROWS: list[OpCase] = [
         shapes=[(2, 3, 4), (4,), (4,)],
         rtol32=1e-4,
         atol32=1e-5,
+        error_inputs=[
+            ErrorInput(
+                [(2, 3, 5), (4,), (4,)],
+                RuntimeError,
+                r"Given normalized_shape=\[4\], expected input with shape "
+                r"\[\*, 4\], but got input of size\[2, 3, 5\]",
+            ),
+            ErrorInput(
+                [(2, 3, 4), (5,), (4,)],
+                RuntimeError,
+                r"Expected weight to be of same shape as normalized_shape, but got "
+                r"weight of shape \[5\] and normalized_shape = \[4\]",
+            ),
+        ],
     ),
     OpCase(
         "layer_norm_2d_no_affine",
@@ -134,6 +170,14 @@ ROWS: list[OpCase] = [
         # with ±inf and 1e30 in one group both give non-finite garbage, but PyTorch folds
         # the affine into its own scale/shift form, so which entries are inf and which nan differ
         extremes=False,
+        error_inputs=[
+            ErrorInput(
+                [(2, 5, 3), (5,), (5,)],
+                RuntimeError,
+                r"Expected number of channels in input to be divisible by num_groups, "
+                r"but got input of shape \[2, 5, 3\] and num_groups=2",
+            )
+        ],
     ),
     OpCase(
         "batch_norm_train",

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 import lucid
-from tests.ops.op_catalogue import OpCase
+from tests.ops.op_catalogue import BROADCAST_MISMATCH, ErrorInput, OpCase
 from tests.torch_oracle import torch
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
@@ -44,6 +44,13 @@ def _condition_and_values(rng: np.random.Generator, dtype: np.dtype) -> list[np.
 
 def _scalar_value(rng: np.random.Generator, dtype: np.dtype) -> list[np.ndarray]:
     return [rng.uniform(-2.0, 2.0, (3, 4)).astype(dtype), np.asarray(rng.uniform(-2.0, 2.0), dtype)]
+
+
+def _float_not_implemented(kernel: str, arity: int) -> ErrorInput:
+    """Bitwise ops refuse float tensors, naming their CPU kernel."""
+    return ErrorInput(
+        [(3, 4)] * arity, NotImplementedError, f"\"{kernel}\" not implemented for 'Double'"
+    )
 
 
 def _unary(name: str, reference, low: float = -2.0, high: float = 2.0, **options) -> OpCase:
@@ -96,6 +103,7 @@ ROWS: list[OpCase] = [
         shapes=[(3, 4), (4,)],
         low=0.2,
         high=2.0,
+        error_inputs=[BROADCAST_MISMATCH],
     ),
     # -------------------------------------------------------------- abs / sign
     _unary("abs", np.abs),
@@ -114,7 +122,14 @@ ROWS: list[OpCase] = [
     _unary("arccos", np.arccos, low=-0.9, high=0.9),
     _unary("atan", np.arctan),
     _unary("arctan", np.arctan),
-    OpCase("atan2", lucid.atan2, torch.atan2, np.arctan2, shapes=[(3, 4), (4,)]),
+    OpCase(
+        "atan2",
+        lucid.atan2,
+        torch.atan2,
+        np.arctan2,
+        shapes=[(3, 4), (4,)],
+        error_inputs=[BROADCAST_MISMATCH],
+    ),
     OpCase("arctan2", lucid.arctan2, torch.arctan2, np.arctan2, shapes=[(3, 1), (1, 4)]),
     # ------------------------------------------------------------------ erf
     _unary("erf", _erf),
@@ -124,7 +139,20 @@ ROWS: list[OpCase] = [
     _unary("ceil", np.ceil, low=-3.0, high=3.0),
     _unary("trunc", np.trunc, low=-3.0, high=3.0),
     _unary("fix", np.trunc, low=-3.0, high=3.0),
-    _unary("round", np.round, low=-3.0, high=3.0),
+    _unary(
+        "round",
+        np.round,
+        low=-3.0,
+        high=3.0,
+        error_inputs=[
+            ErrorInput(
+                [np.arange(3)],
+                NotImplementedError,
+                "\"round_cpu\" not implemented for 'Long'",
+                {"decimals": 1},
+            )
+        ],
+    ),
     OpCase(
         "round_decimals",
         lucid.round,
@@ -225,7 +253,20 @@ ROWS: list[OpCase] = [
         kwargs={"min": -0.5, "max": 0.5},
     ),
     # --------------------------------------------------------------------- where
-    OpCase("where", lucid.where, torch.where, np.where, make_inputs=_condition_and_values),
+    OpCase(
+        "where",
+        lucid.where,
+        torch.where,
+        np.where,
+        make_inputs=_condition_and_values,
+        error_inputs=[
+            ErrorInput(
+                [np.ones((3, 4), bool), (3, 4), (5,)],
+                RuntimeError,
+                r"size of tensor a \(4\) must match the size of tensor b \(5\)",
+            )
+        ],
+    ),
     OpCase(
         "where_scalar",
         lambda c, a: lucid.where(c, a, 0.5),
@@ -341,6 +382,7 @@ ROWS: list[OpCase] = [
             reference,
             make_inputs=_small_integers((3, 4), (4,)),
             differentiable=False,
+            error_inputs=[BROADCAST_MISMATCH],
         )
         for name, reference in [
             ("eq", np.equal),
@@ -386,6 +428,7 @@ ROWS: list[OpCase] = [
         np.isclose,
         make_inputs=_small_integers((3, 4), (4,)),
         differentiable=False,
+        error_inputs=[BROADCAST_MISMATCH],
     ),
     OpCase(
         "isclose_equal_nan",
@@ -411,6 +454,7 @@ ROWS: list[OpCase] = [
             reference,
             make_inputs=_small_integers((3, 4), (4,)),
             differentiable=False,
+            error_inputs=[BROADCAST_MISMATCH],
         )
         for name, reference in [
             ("logical_and", np.logical_and),
@@ -435,6 +479,7 @@ ROWS: list[OpCase] = [
             reference,
             make_inputs=_integers((3, 4), (4,), dtype=dtype),
             differentiable=False,
+            error_inputs=[_float_not_implemented(f"{name}_cpu", 2)],
         )
         for name, reference in [
             ("bitwise_and", np.bitwise_and),
@@ -451,6 +496,7 @@ ROWS: list[OpCase] = [
             np.invert,
             make_inputs=_integers((3, 4), dtype=dtype),
             differentiable=False,
+            error_inputs=[_float_not_implemented("bitwise_not_cpu", 1)],
         )
         for dtype in ("int64", "int8", "bool")
     ],

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 import lucid
-from tests.ops.op_catalogue import OpCase
+from tests.ops.op_catalogue import BROADCAST_MISMATCH, ErrorInput, OpCase, dim_out_of_range
 from tests.torch_oracle import torch
 
 
@@ -115,7 +115,23 @@ def _variance(function: Callable[..., Any], ddof: int):
 
 ROWS: list[OpCase] = [
     # ------------------------------------------------------------------------ sum
-    OpCase("sum", lucid.sum, torch.sum, np.sum, sums=True),
+    OpCase(
+        "sum",
+        lucid.sum,
+        torch.sum,
+        np.sum,
+        sums=True,
+        error_inputs=[
+            dim_out_of_range(dim=2),
+            ErrorInput([(3, 4)], IndexError, r"but got -3\)", {"dim": -3}),
+            ErrorInput(
+                [(3, 4)],
+                RuntimeError,
+                "dim 0 appears multiple times in the list of dims",
+                {"dim": (0, 0)},
+            ),
+        ],
+    ),
     OpCase("sum_dim0", lucid.sum, torch.sum, _numpy(np.sum), kwargs={"dim": 0}, sums=True),
     OpCase(
         "sum_dim1_keepdim",
@@ -161,7 +177,22 @@ ROWS: list[OpCase] = [
     ),
     OpCase("sum_scalar", lucid.sum, torch.sum, np.sum, shapes=[()], sums=True),
     # ----------------------------------------------------------------------- mean
-    OpCase("mean", lucid.mean, torch.mean, np.mean, sums=True),
+    OpCase(
+        "mean",
+        lucid.mean,
+        torch.mean,
+        np.mean,
+        sums=True,
+        error_inputs=[
+            dim_out_of_range(dim=2),
+            ErrorInput(
+                [np.arange(12).reshape(3, 4)],
+                RuntimeError,
+                r"mean\(\): could not infer output dtype. Input dtype must be "
+                r"either a floating point or complex dtype. Got: Long",
+            ),
+        ],
+    ),
     OpCase("mean_dim1", lucid.mean, torch.mean, _numpy(np.mean), kwargs={"dim": 1}, sums=True),
     OpCase(
         "mean_dim0_keepdim",
@@ -188,7 +219,15 @@ ROWS: list[OpCase] = [
         sums=True,
     ),
     # ----------------------------------------------------------------------- prod
-    OpCase("prod", lucid.prod, torch.prod, np.prod, low=0.5, high=1.5),
+    OpCase(
+        "prod",
+        lucid.prod,
+        torch.prod,
+        np.prod,
+        low=0.5,
+        high=1.5,
+        error_inputs=[dim_out_of_range(dim=2)],
+    ),
     OpCase("prod_dim1", lucid.prod, torch.prod, _numpy(np.prod), kwargs={"dim": 1}),
     OpCase(
         "prod_dim0_keepdim",
@@ -213,7 +252,20 @@ ROWS: list[OpCase] = [
         make_inputs=_with_zeros((3, 4), [(0, 1), (1, 0), (1, 3), (2, 0), (2, 1), (2, 2)]),
     ),
     # ------------------------------------------------------------------ var / std
-    OpCase("var", lucid.var, torch.var, _variance(np.var, 1)),
+    OpCase(
+        "var",
+        lucid.var,
+        torch.var,
+        _variance(np.var, 1),
+        error_inputs=[
+            dim_out_of_range(dim=2),
+            ErrorInput(
+                [np.arange(12).reshape(3, 4)],
+                RuntimeError,
+                "std and var only support floating point and complex dtypes",
+            ),
+        ],
+    ),
     OpCase("var_dim1", lucid.var, torch.var, _variance(np.var, 1), kwargs={"dim": 1}),
     OpCase(
         "var_dim0_keepdim_biased",
@@ -237,7 +289,20 @@ ROWS: list[OpCase] = [
         _variance(np.var, 2),
         kwargs={"dim": 1, "correction": 2},
     ),
-    OpCase("std", lucid.std, torch.std, _variance(np.std, 1)),
+    OpCase(
+        "std",
+        lucid.std,
+        torch.std,
+        _variance(np.std, 1),
+        error_inputs=[
+            dim_out_of_range(dim=2),
+            ErrorInput(
+                [np.arange(12).reshape(3, 4)],
+                RuntimeError,
+                "std and var only support floating point and complex dtypes",
+            ),
+        ],
+    ),
     OpCase("std_dim1", lucid.std, torch.std, _variance(np.std, 1), kwargs={"dim": 1}),
     OpCase(
         "std_dim0_keepdim_biased",
@@ -255,7 +320,21 @@ ROWS: list[OpCase] = [
         kwargs={"dim": (0, 2), "correction": 0},
     ),
     # ------------------------------------------------------------------ max / min
-    OpCase("max", lucid.max, torch.max, np.max, make_inputs=_distinct((3, 4))),
+    OpCase(
+        "max",
+        lucid.max,
+        torch.max,
+        np.max,
+        make_inputs=_distinct((3, 4)),
+        error_inputs=[
+            dim_out_of_range(dim=2),
+            ErrorInput(
+                [(0,)],
+                RuntimeError,
+                r"max\(\): Expected reduction dim to be specified for input.numel\(\) == 0",
+            ),
+        ],
+    ),
     OpCase(
         "max_dim1",
         lucid.max,
@@ -284,7 +363,14 @@ ROWS: list[OpCase] = [
         output_index=1,
         differentiable=False,
     ),
-    OpCase("min", lucid.min, torch.min, np.min, make_inputs=_distinct((3, 4))),
+    OpCase(
+        "min",
+        lucid.min,
+        torch.min,
+        np.min,
+        make_inputs=_distinct((3, 4)),
+        error_inputs=[dim_out_of_range(dim=2)],
+    ),
     OpCase(
         "min_dim1",
         lucid.min,
@@ -314,7 +400,21 @@ ROWS: list[OpCase] = [
         differentiable=False,
     ),
     # ---------------------------------------------------------------- amax / amin
-    OpCase("amax", lucid.amax, torch.amax, np.max, make_inputs=_distinct((3, 4))),
+    OpCase(
+        "amax",
+        lucid.amax,
+        torch.amax,
+        np.max,
+        make_inputs=_distinct((3, 4)),
+        error_inputs=[
+            dim_out_of_range(dim=2),
+            ErrorInput(
+                [(0,)],
+                RuntimeError,
+                r"amax\(\): Expected reduction dim to be specified for input.numel\(\) == 0",
+            ),
+        ],
+    ),
     OpCase(
         "amax_dim1",
         lucid.amax,
@@ -331,7 +431,14 @@ ROWS: list[OpCase] = [
         kwargs={"dim": (0, 2), "keepdim": True},
         make_inputs=_distinct((2, 3, 4)),
     ),
-    OpCase("amin", lucid.amin, torch.amin, np.min, make_inputs=_distinct((3, 4))),
+    OpCase(
+        "amin",
+        lucid.amin,
+        torch.amin,
+        np.min,
+        make_inputs=_distinct((3, 4)),
+        error_inputs=[dim_out_of_range(dim=2)],
+    ),
     OpCase(
         "amin_dim0",
         lucid.amin,
@@ -349,7 +456,21 @@ ROWS: list[OpCase] = [
         make_inputs=_distinct((2, 3, 4)),
     ),
     # ------------------------------------------------------------ argmax / argmin
-    OpCase("argmax", lucid.argmax, torch.argmax, np.argmax, differentiable=False),
+    OpCase(
+        "argmax",
+        lucid.argmax,
+        torch.argmax,
+        np.argmax,
+        differentiable=False,
+        error_inputs=[
+            dim_out_of_range(dim=2),
+            ErrorInput(
+                [(0,)],
+                IndexError,
+                r"argmax\(\): Expected reduction dim to be specified for input.numel\(\) == 0",
+            ),
+        ],
+    ),
     OpCase(
         "argmax_dim1_keepdim",
         lucid.argmax,
@@ -358,7 +479,14 @@ ROWS: list[OpCase] = [
         kwargs={"dim": 1, "keepdim": True},
         differentiable=False,
     ),
-    OpCase("argmin", lucid.argmin, torch.argmin, np.argmin, differentiable=False),
+    OpCase(
+        "argmin",
+        lucid.argmin,
+        torch.argmin,
+        np.argmin,
+        differentiable=False,
+        error_inputs=[dim_out_of_range(dim=2)],
+    ),
     OpCase(
         "argmin_dim0",
         lucid.argmin,
@@ -368,7 +496,14 @@ ROWS: list[OpCase] = [
         differentiable=False,
     ),
     # ------------------------------------------------------------------ logsumexp
-    OpCase("logsumexp_dim1", lucid.logsumexp, torch.logsumexp, _logsumexp, kwargs={"dim": 1}),
+    OpCase(
+        "logsumexp_dim1",
+        lucid.logsumexp,
+        torch.logsumexp,
+        _logsumexp,
+        kwargs={"dim": 1},
+        error_inputs=[dim_out_of_range(dim=2)],
+    ),
     OpCase(
         "logsumexp_dim0_keepdim",
         lucid.logsumexp,
@@ -394,7 +529,21 @@ ROWS: list[OpCase] = [
         high=1000.0,
     ),
     # ----------------------------------------------------------------------- norm
-    OpCase("norm", lucid.norm, torch.norm, _vector_norm(2)),
+    OpCase(
+        "norm",
+        lucid.norm,
+        torch.norm,
+        _vector_norm(2),
+        error_inputs=[
+            dim_out_of_range(dim=2),
+            ErrorInput(
+                [np.arange(12).reshape(3, 4)],
+                RuntimeError,
+                "linalg.vector_norm: Expected a floating point or "
+                "complex tensor as input. Got Long",
+            ),
+        ],
+    ),
     OpCase(
         "norm_dim1_keepdim",
         lucid.norm,
@@ -474,6 +623,7 @@ ROWS: list[OpCase] = [
         torch.dist,
         lambda x, y: np.sqrt(np.sum((x - y) ** 2)),
         shapes=[(3, 4), (3, 4)],
+        error_inputs=[BROADCAST_MISMATCH],
     ),
     OpCase(
         "dist_p1_broadcast",
@@ -510,6 +660,7 @@ ROWS: list[OpCase] = [
         lambda x, dim: np.cumsum(x, axis=dim),
         kwargs={"dim": 0},
         sums=True,
+        error_inputs=[dim_out_of_range(dim=2)],
     ),
     OpCase(
         "cumsum_dim_negative",
@@ -536,7 +687,15 @@ ROWS: list[OpCase] = [
         make_inputs=_with_zeros((4, 3), [(1, 0), (0, 1), (2, 1), (3, 2)]),
     ),
     # ------------------------------------------------- all / any / count_nonzero
-    OpCase("all", lucid.all, torch.all, np.all, make_inputs=_sparse((3, 4)), differentiable=False),
+    OpCase(
+        "all",
+        lucid.all,
+        torch.all,
+        np.all,
+        make_inputs=_sparse((3, 4)),
+        differentiable=False,
+        error_inputs=[dim_out_of_range(dim=2)],
+    ),
     OpCase(
         "all_dim1_keepdim",
         lucid.all,
@@ -546,7 +705,15 @@ ROWS: list[OpCase] = [
         make_inputs=_sparse((3, 4)),
         differentiable=False,
     ),
-    OpCase("any", lucid.any, torch.any, np.any, make_inputs=_sparse((3, 4)), differentiable=False),
+    OpCase(
+        "any",
+        lucid.any,
+        torch.any,
+        np.any,
+        make_inputs=_sparse((3, 4)),
+        differentiable=False,
+        error_inputs=[dim_out_of_range(dim=2)],
+    ),
     OpCase(
         "any_dims_tuple",
         lucid.any,
@@ -563,6 +730,7 @@ ROWS: list[OpCase] = [
         np.count_nonzero,
         make_inputs=_sparse((3, 4)),
         differentiable=False,
+        error_inputs=[dim_out_of_range(dim=2)],
     ),
     OpCase(
         "count_nonzero_dim0",

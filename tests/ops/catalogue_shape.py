@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 import lucid
-from tests.ops.op_catalogue import OpCase
+from tests.ops.op_catalogue import ErrorInput, OpCase
 from tests.torch_oracle import torch
 
 
@@ -81,6 +81,9 @@ ROWS: list[OpCase] = [
         lambda x: torch.reshape(x, (4, 3)),
         reference=lambda a: a.reshape(4, 3),
         shapes=[(3, 4)],
+        error_inputs=[
+            ErrorInput([(5,)], RuntimeError, r"shape '\[4, 3\]' is invalid for input of size 5")
+        ],
     ),
     OpCase(
         "reshape_infer",
@@ -116,6 +119,14 @@ ROWS: list[OpCase] = [
         torch.flatten,
         reference=lambda a: a.reshape(-1),
         shapes=[(2, 3, 4)],
+        error_inputs=[
+            ErrorInput(
+                [(3, 4)],
+                RuntimeError,
+                r"flatten\(\) has invalid args: start_dim cannot come after end_dim",
+                {"start_dim": 1, "end_dim": 0},
+            )
+        ],
     ),
     OpCase(
         "flatten_range",
@@ -130,6 +141,13 @@ ROWS: list[OpCase] = [
         lambda x: x.unflatten(1, (2, -1)),
         reference=lambda a: a.reshape(3, 2, 2),
         shapes=[(3, 4)],
+        error_inputs=[
+            ErrorInput(
+                [(3,)],
+                IndexError,
+                r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)",
+            )
+        ],
     ),
     OpCase(
         "squeeze",
@@ -144,6 +162,13 @@ ROWS: list[OpCase] = [
         lambda x: x.squeeze(1),
         reference=lambda a: np.squeeze(a, 1),
         shapes=[(3, 1, 4)],
+        error_inputs=[
+            ErrorInput(
+                [(3,)],
+                IndexError,
+                r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)",
+            )
+        ],
     ),
     OpCase(
         "squeeze_dims",
@@ -158,6 +183,13 @@ ROWS: list[OpCase] = [
         lambda x: torch.unsqueeze(x, 1),
         reference=lambda a: np.expand_dims(a, 1),
         shapes=[(3, 4)],
+        error_inputs=[
+            ErrorInput(
+                [()],
+                IndexError,
+                r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)",
+            )
+        ],
     ),
     OpCase(
         "unsqueeze_negative",
@@ -173,6 +205,13 @@ ROWS: list[OpCase] = [
         lambda x: torch.transpose(x, 0, 2),
         reference=lambda a: np.swapaxes(a, 0, 2),
         shapes=[(2, 3, 4)],
+        error_inputs=[
+            ErrorInput(
+                [(3, 4)],
+                IndexError,
+                r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)",
+            )
+        ],
     ),
     OpCase(
         "swapaxes",
@@ -181,7 +220,20 @@ ROWS: list[OpCase] = [
         reference=lambda a: np.swapaxes(a, -1, 0),
         shapes=[(2, 3, 4)],
     ),
-    OpCase("t", lucid.t, torch.t, reference=np.transpose, shapes=[(3, 4)]),
+    OpCase(
+        "t",
+        lucid.t,
+        torch.t,
+        reference=np.transpose,
+        shapes=[(3, 4)],
+        error_inputs=[
+            ErrorInput(
+                [(2, 2, 2)],
+                RuntimeError,
+                r"t\(\) expects a tensor with <= 2 dimensions, but self is 3D",
+            )
+        ],
+    ),
     OpCase("T", lambda x: x.T, lambda x: x.T, reference=lambda a: a.T, shapes=[(3, 4)]),
     OpCase(
         "mT",
@@ -196,6 +248,14 @@ ROWS: list[OpCase] = [
         lambda x: x.permute(2, 0, 1),
         reference=lambda a: np.transpose(a, (2, 0, 1)),
         shapes=[(2, 3, 4)],
+        error_inputs=[
+            ErrorInput(
+                [(3, 4)],
+                RuntimeError,
+                "number of dimensions in the tensor input does not match the "
+                "length of the desired ordering of dimensions",
+            )
+        ],
     ),
     OpCase(
         "movedim",
@@ -233,6 +293,14 @@ ROWS: list[OpCase] = [
         lambda x: torch.broadcast_to(x, (2, 3, 4)),
         reference=lambda a: np.broadcast_to(a, (2, 3, 4)),
         shapes=[(4,)],
+        error_inputs=[
+            ErrorInput(
+                [(5,)],
+                RuntimeError,
+                r"The expanded size of the tensor \(4\) must match the "
+                r"existing size \(5\) at non-singleton dimension 2",
+            )
+        ],
     ),
     OpCase(
         "repeat",
@@ -255,6 +323,14 @@ ROWS: list[OpCase] = [
         lambda a, b: torch.cat([a, b, a]),
         reference=lambda a, b: np.concatenate([a, b, a]),
         shapes=[(3, 4), (2, 4)],
+        error_inputs=[
+            ErrorInput(
+                [(3, 4), (3, 5)],
+                RuntimeError,
+                "Sizes of tensors must match except in dimension 0. Expected size "
+                "4 but got size 5 for tensor number 1 in the list",
+            )
+        ],
     ),
     OpCase(
         "cat_dim",
@@ -276,6 +352,14 @@ ROWS: list[OpCase] = [
         lambda a, b: torch.stack([a, b]),
         reference=lambda a, b: np.stack([a, b]),
         shapes=[(3, 4), (3, 4)],
+        error_inputs=[
+            ErrorInput(
+                [(3, 4), (3, 5)],
+                RuntimeError,
+                r"stack expects each tensor to be equal size, but got \[3, "
+                r"4\] at entry 0 and \[3, 5\] at entry 1",
+            )
+        ],
     ),
     OpCase(
         "stack_last",
@@ -308,6 +392,13 @@ ROWS: list[OpCase] = [
         reference=lambda a: np.split(a, [2, 4], 1),
         shapes=[(2, 5)],
         output_index=2,
+        error_inputs=[
+            ErrorInput(
+                [(3,)],
+                IndexError,
+                r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)",
+            )
+        ],
     ),
     OpCase(
         "unbind",
@@ -323,6 +414,11 @@ ROWS: list[OpCase] = [
         lambda x: x.narrow(1, 1, 2),
         reference=lambda a: a[:, 1:3],
         shapes=[(3, 4)],
+        error_inputs=[
+            ErrorInput(
+                [(3, 2)], RuntimeError, r"start \(1\) \+ length \(2\) exceeds dimension size \(2\)"
+            )
+        ],
     ),
     OpCase(
         "narrow_negative_start",
@@ -338,6 +434,9 @@ ROWS: list[OpCase] = [
         lambda x: x.flip(0, -1),
         reference=lambda a: np.flip(a, (0, -1)),
         shapes=[(2, 3, 4)],
+        error_inputs=[
+            ErrorInput([(3,)], RuntimeError, "dim 0 appears multiple times in the list of dims")
+        ],
     ),
     OpCase(
         "roll",
@@ -353,7 +452,16 @@ ROWS: list[OpCase] = [
         reference=lambda a: np.roll(a, (1, -2), (0, 1)),
         shapes=[(3, 4)],
     ),
-    OpCase("tril", lucid.tril, torch.tril, reference=np.tril, shapes=[(4, 5)]),
+    OpCase(
+        "tril",
+        lucid.tril,
+        torch.tril,
+        reference=np.tril,
+        shapes=[(4, 5)],
+        error_inputs=[
+            ErrorInput([(3,)], RuntimeError, "tril: input tensor must have at least 2 dimensions")
+        ],
+    ),
     OpCase(
         "tril_diagonal",
         lambda x: x.tril(-1),
@@ -361,7 +469,16 @@ ROWS: list[OpCase] = [
         reference=lambda a: np.tril(a, -1),
         shapes=[(2, 3, 4)],
     ),
-    OpCase("triu", lucid.triu, torch.triu, reference=np.triu, shapes=[(4, 5)]),
+    OpCase(
+        "triu",
+        lucid.triu,
+        torch.triu,
+        reference=np.triu,
+        shapes=[(4, 5)],
+        error_inputs=[
+            ErrorInput([(3,)], RuntimeError, "triu: input tensor must have at least 2 dimensions")
+        ],
+    ),
     OpCase(
         "triu_diagonal",
         lambda x: x.triu(1),
@@ -569,6 +686,13 @@ ROWS: list[OpCase] = [
         lambda x, mask: x.masked_fill(mask, -1.0),
         reference=lambda a, mask: np.where(mask, -1.0, a).astype(a.dtype),
         make_inputs=_with_mask((3, 4), (3, 4)),
+        error_inputs=[
+            ErrorInput(
+                [(3, 4), (3, 4)],
+                RuntimeError,
+                "masked_fill_ only supports boolean masks, but got mask with dtype double",
+            )
+        ],
     ),
     OpCase(
         "masked_fill_broadcast",

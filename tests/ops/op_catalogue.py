@@ -2,7 +2,8 @@
 
 Each row yields: forward vs NumPy, gradcheck and gradgradcheck in float64, parity with
 PyTorch (values and gradients) in float32 and float64, and an extreme-value case (0, ±1e30,
-±inf, nan, denormals) compared with PyTorch's result.
+±inf, nan, denormals) compared with PyTorch's result. A row may also list error inputs
+(`ErrorInput`, as PyTorch's OpInfo `error_inputs`): invalid calls and the error PyTorch gives.
 
 Rows are grouped by op family in the sibling `catalogue_*.py` modules and joined here.
 """
@@ -14,6 +15,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+
+@dataclass(frozen=True, eq=False)
+class ErrorInput:
+    """An invalid call of a row's op: `op(*inputs, **kwargs)` raises `error_type` matching `match`.
+
+    Each input is a shape (a float64 tensor of that shape, uniform in [-1, 1)), an array (a
+    tensor of it), a list of those (a list of tensors) or any other value, passed as it is.
+    The row's own `kwargs` are not used. `match` is a regex searched in the message, written
+    with lucid's names: PyTorch's message is checked with "torch" read as "lucid".
+    """
+
+    inputs: Sequence[Any]
+    error_type: type[Exception]
+    match: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"{self.error_type.__name__}: {self.match}"
 
 
 @dataclass
@@ -50,9 +70,30 @@ class OpCase:
     # contractions, convolutions): on extreme values its result depends on summation order,
     # which the extreme-value check then allows for (see test_extreme_values_match_torch).
     sums: bool = False
+    # Invalid calls and the error PyTorch raises for each (ErrorInput).
+    error_inputs: Sequence[ErrorInput] = ()
 
     def __str__(self) -> str:
         return self.name
+
+
+# Error inputs many rows share.
+BROADCAST_MISMATCH = ErrorInput(
+    [(3, 4), (5,)],
+    RuntimeError,
+    r"The size of tensor a \(4\) must match the size of "
+    r"tensor b \(5\) at non-singleton dimension 1",
+)
+
+
+def dim_out_of_range(shapes: Sequence[tuple[int, ...]] = ((3, 4),), **kwargs: Any) -> ErrorInput:
+    """A dim of 2 (in `kwargs`) on a 2-D input."""
+    return ErrorInput(
+        list(shapes),
+        IndexError,
+        r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)",
+        kwargs,
+    )
 
 
 def _family_rows() -> list[OpCase]:

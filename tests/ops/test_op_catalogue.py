@@ -3,11 +3,13 @@
 Each row yields: forward vs its NumPy reference (float64), gradcheck and gradgradcheck
 (float64), parity with PyTorch in float32 and float64 (values, shape, dtype and the gradients
 of a seeded random grad_output), and the same parity on extreme values (0, -0.0, ±1e30, ±inf,
-nan, the smallest denormal).
+nan, the smallest denormal). Each of a row's error inputs must raise PyTorch's error type and
+message in lucid, and (where torch is installed) the same error in PyTorch.
 """
 
 from __future__ import annotations
 
+import re
 import zlib
 from typing import Any
 
@@ -15,7 +17,7 @@ import numpy as np
 import pytest
 
 import lucid
-from tests.ops.op_catalogue import CATALOGUE, OpCase
+from tests.ops.op_catalogue import CATALOGUE, ErrorInput, OpCase
 from tests.torch_oracle import TORCH_MISSING
 
 DTYPES = ["float32", "float64"]
@@ -32,6 +34,10 @@ _DIFFERENTIABLE = [row for row in CATALOGUE if row.differentiable]
 _GRADGRAD = [row for row in _DIFFERENTIABLE if row.gradgrad]
 _WITH_TORCH = [row for row in CATALOGUE if row.torch_op is not None]
 _WITH_EXTREMES = [row for row in _WITH_TORCH if row.extremes]
+_ERROR_INPUTS = [(row, error) for row in CATALOGUE for error in row.error_inputs]
+_ERROR_IDS = [
+    f"{row.name}-{index}" for row in CATALOGUE for index, _ in enumerate(row.error_inputs)
+]
 
 
 def _rows(rows: list[OpCase]) -> Any:
@@ -39,6 +45,11 @@ def _rows(rows: list[OpCase]) -> Any:
 
 
 dtypes = pytest.mark.parametrize("dtype", DTYPES)
+error_inputs = pytest.mark.parametrize(
+    "row, error",
+    _ERROR_INPUTS,
+    ids=_ERROR_IDS,
+)
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +108,22 @@ def _extreme_arrays(row: OpCase, dtype: str) -> list[np.ndarray]:
             array = tiled.reshape(array.shape).astype(array.dtype)
         arrays.append(array)
     return arrays
+
+
+def _error_call_inputs(error: ErrorInput, library: Any) -> list[Any]:
+    """The error input's arguments as `library`'s tensors (lucid or torch)."""
+    rng = np.random.default_rng(0)
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, tuple):
+            return library.from_numpy(rng.uniform(-1.0, 1.0, value))
+        if isinstance(value, np.ndarray):
+            return library.from_numpy(value.copy())
+        if isinstance(value, list):
+            return [convert(item) for item in value]
+        return value
+
+    return [convert(value) for value in error.inputs]
 
 
 # -------------------------------------------------------------------------- helpers
@@ -341,6 +368,27 @@ def test_matches_torch(row: OpCase, dtype: str, torch_oracle: Any) -> None:
 def test_extreme_values_match_torch(row: OpCase, dtype: str, torch_oracle: Any) -> None:
     _compare_with_torch(
         row, _extreme_arrays(row, dtype), dtype, "extreme values", order_dependent_sums=True
+    )
+
+
+@error_inputs
+def test_error_input_raises_pytorchs_error(row: OpCase, error: ErrorInput) -> None:
+    with pytest.raises(error.error_type, match=error.match):
+        row.op(*_error_call_inputs(error, lucid), **error.kwargs)
+
+
+@error_inputs
+def test_error_input_is_pytorchs_error(row: OpCase, error: ErrorInput, torch_oracle: Any) -> None:
+    """The catalogue's expected error is the one PyTorch raises (its names read as lucid's)."""
+    with pytest.raises(Exception) as raised:  # noqa: PT011  (the type is checked below)
+        row.torch_op(*_error_call_inputs(error, torch_oracle), **error.kwargs)
+    assert _builtin_base(raised.type) is _builtin_base(error.error_type), (
+        f"{row.name}: PyTorch raises {raised.type.__name__}, the row expects "
+        f"{error.error_type.__name__}"
+    )
+    message = str(raised.value).replace("torch", "lucid")
+    assert re.search(error.match, message), (
+        f"{row.name}: PyTorch's message {message!r} does not match {error.match!r}"
     )
 
 
