@@ -1,6 +1,6 @@
 """NaNDetector: names the step, module, op and line where a NaN or Inf first appears.
 
-It rides on the always-on sentinel (lucid.autograd.anomaly_mode): NumPy's floating-point flags
+It rides on the always-on sentinel (lucid._core.sentinel): NumPy's floating-point flags
 fire inside the op that creates a non-finite value, and the sentinel hands each confirmed birth
 to the detector with its op, line and module path, at no cost while values stay finite. What
 flags cannot see (a NaN arriving with the batch or a parameter, a NaN written as a value) is
@@ -162,9 +162,10 @@ class NaNDetector:
       reported only when no op created it and the module's own parameter holds it (with the
       sentinel off, every non-finite output is reported, as the op is not known).
     - `check_inputs`: a positional argument of the model call holding NaN or +inf is reported
-      with phase 'input' at the first watched module that receives it (or the model). One
-      holding -inf and neither of those is taken as an additive mask. Keyword arguments are
-      not checked.
+      as received (`received`, op 'input', no module) at the line of the model call; a
+      parameter that already holds one is reported the same way, with its dotted name as the
+      op. An argument holding -inf and neither of those is taken as an additive mask. Keyword
+      arguments are not checked.
     - Births outside the model call are events too, with no module (`module_type` None): in
       the loss or the optimizer's update (ops on the model's output or parameters) they belong
       to the current step; on plain tensors (preparing a batch) to the next model call's step.
