@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import _wrap
@@ -457,16 +458,21 @@ def _convolution(
     transposed: bool = False,
     output_padding: Any = 0,
 ) -> Tensor:
-    ndim = input.dim()
+    try:
+        ndim = input.dim()
+        weight_ndim = weight.dim()
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if ndim not in (dims + 1, dims + 2):
         raise RuntimeError(
             f"Expected {dims + 1}D (unbatched) or {dims + 2}D (batched) input to {name}, but got "
             f"input of size: {_size_list(input.shape)}"
         )
-    if weight.dim() != dims + 2:
+    if weight_ndim != dims + 2:
         raise RuntimeError(
             "weight should have at least three dimensions"
-            if weight.dim() < 3
+            if weight_ndim < 3
             else f"Expected {dims + 2}-dimensional weight for {dims + 2}-dimensional input "
             f"{_size_list(input.shape)}, but got {weight.dim()}-dimensional weight of size "
             f"{_size_list(weight.shape)} instead"

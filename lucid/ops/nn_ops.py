@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import _special
@@ -725,14 +726,18 @@ class LogSoftmaxBackward(Function):
 
 
 def _softmax_dim(input: Tensor, dim: int | None, name: str) -> int:
-    if dim is None:
-        warnings.warn(
-            f"Implicit dimension choice for {name} has been deprecated. Change the call to "
-            "include dim=X as an argument.",
-            UserWarning,
-            stacklevel=3,
-        )
-        dim = 0 if input._data.ndim in (0, 1, 3) else 1
+    try:
+        if dim is None:
+            warnings.warn(
+                f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+                "include dim=X as an argument.",
+                UserWarning,
+                stacklevel=3,
+            )
+            dim = 0 if input._data.ndim in (0, 1, 3) else 1
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     return _normalize_dim(dim, input._data.ndim)
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled, no_grad
 from lucid._core.tensor import _wrap
@@ -29,7 +30,11 @@ __all__ = [
 # ------------------------------------------------------------------- linear
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight.T + bias."""
-    ndim = input.ndim
+    try:
+        ndim = input.ndim
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if ndim == 2:
         if bias is None:
             return matmul(input, weight.t())
@@ -82,7 +87,12 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     _check_probability(p)
     if not training or p == 0.0:
         return input
-    return _dropout_with_mask(input, input.shape, p, inplace)
+    try:
+        shape = input.shape
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
+    return _dropout_with_mask(input, shape, p, inplace)
 
 
 def dropout2d(
