@@ -45,6 +45,8 @@ def _float_input(x: Tensor, kernel: str) -> np.ndarray:
 def _sigmoid_array(x: np.ndarray) -> np.ndarray:
     # exp(-x) may overflow to inf for very negative x; 1 / (1 + inf) is then the exact 0
     result = np.negative(x)
+    if not x.ndim:
+        result = np.asarray(result)  # a 0-d input gives a NumPy scalar, which out= rejects
     np.exp(result, out=result)
     result += 1.0
     return np.reciprocal(result, out=result)
@@ -386,6 +388,8 @@ def _silu_array(x: Tensor) -> np.ndarray:
     array = _float_input(x, "silu_cpu")
     # x / (1 + exp(-x)): -0 (not nan) where exp overflows, nan only for x = -inf as in PyTorch
     denominator = np.negative(array)
+    if not array.ndim:
+        denominator = np.asarray(denominator)  # NumPy scalars cannot be written through out=
     np.exp(denominator, out=denominator)
     denominator += 1.0
     return np.divide(array, denominator, out=denominator)
