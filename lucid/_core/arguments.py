@@ -18,9 +18,7 @@ import sys
 from types import FrameType
 from typing import Any
 
-from lucid._core.tensor import TensorBase
-
-__all__ = ["argument_error", "raise_argument_error", "type_name"]
+__all__ = ["argument_error", "raise_argument_error", "raise_type_error", "type_name"]
 
 _LUCID_DIRECTORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 # Helpers that pass an op's arguments on; the public function is further out.
@@ -52,23 +50,36 @@ def raise_argument_error(error: BaseException, frame: FrameType | None = None) -
     if error.__class__ is not AttributeError:
         return
     culprit = getattr(error, "obj", _MISSING)
-    if culprit is _MISSING or isinstance(culprit, TensorBase):
+    # a tensor (it has `_data`; this module sits below tensor.py) is no argument of the wrong type
+    if culprit is _MISSING or hasattr(culprit, "_data"):
         return
     if frame is None:
         frame = sys._getframe(1)
+    _raise_for(culprit, "Tensor", frame, tensor_only=True)
+
+
+def raise_type_error(value: Any, expected: str) -> None:
+    """Raise PyTorch's TypeError for `value`, passed to a public function on the caller's stack
+    where an `expected` ("int") belongs: `unsqueeze(): argument 'dim' (position 2) must be int,
+    not float`; a plain TypeError where no parameter holds it."""
+    _raise_for(value, expected, sys._getframe(1), tensor_only=False)
+    raise TypeError(f"expected {expected}, but got {type_name(value)}")
+
+
+def _raise_for(culprit: Any, expected: str, frame: FrameType | None, tensor_only: bool) -> None:
     while frame is not None and frame.f_code.co_filename.startswith(_LUCID_DIRECTORY):
         code = frame.f_code
         if not code.co_name.startswith("_") and code.co_filename not in _HELPER_FILES:
-            found = _find_parameter(frame, culprit)
+            found = _find_parameter(frame, culprit, tensor_only)
             if found is not None:
                 name, position = found
-                raise argument_error(code.co_name, name, position, culprit) from None
+                raise argument_error(code.co_name, name, position, culprit, expected) from None
         frame = frame.f_back
 
 
-def _find_parameter(frame: FrameType, culprit: Any) -> tuple[str, int] | None:
-    """The first parameter of `frame`'s function that holds `culprit` and could hold a tensor
-    (no default, or a default of None), with PyTorch's 1-based position (methods skip self)."""
+def _find_parameter(frame: FrameType, culprit: Any, tensor_only: bool) -> tuple[str, int] | None:
+    """The first parameter of `frame`'s function that holds `culprit` (and, for a tensor, has
+    no default or a default of None), with PyTorch's 1-based position (methods skip self)."""
     code = frame.f_code
     function = frame.f_globals.get(code.co_name)
     defaults = getattr(function, "__defaults__", None) or ()
@@ -79,7 +90,7 @@ def _find_parameter(frame: FrameType, culprit: Any) -> tuple[str, int] | None:
     for index, name in enumerate(names):
         if index < offset or values.get(name, _MISSING) is not culprit:
             continue
-        if index >= first_default and defaults[index - first_default] is not None:
+        if tensor_only and index >= first_default and defaults[index - first_default] is not None:
             continue
         return name, index + 1 - offset
     return None

@@ -484,6 +484,8 @@ def setitem_(input: Tensor, index: Any, value: Any) -> Tensor:
         if is_tensor:
             _value_shape_error(input, numpy_index, value, is_advanced)
         raise
+    except IndexError as error:
+        raise _translate_index_error(error, input._data.shape, numpy_index) from None
 
 
 # ---------------------------------------------------------- gather/scatter

@@ -75,3 +75,50 @@ def test_module_forward_with_none_names_the_functional_argument():
         lucid.nn.Linear(2, 3)(None)
     with pytest.raises(TypeError, match="must be Tensor, not NoneType"):
         F.gelu(None)
+
+
+# (call on lucid or torch, exception type, message)
+WORDING = [
+    (lambda m: m.unsqueeze(m.ones(2, 3), 1.0),
+     TypeError, "unsqueeze(): argument 'dim' (position 2) must be int, not float"),
+    (lambda m: m.softmax(m.ones(2, 3), 1.0),
+     TypeError, "softmax(): argument 'dim' (position 2) must be int, not float"),
+    (lambda m: m.flatten(m.ones(2, 3), 1.0),
+     TypeError, "flatten(): argument 'start_dim' (position 2) must be int, not float"),
+    (lambda m: m.unbind(m.ones(2, 3), 1.0),
+     TypeError, "unbind(): argument 'dim' (position 2) must be int, not float"),
+    (lambda m: m.ones(2).__setitem__(2, 1.0),
+     IndexError, "index 2 is out of bounds for dimension 0 with size 2"),
+    (lambda m: m.ones(2, 3).__setitem__((0, 5), 1.0),
+     IndexError, "index 5 is out of bounds for dimension 1 with size 3"),
+    (lambda m: m.ones(2).__setitem__(m.tensor([2]), 1.0),
+     IndexError, "index 2 is out of bounds for dimension 0 with size 2"),
+    (lambda m: m.ones(2, -3),
+     RuntimeError, "Trying to create tensor with negative dimension -3: [2, -3]"),
+    (lambda m: m.ones(2, 3).view(-2, 3),
+     RuntimeError, "invalid shape dimension -2 at index 0 of shape [-2, 3]"),
+    (lambda m: m.ones(2, 3).expand(-2, 3),
+     RuntimeError, "The expanded size of the tensor (-2) must match the existing size (2) at "
+     "non-singleton dimension 0.  Target sizes: [-2, 3].  Tensor sizes: [2, 3]"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("call, error, message", WORDING)
+def test_dims_sizes_and_indices_use_pytorch_words(call, error, message):
+    with pytest.raises(error) as caught:
+        call(lucid)
+    assert str(caught.value) == message
+
+
+@requires_torch
+@pytest.mark.parametrize("call, error, message", WORDING)
+def test_dims_sizes_and_indices_words_are_torchs(call, error, message):
+    import torch
+
+    with pytest.raises(error) as caught:
+        call(torch)
+    assert str(caught.value) == message
+
+
+def test_numpy_integer_dim_is_accepted():
+    assert lucid.ones(2, 3).unsqueeze(np.int64(1)).shape == (2, 1, 3)
