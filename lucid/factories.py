@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import dtypes, random
+from lucid._core.arguments import raise_argument_error
 from lucid._core.random import *  # noqa: F403  (the generator functions are lucid's too)
 from lucid._core.random import Generator, _rng
 from lucid._core.tensor import _TYPE_NAMES, Size, TensorBase, _varargs_shape, _wrap
@@ -400,17 +401,29 @@ def _like_dtype(input: Tensor, dtype: Any) -> np.dtype:
 
 def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
-    return _leaf(np.zeros(input._data.shape, _like_dtype(input, dtype)), requires_grad)
+    try:
+        return _leaf(np.zeros(input._data.shape, _like_dtype(input, dtype)), requires_grad)
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
 
 
 def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
-    return _leaf(np.ones(input._data.shape, _like_dtype(input, dtype)), requires_grad)
+    try:
+        return _leaf(np.ones(input._data.shape, _like_dtype(input, dtype)), requires_grad)
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
 
 
 def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
-    return _leaf(np.empty(input._data.shape, _like_dtype(input, dtype)), requires_grad)
+    try:
+        return _leaf(np.empty(input._data.shape, _like_dtype(input, dtype)), requires_grad)
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
 
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
@@ -420,15 +433,27 @@ def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any 
 
 def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
-    return rand(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    try:
+        return rand(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
 
 
 def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
-    return randn(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    try:
+        return randn(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
 
 
 def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, dtype: Any = None,
                  requires_grad: bool = False) -> Tensor:  # fmt: skip
-    return randint(low, high, input._data.shape, dtype=dtype or input.dtype,
-                   requires_grad=requires_grad)  # fmt: skip
+    try:
+        return randint(low, high, input._data.shape, dtype=dtype or input.dtype,
+                       requires_grad=requires_grad)  # fmt: skip
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise

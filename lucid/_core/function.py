@@ -24,6 +24,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from lucid._core import observers
+from lucid._core.arguments import raise_argument_error
 from lucid._core.grad_mode import local_state
 from lucid._core.graph import Node, accumulator_for, next_sequence_nr
 from lucid._core.tensor import TensorBase, _wrap
@@ -150,6 +151,9 @@ class Function:
         except BaseException as error:
             if watching:
                 observers.on_forward_error(ctx, error)
+            # A forward that read `._data` of a non-tensor: PyTorch's TypeError, if a public
+            # function on the stack was passed that object where a tensor belongs.
+            raise_argument_error(error, _getframe(1))
             raise
         finally:
             _reset_numpy_state(token)

@@ -32,8 +32,12 @@ class Generator:
 
     def manual_seed(self, seed: int) -> Generator:
         seed = int(seed)
+        # PyTorch reads the seed as a 64-bit integer, signed or unsigned, and keeps it unsigned
+        if not -(1 << 63) <= seed < (1 << 64):
+            raise ValueError("Overflow when unpacking long long")
+        seed &= (1 << 64) - 1
         self._seed = seed
-        self._rng = np.random.Generator(np.random.PCG64(seed & ((1 << 64) - 1)))
+        self._rng = np.random.Generator(np.random.PCG64(seed))
         return self
 
     def seed(self) -> int:

@@ -432,6 +432,13 @@ def _unwrap_nested(data: Any) -> Any:
 
 def _normalize_dim(dim: int, ndim: int) -> int:
     bound = builtins.max(ndim, 1)
+    if dim.__class__ is not int:
+        # NumPy integers pass; a float or None is PyTorch's TypeError, naming the argument
+        if not hasattr(dim, "__index__") or dim.__class__ is bool:
+            from lucid._core.arguments import raise_type_error
+
+            raise_type_error(dim, "int")
+        dim = dim.__index__()
     if not -bound <= dim < bound:
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], "

@@ -476,6 +476,8 @@ def floor_divide(input: Any, other: Any) -> Tensor:
         other = _operand(other, "floor_divide", "other", 2)
     if not isinstance(input, TensorBase):
         input = _operand(input, "floor_divide", "input", 1)
+        if not isinstance(other, TensorBase):
+            input = _scalar_tensor(input)
     return FloorDivide.apply(input, other)
 
 

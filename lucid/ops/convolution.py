@@ -14,10 +14,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import _wrap
 from lucid.ops._common import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
+from lucid.ops._common import zeros_like_grad
 from lucid.ops.arithmetic import matmul
 from lucid.ops.pointwise import where
 
@@ -260,23 +262,25 @@ class Convolution(Function):
             out_size = tuple(
                 _conv_out(s, *p) for s, p in zip((h, w), zip(kernel, stride, padding, dilation))
             )
-            windows = _WindowMatrix(x_array, *config, out_size, ones_row)
-            group_channels = out_channels // groups
-            w_matrix = w_array.reshape(groups, group_channels, -1)
-            if ones_row:
-                w_matrix = np.concatenate([w_matrix, bias._data.reshape(1, -1, 1)], axis=2)
             result = np.empty((n, out_channels, *out_size), dtype=x_array.dtype)
-            for start, stop in windows.blocks():
-                cols = windows.block(start, stop)
-                product = np.matmul(w_matrix, cols.reshape(groups, -1, cols.shape[-1]))
-                # (Cout, images, grid) -> (N, Cout, Ho, Wo): a transposing copy of whole
-                # rows that drops the canvas's garbage positions
-                product = product.reshape(out_channels, stop - start, *windows.grid)
-                product = product[:, :, : out_size[0], : out_size[1]].transpose(1, 0, 2, 3)
-                if bias is None or ones_row:
-                    np.copyto(result[start:stop], product)
-                else:
-                    np.add(product, bias._data.reshape(-1, 1, 1), out=result[start:stop])
+            # an empty batch has no windows to lay out: its output is empty as it stands
+            if n:
+                windows = _WindowMatrix(x_array, *config, out_size, ones_row)
+                group_channels = out_channels // groups
+                w_matrix = w_array.reshape(groups, group_channels, -1)
+                if ones_row:
+                    w_matrix = np.concatenate([w_matrix, bias._data.reshape(1, -1, 1)], axis=2)
+                for start, stop in windows.blocks():
+                    cols = windows.block(start, stop)
+                    product = np.matmul(w_matrix, cols.reshape(groups, -1, cols.shape[-1]))
+                    # (Cout, images, grid) -> (N, Cout, Ho, Wo): a transposing copy of whole
+                    # rows that drops the canvas's garbage positions
+                    product = product.reshape(out_channels, stop - start, *windows.grid)
+                    product = product[:, :, : out_size[0], : out_size[1]].transpose(1, 0, 2, 3)
+                    if bias is None or ones_row:
+                        np.copyto(result[start:stop], product)
+                    else:
+                        np.add(product, bias._data.reshape(-1, 1, 1), out=result[start:stop])
         else:
             out_channels = w_array.shape[1] * groups
             out_size = tuple(
@@ -307,6 +311,17 @@ class Convolution(Function):
     @staticmethod
     def backward(ctx, grad_output):
         x, weight = ctx.saved_tensors
+        if not x.shape[0]:
+            # an empty batch has no windows, and every gradient is zero, as in PyTorch
+            out_channels = grad_output.shape[1]
+            grad_b = (
+                zeros_like_grad(grad_output, (out_channels,)) if ctx.needs_input_grad[2] else None
+            )
+            return (
+                zeros_like_grad(grad_output, x.shape),
+                zeros_like_grad(grad_output, weight.shape),
+                grad_b, None, None, None, None, None, None,
+            )  # fmt: skip
         if not ctx.transposed and not is_grad_enabled():
             return _convolution_backward_arrays(ctx, grad_output, x, weight)
         # np.matmul leaves BLAS for operands with zero strides (the expanded gradient of sum)
@@ -457,16 +472,21 @@ def _convolution(
     transposed: bool = False,
     output_padding: Any = 0,
 ) -> Tensor:
-    ndim = input.dim()
+    try:
+        ndim = input.dim()
+        weight_ndim = weight.dim()
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if ndim not in (dims + 1, dims + 2):
         raise RuntimeError(
             f"Expected {dims + 1}D (unbatched) or {dims + 2}D (batched) input to {name}, but got "
             f"input of size: {_size_list(input.shape)}"
         )
-    if weight.dim() != dims + 2:
+    if weight_ndim != dims + 2:
         raise RuntimeError(
             "weight should have at least three dimensions"
-            if weight.dim() < 3
+            if weight_ndim < 3
             else f"Expected {dims + 2}-dimensional weight for {dims + 2}-dimensional input "
             f"{_size_list(input.shape)}, but got {weight.dim()}-dimensional weight of size "
             f"{_size_list(weight.shape)} instead"
@@ -522,6 +542,11 @@ def _convolution(
                 + " ".join(parts)
             )
     else:
+        if weight.shape[0] < groups:
+            raise RuntimeError(
+                f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, "
+                f"but got weight of size {_size_list(weight.shape)} instead"
+            )
         if weight.shape[0] % groups:
             raise RuntimeError(
                 f"Given groups={groups}, expected weight to be divisible by {groups} at "
@@ -1086,6 +1111,11 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
         sizes = (output_size, output_size)
     in_size = input.shape[-2:]
     out_size = tuple(int(s) if s is not None else i for s, i in zip(sizes, in_size))
+    if out_size[0] < 0 or out_size[1] < 0:
+        raise RuntimeError(
+            "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 "
+            f"but received {{{out_size[0]}, {out_size[1]}}}"
+        )
     if out_size == (1, 1):
         # a global average is a plain mean, as in PyTorch
         return input.mean((-1, -2), keepdim=True)

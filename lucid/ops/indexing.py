@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import _TYPE_NAMES, TensorBase, _normalize_dim, _wrap
@@ -483,6 +484,8 @@ def setitem_(input: Tensor, index: Any, value: Any) -> Tensor:
         if is_tensor:
             _value_shape_error(input, numpy_index, value, is_advanced)
         raise
+    except IndexError as error:
+        raise _translate_index_error(error, input._data.shape, numpy_index) from None
 
 
 # ---------------------------------------------------------- gather/scatter
@@ -868,8 +871,12 @@ class MaskedSelect(Function):
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The entries of `input` where `mask` is True, as a 1-d tensor (the two broadcast)."""
-    if mask._data.dtype != np.bool_:
-        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    try:
+        if mask._data.dtype != np.bool_:
+            raise RuntimeError("masked_select: expected BoolTensor for mask")
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     shape = input._data.shape
     mask_shape = mask._data.shape
     if mask_shape != shape:
@@ -902,7 +909,11 @@ class Take(Function):
 
 def take(input: Tensor, index: Tensor) -> Tensor:
     """Entries of the flattened `input` at `index` (negative positions count from the end)."""
-    array = index._data
+    try:
+        array = index._data
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if array.dtype != np.int64:
         raise RuntimeError(
             "take(): Expected a long tensor for index, but got "
@@ -919,7 +930,11 @@ def take(input: Tensor, index: Tensor) -> Tensor:
 
 def nonzero(input: Tensor, *, out: Any = None, as_tuple: bool = False) -> Any:
     """Positions of the non-zero entries: an (n, ndim) int64 tensor, or one vector per dim."""
-    array = input._data
+    try:
+        array = input._data
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if as_tuple:
         positions = np.nonzero(_at_least_1d(array))
         return tuple(_wrap(p.astype(np.int64, copy=False)) for p in positions)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops.arithmetic import _dtype_name, matmul, mul
@@ -93,7 +94,11 @@ class DiagEmbed(DiagonalGrad):
 
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The diagonal of dims (dim1, dim2) as a view, moved to the last dimension."""
-    ndim = input._data.ndim
+    try:
+        ndim = input._data.ndim
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     dim1 = _normalize_dim(dim1, ndim)
     dim2 = _normalize_dim(dim2, ndim)
     if dim1 == dim2:
@@ -103,7 +108,11 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
 
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     """A vector's diagonal matrix, or a matrix's diagonal (a copy)."""
-    ndim = input._data.ndim
+    try:
+        ndim = input._data.ndim
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if ndim == 1:
         size = input._data.shape[0] + abs(diagonal)
         return DiagEmbed.apply(input, (size, size), int(diagonal), 0, 1)
@@ -130,8 +139,14 @@ class Trace(Function):
 
 def trace(input: Tensor) -> Tensor:
     """The sum of a matrix's main diagonal."""
-    if input._data.ndim != 2:
-        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input._data.ndim}")
+    try:
+        if input._data.ndim != 2:
+            raise RuntimeError(
+                f"trace: expected a matrix, but got tensor with dim {input._data.ndim}"
+            )
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if input._data.dtype == np.bool_:
         raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     return Trace.apply(input)
@@ -455,8 +470,12 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2, out: Any = None) -> Tensor:
 
 def inner(input: Tensor, other: Tensor) -> Tensor:
     """Sum of products over the last dimension of both (a product when either is 0-d)."""
-    if input._data.ndim == 0 or other._data.ndim == 0:
-        return mul(input, other)
+    try:
+        if input._data.ndim == 0 or other._data.ndim == 0:
+            return mul(input, other)
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if input._data.shape[-1] != other._data.shape[-1]:
         raise RuntimeError(
             "inner() the last dimension must match on both input tensors but got shapes "

@@ -561,6 +561,10 @@ def binary_cross_entropy(
         "Using a target size ({}) that is different to the input size ({}) is deprecated. "
         "Please ensure they have the same size.",
     )
+    targets = target._data
+    # NaN fails both comparisons, as in PyTorch's check
+    if not np.logical_and(targets >= 0, targets <= 1).all():
+        raise RuntimeError("all elements of target should be between 0 and 1")
     if weight is not None and weight.shape != input.shape:
         weight = weight.expand(input.shape)
     return _reduce(BinaryCrossEntropy.apply(input, target, weight), reduction)

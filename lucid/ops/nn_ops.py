@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import _special
@@ -44,6 +45,8 @@ def _float_input(x: Tensor, kernel: str) -> np.ndarray:
 def _sigmoid_array(x: np.ndarray) -> np.ndarray:
     # exp(-x) may overflow to inf for very negative x; 1 / (1 + inf) is then the exact 0
     result = np.negative(x)
+    if not x.ndim:
+        result = np.asarray(result)  # a 0-d input gives a NumPy scalar, which out= rejects
     np.exp(result, out=result)
     result += 1.0
     return np.reciprocal(result, out=result)
@@ -385,6 +388,8 @@ def _silu_array(x: Tensor) -> np.ndarray:
     array = _float_input(x, "silu_cpu")
     # x / (1 + exp(-x)): -0 (not nan) where exp overflows, nan only for x = -inf as in PyTorch
     denominator = np.negative(array)
+    if not array.ndim:
+        denominator = np.asarray(denominator)  # NumPy scalars cannot be written through out=
     np.exp(denominator, out=denominator)
     denominator += 1.0
     return np.divide(array, denominator, out=denominator)
@@ -725,14 +730,18 @@ class LogSoftmaxBackward(Function):
 
 
 def _softmax_dim(input: Tensor, dim: int | None, name: str) -> int:
-    if dim is None:
-        warnings.warn(
-            f"Implicit dimension choice for {name} has been deprecated. Change the call to "
-            "include dim=X as an argument.",
-            UserWarning,
-            stacklevel=3,
-        )
-        dim = 0 if input._data.ndim in (0, 1, 3) else 1
+    try:
+        if dim is None:
+            warnings.warn(
+                f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+                "include dim=X as an argument.",
+                UserWarning,
+                stacklevel=3,
+            )
+            dim = 0 if input._data.ndim in (0, 1, 3) else 1
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     return _normalize_dim(dim, input._data.ndim)
 
 

@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled, no_grad
 from lucid._core.tensor import _wrap
+from lucid.ops._common import not_implemented
 from lucid.ops.arithmetic import add, addmm, matmul, mul, mul_
 from lucid.ops.broadcast import sum_to
 from lucid.ops.indexing import scatter_add
@@ -29,7 +31,11 @@ __all__ = [
 # ------------------------------------------------------------------- linear
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight.T + bias."""
-    ndim = input.ndim
+    try:
+        ndim = input.ndim
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if ndim == 2:
         if bias is None:
             return matmul(input, weight.t())
@@ -82,7 +88,12 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     _check_probability(p)
     if not training or p == 0.0:
         return input
-    return _dropout_with_mask(input, input.shape, p, inplace)
+    try:
+        shape = input.shape
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
+    return _dropout_with_mask(input, shape, p, inplace)
 
 
 def dropout2d(
@@ -185,6 +196,8 @@ def embedding(
             f"types: Long, Int; but got {input.dtype} instead (while checking arguments for "
             "embedding)"
         )
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     num_weights = weight.shape[0]
     if padding_idx is not None:
         if padding_idx > 0:
@@ -210,6 +223,9 @@ def _mean_over(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     if axes != tuple(range(a.ndim - count, a.ndim)):
         return np.mean(a, axis=axes, keepdims=True)
     size = math.prod(a.shape[a.ndim - count :])
+    if not size:
+        # nothing to average: any mean normalizes the empty slices, and zero raises no flag
+        return np.zeros(a.shape[: a.ndim - count] + (1,) * count, a.dtype)
     # a matrix-vector product is several times faster than NumPy's pairwise reduction
     weights = np.full(size, 1.0 / size, a.dtype)
     return np.matmul(a.reshape(-1, size), weights).reshape(a.shape[: a.ndim - count] + (1,) * count)
@@ -326,7 +342,13 @@ def _normalize_backward_arrays(ctx, grad_output, x, weight, bias, xhat, rstd):
     param_axes = tuple(
         axis for axis in range(g.ndim) if axis < offset or param_shape[axis - offset] == 1
     )
-    if ctx.fixed_stats is None and param_axes == tuple(range(axes[0])) and len(axes) == 1:
+    # (the fused rows of an empty input have no width to reshape to: the general path serves)
+    if (
+        ctx.fixed_stats is None
+        and param_axes == tuple(range(axes[0]))
+        and len(axes) == 1
+        and g.size
+    ):
         return _layer_norm_backward_arrays(ctx, g, weight, bias, xhat_array, rstd_array)
     if ctx.needs_input_grad[0]:
         grad_xhat = g if weight is None else g * weight._data.reshape(param_shape)
@@ -424,6 +446,8 @@ def layer_norm(
     """Normalize over the trailing `normalized_shape` dims, then scale and shift."""
     normalized_shape = _shape_tuple(normalized_shape)
     _check_normalized_shape(input, normalized_shape, weight)
+    if input._data.dtype.kind != "f":
+        raise not_implemented("LayerNormKernelImpl", input._data.dtype)
     ndim = input.ndim
     axes = tuple(range(ndim - len(normalized_shape), ndim))
     shape = tuple(input.shape)
@@ -449,6 +473,14 @@ def group_norm(
             f"Expected number of channels in input to be divisible by num_groups, but got input "
             f"of shape {list(shape)} and num_groups={num_groups}"
         )
+    for name, vector in (("weight", weight), ("bias", bias)):
+        if vector is not None and (vector.ndim != 1 or vector.shape[0] != channels):
+            # PyTorch prints the weight's shape in both messages ([0] when there is none)
+            shown = [0] if weight is None else list(weight.shape)
+            raise RuntimeError(
+                f"Expected {name} to be a vector of size equal to the number of channels in "
+                f"input, but got {name} of shape {shown} and input of shape {list(shape)}"
+            )
     group_shape = (shape[0], num_groups, -1)
     param_shape = (channels,) + (1,) * (len(shape) - 2)
     return NativeGroupNorm.apply(input, weight, bias, group_shape, (2,), param_shape, eps, None)
@@ -480,18 +512,30 @@ def batch_norm(
                 "Expected more than 1 value per channel when training, got input size "
                 f"torch.Size({list(shape)})"
             )
+        _check_per_channel(channels, weight, bias, running_mean, running_var)
         if running_mean is not None or running_var is not None:
             _update_running_stats(input._data, axes, count, running_mean, running_var, momentum)
         return NativeBatchNorm.apply(input, weight, bias, shape, axes, param_shape, eps, None)
     for name, stats in (("running_mean", running_mean), ("running_var", running_var)):
         if stats is None:
             raise RuntimeError(f"{name} must be defined in evaluation mode")
+    _check_per_channel(channels, weight, bias, running_mean, running_var)
     dtype = input._data.dtype
     mean_array = running_mean._data.astype(dtype, copy=False).reshape(param_shape)
     var_array = running_var._data.astype(dtype, copy=False).reshape(param_shape)
     return NativeBatchNorm.apply(
         input, weight, bias, shape, axes, param_shape, eps, (mean_array, var_array)
     )
+
+
+def _check_per_channel(channels: int, weight: Any, bias: Any, running_mean: Any,
+                       running_var: Any) -> None:  # fmt: skip
+    """PyTorch's check, in its order, that each per-channel vector has one entry a channel."""
+    named = (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+             ("bias", bias))  # fmt: skip
+    for name, vector in named:
+        if vector is not None and vector._data.size != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not {vector._data.size}")
 
 
 def _update_running_stats(array, axes, count, running_mean, running_var, momentum) -> None:

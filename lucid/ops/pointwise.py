@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import dtypes
+from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops import _special
@@ -332,8 +333,12 @@ def sign(input: Tensor) -> Tensor:
 
 def square(input: Tensor) -> Tensor:
     """input * input, as pow(input, 2) (bool squares to int64, as in PyTorch)."""
-    if input._data.dtype == np.bool_:
-        input = to(input, dtypes.int64)
+    try:
+        if input._data.dtype == np.bool_:
+            input = to(input, dtypes.int64)
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     return _pow(input, 2)
 
 
@@ -1146,35 +1151,55 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
 
 # ---------------------------------------------------------------- predicates
 def isnan(input: Tensor) -> Tensor:
-    array = input._data
+    try:
+        array = input._data
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if array.dtype.kind != "f":
         return _wrap(np.zeros(array.shape, np.bool_))
     return _wrap(np.isnan(array))
 
 
 def isinf(input: Tensor) -> Tensor:
-    array = input._data
+    try:
+        array = input._data
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if array.dtype.kind != "f":
         return _wrap(np.zeros(array.shape, np.bool_))
     return _wrap(np.isinf(array))
 
 
 def isfinite(input: Tensor) -> Tensor:
-    array = input._data
+    try:
+        array = input._data
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if array.dtype.kind != "f":
         return _wrap(np.ones(array.shape, np.bool_))
     return _wrap(np.isfinite(array))
 
 
 def isposinf(input: Tensor) -> Tensor:
-    array = input._data
+    try:
+        array = input._data
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if array.dtype.kind != "f":
         return _wrap(np.zeros(array.shape, np.bool_))
     return _wrap(np.isposinf(array))
 
 
 def isneginf(input: Tensor) -> Tensor:
-    array = input._data
+    try:
+        array = input._data
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if array.dtype.kind != "f":
         return _wrap(np.zeros(array.shape, np.bool_))
     return _wrap(np.isneginf(array))
@@ -1182,7 +1207,11 @@ def isneginf(input: Tensor) -> Tensor:
 
 def signbit(input: Tensor) -> Tensor:
     """True where the sign bit is set: negative numbers, -0.0 and negative nans."""
-    array = input._data
+    try:
+        array = input._data
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if array.dtype.kind == "f":
         return _wrap(np.signbit(array))
     if array.dtype.kind == "i":
@@ -1267,8 +1296,12 @@ def not_equal(input: Tensor, other: Any) -> Tensor:
 
 def equal(input: Tensor, other: Tensor) -> bool:
     """True if both have the same shape and elements (nan is never equal)."""
-    if input._data.shape != other._data.shape:
-        return False
+    try:
+        if input._data.shape != other._data.shape:
+            return False
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     x, y = binary_arrays(input, other)
     return bool(np.array_equal(x, y))
 
@@ -1288,7 +1321,11 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
     if atol < 0:
         raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
-    x, y = input._data, other._data
+    try:
+        x, y = input._data, other._data
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     try:
         exactly = np.equal(x, y)
     except ValueError:
@@ -1308,7 +1345,11 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:  # fmt: skip
     """True if isclose holds everywhere."""
-    return bool(np.all(isclose(input, other, rtol, atol, equal_nan)._data))
+    try:
+        return bool(np.all(isclose(input, other, rtol, atol, equal_nan)._data))
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
 
 
 # ----------------------------------------------------------- logical, bitwise
@@ -1340,7 +1381,11 @@ def logical_xor(input: Tensor, other: Tensor) -> Tensor:
 
 
 def logical_not(input: Tensor) -> Tensor:
-    return _wrap(np.logical_not(input._data))
+    try:
+        return _wrap(np.logical_not(input._data))
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
 
 
 def _bitwise(name: str, ufunc: Any, input: Any, other: Any) -> Tensor:
@@ -1375,7 +1420,11 @@ def bitwise_xor(input: Any, other: Any) -> Tensor:
 
 def bitwise_not(input: Tensor) -> Tensor:
     """Bitwise NOT of an integer tensor; logical NOT of a bool tensor."""
-    array = input._data
+    try:
+        array = input._data
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if array.dtype.kind == "f":
         raise _not_implemented("bitwise_not_cpu", array.dtype)
     return _wrap(np.invert(array))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from lucid._core import dtypes
+from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function, once_differentiable
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
@@ -262,18 +263,22 @@ class MeanDim(Function):
 
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Mean over `dim` (an int or a tuple; all dims when None or empty); float input only."""
-    if dtype is not None:
-        dtype = dtypes.to_numpy_dtype(dtype)
-        if dtype.kind != "f":
+    try:
+        if dtype is not None:
+            dtype = dtypes.to_numpy_dtype(dtype)
+            if dtype.kind != "f":
+                raise RuntimeError(
+                    "mean(): could not infer output dtype. Optional dtype must be either a "
+                    f"floating point or complex dtype. Got: {_SCALAR_TYPE_NAMES[dtype]}"
+                )
+        elif input._data.dtype.kind != "f":
             raise RuntimeError(
-                "mean(): could not infer output dtype. Optional dtype must be either a floating "
-                f"point or complex dtype. Got: {_SCALAR_TYPE_NAMES[dtype]}"
+                "mean(): could not infer output dtype. Input dtype must be either a floating point "
+                f"or complex dtype. Got: {_SCALAR_TYPE_NAMES[input._data.dtype]}"
             )
-    elif input._data.dtype.kind != "f":
-        raise RuntimeError(
-            "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {_SCALAR_TYPE_NAMES[input._data.dtype]}"
-        )
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if dim is None and not keepdim:
         return Mean.apply(input, dtype)
     dims = normalize_dims(dim, input._data.ndim) or None
@@ -380,8 +385,12 @@ def _variance(array: np.ndarray, dims: tuple[int, ...] | None, dof: float,
 def _variance_args(name: str, input: Tensor, dim: Any, unbiased: Any,
                    correction: Any) -> tuple[tuple[int, ...] | None, float]:  # fmt: skip
     """The dims and the degrees of freedom (N - correction) of var/std."""
-    if input._data.dtype.kind != "f":
-        raise RuntimeError("std and var only support floating point and complex dtypes")
+    try:
+        if input._data.dtype.kind != "f":
+            raise RuntimeError("std and var only support floating point and complex dtypes")
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if isinstance(dim, bool):
         # var(x, True) is var(x, unbiased=True)
         if unbiased is not None:
@@ -611,7 +620,11 @@ def _check_reduction_dims(name: str, array: np.ndarray, dims: tuple[int, ...] | 
 
 def _extreme(name: str, all_function: Any, dim_function: Any, result_type: Any, input: Tensor,
              dim: Any, keepdim: bool) -> Any:  # fmt: skip
-    array = input._data
+    try:
+        array = input._data
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if dim is None:
         _check_reduction_dims(name, array, None)
         return all_function.apply(input)
@@ -684,21 +697,33 @@ class Amin(Function):
 
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Largest value over `dim` (all dims when empty); ties share the gradient evenly."""
-    dims = normalize_dims(dim, input._data.ndim) or None
+    try:
+        dims = normalize_dims(dim, input._data.ndim) or None
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     _check_reduction_dims("amax", input._data, dims)
     return Amax.apply(input, dims, keepdim)
 
 
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Smallest value over `dim` (all dims when empty); ties share the gradient evenly."""
-    dims = normalize_dims(dim, input._data.ndim) or None
+    try:
+        dims = normalize_dims(dim, input._data.ndim) or None
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     _check_reduction_dims("amin", input._data, dims)
     return Amin.apply(input, dims, keepdim)
 
 
 # ------------------------------------------------------------------------- argmax / argmin
 def _arg_extreme(name: str, function: Any, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
-    array = input._data
+    try:
+        array = input._data
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if array.dtype == np.bool_:
         raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
@@ -1150,7 +1175,11 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
 
 # ----------------------------------------------------------------- all / any / count_nonzero
 def _logical_reduction(function: Any, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
-    array = input._data
+    try:
+        array = input._data
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     # An empty dim list reduces nothing here, unlike sum, as in PyTorch.
     axis = None if dim is None else normalize_dims(dim, array.ndim)
     result = np.asarray(function(array, axis, keepdims=keepdim))
@@ -1170,6 +1199,10 @@ def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
 
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
     """How many elements over `dim` are nonzero (int64)."""
-    array = input._data
+    try:
+        array = input._data
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     axis = normalize_dims(dim, array.ndim) or None
     return _wrap(np.asarray(np.count_nonzero(array, axis), _INT64))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import dtypes
+from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.tensor import _TYPE_NAMES, TensorBase, _normalize_dim, _wrap
 
@@ -119,7 +120,11 @@ def view(input: Tensor, shape: Sequence[int]) -> Tensor:
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dimensions `start_dim` to `end_dim` into one."""
-    shape = input._data.shape
+    try:
+        shape = input._data.shape
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if not shape:
         return reshape(input, (1,))
     start = _normalize_dim(start_dim, len(shape))
@@ -172,7 +177,11 @@ class SqueezeDims(Squeeze):
 
 def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     """Remove dimensions of size 1 (all of them, or those among `dim`)."""
-    shape = input._data.shape
+    try:
+        shape = input._data.shape
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if dim is None:
         return Squeeze.apply(input, tuple(i for i, size in enumerate(shape) if size == 1))
     if isinstance(dim, int):
@@ -242,7 +251,11 @@ class T(Function):
 
 def t(input: Tensor) -> Tensor:
     """Transpose a matrix; 0-d and 1-d tensors come back as they are (as a view)."""
-    ndim = input._data.ndim
+    try:
+        ndim = input._data.ndim
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     if ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {ndim}D")
     return T.apply(input)
@@ -671,8 +684,12 @@ class Unbind(Function):
 
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices of `input` along `dim`, as views."""
-    if not input._data.ndim:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    try:
+        if not input._data.ndim:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     return Unbind.apply(input, _normalize_dim(dim, input._data.ndim))
 
 
@@ -776,8 +793,12 @@ class Tril(Function):
 
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two dimensions (entries above `diagonal` zeroed)."""
-    if input._data.ndim < 2:
-        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    try:
+        if input._data.ndim < 2:
+            raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     return Tril.apply(input, int(diagonal))
 
 
@@ -796,6 +817,10 @@ class Triu(Function):
 
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two dimensions (entries below `diagonal` zeroed)."""
-    if input._data.ndim < 2:
-        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
+    try:
+        if input._data.ndim < 2:
+            raise RuntimeError("triu: input tensor must have at least 2 dimensions")
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
     return Triu.apply(input, int(diagonal))

@@ -1,0 +1,96 @@
+"""PyTorch's TypeError for an argument of the wrong type, worked out only after an op has failed.
+
+Ops read `x._data` without first checking that `x` is a tensor, because that check would cost
+every call. When the read fails, the `AttributeError` names the object that lacked the
+attribute; `Function.apply` (for a forward) or a wrapper that reads its input before `apply`
+hands the error to `raise_argument_error`, which looks for that object among the parameters of
+the public function on the stack and raises PyTorch's message in its place::
+
+    abs(): argument 'input' (position 1) must be Tensor, not NoneType
+
+A correct call never reaches this module.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from types import FrameType
+from typing import Any
+
+__all__ = ["argument_error", "raise_argument_error", "raise_type_error", "type_name"]
+
+_LUCID_DIRECTORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# Helpers that pass an op's arguments on; the public function is further out.
+_HELPER_FILES = (os.path.join(_LUCID_DIRECTORY, "ops", "_common.py"),)
+_MISSING = object()
+
+
+def type_name(value: Any) -> str:
+    """A value's type as PyTorch names it in argument errors: `float`, `numpy.ndarray`."""
+    cls = type(value)
+    if cls.__module__ == "builtins":
+        return cls.__qualname__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def argument_error(op: str, name: str, position: int, value: Any,
+                   expected: str = "Tensor") -> TypeError:  # fmt: skip
+    return TypeError(
+        f"{op}(): argument '{name}' (position {position}) must be {expected}, not "
+        f"{type_name(value)}"
+    )
+
+
+def raise_argument_error(error: BaseException, frame: FrameType | None = None) -> None:
+    """Raise PyTorch's TypeError in place of `error` when `error` is an `AttributeError` on a
+    non-tensor that the caller passed where a tensor belongs; otherwise return, and the caller
+    re-raises `error`. `frame` is the innermost lucid frame to search (default: the caller's).
+    """
+    if error.__class__ is not AttributeError:
+        return
+    culprit = getattr(error, "obj", _MISSING)
+    # a tensor (it has `_data`; this module sits below tensor.py) is no argument of the wrong type
+    if culprit is _MISSING or hasattr(culprit, "_data"):
+        return
+    if frame is None:
+        frame = sys._getframe(1)
+    _raise_for(culprit, "Tensor", frame, tensor_only=True)
+
+
+def raise_type_error(value: Any, expected: str) -> None:
+    """Raise PyTorch's TypeError for `value`, passed to a public function on the caller's stack
+    where an `expected` ("int") belongs: `unsqueeze(): argument 'dim' (position 2) must be int,
+    not float`; a plain TypeError where no parameter holds it."""
+    _raise_for(value, expected, sys._getframe(1), tensor_only=False)
+    raise TypeError(f"expected {expected}, but got {type_name(value)}")
+
+
+def _raise_for(culprit: Any, expected: str, frame: FrameType | None, tensor_only: bool) -> None:
+    while frame is not None and frame.f_code.co_filename.startswith(_LUCID_DIRECTORY):
+        code = frame.f_code
+        if not code.co_name.startswith("_") and code.co_filename not in _HELPER_FILES:
+            found = _find_parameter(frame, culprit, tensor_only)
+            if found is not None:
+                name, position = found
+                raise argument_error(code.co_name, name, position, culprit, expected) from None
+        frame = frame.f_back
+
+
+def _find_parameter(frame: FrameType, culprit: Any, tensor_only: bool) -> tuple[str, int] | None:
+    """The first parameter of `frame`'s function that holds `culprit` (and, for a tensor, has
+    no default or a default of None), with PyTorch's 1-based position (methods skip self)."""
+    code = frame.f_code
+    function = frame.f_globals.get(code.co_name)
+    defaults = getattr(function, "__defaults__", None) or ()
+    names = code.co_varnames[: code.co_argcount]
+    first_default = len(names) - len(defaults)
+    values = frame.f_locals
+    offset = 1 if names[:1] == ("self",) else 0
+    for index, name in enumerate(names):
+        if index < offset or values.get(name, _MISSING) is not culprit:
+            continue
+        if tensor_only and index >= first_default and defaults[index - first_default] is not None:
+            continue
+        return name, index + 1 - offset
+    return None
