@@ -8,36 +8,15 @@ PyTorch's for "silent").
 
 KNOWN_GAPS: dict[tuple[str, str], str] = {
     # numpy: TypeError: 'T' object cannot be interpreted as an integer
-    ("F.log_softmax", "dim_float"): "numpy",
-    ("F.softmax", "dim_float"): "numpy",
-    ("Tensor.log_softmax", "dim_float"): "numpy",
     ("Tensor.repeat", "float_size"): "numpy",
-    ("Tensor.softmax", "dim_float"): "numpy",
     ("lucid.eye", "float_size"): "numpy",
-    ("lucid.log_softmax", "dim_float"): "numpy",
-    ("lucid.softmax", "dim_float"): "numpy",
-    # numpy: ValueError: cannot reshape array of size N into shape (N,)
-    ("F.batch_norm", "bool_tensor"): "numpy",
-    ("F.batch_norm", "empty"): "numpy",
-    ("F.batch_norm", "float32_with_float64"): "numpy",
-    ("F.batch_norm", "int_tensor"): "numpy",
-    ("F.batch_norm", "noncontiguous"): "numpy",
-    ("F.batch_norm", "shape_mismatch"): "numpy",
-    ("F.batch_norm", "valid"): "numpy",
     # numpy: TypeError: numpy boolean subtract, the `-` operator, is not supported,
     ("F.group_norm", "bool_tensor"): "numpy",
     ("F.huber_loss", "bool_tensor"): "numpy",
-    ("F.layer_norm", "bool_tensor"): "numpy",
     ("F.scaled_dot_product_attention", "bool_tensor"): "numpy",
     ("F.smooth_l1_loss", "bool_tensor"): "numpy",
-    # numpy: TypeError: return arrays must be of ArrayType
-    ("F.sigmoid", "zero_d"): "numpy",
-    ("F.silu", "zero_d"): "numpy",
-    ("Tensor.sigmoid", "zero_d"): "numpy",
-    ("lucid.sigmoid", "zero_d"): "numpy",
     # numpy: UFuncTypeError: Cannot cast ufunc 'T' output from dtype('T') to dtype(
     ("F.group_norm", "int_tensor"): "numpy",
-    ("F.layer_norm", "int_tensor"): "numpy",
     ("F.scaled_dot_product_attention", "int_tensor"): "numpy",
     # numpy: TypeError: The numpy boolean negative, the `-` operator, is not suppor
     ("F.binary_cross_entropy", "bool_tensor"): "numpy",
@@ -45,14 +24,10 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     # numpy: ValueError: shape mismatch: objects cannot be broadcast to a single sh
     ("F.huber_loss", "shape_mismatch"): "numpy",
     ("F.smooth_l1_loss", "shape_mismatch"): "numpy",
-    # numpy: TypeError: integer argument expected, got float
-    ("lucid.stack", "dim_float"): "numpy",
     # numpy: ValueError: Calling nonzero on Nd arrays is not allowed. Use np.atleas
     ("lucid.where", "zero_d"): "numpy",
     # numpy: ValueError: Invalid integer data type 'T'.
     ("F.max_pool1d", "bool_tensor"): "numpy",
-    # numpy: ValueError: cannot reshape array of size N into shape (N,N)
-    ("F.batch_norm", "three_d"): "numpy",
     # numpy: ValueError: cannot reshape array of size N into shape (N,N,newaxis)
     ("F.group_norm", "empty"): "numpy",
     # numpy: ValueError: data type <class 'numpy.bool'> not inexact
