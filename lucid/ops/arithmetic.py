@@ -288,6 +288,7 @@ class MulScalar(Function):
     """A tensor times a Python scalar, in either order: backward needs only the scalar."""
 
     _backward_name = "MulBackward0"
+    _keeps_values_for_backward = True  # PyTorch saves the scalar, as a tensor
 
     @staticmethod
     def forward(ctx, x, scalar, out=None):
@@ -379,6 +380,7 @@ class DivScalar(Function):
     """A tensor divided by a Python scalar: backward needs only the scalar."""
 
     _backward_name = "DivBackward0"
+    _keeps_values_for_backward = True  # PyTorch saves the scalar, as a tensor
 
     @staticmethod
     def forward(ctx, x, scalar, out=None):
@@ -422,6 +424,7 @@ class DivRounding(Function):
     """Division with rounding_mode 'trunc' or 'floor': piecewise constant, so zero gradient."""
 
     _backward_name = "DivBackward2"
+    _keeps_values_for_backward = True  # PyTorch saves the divisor
 
     @staticmethod
     def forward(ctx, a, b, rounding_mode):
