@@ -141,9 +141,6 @@ def run_backward(
                 continue
 
             input_edges = node.input_edges
-            if node.is_freed and node.function._keeps_values_for_backward:
-                # Its backward reads no saved tensor, whose check would raise this.
-                raise RuntimeError(FREED_MESSAGE)
             if len(grads) == 1 and not state.observers and not node.post_hooks:
                 # The common case, inline: one output, no observers, no node hooks.
                 if grads[0] is None:
@@ -159,10 +156,18 @@ def run_backward(
             else:
                 grad_inputs = _call_backward(node, grads, state.observers)
             grads = None
-            if not retain_graph and (
-                node.saved is not None or node.to_save or node.function._keeps_values_for_backward
-            ):
+            # A node whose ctx keeps values instead of saved tensors is freed too; its backward
+            # reads no saved tensor (whose check raises this), so a second one is refused here,
+            # before its gradients go on.
+            if retain_graph:
+                if node.is_freed and node.function._keeps_values_for_backward:
+                    raise RuntimeError(FREED_MESSAGE)
+            elif node.saved is not None or node.to_save:
                 node.free_saved()
+            elif node.function._keeps_values_for_backward:
+                if node.is_freed:
+                    raise RuntimeError(FREED_MESSAGE)
+                node.is_freed = True
 
             for index, edge in enumerate(input_edges):
                 if edge is None:

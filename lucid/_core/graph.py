@@ -164,7 +164,9 @@ class Node(_NodeHooks):
             if tensor is None:
                 unpacked.append(None)
                 continue
-            if tensor._version_counter[0] != version or not tensor._requires_grad:
+            if tensor._version_counter[0] != version or (
+                output_nr < 0 and not tensor._requires_grad
+            ):
                 self._check_saved(tensor, version, output_nr)
             if output_nr >= 0:
                 # A saved output is stored without its grad_fn (no reference cycle) and gets

@@ -78,6 +78,14 @@ def test_backward_twice_with_retain_graph_is_allowed():
     np.testing.assert_allclose(x.grad.numpy(), [6.0, 6.0])
 
 
+def test_backward_with_retain_graph_after_a_freeing_backward_raises():
+    x = lucid.tensor([1.0, 2.0], requires_grad=True)
+    loss = (x * 3.0).sum()
+    loss.backward()
+    with pytest.raises(RuntimeError, match=FREED):
+        loss.backward(retain_graph=True)
+
+
 def test_grad_twice_through_a_scalar_multiply_raises():
     x = lucid.tensor([1.0, 2.0], requires_grad=True)
     loss = (x * 3.0).sum()
