@@ -61,6 +61,8 @@ class Tensor(TensorBase):
     minimum = arithmetic.minimum
     fmod = arithmetic.fmod
     remainder = arithmetic.remainder
+    remainder_ = arithmetic.remainder_
+    floor_divide_ = arithmetic.floor_divide_
     # pointwise
     exp = pointwise.exp
     exp_ = pointwise.exp_
@@ -117,6 +119,17 @@ class Tensor(TensorBase):
     logical_or = pointwise.logical_or
     logical_xor = pointwise.logical_xor
     logical_not = pointwise.logical_not
+    bitwise_not = pointwise.bitwise_not
+    bitwise_and = pointwise.bitwise_and
+    bitwise_and_ = pointwise.bitwise_and_
+    bitwise_or = pointwise.bitwise_or
+    bitwise_or_ = pointwise.bitwise_or_
+    bitwise_xor = pointwise.bitwise_xor
+    bitwise_xor_ = pointwise.bitwise_xor_
+    bitwise_left_shift = pointwise.bitwise_left_shift
+    bitwise_left_shift_ = pointwise.bitwise_left_shift_
+    bitwise_right_shift = pointwise.bitwise_right_shift
+    bitwise_right_shift_ = pointwise.bitwise_right_shift_
     fill_ = fills.fill_
     zero_ = fills.zero_
     masked_fill = indexing.masked_fill
@@ -289,10 +302,16 @@ class Tensor(TensorBase):
     def __rfloordiv__(self, other: Any) -> Tensor:
         return arithmetic.floor_divide(other, self)
 
+    def __ifloordiv__(self, other: Any) -> Tensor:
+        return arithmetic.floor_divide_(self, other)
+
     __mod__ = arithmetic.remainder
 
     def __rmod__(self, other: Any) -> Tensor:
         return arithmetic.remainder(other, self)
+
+    def __imod__(self, other: Any) -> Tensor:
+        return arithmetic.remainder_(self, other)
 
     __pow__ = arithmetic.pow
 
@@ -323,10 +342,25 @@ class Tensor(TensorBase):
 
     __and__ = pointwise.bitwise_and
     __rand__ = pointwise.bitwise_and
+    __iand__ = pointwise.bitwise_and_
     __or__ = pointwise.bitwise_or
     __ror__ = pointwise.bitwise_or
+    __ior__ = pointwise.bitwise_or_
     __xor__ = pointwise.bitwise_xor
     __rxor__ = pointwise.bitwise_xor
+    __ixor__ = pointwise.bitwise_xor_
+    __lshift__ = pointwise.bitwise_left_shift
+
+    def __rlshift__(self, other: Any) -> Tensor:
+        return pointwise.bitwise_left_shift(other, self)
+
+    __ilshift__ = pointwise.bitwise_left_shift_
+    __rshift__ = pointwise.bitwise_right_shift
+
+    def __rrshift__(self, other: Any) -> Tensor:
+        return pointwise.bitwise_right_shift(other, self)
+
+    __irshift__ = pointwise.bitwise_right_shift_
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
         if other is None:

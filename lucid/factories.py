@@ -12,9 +12,17 @@ import numpy as np
 
 from lucid._core import dtypes, random
 from lucid._core.arguments import raise_argument_error
+from lucid._core.grad_mode import local_state
 from lucid._core.random import *  # noqa: F403  (the generator functions are lucid's too)
 from lucid._core.random import Generator, _rng
-from lucid._core.tensor import _TYPE_NAMES, Size, TensorBase, _varargs_shape, _wrap
+from lucid._core.tensor import (
+    _TYPE_NAMES,
+    Size,
+    TensorBase,
+    _varargs_shape,
+    _wrap,
+    mark_inference,
+)
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -53,6 +61,8 @@ __all__ = [
 # -------------------------------------------------------------------- helpers
 def _leaf(array: np.ndarray, requires_grad: bool) -> Tensor:
     result = _wrap(array)
+    if local_state.inference:
+        mark_inference(result)
     if requires_grad:
         if array.dtype.kind != "f":
             # Factories capitalise this message; the requires_grad setter does not (as PyTorch).

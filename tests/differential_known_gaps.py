@@ -65,24 +65,10 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("lucid.softmax", "three_d"): "silent",
     ("lucid.softmax", "valid"): "silent",
     ("lucid.softmax", "zero_d"): "silent",
-    # silent: torch: RuntimeError: Can't detach views in-place. Use detach() instead
-    ("Tensor.detach_", "inplace_on_view_of_leaf"): "silent",
-    ("Tensor.detach_", "inplace_through_view"): "silent",
-    ("Tensor.detach_", "inplace_through_view_int"): "silent",
-    ("Tensor.detach_", "noncontiguous"): "silent",
     # silent: torch: NotImplementedError: "addmm_impl_cpu_" not implemented for 'T'
     ("F.linear", "bool_tensor"): "silent",
     ("Tensor.inner", "bool_tensor"): "silent",
     ("lucid.inner", "bool_tensor"): "silent",
-    # silent: torch: RuntimeError: a leaf Variable that requires grad is being used
-    ("Tensor.__ifloordiv__", "inplace_on_leaf"): "silent",
-    ("Tensor.__imod__", "inplace_on_leaf"): "silent",
-    # silent: torch: RuntimeError: a view of a leaf Variable that requires grad is b
-    ("Tensor.__ifloordiv__", "inplace_on_view_of_leaf"): "silent",
-    ("Tensor.__imod__", "inplace_on_view_of_leaf"): "silent",
-    # silent: torch: RuntimeError: output with shape [N] doesn't match the broadcast
-    ("Tensor.__ifloordiv__", "inplace_shape_change"): "silent",
-    ("Tensor.__imod__", "inplace_shape_change"): "silent",
     # silent: torch: TypeError: eq() received an invalid combination of arguments -
     ("lucid.eq", "none"): "silent",
     ("lucid.eq", "python_scalar"): "silent",
@@ -140,12 +126,4 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("F.max_pool1d", "float_size"): "silent",
     # silent: torch: TypeError: rsub() received an invalid combination of arguments
     ("lucid.rsub", "python_scalar"): "silent",
-    # values: after the call, inputs: values differ
-    ("Tensor.__iand__", "inplace_through_view_int"): "values",
-    ("Tensor.__ifloordiv__", "inplace_python_number"): "values",
-    ("Tensor.__ifloordiv__", "inplace_through_view"): "values",
-    ("Tensor.__imod__", "inplace_python_number"): "values",
-    ("Tensor.__imod__", "inplace_through_view"): "values",
-    ("Tensor.__ior__", "inplace_through_view_int"): "values",
-    ("Tensor.__ixor__", "inplace_through_view_int"): "values",
 }

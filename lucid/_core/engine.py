@@ -18,7 +18,7 @@ import numpy as np
 
 from lucid._core import observers
 from lucid._core.grad_mode import local_state
-from lucid._core.graph import AccumulateGrad, accumulator_for
+from lucid._core.graph import FREED_MESSAGE, AccumulateGrad, accumulator_for
 from lucid._core.tensor import TensorBase, _wrap
 
 if TYPE_CHECKING:
@@ -113,7 +113,8 @@ def run_backward(
                 if node not in executes:
                     continue
             elif is_leaf_sink:
-                if accumulate_grad and grads[0] is not None:
+                # A leaf that stopped requiring grad (detach_) after it was used gets none.
+                if accumulate_grad and grads[0] is not None and node.variable._requires_grad:
                     if (
                         state.observers
                         and node.variable._grad is not None
@@ -155,8 +156,18 @@ def run_backward(
             else:
                 grad_inputs = _call_backward(node, grads, state.observers)
             grads = None
-            if not retain_graph and (node.saved is not None or node.to_save):
+            # A node whose ctx keeps values instead of saved tensors is freed too; its backward
+            # reads no saved tensor (whose check raises this), so a second one is refused here,
+            # before its gradients go on.
+            if retain_graph:
+                if node.is_freed and node.function._keeps_values_for_backward:
+                    raise RuntimeError(FREED_MESSAGE)
+            elif node.saved is not None or node.to_save:
                 node.free_saved()
+            elif node.function._keeps_values_for_backward:
+                if node.is_freed:
+                    raise RuntimeError(FREED_MESSAGE)
+                node.is_freed = True
 
             for index, edge in enumerate(input_edges):
                 if edge is None:
@@ -343,8 +354,29 @@ def _run_hooks(hooks: dict, grad: Tensor | None) -> Tensor | None:
             break
         result = hook(grad)
         if result is not None:
+            _check_hook_result(hook, grad, result)
             grad = result
     return grad
+
+
+def _check_hook_result(hook: Any, grad: Tensor, result: Any) -> None:
+    """A tensor hook may replace the gradient, but not change its type or size (PyTorch's
+    errors, the type checked first)."""
+    if not isinstance(result, TensorBase):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    if result._data.dtype != grad._data.dtype:
+        raise RuntimeError(
+            f"hook '{_hook_name(hook)}' has changed the type of value (was {grad.type()} got "
+            f"{result.type()})"
+        )
+    if result._data.shape != grad._data.shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+
+
+def _hook_name(hook: Any) -> str:
+    # PyTorch's name for a hook: its __name__, which partials and callable objects lack
+    name = getattr(hook, "__name__", None)
+    return name if isinstance(name, str) else "<unknown>"
 
 
 def _accumulate_into(variable: Tensor, grad: Tensor | None, create_graph: bool) -> None:

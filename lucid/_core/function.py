@@ -27,7 +27,7 @@ from lucid._core import observers
 from lucid._core.arguments import raise_argument_error
 from lucid._core.grad_mode import local_state
 from lucid._core.graph import Node, accumulator_for, next_sequence_nr
-from lucid._core.tensor import TensorBase, _wrap
+from lucid._core.tensor import TensorBase, _wrap, mark_inference
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -56,6 +56,10 @@ class Function:
     # The name the op is reported under (profiles, NVTX ranges), where the grad_fn name does
     # not carry the op a user calls; `op_name` derives it otherwise. Not inherited.
     _op_name: str | None = None
+    # True where backward needs values kept on ctx (a scalar operand, indices) that PyTorch
+    # saves as tensors: the node is then freed after backward like one that saved tensors, so
+    # a second backward through it raises, as in PyTorch.
+    _keeps_values_for_backward = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise RuntimeError(
@@ -122,6 +126,7 @@ class Function:
                     edges.append(None)
                 needs_input_grad.append(False)
         if is_recording:
+            in_inference = False
             ctx.is_recording = True
             ctx.needs_input_grad = tuple(needs_input_grad)
             ctx.input_edges = tuple(edges)
@@ -136,6 +141,7 @@ class Function:
         else:
             count = len(args)
             ctx.needs_input_grad = _NOT_RECORDING[count] if count < 16 else (False,) * count
+            in_inference = state.inference
         # One read of the observers serves both notifications, and an observer that was told
         # an op began is the one told that it ended.
         watching = state.observers
@@ -178,8 +184,13 @@ class Function:
                     _pack_saved(ctx, (output,))
             if watching or state.pending_flags is not None:
                 observers.after_forward(ctx, args, (output,))
+            if in_inference:
+                _mark_inference_outputs((output,), args)
             return output
-        return _finish_outputs(ctx, args, output, is_recording, watching, state)
+        output = _finish_outputs(ctx, args, output, is_recording, watching, state)
+        if in_inference:
+            _mark_inference_outputs(output if type(output) is tuple else (output,), args)
+        return output
 
 
 _LUCID_DIRECTORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -252,6 +263,18 @@ def _finish_outputs(
     if is_tuple:
         return outputs
     return outputs[0]
+
+
+def _mark_inference_outputs(outputs: tuple, args: tuple) -> None:
+    """Outputs made in inference mode are inference tensors, except views of a normal tensor
+    and inputs returned as they are (as in PyTorch)."""
+    for out in outputs:
+        if (
+            isinstance(out, TensorBase)
+            and out._base is None
+            and not any(out is arg for arg in args)
+        ):
+            mark_inference(out)
 
 
 def _alias(tensor: Tensor) -> Tensor:

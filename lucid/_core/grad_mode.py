@@ -144,7 +144,8 @@ class set_grad_enabled(_DecoratorContextManager):
 
 
 class inference_mode(_DecoratorContextManager):
-    """Like no_grad, for code that will never need autograd (`mode=False` is a no-op)."""
+    """Like no_grad, for code that will never need autograd; tensors made inside are inference
+    tensors. `mode=False` turns inference mode off and grad mode on, as in PyTorch."""
 
     def __new__(cls, mode: bool | Callable = True) -> Any:
         if isinstance(mode, bool):
@@ -157,9 +158,8 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self) -> None:
         self.prev = (local_state.enabled, local_state.inference)
-        if self.mode:
-            local_state.enabled = False
-            local_state.inference = True
+        local_state.enabled = not self.mode
+        local_state.inference = bool(self.mode)
 
     def __exit__(self, *exc_info: object) -> None:
         local_state.enabled, local_state.inference = self.prev

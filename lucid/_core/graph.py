@@ -12,19 +12,20 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from lucid._core.grad_mode import local_state
 from lucid._core.hooks import RemovableHandle
-from lucid._core.tensor import _wrap
+from lucid._core.tensor import InferenceVersion, _wrap
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
-__all__ = ["Node", "AccumulateGrad", "accumulator_for"]
+__all__ = ["Node", "AccumulateGrad", "accumulator_for", "FREED_MESSAGE"]
 
 # Creation order of nodes; the engine runs later-created nodes first, as PyTorch does.
 _sequence = itertools.count()
 next_sequence_nr = _sequence.__next__
 
-_FREED_MESSAGE = (
+FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
     "after they have already been freed). Saved intermediate values of the graph are freed "
     "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
@@ -41,6 +42,18 @@ _INPLACE_ON_VIEW_MESSAGE = (
     "would not see the change and its gradients would be wrong. Write into the base tensor "
     "itself (base[index] = value), apply the operation out of place, or clone() the view "
     "first."
+)
+
+
+_INFERENCE_INPLACE_MESSAGE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+    "clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details."
+)
+
+_DETACHED_SAVED_MESSAGE = (
+    "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is "
+    "not supported, please use out-of-place `.detach()` instead"
 )
 
 
@@ -107,6 +120,9 @@ class Node(_NodeHooks):
 
     def mark_dirty(self, *tensors: Tensor) -> None:
         """Declare tensors the forward modifies in place (call before modifying them)."""
+        for tensor in tensors:
+            if tensor._version_counter.__class__ is InferenceVersion and not local_state.inference:
+                raise RuntimeError(_INFERENCE_INPLACE_MESSAGE)
         if self.is_recording:
             for tensor in tensors:
                 if tensor._base is not None:
@@ -131,22 +147,27 @@ class Node(_NodeHooks):
     @property
     def saved_tensors(self) -> tuple[Tensor | None, ...]:
         if self.is_freed:
-            raise RuntimeError(_FREED_MESSAGE)
+            raise RuntimeError(FREED_MESSAGE)
         saved = self.saved
         if saved is None:
             return self.to_save or ()
         if not self.saved_output_nrs:
             for tensor, version in zip(saved, self.saved_versions):
-                if tensor is not None and tensor._version_counter[0] != version:
-                    raise RuntimeError(_version_error(self, tensor, version, -1))
+                # A tensor that requires no grad may be a saved non-leaf detached in place.
+                if tensor is not None and (
+                    tensor._version_counter[0] != version or not tensor._requires_grad
+                ):
+                    self._check_saved(tensor, version, -1)
             return saved
         unpacked = []
         for tensor, version, output_nr in zip(saved, self.saved_versions, self.saved_output_nrs):
             if tensor is None:
                 unpacked.append(None)
                 continue
-            if tensor._version_counter[0] != version:
-                raise RuntimeError(_version_error(self, tensor, version, output_nr))
+            if tensor._version_counter[0] != version or (
+                output_nr < 0 and not tensor._requires_grad
+            ):
+                self._check_saved(tensor, version, output_nr)
             if output_nr >= 0:
                 # A saved output is stored without its grad_fn (no reference cycle) and gets
                 # it back here so that double backward can differentiate through it.
@@ -158,6 +179,16 @@ class Node(_NodeHooks):
                 tensor = alias
             unpacked.append(tensor)
         return tuple(unpacked)
+
+    def _check_saved(self, tensor: Tensor, version: int, output_nr: int) -> None:
+        """PyTorch's errors for a saved tensor modified in place since, or, when it was saved as
+        a non-leaf input, detached in place since (the edge it came by is still this node's)."""
+        if tensor._version_counter[0] != version:
+            raise RuntimeError(_version_error(self, tensor, version, output_nr))
+        if output_nr < 0:
+            detached_from = getattr(tensor, "_detached_from", None)
+            if detached_from is not None and detached_from in self.input_edges:
+                raise RuntimeError(_DETACHED_SAVED_MESSAGE)
 
     # ---------------------------------------------------------- Node methods
     @property
@@ -190,10 +221,9 @@ class Node(_NodeHooks):
         self.retained_outputs[tensor._output_nr] = weakref.ref(tensor)
 
     def free_saved(self) -> None:
-        if self.saved is not None or self.to_save:
-            self.saved = None
-            self.to_save = None
-            self.is_freed = True
+        self.saved = None
+        self.to_save = None
+        self.is_freed = True
 
     def __call__(self, *grad_outputs: Tensor | None) -> Any:
         return self.function.backward(self, *grad_outputs)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import dtypes
+from lucid._core.grad_mode import local_state
 from lucid._core.hooks import RemovableHandle
 
 if TYPE_CHECKING:
@@ -41,6 +42,9 @@ class TensorBase:
         "_retains_grad",
         "_name",
         "_base",
+        # Set only by detach_() on a non-leaf: the (grad_fn, output_nr) it had, so that a node
+        # that saved it then can refuse it in backward. Unset elsewhere (no cost in _wrap).
+        "_detached_from",
         "__weakref__",
     )
 
@@ -94,6 +98,11 @@ class TensorBase:
                 "you can only change requires_grad flags of leaf variables. If you want to use "
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach()."
+            )
+        if value and self.is_inference() and not local_state.inference:
+            raise RuntimeError(
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                "allowed."
             )
         if value and self._data.dtype.kind not in _FLOAT_KINDS:
             raise RuntimeError(
@@ -158,7 +167,13 @@ class TensorBase:
 
     @property
     def _version(self) -> int:
+        if self._version_counter.__class__ is InferenceVersion:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_counter[0]
+
+    def is_inference(self) -> bool:
+        """True for a tensor made in inference_mode (which can't be updated in place outside it)."""
+        return self._version_counter.__class__ is InferenceVersion
 
     @property
     def retains_grad(self) -> bool:
@@ -328,10 +343,33 @@ class TensorBase:
         return result
 
     def detach_(self) -> Tensor:
+        # A view of an inference tensor is not a view to PyTorch (it tracks no view either).
+        if self._base is not None and self._version_counter.__class__ is not InferenceVersion:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
+            )
+        if self._grad_fn is not None:
+            self._detached_from = (self._grad_fn, self._output_nr)
         self._grad_fn = None
         self._requires_grad = False
         self._output_nr = 0
         return self
+
+
+class InferenceVersion(list):
+    """The version counter of a tensor made in inference mode, which marks it as an inference
+    tensor: in-place updates outside inference mode refuse it (graph.Node.mark_dirty)."""
+
+    __slots__ = ()
+
+
+def mark_inference(tensor: TensorBase) -> None:
+    """Make a tensor created in inference mode an inference tensor (views share the mark)."""
+    tensor._version_counter = InferenceVersion([0])
 
 
 class Size(tuple):

@@ -11,13 +11,14 @@ import numpy as np
 from lucid._core.function import Function, op_name
 from lucid._core.grad_mode import enable_grad
 from lucid._core.tensor import TensorBase, _wrap
+from lucid.ops._promote import scalar_value
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
 __all__ = [
-    "apply_inplace", "can_write_into", "dtype_name", "not_implemented", "write_inplace",
-    "zeros_like_grad",
+    "apply_inplace", "can_write_into", "cast_error", "dtype_name", "inplace_operand",
+    "not_implemented", "write_inplace", "zeros_like_grad",
 ]  # fmt: skip
 
 # PyTorch names dtypes by scalar type in most of its messages.
@@ -33,6 +34,34 @@ def dtype_name(numpy_dtype: np.dtype) -> str:
 
 def not_implemented(kernel: str, numpy_dtype: np.dtype) -> NotImplementedError:
     return NotImplementedError(f"\"{kernel}\" not implemented for '{dtype_name(numpy_dtype)}'")
+
+
+def inplace_operand(value: Any, op: str) -> Any:
+    """The `other` of a Tensor method `op` that takes a Tensor or a Number (`remainder_`), as a
+    tensor or a Python scalar; anything else is PyTorch's TypeError naming both overloads."""
+    if isinstance(value, TensorBase):
+        return value
+    try:
+        return scalar_value(value)
+    except TypeError:
+        name = type(value).__name__
+        raise TypeError(
+            f"{op}() received an invalid combination of arguments - got ({name}), but expected "
+            "one of:\n * (Tensor other)\n      didn't match because some of the arguments have "
+            f"invalid types: (!{name}!)\n * (Number other)\n      didn't match because some of "
+            f"the arguments have invalid types: (!{name}!)\n"
+        ) from None
+
+
+def cast_error(result_dtype: np.dtype, target_dtype: np.dtype) -> RuntimeError | None:
+    """PyTorch's error for an in-place result that its input's dtype cannot hold (a float
+    result into an integer tensor), or None when the cast is allowed."""
+    if result_dtype == target_dtype or np.can_cast(result_dtype, target_dtype, "same_kind"):
+        return None
+    return RuntimeError(
+        f"result type {dtype_name(result_dtype)} can't be cast to the desired output "
+        f"type {dtype_name(target_dtype)}"
+    )
 
 
 def zeros_like_grad(grad_output: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -64,11 +93,10 @@ def write_inplace(x: Tensor, result: np.ndarray) -> None:
             f"output with shape {list(target.shape)} doesn't match the broadcast shape "
             f"{list(result.shape)}"
         )
-    if result.dtype != target.dtype and not np.can_cast(result.dtype, target.dtype, "same_kind"):
-        raise RuntimeError(
-            f"result type {dtype_name(result.dtype)} can't be cast to the desired output "
-            f"type {dtype_name(target.dtype)}"
-        )
+    if result.dtype != target.dtype:
+        error = cast_error(result.dtype, target.dtype)
+        if error is not None:
+            raise error
     np.copyto(target, result, casting="unsafe")
 
 

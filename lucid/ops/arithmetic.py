@@ -8,9 +8,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import dtypes
-from lucid._core.function import Function
+from lucid._core.function import Function, op_name
 from lucid._core.tensor import TensorBase, _wrap
-from lucid.ops._common import apply_inplace, can_write_into, zeros_like_grad
+from lucid.ops._common import (
+    apply_inplace,
+    can_write_into,
+    inplace_operand,
+    not_implemented,
+    zeros_like_grad,
+)
 from lucid.ops._common import dtype_name as _dtype_name
 from lucid.ops._promote import binary_arrays, float_array, scalar_value
 from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
@@ -282,6 +288,7 @@ class MulScalar(Function):
     """A tensor times a Python scalar, in either order: backward needs only the scalar."""
 
     _backward_name = "MulBackward0"
+    _keeps_values_for_backward = True  # PyTorch saves the scalar, as a tensor
 
     @staticmethod
     def forward(ctx, x, scalar, out=None):
@@ -373,6 +380,7 @@ class DivScalar(Function):
     """A tensor divided by a Python scalar: backward needs only the scalar."""
 
     _backward_name = "DivBackward0"
+    _keeps_values_for_backward = True  # PyTorch saves the scalar, as a tensor
 
     @staticmethod
     def forward(ctx, x, scalar, out=None):
@@ -391,7 +399,11 @@ def _rounded_quotient(a: Any, b: Any, rounding_mode: str) -> np.ndarray:
     """a / b rounded toward zero ('trunc') or toward -inf ('floor'), in the promoted dtype."""
     x, y = binary_arrays(a, b)
     try:
-        if np.result_type(x, y).kind in _INTEGRAL_KINDS:
+        kind = np.result_type(x, y).kind
+        if kind == "b":
+            # NumPy would answer in int8; PyTorch has no kernel for bool division
+            raise not_implemented(f"div_{rounding_mode}_cpu", np.dtype(np.bool_))
+        if kind in _INTEGRAL_KINDS:
             if np.any(np.asarray(y) == 0):
                 raise RuntimeError("ZeroDivisionError")
             quotient = np.floor_divide(x, y)
@@ -412,6 +424,7 @@ class DivRounding(Function):
     """Division with rounding_mode 'trunc' or 'floor': piecewise constant, so zero gradient."""
 
     _backward_name = "DivBackward2"
+    _keeps_values_for_backward = True  # PyTorch saves the divisor
 
     @staticmethod
     def forward(ctx, a, b, rounding_mode):
@@ -467,7 +480,8 @@ class FloorDivide(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        raise RuntimeError("derivative for aten::floor_divide is not implemented")
+        # named as called: floor_divide, or floor_divide_ for the in-place form
+        raise RuntimeError(f"derivative for aten::{op_name(ctx.function)} is not implemented")
 
 
 def floor_divide(input: Any, other: Any) -> Tensor:
@@ -1265,3 +1279,14 @@ def pow_(input: Tensor, exponent: Any) -> Tensor:
 def neg_(input: Tensor) -> Tensor:
     _check_not_bool_negation(input)
     return apply_inplace(Neg, input)
+
+
+def floor_divide_(input: Tensor, other: Any) -> Tensor:
+    return apply_inplace(FloorDivide, input, inplace_operand(other, "floor_divide_"))
+
+
+def remainder_(input: Tensor, other: Any) -> Tensor:
+    other = inplace_operand(other, "remainder_")
+    if isinstance(other, TensorBase):
+        return apply_inplace(RemainderTensor, input, other)
+    return apply_inplace(Remainder, input, other)

@@ -811,6 +811,7 @@ class MaxPool2D(Function):
     """Max over each window; with `return_indices`, also PyTorch's flat (h * W + w) argmax."""
 
     _backward_name = "MaxPool2DWithIndicesBackward0"
+    _keeps_values_for_backward = True  # PyTorch saves the input and the argmax indices
 
     @staticmethod
     def forward(ctx, x, kernel, stride, padding, dilation, out_size, return_indices):

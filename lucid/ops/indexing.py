@@ -54,6 +54,7 @@ class Index(Function):
     last view op PyTorch would apply (select, slice, unsqueeze, alias)."""
 
     _backward_name = "IndexBackward0"
+    _keeps_values_for_backward = True  # PyTorch saves the indices
 
     @staticmethod
     def forward(ctx, x, index, accumulate):
@@ -72,20 +73,25 @@ class Index(Function):
         return grad, None, None
 
 
+# Views: PyTorch keeps only sizes for their backward, so a second backward goes through.
 class Select(Index):
     _backward_name = "SelectBackward0"
+    _keeps_values_for_backward = False
 
 
 class Slice(Index):
     _backward_name = "SliceBackward0"
+    _keeps_values_for_backward = False
 
 
 class UnsqueezeIndex(Index):
     _backward_name = "UnsqueezeBackward0"
+    _keeps_values_for_backward = False
 
 
 class Alias(Index):
     _backward_name = "AliasBackward0"
+    _keeps_values_for_backward = False
 
 
 class IndexGrad(Function):
@@ -384,6 +390,7 @@ class CopySlices(Function):
     """`x[index] = value` in place, where PyTorch writes through a view of x."""
 
     _backward_name = "lucid::autograd::CopySlices"
+    _keeps_values_for_backward = True  # as PyTorch's CopySlices and index_put_
 
     @staticmethod
     def forward(ctx, x, index, value, accumulate):
@@ -417,6 +424,7 @@ class SetitemFillInplace(CopySlices):
 
     _op_name = "fill_"
     _backward_name = "FillBackward3"
+    _keeps_values_for_backward = False
 
 
 class SetitemCopyInplace(CopySlices):
@@ -424,6 +432,7 @@ class SetitemCopyInplace(CopySlices):
 
     _op_name = "copy_"
     _backward_name = "lucid::autograd::CopyBackwards"
+    _keeps_values_for_backward = False
 
 
 def _sum_to_value(grad: Tensor, shape: tuple[int, ...]) -> Tensor:

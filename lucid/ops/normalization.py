@@ -131,6 +131,7 @@ def dropout2d(
 # ---------------------------------------------------------------- embedding
 class Embedding(Function):
     _backward_name = "EmbeddingBackward0"
+    _keeps_values_for_backward = True  # PyTorch saves the indices
 
     @staticmethod
     def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
@@ -165,6 +166,7 @@ class Embedding(Function):
 
 class EmbeddingRenorm(Function):
     _backward_name = "EmbeddingRenormBackward0"
+    _keeps_values_for_backward = True  # PyTorch saves the indices
 
     @staticmethod
     def forward(ctx, weight, indices, max_norm, norm_type):

@@ -1,5 +1,5 @@
 """Pointwise ops: math functions, rounding, clamp, where, predicates, comparisons, logical and
-bitwise ops, with the in-place forms exp_, sqrt_, abs_, clamp_."""
+bitwise ops and shifts, with the in-place forms exp_, sqrt_, abs_, clamp_, bitwise_and_, ..."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops import _special
-from lucid.ops._common import apply_inplace, zeros_like_grad
+from lucid.ops._common import apply_inplace, cast_error, inplace_operand, zeros_like_grad
 from lucid.ops._common import dtype_name as _dtype_name
 from lucid.ops._common import not_implemented as _not_implemented
 from lucid.ops._promote import binary_arrays, float_array, scalar_value
@@ -35,7 +35,8 @@ __all__ = [
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
     "not_equal", "equal", "allclose", "isclose",
     "logical_and", "logical_or", "logical_xor", "logical_not",
-    "bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+    "bitwise_right_shift",
     "exp_", "sqrt_", "abs_", "clamp_", "clip_", "logit_",
 ]  # fmt: skip
 
@@ -1388,34 +1389,135 @@ def logical_not(input: Tensor) -> Tensor:
         raise
 
 
-def _bitwise(name: str, ufunc: Any, input: Any, other: Any) -> Tensor:
+def _bitwise(name: str, function: type[Function], input: Any, other: Any) -> Tensor:
     if not isinstance(input, TensorBase) and not isinstance(other, TensorBase):
         raise TypeError(
             f"{name}() expected at least one Tensor operand, got {type(input).__name__} and "
             f"{type(other).__name__}"
         )
-    input, other = scalar_value(input), scalar_value(other)
-    target = dtypes.result_type(input, other).numpy_dtype
+    return function.apply(scalar_value(input), scalar_value(other))
+
+
+def _bitwise_result(ufunc: Any, kernel: str, a: Any, b: Any, out: np.ndarray | None) -> Tensor:
+    """`ufunc` of integer or bool operands in PyTorch's promoted dtype (not differentiable).
+
+    `out` is the input's own array when the op runs in place: PyTorch checks that the result
+    can be cast into it before it looks for a kernel for the result's dtype.
+    """
+    target = dtypes.result_type(a, b).numpy_dtype
+    if out is not None:
+        error = cast_error(target, out.dtype)
+        if error is not None:
+            raise error
     if target.kind == "f":
-        raise _not_implemented(f"{name}_cpu", target)
-    x, y = _promoted_arrays(input, other)
+        raise _not_implemented(kernel, target)
+    x, y = _promoted_arrays(a, b)
     try:
         return _wrap(ufunc(x, y))
     except ValueError:
         raise broadcast_error(np.shape(x), np.shape(y)) from None
 
 
+class BitwiseAnd(Function):
+    @staticmethod
+    def forward(ctx, a, b, out=None):
+        return _bitwise_result(np.bitwise_and, "bitwise_and_cpu", a, b, out)
+
+
+class BitwiseOr(Function):
+    @staticmethod
+    def forward(ctx, a, b, out=None):
+        return _bitwise_result(np.bitwise_or, "bitwise_or_cpu", a, b, out)
+
+
+class BitwiseXor(Function):
+    @staticmethod
+    def forward(ctx, a, b, out=None):
+        return _bitwise_result(np.bitwise_xor, "bitwise_xor_cpu", a, b, out)
+
+
+def _shift_operands(x: Any, y: Any, kernel: str) -> tuple[np.ndarray, np.ndarray]:
+    x, y = np.asarray(x), np.asarray(y)
+    if x.dtype != y.dtype:
+        # a bool tensor beside a Python int: the result is int64
+        dtype = np.result_type(x, y)
+        x, y = x.astype(dtype), y.astype(dtype)
+    if x.dtype.kind == "b":
+        raise _not_implemented(kernel, x.dtype)
+    return x, y
+
+
+def _left_shift(x: Any, y: Any) -> np.ndarray:
+    # Shifts by a negative amount or by the width or more give 0 in PyTorch (C leaves them
+    # undefined).
+    x, y = _shift_operands(x, y, "lshift_cpu")
+    in_range = (y >= 0) & (y < x.dtype.itemsize * 8)
+    return np.where(in_range, np.left_shift(x, np.where(in_range, y, 0)), 0)
+
+
+def _right_shift(x: Any, y: Any) -> np.ndarray:
+    # Out-of-range amounts fill with the sign bit (0 for unsigned types), as in PyTorch.
+    x, y = _shift_operands(x, y, "rshift_cpu")
+    width = x.dtype.itemsize * 8
+    in_range = (y >= 0) & (y < width)
+    if x.dtype.kind == "u":
+        return np.where(in_range, np.right_shift(x, np.where(in_range, y, 0)), 0)
+    return np.right_shift(x, np.where(in_range, y, width - 1))
+
+
+class BitwiseLeftShift(Function):
+    @staticmethod
+    def forward(ctx, a, b, out=None):
+        return _bitwise_result(_left_shift, "lshift_cpu", a, b, out)
+
+
+class BitwiseRightShift(Function):
+    @staticmethod
+    def forward(ctx, a, b, out=None):
+        return _bitwise_result(_right_shift, "rshift_cpu", a, b, out)
+
+
 def bitwise_and(input: Any, other: Any) -> Tensor:
     """Bitwise AND of integer or bool tensors (logical AND for bool)."""
-    return _bitwise("bitwise_and", np.bitwise_and, input, other)
+    return _bitwise("bitwise_and", BitwiseAnd, input, other)
 
 
 def bitwise_or(input: Any, other: Any) -> Tensor:
-    return _bitwise("bitwise_or", np.bitwise_or, input, other)
+    return _bitwise("bitwise_or", BitwiseOr, input, other)
 
 
 def bitwise_xor(input: Any, other: Any) -> Tensor:
-    return _bitwise("bitwise_xor", np.bitwise_xor, input, other)
+    return _bitwise("bitwise_xor", BitwiseXor, input, other)
+
+
+def bitwise_left_shift(input: Any, other: Any) -> Tensor:
+    """input * 2**other for integer tensors, wrapping around on overflow."""
+    return _bitwise("bitwise_left_shift", BitwiseLeftShift, input, other)
+
+
+def bitwise_right_shift(input: Any, other: Any) -> Tensor:
+    """input // 2**other for integer tensors (an arithmetic shift: the sign is kept)."""
+    return _bitwise("bitwise_right_shift", BitwiseRightShift, input, other)
+
+
+def bitwise_and_(input: Tensor, other: Any) -> Tensor:
+    return apply_inplace(BitwiseAnd, input, inplace_operand(other, "bitwise_and_"))
+
+
+def bitwise_or_(input: Tensor, other: Any) -> Tensor:
+    return apply_inplace(BitwiseOr, input, inplace_operand(other, "bitwise_or_"))
+
+
+def bitwise_xor_(input: Tensor, other: Any) -> Tensor:
+    return apply_inplace(BitwiseXor, input, inplace_operand(other, "bitwise_xor_"))
+
+
+def bitwise_left_shift_(input: Tensor, other: Any) -> Tensor:
+    return apply_inplace(BitwiseLeftShift, input, inplace_operand(other, "bitwise_left_shift_"))
+
+
+def bitwise_right_shift_(input: Tensor, other: Any) -> Tensor:
+    return apply_inplace(BitwiseRightShift, input, inplace_operand(other, "bitwise_right_shift_"))
 
 
 def bitwise_not(input: Tensor) -> Tensor:

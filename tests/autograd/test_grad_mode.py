@@ -189,7 +189,7 @@ def test_inference_mode_disables_grad_and_reports_itself():
     assert y.grad_fn is None and not y.requires_grad
 
 
-def test_inference_mode_false_is_a_no_op():
+def test_inference_mode_false_at_top_level_changes_nothing():
     with lucid.inference_mode(False):
         assert not lucid.is_inference_mode_enabled()
         assert lucid.is_grad_enabled()

@@ -19,6 +19,8 @@ INPLACE_OPS = [
     ("div_", lambda x, o: x.div_(o)),
     ("div_scalar", lambda x, o: x.div_(3.0)),
     ("div_floor", lambda x, o: x.div_(o, rounding_mode="floor")),
+    ("remainder_", lambda x, o: x.remainder_(0.3)),
+    ("remainder_tensor", lambda x, o: x.remainder_(o)),
     ("pow_", lambda x, o: x.pow_(2.5)),
     ("pow_tensor", lambda x, o: x.pow_(o)),
     ("neg_", lambda x, o: x.neg_()),
