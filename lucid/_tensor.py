@@ -450,7 +450,14 @@ class Tensor(TensorBase):
         return shape_ops.expand(self, other.shape)
 
     def repeat(self, *sizes: Any) -> Tensor:
-        return shape_ops.repeat(self, _varargs_shape(sizes))
+        repeats = _varargs_shape(sizes)
+        for value in repeats:
+            if isinstance(value, builtins.float):
+                raise TypeError(
+                    "repeat(): argument 'repeats' (position 1) must be tuple of ints, not "
+                    f"{type(value).__name__}"
+                )
+        return shape_ops.repeat(self, repeats)
 
     def tile(self, *dims: Any) -> Tensor:
         return shape_ops.tile(self, _varargs_shape(dims))

@@ -225,6 +225,11 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
 
 
 def scalar_tensor(value: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    if not isinstance(value, bool | int | float | np.generic):
+        raise TypeError(
+            f"scalar_tensor(): argument 's' (position 1) must be Number, not "
+            f"{'Tensor' if isinstance(value, TensorBase) else type(value).__name__}"
+        )
     return _leaf(np.array(value, dtype=_float_dtype(dtype)), requires_grad)
 
 
@@ -264,11 +269,29 @@ def _python_number(value: Any) -> Any:
     return value.item() if isinstance(value, TensorBase) else value
 
 
-def arange(start: Any = 0, end: Any = None, step: Any = 1, *, dtype: Any = None,
+_ARANGE_SIGNATURES = (
+    " * (Number end, *, Tensor out = None, lucid.dtype dtype = None, lucid.layout layout = None, "
+    "lucid.device device = None, bool pin_memory = False, bool requires_grad = False)\n"
+    " * (Number start, Number end, *, lucid.dtype dtype = None, lucid.layout layout = None, "
+    "lucid.device device = None, bool pin_memory = False, bool requires_grad = False)\n"
+    " * (Number start, Number end, Number step = 1, *, Tensor out = None, lucid.dtype dtype = "
+    "None, lucid.layout layout = None, lucid.device device = None, bool pin_memory = False, "
+    "bool requires_grad = False)"
+)
+
+
+def arange(start: Any = None, end: Any = None, step: Any = 1, *, dtype: Any = None,
            device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Values from `start` to `end` (exclusive) by `step`; int64 when all three are ints."""
+    if start is None and end is None:
+        raise TypeError(
+            "arange() received an invalid combination of arguments - got (), but expected one "
+            "of:\n" + _ARANGE_SIGNATURES
+        )
     start, end, step = _python_number(start), _python_number(end), _python_number(step)
-    if end is None:
+    if start is None:
+        start = 0
+    elif end is None:
         start, end = 0, start
     if step == 0:
         raise RuntimeError("step must be nonzero")
@@ -301,6 +324,12 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:  # fmt: skip
+    for position, (name, value) in enumerate((("n", n), ("m", m))):
+        if value is not None and not isinstance(value, int | np.integer):
+            raise TypeError(
+                f"eye(): argument '{name}' (position {position + 1}) must be int, not "
+                f"{type(value).__name__}"
+            )
     if n < 0 or (m is not None and m < 0):
         which, value = ("n", n) if n < 0 else ("m", m)
         raise RuntimeError(f"{which} must be greater or equal to 0, got {value}")

@@ -19,7 +19,7 @@ from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import _wrap
 from lucid.ops._common import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
-from lucid.ops._common import zeros_like_grad
+from lucid.ops._common import not_implemented, zeros_like_grad
 from lucid.ops.arithmetic import matmul
 from lucid.ops.pointwise import where
 
@@ -948,6 +948,8 @@ def max_pool1d(
             "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
             f"for input, but got:{_size_list(input.shape)}"
         )
+    if input._data.dtype.kind != "f":
+        raise not_implemented("max_pool1d_impl", input._data.dtype)
     kernel = _tuple(kernel_size, 1, "kernel_size", conv=False)[0]
     pad = _tuple(padding, 1, "padding", conv=False)[0]
     if 2 * pad > kernel:
@@ -1057,6 +1059,8 @@ def avg_pool1d(
             f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument "
             "#1 'self' (while checking arguments for avg_pool1d)"
         )
+    if input._data.dtype.kind == "b":
+        raise not_implemented("avg_pool2d", input._data.dtype)
     kernel = _tuple(kernel_size, 1, "kernel_size", conv=False)[0]
     pad = _tuple(padding, 1, "padding", conv=False)[0]
     stride_1 = (

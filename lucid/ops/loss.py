@@ -9,7 +9,9 @@ import numpy as np
 
 from lucid._core.function import Function
 from lucid._core.tensor import _wrap
+from lucid.ops._common import not_implemented
 from lucid.ops.arithmetic import _dtype_name
+from lucid.ops.broadcast import broadcast_shapes
 from lucid.ops.nn_ops import log_softmax, logsigmoid, sigmoid, softmax
 from lucid.ops.pointwise import clamp, log, where
 
@@ -23,6 +25,12 @@ __all__ = [
 ]  # fmt: skip
 
 _REDUCTIONS = ("none", "mean", "sum")
+
+
+def _check_float_kernel(kernel: str, input: Tensor) -> None:
+    """PyTorch's kernels for these losses are defined for floating types only."""
+    if input._data.dtype.kind != "f":
+        raise not_implemented(kernel, input._data.dtype)
 
 
 # ---------------------------------------------------------------- reductions
@@ -172,7 +180,9 @@ def smooth_l1_loss(
     reduction = legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _check_float_kernel("smooth_l1_cpu", input)
     _warn_size_mismatch(input, target)
+    broadcast_shapes(input.shape, target.shape)
     if beta == 0:
         return _reduce((input - target).abs(), reduction)
     return _reduce(SmoothL1Loss.apply(input, target, float(beta), 1.0 / beta), reduction)
@@ -189,7 +199,9 @@ def huber_loss(
     reduction = legacy_reduction(None, None, reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _check_float_kernel("huber_cpu", input)
     _warn_size_mismatch(input, target)
+    broadcast_shapes(input.shape, target.shape)
     _check_weight_size(input, weight)
     loss = HuberLoss.apply(input, target, float(delta), 1.0)
     if weight is not None:
@@ -555,6 +567,12 @@ def binary_cross_entropy(
 ) -> Tensor:
     """-(t log p + (1 - t) log(1 - p)) for probabilities p = input, logs clamped at -100."""
     reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_float_kernel("binary_cross_entropy", input)
+    if target._data.dtype.kind != "f":
+        raise RuntimeError(
+            f"Found dtype {_dtype_name(target._data.dtype)} but expected "
+            f"{_dtype_name(input._data.dtype)}"
+        )
     _check_same_size(
         input,
         target,
@@ -624,6 +642,7 @@ def binary_cross_entropy_with_logits(
     """binary_cross_entropy(sigmoid(input), target), computed stably from the logits."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_same_size(input, target, "Target size ({}) must be the same as input size ({})")
+    _check_float_kernel("log_sigmoid_cpu", input)
     return _reduce(BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight), reduction)
 
 

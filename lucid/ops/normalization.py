@@ -12,7 +12,7 @@ from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled, no_grad
 from lucid._core.tensor import _wrap
-from lucid.ops._common import not_implemented
+from lucid.ops._common import dtype_name, not_implemented
 from lucid.ops.arithmetic import add, addmm, matmul, mul, mul_
 from lucid.ops.broadcast import sum_to
 from lucid.ops.indexing import scatter_add
@@ -483,7 +483,10 @@ def group_norm(
                 f"Expected {name} to be a vector of size equal to the number of channels in "
                 f"input, but got {name} of shape {shown} and input of shape {list(shape)}"
             )
-    group_shape = (shape[0], num_groups, -1)
+    if input._data.dtype.kind != "f":
+        raise not_implemented("GroupNormKernelImpl", input._data.dtype)
+    # An explicit size (not -1): an empty batch has one too.
+    group_shape = (shape[0], num_groups, math.prod(shape[1:]) // num_groups)
     param_shape = (channels,) + (1,) * (len(shape) - 2)
     return NativeGroupNorm.apply(input, weight, bias, group_shape, (2,), param_shape, eps, None)
 
@@ -565,6 +568,8 @@ def rms_norm(
     """input / sqrt(mean(input^2) + eps) * weight over the trailing `normalized_shape` dims."""
     normalized_shape = _shape_tuple(normalized_shape)
     _check_normalized_shape(input, normalized_shape, weight)
+    if input._data.dtype.kind != "f":
+        raise not_implemented("rms_norm", input._data.dtype)
     if eps is None:
         eps = float(np.finfo(input._data.dtype).eps)
     ndim = input.ndim
@@ -737,6 +742,8 @@ def scaled_dot_product_attention(
             "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
             "is_causal=True"
         )
+    if query._data.dtype.kind != "f":
+        raise RuntimeError(f"expected scalar type Float but found {dtype_name(query._data.dtype)}")
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         key = _repeat_heads(key, query.shape[-3])
         value = _repeat_heads(value, query.shape[-3])

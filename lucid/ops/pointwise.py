@@ -1132,7 +1132,8 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
     With only `condition`, the indices of its nonzero elements (one tensor per dimension).
     """
     if input is None and other is None:
-        return tuple(_wrap(index) for index in np.nonzero(condition._data))
+        # A 0-d condition counts as one element, as in PyTorch (NumPy refuses it).
+        return tuple(_wrap(index) for index in np.nonzero(np.atleast_1d(condition._data)))
     condition_dtype = condition._data.dtype
     if condition_dtype == np.uint8:
         warnings.warn(
@@ -1244,6 +1245,14 @@ def _comparison_operand(name: str, value: Any) -> Any:
 
 
 def _compare(name: str, ufunc: Any, input: Any, other: Any) -> Tensor:
+    if not isinstance(input, TensorBase):
+        other_type = "Tensor" if isinstance(other, TensorBase) else type(other).__name__
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments - got "
+            f"({type(input).__name__}, {other_type}), but expected one of:\n"
+            " * (Tensor input, Tensor other, *, Tensor out = None)\n"
+            " * (Tensor input, Number other, *, Tensor out = None)"
+        )
     x, y = _promoted_arrays(input, _comparison_operand(name, other))
     try:
         return _wrap(ufunc(x, y))
