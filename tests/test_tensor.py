@@ -529,3 +529,7 @@ def test_where_keeps_zero_dim_shapes():
         assert lucid.where(lucid.tensor(condition), x, 0.0).shape == ()
         assert lucid.where(lucid.tensor(condition), 0.0, x).shape == ()
         assert lucid.where(lucid.tensor(condition), x, x * 3).shape == ()
+
+
+def test_tensor_constructor_with_no_arguments_is_empty_as_in_torch():
+    assert lucid.Tensor().shape == (0,) and lucid.Tensor().dtype == lucid.float32

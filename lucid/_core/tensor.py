@@ -49,11 +49,12 @@ class TensorBase:
     )
 
     def __init__(self, *args: Any, dtype: dtypes.dtype | None = None) -> None:
-        # Mirrors torch.Tensor(data) / torch.Tensor(*sizes): a default-float tensor.
+        # Mirrors torch.Tensor(data) / torch.Tensor(*sizes) / torch.Tensor() (empty, shape
+        # [0]): a default-float tensor.
         if len(args) == 1 and not isinstance(args[0], int):
             array = np.array(_unwrap_nested(args[0]), dtype=_default_numpy_float(dtype))
         else:
-            array = np.zeros(args, dtype=_default_numpy_float(dtype))
+            array = np.zeros(args or (0,), dtype=_default_numpy_float(dtype))
         _init_tensor(self, array)
 
     # ----------------------------------------------------------------- metadata

@@ -243,6 +243,14 @@ subtract = sub
 
 def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """other - alpha * input (also the reflected `other - input`)."""
+    if not isinstance(input, TensorBase):
+        other_type = "Tensor" if isinstance(other, TensorBase) else type(other).__name__
+        raise TypeError(
+            f"rsub() received an invalid combination of arguments - got "
+            f"({type(input).__name__}, {other_type}), but expected one of:\n"
+            " * (Tensor input, Tensor other, *, Number alpha = 1)\n"
+            " * (Tensor input, Number other, Number alpha = 1)"
+        )
     input, other = _sub_operands(input, other, alpha, "rsub")
     if isinstance(other, TensorBase):
         return Rsub.apply(other, input, alpha)
@@ -743,12 +751,16 @@ class MatMul(Function):
 
     _op_name = "matmul"
     _backward_name = "UnsafeViewBackward0"
+    # PyTorch's kernel for the product, named when it refuses bool operands.
+    _kernel = "addmm_impl_cpu_"
 
     @staticmethod
     def forward(ctx, a, b):
         x, y = a._data, b._data
         if x.dtype != y.dtype:
             raise _matmul_dtype_error(x, y)
+        if x.dtype.kind == "b":
+            raise not_implemented(ctx.function._kernel, x.dtype)
         ctx.save_for_backward(a, b)
         # np.matmul falls off its BLAS path for zero-stride (expanded) operands, such as the
         # gradient of a sum: one copy is far cheaper than the slow loop.
@@ -812,10 +824,12 @@ class Mm(MatMul):
 
 class Mv(MatMul):
     _backward_name = "MvBackward0"
+    _kernel = "addmv_impl_cpu"
 
 
 class Dot(MatMul):
     _backward_name = "DotBackward0"
+    _kernel = "dot"
 
 
 class VecMat(MatMul):
@@ -827,6 +841,7 @@ class VecMat(MatMul):
 
 class Bmm(MatMul):
     _backward_name = "BmmBackward0"
+    _kernel = "bmm"
 
 
 class FoldedMatMul(MatMul):

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from lucid._core.arguments import argument_error
 from lucid._core.function import Function
-from lucid._core.tensor import _wrap
+from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import not_implemented
 from lucid.ops.arithmetic import _dtype_name
 from lucid.ops.broadcast import broadcast_shapes
@@ -656,6 +657,11 @@ def kl_div(
     log_target: bool = False,
 ) -> Tensor:
     """Kullback-Leibler divergence of log-probabilities `input` from `target`."""
+    for position, (name, value) in enumerate((("input", input), ("target", target))):
+        if not isinstance(value, TensorBase):
+            raise argument_error("kl_div", name, position + 1, value)
+    if input._data.dtype.kind != "f" or target._data.dtype.kind != "f":
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if size_average is not None or reduce is not None:
         reduction = legacy_reduction(size_average, reduce, reduction)
     elif reduction == "mean":

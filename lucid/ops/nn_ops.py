@@ -751,7 +751,7 @@ def _softmax_input(input: Tensor, dtype: Any) -> Tensor:
     return to(input, dtype)
 
 
-def softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
+def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """exp(input) / sum(exp(input)) along dim, stable for large logits.
 
     `dtype` casts the input first (the cast is part of the graph).
@@ -760,7 +760,7 @@ def softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
     return Softmax.apply(_softmax_input(input, dtype), dim)
 
 
-def log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
+def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """input - logsumexp(input) along dim, stable for large logits."""
     dim = _softmax_dim(input, dim, "log_softmax")
     return LogSoftmax.apply(_softmax_input(input, dtype), dim)

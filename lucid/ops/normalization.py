@@ -579,6 +579,10 @@ def rms_norm(
 
 
 # ---------------------------------------------------------------- attention
+# How PyTorch's attention messages name dtypes (C type names).
+_C_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double"}
+
+
 def _attention_mask(attn_mask: Tensor | None, is_causal: bool, query, key, dtype):
     """The additive mask (or None) and, when some row masks every key, the rows still alive."""
     length, source_length = query.shape[-2], key.shape[-2]
@@ -744,6 +748,12 @@ def scaled_dot_product_attention(
         )
     if query._data.dtype.kind != "f":
         raise RuntimeError(f"expected scalar type Float but found {dtype_name(query._data.dtype)}")
+    if not query._data.dtype == key._data.dtype == value._data.dtype:
+        names = [_C_NAMES.get(t._data.dtype.name, t._data.dtype.name) for t in (query, key, value)]
+        raise RuntimeError(
+            f"Expected query, key, and value to have the same dtype, but got query.dtype: "
+            f"{names[0]} key.dtype: {names[1]} and value.dtype: {names[2]} instead."
+        )
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         key = _repeat_heads(key, query.shape[-3])
         value = _repeat_heads(value, query.shape[-3])
