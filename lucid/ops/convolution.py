@@ -446,6 +446,17 @@ def _tuple(value: Any, size: int, name: str, conv: bool = True) -> tuple[int, ..
     return (int(value),) * size
 
 
+def _check_int_sizes(op: str, name: str, position: int, value: Any) -> None:
+    """PyTorch's TypeError for a float where a pooling size belongs."""
+    prefix = f"{op}(): argument '{name}' (position {position}) must be tuple of ints"
+    if isinstance(value, float):
+        raise TypeError(f"{prefix}, not float")
+    if isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            if isinstance(item, float):
+                raise TypeError(f"{prefix}, but found element of type float at pos {index}")
+
+
 def _size_list(shape: Sequence[int]) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
@@ -950,6 +961,12 @@ def max_pool1d(
         )
     if input._data.dtype.kind != "f":
         raise not_implemented("max_pool1d_impl", input._data.dtype)
+    if 0 in (input.shape if input.dim() == 2 else input.shape[1:]):
+        raise RuntimeError(
+            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
+            f"for input, but got:{_size_list(input.shape)}"
+        )
+    _check_int_sizes("max_pool1d", "kernel_size", 2, kernel_size)
     kernel = _tuple(kernel_size, 1, "kernel_size", conv=False)[0]
     pad = _tuple(padding, 1, "padding", conv=False)[0]
     if 2 * pad > kernel:
@@ -1061,6 +1078,13 @@ def avg_pool1d(
         )
     if input._data.dtype.kind == "b":
         raise not_implemented("avg_pool2d", input._data.dtype)
+    if 0 in (input.shape if input.dim() == 2 else input.shape[1:]):
+        shape = [*input.shape[:-1], 1, input.shape[-1]]
+        raise RuntimeError(
+            "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+            f"got:{_size_list(shape)}"
+        )
+    _check_int_sizes("avg_pool1d", "kernel_size", 2, kernel_size)
     kernel = _tuple(kernel_size, 1, "kernel_size", conv=False)[0]
     pad = _tuple(padding, 1, "padding", conv=False)[0]
     stride_1 = (

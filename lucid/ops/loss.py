@@ -699,6 +699,11 @@ def cosine_embedding_loss(
     reduction = legacy_reduction(size_average, reduce, reduction)
     if target.ndim > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input1.ndim != target.ndim + 1 or input2.ndim != target.ndim + 1:
+        raise RuntimeError(
+            f"{target.ndim}D target tensor expects {target.ndim + 1}D input tensors, but found "
+            f"inputs with sizes {list(input1.shape)} and {list(input2.shape)}."
+        )
     dim = 1 if input1.ndim == 2 else 0
     epsilon = 1e-12
     product = (input1 * input2).sum(dim)

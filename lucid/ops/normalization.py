@@ -508,6 +508,8 @@ def batch_norm(
     """
     shape = tuple(input.shape)
     channels = shape[1] if len(shape) > 1 else 1
+    # PyTorch counts no channel in a 0-d or 1-d input when it checks per-channel vectors.
+    checked_channels = channels if len(shape) > 1 else 0
     axes = (0, *range(2, len(shape)))
     param_shape = (channels,) + (1,) * (len(shape) - 2)
     if training:
@@ -517,14 +519,14 @@ def batch_norm(
                 "Expected more than 1 value per channel when training, got input size "
                 f"torch.Size({list(shape)})"
             )
-        _check_per_channel(channels, weight, bias, running_mean, running_var)
+        _check_per_channel(checked_channels, weight, bias, running_mean, running_var)
         if running_mean is not None or running_var is not None:
             _update_running_stats(input._data, axes, count, running_mean, running_var, momentum)
         return NativeBatchNorm.apply(input, weight, bias, shape, axes, param_shape, eps, None)
     for name, stats in (("running_mean", running_mean), ("running_var", running_var)):
         if stats is None:
             raise RuntimeError(f"{name} must be defined in evaluation mode")
-    _check_per_channel(channels, weight, bias, running_mean, running_var)
+    _check_per_channel(checked_channels, weight, bias, running_mean, running_var)
     dtype = input._data.dtype
     mean_array = running_mean._data.astype(dtype, copy=False).reshape(param_shape)
     var_array = running_var._data.astype(dtype, copy=False).reshape(param_shape)
