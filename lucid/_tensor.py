@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -183,6 +184,14 @@ class Tensor(TensorBase):
 
     @property
     def mT(self) -> Tensor:
+        if self._data.ndim == 0:
+            warnings.warn(
+                "Tensor.mT is deprecated on 0-D tensors. This function is the identity in these "
+                "cases.",
+                UserWarning,
+                stacklevel=2,
+            )
+            return self[...]
         if self._data.ndim < 2:
             raise RuntimeError(
                 "tensor.mT is only supported on matrices or batches of matrices. Got "
@@ -362,14 +371,16 @@ class Tensor(TensorBase):
 
     __irshift__ = pointwise.bitwise_right_shift_
 
+    # Against None, a list or another non-number, == and != fall back to Python's identity
+    # comparison, as PyTorch's do.
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        if other is None:
-            return False  # type: ignore[return-value]
+        if other is None or isinstance(other, list | tuple | str | dict):
+            return NotImplemented
         return pointwise.eq(self, other)
 
     def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        if other is None:
-            return True  # type: ignore[return-value]
+        if other is None or isinstance(other, list | tuple | str | dict):
+            return NotImplemented
         return pointwise.ne(self, other)
 
     __lt__ = pointwise.lt

@@ -225,6 +225,8 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
 
 
 def scalar_tensor(value: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    if isinstance(value, TensorBase) and value._data.ndim == 0:
+        value = value.item()  # a 0-d tensor is a Number here, as in PyTorch
     if not isinstance(value, bool | int | float | np.generic):
         raise TypeError(
             f"scalar_tensor(): argument 's' (position 1) must be Number, not "
