@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import dtypes, random
-from lucid._core.arguments import raise_argument_error
+from lucid._core.arguments import raise_argument_error, raise_type_error
 from lucid._core.grad_mode import local_state
 from lucid._core.random import *  # noqa: F403  (the generator functions are lucid's too)
 from lucid._core.random import Generator, _rng
@@ -469,6 +469,8 @@ def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None,
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
+    if not isinstance(input, TensorBase):
+        raise_type_error(input, "Tensor")
     return _leaf(np.full(input._data.shape, fill_value, _like_dtype(input, dtype)), requires_grad)
 
 

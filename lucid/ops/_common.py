@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lucid._core.arguments import raise_type_error
 from lucid._core.function import Function, op_name
 from lucid._core.grad_mode import enable_grad
 from lucid._core.tensor import TensorBase, _wrap
@@ -17,8 +18,8 @@ if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
 __all__ = [
-    "apply_inplace", "can_write_into", "cast_error", "dtype_name", "inplace_operand",
-    "not_implemented", "write_inplace", "zeros_like_grad",
+    "apply_inplace", "can_write_into", "check_tensors", "cast_error", "dtype_name",
+    "inplace_operand", "not_implemented", "write_inplace", "zeros_like_grad",
 ]  # fmt: skip
 
 # PyTorch names dtypes by scalar type in most of its messages.
@@ -68,6 +69,15 @@ def zeros_like_grad(grad_output: Tensor, shape: tuple[int, ...]) -> Tensor:
     """The gradient of a piecewise-constant op or of an overwritten input: exact zeros of
     `shape`, as PyTorch gives (grad_output * 0 would be nan where grad_output is inf)."""
     return _wrap(np.zeros(shape, grad_output._data.dtype))
+
+
+def check_tensors(*values: Any) -> None:
+    """PyTorch's TypeError for an argument that is no tensor, naming it as the calling public
+    function's parameter: `narrow(): argument 'input' (position 1) must be Tensor, not NoneType`.
+    For wrappers that read an argument's array before any op can report it."""
+    for value in values:
+        if not isinstance(value, TensorBase):
+            raise_type_error(value, "Tensor")
 
 
 def can_write_into(out: np.ndarray | None, other: Any) -> bool:

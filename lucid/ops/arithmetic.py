@@ -13,6 +13,7 @@ from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import (
     apply_inplace,
     can_write_into,
+    check_tensors,
     inplace_operand,
     not_implemented,
     zeros_like_grad,
@@ -1292,6 +1293,7 @@ def pow_(input: Tensor, exponent: Any) -> Tensor:
 
 
 def neg_(input: Tensor) -> Tensor:
+    check_tensors(input)
     _check_not_bool_negation(input)
     return apply_inplace(Neg, input)
 

@@ -19,7 +19,7 @@ from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import _wrap
 from lucid.ops._common import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
-from lucid.ops._common import not_implemented, zeros_like_grad
+from lucid.ops._common import check_tensors, not_implemented, zeros_like_grad
 from lucid.ops.arithmetic import matmul
 from lucid.ops.pointwise import where
 
@@ -940,6 +940,7 @@ def max_pool2d(
     return_indices: bool = False,
 ) -> Any:
     """2-D max pooling over (N, C, H, W) or (C, H, W) input."""
+    check_tensors(input)
     config = _pool_config("max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
     return MaxPool2D.apply(input, *config, return_indices)
 
@@ -954,6 +955,7 @@ def max_pool1d(
     return_indices: bool = False,
 ) -> Any:
     """1-D max pooling over (N, C, L) or (C, L) input."""
+    check_tensors(input)
     if input.dim() not in (2, 3):
         raise RuntimeError(
             "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
@@ -1052,6 +1054,7 @@ def avg_pool2d(
     divisor_override: int | None = None,
 ) -> Tensor:
     """2-D average pooling over (N, C, H, W) or (C, H, W) input."""
+    check_tensors(input)
     kernel, stride_p, padding_p, _, out_size = _pool_config(
         "avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode
     )
@@ -1071,6 +1074,7 @@ def avg_pool1d(
     count_include_pad: bool = True,
 ) -> Tensor:
     """1-D average pooling over (N, C, L) or (C, L) input."""
+    check_tensors(input)
     if input.dim() not in (2, 3):
         raise RuntimeError(
             f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument "

@@ -13,7 +13,7 @@ from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import _TYPE_NAMES, TensorBase, _normalize_dim, _wrap
 from lucid.ops import reduction
-from lucid.ops._common import apply_inplace
+from lucid.ops._common import apply_inplace, check_tensors
 from lucid.ops._promote import scalar_value
 from lucid.ops.broadcast import broadcast_error, sum_to
 from lucid.ops.shape import View, expand_shape
@@ -552,6 +552,7 @@ class Gather(Function):
 
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """out[i][j] = input[index[i][j]][j] for dim 0 (and likewise for other dims)."""
+    check_tensors(input, index)
     _check_gather_index("gather", index)
     shape = input._data.shape
     dim = _normalize_dim(dim, len(shape))
@@ -686,6 +687,7 @@ def scatter(
 ) -> Tensor:
     """A copy of `input` with `src` (a tensor, or a number `value`) written at `index` along
     `dim`: out[index[i][j]][j] = src[i][j] for dim 0."""
+    check_tensors(input, index)
     if src is None:
         src = value
     if reduce is not None and reduce not in ("add", "multiply"):
@@ -726,6 +728,7 @@ class ScatterAdd(Function):
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """A copy of `input` with `src` added at `index` along `dim` (repeats add up)."""
+    check_tensors(input, index, src)
     if not isinstance(src, TensorBase):
         raise TypeError(
             f"scatter_add(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}"
@@ -880,6 +883,7 @@ class MaskedSelect(Function):
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The entries of `input` where `mask` is True, as a 1-d tensor (the two broadcast)."""
+    check_tensors(input, mask)
     try:
         if mask._data.dtype != np.bool_:
             raise RuntimeError("masked_select: expected BoolTensor for mask")
@@ -918,6 +922,7 @@ class Take(Function):
 
 def take(input: Tensor, index: Tensor) -> Tensor:
     """Entries of the flattened `input` at `index` (negative positions count from the end)."""
+    check_tensors(input, index)
     try:
         array = index._data
     except AttributeError as error:

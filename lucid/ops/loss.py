@@ -10,7 +10,7 @@ import numpy as np
 from lucid._core.arguments import argument_error
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _wrap
-from lucid.ops._common import not_implemented
+from lucid.ops._common import check_tensors, not_implemented
 from lucid.ops.arithmetic import _dtype_name
 from lucid.ops.broadcast import broadcast_shapes
 from lucid.ops.nn_ops import log_softmax, logsigmoid, sigmoid, softmax
@@ -509,6 +509,7 @@ def cross_entropy(
     Class-index targets take a fused path: log_softmax and nll in one op, whose backward is
     (softmax - one_hot) * scale in one op.
     """
+    check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")

@@ -11,7 +11,7 @@ from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import _special
-from lucid.ops._common import apply_inplace
+from lucid.ops._common import apply_inplace, check_tensors
 from lucid.ops._common import dtype_name as _dtype_name
 from lucid.ops._promote import float_array
 from lucid.ops.fills import to
@@ -756,12 +756,14 @@ def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
     `dtype` casts the input first (the cast is part of the graph).
     """
+    check_tensors(input)
     dim = _softmax_dim(input, dim, "softmax")
     return Softmax.apply(_softmax_input(input, dtype), dim)
 
 
 def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """input - logsumexp(input) along dim, stable for large logits."""
+    check_tensors(input)
     dim = _softmax_dim(input, dim, "log_softmax")
     return LogSoftmax.apply(_softmax_input(input, dtype), dim)
 

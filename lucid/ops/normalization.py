@@ -12,7 +12,7 @@ from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled, no_grad
 from lucid._core.tensor import _wrap
-from lucid.ops._common import dtype_name, not_implemented
+from lucid.ops._common import check_tensors, dtype_name, not_implemented
 from lucid.ops.arithmetic import add, addmm, matmul, mul, mul_
 from lucid.ops.broadcast import sum_to
 from lucid.ops.indexing import scatter_add
@@ -192,6 +192,7 @@ def embedding(
     sparse: bool = False,
 ) -> Tensor:
     """Rows of `weight` picked by the integer tensor `input` (sparse gradients are dense)."""
+    check_tensors(input, weight)
     if input._data.dtype.kind not in "iu":
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar "
@@ -446,6 +447,7 @@ def layer_norm(
     eps: float = 1e-05,
 ) -> Tensor:
     """Normalize over the trailing `normalized_shape` dims, then scale and shift."""
+    check_tensors(input)
     normalized_shape = _shape_tuple(normalized_shape)
     _check_normalized_shape(input, normalized_shape, weight)
     if input._data.dtype.kind != "f":
@@ -506,6 +508,7 @@ def batch_norm(
     When training, batch statistics are used and the running statistics (when given) are
     updated in place with the unbiased variance; otherwise the running statistics are used.
     """
+    check_tensors(input)
     shape = tuple(input.shape)
     channels = shape[1] if len(shape) > 1 else 1
     # PyTorch counts no channel in a 0-d or 1-d input when it checks per-channel vectors.
@@ -568,6 +571,7 @@ def rms_norm(
     eps: float | None = None,
 ) -> Tensor:
     """input / sqrt(mean(input^2) + eps) * weight over the trailing `normalized_shape` dims."""
+    check_tensors(input)
     normalized_shape = _shape_tuple(normalized_shape)
     _check_normalized_shape(input, normalized_shape, weight)
     if input._data.dtype.kind != "f":
@@ -743,6 +747,7 @@ def scaled_dot_product_attention(
     A boolean mask marks the keys each query may attend to; a float mask is added to the
     scores. A query that may attend to no key gets a zero output, as in PyTorch's CPU kernel.
     """
+    check_tensors(query, key, value)
     if is_causal and attn_mask is not None:
         raise RuntimeError(
             "_scaled_dot_product_attention: Explicit attn_mask should not be set when "

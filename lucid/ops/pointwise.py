@@ -15,7 +15,13 @@ from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops import _special
-from lucid.ops._common import apply_inplace, cast_error, inplace_operand, zeros_like_grad
+from lucid.ops._common import (
+    apply_inplace,
+    cast_error,
+    check_tensors,
+    inplace_operand,
+    zeros_like_grad,
+)
 from lucid.ops._common import dtype_name as _dtype_name
 from lucid.ops._common import not_implemented as _not_implemented
 from lucid.ops._promote import binary_arrays, float_array, scalar_value
@@ -1326,6 +1332,7 @@ def _check_same_dtype(input: Tensor, other: Tensor) -> None:
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:  # fmt: skip
     """|input - other| <= atol + rtol * |other| elementwise; infinities are close when equal."""
+    check_tensors(input, other)
     _check_same_dtype(input, other)
     if rtol < 0:
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
@@ -1379,14 +1386,17 @@ def _logical(name: str, ufunc: Any, input: Tensor, other: Tensor) -> Tensor:
 
 
 def logical_and(input: Tensor, other: Tensor) -> Tensor:
+    check_tensors(input, other)
     return _logical("logical_and", np.logical_and, input, other)
 
 
 def logical_or(input: Tensor, other: Tensor) -> Tensor:
+    check_tensors(input, other)
     return _logical("logical_or", np.logical_or, input, other)
 
 
 def logical_xor(input: Tensor, other: Tensor) -> Tensor:
+    check_tensors(input, other)
     return _logical("logical_xor", np.logical_xor, input, other)
 
 

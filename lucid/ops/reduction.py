@@ -22,7 +22,7 @@ from lucid.ops import arithmetic as arithmetic_ops
 from lucid.ops import fills as fills_ops
 from lucid.ops import pointwise as pointwise_ops
 from lucid.ops import shape as shape_ops
-from lucid.ops._common import zeros_like_grad
+from lucid.ops._common import check_tensors, zeros_like_grad
 from lucid.ops._promote import binary_arrays, float_array
 from lucid.ops.broadcast import broadcast_error, sum_to
 
@@ -781,6 +781,7 @@ class Logsumexp(Function):
 
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     """log(sum(exp(input))) over `dim`, computed without overflow."""
+    check_tensors(input)
     if dim is None:
         raise TypeError(
             "logsumexp(): argument 'dim' (position 1) must be tuple of ints, not NoneType"
@@ -1023,6 +1024,7 @@ class Dist(Function):
 
 def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:
     """The p-norm of input - other (broadcasting)."""
+    check_tensors(input, other)
     if not isinstance(other, TensorBase):
         raise TypeError(
             f"dist(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
@@ -1083,6 +1085,7 @@ class Cumsum(Function):
 
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running sums along `dim`."""
+    check_tensors(input)
     _check_int_dim("cumsum", dim)
     dim = _normalize_dim(dim, input._data.ndim)
     return Cumsum.apply(input, dim, dtypes.to_numpy_dtype(dtype))
@@ -1168,6 +1171,7 @@ def _cumprod_backward_by_rows(x: Tensor, grad_output: Tensor, dim: int) -> Tenso
 
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running products along `dim`."""
+    check_tensors(input)
     _check_int_dim("cumprod", dim)
     dim = _normalize_dim(dim, input._data.ndim)
     return Cumprod.apply(input, dim, dtypes.to_numpy_dtype(dtype))

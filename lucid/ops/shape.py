@@ -14,6 +14,7 @@ from lucid._core import dtypes
 from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.tensor import _TYPE_NAMES, TensorBase, _normalize_dim, _wrap
+from lucid.ops._common import check_tensors
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -92,6 +93,7 @@ class UnsafeView(View):
 
 def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
     """A tensor with the same data and `shape`: a view when the layout allows, else a copy."""
+    check_tensors(input)
     array = input._data
     shape = _infer_shape(tuple(shape), array.size)
     if array.flags.c_contiguous:
@@ -139,6 +141,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     """Split dimension `dim` into `sizes` (one entry may be -1)."""
+    check_tensors(input)
     shape = input._data.shape
     dim = _normalize_dim(dim, len(shape))
     sizes = tuple(sizes)
@@ -208,6 +211,7 @@ class Unsqueeze(Function):
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a dimension of size 1 at `dim`."""
+    check_tensors(input)
     return Unsqueeze.apply(input, _normalize_dim(dim, input._data.ndim + 1))
 
 
@@ -229,6 +233,7 @@ class Transpose(Function):
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap dimensions `dim0` and `dim1` (a view)."""
+    check_tensors(input)
     ndim = input._data.ndim
     return Transpose.apply(input, _normalize_dim(dim0, ndim), _normalize_dim(dim1, ndim))
 
@@ -279,6 +284,7 @@ class Permute(Function):
 
 def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
     """Reorder the dimensions: output dimension i is input dimension dims[i] (a view)."""
+    check_tensors(input)
     ndim = input._data.ndim
     dims = tuple(dims)
     if len(dims) != ndim:
@@ -300,6 +306,7 @@ def numpy_T(input: Tensor) -> Tensor:
 
 def movedim(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
     """Move dimensions `source` to positions `destination`, keeping the others in order."""
+    check_tensors(input)
     ndim = input._data.ndim
     source = (source,) if isinstance(source, int) else tuple(source)
     destination = (destination,) if isinstance(destination, int) else tuple(destination)
@@ -401,6 +408,7 @@ def expand(input: Tensor, sizes: Sequence[int]) -> Tensor:
 
 
 def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
+    check_tensors(input)
     return expand(input, size)
 
 
@@ -450,6 +458,7 @@ def repeat(input: Tensor, repeats: Sequence[int]) -> Tensor:
 
 def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
     """Like repeat, but a short `dims` is padded with leading ones."""
+    check_tensors(input)
     dims = tuple(dims)
     ndim = input._data.ndim
     if len(dims) < ndim:
@@ -655,6 +664,7 @@ def split(
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into `chunks` pieces of equal size (the last may be smaller, or fewer pieces)."""
+    check_tensors(input)
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     shape = input._data.shape
@@ -695,6 +705,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
 
 def narrow(input: Tensor, dim: int, start: int | Tensor, length: int) -> Tensor:
     """The view of `length` entries of dimension `dim` from `start`."""
+    check_tensors(input)
     from lucid.ops.indexing import Slice  # late import: indexing builds on this module
 
     shape = input._data.shape
@@ -735,6 +746,7 @@ class Flip(Function):
 
 def flip(input: Tensor, dims: int | Sequence[int]) -> Tensor:
     """Reverse the order of entries along `dims`."""
+    check_tensors(input)
     return Flip.apply(input, _dims_tuple(dims, input._data.ndim))
 
 
