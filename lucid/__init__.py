@@ -17,6 +17,7 @@ tune_malloc()
 
 from lucid import dtypes
 from lucid._core import sentinel  # arms the always-on NaN/Inf trap (NUMERICS.md)
+from lucid._core.arguments import argument_error
 from lucid._core.tensor import Size
 from lucid._tensor import Tensor
 from lucid.dtypes import (
@@ -67,6 +68,8 @@ def is_tensor(obj: object) -> bool:
 
 
 def numel(input: Tensor) -> int:
+    if not isinstance(input, Tensor):
+        raise argument_error("numel", "input", 1, input)
     return input.numel()
 
 
@@ -75,6 +78,8 @@ def result_type(tensor1: object, tensor2: object) -> dtype:
 
 
 def is_floating_point(input: Tensor) -> bool:
+    if not isinstance(input, Tensor):
+        raise argument_error("is_floating_point", "input", 1, input)
     return input.is_floating_point()
 
 

@@ -131,6 +131,12 @@ def set_default_dtype(d: dtype) -> None:
 
 def promote_types(type1: dtype, type2: dtype) -> dtype:
     """The smallest dtype both can be cast to without losing category (PyTorch's table)."""
+    for position, value in enumerate((type1, type2)):
+        if not isinstance(value, dtype):
+            raise TypeError(
+                f"promote_types(): argument 'type{position + 1}' (position {position + 1}) must "
+                f"be lucid.dtype, not {type(value).__name__}"
+            )
     if type1 is type2:
         return type1
     # Across categories the higher one's dtype wins as is (int32 + float16 -> float16), where
