@@ -596,6 +596,9 @@ def _convolution(
     result = Convolution.apply(
         input, weight, bias, stride_t, padding_t, dilation_t, transposed, output_padding_t, groups
     )
+    if channels == 0 and not transposed:
+        # PyTorch answers a convolution of no input channels with no output channels.
+        result = result[:, :0]
     return result if is_batched else result.squeeze(0)
 
 

@@ -156,3 +156,22 @@ def test_conv2d_module_on_empty_batch():
 def test_floor_divide_of_two_python_numbers(input, other, expected, dtype):
     result = lucid.floor_divide(input, other)
     assert result.shape == () and result.dtype == dtype and result.item() == expected
+
+
+def test_convolution_of_no_input_channels_has_no_output_channels():
+    # PyTorch's answer: a (N, 0, Ho, Wo) output, whatever the weight's output channels.
+    weight = lucid.ones(3, 0, 3, 3, requires_grad=True)
+    bias = lucid.ones(3, requires_grad=True)
+    output = lucid.nn.functional.conv2d(lucid.ones(2, 0, 5, 5), weight, bias)
+    assert output.shape == (2, 0, 3, 3)
+    output.sum().backward()
+    assert weight.grad.shape == (3, 0, 3, 3) and bias.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+@requires_torch
+def test_convolution_of_no_input_channels_is_torchs():
+    import torch
+
+    expected = torch.nn.functional.conv2d(torch.ones(2, 0, 5, 5), torch.ones(3, 0, 3, 3))
+    actual = lucid.nn.functional.conv2d(lucid.ones(2, 0, 5, 5), lucid.ones(3, 0, 3, 3))
+    assert tuple(actual.shape) == tuple(expected.shape)
