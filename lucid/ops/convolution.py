@@ -143,7 +143,9 @@ class _WindowMatrix:
             source = _windows(x, kernel, stride, padding, dilation, out_size, 0)
         self.source = source
         rows = self.rows + ones_row
-        self.block_images = max(1, min(n, _BLOCK_BYTES // (rows * self.per_image * x.itemsize)))
+        # (max: a convolution of no input channels and no bias has an empty window matrix)
+        block_bytes = max(1, rows * self.per_image * x.itemsize)
+        self.block_images = max(1, min(n, _BLOCK_BYTES // block_bytes))
         self.buffer = np.empty((rows, self.block_images * self.per_image), dtype=x.dtype)
         if ones_row:
             self.buffer[self.rows] = 1
