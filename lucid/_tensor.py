@@ -22,7 +22,8 @@ from lucid.ops import (
     pointwise,
     reduction,
 )
-from lucid.ops import shape as shape_ops  # `shape` names the shape methods' parameter
+from lucid.ops import shape as shape_ops
+from lucid.ops._common import check_tensors  # `shape` names the shape methods' parameter
 
 
 class Tensor(TensorBase):
@@ -259,6 +260,7 @@ class Tensor(TensorBase):
         return fills.clone(self)
 
     def type_as(self, other: Tensor) -> Tensor:
+        check_tensors(other)
         return fills.to(self, other.dtype)
 
     def new_tensor(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
@@ -431,9 +433,11 @@ class Tensor(TensorBase):
         return shape_ops.view(self, _varargs_shape(shape))
 
     def view_as(self, other: Tensor) -> Tensor:
+        check_tensors(other)
         return shape_ops.view(self, other.shape)
 
     def reshape_as(self, other: Tensor) -> Tensor:
+        check_tensors(other)
         return shape_ops.reshape(self, other.shape)
 
     def sum_to_size(self, *size: Any) -> Tensor:
@@ -458,6 +462,7 @@ class Tensor(TensorBase):
         return shape_ops.expand(self, _varargs_shape(sizes))
 
     def expand_as(self, other: Tensor) -> Tensor:
+        check_tensors(other)
         return shape_ops.expand(self, other.shape)
 
     def repeat(self, *sizes: Any) -> Tensor:

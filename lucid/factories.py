@@ -415,6 +415,8 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *
 
 def bernoulli(input: Tensor, p: float | None = None, *,
               generator: Generator | None = None) -> Tensor:  # fmt: skip
+    if not isinstance(input, TensorBase):
+        raise_type_error(input, "Tensor")
     probabilities = input._data if p is None else np.full(input._data.shape, p)
     draws = _rng(generator).random(input._data.shape) < probabilities
     return _wrap(draws.astype(input._data.dtype))

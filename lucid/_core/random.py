@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from lucid._core.tensor import _wrap
+from lucid._core import dtypes
+from lucid._core.tensor import TensorBase, _wrap
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -57,6 +58,10 @@ class Generator:
 
     def set_state(self, new_state: Tensor) -> Generator:
         import json
+
+        if getattr(new_state, "dtype", None) is not dtypes.uint8:
+            name = "Tensor" if isinstance(new_state, TensorBase) else type(new_state).__name__
+            raise TypeError(f"expected a lucid.ByteTensor, but got {name}")
 
         state = json.loads(bytes(np.asarray(new_state._data, dtype=np.uint8)).decode())
         self._rng.bit_generator.state = state

@@ -460,6 +460,7 @@ def nll_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Negative log-likelihood of log-probabilities `input` (N, C, ...) at class `target`."""
+    check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     rows, indices = _class_targets(input, target, weight, ignore_index)
     dtype = rows._data.dtype

@@ -31,6 +31,7 @@ __all__ = [
 # ------------------------------------------------------------------- linear
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight.T + bias."""
+    check_tensors(input, weight)
     try:
         ndim = input.ndim
     except AttributeError as error:

@@ -1137,6 +1137,7 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
 
     With only `condition`, the indices of its nonzero elements (one tensor per dimension).
     """
+    check_tensors(condition)
     if input is None and other is None:
         # A 0-d condition counts as one element, as in PyTorch (NumPy refuses it).
         return tuple(_wrap(index) for index in np.nonzero(np.atleast_1d(condition._data)))

@@ -36,6 +36,14 @@ NOT_A_TENSOR = [
     (lambda m: m.matmul(m.ones(2), None), _must_be_tensor("matmul", "other", 2, "NoneType")),
     (lambda m: m.diag(None), _must_be_tensor("diag", "input", 1, "NoneType")),
     (lambda m: m.nn.functional.relu(None), _must_be_tensor("relu", "input", 1, "NoneType")),
+    (lambda m: m.cumsum([1.0], 0), _must_be_tensor("cumsum", "input", 1, "list")),
+    (
+        lambda m: m.nn.functional.linear(m.ones(2, 3), None),
+        _must_be_tensor("linear", "weight", 2, "NoneType"),
+    ),  # fmt: skip
+    (lambda m: m.where(None), _must_be_tensor("where", "condition", 1, "NoneType")),
+    (lambda m: m.ones(2).view_as(None), _must_be_tensor("view_as", "other", 1, "NoneType")),
+    (lambda m: m.bernoulli(None), _must_be_tensor("bernoulli", "input", 1, "NoneType")),
 ]
 
 
