@@ -141,12 +141,13 @@ def run_backward(
                 continue
 
             input_edges = node.input_edges
+            function = node.function
             if len(grads) == 1 and not state.observers and not node.post_hooks:
                 # The common case, inline: one output, no observers, no node hooks.
                 if grads[0] is None:
                     grad_inputs = (None,) * len(input_edges)
                 else:
-                    grad_inputs = node.function.backward(node, grads[0])
+                    grad_inputs = function.backward(node, grads[0])
                     if type(grad_inputs) is not tuple:
                         grad_inputs = (grad_inputs,)
                     if len(grad_inputs) != len(input_edges):
@@ -160,11 +161,11 @@ def run_backward(
             # reads no saved tensor (whose check raises this), so a second one is refused here,
             # before its gradients go on.
             if retain_graph:
-                if node.is_freed and node.function._keeps_values_for_backward:
+                if node.is_freed and function._keeps_values_for_backward:
                     raise RuntimeError(FREED_MESSAGE)
             elif node.saved is not None or node.to_save:
                 node.free_saved()
-            elif node.function._keeps_values_for_backward:
+            elif function._keeps_values_for_backward:
                 if node.is_freed:
                     raise RuntimeError(FREED_MESSAGE)
                 node.is_freed = True
