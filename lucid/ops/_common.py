@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "apply_inplace", "can_write_into", "check_tensors", "cast_error", "dtype_name",
-    "inplace_operand", "not_implemented", "write_inplace", "zeros_like_grad",
+    "inplace_operand", "invalid_combination", "not_implemented", "write_inplace",
+    "zeros_like_grad",
 ]  # fmt: skip
 
 # PyTorch names dtypes by scalar type in most of its messages.
@@ -69,6 +70,16 @@ def zeros_like_grad(grad_output: Tensor, shape: tuple[int, ...]) -> Tensor:
     """The gradient of a piecewise-constant op or of an overwritten input: exact zeros of
     `shape`, as PyTorch gives (grad_output * 0 would be nan where grad_output is inf)."""
     return _wrap(np.zeros(shape, grad_output._data.dtype))
+
+
+def invalid_combination(op: str, got: tuple, overloads: tuple[str, ...]) -> TypeError:
+    """PyTorch's TypeError for arguments that match none of an op's overloads."""
+    names = ", ".join("Tensor" if isinstance(v, TensorBase) else type(v).__name__ for v in got)
+    expected = "".join(f"\n * {overload}" for overload in overloads)
+    return TypeError(
+        f"{op}() received an invalid combination of arguments - got ({names}), but expected one "
+        f"of:{expected}"
+    )
 
 
 def check_tensors(*values: Any) -> None:

@@ -15,6 +15,7 @@ from lucid.ops._common import (
     can_write_into,
     check_tensors,
     inplace_operand,
+    invalid_combination,
     not_implemented,
     zeros_like_grad,
 )
@@ -245,13 +246,10 @@ subtract = sub
 def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """other - alpha * input (also the reflected `other - input`)."""
     if not isinstance(input, TensorBase):
-        other_type = "Tensor" if isinstance(other, TensorBase) else type(other).__name__
-        raise TypeError(
-            f"rsub() received an invalid combination of arguments - got "
-            f"({type(input).__name__}, {other_type}), but expected one of:\n"
-            " * (Tensor input, Tensor other, *, Number alpha = 1)\n"
-            " * (Tensor input, Number other, Number alpha = 1)"
-        )
+        raise invalid_combination("rsub", (input, other), (
+            "(Tensor input, Tensor other, *, Number alpha = 1)",
+            "(Tensor input, Number other, Number alpha = 1)",
+        ))  # fmt: skip
     input, other = _sub_operands(input, other, alpha, "rsub")
     if isinstance(other, TensorBase):
         return Rsub.apply(other, input, alpha)

@@ -20,6 +20,7 @@ from lucid.ops._common import (
     cast_error,
     check_tensors,
     inplace_operand,
+    invalid_combination,
     zeros_like_grad,
 )
 from lucid.ops._common import dtype_name as _dtype_name
@@ -1253,13 +1254,10 @@ def _comparison_operand(name: str, value: Any) -> Any:
 
 def _compare(name: str, ufunc: Any, input: Any, other: Any) -> Tensor:
     if not isinstance(input, TensorBase):
-        other_type = "Tensor" if isinstance(other, TensorBase) else type(other).__name__
-        raise TypeError(
-            f"{name}() received an invalid combination of arguments - got "
-            f"({type(input).__name__}, {other_type}), but expected one of:\n"
-            " * (Tensor input, Tensor other, *, Tensor out = None)\n"
-            " * (Tensor input, Number other, *, Tensor out = None)"
-        )
+        raise invalid_combination(name, (input, other), (
+            "(Tensor input, Tensor other, *, Tensor out = None)",
+            "(Tensor input, Number other, *, Tensor out = None)",
+        ))  # fmt: skip
     x, y = _promoted_arrays(input, _comparison_operand(name, other))
     try:
         return _wrap(ufunc(x, y))
