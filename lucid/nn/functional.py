@@ -55,3 +55,164 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                 dtype: Any = None) -> Tensor:  # fmt: skip
     """input - logsumexp(input) along dim; without `dim`, PyTorch's implicit choice."""
     return nn_ops.log_softmax(input, _implicit_dim(input, dim, "log_softmax"), dtype)
+
+
+# --------------------------------------------------------------------- added by issue 16
+from lucid.ops._common import not_implemented as _not_implemented  # noqa: E402
+from lucid.ops.sampling import interpolate, pad, pixel_shuffle, pixel_unshuffle  # noqa: E402, F401
+
+
+def _float_only(input: Tensor, kernel: str) -> None:
+    if isinstance(input, Tensor) and not input.is_floating_point():
+        raise _not_implemented(kernel, input._data.dtype)
+
+
+def _number(value: Any, op: str, name: str, position: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{op}(): argument '{name}' (position {position}) must be Number, "
+                        f"not {type(value).__name__}")  # fmt: skip
+
+
+def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+             align_corners: bool | None = None) -> Tensor:  # fmt: skip
+    """Deprecated spelling of interpolate."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=2)  # fmt: skip
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated spelling of interpolate(mode='nearest')."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)  # fmt: skip
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated spelling of interpolate(mode='bilinear', align_corners=True)."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)  # fmt: skip
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out: Tensor | None = None) -> Tensor:  # fmt: skip
+    """input / max(||input||_p along dim, eps)."""
+    denominator = input.norm(p, dim, keepdim=True).clamp(min=eps).expand_as(input)
+    if out is not None:
+        return out.copy_(input / denominator)
+    return input / denominator
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps)) along dim."""
+    # normalise each side first, as PyTorch does, so large norms don't overflow the product
+    norm1 = x1.norm(2, dim, keepdim=True).clamp(min=eps)
+    norm2 = x2.norm(2, dim, keepdim=True).clamp(min=eps)
+    return ((x1 / norm1) * (x2 / norm2)).sum(dim)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:  # fmt: skip
+    """||x1 - x2 + eps||_p along the last dim."""
+    dim = max(x1.ndim, x2.ndim, 1) - 1
+    return (x1 - x2 + eps).norm(p, dim, keepdim=keepdim)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b), where a and b are the halves of input along dim."""
+    _float_only(input, "glu_cpu")
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    if input.shape[dim] % 2:
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {dim % input.ndim} is size "
+            f"{input.shape[dim]}"
+        )
+    a, b = input.chunk(2, dim)
+    return a * sigmoid(b)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: Any = None) -> Tensor:  # fmt: skip
+    """softmax(-input) along dim."""
+    return nn_ops.softmax(-input, _implicit_dim(input, dim, "softmin"), dtype)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """input / (1 + |input|)."""
+    return input / (input.abs() + 1)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """input - lambd above lambd, input + lambd below -lambd, else 0."""
+    _float_only(input, "softshrink_check")
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {float(lambd)}.")
+    from lucid.ops.pointwise import where  # noqa: PLC0415
+
+    shrunk = where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
+    return where(input.isnan(), input, shrunk)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """input where |input| > lambd, else 0."""
+    _float_only(input, "hardshrink_cpu")
+    from lucid.ops.pointwise import where  # noqa: PLC0415
+
+    return where((input >= -lambd) & (input <= lambd), 0.0, input)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """input - tanh(input)."""
+    return input - tanh(input)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """input where input > threshold, else value."""
+    return _threshold(input, threshold, value, inplace, "threshold")
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """In-place threshold."""
+    return _threshold(input, threshold, value, True, "threshold_")
+
+
+def _threshold(input: Tensor, bound: float, value: float, inplace: bool, op: str) -> Tensor:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, "
+                        f"not {type(input).__name__}")  # fmt: skip
+    _number(bound, op, "threshold", 2)
+    _number(value, op, "value", 3)
+    from lucid.ops.pointwise import where  # noqa: PLC0415
+
+    result = where(input <= bound, value, input)
+    if inplace:
+        return input.copy_(result)
+    return result
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """max(0, input) + weight * min(0, input), weight per channel (dim 1) or shared."""
+    from lucid.ops.pointwise import where  # noqa: PLC0415
+
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.ndim}")  # fmt: skip
+    if input.dtype != weight.dtype:
+        names = {"float64": "Double", "float32": "Float", "float16": "Half"}
+        raise RuntimeError(
+            "prelu: Type promoting not supported. Got "
+            f"{names.get(str(input.dtype)[6:], input.dtype)} and "
+            f"{names.get(str(weight.dtype)[6:], weight.dtype)}"
+        )
+    count = weight.numel()
+    if count != 1:
+        channels = input.shape[1] if input.ndim >= 2 else 1
+        if input.ndim == 0 or count != channels:
+            raise RuntimeError(
+                "Mismatch of parameter numbers and input channel size. Found parameter numbers "
+                f"= {count} and channel size = {channels}."
+            )
+        weight = weight.reshape(-1, *([1] * (input.ndim - 2)))
+    return where(input > 0, input, weight * input)

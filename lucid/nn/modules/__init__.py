@@ -1,20 +1,35 @@
 """lucid.nn.modules: Module, its containers, and the layers built on them."""
 
-from lucid.nn.modules.activation import (
+from lucid.nn.modules.activation import (  # noqa: I001
+    CELU,
     ELU,
     GELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
     Hardtanh,
     LeakyReLU,
+    LogSigmoid,
     LogSoftmax,
     Mish,
     MultiheadAttention,
+    PReLU,
     ReLU,
+    ReLU6,
     Sigmoid,
     SiLU,
     Softmax,
+    Softmax2d,
+    Softmin,
     Softplus,
+    Softshrink,
+    Softsign,
     Tanh,
-)
+    Tanhshrink,
+    Threshold,
+)  # fmt: skip
 from lucid.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
 from lucid.nn.modules.container import (
     ModuleDict,
@@ -24,6 +39,7 @@ from lucid.nn.modules.container import (
     Sequential,
 )
 from lucid.nn.modules.conv import Conv1d, Conv2d, ConvTranspose2d
+from lucid.nn.modules.distance import CosineSimilarity, PairwiseDistance
 from lucid.nn.modules.dropout import Dropout, Dropout2d
 from lucid.nn.modules.flatten import Flatten, Unflatten
 from lucid.nn.modules.linear import Bilinear, Identity, Linear
@@ -41,6 +57,30 @@ from lucid.nn.modules.loss import (
 )
 from lucid.nn.modules.module import Module
 from lucid.nn.modules.normalization import GroupNorm, LayerNorm, RMSNorm
+from lucid.nn.modules.padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)  # fmt: skip
+from lucid.nn.modules.pixelshuffle import (
+    PixelShuffle,
+    PixelUnshuffle,
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+)  # fmt: skip
 from lucid.nn.modules.pooling import (
     AdaptiveAvgPool2d,
     AvgPool1d,
@@ -60,4 +100,11 @@ __all__ = [
     "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "ParameterDict",
     "ParameterList", "RMSNorm", "ReLU", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss",
     "Softmax", "Softplus", "Tanh", "TransformerEncoder", "TransformerEncoderLayer", "Unflatten",
+    "CELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "LogSigmoid", "PReLU",
+    "ReLU6", "Softmax2d", "Softmin", "Softshrink", "Softsign", "Tanhshrink", "Threshold",
+    "CosineSimilarity", "PairwiseDistance", "CircularPad1d", "CircularPad2d", "CircularPad3d",
+    "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
+    "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d",
+    "ZeroPad2d", "ZeroPad3d", "PixelShuffle", "PixelUnshuffle", "Upsample",
+    "UpsamplingBilinear2d", "UpsamplingNearest2d",
 ]  # fmt: skip

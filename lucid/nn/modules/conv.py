@@ -1,4 +1,4 @@
-"""Convolution layers: Conv1d, Conv2d and ConvTranspose2d, as in torch.nn (zero padding only)."""
+"""Convolution layers: Conv1d, Conv2d and ConvTranspose2d, as in torch.nn."""
 
 from __future__ import annotations
 
@@ -73,12 +73,6 @@ class _ConvNd(Module):
                 "padding_mode must be one of {'zeros', 'reflect', 'replicate', 'circular'}, "
                 f"but got padding_mode='{padding_mode}'"
             )
-        if padding_mode != "zeros":
-            # PyTorch pads with F.pad for these modes; lucid has no reflect/replicate/circular pad
-            raise NotImplementedError(
-                f"padding_mode='{padding_mode}' is not supported by lucid's "
-                f"{type(self).__name__}; only padding_mode='zeros' is"
-            )
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = kernel_size
@@ -89,6 +83,18 @@ class _ConvNd(Module):
         self.output_padding = output_padding
         self.groups = groups
         self.padding_mode = padding_mode
+        # F.pad's amounts for the non-zero padding modes: last dim first, (left, right) each
+        if isinstance(padding, str):
+            amounts: list[int] = []
+            if padding == "same":
+                for d, k in zip(reversed(dilation), reversed(kernel_size)):
+                    total = d * (k - 1)
+                    amounts += [total // 2, total - total // 2]
+            else:
+                amounts = [0, 0] * len(kernel_size)
+            self._reversed_padding_repeated_twice = amounts
+        else:
+            self._reversed_padding_repeated_twice = [p for p in reversed(padding) for _ in (0, 1)]
         if transposed:
             shape = (in_channels, out_channels // groups, *kernel_size)
         else:
@@ -158,6 +164,11 @@ class Conv1d(_ConvNd):
         )
 
     def forward(self, input: Tensor) -> Tensor:
+        if self.padding_mode != "zeros":
+            padded = F.pad(input, self._reversed_padding_repeated_twice, self.padding_mode)
+            return F.conv1d(
+                padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups
+            )
         return F.conv1d(
             input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
         )
@@ -197,6 +208,11 @@ class Conv2d(_ConvNd):
         )
 
     def forward(self, input: Tensor) -> Tensor:
+        if self.padding_mode != "zeros":
+            padded = F.pad(input, self._reversed_padding_repeated_twice, self.padding_mode)
+            return F.conv2d(
+                padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups
+            )
         return F.conv2d(
             input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
         )
