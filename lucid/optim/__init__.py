@@ -6,6 +6,7 @@ from lucid.optim.adagrad import Adagrad
 from lucid.optim.adam import Adam, AdamW
 from lucid.optim.adamax import Adamax
 from lucid.optim.asgd import ASGD
+from lucid.optim.lbfgs import LBFGS
 from lucid.optim.nadam import NAdam
 from lucid.optim.optimizer import Optimizer
 from lucid.optim.radam import RAdam
@@ -20,6 +21,7 @@ __all__ = [
     "Adam",
     "AdamW",
     "Adamax",
+    "LBFGS",
     "NAdam",
     "Optimizer",
     "RAdam",

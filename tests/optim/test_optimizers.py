@@ -304,3 +304,143 @@ def test_named_parameters_keep_their_names():
         opt.add_param_group({"params": [lucid.zeros(1, requires_grad=True)]})
     with pytest.raises(ValueError, match="Some param names are missing"):
         optim.SGD([("w", a), b])
+
+
+LBFGS_CASES = [
+    {},
+    {"lr": 0.5, "max_iter": 7, "history_size": 3},
+    {"line_search_fn": "strong_wolfe"},
+    {"line_search_fn": "strong_wolfe", "max_iter": 6, "history_size": 2, "lr": 0.8},
+    {"line_search_fn": "strong_wolfe", "max_iter": 30, "max_eval": 12},
+    {"tolerance_grad": 1e-3, "tolerance_change": 1e-4, "max_iter": 50},
+]
+
+
+@requires_torch
+@pytest.mark.parametrize("kwargs", LBFGS_CASES, ids=str)
+def test_lbfgs_trajectory_matches_torch(kwargs, rng):
+    weight, bias, inputs, targets = _problem(rng)
+    lucid_params = [
+        lucid.tensor(weight, requires_grad=True),
+        lucid.tensor(bias, requires_grad=True),
+    ]
+    torch_params = [
+        torch.tensor(weight, requires_grad=True),
+        torch.tensor(bias, requires_grad=True),
+    ]
+    lucid_opt = optim.LBFGS(lucid_params, **kwargs)
+    torch_opt = torch.optim.LBFGS(torch_params, **kwargs)
+
+    def lucid_closure():
+        lucid_opt.zero_grad()
+        loss = _lucid_loss(lucid_params, inputs, targets)
+        loss.backward()
+        return loss
+
+    def torch_closure():
+        torch_opt.zero_grad()
+        loss = _torch_loss(torch_params, inputs, targets)
+        loss.backward()
+        return loss
+
+    for _ in range(3):
+        ours = lucid_opt.step(lucid_closure)
+        theirs = torch_opt.step(torch_closure)
+        assert ours.item() == pytest.approx(theirs.item(), rel=1e-10)
+        for our_param, their_param in zip(lucid_params, torch_params, strict=True):
+            np.testing.assert_allclose(
+                our_param.detach().numpy(), their_param.detach().numpy(), rtol=1e-10, atol=1e-12
+            )
+    our_state = lucid_opt.state_dict()["state"][0]
+    their_state = torch_opt.state_dict()["state"][0]
+    assert our_state.keys() == their_state.keys()
+    assert (our_state["func_evals"], our_state["n_iter"]) == (
+        their_state["func_evals"],
+        their_state["n_iter"],
+    )
+    assert len(our_state["old_dirs"]) == len(their_state["old_dirs"])
+    for key in ("d", "prev_flat_grad"):
+        np.testing.assert_allclose(
+            our_state[key].numpy(), their_state[key].numpy(), rtol=1e-8, atol=1e-12
+        )
+    assert float(our_state["t"]) == pytest.approx(float(their_state["t"]), rel=1e-8)
+
+
+def test_lbfgs_state_dict_round_trip_continues_the_trajectory(rng):
+    weight, bias, inputs, targets = _problem(rng)
+    params = [lucid.tensor(weight, requires_grad=True), lucid.tensor(bias, requires_grad=True)]
+    opt = optim.LBFGS(params, max_iter=4, line_search_fn="strong_wolfe")
+
+    def closure():
+        opt.zero_grad()
+        loss = _lucid_loss(params, inputs, targets)
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    copies = [p.detach().clone().requires_grad_() for p in params]
+    restored = optim.LBFGS(copies)
+    restored.load_state_dict(opt.state_dict())
+    assert restored.param_groups[0]["line_search_fn"] == "strong_wolfe"
+
+    def restored_closure():
+        restored.zero_grad()
+        loss = _lucid_loss(copies, inputs, targets)
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    restored.step(restored_closure)
+    for ours, theirs in zip(params, copies, strict=True):
+        np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
+
+
+def test_lbfgs_stops_at_once_when_the_gradient_is_small():
+    a = lucid.ones(2, requires_grad=True)
+    opt = optim.LBFGS([a], tolerance_grad=10.0)
+    calls = []
+
+    def closure():
+        calls.append(1)
+        opt.zero_grad()
+        loss = (a * a).sum()
+        loss.backward()
+        return loss
+
+    assert opt.step(closure).item() == 2.0
+    assert len(calls) == 1
+    assert a.tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "message"),
+    [
+        (lambda p: optim.LBFGS(p, lr=-1), ValueError, "Invalid learning rate: -1"),
+        (
+            lambda p: optim.LBFGS(
+                [{"params": p}, {"params": [lucid.zeros(1, requires_grad=True)]}]
+            ),
+            ValueError,
+            "LBFGS doesn't support per-parameter options",
+        ),
+    ],
+)
+def test_lbfgs_errors_match_torch(make, error, message):
+    params = [lucid.zeros(2, requires_grad=True)]
+    with pytest.raises(error, match=message):
+        make(params)
+
+
+def test_lbfgs_rejects_unknown_line_search():
+    a = lucid.ones(2, requires_grad=True)
+    opt = optim.LBFGS([a], line_search_fn="backtracking")
+    assert opt.defaults["max_eval"] == 25
+
+    def closure():
+        opt.zero_grad()
+        loss = (a * a).sum()
+        loss.backward()
+        return loss
+
+    with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
+        opt.step(closure)
