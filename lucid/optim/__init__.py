@@ -2,6 +2,7 @@
 
 from lucid.optim import lr_scheduler
 from lucid.optim.adadelta import Adadelta
+from lucid.optim.adafactor import Adafactor
 from lucid.optim.adagrad import Adagrad
 from lucid.optim.adam import Adam, AdamW
 from lucid.optim.adamax import Adamax
@@ -17,6 +18,7 @@ from lucid.optim.sgd import SGD
 __all__ = [
     "ASGD",
     "Adadelta",
+    "Adafactor",
     "Adagrad",
     "Adam",
     "AdamW",

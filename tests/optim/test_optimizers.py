@@ -52,6 +52,9 @@ CASES = [
     ("ASGD", {}),
     ("ASGD", {"lr": 0.05, "lambd": 0.1, "alpha": 0.5, "t0": 2, "weight_decay": 0.1}),
     ("ASGD", {"lr": 0.05, "t0": 0, "maximize": True}),
+    ("Adafactor", {}),
+    ("Adafactor", {"lr": 0.1, "beta2_decay": -0.5, "eps": (1e-5, 1e-2), "d": 2.0}),
+    ("Adafactor", {"lr": 0.05, "weight_decay": 0.1, "maximize": True}),
 ]
 
 
@@ -265,6 +268,10 @@ def test_add_param_group_fills_defaults():
         (lambda p: optim.Adadelta(p, rho=1.5), ValueError, "Invalid rho value: 1.5"),
         (lambda p: optim.Rprop(p, etas=(0.5, 0.9)), ValueError, "Invalid eta values: 0.5, 0.9"),
         (lambda p: optim.ASGD(p, weight_decay=-1), ValueError, "Invalid weight_decay value"),
+        (lambda p: optim.Adafactor(p, lr=-1), ValueError, "Learning rate should be >= 0 but is"),
+        (lambda p: optim.Adafactor(p, beta2_decay=0.5), ValueError, "beta2_decay should be <= 0"),
+        (lambda p: optim.Adafactor(p, eps=(-1, 1e-3)), ValueError, "epsilon1 should be >= 0"),
+        (lambda p: optim.Adafactor(p, d=0.5), ValueError, "Clipping threshold d should be >= 1"),
         (lambda p: optim.SGD(p[0]), TypeError, "should be an iterable of Tensors or dicts"),
         (lambda p: optim.SGD([]), ValueError, "optimizer got an empty parameter list"),
         (lambda p: optim.SGD([1]), TypeError, "can only optimize Tensors, but one of the params"),
