@@ -52,6 +52,48 @@ SCHEDULES = [
     ("OneCycleLR", {"max_lr": 1.0, "total_steps": EPOCHS + 1}),
     ("OneCycleLR", {"max_lr": [1.0, 2.0], "epochs": 4, "steps_per_epoch": 8, "three_phase": True}),
     ("OneCycleLR", {"max_lr": 0.5, "total_steps": 40, "anneal_strategy": "linear"}),
+    ("MultiplicativeLR", {"lr_lambda": lambda epoch: 0.9 + 0.001 * epoch}),
+    ("MultiplicativeLR", {"lr_lambda": [_lambda, lambda epoch: 0.97]}),
+    ("ConstantLR", {}),
+    ("ConstantLR", {"factor": 0.25, "total_iters": 9}),
+    ("PolynomialLR", {}),
+    ("PolynomialLR", {"total_iters": 20, "power": 2.5}),
+    ("CosineAnnealingWarmRestarts", {"T_0": 7}),
+    ("CosineAnnealingWarmRestarts", {"T_0": 3, "T_mult": 2, "eta_min": 0.01}),
+    ("CyclicLR", {"base_lr": 0.01, "max_lr": 0.1, "step_size_up": 4}),
+    (
+        "CyclicLR",
+        {
+            "base_lr": [0.01, 0.02],
+            "max_lr": 0.5,
+            "step_size_up": 3,
+            "step_size_down": 5,
+            "mode": "triangular2",
+        },
+    ),
+    (
+        "CyclicLR",
+        {
+            "base_lr": 0.01,
+            "max_lr": 0.1,
+            "step_size_up": 2,
+            "mode": "exp_range",
+            "gamma": 0.9,
+            "base_momentum": 0.5,
+            "max_momentum": [0.9, 0.95],
+        },
+    ),
+    (
+        "CyclicLR",
+        {
+            "base_lr": 0.01,
+            "max_lr": 0.1,
+            "step_size_up": 4,
+            "cycle_momentum": False,
+            "scale_fn": lambda x: 1 / (1 + x),
+            "scale_mode": "iterations",
+        },
+    ),
 ]
 
 
@@ -65,7 +107,7 @@ def _step_both(ours, theirs, our_opt, their_opt):
 @requires_torch
 @pytest.mark.parametrize(("name", "kwargs"), SCHEDULES, ids=lambda v: str(v))
 def test_lr_sequence_matches_torch(name, kwargs):
-    optimizer_name = "SGD" if name != "OneCycleLR" else "Adam"
+    optimizer_name = "Adam" if name == "OneCycleLR" or kwargs.get("mode") == "exp_range" else "SGD"
     extra = {"momentum": 0.9} if optimizer_name == "SGD" else {}
     our_opt, their_opt = _optimizers(optimizer_name, **extra)
     ours = getattr(lr_scheduler, name)(our_opt, **kwargs)
@@ -76,8 +118,10 @@ def test_lr_sequence_matches_torch(name, kwargs):
         assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), rel=1e-13, abs=1e-16)
         for our_group, their_group in zip(our_opt.param_groups, their_opt.param_groups):
             assert our_group["lr"] == pytest.approx(their_group["lr"], rel=1e-13, abs=1e-16)
-            if name == "OneCycleLR":
+            if optimizer_name == "Adam":
                 assert our_group["betas"] == pytest.approx(their_group["betas"], rel=1e-13)
+            else:
+                assert our_group["momentum"] == pytest.approx(their_group["momentum"], rel=1e-13)
 
 
 @requires_torch
@@ -125,6 +169,94 @@ def test_sequential_lr_matches_torch():
 
 
 @requires_torch
+def test_chained_scheduler_matches_torch():
+    our_opt, their_opt = _optimizers()
+    ours = lr_scheduler.ChainedScheduler(
+        [
+            lr_scheduler.ConstantLR(our_opt, factor=0.1, total_iters=4),
+            lr_scheduler.ExponentialLR(our_opt, gamma=0.9),
+            lr_scheduler.PolynomialLR(our_opt, total_iters=40, power=0.5),
+        ]
+    )
+    theirs = torch.optim.lr_scheduler.ChainedScheduler(
+        [
+            torch.optim.lr_scheduler.ConstantLR(their_opt, factor=0.1, total_iters=4),
+            torch.optim.lr_scheduler.ExponentialLR(their_opt, gamma=0.9),
+            torch.optim.lr_scheduler.PolynomialLR(their_opt, total_iters=40, power=0.5),
+        ]
+    )
+    assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), rel=1e-15)
+    for _ in range(EPOCHS):
+        _step_both(ours, theirs, our_opt, their_opt)
+        assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), rel=1e-13)
+    assert ours.state_dict().keys() == theirs.state_dict().keys()
+
+
+@requires_torch
+@pytest.mark.parametrize("epochs", [[0.5, 1.5, 2.25, 3.0, 7.5, 20.0], [4, 11, 2, 30]], ids=str)
+def test_cosine_warm_restarts_step_with_epoch_matches_torch(epochs):
+    our_opt, their_opt = _optimizers()
+    ours = lr_scheduler.CosineAnnealingWarmRestarts(our_opt, T_0=3, T_mult=2)
+    theirs = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(their_opt, T_0=3, T_mult=2)
+    for epoch in epochs:
+        ours.step(epoch)
+        theirs.step(epoch)
+        assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), rel=1e-13)
+        assert (ours.T_i, ours.T_cur, ours.last_epoch) == (
+            theirs.T_i,
+            theirs.T_cur,
+            theirs.last_epoch,
+        )
+
+
+@requires_torch
+@pytest.mark.parametrize(
+    ("name", "kwargs"),
+    [
+        ("ConstantLR", {"factor": 0.5, "total_iters": 3}),
+        ("PolynomialLR", {"total_iters": 8, "power": 2.0}),
+        ("MultiplicativeLR", {"lr_lambda": lambda epoch: 0.9}),
+    ],
+)
+def test_step_with_epoch_uses_the_same_closed_form_as_torch(name, kwargs):
+    our_opt, their_opt = _optimizers()
+    ours = getattr(lr_scheduler, name)(our_opt, **kwargs)
+    theirs = getattr(torch.optim.lr_scheduler, name)(their_opt, **kwargs)
+    for epoch in [2, 5, 3, 10]:
+        our_opt.step()
+        their_opt.step()
+        with pytest.warns(UserWarning, match="epoch parameter"):
+            ours.step(epoch)
+        with pytest.warns(UserWarning, match="epoch parameter"):
+            theirs.step(epoch)
+        assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), rel=1e-13)
+
+
+@requires_torch
+def test_cyclic_lr_state_dict_keeps_callable_objects_only():
+    class Halve:
+        def __init__(self, base):
+            self.base = base
+
+        def __call__(self, cycle):
+            return self.base**cycle
+
+    opt, _ = _optimizers()
+    scheduler = lr_scheduler.CyclicLR(opt, 0.01, 0.1, step_size_up=2, scale_fn=Halve(0.5))
+    state = scheduler.state_dict()
+    assert state["_scale_fn_custom"] == {"base": 0.5}
+    assert "_scale_fn_ref" not in state
+    other = lr_scheduler.CyclicLR(_optimizers()[0], 0.01, 0.1, step_size_up=2, scale_fn=Halve(2))
+    other.load_state_dict(state)
+    assert other._scale_fn_custom.base == 0.5
+    plain = lr_scheduler.CyclicLR(_optimizers()[0], 0.01, 0.1, mode="exp_range", gamma=0.5)
+    state = plain.state_dict()
+    assert state["_scale_fn_custom"] is None
+    plain.load_state_dict(state)
+    assert plain.scale_fn(2) == 0.25
+
+
+@requires_torch
 @pytest.mark.parametrize(
     "kwargs",
     [
@@ -163,6 +295,14 @@ def test_reduce_lr_on_plateau_matches_torch(kwargs):
             opt,
             [lr_scheduler.LinearLR(opt, total_iters=3), lr_scheduler.ExponentialLR(opt, 0.8)],
             milestones=[3],
+        ),
+        lambda opt: lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=7),
+        lambda opt: lr_scheduler.PolynomialLR(opt, total_iters=12, power=1.5),
+        lambda opt: lr_scheduler.MultiplicativeLR(opt, lambda epoch: 0.95),
+        lambda opt: lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=3),
+        lambda opt: lr_scheduler.CyclicLR(opt, 0.01, 0.2, step_size_up=3, mode="triangular2"),
+        lambda opt: lr_scheduler.ChainedScheduler(
+            [lr_scheduler.ConstantLR(opt, total_iters=7), lr_scheduler.ExponentialLR(opt, 0.8)]
         ),
     ],
 )
@@ -275,6 +415,53 @@ def test_get_lr_outside_step_warns():
             ValueError,
             "does not support `ReduceLROnPlateau`",
         ),
+        (
+            lambda opt: lr_scheduler.MultiplicativeLR(opt, [_lambda, 2.0]),
+            TypeError,
+            "lr_lambda should be a function, but got float",
+        ),
+        (
+            lambda opt: lr_scheduler.ConstantLR(opt, factor=1.5),
+            ValueError,
+            "Constant multiplicative factor expected to be between 0 and 1.",
+        ),
+        (
+            lambda opt: lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=0),
+            ValueError,
+            "Expected positive integer T_0, but got 0",
+        ),
+        (
+            lambda opt: lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=1.5),
+            ValueError,
+            "Expected integer T_mult >= 1, but got 1.5",
+        ),
+        (
+            lambda opt: lr_scheduler.CosineAnnealingWarmRestarts(opt, 2).step(-1),
+            ValueError,
+            "Expected non-negative epoch, but got -1",
+        ),
+        (
+            lambda opt: lr_scheduler.CyclicLR(opt, 0.1, 1.0, mode="sine"),
+            ValueError,
+            "mode is invalid and scale_fn is None",
+        ),
+        (
+            lambda opt: lr_scheduler.CyclicLR(opt, [0.1], 1.0),
+            ValueError,
+            "base_lr must have the same length as optimizer.param_groups",
+        ),
+        (
+            lambda opt: lr_scheduler.ChainedScheduler([]),
+            ValueError,
+            "ChainedScheduler expects at least one scheduler to be chained",
+        ),
+        (
+            lambda opt: lr_scheduler.ChainedScheduler(
+                [lr_scheduler.StepLR(opt, 2), lr_scheduler.StepLR(_optimizers()[0], 2)]
+            ),
+            ValueError,
+            "expects all schedulers to belong to the same optimizer",
+        ),
     ],
 )
 def test_errors_match_torch(make, error, message):
@@ -282,7 +469,10 @@ def test_errors_match_torch(make, error, message):
         make(_optimizers()[0])
 
 
-def test_one_cycle_requires_momentum():
+def test_one_cycle_and_cyclic_require_momentum():
     opt = optim.Adagrad([lucid.zeros(2, requires_grad=True)])
     with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
         lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=5)
+    with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
+        lr_scheduler.CyclicLR(opt, 0.1, 1.0)
+    lr_scheduler.CyclicLR(opt, 0.1, 1.0, cycle_momentum=False)
