@@ -245,7 +245,6 @@ class DataLoader:
         return len(self.sampler)
 
 
-
 def _start_context(context: Any, num_workers: int) -> Any:
     """PyTorch's checks of `multiprocessing_context`, and the context object it keeps."""
     if context is None:
