@@ -18,6 +18,7 @@ tune_malloc()
 from lucid import dtypes
 from lucid._core import sentinel  # arms the always-on NaN/Inf trap (NUMERICS.md)
 from lucid._core.arguments import argument_error
+from lucid._core.devices import device
 from lucid._core.tensor import Size
 from lucid._tensor import Tensor
 from lucid.dtypes import (
@@ -86,11 +87,16 @@ def is_floating_point(input: Tensor) -> bool:
 # Subpackages and names that build on the whole namespace load on first use, as attributes
 # (torch.nn is an attribute after `import torch`; so is lucid.nn): `import lucid` stays small,
 # and the package face imports nothing that imports it back.
-_LAZY_SUBPACKAGES = ("nn", "optim", "utils", "debug")
+_LAZY_SUBPACKAGES = ("nn", "optim", "utils", "debug", "cuda", "backends", "accelerator", "jit")
 _LAZY_NAMES = {
     "load": "lucid.utils.serialization",
     "save": "lucid.utils.serialization",
     "from_dlpack": "lucid.utils.serialization",
+    "compile": "lucid._process",
+    "get_num_interop_threads": "lucid._process",
+    "get_num_threads": "lucid._process",
+    "set_num_interop_threads": "lucid._process",
+    "set_num_threads": "lucid._process",
 }
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from lucid import factories as _factories
 from lucid._core import dtypes
 from lucid._core import engine as _engine
+from lucid._core.devices import check_device
 from lucid._core.tensor import _TYPE_NAMES, Size, TensorBase, _varargs_shape, register_tensor_class
 from lucid._tensor_str import _format_tensor
 from lucid.ops import (
@@ -253,8 +254,21 @@ class Tensor(TensorBase):
     def bool(self) -> Tensor:
         return fills.to(self, dtypes.bool)
 
-    def cpu(self) -> Tensor:
+    def cpu(self, memory_format: Any = None) -> Tensor:
         return self
+
+    def cuda(self, device: Any = None, non_blocking: bool = False,
+             memory_format: Any = None) -> Tensor:  # fmt: skip
+        """Raises, as a PyTorch build without CUDA does: lucid runs on the CPU."""
+        check_device("cuda")
+        return self
+
+    def pin_memory(self, device: Any = None) -> Tensor:
+        """Raises, as PyTorch's CPU build does: pinned memory needs an accelerator."""
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+
+    def is_pinned(self, device: Any = None) -> bool:
+        return False
 
     def clone(self) -> Tensor:
         return fills.clone(self)

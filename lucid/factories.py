@@ -12,6 +12,7 @@ import numpy as np
 
 from lucid._core import dtypes, random
 from lucid._core.arguments import raise_argument_error, raise_type_error
+from lucid._core.devices import check_device, check_pin_memory
 from lucid._core.grad_mode import local_state
 from lucid._core.random import *  # noqa: F403  (the generator functions are lucid's too)
 from lucid._core.random import Generator, _rng
@@ -140,6 +141,8 @@ def tensor(
 
         x = lucid.tensor([1.0, 2.0, 3.0], requires_grad=True)
     """
+    check_device(device)
+    check_pin_memory(pin_memory)
     if isinstance(data, TensorBase):
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use "
@@ -201,6 +204,7 @@ def _is_sequence(value: Any) -> bool:
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """Like `tensor`, but shares memory with a tensor or ndarray when the dtype allows."""
+    check_device(device)
     if isinstance(data, TensorBase):
         if dtype is None or dtypes.to_numpy_dtype(dtype) == data._data.dtype:
             return data
@@ -224,7 +228,9 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     return _wrap(ndarray)
 
 
-def scalar_tensor(value: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def scalar_tensor(value: Any, *, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> Tensor:  # fmt: skip
+    check_device(device)
     if isinstance(value, TensorBase) and value._data.ndim == 0:
         value = value.item()  # a 0-d tensor is a Number here, as in PyTorch
     if not isinstance(value, bool | int | float | np.generic):
@@ -235,8 +241,10 @@ def scalar_tensor(value: Any, *, dtype: Any = None, requires_grad: bool = False)
     return _leaf(np.array(value, dtype=_float_dtype(dtype)), requires_grad)
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-          out: Any = None) -> Tensor:  # fmt: skip
+def zeros(*size: Any, dtype: Any = None, device: Any = None, pin_memory: bool = False,
+          requires_grad: bool = False, out: Any = None) -> Tensor:  # fmt: skip
+    check_device(device)
+    check_pin_memory(pin_memory)
     try:
         shape = _size(size)
     except RuntimeError:
@@ -245,18 +253,24 @@ def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     return _leaf(np.zeros(shape, _float_dtype(dtype)), requires_grad)
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-         out: Any = None) -> Tensor:  # fmt: skip
+def ones(*size: Any, dtype: Any = None, device: Any = None, pin_memory: bool = False,
+         requires_grad: bool = False, out: Any = None) -> Tensor:  # fmt: skip
+    check_device(device)
+    check_pin_memory(pin_memory)
     return _leaf(np.ones(_size(size), _float_dtype(dtype)), requires_grad)
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-          memory_format: Any = None) -> Tensor:  # fmt: skip
+def empty(*size: Any, dtype: Any = None, device: Any = None, pin_memory: bool = False,
+          requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
+    check_device(device)
+    check_pin_memory(pin_memory)
     return _leaf(np.empty(_size(size), _float_dtype(dtype)), requires_grad)
 
 
 def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:  # fmt: skip
+         pin_memory: bool = False, requires_grad: bool = False) -> Tensor:  # fmt: skip
+    check_device(device)
+    check_pin_memory(pin_memory)
     if dtype is None:
         # A fill value is a scalar: tensors and NumPy scalars infer like Python numbers.
         if isinstance(fill_value, TensorBase | np.generic):
@@ -283,8 +297,11 @@ _ARANGE_SIGNATURES = (
 
 
 def arange(start: Any = None, end: Any = None, step: Any = 1, *, dtype: Any = None,
-           device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+           device: Any = None, pin_memory: bool = False,
+           requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Values from `start` to `end` (exclusive) by `step`; int64 when all three are ints."""
+    check_device(device)
+    check_pin_memory(pin_memory)
     if start is None and end is None:
         raise TypeError(
             "arange() received an invalid combination of arguments - got (), but expected one "
@@ -311,7 +328,9 @@ def arange(start: Any = None, end: Any = None, step: Any = 1, *, dtype: Any = No
 
 
 def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:  # fmt: skip
+             pin_memory: bool = False, requires_grad: bool = False) -> Tensor:  # fmt: skip
+    check_device(device)
+    check_pin_memory(pin_memory)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     values = np.linspace(_python_number(start), _python_number(end), steps, dtype=np.float64)
@@ -319,13 +338,18 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
 
 
 def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any = None,
+             device: Any = None, pin_memory: bool = False,
              requires_grad: bool = False) -> Tensor:  # fmt: skip
+    check_device(device)
+    check_pin_memory(pin_memory)
     values = np.logspace(start, end, steps, base=base, dtype=np.float64)
     return _leaf(values.astype(_float_dtype(dtype)), requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
-        requires_grad: bool = False) -> Tensor:  # fmt: skip
+        pin_memory: bool = False, requires_grad: bool = False) -> Tensor:  # fmt: skip
+    check_device(device)
+    check_pin_memory(pin_memory)
     for position, (name, value) in enumerate((("n", n), ("m", m))):
         if value is not None and not isinstance(value, int | np.integer):
             raise TypeError(
@@ -349,16 +373,20 @@ def _random_float_dtype(dtype: Any, kernel: str) -> np.dtype:
 
 
 def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:  # fmt: skip
+         pin_memory: bool = False, requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Uniform samples on [0, 1)."""
+    check_device(device)
+    check_pin_memory(pin_memory)
     target = _random_float_dtype(dtype, "check_uniform_bounds")
     values = _rng(generator).random(_size(size), dtype=np.float64).astype(target)
     return _leaf(values, requires_grad)
 
 
 def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:  # fmt: skip
+          pin_memory: bool = False, requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Standard normal samples."""
+    check_device(device)
+    check_pin_memory(pin_memory)
     target = _random_float_dtype(dtype, "normal_kernel_cpu")
     values = _rng(generator).standard_normal(_size(size), dtype=np.float64).astype(target)
     return _leaf(values, requires_grad)
@@ -366,8 +394,10 @@ def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, dev
 
 def randint(low: int, high: int | None = None, size: Any = None, *,
             generator: Generator | None = None, dtype: Any = None, device: Any = None,
-            requires_grad: bool = False) -> Tensor:  # fmt: skip
+            pin_memory: bool = False, requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Integers uniform on [low, high); `randint(high, size)` as in PyTorch."""
+    check_device(device)
+    check_pin_memory(pin_memory)
     if size is None:
         if high is None or not isinstance(high, tuple | list | Size):
             raise TypeError("randint() missing required argument 'size'")
@@ -384,7 +414,10 @@ def randint(low: int, high: int | None = None, size: Any = None, *,
 
 
 def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
-             device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+             device: Any = None, pin_memory: bool = False,
+             requires_grad: bool = False) -> Tensor:  # fmt: skip
+    check_device(device)
+    check_pin_memory(pin_memory)
     target = dtypes.to_numpy_dtype(dtype) if dtype is not None else np.dtype(np.int64)
     _size((n,))
     return _leaf(_rng(generator).permutation(n).astype(target), requires_grad)
@@ -392,8 +425,9 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
 
 def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *,
            generator: Generator | None = None, dtype: Any = None,
-           requires_grad: bool = False) -> Tensor:  # fmt: skip
+           device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Normal samples; `mean` and `std` may be tensors (broadcast) or floats with `size`."""
+    check_device(device)
     mean_array = mean._data if isinstance(mean, TensorBase) else mean
     std_array = std._data if isinstance(std, TensorBase) else std
     if np.any(np.asarray(std_array) < 0):
@@ -444,6 +478,7 @@ def _like_dtype(input: Tensor, dtype: Any) -> np.dtype:
 
 def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
+    check_device(device)
     try:
         return _leaf(np.zeros(input._data.shape, _like_dtype(input, dtype)), requires_grad)
     except AttributeError as error:
@@ -453,6 +488,7 @@ def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None,
 
 def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
+    check_device(device)
     try:
         return _leaf(np.ones(input._data.shape, _like_dtype(input, dtype)), requires_grad)
     except AttributeError as error:
@@ -462,6 +498,7 @@ def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None,
 
 def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
+    check_device(device)
     try:
         return _leaf(np.empty(input._data.shape, _like_dtype(input, dtype)), requires_grad)
     except AttributeError as error:
@@ -471,6 +508,7 @@ def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None,
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
+    check_device(device)
     if not isinstance(input, TensorBase):
         raise_type_error(input, "Tensor")
     return _leaf(np.full(input._data.shape, fill_value, _like_dtype(input, dtype)), requires_grad)
@@ -478,6 +516,7 @@ def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any 
 
 def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
+    check_device(device)
     try:
         return rand(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
     except AttributeError as error:
@@ -487,6 +526,7 @@ def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None,
 
 def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
+    check_device(device)
     try:
         return randn(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
     except AttributeError as error:
@@ -495,7 +535,8 @@ def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None,
 
 
 def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, dtype: Any = None,
-                 requires_grad: bool = False) -> Tensor:  # fmt: skip
+                 device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+    check_device(device)
     try:
         return randint(low, high, input._data.shape, dtype=dtype or input.dtype,
                        requires_grad=requires_grad)  # fmt: skip

@@ -99,8 +99,12 @@ EXCLUDED: dict[str, str] = {
             "lucid.enable_grad",
             "lucid.no_grad",
             "lucid.inference_mode",
+            "lucid.set_num_threads",
+            "lucid.set_num_interop_threads",
         )
     },
+    "lucid.get_num_threads": "a process setting: lucid's BLAS thread count is not torch's",
+    "lucid.get_num_interop_threads": "a process setting: lucid's count is not torch's",
     "lucid.save": "writes files",
     "lucid.load": "reads files",
     "lucid.from_dlpack": "takes another framework's tensor by design",

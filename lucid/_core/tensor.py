@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import dtypes
+from lucid._core.devices import CPU, device
 from lucid._core.grad_mode import local_state
 from lucid._core.hooks import RemovableHandle
 
@@ -71,8 +72,8 @@ class TensorBase:
         return self._data.ndim
 
     @property
-    def device(self) -> str:
-        return "cpu"
+    def device(self) -> device:
+        return CPU
 
     @property
     def is_cuda(self) -> bool:

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._core import dtypes
+from lucid._core import devices, dtypes
+from lucid._core.devices import check_device
 from lucid._core.function import Function
 from lucid._core.random import _rng
 from lucid._core.tensor import TensorBase, _wrap
@@ -40,11 +41,6 @@ class To(Function):
         return to(grad_output, ctx.input_dtype), None, None
 
 
-def _check_device(device: Any) -> None:
-    if device is not None and str(device) != "cpu":
-        raise RuntimeError(f"lucid runs on the CPU only; got device '{device}'")
-
-
 def _cast_target(dtype: Any) -> np.dtype:
     # A Python float type means float64 here (as in PyTorch), not the default dtype.
     if dtype is builtins.float:
@@ -55,7 +51,7 @@ def _cast_target(dtype: Any) -> np.dtype:
 def to(input: Tensor, *args: Any, dtype: Any = None, copy: bool = False,
        non_blocking: bool = False, device: Any = None,
        memory_format: Any = None) -> Tensor:  # fmt: skip
-    """Cast to a dtype, or to another tensor's dtype (only the 'cpu' device exists).
+    """Cast to a dtype, or to another tensor's dtype (only the 'cpu' device holds tensors).
 
     Accepts the forms to(dtype), to(device, dtype), to(other) and positional
     `non_blocking, copy` flags after them, as PyTorch does.
@@ -66,13 +62,14 @@ def to(input: Tensor, *args: Any, dtype: Any = None, copy: bool = False,
             dtype = arg.dtype
         elif isinstance(arg, bool):
             flags.append(arg)
-        elif isinstance(arg, str) or arg is None:
-            _check_device(arg)
+        elif isinstance(arg, str | int | devices.device) or arg is None:
+            # a device, or an int naming an accelerator's device index
+            check_device(arg)
         else:
             dtype = arg
     if len(flags) > 1:
         copy = flags[1]
-    _check_device(device)
+    check_device(device)
     if dtype is None:
         return input.clone() if copy else input
     target = _cast_target(dtype)

@@ -42,6 +42,16 @@ _DTYPE_CODES = {
     np.dtype(np.float64): "F64",
 }
 _CODE_DTYPES = {code: dtype for dtype, code in _DTYPE_CODES.items()}
+# safetensors dtypes that have no lucid dtype (yet).
+_UNSUPPORTED_CODES = {
+    "BF16": "bfloat16",
+    "F8_E4M3": "float8_e4m3fn",
+    "F8_E5M2": "float8_e5m2",
+    "U16": "uint16",
+    "U32": "uint32",
+    "U64": "uint64",
+    "C64": "complex64",
+}
 
 
 # ----------------------------------------------------------------------------- save
@@ -187,7 +197,8 @@ def _torch_pickle_error(kind: str, source: str | None) -> RuntimeError:
     )
 
 
-def _parse_header(content: bytes) -> tuple[dict, dict, memoryview]:
+def _parse_header(content: bytes) -> tuple[dict, dict | None, memoryview]:
+    """The tensor entries, lucid's metadata (None for a file written elsewhere), the data."""
     size = len(content)
     if size < 8:
         raise _corrupt(f"not a lucid checkpoint: the file has only {size} bytes (truncated?)")
@@ -209,10 +220,8 @@ def _parse_header(content: bytes) -> tuple[dict, dict, memoryview]:
         raise _corrupt("not a lucid checkpoint: the header is not a JSON object")
     metadata = header.pop("__metadata__", None)
     if not isinstance(metadata, dict) or metadata.get("format") != _FORMAT:
-        raise _corrupt(
-            "not a lucid checkpoint: the safetensors header has no lucid metadata "
-            '("__metadata__" with "format": "lucid")'
-        )
+        # Any other safetensors file (the safetensors package's, from NumPy or torch).
+        return header, None, memoryview(content)[8 + header_length :]
     if metadata.get("lucid.version") != _FORMAT_VERSION:
         raise _corrupt(f"unsupported lucid checkpoint version {metadata.get('lucid.version')!r}")
     return header, metadata, memoryview(content)[8 + header_length :]
@@ -223,6 +232,11 @@ def _read_tensor(key: str, entry: Any, data: memoryview) -> np.ndarray:
         raise _corrupt(f"corrupted checkpoint: the entry for tensor {key!r} is not an object")
     code = entry.get("dtype")
     dtype = _CODE_DTYPES.get(code) if isinstance(code, str) else None
+    if isinstance(code, str) and code in _UNSUPPORTED_CODES:
+        raise RuntimeError(
+            f"lucid.load: tensor {key!r} has dtype {code} ({_UNSUPPORTED_CODES[code]}), which "
+            "lucid does not support: convert it before saving (e.g. to float32)"
+        )
     if dtype is None:
         raise _corrupt(
             f"corrupted checkpoint: tensor {key!r} has unknown dtype {entry.get('dtype')!r}"
@@ -297,7 +311,10 @@ class _Decoder:
 def load(
     f: str | os.PathLike | IO[bytes], map_location: Any = None, *, weights_only: bool = True
 ) -> Any:
-    """Load what `save` wrote. Raises RuntimeError for truncated, corrupted or foreign files.
+    """Load what `save` wrote, or any safetensors file (as a dict of tensors by name).
+
+    Raises RuntimeError for truncated, corrupted or foreign files, and for safetensors
+    dtypes lucid has no dtype for (bfloat16, float8, unsigned ints above 8 bits).
 
     Checkpoints hold only data, so loading never executes code whatever `weights_only` says;
     `map_location` and `weights_only` are accepted for PyTorch compatibility (lucid tensors
@@ -320,6 +337,9 @@ def load(
     tensors = {
         key: lucid.from_numpy(_read_tensor(key, entry, data)) for key, entry in header.items()
     }
+    if metadata is None:
+        # A file lucid did not write: its tensors, by name, in the file's order.
+        return tensors
     try:
         structure = json.loads(metadata["lucid.structure"])
     except (KeyError, TypeError, ValueError, RecursionError):

@@ -194,3 +194,52 @@ def test_iterable_dataset_batches():
     assert [b.tolist() for b in batches] == [[0, 1, 2], [3, 4, 5], [6]]
     with pytest.raises(ValueError, match="expected unspecified shuffle option"):
         DataLoader(Stream(), shuffle=True)
+
+
+# ------------------------------------------------- worker options (issue 16)
+WORKER_OPTION_ERRORS = [
+    (dict(prefetch_factor=2), ValueError, "prefetch_factor option could only be specified"),
+    (dict(num_workers=2, prefetch_factor=-1), ValueError, "prefetch_factor option should be"),
+    (dict(persistent_workers=True), ValueError, "persistent_workers option needs num_workers"),
+    (dict(multiprocessing_context="spawn"), ValueError, "can only be used with multi-process"),
+    (dict(num_workers=1, multiprocessing_context="foo"), ValueError, "valid start method"),
+    (dict(num_workers=1, multiprocessing_context=3), TypeError, "valid context object"),
+]
+
+
+@pytest.mark.parametrize(("options", "error", "message"), WORKER_OPTION_ERRORS)
+def test_dataloader_worker_options_are_checked_as_pytorch_checks_them(options, error, message):
+    with pytest.raises(error, match=message):
+        DataLoader(list(range(4)), **options)
+
+
+@requires_torch
+@pytest.mark.parametrize(("options", "error", "message"), WORKER_OPTION_ERRORS)
+def test_dataloader_worker_option_errors_are_pytorchs(options, error, message):
+    with pytest.raises(error) as expected:
+        torch_data.DataLoader(list(range(4)), **options)
+    with pytest.raises(error) as actual:
+        DataLoader(list(range(4)), **options)
+    assert str(actual.value) == str(expected.value)
+
+
+def test_dataloader_accepts_the_worker_options_training_scripts_pass():
+    loader = DataLoader(
+        list(range(10)), batch_size=4, num_workers=2, persistent_workers=True,
+        prefetch_factor=4, multiprocessing_context="spawn", in_order=False,
+    )  # fmt: skip
+    assert loader.prefetch_factor == 4 and loader.persistent_workers and not loader.in_order
+    assert loader.multiprocessing_context.get_start_method() == "spawn"
+    assert [batch.tolist() for batch in loader] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert DataLoader([1], num_workers=1).prefetch_factor == 2
+    assert DataLoader([1]).prefetch_factor is None
+
+
+def test_dataloader_pin_memory_warns_and_batches_as_without_it():
+    loader = DataLoader(list(range(4)), batch_size=2, pin_memory=True, pin_memory_device="cuda")
+    with pytest.warns(UserWarning) as record:
+        batches = [batch.tolist() for batch in loader]
+    assert batches == [[0, 1], [2, 3]]
+    messages = [str(warning.message) for warning in record]
+    assert any("no accelerator is found" in message for message in messages)
+    assert any("pin_memory_device is deprecated" in message for message in messages)

@@ -180,7 +180,7 @@ def _with_header(header):
         (_with_header([1, 2]), "not a JSON object"),
         (
             _with_header({"x": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}),
-            "not a lucid",
+            "exceed the data section",
         ),
     ],
 )
@@ -384,3 +384,65 @@ def test_overflowing_shape_is_rejected():
     entry = {"dtype": "F64", "shape": [2**62, 4], "data_offsets": [0, 0]}
     with pytest.raises(RuntimeError, match="bytes of data but its shape"):
         load(io.BytesIO(_with_header({"__metadata__": metadata, "x": entry})))
+
+
+# ---------------------------------------------- any safetensors file (issue 16)
+try:
+    import safetensors.numpy as safetensors_numpy
+except ImportError:
+    safetensors_numpy = None
+requires_safetensors = pytest.mark.skipif(
+    safetensors_numpy is None, reason="the safetensors package is not installed (test extra)"
+)
+
+SAFETENSORS_DTYPES = [
+    np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8, np.bool_,
+]  # fmt: skip
+
+
+@requires_safetensors
+@pytest.mark.parametrize("dtype", SAFETENSORS_DTYPES)
+def test_any_safetensors_file_loads_as_a_dict_of_tensors(tmp_path, dtype):
+    arrays = {
+        "encoder.weight": (np.arange(12) % 3).astype(dtype).reshape(3, 4),
+        "scalar": np.array(1, dtype=dtype),
+        "empty": np.zeros((0, 2), dtype=dtype),
+    }
+    path = tmp_path / "foreign.safetensors"
+    safetensors_numpy.save_file(arrays, str(path), metadata={"format": "np"})
+    loaded = load(path)
+    assert type(loaded) is dict and set(loaded) == set(arrays)
+    for key, array in arrays.items():
+        assert loaded[key].dtype == lucid.dtypes.from_numpy_dtype(np.dtype(dtype))
+        np.testing.assert_array_equal(loaded[key].numpy(), array)
+    model = lucid.nn.Linear(4, 3, bias=False)
+    if np.dtype(dtype).kind == "f":
+        model.load_state_dict({"weight": loaded["encoder.weight"]})
+
+
+@requires_safetensors
+@requires_torch
+def test_safetensors_files_written_from_torch_load_bf16_named_in_the_error(tmp_path):
+    import safetensors.torch
+
+    layer = torch.nn.Linear(3, 2)
+    path = tmp_path / "torch.safetensors"
+    safetensors.torch.save_file(layer.state_dict(), str(path))
+    model = lucid.nn.Linear(3, 2)
+    model.load_state_dict(load(path))
+    np.testing.assert_array_equal(model.weight.detach().numpy(), layer.weight.detach().numpy())
+    safetensors.torch.save_file({"w": torch.ones(2, dtype=torch.bfloat16)}, str(path))
+    with pytest.raises(RuntimeError, match="'w' has dtype BF16 .bfloat16."):
+        load(path)
+
+
+@requires_safetensors
+def test_a_saved_state_dict_is_read_by_the_safetensors_package(tmp_path):
+    model = lucid.nn.Sequential(lucid.nn.Linear(2, 3), lucid.nn.BatchNorm1d(3))
+    path = tmp_path / "model.safetensors"
+    save(model.state_dict(), path)
+    arrays = safetensors_numpy.load_file(str(path))
+    state = model.state_dict()
+    assert set(arrays) == set(state)
+    for key, value in state.items():
+        np.testing.assert_array_equal(arrays[key], value.numpy())

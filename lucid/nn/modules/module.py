@@ -9,6 +9,8 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+import numpy as np
+
 import lucid
 from lucid import Tensor
 from lucid._core.grad_mode import local_state
@@ -708,13 +710,23 @@ class Module:
         return self
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
-        """Cast floating-point parameters and buffers to a dtype (`to(dtype)`, `to("cpu")`)."""
+        """Cast floating-point parameters and buffers to a dtype, or check a device:
+        `to(dtype)`, `to("cpu")`, `to(device, dtype)`, `to(tensor)`."""
         dtype = kwargs.get("dtype")
+        device = kwargs.get("device")
         for arg in args:
             if isinstance(arg, lucid.dtype):
                 dtype = arg
             elif isinstance(arg, Tensor):
-                dtype = arg.dtype
+                dtype, device = arg.dtype, arg.device
+            elif isinstance(arg, str | lucid.device):
+                device = lucid.device(arg)  # an unknown device type raises here, as in PyTorch
+            elif isinstance(arg, int) and not isinstance(arg, bool):
+                device = arg
+        if device is not None:
+            # Only the CPU holds tensors: tensor.to raises for another device, as PyTorch's
+            # CPU build does (a module without tensors has nothing to move).
+            self._apply_to_tensors(lambda t: t.to(device))
         if dtype is None:
             return self
         if not (dtype.is_floating_point or dtype.is_complex):
@@ -723,6 +735,20 @@ class Module:
                 f"dtype={dtype}"
             )
         return self._apply_to_tensors(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+    def type(self, dst_type: Any) -> Module:
+        """Cast every parameter and buffer, integer ones included, to `dst_type`."""
+        probe = lucid.zeros(0).type(dst_type)
+        if not probe.is_floating_point() and any(p.requires_grad for p in self.parameters()):
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or "
+                "complex dtype"
+            )
+        return self._apply_to_tensors(lambda t: t.type(dst_type))
+
+    def cuda(self, device: Any = None) -> Module:
+        """Raises for a module with tensors, as a PyTorch build without CUDA does."""
+        return self._apply_to_tensors(lambda t: t.cuda(device))
 
     def float(self) -> Module:
         return self._apply_to_tensors(lambda t: t.to(lucid.float32) if t.is_floating_point() else t)
@@ -809,6 +835,9 @@ class Module:
                 missing.append(key)
                 continue
             value = state_dict[key]
+            if isinstance(value, np.ndarray):
+                # lucid is built on NumPy: an array is a tensor's data (PyTorch refuses it).
+                value = lucid.tensor(value)
             if not isinstance(value, Tensor):
                 errors.append(
                     f'While copying the parameter named "{key}", expected lucid.Tensor or '

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections.abc
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -76,8 +77,11 @@ def default_convert(data: Any) -> Any:
 class DataLoader:
     """Iterates over a dataset in batches.
 
-    Loading always runs in the calling process: `num_workers` is accepted for PyTorch
-    compatibility and validated, but no worker processes are started.
+    Loading always runs in the calling process: `num_workers` and the worker options
+    (`prefetch_factor`, `persistent_workers`, `multiprocessing_context`, `in_order`) are
+    accepted and validated as PyTorch does, but no worker processes are started, so batches
+    always come in order. `pin_memory` warns and does nothing, as on a PyTorch build without
+    an accelerator.
 
     Example::
 
@@ -100,8 +104,13 @@ class DataLoader:
         drop_last: bool = False,
         timeout: float = 0,
         worker_init_fn: Callable[[int], None] | None = None,
-        *,
+        multiprocessing_context: Any = None,
         generator: lucid.Generator | None = None,
+        *,
+        prefetch_factor: int | None = None,
+        persistent_workers: bool = False,
+        pin_memory_device: str = "",
+        in_order: bool = True,
     ) -> None:
         if num_workers < 0:
             raise ValueError(
@@ -110,6 +119,21 @@ class DataLoader:
             )
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError(
+                "prefetch_factor option could only be specified in multiprocessing.let "
+                "num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor to None."
+            )
+        if num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
+        elif prefetch_factor is not None and prefetch_factor < 0:
+            raise ValueError("prefetch_factor option should be non-negative")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
+        self.prefetch_factor = prefetch_factor
+        self.persistent_workers = persistent_workers
+        self.pin_memory_device = pin_memory_device
+        self.in_order = in_order
         self.dataset = dataset
         self.num_workers = num_workers
         self.pin_memory = pin_memory
@@ -166,12 +190,25 @@ class DataLoader:
         if collate_fn is None:
             collate_fn = default_collate if self._auto_collation else default_convert
         self.collate_fn = collate_fn
+        self.multiprocessing_context = _start_context(multiprocessing_context, num_workers)
 
     @property
     def _auto_collation(self) -> bool:
         return self.batch_size is not None or self.batch_sampler is not None
 
     def __iter__(self) -> Iterator[Any]:
+        if self.pin_memory:
+            if self.pin_memory_device:
+                warnings.warn(
+                    "pin_memory_device is deprecated, the current accelerator will be used as "
+                    f"the device,ignore pin_memory_device='{self.pin_memory_device}'.",
+                    stacklevel=2,
+                )
+            warnings.warn(
+                "'pin_memory' argument is set as true but no accelerator is found, then device "
+                "pinned memory won't be used.",
+                stacklevel=2,
+            )
         if isinstance(self.dataset, IterableDataset):
             yield from self._iterate_stream()
         elif self.batch_sampler is not None:
@@ -206,3 +243,31 @@ class DataLoader:
         if self.batch_sampler is not None:
             return len(self.batch_sampler)
         return len(self.sampler)
+
+
+def _start_context(context: Any, num_workers: int) -> Any:
+    """PyTorch's checks of `multiprocessing_context`, and the context object it keeps."""
+    if context is None:
+        return None
+    if num_workers == 0:
+        raise ValueError(
+            "multiprocessing_context can only be used with multi-process loading "
+            f"(num_workers > 0), but got num_workers={num_workers}"
+        )
+    import multiprocessing
+    import multiprocessing.context
+
+    if isinstance(context, str):
+        methods = multiprocessing.get_all_start_methods()
+        if context not in methods:
+            raise ValueError(
+                "multiprocessing_context option should specify a valid start method in "
+                f"{methods}, but got multiprocessing_context={context!r}"
+            )
+        return multiprocessing.get_context(context)
+    if not isinstance(context, multiprocessing.context.BaseContext):
+        raise TypeError(
+            "multiprocessing_context option should be a valid context object or a string "
+            f"specifying the start method, but got multiprocessing_context={context}"
+        )
+    return context
