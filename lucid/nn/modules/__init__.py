@@ -48,6 +48,7 @@ from lucid.nn.modules.pooling import (
     MaxPool1d,
     MaxPool2d,
 )
+from lucid.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from lucid.nn.modules.sparse import Embedding
 from lucid.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer
 
@@ -60,4 +61,5 @@ __all__ = [
     "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "ParameterDict",
     "ParameterList", "RMSNorm", "ReLU", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss",
     "Softmax", "Softplus", "Tanh", "TransformerEncoder", "TransformerEncoderLayer", "Unflatten",
+    "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
 ]  # fmt: skip
