@@ -235,3 +235,95 @@ def test_constructor_errors_match_torch(make, error, message):
 def test_forward_errors_match_torch(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+# ------------------------------------------------------------------ packed sequences
+def _packed_wrapper(base, utils, lengths, enforce_sorted):
+    """A module that packs its padded input, runs the layer and pads the output again."""
+
+    class Packed(base):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x, *state):
+            packed = utils.pack_padded_sequence(x, lengths, enforce_sorted=enforce_sorted)
+            hx = state[0] if len(state) == 1 else (tuple(state) or None)
+            output, hidden = self.inner(packed, hx)
+            padded, _ = utils.pad_packed_sequence(output, total_length=x.shape[0])
+            return (padded, *hidden) if isinstance(hidden, tuple) else (padded, hidden)
+
+    return Packed
+
+
+@requires_torch
+@pytest.mark.parametrize("name", ["RNN", "GRU", "LSTM"])
+@pytest.mark.parametrize("lengths", [[5, 3, 3, 1], [2, 5, 1, 4]])
+@pytest.mark.parametrize("with_state", [False, True])
+def test_packed_sequence_input_matches_torch(name, lengths, with_state):
+    import torch.nn.utils.rnn as torch_rnn
+
+    import lucid.nn.utils.rnn as lucid_rnn
+
+    torch_module, lucid_module = _pair(name, "float64", 3, 4, num_layers=2, bidirectional=True)
+    sorted_lengths = lengths == sorted(lengths, reverse=True)
+    torch_cls = _packed_wrapper(torch.nn.Module, torch_rnn, lengths, sorted_lengths)
+    lucid_cls = _packed_wrapper(lucid.nn.Module, lucid_rnn, lengths, sorted_lengths)
+    inputs = [_randn("float64", 6, 4, 3)]
+    if with_state:
+        inputs.append(_randn("float64", 4, 4, 4, seed=1))
+        if name == "LSTM":
+            inputs.append(_randn("float64", 4, 4, 4, seed=2))
+    check_forward_backward(torch_cls(torch_module), lucid_cls(lucid_module), inputs, "float64")
+
+
+@requires_torch
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("padding_side", ["right", "left"])
+def test_pad_sequence_matches_torch(batch_first, padding_side):
+    import torch.nn.utils.rnn as torch_rnn
+
+    import lucid.nn.utils.rnn as lucid_rnn
+
+    arrays = [_randn("float64", n, 2, seed=n) for n in (2, 4, 1)]
+    torch_in = [torch.tensor(a, requires_grad=True) for a in arrays]
+    lucid_in = [lucid.tensor(a, requires_grad=True) for a in arrays]
+    expected = torch_rnn.pad_sequence(torch_in, batch_first, -1.0, padding_side)
+    actual = lucid_rnn.pad_sequence(lucid_in, batch_first, -1.0, padding_side)
+    np.testing.assert_array_equal(actual.detach().numpy(), expected.detach().numpy())
+    weights = _randn("float64", *expected.shape, seed=9)
+    (expected * torch.tensor(weights)).sum().backward()
+    (actual * lucid.tensor(weights)).sum().backward()
+    for lucid_tensor, torch_tensor in zip(lucid_in, torch_in, strict=True):
+        np.testing.assert_array_equal(lucid_tensor.grad.numpy(), torch_tensor.grad.numpy())
+
+
+@requires_torch
+def test_pack_sequence_round_trip_matches_torch():
+    import torch.nn.utils.rnn as torch_rnn
+
+    import lucid.nn.utils.rnn as lucid_rnn
+
+    arrays = [_randn("float64", n, 2, seed=n) for n in (2, 4, 1)]
+    packed = lucid_rnn.pack_sequence([lucid.tensor(a) for a in arrays], enforce_sorted=False)
+    expected = torch_rnn.pack_sequence([torch.tensor(a) for a in arrays], enforce_sorted=False)
+    np.testing.assert_array_equal(packed.data.numpy(), expected.data.numpy())
+    assert packed.batch_sizes.tolist() == expected.batch_sizes.tolist()
+    assert packed.sorted_indices.tolist() == expected.sorted_indices.tolist()
+    assert packed.unsorted_indices.tolist() == expected.unsorted_indices.tolist()
+    for lucid_sequence, array in zip(lucid_rnn.unpack_sequence(packed), arrays, strict=True):
+        np.testing.assert_array_equal(lucid_sequence.numpy(), array)
+
+
+def test_packing_errors_match_torch():
+    from lucid.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence, pad_sequence
+
+    x = lucid.randn(4, 2, 3)
+    with pytest.raises(RuntimeError, match="must be sorted in decreasing order"):
+        pack_padded_sequence(x, [2, 3])
+    with pytest.raises(RuntimeError, match="Length of all samples has to be greater than 0"):
+        pack_padded_sequence(x, [3, 0])
+    with pytest.raises(ValueError, match="total_length=2 and max sequence length being 3"):
+        pad_packed_sequence(pack_padded_sequence(x, [3, 2]), total_length=2)
+    with pytest.raises(RuntimeError, match="received an empty list of sequences"):
+        pad_sequence([])

@@ -20,6 +20,7 @@ from lucid.nn import functional as F
 from lucid.nn import init
 from lucid.nn.modules.module import Module
 from lucid.nn.parameter import Parameter
+from lucid.nn.utils.rnn import PackedSequence
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -60,17 +61,6 @@ def _gru_step(gates_x: Tensor, h: Tensor, weight_hh_t: Tensor, bias_hh: Tensor |
     n = lucid.tanh(x_n + r * h_n)
     # (1 - z) * n + z * h, one op shorter
     return n + z * (h - n)
-
-
-def _input_projection(x: Tensor, weight_ih: Tensor, bias: Tensor | None) -> Tensor:
-    """x (L, N, H_in) @ W_ih^T + bias for every step at once: (L, N, gates)."""
-    length, batch, features = x.shape
-    flat = x.reshape(length * batch, features)
-    if bias is None:
-        gates = lucid.matmul(flat, weight_ih.t())
-    else:
-        gates = lucid.addmm(bias, flat, weight_ih.t())
-    return gates.reshape(length, batch, weight_ih.shape[0])
 
 
 class RNNBase(Module):
@@ -228,7 +218,10 @@ class RNNBase(Module):
     def get_expected_hidden_size(
         self, input: Tensor, batch_sizes: Tensor | None
     ) -> tuple[int, int, int]:
-        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
+        else:
+            mini_batch = input.size(0) if self.batch_first else input.size(1)
         num_directions = 2 if self.bidirectional else 1
         size = self.proj_size if self.proj_size > 0 else self.hidden_size
         return (self.num_layers * num_directions, mini_batch, size)
@@ -247,106 +240,179 @@ class RNNBase(Module):
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
 
     # ---------------------------------------------------------------- the layer loop
-    def _prepare(self, input: Tensor, hx: Any) -> tuple[Tensor, Any, bool]:
-        """Batch an unbatched input (and its hx), as PyTorch's forward does."""
-        name = {"RNN_TANH": "RNN", "RNN_RELU": "RNN"}.get(self.mode, self.mode)
-        if not isinstance(input, Tensor):
-            raise TypeError(f"{name}.forward expects a Tensor input, got {type(input).__name__}")
+    def _zero_hidden(self, batch: int, dtype: Any) -> Any:
+        num_directions = 2 if self.bidirectional else 1
+        size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        h_zeros = lucid.zeros((self.num_layers * num_directions, batch, size), dtype=dtype)
+        if self.mode != "LSTM":
+            return h_zeros
+        shape = (self.num_layers * num_directions, batch, self.hidden_size)
+        return h_zeros, lucid.zeros(shape, dtype=dtype)
+
+    def _permute_hidden(self, hx: Any, permutation: Tensor | None) -> Any:
+        if permutation is None:
+            return hx
+        if self.mode == "LSTM":
+            return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
+        return hx.index_select(1, permutation)
+
+    def _check_batched_hidden(self, hx: Any, is_batched: bool) -> Any:
+        """PyTorch's checks of hx against a batched or unbatched input; batches hx."""
+        if self.mode == "LSTM":
+            dims = (hx[0].dim(), hx[1].dim())
+            expected = 3 if is_batched else 2
+            if dims != (expected, expected):
+                kind = "batched 3-D" if is_batched else "unbatched 2-D"
+                raise RuntimeError(
+                    f"For {kind} input, hx and cx should also be {expected}-D but got "
+                    f"({dims[0]}-D, {dims[1]}-D) tensors"
+                )
+            return hx if is_batched else (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
+        if is_batched and hx.dim() != 3:
+            raise RuntimeError(
+                f"For batched 3-D input, hx should also be 3-D but got {hx.dim()}-D tensor"
+            )
+        if not is_batched and hx.dim() != 2:
+            raise RuntimeError(
+                f"For unbatched 2-D input, hx should also be 2-D but got {hx.dim()}-D tensor"
+            )
+        return hx if is_batched else hx.unsqueeze(1)
+
+    def _forward(self, input: Any, hx: Any) -> tuple[Any, Any]:
+        """The forward of RNN, LSTM and GRU, on a padded batch or a PackedSequence."""
+        if isinstance(input, PackedSequence):
+            data, batch_sizes, sorted_indices, unsorted_indices = input
+            sizes = [int(size) for size in batch_sizes.tolist()]
+            if hx is None:
+                hx = self._zero_hidden(sizes[0], data.dtype)
+            else:
+                hx = self._permute_hidden(hx, sorted_indices)
+            self.check_forward_args(data, hx, batch_sizes)
+            output, hidden = self._run(data, sizes, hx)
+            hidden = self._permute_hidden(hidden, unsorted_indices)
+            packed = PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices)
+            return packed, hidden
+        name = "RNN" if self.mode.startswith("RNN") else self.mode
         if input.dim() not in (2, 3):
-            tail = " tensor instead" if name != "LSTM" else " instead"
+            tail = " instead" if name == "LSTM" else " tensor instead"
             raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D{tail}")
         is_batched = input.dim() == 3
+        batch_dim = 0 if self.batch_first else 1
         if not is_batched:
-            input = input.unsqueeze(0 if self.batch_first else 1)
-        return input, hx, is_batched
+            input = input.unsqueeze(batch_dim)
+        if hx is None:
+            hx = self._zero_hidden(input.size(batch_dim), input.dtype)
+        else:
+            hx = self._check_batched_hidden(hx, is_batched)
+        self.check_forward_args(input, hx, None)
+        if self.batch_first:
+            input = input.transpose(0, 1)
+        steps, batch, features = input.shape
+        output, hidden = self._run(input.reshape(steps * batch, features), [batch] * steps, hx)
+        output = output.reshape(steps, batch, output.shape[-1])
+        if self.batch_first:
+            output = output.transpose(0, 1)
+        if not is_batched:
+            output = output.squeeze(batch_dim)
+            if self.mode == "LSTM":
+                hidden = (hidden[0].squeeze(1), hidden[1].squeeze(1))
+            else:
+                hidden = hidden.squeeze(1)
+        return output, hidden
 
-    def _run(
-        self, input: Tensor, states: list[tuple[Tensor, ...]]
-    ) -> tuple[Tensor, list[tuple[Tensor, ...]]]:
-        """All layers over a (L, N, H_in) input; `states` holds each layer-direction's start."""
+    def _run(self, data: Tensor, batch_sizes: list[int], hx: Any) -> tuple[Tensor, Any]:
+        """All layers over time-major rows `data` (step t holds batch_sizes[t] rows)."""
         num_directions = 2 if self.bidirectional else 1
-        layer_input = input.transpose(0, 1) if self.batch_first else input
+        components = hx if self.mode == "LSTM" else (hx,)
+        starts = list(zip(*(component.unbind(0) for component in components), strict=True))
+        layer_input = data
         final_states = []
         for layer in range(self.num_layers):
             outputs = []
             for direction in range(num_directions):
                 index = layer * num_directions + direction
-                names = self._all_weights[index]
-                sequence, state = self._run_direction(
-                    layer_input, states[index], names, reverse=direction == 1
+                rows, state = self._run_direction(
+                    layer_input, batch_sizes, starts[index], index, reverse=direction == 1
                 )
-                outputs.append(sequence)
+                outputs.append(rows)
                 final_states.append(state)
-            layer_input = outputs[0] if num_directions == 1 else lucid.cat(outputs, 2)
+            layer_input = outputs[0] if num_directions == 1 else lucid.cat(outputs, 1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 layer_input = F.dropout(layer_input, self.dropout, True)
-        output = layer_input.transpose(0, 1) if self.batch_first else layer_input
-        return output, final_states
+        hidden = [lucid.stack(list(parts), 0) for parts in zip(*final_states, strict=True)]
+        return layer_input, (tuple(hidden) if self.mode == "LSTM" else hidden[0])
+
+    def _step(self, gates_x: Tensor, state: tuple[Tensor, ...], weights: tuple) -> tuple:
+        weight_hh_t, bias_hh, weight_hr_t = weights
+        if self.mode == "LSTM":
+            return _lstm_step(gates_x, state[0], state[1], weight_hh_t, weight_hr_t)
+        if self.mode == "GRU":
+            return (_gru_step(gates_x, state[0], weight_hh_t, bias_hh),)
+        return (_rnn_step(gates_x, state[0], weight_hh_t, self.mode == "RNN_RELU"),)
 
     def _run_direction(
-        self, x: Tensor, state: tuple[Tensor, ...], names: list[str], reverse: bool
+        self,
+        data: Tensor,
+        batch_sizes: list[int],
+        start: tuple[Tensor, ...],
+        index: int,
+        reverse: bool,
     ) -> tuple[Tensor, tuple[Tensor, ...]]:
+        names = self._all_weights[index]
         weight_ih = getattr(self, names[0])
-        weight_hh_t = getattr(self, names[1]).t()
         bias_ih = bias_hh = weight_hr_t = None
         if self.bias:
             bias_ih, bias_hh = getattr(self, names[2]), getattr(self, names[3])
         if self.proj_size > 0:
             weight_hr_t = getattr(self, names[-1]).t()
+        weights = (getattr(self, names[1]).t(), bias_hh, weight_hr_t)
+        # GRU's hidden bias sits inside the reset gate's product; the others add both biases
         if self.mode == "GRU" or bias_ih is None:
             bias = bias_ih
         else:
             bias = bias_ih + bias_hh
-        gates_x = _input_projection(x, weight_ih, bias).unbind(0)
-        steps = range(len(gates_x) - 1, -1, -1) if reverse else range(len(gates_x))
-        outputs: list[Tensor] = [None] * len(gates_x)  # type: ignore[list-item]
-        if self.mode == "LSTM":
-            h, c = state
-            for t in steps:
-                h, c = _lstm_step(gates_x[t], h, c, weight_hh_t, weight_hr_t)
-                outputs[t] = h
-            final: tuple[Tensor, ...] = (h, c)
-        elif self.mode == "GRU":
-            (h,) = state
-            for t in steps:
-                h = _gru_step(gates_x[t], h, weight_hh_t, bias_hh)
-                outputs[t] = h
-            final = (h,)
+        if bias is None:
+            gates = lucid.matmul(data, weight_ih.t())
         else:
-            (h,) = state
-            relu = self.mode == "RNN_RELU"
-            for t in steps:
-                h = _rnn_step(gates_x[t], h, weight_hh_t, relu)
-                outputs[t] = h
-            final = (h,)
-        if not outputs:
-            return x.new_zeros((0, x.shape[1], state[0].shape[-1])), final
-        return lucid.stack(outputs, 0), final
-
-    def _forward_single_state(self, input: Tensor, hx: Tensor | None) -> tuple[Tensor, Tensor]:
-        """RNN's and GRU's forward: one state tensor per layer and direction."""
-        input, hx, is_batched = self._prepare(input, hx)
-        if hx is not None:
-            if is_batched and hx.dim() != 3:
-                raise RuntimeError(
-                    f"For batched 3-D input, hx should also be 3-D but got {hx.dim()}-D tensor"
-                )
-            if not is_batched:
-                if hx.dim() != 2:
-                    raise RuntimeError(
-                        "For unbatched 2-D input, hx should also be 2-D but got "
-                        f"{hx.dim()}-D tensor"
+            gates = lucid.addmm(bias, data, weight_ih.t())
+        gates_x = gates.split(batch_sizes, 0)
+        steps = len(batch_sizes)
+        outputs: list[Tensor] = [None] * steps  # type: ignore[list-item]
+        if reverse:
+            # the batch grows as shorter sequences join; each row starts from its own h0
+            state = start
+            if batch_sizes[-1] < start[0].shape[0]:
+                state = tuple(part.narrow(0, 0, batch_sizes[-1]) for part in start)
+            for t in range(steps - 1, -1, -1):
+                current = state[0].shape[0]
+                if batch_sizes[t] > current:
+                    extra = batch_sizes[t] - current
+                    state = tuple(
+                        lucid.cat([part, first.narrow(0, current, extra)], 0)
+                        for part, first in zip(state, start, strict=True)
                     )
-                hx = hx.unsqueeze(1)
-        else:
-            hx = lucid.zeros(self.get_expected_hidden_size(input, None), dtype=input.dtype)
-        self.check_forward_args(input, hx, None)
-        output, final_states = self._run(input, [(h,) for h in hx.unbind(0)])
-        h_n = lucid.stack([state[0] for state in final_states], 0)
-        if not is_batched:
-            output = output.squeeze(0 if self.batch_first else 1)
-            h_n = h_n.squeeze(1)
-        return output, h_n
+                state = self._step(gates_x[t], state, weights)
+                outputs[t] = state[0]
+            return lucid.cat(outputs, 0), state
+        # the batch shrinks as sequences end; an ended row's state is its final state
+        state = start
+        finished = []
+        for t in range(steps):
+            current = state[0].shape[0]
+            if batch_sizes[t] < current:
+                pieces = [
+                    part.split([batch_sizes[t], current - batch_sizes[t]], 0) for part in state
+                ]
+                finished.append(tuple(piece[1] for piece in pieces))
+                state = tuple(piece[0] for piece in pieces)
+            state = self._step(gates_x[t], state, weights)
+            outputs[t] = state[0]
+        if finished:
+            state = tuple(
+                lucid.cat([part, *(ended[i] for ended in reversed(finished))], 0)
+                for i, part in enumerate(state)
+            )
+        return lucid.cat(outputs, 0), state
 
 
 class RNN(RNNBase):
@@ -370,8 +436,8 @@ class RNN(RNNBase):
             )
         super().__init__(mode, *args, **kwargs)
 
-    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        return self._forward_single_state(input, hx)
+    def forward(self, input: Any, hx: Tensor | None = None) -> tuple[Any, Tensor]:
+        return self._forward(input, hx)
 
 
 class GRU(RNNBase):
@@ -382,8 +448,8 @@ class GRU(RNNBase):
             raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         super().__init__("GRU", *args, **kwargs)
 
-    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        return self._forward_single_state(input, hx)
+    def forward(self, input: Any, hx: Tensor | None = None) -> tuple[Any, Tensor]:
+        return self._forward(input, hx)
 
 
 class LSTM(RNNBase):
@@ -395,7 +461,10 @@ class LSTM(RNNBase):
     def get_expected_cell_size(
         self, input: Tensor, batch_sizes: Tensor | None
     ) -> tuple[int, int, int]:
-        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
+        else:
+            mini_batch = input.size(0) if self.batch_first else input.size(1)
         num_directions = 2 if self.bidirectional else 1
         return (self.num_layers * num_directions, mini_batch, self.hidden_size)
 
@@ -415,35 +484,9 @@ class LSTM(RNNBase):
         )
 
     def forward(
-        self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
-    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-        input, hx, is_batched = self._prepare(input, hx)
-        if hx is None:
-            h_zeros = lucid.zeros(self.get_expected_hidden_size(input, None), dtype=input.dtype)
-            c_zeros = lucid.zeros(self.get_expected_cell_size(input, None), dtype=input.dtype)
-            hx = (h_zeros, c_zeros)
-        elif is_batched:
-            if hx[0].dim() != 3 or hx[1].dim() != 3:
-                raise RuntimeError(
-                    "For batched 3-D input, hx and cx should also be 3-D but got "
-                    f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors"
-                )
-        else:
-            if hx[0].dim() != 2 or hx[1].dim() != 2:
-                raise RuntimeError(
-                    "For unbatched 2-D input, hx and cx should also be 2-D but got "
-                    f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors"
-                )
-            hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
-        self.check_forward_args(input, hx, None)
-        states = list(zip(hx[0].unbind(0), hx[1].unbind(0), strict=True))
-        output, final_states = self._run(input, states)
-        h_n = lucid.stack([state[0] for state in final_states], 0)
-        c_n = lucid.stack([state[1] for state in final_states], 0)
-        if not is_batched:
-            output = output.squeeze(0 if self.batch_first else 1)
-            h_n, c_n = h_n.squeeze(1), c_n.squeeze(1)
-        return output, (h_n, c_n)
+        self, input: Any, hx: tuple[Tensor, Tensor] | None = None
+    ) -> tuple[Any, tuple[Tensor, Tensor]]:
+        return self._forward(input, hx)
 
 
 # ---------------------------------------------------------------------- cells
