@@ -8,6 +8,8 @@
 (d) transformer block: forward + backward of one pre-norm TransformerEncoderLayer
     (d_model 128, 4 heads, MLP 512 with the layer's default ReLU, LayerNorm, causal
     attention, no dropout) on a (16, 64, 128) batch; (d') the same block with GELU.
+(e) lstm: forward + backward of a 2-layer LSTM (input and hidden 256) on a sequence of 64
+    steps, batch 32, through its output and final states.
 Both libraries build the same modules from the same weights (copied from torch). Each
 round times lucid and PyTorch back to back, and the medians over rounds are compared.
 """
@@ -95,6 +97,25 @@ def block_step(lib, model, x, mask):
     model(x, src_mask=mask, is_causal=True).sum().backward()
 
 
+def make_lstm(seed: int):
+    torch.manual_seed(seed)
+    torch_model = torch.nn.LSTM(256, 256, num_layers=2)
+    lucid_model = lucid.nn.LSTM(256, 256, num_layers=2)
+    copy_weights(torch_model, lucid_model)
+    x = np.random.default_rng(seed).standard_normal((64, 32, 256)).astype(np.float32)
+    return [
+        (lib, model, lib.tensor(x, requires_grad=True))
+        for lib, model in ((lucid, lucid_model), (torch, torch_model))
+    ]
+
+
+def lstm_step(lib, model, x):
+    model.zero_grad()
+    x.grad = None
+    output, (h_n, c_n) = model(x)
+    (output.sum() + h_n.sum() + c_n.sum()).backward()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
@@ -111,6 +132,9 @@ def main() -> int:
     lucid_block, torch_block = make_block(0, "gelu")
     compare("(d') transformer block with GELU", block_step, lucid_block, block_step,
             torch_block, rounds, inner=5)  # fmt: skip
+    lucid_lstm, torch_lstm = make_lstm(0)
+    compare("(e) 2-layer LSTM 256, L64 b32, fwd+bwd", lstm_step, lucid_lstm, lstm_step,
+            torch_lstm, rounds, inner=3)  # fmt: skip
     return 0
 
 

@@ -88,6 +88,7 @@ from lucid.nn.modules.pooling import (
     MaxPool1d,
     MaxPool2d,
 )
+from lucid.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from lucid.nn.modules.sparse import Embedding
 from lucid.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer
 
@@ -107,4 +108,5 @@ __all__ = [
     "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d",
     "ZeroPad2d", "ZeroPad3d", "PixelShuffle", "PixelUnshuffle", "Upsample",
     "UpsamplingBilinear2d", "UpsamplingNearest2d",
+    "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
 ]  # fmt: skip

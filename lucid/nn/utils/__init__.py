@@ -1,5 +1,6 @@
-"""lucid.nn.utils: gradient clipping and parameter/vector conversion, mirroring torch.nn.utils."""
+"""lucid.nn.utils: gradient clipping, parameter/vector conversion and rnn packing, as in torch."""
 
+from lucid.nn.utils import rnn
 from lucid.nn.utils.clip_grad import (
     clip_grad_norm_,
     clip_grad_value_,
@@ -14,5 +15,6 @@ __all__ = [
     "clip_grads_with_norm_",
     "get_total_norm",
     "parameters_to_vector",
+    "rnn",
     "vector_to_parameters",
 ]
