@@ -169,6 +169,9 @@ class Tensor(TensorBase):
     movedim = shape_ops.movedim
     broadcast_to = shape_ops.broadcast_to
     take = indexing.take
+    sort = indexing.sort
+    argsort = indexing.argsort
+    topk = indexing.topk
     split = shape_ops.split
     chunk = shape_ops.chunk
     unbind = shape_ops.unbind

@@ -121,6 +121,10 @@ EXCLUDED: dict[str, str] = {
 }
 # Results that are uninitialized memory: only their shape and dtype are compared.
 UNINITIALIZED = {"lucid.empty", "lucid.empty_like", "Tensor.new_empty"}
+# (values, indices) results whose indices PyTorch leaves unspecified among equal values (its
+# topk picks ties in no documented order): the values are compared, the indices by shape, and
+# lucid's indices must select its values.
+TIES_UNSPECIFIED = {"lucid.topk", "Tensor.topk"}
 
 # Operators, called as a user writes them (operator.iadd(v, x) is `v += x`, so a missing
 # in-place form shows as a write that goes nowhere).
@@ -614,6 +618,20 @@ def _difference(actual: Any, expected: Any, shapes_only: bool) -> str | None:
     return None
 
 
+def _ties_difference(actual: Any, expected: Any, input: Any) -> str | None:
+    """Why (values, indices) results differ where the indices of equal values may."""
+    values, indices = _normalized(actual)
+    expected_values, expected_indices = _normalized(expected)
+    difference = _difference(values, expected_values, False) or _difference(
+        indices, expected_indices, True
+    )
+    if difference or not indices.ndim:
+        return difference
+    # the sweep passes no dim, so topk ran along the last one
+    selected = np.take_along_axis(_normalized(input), indices, -1)
+    return _difference(selected, values, False) and "indices do not select the values"
+
+
 def _raised_from_numpy(error: BaseException, torch_error: Any) -> bool:
     """Raised inside NumPy, or in NumPy's words where PyTorch's message has none of them."""
     frames = traceback.extract_tb(error.__traceback__)
@@ -646,7 +664,10 @@ def classify(target: Target, kind: str, args: list[Any], kwargs: dict) -> Outcom
         detail = f"{_describe(actual)}{slip}; torch: {_describe(expected)}"
         return Outcome(target.name, kind, "type", detail)
     shapes_only = target.name in UNINITIALIZED
-    difference = _difference(_normalized(actual), _normalized(expected), shapes_only)
+    if target.name in TIES_UNSPECIFIED:
+        difference = _ties_difference(actual, expected, lucid_made[0])
+    else:
+        difference = _difference(_normalized(actual), _normalized(expected), shapes_only)
     if difference is None and kind.startswith("inplace"):
         # what was written in place: the input (and the base of a view) afterwards
         difference = _difference(

@@ -1,5 +1,6 @@
 """Indexing ops: tensor[index] and tensor[index] = value, gather, scatter, scatter_add,
-index_select, masked_fill, masked_select, take, nonzero."""
+index_select, masked_fill, masked_select, take, nonzero, and the ops that select by order:
+sort, argsort, topk."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._core.arguments import raise_argument_error
+from lucid._core.arguments import raise_argument_error, raise_type_error
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import _TYPE_NAMES, TensorBase, _normalize_dim, _wrap
 from lucid.ops import reduction
-from lucid.ops._common import apply_inplace, check_tensors
+from lucid.ops._common import apply_inplace, check_tensors, invalid_combination
 from lucid.ops._promote import scalar_value
 from lucid.ops.broadcast import broadcast_error, sum_to
 from lucid.ops.shape import View, expand_shape
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "gather", "scatter", "scatter_add", "index_select", "masked_fill", "masked_select", "take",
-    "nonzero",
+    "nonzero", "sort", "argsort", "topk",
 ]  # fmt: skip
 
 _INDEX_ARRAY_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))
@@ -953,3 +954,177 @@ def nonzero(input: Tensor, *, out: Any = None, as_tuple: bool = False) -> Any:
         positions = np.nonzero(_at_least_1d(array))
         return tuple(_wrap(p.astype(np.int64, copy=False)) for p in positions)
     return _wrap(np.argwhere(array).astype(np.int64, copy=False))
+
+
+# ---------------------------------------------------------------------- sort / argsort / topk
+class SortResult(reduction._ValuesIndices):
+    """(values, indices) of `sort`, as torch.return_types.sort."""
+
+    __slots__ = ()
+    _op = "sort"
+
+
+class TopkResult(reduction._ValuesIndices):
+    """(values, indices) of `topk`, as torch.return_types.topk."""
+
+    __slots__ = ()
+    _op = "topk"
+
+
+def _stable_argsort(array: np.ndarray, dim: int, descending: bool) -> np.ndarray:
+    """Indices that sort `array` along `dim`, ties in their original order, NaN the largest
+    (NumPy's order and PyTorch's)."""
+    if not descending:
+        return np.argsort(array, axis=dim, kind="stable")
+    # Sorting the reversed array and reading the result backwards keeps ties in their original
+    # order; negating instead would overflow integers and break bools.
+    last = array.shape[dim] - 1
+    order = np.argsort(np.flip(array, dim), axis=dim, kind="stable")
+    return last - np.flip(order, dim)
+
+
+def _topk_indices(array: np.ndarray, k: int, dim: int, largest: bool) -> np.ndarray:
+    """Indices of the k largest (smallest) entries along `dim`, in sorted order."""
+    size = array.shape[dim]
+    if k == 0 or 8 * k >= size:
+        order = _stable_argsort(array, dim, largest)
+        return order[(slice(None),) * dim + (slice(0, k),)]
+    # A partial partition is linear in the slice; only the k chosen entries are then sorted.
+    # Which of several equal entries at the k-th place is chosen is unspecified, as in PyTorch.
+    if largest:
+        chosen = np.argpartition(array, size - k, axis=dim)
+        chosen = chosen[(slice(None),) * dim + (slice(size - k, None),)]
+    else:
+        chosen = np.argpartition(array, k - 1, axis=dim)
+        chosen = chosen[(slice(None),) * dim + (slice(0, k),)]
+    chosen = np.sort(chosen, axis=dim)
+    order = _stable_argsort(np.take_along_axis(array, chosen, dim), dim, largest)
+    return np.take_along_axis(chosen, order, dim)
+
+
+def _selection_backward(ctx, grad_values: Tensor) -> Tensor:
+    """The gradient of values taken at `indices` along `dim`: each goes back to its place."""
+    (indices,) = ctx.saved_tensors
+    if not ctx.shape:
+        return grad_values
+    zeros = _wrap(np.zeros(ctx.shape, grad_values._data.dtype))
+    return Scatter.apply(zeros, ctx.dim, indices, grad_values)
+
+
+class Sort(Function):
+    _backward_name = "SortBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, descending):
+        array = x._data
+        if array.ndim:
+            indices = _stable_argsort(array, dim, descending)
+            values = np.take_along_axis(array, indices, dim)
+        else:
+            indices = np.zeros((), np.int64)
+            values = array.copy()
+        indices = _wrap(indices.astype(np.int64, copy=False))
+        if ctx.needs_input_grad[0]:
+            ctx.shape = array.shape
+            ctx.dim = dim
+            ctx.save_for_backward(indices)
+        return _wrap(values), indices
+
+    @staticmethod
+    def backward(ctx, grad_values, grad_indices):
+        return _selection_backward(ctx, grad_values), None, None
+
+
+class Topk(Function):
+    _backward_name = "TopkBackward0"
+
+    @staticmethod
+    def forward(ctx, x, k, dim, largest):
+        array = x._data
+        if array.ndim:
+            indices = _topk_indices(array, k, dim, largest)
+            values = np.take_along_axis(array, indices, dim)
+        else:
+            # A 0-d input is its own top 1, and PyTorch returns it for k = 0 too.
+            indices = np.zeros((), np.int64)
+            values = array.copy()
+        indices = _wrap(indices.astype(np.int64, copy=False))
+        if ctx.needs_input_grad[0]:
+            ctx.shape = array.shape
+            ctx.dim = dim
+            ctx.save_for_backward(indices)
+        return _wrap(values), indices
+
+    @staticmethod
+    def backward(ctx, grad_values, grad_indices):
+        return _selection_backward(ctx, grad_values), None, None, None
+
+
+_SORT_OVERLOADS = (
+    "(Tensor input, *, bool stable, int dim = -1, bool descending = False, tuple of Tensors "
+    "out = None)",
+    "(Tensor input, int dim = -1, bool descending = False, *, tuple of Tensors out = None)",
+)
+_ARGSORT_OVERLOADS = (
+    "(Tensor input, *, bool stable, int dim = -1, bool descending = False, Tensor out = None)",
+    "(Tensor input, int dim = -1, bool descending = False)",
+)
+
+
+def _sort_arguments(name: str, overloads: tuple[str, ...], input: Any, dim: Any,
+                    descending: Any, stable: Any, stable_may_be_none: bool) -> int:  # fmt: skip
+    """The normalized dim, after PyTorch's checks of sort's and argsort's arguments."""
+    check_tensors(input)
+    stable_is_valid = isinstance(stable, bool) or (stable is None and stable_may_be_none)
+    if (
+        not isinstance(dim, int)
+        or isinstance(dim, bool)
+        or not isinstance(descending, bool)
+        or not stable_is_valid
+    ):
+        raise invalid_combination(name, (input, dim, descending), overloads)
+    return _normalize_dim(dim, input._data.ndim)
+
+
+def sort(input: Tensor, dim: int = -1, descending: bool = False, *,
+         stable: bool | None = False) -> SortResult:  # fmt: skip
+    """(values, indices) of `input` sorted along `dim`; NaN sorts as the largest value.
+
+    Equal values keep their original order whether or not `stable` is set (PyTorch's CPU sort
+    is stable too).
+    """
+    dim = _sort_arguments("sort", _SORT_OVERLOADS, input, dim, descending, stable, True)
+    return SortResult(*Sort.apply(input, dim, descending))
+
+
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, *,
+            stable: bool = False) -> Tensor:  # fmt: skip
+    """Indices that sort `input` along `dim` (the indices of `sort`)."""
+    dim = _sort_arguments("argsort", _ARGSORT_OVERLOADS, input, dim, descending, stable, False)
+    array = input._data
+    if not array.ndim:
+        return _wrap(np.zeros((), np.int64))
+    return _wrap(_stable_argsort(array, dim, descending).astype(np.int64, copy=False))
+
+
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
+         sorted: bool = True) -> TopkResult:  # fmt: skip
+    """The `k` largest (or smallest) entries along `dim` and their indices; NaN counts as the
+    largest value. The result is always in sorted order (PyTorch leaves the order unspecified
+    when `sorted` is False)."""
+    check_tensors(input)
+    if not isinstance(k, int) or isinstance(k, bool):
+        raise_type_error(k, "int")
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise_type_error(dim, "int")
+    if not isinstance(largest, bool):
+        raise_type_error(largest, "bool")
+    if not isinstance(sorted, bool):
+        raise_type_error(sorted, "bool")
+    array = input._data
+    dim = _normalize_dim(dim, array.ndim)
+    if array.dtype == np.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+    if k < 0 or k > (array.shape[dim] if array.ndim else 1):
+        raise RuntimeError("selected index k out of range")
+    return TopkResult(*Topk.apply(input, k, dim, largest))

@@ -33,6 +33,47 @@ def _with_mask(shape: tuple[int, ...], mask_shape: tuple[int, ...]) -> Any:
     return make_inputs
 
 
+def _sorted_reference(dim: int = -1, descending: bool = False, tuple_result: bool = True) -> Any:
+    """(values, indices) of a stable sort along `dim` (NaN the largest), as `sort` returns
+    them; the indices alone when not `tuple_result` (argsort)."""
+
+    def reference(a: np.ndarray, **kwargs: Any) -> Any:
+        if descending:
+            last = a.shape[dim] - 1
+            indices = last - np.flip(np.argsort(np.flip(a, dim), axis=dim, kind="stable"), dim)
+        else:
+            indices = np.argsort(a, axis=dim, kind="stable")
+        if not tuple_result:
+            return indices
+        return np.take_along_axis(a, indices, dim), indices
+
+    return reference
+
+
+def _topk_reference(k: int, dim: int = -1, largest: bool = True) -> Any:
+    """The first k entries of the stable sort along `dim` (largest first when `largest`)."""
+    sort_reference = _sorted_reference(dim, descending=largest)
+
+    def reference(a: np.ndarray, *args: Any, **kwargs: Any) -> tuple[np.ndarray, ...]:
+        return tuple(np.take(part, np.arange(k), axis=dim) for part in sort_reference(a))
+
+    return reference
+
+
+def _distinct(*shapes: tuple[int, ...]) -> Any:
+    """Inputs without ties (a shuffled, scaled range), so the selected indices are unique."""
+
+    def make_inputs(rng: np.random.Generator, dtype: np.dtype) -> list[np.ndarray]:
+        arrays = []
+        for shape in shapes:
+            size = int(np.prod(shape))
+            values = (rng.permutation(size) - size / 2) * 0.25
+            arrays.append(values.reshape(shape).astype(dtype))
+        return arrays
+
+    return make_inputs
+
+
 def _setitem(x: Any, index: Any, value: Any) -> Any:
     """`x[index] = value` on a copy, so the row is a function of its inputs (lucid or torch)."""
     result = x.clone()
@@ -619,6 +660,108 @@ ROWS: list[OpCase] = [
             np.array([3, 0], dtype=np.int64),
             _floats(rng, dtype, 3),
         ],
+    ),
+    # -------------------------------------------------------- sort/argsort/topk
+    OpCase(
+        "sort",
+        lucid.sort,
+        torch.sort,
+        _sorted_reference(),
+        kwargs={"stable": True},
+        output_index=0,
+        error_inputs=[
+            ErrorInput(
+                [(3, 4)],
+                IndexError,
+                r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)",
+                {"dim": 2},
+            ),
+        ],
+    ),
+    OpCase(
+        "sort_dim0_descending",
+        lucid.sort,
+        torch.sort,
+        _sorted_reference(0, descending=True),
+        kwargs={"dim": 0, "descending": True, "stable": True},
+        shapes=[(4, 3, 2)],
+        output_index=0,
+    ),
+    OpCase(
+        "sort_indices",
+        lucid.sort,
+        torch.sort,
+        _sorted_reference(1, descending=True),
+        kwargs={"dim": 1, "descending": True, "stable": True},
+        output_index=1,
+        differentiable=False,
+    ),
+    OpCase(
+        "argsort",
+        lucid.argsort,
+        torch.argsort,
+        _sorted_reference(tuple_result=False),
+        kwargs={"stable": True},
+        differentiable=False,
+    ),
+    OpCase(
+        "argsort_dim0_descending",
+        lucid.argsort,
+        torch.argsort,
+        _sorted_reference(0, descending=True, tuple_result=False),
+        kwargs={"dim": 0, "descending": True, "stable": True},
+        differentiable=False,
+    ),
+    OpCase(
+        "topk",
+        lucid.topk,
+        torch.topk,
+        _topk_reference(2),
+        kwargs={"k": 2},
+        make_inputs=_distinct((3, 5)),
+        output_index=0,
+        # The extreme-value pattern repeats values, and which of equal values PyTorch's topk
+        # picks first is unspecified (its gradient lands there): tests/ops/test_sorting.py
+        # checks topk's values on extremes instead.
+        extremes=False,
+        error_inputs=[
+            ErrorInput([(3, 4)], RuntimeError, "selected index k out of range", {"k": 5}),
+            ErrorInput([(3, 4)], RuntimeError, "selected index k out of range", {"k": -1}),
+            ErrorInput(
+                [(3, 4)],
+                IndexError,
+                r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)",
+                {"k": 1, "dim": 2},
+            ),
+        ],
+    ),
+    OpCase(
+        "topk_smallest_dim0",
+        lambda x: lucid.topk(x, 3, dim=0, largest=False),
+        lambda x: torch.topk(x, 3, dim=0, largest=False),
+        _topk_reference(3, 0, largest=False),
+        make_inputs=_distinct((4, 3)),
+        output_index=0,
+        extremes=False,
+    ),
+    OpCase(
+        "topk_long_slice",
+        lambda x: x.topk(3),
+        lambda x: x.topk(3),
+        _topk_reference(3),
+        make_inputs=_distinct((2, 40)),
+        output_index=0,
+        extremes=False,
+    ),
+    OpCase(
+        "topk_indices",
+        lambda x: lucid.topk(x, 3, largest=False),
+        lambda x: torch.topk(x, 3, largest=False),
+        _topk_reference(3, largest=False),
+        make_inputs=_distinct((2, 40)),
+        output_index=1,
+        differentiable=False,
+        extremes=False,
     ),
     # ------------------------------------------------------ gather/scatter
     OpCase(
