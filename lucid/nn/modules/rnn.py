@@ -1,10 +1,10 @@
 """Recurrent layers: RNN, LSTM, GRU and their single-step cells, as in torch.nn.
 
-The layers are composed from lucid ops, so autograd needs no backward of its own. Each layer
-and direction projects its whole input sequence with one GEMM for all gates (both biases
-folded in where the gate equations allow), then runs one GEMM per time step for the hidden
-projection; the gate equations are PyTorch's, gates in PyTorch's order (LSTM: i, f, g, o;
-GRU: r, z, n).
+The layers are composed from lucid ops. Each layer and direction projects its whole input
+sequence with one GEMM for all gates (both biases folded in where the gate equations allow),
+then runs per time step one GEMM for the hidden projection and one fused op for the gate math
+(lucid.ops.recurrent, which has its own backward); the gate equations are PyTorch's, gates in
+PyTorch's order (LSTM: i, f, g, o; GRU: r, z, n).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from lucid.nn import init
 from lucid.nn.modules.module import Module
 from lucid.nn.parameter import Parameter
 from lucid.nn.utils.rnn import PackedSequence
+from lucid.ops.recurrent import fused_gru_cell, fused_lstm_cell
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -40,10 +41,7 @@ def _rnn_step(gates_x: Tensor, h: Tensor, weight_hh_t: Tensor, relu: bool) -> Te
 def _lstm_step(
     gates_x: Tensor, h: Tensor, c: Tensor, weight_hh_t: Tensor, weight_hr_t: Tensor | None
 ) -> tuple[Tensor, Tensor]:
-    gates = lucid.addmm(gates_x, h, weight_hh_t)
-    i, f, g, o = gates.chunk(4, 1)
-    c = lucid.sigmoid(f) * c + lucid.sigmoid(i) * lucid.tanh(g)
-    h = lucid.sigmoid(o) * lucid.tanh(c)
+    h, c = fused_lstm_cell(lucid.addmm(gates_x, h, weight_hh_t), c)
     if weight_hr_t is not None:
         h = lucid.matmul(h, weight_hr_t)
     return h, c
@@ -54,13 +52,7 @@ def _gru_step(gates_x: Tensor, h: Tensor, weight_hh_t: Tensor, bias_hh: Tensor |
         gates_h = lucid.matmul(h, weight_hh_t)
     else:
         gates_h = lucid.addmm(bias_hh, h, weight_hh_t)
-    size = h.shape[-1]
-    x_rz, x_n = gates_x.split([2 * size, size], 1)
-    h_rz, h_n = gates_h.split([2 * size, size], 1)
-    r, z = lucid.sigmoid(x_rz + h_rz).chunk(2, 1)
-    n = lucid.tanh(x_n + r * h_n)
-    # (1 - z) * n + z * h, one op shorter
-    return n + z * (h - n)
+    return fused_gru_cell(gates_x, gates_h, h)
 
 
 class RNNBase(Module):
