@@ -91,6 +91,7 @@ from lucid.nn.modules.pooling import (
 from lucid.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from lucid.nn.modules.sparse import Embedding
 from lucid.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer
+from lucid.nn.modules.transformer import Transformer, TransformerDecoder, TransformerDecoderLayer
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
@@ -109,4 +110,5 @@ __all__ = [
     "ZeroPad2d", "ZeroPad3d", "PixelShuffle", "PixelUnshuffle", "Upsample",
     "UpsamplingBilinear2d", "UpsamplingNearest2d",
     "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
+    "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
 ]  # fmt: skip
