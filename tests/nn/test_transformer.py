@@ -106,6 +106,9 @@ def test_mha_parity(dtype: str, batch_first: bool, mask: str, weights: dict) -> 
         {"bias": False},
         {"add_zero_attn": True},
         {"kdim": 5, "bias": False, "batch_first": True},
+        {"add_bias_kv": True},
+        {"add_bias_kv": True, "add_zero_attn": True, "kdim": 6, "vdim": 3},
+        {"add_bias_kv": True, "bias": False, "batch_first": True},
     ],
 )
 def test_mha_options(dtype: str, options: dict) -> None:
@@ -116,6 +119,50 @@ def test_mha_options(dtype: str, options: dict) -> None:
         torch_module.zero_grad()
         lucid_module.zero_grad()
         check_forward_backward(torch_module, lucid_module, inputs, dtype, kwargs=kwargs)
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("mask", ["none", "bool_attn", "per_head", "padding", "both_float"])
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_mha_bias_kv_parity(dtype: str, mask: str, need_weights: bool) -> None:
+    torch_module, lucid_module = _pair(dtype, add_bias_kv=True, add_zero_attn=mask == "padding")
+    with torch.no_grad():  # nonzero projection biases, so the extra key's scores differ
+        torch_module.in_proj_bias.uniform_(-0.5, 0.5)
+    kwargs = {**_masks(dtype)[mask], "need_weights": need_weights}
+    check_forward_backward(torch_module, lucid_module, _qkv(dtype, False), dtype, kwargs=kwargs)
+    assert lucid_module.bias_k.grad is not None and lucid_module.bias_v.grad is not None
+
+
+@requires_torch
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_mha_bias_kv_causal_hint(dtype: str) -> None:
+    torch_module, lucid_module = _pair(dtype, add_bias_kv=True, batch_first=True)
+    x = np.random.default_rng(2).standard_normal((2, 5, EMBED)).astype(dtype)
+    causal = np.triu(np.full((5, 5), -np.inf, dtype=dtype), 1)
+    for need_weights in (False, True):
+        kwargs = {"attn_mask": causal, "is_causal": True, "need_weights": need_weights}
+        torch_module.zero_grad()
+        lucid_module.zero_grad()
+        check_forward_backward(torch_module, lucid_module, [x, x, x], dtype, kwargs=kwargs)
+
+
+def test_mha_bias_kv_init_and_keys() -> None:
+    lucid.manual_seed(0)
+    module = MultiheadAttention(8, 2, add_bias_kv=True, kdim=3)
+    assert list(module.state_dict()) == [
+        "q_proj_weight",
+        "k_proj_weight",
+        "v_proj_weight",
+        "in_proj_bias",
+        "bias_k",
+        "bias_v",
+        "out_proj.weight",
+        "out_proj.bias",
+    ]
+    assert tuple(module.bias_k.shape) == (1, 1, 8) and tuple(module.bias_v.shape) == (1, 1, 8)
+    # xavier_normal_ on (1, 1, 8): fan_in = fan_out = 8, so std = sqrt(2 / 16), never all zero
+    assert module.bias_k.detach().numpy().any() and module.bias_v.detach().numpy().any()
 
 
 @requires_torch
@@ -215,8 +262,6 @@ def test_mha_init_and_errors() -> None:
         MultiheadAttention(0, 2)
     with pytest.raises(AssertionError, match="embed_dim must be divisible by num_heads"):
         MultiheadAttention(10, 3)
-    with pytest.raises(ValueError, match="add_bias_kv"):
-        MultiheadAttention(8, 2, add_bias_kv=True)
     x = lucid.randn(4, 2, 8)
     module = MultiheadAttention(8, 2)
     with pytest.raises(RuntimeError, match=r"The shape of the 2D attn_mask is .*\(4, 4\)"):

@@ -296,7 +296,7 @@ class MultiheadAttention(Module):
     """Multi-head attention over (L, N, E) inputs, or (N, L, E) with batch_first=True.
 
     Parameter names and layout match torch.nn.MultiheadAttention, so state dicts load either
-    way. add_bias_kv=True is not supported.
+    way.
     """
 
     __constants__ = ["batch_first"]
@@ -320,8 +320,6 @@ class MultiheadAttention(Module):
                 f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} "
                 f"and num_heads={num_heads} instead"
             )
-        if add_bias_kv:
-            raise ValueError("lucid's MultiheadAttention does not support add_bias_kv=True")
         super().__init__()
         factory = {"device": device, "dtype": dtype}
         self.embed_dim = embed_dim
@@ -349,7 +347,11 @@ class MultiheadAttention(Module):
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **factory)
-        self.bias_k = self.bias_v = None
+        if add_bias_kv:
+            self.bias_k = Parameter(lucid.empty((1, 1, embed_dim), **factory))
+            self.bias_v = Parameter(lucid.empty((1, 1, embed_dim), **factory))
+        else:
+            self.bias_k = self.bias_v = None
         self.add_zero_attn = add_zero_attn
         self._reset_parameters()
 
@@ -363,6 +365,10 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
 
     def _project(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, ...]:
         biases = (None,) * 3 if self.in_proj_bias is None else self.in_proj_bias.chunk(3)
@@ -426,6 +432,13 @@ class MultiheadAttention(Module):
         heads, head_dim = self.num_heads, self.head_dim
         source_length = k.shape[0]
         attn_mask = self._attention_mask(attn_mask, batch, target_length, source_length)
+        if self.bias_k is not None and self.bias_v is not None:
+            # one learned extra key and value, shared by the whole batch, that every query sees
+            k = lucid.cat([k, self.bias_k.expand(1, batch, embed_dim)], 0)
+            v = lucid.cat([v, self.bias_v.expand(1, batch, embed_dim)], 0)
+            attn_mask = _pad_last(attn_mask)
+            key_padding_mask = _pad_last(key_padding_mask)
+            source_length += 1
         # (length, batch, embed) -> (batch * heads, length, head_dim)
         q = q.reshape(target_length, batch * heads, head_dim).transpose(0, 1)
         k = k.reshape(k.shape[0], batch * heads, head_dim).transpose(0, 1)
