@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.compat.harness import compare
+from tests.compat.harness import compare, load
 from tests.torch_oracle import requires_torch
 
 pytestmark = requires_torch
@@ -60,3 +60,9 @@ def test_seq2seq_gru_with_teacher_forcing(rng):
     data = {"source": rng.integers(1, 9, (4, 6)), "target": rng.integers(1, 7, (4, 5))}
     losses = compare("seq2seq_gru", data, steps=6)
     assert losses[-1] < losses[0]
+
+
+@pytest.mark.parametrize("framework", ["torch", "lucid"])
+@pytest.mark.parametrize("name", ["test_sanity_check", "test_more_ops"])
+def test_micrograd_test_suite_checks_its_engine_against_the_framework(framework, name):
+    getattr(load("micrograd", framework), name)()
