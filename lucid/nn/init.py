@@ -25,6 +25,8 @@ __all__ = [
     "kaiming_uniform_",
     "kaiming_normal_",
     "orthogonal_",
+    "dirac_",
+    "sparse_",
 ]
 
 _LINEAR_NONLINEARITIES = (
@@ -261,4 +263,37 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: Any = None) -> Tenso
             q = q.T
         tensor.copy_(lucid.tensor(np.ascontiguousarray(q).reshape(tensor.shape)))
         tensor.mul_(gain)
+    return tensor
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-, 4- or 5-d conv weight so the convolution is the identity on each group."""
+    dimensions = tensor.ndimension()
+    if dimensions not in [3, 4, 5]:
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tensor.size()
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_channels_per_group = sizes[0] // groups
+    min_dim = min(out_channels_per_group, sizes[1])
+    weight = np.zeros(tuple(sizes), dtype=tensor._data.dtype)
+    diagonal = np.arange(min_dim)
+    outputs = (np.arange(groups)[:, None] * out_channels_per_group + diagonal).ravel()
+    centre = tuple(size // 2 for size in sizes[2:])
+    weight[(outputs, np.tile(diagonal, groups), *centre)] = 1
+    with lucid.no_grad():
+        return tensor.copy_(lucid.tensor(weight))
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any = None) -> Tensor:
+    """Fill a 2-d `tensor` from N(0, std^2), then zero ceil(sparsity * rows) entries a column."""
+    if tensor.ndimension() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    with lucid.no_grad():
+        tensor.normal_(0, std, generator=generator)
+        # ranking uniform draws gives each column an independent random permutation of rows
+        ranks = np.argsort(np.argsort(lucid.rand(rows, cols, generator=generator).numpy(), 0), 0)
+        tensor.masked_fill_(lucid.tensor(ranks < num_zeros), 0)
     return tensor

@@ -18,6 +18,7 @@ from lucid.ops.broadcast import sum_to
 from lucid.ops.indexing import scatter_add
 from lucid.ops.pointwise import rsqrt
 from lucid.ops.reduction import mean, sum
+from lucid.ops.sampling import pad
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "linear", "bilinear", "dropout", "dropout2d", "embedding", "batch_norm", "layer_norm",
     "group_norm", "rms_norm", "scaled_dot_product_attention",
+    "instance_norm", "local_response_norm",
 ]  # fmt: skip
 
 
@@ -563,6 +565,80 @@ def _update_running_stats(array, axes, count, running_mean, running_var, momentu
         data *= 1.0 - momentum
         data += momentum * batch_var.astype(data.dtype)
         running_var._version_counter[0] += 1
+
+
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-05,
+) -> Tensor:
+    """Normalize each (sample, channel) of (N, C, *) input over its spatial dims.
+
+    As in PyTorch, this is batch norm of the input viewed as (1, N * C, *), with the
+    per-channel vectors repeated N times; the running statistics get the batch average.
+    """
+    check_tensors(input)
+    shape = tuple(input.shape)
+    if use_input_stats and math.prod(shape[2:]) == 1:
+        raise ValueError(
+            "Expected more than 1 spatial element when training, got input size "
+            f"torch.Size({list(shape)})"
+        )
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError(
+            "Expected running_mean and running_var to be defined when use_input_stats is false"
+        )
+    batch, channels = input.size(0), input.size(1)
+    repeated = [None if vector is None else vector.repeat(batch)
+                for vector in (weight, bias)]  # fmt: skip
+    with no_grad():
+        stats = [None if vector is None else vector.repeat(batch)
+                 for vector in (running_mean, running_var)]  # fmt: skip
+    output = batch_norm(
+        input.reshape((1, batch * channels) + shape[2:]),
+        stats[0],
+        stats[1],
+        repeated[0],
+        repeated[1],
+        use_input_stats,
+        momentum,
+        eps,
+    )
+    with no_grad():
+        for running, updated in zip((running_mean, running_var), stats):
+            if running is not None:
+                running.copy_(updated.reshape((batch, channels)).mean(0))
+    return output.reshape(shape)
+
+
+def local_response_norm(
+    input: Tensor, size: int, alpha: float = 0.0001, beta: float = 0.75, k: float = 1.0
+) -> Tensor:
+    """Divide each channel by (k + alpha * mean of squares over `size` neighbouring channels)^beta.
+
+    The window is centred (size // 2 channels before, (size - 1) // 2 after) and zero-padded at
+    the edges, as PyTorch's average pooling over channels is.
+    """
+    check_tensors(input)
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    channels = input.shape[1]
+    squares = input * input
+    # pad the channel dim (the last pair of a pad list addresses dim 1)
+    padded = pad(squares, [0, 0] * (dim - 2) + [size // 2, (size - 1) // 2])
+    window = padded.narrow(1, 0, channels)
+    for offset in range(1, size):
+        window = window + padded.narrow(1, offset, channels)
+    div = (window / size * alpha + k) ** beta
+    return input / div
 
 
 def rms_norm(

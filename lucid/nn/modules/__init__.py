@@ -92,6 +92,8 @@ from lucid.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNN
 from lucid.nn.modules.sparse import Embedding
 from lucid.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer
 from lucid.nn.modules.transformer import Transformer, TransformerDecoder, TransformerDecoderLayer
+from lucid.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from lucid.nn.modules.normalization import LocalResponseNorm
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
@@ -111,4 +113,5 @@ __all__ = [
     "UpsamplingBilinear2d", "UpsamplingNearest2d",
     "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
     "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
 ]  # fmt: skip

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import ChainMap
+from collections.abc import Mapping
 from typing import Any
 
 import lucid
@@ -14,8 +16,8 @@ from lucid.nn.parameter import Parameter
 __all__ = ["BatchNorm1d", "BatchNorm2d"]
 
 
-class _BatchNorm(Module):
-    """Parameters, running-statistics buffers and forward shared by the BatchNorm layers."""
+class _NormBase(Module):
+    """Parameters and running-statistics buffers shared by the BatchNorm and InstanceNorm layers."""
 
     __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
 
@@ -79,6 +81,32 @@ class _BatchNorm(Module):
     def _check_input_dim(self, input: Tensor) -> None:
         raise NotImplementedError
 
+    def _load_own_state(
+        self, state_dict: Mapping[str, Any], prefix: str, assign: bool, errors: list[str],
+        missing: list[str], unexpected: list[str],
+    ) -> None:  # fmt: skip
+        # Checkpoints older than the batch counter (PyTorch's version < 2, or no version
+        # recorded) load with the counter kept as it is, as PyTorch does.
+        version = getattr(state_dict, "_metadata", {}).get(prefix[:-1], {}).get("version")
+        key = prefix + "num_batches_tracked"
+        if (version is None or version < 2) and self.track_running_stats and key not in state_dict:
+            counter = self.num_batches_tracked
+            if counter is None:
+                counter = lucid.tensor(0, dtype=lucid.long)
+            state_dict = ChainMap({key: counter}, state_dict)
+        super()._load_own_state(state_dict, prefix, assign, errors, missing, unexpected)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+            f"affine={self.affine}, bias={self.bias is not None}, "
+            f"track_running_stats={self.track_running_stats}"
+        )
+
+
+class _BatchNorm(_NormBase):
+    """The forward shared by the BatchNorm layers."""
+
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
         average_factor = 0.0 if self.momentum is None else self.momentum
@@ -99,13 +127,6 @@ class _BatchNorm(Module):
             use_batch_stats,
             average_factor,
             self.eps,
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-            f"affine={self.affine}, bias={self.bias is not None}, "
-            f"track_running_stats={self.track_running_stats}"
         )
 
 

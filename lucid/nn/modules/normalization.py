@@ -1,4 +1,4 @@
-"""Per-sample normalization layers: LayerNorm, GroupNorm and RMSNorm, as in torch.nn."""
+"""Per-sample normalization layers: LayerNorm, GroupNorm, RMSNorm and LocalResponseNorm."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from lucid.nn import init
 from lucid.nn.modules.module import Module
 from lucid.nn.parameter import Parameter
 
-__all__ = ["LayerNorm", "GroupNorm", "RMSNorm"]
+__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
 
 
 def _shape_tuple(normalized_shape: Any) -> tuple[int, ...]:
@@ -157,3 +157,22 @@ class RMSNorm(Module):
         return (
             f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
         )
+
+
+class LocalResponseNorm(Module):
+    """Normalize each channel by the squares of its `size` neighbouring channels."""
+
+    __constants__ = ["size", "alpha", "beta", "k"]
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
