@@ -90,6 +90,8 @@ from lucid.nn.modules.pooling import (
 )
 from lucid.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from lucid.nn.modules.sparse import Embedding
+from lucid.nn.modules.sparse import EmbeddingBag
+from lucid.nn.modules.fold import Fold, Unfold
 from lucid.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer
 from lucid.nn.modules.transformer import Transformer, TransformerDecoder, TransformerDecoderLayer
 
@@ -111,4 +113,5 @@ __all__ = [
     "UpsamplingBilinear2d", "UpsamplingNearest2d",
     "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
     "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+    "EmbeddingBag", "Fold", "Unfold",
 ]  # fmt: skip
