@@ -81,6 +81,7 @@ EXCLUDED: dict[str, str] = {
             "lucid.randperm",
             "F.dropout",
             "F.dropout2d",
+            "F.gumbel_softmax",
             "Tensor.uniform_",
             "Tensor.normal_",
         )

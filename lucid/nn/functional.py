@@ -216,3 +216,21 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
             )
         weight = weight.reshape(-1, *([1] * (input.ndim - 2)))
     return where(input > 0, input, weight * input)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:  # fmt: skip
+    """softmax((logits + Gumbel noise) / tau) along dim; with hard=True, its one-hot argmax in
+    the forward pass and the soft sample's gradient in the backward (straight through)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    from lucid.factories import rand_like, zeros_like  # noqa: PLC0415
+
+    # -log(Exponential(1)) is Gumbel(0, 1); 1 - U keeps the uniform draw off zero
+    gumbels = -(-(1 - rand_like(logits)).log()).log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = zeros_like(logits).scatter(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft

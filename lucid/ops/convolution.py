@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "conv1d", "conv2d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d",
     "avg_pool2d", "adaptive_avg_pool2d",
+    "unfold", "fold",
 ]  # fmt: skip
 
 Pair = tuple[int, int]
@@ -1158,3 +1159,161 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
         # a global average is a plain mean, as in PyTorch
         return input.mean((-1, -2), keepdim=True)
     return AdaptiveAvgPool2D.apply(input, out_size)
+
+
+# ---------------------------------------------------------------- unfold / fold
+def _sliding_pair(value: Any, op: str, name: str, position: int) -> Pair:
+    """PyTorch's `_pair` of an unfold/fold size, with im2col's TypeError and length check."""
+    values = tuple(value) if isinstance(value, list | tuple) else (value, value)
+    for index, item in enumerate(values):
+        if isinstance(item, bool) or not isinstance(item, int | np.integer):
+            raise TypeError(
+                f"{op}(): argument '{name}' (position {position}) must be tuple of ints, but "
+                f"found element of type {type(item).__name__} at pos {index}"
+            )
+    if len(values) != 2:
+        raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(values)}")
+    return int(values[0]), int(values[1])
+
+
+def _check_sliding(kernel: Pair, dilation: Pair, padding: Pair, stride: Pair) -> None:
+    for name, (a, b), short in (
+        ("kernel size", kernel, "kernel"),
+        ("stride", stride, "stride"),
+        ("dilation", dilation, "dilation"),
+    ):
+        if a <= 0 or b <= 0:
+            raise RuntimeError(
+                f"{name} should be greater than zero, but got {short}_height: {a} "
+                f"{short}_width: {b}"
+            )
+    if padding[0] < 0 or padding[1] < 0:
+        raise RuntimeError(
+            f"padding should be non-negative, but got pad_height: {padding[0]} "
+            f"pad_width: {padding[1]}"
+        )
+
+
+def _sliding_blocks(size: Pair, kernel: Pair, dilation: Pair, padding: Pair, stride: Pair):
+    return tuple(
+        _conv_out(size[i], kernel[i], stride[i], padding[i], dilation[i]) for i in range(2)
+    )
+
+
+class Unfold(Function):
+    """(N, C, H, W) -> (N, C * kh * kw, L): every sliding block of the zero-padded input as a
+    column (im2col); unbatched (C, H, W) gives (C * kh * kw, L)."""
+
+    _backward_name = "Im2ColBackward0"
+
+    @staticmethod
+    def forward(ctx, x, kernel, dilation, padding, stride):
+        array = x._data if x.ndim == 4 else x._data[None]
+        n, c, h, w = array.shape
+        ctx.in_size = (h, w)
+        ctx.config = (kernel, dilation, padding, stride)
+        out_size = _sliding_blocks((h, w), kernel, dilation, padding, stride)
+        windows = _windows(array, kernel, stride, padding, dilation, out_size, 0)
+        cols = windows.reshape(n, c * kernel[0] * kernel[1], out_size[0] * out_size[1])
+        return _wrap(np.ascontiguousarray(cols if x.ndim == 4 else cols[0]))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # col2im is im2col's adjoint: each window element goes back to where it was read
+        grad_x = Fold.apply(grad_output, ctx.in_size, *ctx.config)
+        return grad_x, None, None, None, None
+
+
+class Fold(Function):
+    """(N, C * kh * kw, L) -> (N, C, H, W): sliding-block columns summed back onto an image
+    (col2im); unbatched (C * kh * kw, L) gives (C, H, W)."""
+
+    _backward_name = "Col2ImBackward0"
+
+    @staticmethod
+    def forward(ctx, cols, output_size, kernel, dilation, padding, stride):
+        array = cols._data if cols.ndim == 3 else cols._data[None]
+        ctx.config = (kernel, dilation, padding, stride)
+        n, rows, _ = array.shape
+        blocks = _sliding_blocks(output_size, kernel, dilation, padding, stride)
+        windows = array.reshape(n, rows // (kernel[0] * kernel[1]), *kernel, *blocks)
+        image = _col2im(windows, output_size, kernel, stride, padding, dilation)
+        return _wrap(image if cols.ndim == 3 else image[0])
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_cols = Unfold.apply(grad_output, *ctx.config)
+        return grad_cols, None, None, None, None, None
+
+
+def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+           stride: Any = 1) -> Tensor:  # fmt: skip
+    """Extracts sliding local blocks of a batched (or unbatched) image as columns (im2col).
+
+    >>> unfold(lucid.randn(1, 2, 4, 4), kernel_size=2).shape
+    lucid.Size([1, 8, 9])
+    """
+    check_tensors(input)
+    kernel = _sliding_pair(kernel_size, "im2col", "kernel_size", 2)
+    dilation = _sliding_pair(dilation, "im2col", "dilation", 3)
+    padding = _sliding_pair(padding, "im2col", "padding", 4)
+    stride = _sliding_pair(stride, "im2col", "stride", 5)
+    _check_sliding(kernel, dilation, padding, stride)
+    if not input.ndim:
+        raise IndexError("Dimension specified as 1 but tensor has no dimensions")
+    if input.ndim < 3:
+        # PyTorch reads the spatial dims before it checks the rank
+        input.size(input.ndim)
+    shape = input.shape
+    if input.ndim not in (3, 4) or 0 in shape[-3:]:
+        raise RuntimeError(
+            "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other "
+            f"non-zero dimensions for input, but got: {_size_list(shape)}"
+        )
+    if not input.is_floating_point():
+        raise not_implemented("im2col_out_cpu", input._data.dtype)
+    size = tuple(shape[-2:])
+    blocks = _sliding_blocks(size, kernel, dilation, padding, stride)
+    if blocks[0] < 1 or blocks[1] < 1:
+        raise RuntimeError(
+            f"Given input with spatial size {size}, kernel_size={kernel}, dilation={dilation}, "
+            f"padding={padding}, calculated shape of the array of sliding blocks as {blocks}, "
+            "but its components must be at least one."
+        )
+    return Unfold.apply(input, kernel, dilation, padding, stride)
+
+
+def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+         stride: Any = 1) -> Tensor:  # fmt: skip
+    """Sums sliding-block columns back into an image of `output_size` (col2im), the adjoint
+    of unfold."""
+    check_tensors(input)
+    size = _sliding_pair(output_size, "col2im", "output_size", 2)
+    kernel = _sliding_pair(kernel_size, "col2im", "kernel_size", 3)
+    dilation = _sliding_pair(dilation, "col2im", "dilation", 4)
+    padding = _sliding_pair(padding, "col2im", "padding", 5)
+    stride = _sliding_pair(stride, "col2im", "stride", 6)
+    _check_sliding(kernel, dilation, padding, stride)
+    shape = input.shape
+    if input.ndim not in (2, 3) or 0 in shape[-2:]:
+        raise RuntimeError(
+            "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+            f"non-zero dimensions for input, but got: {_size_list(shape)}"
+        )
+    if not input.is_floating_point():
+        raise not_implemented("col2im_out_cpu", input._data.dtype)
+    rows, length = shape[-2:]
+    if rows % (kernel[0] * kernel[1]):
+        raise RuntimeError(
+            "Expected size of input's dimension 1 to be divisible by the product of "
+            f"kernel_size, but got input.size(1)={rows} and kernel_size={kernel}."
+        )
+    blocks = _sliding_blocks(size, kernel, dilation, padding, stride)
+    if blocks[0] < 1 or blocks[1] < 1 or blocks[0] * blocks[1] != length:
+        raise RuntimeError(
+            f"Given output_size={size}, kernel_size={kernel}, dilation={dilation}, "
+            f"padding={padding}, stride={stride}, expected size of input's dimension 2 to "
+            f"match the calculated number of sliding blocks {blocks[0]} * {blocks[1]} = "
+            f"{blocks[0] * blocks[1]}, but got input.size(2)={length}."
+        )
+    return Fold.apply(input, size, kernel, dilation, padding, stride)

@@ -15,10 +15,11 @@ from lucid._core.tensor import _wrap
 from lucid.ops._common import check_tensors, dtype_name, not_implemented
 from lucid.ops.arithmetic import add, addmm, matmul, mul, mul_
 from lucid.ops.broadcast import sum_to
-from lucid.ops.indexing import scatter_add
-from lucid.ops.pointwise import rsqrt
-from lucid.ops.reduction import mean, sum
+from lucid.ops.indexing import index_select, scatter_add
+from lucid.ops.pointwise import rsqrt, where
+from lucid.ops.reduction import amax, mean, sum
 from lucid.ops.sampling import pad
+from lucid.ops.shape import cat
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -27,6 +28,7 @@ __all__ = [
     "linear", "bilinear", "dropout", "dropout2d", "embedding", "batch_norm", "layer_norm",
     "group_norm", "rms_norm", "scaled_dot_product_attention",
     "instance_norm", "local_response_norm",
+    "embedding_bag",
 ]  # fmt: skip
 
 
@@ -220,6 +222,166 @@ def embedding(
         with no_grad():
             EmbeddingRenorm.apply(weight, indices, max_norm, norm_type)
     return Embedding.apply(weight, indices, padding_idx, scale_grad_by_freq)
+
+
+def _bag_arguments(input, offsets, per_sample_weights):
+    """PyTorch's checks of embedding_bag's shapes: (flat indices, offsets, include_last_offset
+    override or None, flat per_sample_weights)."""
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is a "
+                "mini-batch of fixed length sequences. However, found offsets of type "
+                f"{type(offsets)}"
+            )
+        starts = np.arange(0, input.numel(), max(input.shape[1], 1), dtype=np.int64)
+        if not input.shape[1]:
+            starts = np.zeros(input.shape[0], dtype=np.int64)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+        return input._data.reshape(-1), starts, False, per_sample_weights
+    if input.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        return input._data, None, None, per_sample_weights
+    raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+
+
+def _check_indices(array: np.ndarray, kind: str) -> None:
+    if array.dtype.kind not in "iu":
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar "
+            f"types: Long, Int; but got torch.{dtype_name(array.dtype)}Tensor instead (while "
+            f"checking arguments for {kind})"
+        )
+
+
+def embedding_bag(
+    input: Tensor,
+    weight: Tensor,
+    offsets: Tensor | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2,
+    scale_grad_by_freq: bool = False,
+    mode: str = "mean",
+    sparse: bool = False,
+    per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> Tensor:
+    """Sums, means or maxes of bags of `weight` rows, without materialising the lookups per bag.
+
+    A 1-D `input` is split into bags at `offsets`; a 2-D one is one bag per row. Entries equal
+    to `padding_idx` are left out of their bag (and of a mean's count); an empty bag is zeros.
+
+    >>> embedding_bag(lucid.tensor([1, 2, 4]), lucid.ones(5, 2), lucid.tensor([0, 1]), mode="sum")
+    tensor([[1., 1.],
+            [2., 2.]])
+    """
+    check_tensors(input, weight)
+    if weight.dtype == "int64" and input.is_floating_point():
+        warnings.warn(
+            "Argument order of nn.functional.embedding_bag was changed. Usage "
+            "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+            "`embedding_bag(input, weight, ...)`.",
+            stacklevel=2,
+        )
+        weight, input = input, weight
+    if per_sample_weights is not None and input.shape != per_sample_weights.shape:
+        raise ValueError(
+            f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, "
+            f"then it must have the same shape as the input ({input.shape})"
+        )
+    if weight.ndim != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
+    indices, starts, forced_last, per_sample_weights = _bag_arguments(
+        input, offsets, per_sample_weights
+    )
+    if forced_last is not None:
+        include_last_offset = forced_last
+    if mode == "max":
+        if scale_grad_by_freq:
+            raise ValueError("max mode does not support scaling the gradient by the frequency")
+        if sparse:
+            raise ValueError("max mode does not support sparse weights")
+    elif mode not in ("sum", "mean"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    _check_indices(indices, "embedding_bag")
+    offsets_type = dtype_name(indices.dtype)
+    if starts is None:
+        _check_indices(offsets._data, "embedding_bag")
+        offsets_type = dtype_name(offsets._data.dtype)
+        starts = offsets._data.astype(np.int64)
+    num_weights, dim = weight.shape
+    if max_norm is not None:
+        with no_grad():
+            EmbeddingRenorm.apply(weight, indices, max_norm, norm_type)
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+            "GitHub."
+        )
+    if padding_idx is not None:
+        if not -num_weights <= padding_idx < num_weights:
+            raise RuntimeError(
+                "padding_idx must be within the number of embeddings, "
+                f"-{num_weights} through {num_weights - 1}, but got {padding_idx}"
+            )
+        padding_idx %= num_weights
+    count = indices.size
+    if starts.size:
+        if starts[0] != 0:
+            raise RuntimeError(
+                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "
+                f"start from position 0. However, got {starts[0]}\n"
+                f"[ torch.{offsets_type}Tensor{{}} ]"
+            )
+        if starts[-1] > count:
+            raise RuntimeError(
+                f"offsets[-1] can not be greater than input's length {count} but got "
+                f"offsets[-1] of {starts[-1]}"
+            )
+    if count and (indices.min() < 0 or indices.max() >= num_weights):
+        bad = indices[(indices < 0) | (indices >= num_weights)][0]
+        raise RuntimeError(
+            f"embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be {bad}"
+        )
+    if include_last_offset:
+        # the last offset only closes the list: PyTorch's last bag runs to the input's end
+        starts = starts[:-1]
+    bags = starts.size
+    position = np.arange(count)
+    # each entry's bag: the last bag starting at or before it (empty bags share its start)
+    bag_of = np.searchsorted(starts, position, side="right") - 1
+    keep = bag_of >= 0
+    if padding_idx is not None:
+        keep &= indices != padding_idx
+    kept = np.flatnonzero(keep)
+    bag_of = bag_of[kept]
+    rows = Embedding.apply(weight, indices[kept], None, scale_grad_by_freq)
+    sizes = np.bincount(bag_of, minlength=bags)
+    if mode == "max":
+        # lay the bags out as a dense (bags, longest, dim) block padded with -inf rows
+        longest = max(int(sizes.max(initial=0)), 1)
+        first = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+        slots = np.full((bags, longest), kept.size, dtype=np.int64)
+        slots[bag_of, np.arange(kept.size) - first[bag_of]] = np.arange(kept.size)
+        filler = _wrap(np.full((1, dim), -np.inf, dtype=weight._data.dtype))
+        padded = index_select(cat([rows, filler]), 0, _wrap(slots.reshape(-1)))
+        result = amax(padded.reshape(bags, longest, dim), 1)
+        empty = _wrap((sizes == 0)[:, None])
+        return where(empty, _wrap(np.zeros((), weight._data.dtype)), result)
+    if per_sample_weights is not None:
+        rows = rows * index_select(per_sample_weights, 0, _wrap(kept)).unsqueeze(1)
+    target = _wrap(np.zeros((bags, dim), dtype=rows._data.dtype))
+    index = _wrap(np.broadcast_to(bag_of[:, None], (kept.size, dim)))
+    result = scatter_add(target, 0, index, rows)
+    if mode == "mean":
+        result = result / _wrap(np.maximum(sizes, 1).astype(rows._data.dtype)[:, None])
+    return result
 
 
 # ------------------------------------------------------------ normalization

@@ -90,6 +90,8 @@ from lucid.nn.modules.pooling import (
 )
 from lucid.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from lucid.nn.modules.sparse import Embedding
+from lucid.nn.modules.sparse import EmbeddingBag
+from lucid.nn.modules.fold import Fold, Unfold
 from lucid.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer
 from lucid.nn.modules.transformer import Transformer, TransformerDecoder, TransformerDecoderLayer
 from lucid.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
@@ -114,4 +116,5 @@ __all__ = [
     "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
     "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
+    "EmbeddingBag", "Fold", "Unfold",
 ]  # fmt: skip
