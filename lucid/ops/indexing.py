@@ -1011,24 +1011,31 @@ def _selection_backward(ctx, grad_values: Tensor) -> Tensor:
     return Scatter.apply(zeros, ctx.dim, indices, grad_values)
 
 
+def _selection_forward(ctx: Any, x: Tensor, dim: int, choose: Any) -> tuple:
+    """(values, int64 indices) of the entries `choose(array)` picks along `dim`, keeping what
+    `_selection_backward` needs. A 0-d input is its own pick (PyTorch returns it even for a
+    top-0)."""
+    array = x._data
+    if array.ndim:
+        indices = choose(array)
+        values = np.take_along_axis(array, indices, dim)
+    else:
+        indices = np.zeros((), np.int64)
+        values = array.copy()
+    indices = _wrap(indices.astype(np.int64, copy=False))
+    if ctx.needs_input_grad[0]:
+        ctx.shape = array.shape
+        ctx.dim = dim
+        ctx.save_for_backward(indices)
+    return _wrap(values), indices
+
+
 class Sort(Function):
     _backward_name = "SortBackward0"
 
     @staticmethod
     def forward(ctx, x, dim, descending):
-        array = x._data
-        if array.ndim:
-            indices = _stable_argsort(array, dim, descending)
-            values = np.take_along_axis(array, indices, dim)
-        else:
-            indices = np.zeros((), np.int64)
-            values = array.copy()
-        indices = _wrap(indices.astype(np.int64, copy=False))
-        if ctx.needs_input_grad[0]:
-            ctx.shape = array.shape
-            ctx.dim = dim
-            ctx.save_for_backward(indices)
-        return _wrap(values), indices
+        return _selection_forward(ctx, x, dim, lambda a: _stable_argsort(a, dim, descending))
 
     @staticmethod
     def backward(ctx, grad_values, grad_indices):
@@ -1040,20 +1047,7 @@ class Topk(Function):
 
     @staticmethod
     def forward(ctx, x, k, dim, largest):
-        array = x._data
-        if array.ndim:
-            indices = _topk_indices(array, k, dim, largest)
-            values = np.take_along_axis(array, indices, dim)
-        else:
-            # A 0-d input is its own top 1, and PyTorch returns it for k = 0 too.
-            indices = np.zeros((), np.int64)
-            values = array.copy()
-        indices = _wrap(indices.astype(np.int64, copy=False))
-        if ctx.needs_input_grad[0]:
-            ctx.shape = array.shape
-            ctx.dim = dim
-            ctx.save_for_backward(indices)
-        return _wrap(values), indices
+        return _selection_forward(ctx, x, dim, lambda a: _topk_indices(a, k, dim, largest))
 
     @staticmethod
     def backward(ctx, grad_values, grad_indices):
