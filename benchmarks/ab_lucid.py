@@ -1,6 +1,6 @@
 """In-process A/B of lucid against an earlier commit of itself (2 BLAS threads).
 
-    python benchmarks/ab_lucid.py --baseline HEAD~3        # (a)-(d), sentinel, anomaly mode
+    python benchmarks/ab_lucid.py --baseline HEAD~3        # (a)-(e), sentinel, anomaly mode
     python benchmarks/ab_lucid.py --baseline main --quick  # fewer rounds
 
 The baseline commit's `lucid/` is exported with `git archive` and loaded beside the working
@@ -107,8 +107,16 @@ def block(lib, seed):
     return lambda: bench_models.block_step(lib, model, x, mask)
 
 
+def lstm(lib, seed):
+    lib.manual_seed(seed)
+    model = lib.nn.LSTM(256, 256, num_layers=2)
+    data = np.random.default_rng(seed).standard_normal((64, 32, 256)).astype(np.float32)
+    x = lib.tensor(data, requires_grad=True)
+    return lambda: bench_models.lstm_step(lib, model, x)
+
+
 WORKLOADS = {"(a) chain": (chain, 40), "(b) mlp": (mlp, 10), "(c) cnn": (cnn, 3),
-             "(d) block": (block, 3)}  # fmt: skip
+             "(d) block": (block, 3), "(e) lstm": (lstm, 2)}  # fmt: skip
 
 
 def under(lib, mode: str, step):

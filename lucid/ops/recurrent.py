@@ -1,11 +1,13 @@
-"""Fused recurrent cells: one LSTM or GRU time step's gate math as a single op.
+"""Fused recurrent ops: one LSTM or GRU time step's gate math as a single op, and a whole
+LSTM layer direction over a sequence as a single op.
 
 The recurrent layers of lucid.nn run one hidden-projection GEMM per time step and then the
 gate equations; composed from pointwise ops those are about a dozen graph nodes a step, whose
 per-node cost dominates a small LSTM. Each op here computes its gates on arrays in one pass
 and, by DESIGN's fast array backward, its backward on arrays when create_graph is False; with
 create_graph the same backward is written in lucid ops (`_graph_backward` beside it), so that
-double backward sees through it. Both follow PyTorch's gate order and equations.
+double backward sees through it. The layer op's differentiable backward is the gradient of
+the same layer composed from the fused cells. All follow PyTorch's gate order and equations.
 
 These are internal ops of the layers (not exposed by `import lucid`).
 """
@@ -16,17 +18,19 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from lucid._core.engine import grad as autograd_grad
 from lucid._core.function import Function
-from lucid._core.grad_mode import is_grad_enabled
+from lucid._core.grad_mode import enable_grad, is_grad_enabled
 from lucid._core.tensor import _wrap
+from lucid.ops.arithmetic import addmm, matmul
 from lucid.ops.nn_ops import _sigmoid_array, sigmoid
 from lucid.ops.pointwise import tanh
-from lucid.ops.shape import cat
+from lucid.ops.shape import cat, stack
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
-__all__ = ["fused_lstm_cell", "fused_gru_cell"]
+__all__ = ["fused_lstm_cell", "fused_lstm_layer", "fused_gru_cell"]
 
 
 # ------------------------------------------------------------------- LSTM cell
@@ -119,6 +123,154 @@ def fused_lstm_cell(gates: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
     if gates.dtype != c.dtype or gates.ndim != 2 or c.ndim != 2:
         return _lstm_cell_composed(gates, c)
     return FusedLSTMCell.apply(gates, c)
+
+
+# ------------------------------------------------------------------ LSTM layer
+def _lstm_activations(gates: np.ndarray, size: int) -> np.ndarray:
+    """sigmoid over the i, f, o blocks and tanh over the g block of gate pre-activations."""
+    act = _sigmoid_array(gates)
+    np.tanh(gates[..., 2 * size : 3 * size], out=act[..., 2 * size : 3 * size])
+    return act
+
+
+def _lstm_layer_composed(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh):
+    """The layer in lucid ops, one fused cell a step; what double backward differentiates."""
+    steps, batch, features = x.shape
+    gates = matmul(x.reshape(steps * batch, features), weight_ih.t())
+    if bias_ih is not None:
+        gates = gates + (bias_ih + bias_hh)
+    gates = gates.reshape(steps, batch, gates.shape[-1])
+    weight_hh_t = weight_hh.t()
+    outputs = []
+    for t in range(steps):
+        h, c = fused_lstm_cell(addmm(gates[t], h, weight_hh_t), c)
+        outputs.append(h)
+    return stack(outputs, 0), h, c
+
+
+class FusedLSTMLayer(Function):
+    """One direction of one LSTM layer over a whole (T, B, I) sequence, as a single op.
+
+    The input projection of every step is one GEMM; the recurrence runs on arrays; backward
+    walks the steps in reverse for the gate gradients only and then forms the weight, bias and
+    input gradients with one GEMM each over the whole sequence. A single node per layer, as
+    PyTorch's CPU LSTM records, instead of four per step.
+    """
+
+    _backward_name = "MkldnnRnnLayerBackward0"
+
+    @staticmethod
+    def forward(ctx, x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh):
+        steps, batch, features = x.shape
+        size = h0.shape[1]
+        gates = x._data.reshape(steps * batch, features) @ weight_ih._data.T
+        if bias_ih is not None:
+            gates += bias_ih._data + bias_hh._data
+        gates = gates.reshape(steps, batch, 4 * size)
+        dtype = gates.dtype
+        acts = np.empty((steps, batch, 4 * size), dtype)
+        cells = np.empty((steps + 1, batch, size), dtype)
+        tanh_cells = np.empty((steps, batch, size), dtype)
+        hidden = np.empty((steps + 1, batch, size), dtype)
+        hidden[0], cells[0] = h0._data, c0._data
+        weight_hh_t = weight_hh._data.T
+        for t in range(steps):
+            step_gates = gates[t]
+            step_gates += hidden[t] @ weight_hh_t
+            act = acts[t] = _lstm_activations(step_gates, size)
+            c = cells[t + 1]
+            np.multiply(act[:, size : 2 * size], cells[t], out=c)
+            c += act[:, :size] * act[:, 2 * size : 3 * size]
+            np.tanh(c, out=tanh_cells[t])
+            np.multiply(act[:, 3 * size :], tanh_cells[t], out=hidden[t + 1])
+        ctx.set_materialize_grads(False)
+        # The outputs are copies, so that an in-place change of one cannot reach what backward
+        # reads.
+        saved = (_wrap(acts), _wrap(cells), _wrap(tanh_cells), _wrap(hidden))
+        ctx.save_for_backward(x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh, *saved)
+        return _wrap(hidden[1:].copy()), _wrap(hidden[steps].copy()), _wrap(cells[steps].copy())
+
+    @staticmethod
+    def backward(ctx, grad_output, grad_h, grad_c):
+        saved = ctx.saved_tensors
+        x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh = inputs = saved[:7]
+        if is_grad_enabled():
+            return FusedLSTMLayer._graph_backward(ctx, (grad_output, grad_h, grad_c), inputs)
+        acts, cells, tanh_cells, hidden = (tensor._data for tensor in saved[7:])
+        steps, batch, features = x.shape
+        size = h0.shape[1]
+        dtype = acts.dtype
+        grad_gates = np.empty((steps, batch, 4 * size), dtype)
+        dh = grad_h._data.copy() if grad_h is not None else np.zeros((batch, size), dtype)
+        dc = grad_c._data.copy() if grad_c is not None else np.zeros((batch, size), dtype)
+        outputs = grad_output._data if grad_output is not None else None
+        weight_hh_array = weight_hh._data
+        for t in range(steps - 1, -1, -1):
+            if outputs is not None:
+                dh += outputs[t]
+            a, tc = acts[t], tanh_cells[t]
+            i, f, g, o = (a[:, k * size : (k + 1) * size] for k in range(4))
+            grad = grad_gates[t]
+            np.multiply(dh, tc, out=grad[:, 3 * size :])
+            grad[:, 3 * size :] *= o * (1.0 - o)
+            dc += dh * o * (1.0 - tc * tc)
+            grad[:, :size] = dc * g * i * (1.0 - i)
+            grad[:, size : 2 * size] = dc * cells[t] * f * (1.0 - f)
+            grad[:, 2 * size : 3 * size] = dc * i * (1.0 - g * g)
+            dc *= f
+            dh = grad @ weight_hh_array
+        flat = grad_gates.reshape(steps * batch, 4 * size)
+        needs = ctx.needs_input_grad
+        grad_x = _wrap((flat @ weight_ih._data).reshape(x.shape)) if needs[0] else None
+        grad_h0 = _wrap(dh) if needs[1] else None
+        grad_c0 = _wrap(dc) if needs[2] else None
+        grad_w_ih = _wrap(flat.T @ x._data.reshape(steps * batch, features)) if needs[3] else None
+        grad_w_hh = None
+        if needs[4]:
+            grad_w_hh = _wrap(flat.T @ hidden[:steps].reshape(steps * batch, size))
+        grad_bias = flat.sum(0) if bias_ih is not None and (needs[5] or needs[6]) else None
+        grad_b_ih = _wrap(grad_bias) if grad_bias is not None and needs[5] else None
+        grad_b_hh = _wrap(grad_bias.copy()) if grad_bias is not None and needs[6] else None
+        return grad_x, grad_h0, grad_c0, grad_w_ih, grad_w_hh, grad_b_ih, grad_b_hh
+
+    @staticmethod
+    def _graph_backward(ctx, grads, inputs):
+        """With create_graph: differentiate the same layer rebuilt from lucid ops on the saved
+        inputs, so that the gradients carry a graph back to them."""
+        with enable_grad():
+            outputs = _lstm_layer_composed(*inputs)
+        pairs = [(out, g) for out, g in zip(outputs, grads, strict=True) if g is not None]
+        wanted = [
+            tensor
+            for tensor, needed in zip(inputs, ctx.needs_input_grad, strict=True)
+            if needed and tensor is not None
+        ]
+        found = iter(
+            autograd_grad(
+                [out for out, _ in pairs],
+                wanted,
+                [g for _, g in pairs],
+                create_graph=True,
+                allow_unused=True,
+            )
+        )
+        return tuple(
+            next(found) if needed and tensor is not None else None
+            for tensor, needed in zip(inputs, ctx.needs_input_grad, strict=True)
+        )
+
+
+def fused_lstm_layer(
+    x: Tensor,
+    h0: Tensor,
+    c0: Tensor,
+    weight_ih: Tensor,
+    weight_hh: Tensor,
+    bias_ih: Tensor | None,
+    bias_hh: Tensor | None,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """(output (T, B, H), h_T, c_T) of one LSTM layer direction over a (T, B, I) input."""
+    return FusedLSTMLayer.apply(x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh)
 
 
 # -------------------------------------------------------------------- GRU cell

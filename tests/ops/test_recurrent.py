@@ -10,8 +10,10 @@ import lucid
 from lucid.ops.recurrent import (
     _gru_cell_composed,
     _lstm_cell_composed,
+    _lstm_layer_composed,
     fused_gru_cell,
     fused_lstm_cell,
+    fused_lstm_layer,
 )
 
 BATCH, HIDDEN = 3, 4
@@ -127,3 +129,78 @@ def test_mixed_dtypes_take_the_composed_form() -> None:
     h, c_next = fused_lstm_cell(gates, c)
     expected_h, expected_c = _lstm_cell_composed(gates, c)
     assert h.dtype == expected_h.dtype and c_next.dtype == expected_c.dtype
+
+
+# ------------------------------------------------------------------ LSTM layer
+STEPS, FEATURES = 5, 3
+
+
+def _layer_inputs(bias: bool = True):
+    rng = np.random.default_rng(8)
+    scale = 1 / np.sqrt(HIDDEN)
+
+    def tensor(*shape, spread=1.0):
+        return lucid.tensor(rng.uniform(-spread, spread, shape), requires_grad=True)
+
+    weights = [tensor(4 * HIDDEN, FEATURES, spread=scale), tensor(4 * HIDDEN, HIDDEN, spread=scale)]
+    biases = (
+        [tensor(4 * HIDDEN, spread=scale), tensor(4 * HIDDEN, spread=scale)]
+        if bias
+        else [None, None]
+    )
+    return [
+        tensor(STEPS, BATCH, FEATURES),
+        tensor(BATCH, HIDDEN),
+        tensor(BATCH, HIDDEN),
+        *weights,
+        *biases,
+    ]
+
+
+def _layer_loss(layer, inputs, used):
+    output, h, c = layer(*inputs)
+    rng = np.random.default_rng(9)
+    loss = lucid.zeros((), dtype=lucid.float64)
+    if "output" in used:
+        loss = loss + (output * lucid.tensor(rng.standard_normal(output.shape))).sum()
+    if "h" in used:
+        loss = loss + (h * lucid.tensor(rng.standard_normal(h.shape))).sum()
+    if "c" in used:
+        loss = loss + (c * lucid.tensor(rng.standard_normal(c.shape))).sum()
+    return loss
+
+
+def test_fused_lstm_layer_forward_matches_the_composed_ops() -> None:
+    inputs = _layer_inputs()
+    for fused, composed in zip(
+        fused_lstm_layer(*inputs), _lstm_layer_composed(*inputs), strict=True
+    ):
+        np.testing.assert_allclose(
+            fused.detach().numpy(), composed.detach().numpy(), rtol=1e-13, atol=1e-15
+        )
+
+
+@pytest.mark.parametrize("used", [("output",), ("h",), ("c",), ("output", "h", "c")])
+@pytest.mark.parametrize("bias", [True, False])
+def test_fused_lstm_layer_fast_and_differentiable_backwards_agree(used, bias) -> None:
+    inputs = [t for t in _layer_inputs(bias)]
+    present = [t for t in inputs if t is not None]
+    loss = _layer_loss(lambda *a: fused_lstm_layer(*a), inputs, used)
+    composed = _layer_loss(lambda *a: _lstm_layer_composed(*a), inputs, used)
+    _check_backwards(loss, composed, present)
+
+
+def test_fused_lstm_layer_gradcheck_and_gradgradcheck() -> None:
+    inputs = [t for t in _layer_inputs() if t is not None]
+    assert lucid.autograd.gradcheck(fused_lstm_layer, inputs)
+    assert lucid.autograd.gradgradcheck(fused_lstm_layer, inputs)
+
+
+def test_lstm_output_grad_fn_is_named_as_pytorch_names_it() -> None:
+    torch = pytest.importorskip("torch")
+    lstm, torch_lstm = lucid.nn.LSTM(3, 4, num_layers=2), torch.nn.LSTM(3, 4, num_layers=2)
+    output, (h, c) = lstm(lucid.randn(5, 2, 3))
+    expected, (torch_h, torch_c) = torch_lstm(torch.randn(5, 2, 3))
+    assert output.grad_fn.name() == expected.grad_fn.name()
+    assert h.grad_fn.name() == torch_h.grad_fn.name()
+    assert c.grad_fn.name() == torch_c.grad_fn.name()

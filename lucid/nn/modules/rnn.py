@@ -4,7 +4,9 @@ The layers are composed from lucid ops. Each layer and direction projects its wh
 sequence with one GEMM for all gates (both biases folded in where the gate equations allow),
 then runs per time step one GEMM for the hidden projection and one fused op for the gate math
 (lucid.ops.recurrent, which has its own backward); the gate equations are PyTorch's, gates in
-PyTorch's order (LSTM: i, f, g, o; GRU: r, z, n).
+PyTorch's order (LSTM: i, f, g, o; GRU: r, z, n). An LSTM direction over same-length
+sequences without a projection is instead one op for the whole sequence (`fused_lstm_layer`),
+one graph node per layer as in PyTorch's CPU LSTM.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from lucid.nn import init
 from lucid.nn.modules.module import Module
 from lucid.nn.parameter import Parameter
 from lucid.nn.utils.rnn import PackedSequence
-from lucid.ops.recurrent import fused_gru_cell, fused_lstm_cell
+from lucid.ops.recurrent import fused_gru_cell, fused_lstm_cell, fused_lstm_layer
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -299,9 +301,8 @@ class RNNBase(Module):
         self.check_forward_args(input, hx, None)
         if self.batch_first:
             input = input.transpose(0, 1)
-        steps, batch, features = input.shape
-        output, hidden = self._run(input.reshape(steps * batch, features), [batch] * steps, hx)
-        output = output.reshape(steps, batch, output.shape[-1])
+        steps, batch, _ = input.shape
+        output, hidden = self._run(input, [batch] * steps, hx)
         if self.batch_first:
             output = output.transpose(0, 1)
         if not is_batched:
@@ -313,7 +314,8 @@ class RNNBase(Module):
         return output, hidden
 
     def _run(self, data: Tensor, batch_sizes: list[int], hx: Any) -> tuple[Tensor, Any]:
-        """All layers over time-major rows `data` (step t holds batch_sizes[t] rows)."""
+        """All layers over time-major rows `data` (step t holds batch_sizes[t] rows), or over
+        a (T, B, features) batch of same-length sequences; the output has the input's layout."""
         num_directions = 2 if self.bidirectional else 1
         components = hx if self.mode == "LSTM" else (hx,)
         starts = list(zip(*(component.unbind(0) for component in components), strict=True))
@@ -328,7 +330,7 @@ class RNNBase(Module):
                 )
                 outputs.append(rows)
                 final_states.append(state)
-            layer_input = outputs[0] if num_directions == 1 else lucid.cat(outputs, 1)
+            layer_input = outputs[0] if num_directions == 1 else lucid.cat(outputs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 layer_input = F.dropout(layer_input, self.dropout, True)
         hidden = [lucid.stack(list(parts), 0) for parts in zip(*final_states, strict=True)]
@@ -341,6 +343,25 @@ class RNNBase(Module):
         if self.mode == "GRU":
             return (_gru_step(gates_x, state[0], weight_hh_t, bias_hh),)
         return (_rnn_step(gates_x, state[0], weight_hh_t, self.mode == "RNN_RELU"),)
+
+    def _takes_fused_layer(self, data, batch_sizes, start, weight_ih, weight_hh, bias_ih) -> bool:
+        """Whether a direction runs as one fused LSTM layer op: same-length sequences, no
+        projection, and one dtype throughout (otherwise the per-step path promotes)."""
+        if self.mode != "LSTM" or self.proj_size > 0 or batch_sizes[-1] != batch_sizes[0]:
+            return False
+        dtype = data.dtype
+        tensors = (*start, weight_ih, weight_hh) + ((bias_ih,) if bias_ih is not None else ())
+        return all(tensor.dtype == dtype for tensor in tensors)
+
+    def _run_fused_lstm(self, data, batch_sizes, start, reverse, weights) -> tuple:
+        flat = data.dim() == 2
+        x = data.reshape(len(batch_sizes), batch_sizes[0], data.shape[-1]) if flat else data
+        if reverse:
+            x = x.flip(0)
+        output, h, c = fused_lstm_layer(x, start[0], start[1], *weights)
+        if reverse:
+            output = output.flip(0)
+        return (output.reshape(-1, output.shape[-1]) if flat else output), (h, c)
 
     def _run_direction(
         self,
@@ -357,7 +378,17 @@ class RNNBase(Module):
             bias_ih, bias_hh = getattr(self, names[2]), getattr(self, names[3])
         if self.proj_size > 0:
             weight_hr_t = getattr(self, names[-1]).t()
-        weights = (getattr(self, names[1]).t(), bias_hh, weight_hr_t)
+        weight_hh = getattr(self, names[1])
+        if self._takes_fused_layer(data, batch_sizes, start, weight_ih, weight_hh, bias_ih):
+            return self._run_fused_lstm(data, batch_sizes, start, reverse,
+                                        (weight_ih, weight_hh, bias_ih, bias_hh))  # fmt: skip
+        if data.dim() == 3:
+            steps, batch, features = data.shape
+            rows, state = self._run_direction(
+                data.reshape(steps * batch, features), batch_sizes, start, index, reverse
+            )
+            return rows.reshape(steps, batch, rows.shape[-1]), state
+        weights = (weight_hh.t(), bias_hh, weight_hr_t)
         # GRU's hidden bias sits inside the reset gate's product; the others add both biases
         if self.mode == "GRU" or bias_ih is None:
             bias = bias_ih
