@@ -122,18 +122,25 @@ def test_chrome_trace_counts_match_key_averages_and_torch(rng, tmp_path):
             assert event["args"]["Sequence number"] >= 0
 
 
-def test_accumulation_into_an_existing_grad_is_inside_the_accumulate_grad_event():
+@pytest.mark.parametrize(
+    "options", [{}, {"record_shapes": True, "with_stack": True, "profile_memory": True}], ids=str
+)
+def test_accumulation_into_an_existing_grad_is_inside_the_accumulate_grad_event(options):
     w = lucid.randn(3, requires_grad=True)
-    with profile() as prof:
+    with profile(**options) as prof:
         (w * 2).sum().backward()
         (w * 3).sum().backward()
     first, second = [event for event in prof.events() if event.name == ACCUMULATE]
     # The first gradient is handed to `.grad` as it is; the second is added in place.
     assert first.cpu_children == []
     assert [child.name for child in second.cpu_children] == ["add_"]
+    (mul_node,) = [event for event in prof.events() if event.name == "MulBackward0"][:1]
+    assert mul_node.cpu_parent.name == EVALUATE + "MulBackward0"
+    assert mul_node.cpu_parent.sequence_nr == mul_node.sequence_nr >= 0
     for event in (first, second):
         assert event.cpu_parent.name == EVALUATE + ACCUMULATE
         assert event.cpu_parent.cpu_parent is None
+        assert event.cpu_parent.cpu_children == [event]
         assert event.scope == 1 and event.cpu_parent.scope == 0
         assert event.sequence_nr == event.cpu_parent.sequence_nr == -1
         outer, inner = event.cpu_parent.time_range, event.time_range

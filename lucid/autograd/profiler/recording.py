@@ -186,21 +186,53 @@ class profile:
     def on_forward_error(self, node: Any, error: BaseException) -> None:
         self._close(_OP, node, _clock(), (), ())
 
+    # before_evaluate and after_evaluate run for every backward node, and write the plain
+    # case out as the forward methods do.
     def before_evaluate(self, node: Any, runs: bool) -> None:
-        self._open(node, None)
-        if runs and node.__class__ is AccumulateGrad:
-            # A leaf's sink has no backward for before_backward to announce: its event is the
-            # write of `.grad`, the whole of its evaluation.
+        is_sink = runs and node.__class__ is AccumulateGrad
+        if self._is_detailed:
             self._open(node, None)
+            if is_sink:
+                # A leaf's sink has no backward for before_backward to announce: its event is
+                # the write of `.grad`, the whole of its evaluation.
+                self._open(node, None)
+            return
+        frames = self._frames
+        event_id = self._next_id
+        parent_id = frames[-1][0] if frames else -1
+        if is_sink:
+            self._next_id = event_id + 2
+            start = _clock()
+            frames.append((event_id, parent_id, node, None, None, None, start))
+            frames.append((event_id + 1, event_id, node, None, None, None, start))
+        else:
+            self._next_id = event_id + 1
+            frames.append((event_id, parent_id, node, None, None, None, _clock()))
 
     def after_evaluate(self, node: Any, runs: bool) -> None:
         end = _clock()
+        frames = self._frames
         if not runs:
             self._close(_PASSAGE, node, end, (), ())
             return
-        if node.__class__ is AccumulateGrad:
-            self._close(_NODE, node, end, (), ())
-        self._close(_EVALUATION, node, end, (), ())
+        is_sink = node.__class__ is AccumulateGrad
+        if self._is_detailed or not frames or frames[-1][2] is not node:
+            if is_sink:
+                self._close(_NODE, node, end, (), ())
+            self._close(_EVALUATION, node, end, (), ())
+            return
+        sequence_nr = node.sequence_nr
+        if is_sink:
+            frame = frames.pop()
+            self._records += (_NODE, node.name(), frame[0], frame[1], frame[6], end, -1)
+            if not frames or frames[-1][2] is not node:
+                self._close(_EVALUATION, node, end, (), ())
+                return
+            sequence_nr = -1
+        frame = frames.pop()
+        self._records += (
+            _EVALUATION, node.name(), frame[0], frame[1], frame[6], end, sequence_nr
+        )  # fmt: skip
 
     def before_backward(self, node: Any, grad_outputs: tuple) -> None:
         self._open(node, grad_outputs)
