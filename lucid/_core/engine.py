@@ -87,12 +87,23 @@ def run_backward(
     previous_node = state.backward_node
     state.enabled = create_graph
     token = observers.numpy_state.set(state.numpy_extobj)
+    # The node whose evaluation observers were told of, and whether it runs. It ends when the
+    # next node is popped or the pass stops (also on an error), so the loop keeps its `continue`s.
+    evaluating = None
     try:
         while ready:
+            if evaluating is not None:
+                observers.after_evaluate(*evaluating)
+                evaluating = None
             node = heappop(ready)[2]
             grads = buffers.pop(node)
             state.backward_node = node
             is_leaf_sink = node.__class__ is AccumulateGrad
+            if state.observers:
+                # A node reached only to capture its gradient (autograd.grad) does not run.
+                runs = executes is None or node in executes or (is_leaf_sink and accumulate_grad)
+                evaluating = (node, runs)
+                observers.before_evaluate(node, runs)
             if is_leaf_sink:
                 if node.variable._backward_hooks:
                     grads[0] = _run_hooks(node.variable._backward_hooks, grads[0])
@@ -229,6 +240,8 @@ def run_backward(
             # Drop the loop's own references so a leaf can take its gradient without a copy.
             grad = grad_inputs = buffer = None
     finally:
+        if evaluating is not None:
+            observers.after_evaluate(*evaluating)
         observers.numpy_state.reset(token)
         state.enabled = previous_mode
         state.backward_node = previous_node

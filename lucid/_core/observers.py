@@ -28,6 +28,10 @@ class Observer(Protocol):
 
     def after_forward(self, node: Any, inputs: tuple, outputs: tuple) -> None: ...
 
+    def before_evaluate(self, node: Any, runs: bool) -> None: ...
+
+    def after_evaluate(self, node: Any, runs: bool) -> None: ...
+
     def before_backward(self, node: Any, grad_outputs: tuple) -> None: ...
 
     def after_backward(self, node: Any, grad_outputs: tuple, grad_inputs: tuple) -> None: ...
@@ -122,6 +126,16 @@ def checks_accumulation() -> bool:
     """True when an active observer checks gradient sums: the engine then sums out of place,
     so that both parts stay visible. Other observers (the profiler) leave sums as they are."""
     return bool(_methods("after_accumulate"))
+
+
+def before_evaluate(node: Any, runs: bool) -> None:
+    """The engine takes up `node` (an op's node or a leaf's AccumulateGrad): its hooks, then,
+    if it `runs`, its backward and the routing of its gradients, or the write of `.grad`."""
+    _dispatch("before_evaluate", node, runs)
+
+
+def after_evaluate(node: Any, runs: bool) -> None:
+    _dispatch("after_evaluate", node, runs)
 
 
 def before_backward(node: Any, grad_outputs: tuple) -> None:

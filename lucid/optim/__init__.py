@@ -14,6 +14,7 @@ from lucid.optim.radam import RAdam
 from lucid.optim.rmsprop import RMSprop
 from lucid.optim.rprop import Rprop
 from lucid.optim.sgd import SGD
+from lucid.optim.sparse_adam import SparseAdam
 
 __all__ = [
     "ASGD",
@@ -30,5 +31,6 @@ __all__ = [
     "RMSprop",
     "Rprop",
     "SGD",
+    "SparseAdam",
     "lr_scheduler",
 ]

@@ -14,6 +14,7 @@ from typing import Any
 from lucid._core import observers
 from lucid._core.function import op_name
 from lucid._core.grad_mode import _DecoratorContextManager
+from lucid._core.graph import AccumulateGrad
 from lucid._tensor import Tensor
 from lucid.autograd.profiler.events import (
     _BACKWARD_SCOPE,
@@ -30,8 +31,14 @@ _clock = time.perf_counter_ns
 _OP = 0
 _NODE = 1
 _REGION = 2
+_EVALUATION = 3
+# An evaluation of a node that does not run (only its gradient was wanted).
+_PASSAGE = 4
 # A closed record: kind, function (an op) or name, id, parent id, start, end, sequence number.
 _RECORD_FIELDS = 7
+
+# The engine's span around one node, as PyTorch names it; its node's event is inside it.
+_EVALUATION_PREFIX = "autograd::engine::evaluate_function: "
 
 # A stack kept per event with `with_stack=True`: the innermost frames outside lucid.
 _STACK_DEPTH = 16
@@ -179,6 +186,54 @@ class profile:
     def on_forward_error(self, node: Any, error: BaseException) -> None:
         self._close(_OP, node, _clock(), (), ())
 
+    # before_evaluate and after_evaluate run for every backward node, and write the plain
+    # case out as the forward methods do.
+    def before_evaluate(self, node: Any, runs: bool) -> None:
+        is_sink = runs and node.__class__ is AccumulateGrad
+        if self._is_detailed:
+            self._open(node, None)
+            if is_sink:
+                # A leaf's sink has no backward for before_backward to announce: its event is
+                # the write of `.grad`, the whole of its evaluation.
+                self._open(node, None)
+            return
+        frames = self._frames
+        event_id = self._next_id
+        parent_id = frames[-1][0] if frames else -1
+        if is_sink:
+            self._next_id = event_id + 2
+            start = _clock()
+            frames.append((event_id, parent_id, node, None, None, None, start))
+            frames.append((event_id + 1, event_id, node, None, None, None, start))
+        else:
+            self._next_id = event_id + 1
+            frames.append((event_id, parent_id, node, None, None, None, _clock()))
+
+    def after_evaluate(self, node: Any, runs: bool) -> None:
+        end = _clock()
+        frames = self._frames
+        if not runs:
+            self._close(_PASSAGE, node, end, (), ())
+            return
+        is_sink = node.__class__ is AccumulateGrad
+        if self._is_detailed or not frames or frames[-1][2] is not node:
+            if is_sink:
+                self._close(_NODE, node, end, (), ())
+            self._close(_EVALUATION, node, end, (), ())
+            return
+        sequence_nr = node.sequence_nr
+        if is_sink:
+            frame = frames.pop()
+            self._records += (_NODE, node.name(), frame[0], frame[1], frame[6], end, -1)
+            if not frames or frames[-1][2] is not node:
+                self._close(_EVALUATION, node, end, (), ())
+                return
+            sequence_nr = -1
+        frame = frames.pop()
+        self._records += (
+            _EVALUATION, node.name(), frame[0], frame[1], frame[6], end, sequence_nr
+        )  # fmt: skip
+
     def before_backward(self, node: Any, grad_outputs: tuple) -> None:
         self._open(node, grad_outputs)
 
@@ -232,11 +287,16 @@ class profile:
             del frames[index:]
         if kind == _OP:
             what = owner.function
-        elif kind == _NODE:
-            what = owner.name()
-        else:
+        elif kind == _REGION:
             what = owner.name
-        sequence_nr = owner.sequence_nr if kind != _REGION else -1
+        else:
+            what = owner.name()
+        # A leaf's sink follows no forward op, and a node passed over is not its op's backward
+        # (PyTorch numbers both -1 too).
+        if kind == _REGION or kind == _PASSAGE or owner.__class__ is AccumulateGrad:
+            sequence_nr = -1
+        else:
+            sequence_nr = owner.sequence_nr
         self._records += (kind, what, frame[0], frame[1], frame[6], end, sequence_nr)
         if self._is_detailed:
             allocated = 0
@@ -249,7 +309,7 @@ class profile:
         view, an in-place result) and not an array one of its children returned."""
         frames = self._frames
         handed_up = frames[-1][5] if frames else None
-        if kind == _REGION:
+        if kind == _REGION or kind == _EVALUATION or kind == _PASSAGE:
             if handed_up is not None:
                 handed_up.extend(child_arrays)
             return 0
@@ -297,6 +357,8 @@ class profile:
                 name, scope = op_name(what), _FORWARD_SCOPE
             elif kind == _NODE:
                 name, scope = what, _BACKWARD_SCOPE
+            elif kind == _EVALUATION or kind == _PASSAGE:
+                name, scope = _EVALUATION_PREFIX + what, _FORWARD_SCOPE
             else:
                 name, scope = what, _USER_SCOPE
             by_id[event_id] = FunctionEvent(
