@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from lucid import Tensor
@@ -241,6 +242,12 @@ class NLLLoss2d(NLLLoss):
         reduce=None,
         reduction: str = "mean",
     ) -> None:
+        warnings.warn(
+            "`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in "
+            "replacement.",
+            FutureWarning,
+            stacklevel=2,
+        )
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
