@@ -16,6 +16,7 @@ from lucid.ops._common import check_tensors, not_implemented
 from lucid.ops.arithmetic import _dtype_name, minimum
 from lucid.ops.broadcast import broadcast_shapes
 from lucid.ops.nn_ops import log_softmax, logsigmoid, sigmoid, softmax
+from lucid.ops.normalization import linear
 from lucid.ops.pointwise import Clamp, clamp, exp, log, where
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ __all__ = [
     "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
     "multilabel_soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss",
     "poisson_nll_loss", "gaussian_nll_loss", "triplet_margin_loss",
-    "triplet_margin_with_distance_loss", "ctc_loss",
+    "triplet_margin_with_distance_loss", "ctc_loss", "linear_cross_entropy",
 ]  # fmt: skip
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -1493,3 +1494,68 @@ def ctc_loss(
         divisor = np.maximum(target_array, 1).astype(loss._data.dtype)
         return (loss / _wrap(divisor.reshape(loss.shape))).mean()
     return _reduce(loss, reduction)
+
+
+# ------------------------------------------------------- linear + cross entropy
+def linear_cross_entropy(
+    input: Tensor,
+    linear_weight: Tensor,
+    target: Tensor,
+    *,
+    linear_bias: Tensor | None = None,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+    ignore_index: int | None = None,
+    label_smoothing: float = 0.0,
+    options: Any = None,
+) -> Tensor:
+    """cross_entropy(linear(input, linear_weight, linear_bias), target, ...).
+
+    `linear_weight` is (C, in_features) or (C, d_1, ..., d_K, in_features) for a K-dim loss.
+    PyTorch's `options` choose a chunked computation that saves memory; lucid computes the
+    same loss unchunked whatever they are.
+    """
+    check_tensors(input, linear_weight, target)
+    if input.ndim < 1 or input.ndim > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if linear_weight.ndim < 2:
+        raise RuntimeError(
+            f"expected linear_weight with dimensionality at least 2, got {linear_weight.ndim}"
+        )
+    batch_shape = tuple(input.shape[:-1])
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(
+            "expected equal input and linear_weight last dimensions (in_features), "
+            f"got {in_features} and {linear_weight.shape[-1]}, respectively"
+        )
+    classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes, *out_features):
+        raise RuntimeError(
+            f"expected linear_bias shape {(classes, *out_features)}, got {tuple(linear_bias.shape)}"
+        )
+    if out_features and not batch_shape:
+        raise RuntimeError(
+            f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} "
+            f"requires batched input, (N, {in_features}), got unbatched input with shape "
+            f"{tuple(input.shape)}"
+        )
+    logits_shape = (*batch_shape, classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    if out_features:
+        # one linear map to every (class, position) pair, then the logits' own shape
+        rows = math.prod(out_features, start=classes)
+        linear_weight = linear_weight.reshape(rows, in_features)
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(rows)
+    logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(
+        logits,
+        target,
+        weight=weight,
+        reduction=reduction,
+        ignore_index=-100 if ignore_index is None else ignore_index,
+        label_smoothing=label_smoothing,
+    )

@@ -56,6 +56,11 @@ MODULES = [
     ("CTCLoss", {"blank": 4, "reduction": "none", "zero_infinity": True},
      [LOG_PROBS, np.array([[1, 2, 2], [3, 3, 3]]), np.array([6, 4]), np.array([3, 3])]),
     ("NLLLoss2d", {}, [np.log(np.full((2, 3, 2, 2), 1 / 3)), np.zeros((2, 2, 2), np.int64)]),
+    ("LinearCrossEntropyLoss", {"in_features": 5, "num_classes": 3}, [X, np.array([0, 2, 1, 2])]),
+    ("LinearCrossEntropyLoss", {"in_features": 5, "num_classes": 3, "out_features": (2,),
+                                "bias": True, "weight": CLASS_WEIGHT[:3], "ignore_index": 1,
+                                "label_smoothing": 0.1, "reduction": "sum"},
+     [X, np.array([[0, 2], [1, 1], [2, 0], [0, 0]])]),
 ]  # fmt: skip
 
 
@@ -79,6 +84,9 @@ def test_loss_module_parity(name: str, kwargs: dict, inputs: list, dtype: str) -
     }
     inputs = [array.astype(dtype) if array.dtype.kind == "f" else array for array in inputs]
     torch_module, lucid_module = _construct(torch, name, kwargs), _construct(lucid, name, kwargs)
+    if dtype == "float64":
+        # LinearCrossEntropyLoss's linear map is a parameter, made in the default dtype
+        torch_module, lucid_module = torch_module.double(), lucid_module.double()
     check_repr_and_keys(torch_module, lucid_module)
     for constant in getattr(torch_module, "__constants__", []):
         assert getattr(lucid_module, constant) == getattr(torch_module, constant), constant
@@ -141,3 +149,26 @@ def test_nll_loss_2d_is_a_deprecated_nll_loss() -> None:
     ):
         module = lucid.nn.NLLLoss2d(ignore_index=1)
     assert isinstance(module, lucid.nn.NLLLoss) and module.ignore_index == 1
+
+
+def test_linear_cross_entropy_bias_of_the_wrong_shape_raises_torchs_error() -> None:
+    message = r"^expected linear_bias shape \(3, 2\), got \(3,\)$"
+    for library in (torch, lucid):
+        input, linear_weight = library.ones(4, 5), library.ones(3, 2, 5)
+        target = library.zeros(4, 2, dtype=library.int64)
+        with pytest.raises(RuntimeError, match=message):
+            library.nn.functional.linear_cross_entropy(
+                input, linear_weight, target, linear_bias=library.ones(3)
+            )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [({"weight": np.ones(4)}, r"^expected weight shape to be \(3,\), got \(4,\)$"),
+     ({"label_smoothing": 1.5}, r"^expected label_smoothing to be in range \[0, 1\], got 1.5$")],
+)  # fmt: skip
+def test_linear_cross_entropy_module_checks_its_options_as_torch(kwargs: dict, match: str) -> None:
+    for library in (torch, lucid):
+        with pytest.raises(RuntimeError, match=match):
+            _construct(library, "LinearCrossEntropyLoss", {"in_features": 5, "num_classes": 3,
+                                                           **kwargs})  # fmt: skip

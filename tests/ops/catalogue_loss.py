@@ -518,3 +518,94 @@ ROWS.append(
            make_inputs=_ctc_inputs(input_lengths=np.array([5, 3, 3])), grad_inputs=[0],
            gradgrad=False, kwargs={"reduction": "sum", "zero_infinity": True, "blank": 4})
 )  # fmt: skip
+
+
+# linear_cross_entropy: input (N, F) or (F,), linear_weight (C, [d,] F), class-index or
+# probability targets
+def _features_and_classes(batch: tuple[int, ...], out_features: tuple[int, ...] = (),
+                          bias: bool = False, probabilities: bool = False):  # fmt: skip
+    def make(rng: np.random.Generator, dtype: np.dtype) -> list[np.ndarray]:
+        arrays = [
+            rng.uniform(-1, 1, (*batch, 3)).astype(dtype),
+            rng.uniform(-1, 1, (5, *out_features, 3)).astype(dtype),
+        ]
+        if probabilities:
+            target = rng.dirichlet(np.ones(5), batch).astype(dtype)
+        else:
+            target = rng.integers(0, 5, (*batch, *out_features))
+            if batch:
+                target.reshape(-1)[0] = -100
+        arrays.append(target)
+        if bias:
+            arrays.append(rng.uniform(-1, 1, (5, *out_features)).astype(dtype))
+        return arrays
+
+    return make
+
+
+def _linear_cross_entropy_reference(input, linear_weight, target, linear_bias=None,
+                                    reduction="mean", ignore_index=None):  # fmt: skip
+    logits = np.tensordot(input, linear_weight, axes=([-1], [-1]))
+    if linear_bias is not None:
+        logits = logits + linear_bias
+    class_dim = 0 if input.ndim == 1 else 1
+    shifted = logits - logits.max(class_dim, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(class_dim, keepdims=True))
+    if target.dtype.kind == "f":
+        losses = -(log_probs * target).sum(class_dim)
+        return _reduced(losses, reduction)
+    ignored = target == (-100 if ignore_index is None else ignore_index)
+    picked = np.take_along_axis(
+        log_probs, np.expand_dims(np.where(ignored, 0, target), class_dim), class_dim
+    ).squeeze(class_dim)
+    losses = np.where(ignored, 0.0, -picked)
+    if reduction == "mean":
+        return losses.sum() / (~ignored).sum()
+    return _reduced(losses, reduction)
+
+
+def _with_bias(function):
+    def call(input, linear_weight, target, linear_bias, **kwargs):
+        return function(input, linear_weight, target, linear_bias=linear_bias, **kwargs)
+
+    return call
+
+
+_LINEAR_CROSS_ENTROPY_ERRORS = [
+    ErrorInput([(2, 2, 3), (5, 3), np.array([0, 1])], RuntimeError,
+               "^expected input with dimensionality 1 or 2, got 3$"),
+    ErrorInput([(2, 3), (3,), np.array([0, 1])], RuntimeError,
+               "^expected linear_weight with dimensionality at least 2, got 1$"),
+    ErrorInput([(2, 3), (5, 4), np.array([0, 1])], RuntimeError,
+               r"^expected equal input and linear_weight last dimensions \(in_features\), got 3 "
+               r"and 4, respectively$"),
+    ErrorInput([(3,), (5, 2, 3), np.array([0, 1])], RuntimeError,
+               r"^K-dimensional loss defined by linear_weight shape \(5, 2, 3\) requires batched "
+               r"input, \(N, 3\), got unbatched input with shape \(3,\)$"),
+    ErrorInput([(2, 3), (5, 3), (2, 5)], RuntimeError,
+               "^ignore_index cannot be specified when target contains probabilities$",
+               {"ignore_index": 1}),
+]  # fmt: skip
+for reduction in REDUCTIONS:
+    options = {"reduction": reduction}
+    ROWS += [
+        OpCase(f"linear_cross_entropy_{reduction}", loss.linear_cross_entropy,
+               torch_functional.linear_cross_entropy, _linear_cross_entropy_reference,
+               make_inputs=_features_and_classes((4,)), grad_inputs=[0, 1], kwargs=options,
+               sums=True,
+               error_inputs=_LINEAR_CROSS_ENTROPY_ERRORS if reduction == "mean" else ()),
+        OpCase(f"linear_cross_entropy_bias_kdim_{reduction}",
+               _with_bias(loss.linear_cross_entropy),
+               _with_bias(torch_functional.linear_cross_entropy),
+               _linear_cross_entropy_reference,
+               make_inputs=_features_and_classes((4,), (2,), bias=True), grad_inputs=[0, 1, 3],
+               kwargs=options, sums=True),
+        OpCase(f"linear_cross_entropy_unbatched_{reduction}", loss.linear_cross_entropy,
+               torch_functional.linear_cross_entropy, _linear_cross_entropy_reference,
+               make_inputs=_features_and_classes(()), grad_inputs=[0, 1], kwargs=options,
+               sums=True),
+        OpCase(f"linear_cross_entropy_probabilities_{reduction}", loss.linear_cross_entropy,
+               torch_functional.linear_cross_entropy, _linear_cross_entropy_reference,
+               make_inputs=_features_and_classes((4,), probabilities=True), kwargs=options,
+               sums=True),
+    ]  # fmt: skip

@@ -100,6 +100,7 @@ from lucid.nn.modules.loss import GaussianNLLLoss, HingeEmbeddingLoss, MarginRan
 from lucid.nn.modules.loss import MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss
 from lucid.nn.modules.loss import NLLLoss2d, PoissonNLLLoss, SoftMarginLoss
 from lucid.nn.modules.loss import CTCLoss, TripletMarginLoss, TripletMarginWithDistanceLoss
+from lucid.nn.modules.loss import LinearCrossEntropyLoss
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
@@ -124,4 +125,5 @@ __all__ = [
     "CTCLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss",
     "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss2d",
     "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+    "LinearCrossEntropyLoss",
 ]  # fmt: skip

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
 from lucid import Tensor
 from lucid.nn import functional as F
 from lucid.nn.modules.distance import PairwiseDistance
+from lucid.nn.modules.linear import Linear
 from lucid.nn.modules.module import Module
 from lucid.ops.loss import legacy_reduction
 
@@ -17,6 +19,7 @@ __all__ = [
     "NLLLoss2d", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
     "MultiLabelSoftMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss", "PoissonNLLLoss",
     "GaussianNLLLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss",
+    "LinearCrossEntropyLoss",
 ]  # fmt: skip
 
 
@@ -507,4 +510,73 @@ class CTCLoss(_Loss):
             self.blank,
             self.reduction,
             self.zero_infinity,
+        )
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """Cross entropy of a linear map of the input (its weight a parameter of the loss).
+
+    The map is a `Linear` of in_features to num_classes * prod(out_features) outputs, reshaped
+    to (num_classes, *out_features) for a K-dim loss. `options` (PyTorch's chunking) is kept
+    and passed on; lucid computes the same loss unchunked.
+    """
+
+    __constants__ = ["num_classes", "out_features", "reduction", "ignore_index", "label_smoothing"]
+
+    def __init__(
+        self,
+        in_features: int,
+        num_classes: int,
+        *,
+        out_features: tuple[int, ...] = (),
+        bias: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+        reduction: str = "mean",
+        weight: Tensor | None = None,
+        ignore_index: int | None = None,
+        label_smoothing: float = 0.0,
+        options: Any = None,
+    ) -> None:
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(
+                f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}"
+            )
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(
+                f"expected label_smoothing to be in range [0, 1], got {label_smoothing}"
+            )
+        super().__init__(weight, None, None, reduction)
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        # Linear's weight is 2-D: the (num_classes, *out_features) outputs are flattened
+        # here and unflattened in forward
+        outputs = math.prod(out_features, start=num_classes)
+        self.linear = Linear(in_features, outputs, bias=bias, device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        shape = (self.num_classes, *self.out_features)
+        linear_weight = self.linear.weight.reshape((*shape, self.linear.in_features))
+        linear_bias = None if self.linear.bias is None else self.linear.bias.reshape(shape)
+        return F.linear_cross_entropy(
+            input,
+            linear_weight,
+            target,
+            linear_bias=linear_bias,
+            weight=self.weight,
+            reduction=self.reduction,
+            ignore_index=self.ignore_index,
+            label_smoothing=self.label_smoothing,
+            options=self.options,
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+            f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+            f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+            f"label_smoothing={self.label_smoothing}, options={self.options}"
         )
