@@ -101,6 +101,7 @@ from lucid.nn.modules.loss import MultiLabelMarginLoss, MultiLabelSoftMarginLoss
 from lucid.nn.modules.loss import NLLLoss2d, PoissonNLLLoss, SoftMarginLoss
 from lucid.nn.modules.loss import CTCLoss, TripletMarginLoss, TripletMarginWithDistanceLoss
 from lucid.nn.modules.loss import LinearCrossEntropyLoss
+from lucid.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
@@ -125,5 +126,5 @@ __all__ = [
     "CTCLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss",
     "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss2d",
     "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
-    "LinearCrossEntropyLoss",
+    "LinearCrossEntropyLoss", "AdaptiveLogSoftmaxWithLoss",
 ]  # fmt: skip
