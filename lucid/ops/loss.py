@@ -1253,18 +1253,14 @@ def _ctc_lengths(lengths: Any, name: str) -> np.ndarray:
 def _logaddexp3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     """log(exp(a) + exp(b) + exp(c)) as PyTorch's CTC kernel sums it: around the largest term,
     which counts as 0 when all three are -inf."""
-    largest = np.maximum(np.maximum(a, b), c)
-    largest = np.where(largest == -np.inf, 0.0, largest)
-    return np.log(np.exp(a - largest) + np.exp(b - largest) + np.exp(c - largest)) + largest
-
-
-def _shifted(values: np.ndarray, step: int) -> np.ndarray:
-    """values moved `step` places along the last axis (positive: to higher indices), -inf in."""
-    result = np.full_like(values, -np.inf)
-    if step > 0:
-        result[..., step:] = values[..., :-step]
-    else:
-        result[..., :step] = values[..., -step:]
+    largest = np.maximum(a, b)
+    np.maximum(largest, c, out=largest)
+    np.copyto(largest, 0.0, where=largest == -np.inf)
+    result = np.exp(a - largest)
+    result += np.exp(b - largest)
+    result += np.exp(c - largest)
+    np.log(result, out=result)
+    result += largest
     return result
 
 
@@ -1283,21 +1279,27 @@ class CtcLoss(Function):
     def forward(ctx, log_probs, states, input_lengths, target_lengths, zero_infinity):
         lp = log_probs._data
         steps, batch, _ = lp.shape
-        # a state may be reached from two back when it holds a label unlike the one two back
+        width = states.shape[1]
+        # a label state may also be reached from two back, past a blank, unless that state
+        # holds the same class (PyTorch's rule, which also decides for a label equal to blank)
         can_skip = np.zeros(states.shape, bool)
-        can_skip[:, 2:] = (states[:, 2:] != states[:, 1:-1]) & (states[:, 2:] != states[:, :-2])
-        state_count = np.arange(states.shape[1]) < (2 * target_lengths + 1)[:, None]
+        can_skip[:, 2:] = states[:, 2:] != states[:, :-2]
+        state_count = np.arange(width) < (2 * target_lengths + 1)[:, None]
         emissions = lp[:, np.arange(batch)[:, None], states]
-        alpha = np.full(emissions.shape, -np.inf, lp.dtype)
+        # two -inf columns in front: the states one and two back are slices of the row
+        padded = np.full((steps, batch, width + 2), -np.inf, lp.dtype)
+        alpha = padded[:, :, 2:]
         if steps:
             alpha[0, :, 0] = emissions[0, :, 0]
-            if states.shape[1] > 1:
+            if width > 1:
                 alpha[0, :, 1] = np.where(target_lengths > 0, emissions[0, :, 1], -np.inf)
         for t in range(1, steps):
-            previous = alpha[t - 1]
-            two_back = np.where(can_skip, _shifted(previous, 2), -np.inf)
-            total = _logaddexp3(previous, _shifted(previous, 1), two_back) + emissions[t]
-            alpha[t] = np.where(state_count & (t < input_lengths)[:, None], total, -np.inf)
+            previous = padded[t - 1]
+            two_back = np.where(can_skip, previous[:, :-2], -np.inf)
+            total = _logaddexp3(previous[:, 2:], previous[:, 1:-1], two_back)
+            total += emissions[t]
+            np.copyto(total, -np.inf, where=~(state_count & (t < input_lengths)[:, None]))
+            alpha[t] = total
         nll = _ctc_end(alpha, input_lengths, target_lengths)
         ctx.save_for_backward(log_probs)
         ctx.config = (states, can_skip, input_lengths, target_lengths, zero_infinity)
@@ -1327,6 +1329,31 @@ def _ctc_end(alpha: np.ndarray, input_lengths: np.ndarray, target_lengths: np.nd
     return np.where(input_lengths == 0, np.where(target_lengths == 0, -0.0, np.inf), nll)
 
 
+def _logsumexp_by_class(values: np.ndarray, states: np.ndarray, classes: int) -> np.ndarray:
+    """log of the summed exp(values) (T, N, states) over the states of each class: (T, N, C),
+    -inf for a class no state holds.
+
+    The states of all samples are sorted by (sample, class) once, so each (sample, class) is
+    one run that the reductions take at a time, around the run's largest value.
+    """
+    steps, batch, width = values.shape
+    key = (np.arange(batch)[:, None] * classes + states).reshape(-1)
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    starts = np.flatnonzero(np.concatenate(([True], sorted_key[1:] != sorted_key[:-1])))
+    runs = sorted_key[starts]
+    lengths = np.diff(np.append(starts, key.shape[0]))
+    grouped = values.reshape(steps, batch * width)[:, order]
+    largest = np.maximum.reduceat(grouped, starts, axis=1)
+    np.copyto(largest, 0.0, where=largest == -np.inf)
+    total = np.add.reduceat(np.exp(grouped - np.repeat(largest, lengths, axis=1)), starts, axis=1)
+    result = np.full((steps, batch, classes), -np.inf, values.dtype)
+    with np.errstate(divide="ignore"):
+        # a run of -inf values (no alignment passes there) sums to 0: its log is -inf
+        result[:, runs // classes, runs % classes] = np.log(total) + largest
+    return result
+
+
 class CtcLossBackward(Function):
     """ctc_loss's gradient from the backward (beta) recursion; PyTorch defines no derivative
     of it.
@@ -1344,37 +1371,48 @@ class CtcLossBackward(Function):
                 target_lengths, zero_infinity):  # fmt: skip
         lp = log_probs._data
         steps, batch, classes = lp.shape
+        width = states.shape[1]
         samples = np.arange(batch)
         emissions = lp[:, samples[:, None], states]
-        state_count = np.arange(states.shape[1]) < (2 * target_lengths + 1)[:, None]
+        state_count = np.arange(width) < (2 * target_lengths + 1)[:, None]
         # a state reaches the state two ahead when that one may skip back to it
         skip_ahead = np.zeros(states.shape, bool)
         skip_ahead[:, :-2] = can_skip[:, 2:]
-        beta = np.full(emissions.shape, -np.inf, lp.dtype)
         ends = np.zeros(states.shape, bool)
         ends[samples, 2 * target_lengths] = True
         ends[samples, np.maximum(2 * target_lengths - 1, 0)] |= target_lengths > 0
+        # two -inf columns behind: the states one and two ahead are slices of the row
+        padded = np.full((steps, batch, width + 2), -np.inf, lp.dtype)
+        beta = padded[:, :, :-2]
         for t in range(steps - 1, -1, -1):
             if t + 1 < steps:
-                following = beta[t + 1]
-                two_ahead = np.where(skip_ahead, _shifted(following, -2), -np.inf)
-                total = _logaddexp3(following, _shifted(following, -1), two_ahead) + emissions[t]
+                following = padded[t + 1]
+                two_ahead = np.where(skip_ahead, following[:, 2:], -np.inf)
+                total = _logaddexp3(following[:, :-2], following[:, 1:-1], two_ahead)
+                total += emissions[t]
             else:
                 total = np.full(states.shape, -np.inf, lp.dtype)
             is_last = (t == input_lengths - 1)[:, None]
             total = np.where(is_last, np.where(ends, emissions[t], -np.inf), total)
-            beta[t] = np.where(state_count & (t < input_lengths)[:, None], total, -np.inf)
+            np.copyto(total, -np.inf, where=~(state_count & (t < input_lengths)[:, None]))
+            beta[t] = total
         # log of the summed probability of the alignments through each (t, n, class)
-        both = alpha + beta
-        index = (np.arange(steps)[:, None, None], samples[None, :, None], states[None])
-        largest = np.full(lp.shape, -np.inf, lp.dtype)
-        np.maximum.at(largest, index, both)
-        largest = np.where(largest == -np.inf, 0.0, largest)
-        total = np.zeros(lp.shape, lp.dtype)
-        np.add.at(total, index, np.exp(both - largest[index]))
-        with np.errstate(divide="ignore"):
-            # a class no alignment passes through contributes exp(-inf) = 0
-            through = np.log(total) + largest
+        through = _logsumexp_by_class(alpha + beta, states, classes)
+        # at a sample's last step PyTorch takes the last label's term in place of the final
+        # blank's, not beside it, when that label is the blank itself (a target no valid
+        # input has): kept, so such targets get PyTorch's gradient too
+        last_label = np.maximum(2 * target_lengths - 1, 0)
+        quirk = np.flatnonzero(
+            (target_lengths > 0)
+            & (input_lengths > 0)
+            & (states[samples, last_label] == states[:, 0])
+        )
+        if quirk.size:
+            step = input_lengths[quirk] - 1
+            label_term = (
+                alpha[step, quirk, last_label[quirk]] + beta[step, quirk, last_label[quirk]]
+            )
+            through[step, quirk, states[quirk, 0]] = label_term
         grad = np.exp(lp) - np.exp(through + nll[None, :, None] - lp)
         grad *= np.broadcast_to(grad_output._data, (batch,)).astype(lp.dtype)[None, :, None]
         keep = (np.arange(steps)[:, None] < input_lengths[None, :])[:, :, None]

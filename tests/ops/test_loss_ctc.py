@@ -151,3 +151,14 @@ def test_ctc_loss_module_passes_its_options() -> None:
     module = lucid.nn.CTCLoss(blank=4, reduction="sum", zero_infinity=True)
     expected = F.ctc_loss(log_probs, *arguments, blank=4, reduction="sum", zero_infinity=True)
     assert module(log_probs, *arguments).item() == expected.item()
+
+
+@requires_torch
+def test_a_label_equal_to_blank_follows_torchs_rule() -> None:
+    # no valid target holds the blank, but PyTorch defines the result: such a label may be
+    # reached past the blank before it whenever the label two states back differs
+    targets = np.array([[1, 0, 2], [0, 0, 1], [4, 4, 4]])
+    arguments = (targets, INPUT_LENGTHS, TARGET_LENGTHS)
+    (loss, grad), (torch_loss, torch_grad) = _both(_log_probs(6, 3, 5), *arguments)
+    np.testing.assert_allclose(loss, torch_loss, rtol=1e-12)
+    np.testing.assert_allclose(grad, torch_grad, rtol=1e-10, atol=1e-14)
