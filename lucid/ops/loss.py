@@ -13,7 +13,7 @@ from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled, no_grad
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import check_tensors, not_implemented
-from lucid.ops.arithmetic import _dtype_name, minimum
+from lucid.ops.arithmetic import _check_not_bool_negation, _dtype_name, minimum
 from lucid.ops.broadcast import broadcast_shapes
 from lucid.ops.nn_ops import log_softmax, logsigmoid, sigmoid, softmax
 from lucid.ops.normalization import linear
@@ -824,10 +824,12 @@ def soft_margin_loss(
     """Two-class logistic loss log(1 + exp(-target * input)) for targets 1 and -1."""
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
+    # PyTorch's kernel negates the input first, then writes a float result into its dtype
+    _check_not_bool_negation(input)
     if input._data.dtype.kind != "f":
         raise RuntimeError(
             "result type Float can't be cast to the desired output type "
-            f"{_cpp_type(input._data.dtype)}"
+            f"{_dtype_name(input._data.dtype)}"
         )
     _check_not_differentiable("soft_margin_loss", "target", target)
     shape = broadcast_shapes(input.shape, target.shape)
@@ -862,13 +864,6 @@ def multilabel_soft_margin_loss(
     if reduction == "sum":
         return loss.sum()
     raise ValueError(f"{reduction} is not valid")
-
-
-def _cpp_type(numpy_dtype: np.dtype) -> str:
-    # PyTorch names the output type by its C type in this message
-    names = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-             "bool": "Bool"}  # fmt: skip
-    return names.get(np.dtype(numpy_dtype).name, _dtype_name(numpy_dtype))
 
 
 def _check_margin_input(input: Tensor) -> tuple[int, int]:

@@ -364,6 +364,28 @@ _MARGIN_ERRORS = [
         r"The size of tensor a \(3\) must match the size of tensor b \(2\)",
     ),
 ]
+_SOFT_MARGIN_ERRORS = [
+    ErrorInput(
+        [np.array([1, 2]), np.array([1, -1])],
+        RuntimeError,
+        "^result type Float can't be cast to the desired output type Long$",
+    ),
+    ErrorInput(
+        [np.array([True, False]), np.array([1, -1])],
+        RuntimeError,
+        "^Negation, the `-` operator, on a bool tensor is not supported",
+    ),
+    ErrorInput(
+        [(4,), (2, 4)],
+        RuntimeError,
+        r"^output with shape \[4\] doesn't match the broadcast shape \[2, 4\]$",
+    ),
+    ErrorInput(
+        [(2, 4), (3,)],
+        RuntimeError,
+        r"The size of tensor a \(4\) must match the size of tensor b \(3\)",
+    ),
+]
 _MULTI_MARGIN_ERRORS = [
     ErrorInput([(2, 4), np.array([1, 2, 3])], RuntimeError,
                r"target tensor should be 1-D with size equal to the number of input samples "
@@ -447,7 +469,8 @@ for reduction in REDUCTIONS:
                make_inputs=_with_signs(1), grad_inputs=[0], kwargs={**options, "margin": 0.5}),
         OpCase(f"soft_margin_loss_{reduction}", loss.soft_margin_loss,
                torch_functional.soft_margin_loss, _soft_margin_reference,
-               make_inputs=_with_signs(1), grad_inputs=[0], kwargs=options),
+               make_inputs=_with_signs(1), grad_inputs=[0], kwargs=options,
+               error_inputs=_SOFT_MARGIN_ERRORS if reduction == "mean" else ()),
         OpCase(f"multilabel_soft_margin_loss_{reduction}", loss.multilabel_soft_margin_loss,
                torch_functional.multilabel_soft_margin_loss, _multilabel_soft_margin_reference,
                make_inputs=_scores_and_labels, kwargs=options),
