@@ -1013,6 +1013,10 @@ def _multilabel_hinges(rows: np.ndarray, labels: np.ndarray) -> tuple:
     the position a label), and the safe label indices."""
     count, classes = rows.shape
     is_label_position = np.cumprod(labels >= 0, axis=1).astype(bool)
+    # the labels are a prefix of each row: only the longest prefix's positions are kept, so
+    # the hinges take (rows, labels, classes), not (rows, classes, classes)
+    longest = int(is_label_position.sum(1).max()) if count else 0
+    is_label_position, labels = is_label_position[:, :longest], labels[:, :longest]
     safe = np.where(is_label_position, labels, 0)
     is_target = np.zeros((count, classes + 1), bool)
     # positions past the labels write into a spare last column
