@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import math
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lucid._core.arguments import argument_error
 from lucid._core.function import Function
+from lucid._core.grad_mode import is_grad_enabled, no_grad
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import check_tensors, not_implemented
-from lucid.ops.arithmetic import _dtype_name
+from lucid.ops.arithmetic import _check_not_bool_negation, _dtype_name, minimum
 from lucid.ops.broadcast import broadcast_shapes
 from lucid.ops.nn_ops import log_softmax, logsigmoid, sigmoid, softmax
-from lucid.ops.pointwise import clamp, log, where
+from lucid.ops.normalization import linear
+from lucid.ops.pointwise import Clamp, clamp, exp, log, where
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -23,6 +26,10 @@ __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
     "cosine_embedding_loss",
+    "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
+    "multilabel_soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss",
+    "poisson_nll_loss", "gaussian_nll_loss", "triplet_margin_loss",
+    "triplet_margin_with_distance_loss", "ctc_loss", "linear_cross_entropy",
 ]  # fmt: skip
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -715,3 +722,877 @@ def cosine_embedding_loss(
     positive = where(target == 1, 1.0 - cosine, 0.0)
     negative = where(target == -1, clamp(cosine - margin, min=0.0), 0.0)
     return _reduce(positive + negative, reduction)
+
+
+# ------------------------------------------------------------------ margins
+class ClampMin(Clamp):
+    """clamp with a lower bound only: PyTorch's clamp_min, the last node of its margin losses."""
+
+    _backward_name = "ClampMinBackward0"
+
+
+def _hinge(input: Tensor) -> Tensor:
+    return ClampMin.apply(input, 0, None)
+
+
+def _check_not_differentiable(op: str, name: str, value: Tensor) -> None:
+    if value.requires_grad and is_grad_enabled():
+        raise RuntimeError(
+            f"The function '{op}' is not differentiable with respect to argument '{name}'. "
+            "This input cannot have requires_grad True."
+        )
+
+
+def margin_ranking_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """max(0, -target * (input1 - input2) + margin): target 1 ranks input1 first, -1 input2."""
+    check_tensors(input1, input2, target)
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if input1.ndim != input2.ndim or input1.ndim != target.ndim:
+        raise RuntimeError(
+            "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {_torch_size(input1.shape)}, input2: {_torch_size(input2.shape)}, "
+            f"target: {_torch_size(target.shape)} "
+        )
+    return _reduce(_hinge(-target * (input1 - input2) + margin), reduction)
+
+
+def hinge_embedding_loss(
+    input: Tensor,
+    target: Tensor,
+    margin: float = 1.0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """input where target is 1, max(0, margin - input) where it is -1 (input a distance)."""
+    check_tensors(input, target)
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    shortfall = _hinge(margin - input)
+    if shortfall.dtype != input.dtype:
+        # PyTorch keeps an integer input's dtype, truncating margin - input
+        shortfall = shortfall.to(input.dtype)
+    # both terms are kept wherever target is neither 1 nor -1, as in PyTorch
+    margin_term = where(target != 1, shortfall, 0)
+    distance_term = where(target != -1, input, 0)
+    return _reduce(margin_term + distance_term, reduction)
+
+
+class SoftMarginLoss(Function):
+    """log(1 + exp(-target * input)), reduced inside the op as PyTorch's kernel does."""
+
+    _backward_name = "SoftMarginLossBackward0"
+
+    @staticmethod
+    def forward(ctx, x, y, reduction):
+        ctx.save_for_backward(x, y)
+        ctx.reduction = reduction
+        # exp, then log1p, as PyTorch computes it: a margin below about -710 (float64)
+        # overflows to inf there too
+        loss = np.log1p(np.exp(-y._data * x._data)).astype(x._data.dtype, copy=False)
+        if reduction == "mean":
+            return _wrap(np.asarray(loss.sum() / loss.size, loss.dtype))
+        if reduction == "sum":
+            return _wrap(np.asarray(loss.sum(), loss.dtype))
+        return _wrap(loss)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        # d/dx log(1 + exp(-y x)) = -y z / (1 + z) with z = exp(-y x)
+        z = exp(-y * x)
+        grad = -y * z / (1.0 + z) * grad_output
+        if ctx.reduction == "mean":
+            grad = grad / x.numel()
+        return grad.sum_to_size(x.shape), None, None
+
+
+def soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Two-class logistic loss log(1 + exp(-target * input)) for targets 1 and -1."""
+    check_tensors(input, target)
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    # PyTorch's kernel negates the input first, then writes a float result into its dtype
+    _check_not_bool_negation(input)
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(
+            "result type Float can't be cast to the desired output type "
+            f"{_dtype_name(input._data.dtype)}"
+        )
+    _check_not_differentiable("soft_margin_loss", "target", target)
+    shape = broadcast_shapes(input.shape, target.shape)
+    if tuple(shape) != tuple(input.shape):
+        raise RuntimeError(
+            f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(shape)}"
+        )
+    return SoftMarginLoss.apply(input, target, reduction)
+
+
+def multilabel_soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Per-class logistic loss against 0/1 targets, averaged over the classes (last dim)."""
+    check_tensors(input, target)
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.ndim - 1
+    loss = loss.sum(class_dim) / input.shape[class_dim]
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(f"{reduction} is not valid")
+
+
+def _check_margin_input(input: Tensor) -> tuple[int, int]:
+    """(rows, classes) of a margin loss's input: a vector or a matrix of class scores."""
+    shape = input.shape
+    if not (
+        (len(shape) == 2 and shape[1] != 0) or (len(shape) == 1 and shape[0] != 0) or not shape
+    ):
+        raise RuntimeError(
+            "Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+            f"{list(shape)}"
+        )
+    rows = 1 if len(shape) <= 1 else shape[0]
+    classes = 1 if not shape else shape[-1]
+    return rows, classes
+
+
+def _check_long_target(target: Tensor) -> None:
+    if target._data.dtype != np.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_dtype_name(target._data.dtype)}")
+
+
+def _reduce_rows(loss: np.ndarray, reduction: str, per_row_shape: tuple, dtype) -> np.ndarray:
+    """A margin kernel's reduction: the mean is over rows (each row already averaged)."""
+    if reduction == "mean":
+        return np.asarray(loss.sum() / loss.shape[0], dtype)
+    if reduction == "sum":
+        return np.asarray(loss.sum(), dtype)
+    return loss.astype(dtype, copy=False).reshape(per_row_shape)
+
+
+def _row_scale(grad_output: Tensor, reduction: str, rows: int, classes: int, dtype) -> np.ndarray:
+    """The factor each row's hinge counts with: 1/classes, over rows for the mean, times the
+    incoming gradient (one per row without reduction)."""
+    if reduction == "none":
+        scale = grad_output._data.reshape(-1, 1) / classes
+    elif reduction == "mean":
+        scale = np.full((rows, 1), grad_output._data / (rows * classes))
+    else:
+        scale = np.full((rows, 1), grad_output._data / classes)
+    return scale.astype(dtype, copy=False)
+
+
+def _multi_margin_hinges(rows: np.ndarray, labels: np.ndarray, margin: float) -> tuple:
+    """margin - x[label] + x[j] for every class j, and where it counts: above 0 and j not the
+    label (a nan is left out, as in PyTorch's kernel)."""
+    picked = np.take_along_axis(rows, labels[:, None], 1)
+    z = margin - picked + rows
+    active = z > 0
+    active[np.arange(labels.shape[0]), labels] = False
+    return z, active
+
+
+class MultiMarginLoss(Function):
+    """Multi-class hinge loss: sum over j != y of max(0, margin - x[y] + x[j])**p / C."""
+
+    _backward_name = "MultiMarginLossBackward0"
+
+    @staticmethod
+    def forward(ctx, x, target, p, margin, weight, reduction):
+        ctx.save_for_backward(x, target, weight)
+        ctx.config = (p, margin, reduction)
+        dtype = x._data.dtype
+        rows_count, classes = _check_margin_input(x)
+        rows = x._data.reshape(rows_count, classes)
+        labels = target._data.reshape(-1)
+        z, active = _multi_margin_hinges(rows, labels, margin)
+        terms = np.where(active, z if p == 1 else z * z, 0.0)
+        if weight is not None:
+            terms = terms * weight._data.astype(dtype, copy=False)[labels][:, None]
+        loss = terms.sum(1) / classes
+        per_row_shape = (rows_count,) if target.ndim > 0 else ()
+        return _wrap(_reduce_rows(loss, reduction, per_row_shape, dtype))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, target, weight = ctx.saved_tensors
+        grad = MultiMarginLossBackward.apply(grad_output, x, target, weight, *ctx.config)
+        return grad, None, None, None, None, None
+
+
+class MultiMarginLossBackward(Function):
+    """multi_margin_loss's input gradient; PyTorch defines no derivative of it."""
+
+    _backward_name = "lucid::autograd::NotImplemented"
+
+    @staticmethod
+    def forward(ctx, grad_output, x, target, weight, p, margin, reduction):
+        dtype = x._data.dtype
+        rows_count, classes = _check_margin_input(x)
+        rows = x._data.reshape(rows_count, classes)
+        labels = target._data.reshape(-1)
+        z, active = _multi_margin_hinges(rows, labels, margin)
+        # d/dx[j] of the hinge is 1 (p = 1) or 2 z (p = 2), and minus their sum for x[label]
+        slope = np.where(active, 1.0 if p == 1 else 2.0 * z, 0.0)
+        if weight is not None:
+            slope = slope * weight._data.astype(dtype, copy=False)[labels][:, None]
+        grad = slope * _row_scale(grad_output, reduction, rows_count, classes, dtype)
+        grad[np.arange(rows_count), labels] = -grad.sum(1)
+        return _wrap(grad.astype(dtype, copy=False).reshape(x._data.shape))
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        raise RuntimeError("derivative for aten::multi_margin_loss_backward is not implemented")
+
+
+def multi_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    p: int = 1,
+    margin: float = 1.0,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Multi-class hinge loss of class scores `input` (N, C) or (C,) at class `target`."""
+    check_tensors(input, target)
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.ndim != 1:
+        raise ValueError("weight must be one-dimensional")
+    rows, classes = _check_margin_input(input)
+    if target.ndim > 1 or target.numel() != rows:
+        raise RuntimeError(
+            "multi_margin_loss: target tensor should be 1-D with size equal to the number of "
+            f"input samples (batch size). Expected target size [{rows}], but got "
+            f"{list(target.shape)}. Input has shape {list(input.shape)}."
+        )
+    if weight is not None and weight.numel() != classes:
+        raise RuntimeError(
+            f"inconsistent weight size, expected {classes} but got {list(weight.shape)}"
+        )
+    if input._data.dtype.kind != "f":
+        raise not_implemented("multi_margin_loss_cpu_kernel", input._data.dtype)
+    _check_long_target(target)
+    labels = target._data
+    if labels.size and (labels.min() < 0 or labels.max() >= classes):
+        raise RuntimeError("target out of range")
+    return MultiMarginLoss.apply(input, target, p, float(margin), weight, reduction)
+
+
+def _multilabel_hinges(rows: np.ndarray, labels: np.ndarray) -> tuple:
+    """For each row, its labels (up to the first negative entry) against every other class:
+    1 - x[label] + x[j] (rows, positions, classes), where it counts (above 0, j no label,
+    the position a label), and the safe label indices."""
+    count, classes = rows.shape
+    is_label_position = np.cumprod(labels >= 0, axis=1).astype(bool)
+    # the labels are a prefix of each row: only the longest prefix's positions are kept, so
+    # the hinges take (rows, labels, classes), not (rows, classes, classes)
+    longest = int(is_label_position.sum(1).max()) if count else 0
+    is_label_position, labels = is_label_position[:, :longest], labels[:, :longest]
+    safe = np.where(is_label_position, labels, 0)
+    is_target = np.zeros((count, classes + 1), bool)
+    # positions past the labels write into a spare last column
+    is_target[np.arange(count)[:, None], np.where(is_label_position, labels, classes)] = True
+    is_target = is_target[:, :classes]
+    picked = np.take_along_axis(rows, safe, 1)
+    z = 1.0 - picked[:, :, None] + rows[:, None, :]
+    active = (z > 0) & is_label_position[:, :, None] & ~is_target[:, None, :]
+    return z, active, safe
+
+
+class MultilabelMarginLoss(Function):
+    """Multi-label hinge loss: each label's score against every non-label class's, over C."""
+
+    _backward_name = "MultilabelMarginLossBackward0"
+
+    @staticmethod
+    def forward(ctx, x, target, reduction):
+        ctx.save_for_backward(x, target)
+        ctx.reduction = reduction
+        dtype = x._data.dtype
+        rows_count, classes = _check_margin_input(x)
+        rows = x._data.reshape(rows_count, classes)
+        z, active, _ = _multilabel_hinges(rows, target._data.reshape(rows_count, classes))
+        loss = np.where(active, z, 0.0).sum((1, 2)) / classes
+        per_row_shape = (rows_count,) if target.ndim > 1 else ()
+        return _wrap(_reduce_rows(loss, reduction, per_row_shape, dtype))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, target = ctx.saved_tensors
+        return MultilabelMarginLossBackward.apply(grad_output, x, target, ctx.reduction), None, None
+
+
+class MultilabelMarginLossBackward(Function):
+    """multilabel_margin_loss's input gradient; PyTorch defines no derivative of it."""
+
+    _backward_name = "lucid::autograd::NotImplemented"
+
+    @staticmethod
+    def forward(ctx, grad_output, x, target, reduction):
+        dtype = x._data.dtype
+        rows_count, classes = _check_margin_input(x)
+        rows = x._data.reshape(rows_count, classes)
+        _, active, safe = _multilabel_hinges(rows, target._data.reshape(rows_count, classes))
+        scale = _row_scale(grad_output, reduction, rows_count, classes, dtype)
+        # each active hinge adds to its class j and takes from its label
+        grad = active.sum(1) * scale
+        np.add.at(grad, (np.arange(rows_count)[:, None], safe), -active.sum(2) * scale)
+        return _wrap(grad.astype(dtype, copy=False).reshape(x._data.shape))
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        raise RuntimeError(
+            "derivative for aten::multilabel_margin_loss_backward is not implemented"
+        )
+
+
+def multilabel_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Multi-label hinge loss; each target row lists class indices, ended by the first -1."""
+    check_tensors(input, target)
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    rows, classes = _check_margin_input(input)
+    if input.ndim <= 1:
+        consistent = target.ndim <= 1 and target.numel() == classes
+    else:
+        consistent = target.ndim == 2 and tuple(target.shape) == (rows, classes)
+    if not consistent:
+        raise RuntimeError(
+            f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}"
+        )
+    if input._data.dtype.kind != "f":
+        raise not_implemented("multilabel_margin_loss_forward_out_frame", input._data.dtype)
+    _check_long_target(target)
+    labels = target._data
+    if labels.size and (labels.min() < -1 or labels.max() >= classes):
+        raise RuntimeError("argument #2 'target' is out of range")
+    return MultilabelMarginLoss.apply(input, target, reduction)
+
+
+# ---------------------------------------------------------- likelihoods
+def poisson_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    log_input: bool = True,
+    full: bool = False,
+    size_average: bool | None = None,
+    eps: float = 1e-8,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log-likelihood of `target` under Poisson(input), or Poisson(exp(input))."""
+    check_tensors(input, target)
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        # Stirling's approximation of log(target!), counted only for targets above 1
+        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        loss = loss + where(target <= 1, 0.0, stirling)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    var: Tensor | float,
+    full: bool = False,
+    eps: float = 1e-6,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log-likelihood of `target` under N(input, var), without or with its constant.
+
+    `var` may have the input's shape, lack its last dim, have one dim of size 1 where the
+    input's differs, or be a float.
+    """
+    check_tensors(input, target)
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = _wrap(np.full_like(input._data, var))
+    else:
+        check_tensors(var)
+        if np.any(var._data < 0):
+            raise ValueError("var has negative entry/entries")
+    if var.shape != input.shape:
+        mismatched = [v for i, v in zip(input.shape, var.shape) if i != v]
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (input.ndim == var.ndim and sum(mismatched) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not valid")
+    # the clamp keeps log(var) finite; done without grad, so the gradient reaches var unclamped
+    var = var.clone()
+    with no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+# ------------------------------------------------------------------ triplets
+def _pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6) -> Tensor:
+    return (x1 - x2 + eps).norm(p, max(x1.ndim, x2.ndim, 1) - 1)
+
+
+def _check_triplet_dims(anchor: Tensor, positive: Tensor, negative: Tensor) -> None:
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number "
+            f"of dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and "
+            f"negative {negative.ndim}D inputs"
+        )
+
+
+def _triplet_loss(
+    anchor: Tensor, positive: Tensor, negative: Tensor, distance: Any, margin: float, swap: bool
+) -> Tensor:
+    positive_distance = distance(anchor, positive)
+    negative_distance = distance(anchor, negative)
+    if swap:
+        # the positive may be closer to the negative than the anchor is: use that distance
+        negative_distance = minimum(negative_distance, distance(positive, negative))
+    return _hinge(margin + positive_distance - negative_distance)
+
+
+def triplet_margin_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    margin: float = 1.0,
+    p: float = 2,
+    eps: float = 1e-6,
+    swap: bool = False,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """max(0, margin + d(anchor, positive) - d(anchor, negative)), d the p-norm distance."""
+    check_tensors(anchor, positive, negative)
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    _check_triplet_dims(anchor, positive, negative)
+
+    def distance(x1: Tensor, x2: Tensor) -> Tensor:
+        return _pairwise_distance(x1, x2, p, eps)
+
+    return _reduce(_triplet_loss(anchor, positive, negative, distance, margin, swap), reduction)
+
+
+def triplet_margin_with_distance_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    *,
+    distance_function: Any = None,
+    margin: float = 1.0,
+    swap: bool = False,
+    reduction: str = "mean",
+) -> Tensor:
+    """triplet_margin_loss with any distance (default the pairwise 2-norm distance)."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    check_tensors(anchor, positive, negative)
+    _check_triplet_dims(anchor, positive, negative)
+    distance = _pairwise_distance if distance_function is None else distance_function
+    return _reduce(_triplet_loss(anchor, positive, negative, distance, margin, swap), reduction)
+
+
+# ----------------------------------------------------------------------- CTC
+def _ctc_lengths(lengths: Any, name: str) -> np.ndarray:
+    if isinstance(lengths, TensorBase):
+        array = lengths._data
+        if array.dtype.kind not in "iu":
+            raise RuntimeError(f"{name} must be integral")
+        return array.astype(np.int64).reshape(-1)
+    return np.asarray(lengths, dtype=np.int64).reshape(-1)
+
+
+def _logaddexp3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """log(exp(a) + exp(b) + exp(c)) as PyTorch's CTC kernel sums it: around the largest term,
+    which counts as 0 when all three are -inf."""
+    largest = np.maximum(a, b)
+    np.maximum(largest, c, out=largest)
+    np.copyto(largest, 0.0, where=largest == -np.inf)
+    result = np.exp(a - largest)
+    result += np.exp(b - largest)
+    result += np.exp(c - largest)
+    np.log(result, out=result)
+    result += largest
+    return result
+
+
+class CtcLoss(Function):
+    """Connectionist temporal classification: -log of the total probability of every
+    alignment of each target with its input, by the forward (alpha) recursion in log space.
+
+    The states of sample n are its target with a blank around every label (2 L_n + 1); the
+    recursion runs over time, vectorised over samples and states.
+    """
+
+    _op_name = "ctc_loss"
+    _backward_name = "CtcLossBackward0"
+
+    @staticmethod
+    def forward(ctx, log_probs, states, input_lengths, target_lengths, zero_infinity):
+        lp = log_probs._data
+        steps, batch, _ = lp.shape
+        width = states.shape[1]
+        # a label state may also be reached from two back, past a blank, unless that state
+        # holds the same class (PyTorch's rule, which also decides for a label equal to blank)
+        can_skip = np.zeros(states.shape, bool)
+        can_skip[:, 2:] = states[:, 2:] != states[:, :-2]
+        state_count = np.arange(width) < (2 * target_lengths + 1)[:, None]
+        emissions = lp[:, np.arange(batch)[:, None], states]
+        # two -inf columns in front: the states one and two back are slices of the row
+        padded = np.full((steps, batch, width + 2), -np.inf, lp.dtype)
+        alpha = padded[:, :, 2:]
+        if steps:
+            alpha[0, :, 0] = emissions[0, :, 0]
+            if width > 1:
+                alpha[0, :, 1] = np.where(target_lengths > 0, emissions[0, :, 1], -np.inf)
+        for t in range(1, steps):
+            previous = padded[t - 1]
+            two_back = np.where(can_skip, previous[:, :-2], -np.inf)
+            total = _logaddexp3(previous[:, 2:], previous[:, 1:-1], two_back)
+            total += emissions[t]
+            np.copyto(total, -np.inf, where=~(state_count & (t < input_lengths)[:, None]))
+            alpha[t] = total
+        nll = _ctc_end(alpha, input_lengths, target_lengths)
+        ctx.save_for_backward(log_probs)
+        ctx.config = (states, can_skip, input_lengths, target_lengths, zero_infinity)
+        ctx.alpha, ctx.nll = alpha, nll
+        return _wrap(nll.astype(lp.dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (log_probs,) = ctx.saved_tensors
+        alpha, nll = ctx.alpha, ctx.nll
+        grad = CtcLossBackward.apply(grad_output, log_probs, alpha, nll, *ctx.config)
+        return grad, None, None, None, None
+
+
+def _ctc_end(alpha: np.ndarray, input_lengths: np.ndarray, target_lengths: np.ndarray):
+    """-log p(target | input): the alignments ending in the last label or the blank after it."""
+    batch = alpha.shape[1]
+    samples = np.arange(batch)
+    last = np.maximum(input_lengths - 1, 0)
+    final = alpha[last, samples] if alpha.shape[0] else np.full((batch, 1), -np.inf)
+    end_blank = final[samples, 2 * target_lengths]
+    end_label = np.where(
+        target_lengths > 0, final[samples, np.maximum(2 * target_lengths - 1, 0)], -np.inf
+    )
+    nll = -np.logaddexp(end_blank, end_label)
+    # no input steps: the empty target has probability 1, any other none
+    return np.where(input_lengths == 0, np.where(target_lengths == 0, -0.0, np.inf), nll)
+
+
+def _logsumexp_by_class(values: np.ndarray, states: np.ndarray, classes: int) -> np.ndarray:
+    """log of the summed exp(values) (T, N, states) over the states of each class: (T, N, C),
+    -inf for a class no state holds.
+
+    The states of all samples are sorted by (sample, class) once, so each (sample, class) is
+    one run that the reductions take at a time, around the run's largest value.
+    """
+    steps, batch, width = values.shape
+    key = (np.arange(batch)[:, None] * classes + states).reshape(-1)
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    starts = np.flatnonzero(np.concatenate(([True], sorted_key[1:] != sorted_key[:-1])))
+    runs = sorted_key[starts]
+    lengths = np.diff(np.append(starts, key.shape[0]))
+    grouped = values.reshape(steps, batch * width)[:, order]
+    largest = np.maximum.reduceat(grouped, starts, axis=1)
+    np.copyto(largest, 0.0, where=largest == -np.inf)
+    total = np.add.reduceat(np.exp(grouped - np.repeat(largest, lengths, axis=1)), starts, axis=1)
+    result = np.full((steps, batch, classes), -np.inf, values.dtype)
+    with np.errstate(divide="ignore"):
+        # a run of -inf values (no alignment passes there) sums to 0: its log is -inf
+        result[:, runs // classes, runs % classes] = np.log(total) + largest
+    return result
+
+
+class CtcLossBackward(Function):
+    """ctc_loss's gradient from the backward (beta) recursion; PyTorch defines no derivative
+    of it.
+
+    As in PyTorch, the gradient is exp(log_probs) - p(alignments through (t, c)) / p(target),
+    which is the gradient with respect to log_probs plus exp(log_probs): log_softmax's
+    backward removes that term for normalised log_probs, so the gradient with respect to the
+    logits is exact and matches PyTorch's to the last bit of the formula.
+    """
+
+    _backward_name = "lucid::autograd::NotImplemented"
+
+    @staticmethod
+    def forward(ctx, grad_output, log_probs, alpha, nll, states, can_skip, input_lengths,
+                target_lengths, zero_infinity):  # fmt: skip
+        lp = log_probs._data
+        steps, batch, classes = lp.shape
+        width = states.shape[1]
+        samples = np.arange(batch)
+        emissions = lp[:, samples[:, None], states]
+        state_count = np.arange(width) < (2 * target_lengths + 1)[:, None]
+        # a state reaches the state two ahead when that one may skip back to it
+        skip_ahead = np.zeros(states.shape, bool)
+        skip_ahead[:, :-2] = can_skip[:, 2:]
+        ends = np.zeros(states.shape, bool)
+        ends[samples, 2 * target_lengths] = True
+        ends[samples, np.maximum(2 * target_lengths - 1, 0)] |= target_lengths > 0
+        # two -inf columns behind: the states one and two ahead are slices of the row
+        padded = np.full((steps, batch, width + 2), -np.inf, lp.dtype)
+        beta = padded[:, :, :-2]
+        for t in range(steps - 1, -1, -1):
+            if t + 1 < steps:
+                following = padded[t + 1]
+                two_ahead = np.where(skip_ahead, following[:, 2:], -np.inf)
+                total = _logaddexp3(following[:, :-2], following[:, 1:-1], two_ahead)
+                total += emissions[t]
+            else:
+                total = np.full(states.shape, -np.inf, lp.dtype)
+            is_last = (t == input_lengths - 1)[:, None]
+            total = np.where(is_last, np.where(ends, emissions[t], -np.inf), total)
+            np.copyto(total, -np.inf, where=~(state_count & (t < input_lengths)[:, None]))
+            beta[t] = total
+        # log of the summed probability of the alignments through each (t, n, class)
+        through = _logsumexp_by_class(alpha + beta, states, classes)
+        # at a sample's last step PyTorch takes the last label's term in place of the final
+        # blank's, not beside it, when that label is the blank itself (a target no valid
+        # input has): kept, so such targets get PyTorch's gradient too
+        last_label = np.maximum(2 * target_lengths - 1, 0)
+        quirk = np.flatnonzero(
+            (target_lengths > 0)
+            & (input_lengths > 0)
+            & (states[samples, last_label] == states[:, 0])
+        )
+        if quirk.size:
+            step = input_lengths[quirk] - 1
+            label_term = (
+                alpha[step, quirk, last_label[quirk]] + beta[step, quirk, last_label[quirk]]
+            )
+            through[step, quirk, states[quirk, 0]] = label_term
+        grad = np.exp(lp) - np.exp(through + nll[None, :, None] - lp)
+        grad *= np.broadcast_to(grad_output._data, (batch,)).astype(lp.dtype)[None, :, None]
+        keep = (np.arange(steps)[:, None] < input_lengths[None, :])[:, :, None]
+        if zero_infinity:
+            keep = keep & (nll != np.inf)[None, :, None]
+        return _wrap(np.where(keep, grad, 0.0).astype(lp.dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        raise RuntimeError("derivative for aten::_ctc_loss_backward is not implemented")
+
+
+def _ctc_states(
+    targets: Tensor, target_lengths: np.ndarray, batch: int, classes: int, blank: int
+) -> np.ndarray:
+    """Each sample's target with a blank before, between and after its labels, padded with
+    blanks to the longest: (batch, 2 * max(target_lengths) + 1)."""
+    longest = int(target_lengths.max()) if batch else 0
+    positions = np.arange(longest)
+    is_label = positions < target_lengths[:, None]
+    array = targets._data
+    if array.ndim == 1:
+        offsets = np.cumsum(target_lengths) - target_lengths
+        flat = np.minimum(offsets[:, None] + positions, max(array.shape[0] - 1, 0))
+        labels = array[flat] if array.size else np.zeros(flat.shape, np.int64)
+    else:
+        labels = array.reshape(array.shape[0], -1)[:, :longest]
+    labels = np.where(is_label, labels, blank).astype(np.int64)
+    outside = is_label & ((labels < 0) | (labels >= classes))
+    if outside.any():
+        raise IndexError(f"Target {labels[outside][0]} is out of bounds.")
+    states = np.full((batch, 2 * longest + 1), blank, np.int64)
+    states[:, 1::2] = labels
+    return states
+
+
+def _ctc_check(
+    log_probs: Tensor, targets: Tensor, input_lengths: np.ndarray, target_lengths: np.ndarray
+) -> None:
+    context = "(while checking arguments for ctc_loss_allocate_outputs)"
+    if log_probs.ndim != 3:
+        raise RuntimeError(
+            f"Expected 3-dimensional tensor, but got {log_probs.ndim}-dimensional tensor for "
+            f"argument #1 'log_probs' {context}"
+        )
+    steps, batch, _ = log_probs.shape
+    if input_lengths.shape[0] != batch:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if target_lengths.shape[0] != batch:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    for name, lengths in (("target_lengths", target_lengths), ("input_lengths", input_lengths)):
+        if lengths.size and lengths.min() < 0:
+            raise RuntimeError(
+                f"Expected {name} to have value at least 0, but got value {lengths.min()} {context}"
+            )
+    if input_lengths.size and input_lengths.max() > steps:
+        raise RuntimeError(
+            f"Expected input_lengths to have value at most {steps}, but got value "
+            f"{input_lengths.max()} {context}"
+        )
+    shape = targets.shape
+    if targets.ndim == 1:
+        total = int(target_lengths.sum())
+        if shape[0] != total:
+            raise RuntimeError(
+                f"Expected tensor to have size {total} at dimension 0, but got size {shape[0]} "
+                f"for argument #2 'targets' {context}"
+            )
+    else:
+        longest = int(target_lengths.max()) if target_lengths.size else 0
+        if targets.ndim < 2 or shape[1] < longest:
+            size = shape[1] if targets.ndim >= 2 else 0
+            raise RuntimeError(
+                f"Expected tensor to have size at least {longest} at dimension 1, but got size "
+                f"{size} for argument #2 'targets' {context}"
+            )
+
+
+def ctc_loss(
+    log_probs: Tensor,
+    targets: Tensor,
+    input_lengths: Any,
+    target_lengths: Any,
+    blank: int = 0,
+    reduction: str = "mean",
+    zero_infinity: bool = False,
+) -> Tensor:
+    """Connectionist temporal classification loss of `log_probs` (T, N, C) or (T, C).
+
+    `targets` are padded (N, S) or concatenated (sum(target_lengths),); lengths are tensors,
+    lists or tuples. 'mean' divides each loss by its target length, then averages.
+    """
+    check_tensors(log_probs, targets)
+    _check_reduction_only(reduction)
+    input_array = _ctc_lengths(input_lengths, "input_lengths")
+    target_array = _ctc_lengths(target_lengths, "target_lengths")
+    if log_probs._data.dtype.kind != "f":
+        raise not_implemented("ctc_loss_cpu", log_probs._data.dtype)
+    batched = log_probs.ndim == 3
+    if not batched:
+        log_probs = log_probs.unsqueeze(1)
+        if targets.ndim <= 1:
+            targets = targets.reshape(1, -1)
+    classes = log_probs.shape[-1]
+    if blank < 0 or blank >= classes:
+        raise RuntimeError("blank must be in label range")
+    if log_probs.numel() == 0:
+        raise RuntimeError("log_probs tensor must not be empty")
+    _ctc_check(log_probs, targets, input_array, target_array)
+    states = _ctc_states(targets, target_array, log_probs.shape[1], classes, blank)
+    loss = CtcLoss.apply(log_probs, states, input_array, target_array, zero_infinity)
+    if zero_infinity:
+        loss = where(loss == np.inf, 0.0, loss)
+    if not batched:
+        loss = loss.squeeze(0)
+    if reduction == "mean":
+        divisor = np.maximum(target_array, 1).astype(loss._data.dtype)
+        return (loss / _wrap(divisor.reshape(loss.shape))).mean()
+    return _reduce(loss, reduction)
+
+
+# ------------------------------------------------------- linear + cross entropy
+def linear_cross_entropy(
+    input: Tensor,
+    linear_weight: Tensor,
+    target: Tensor,
+    *,
+    linear_bias: Tensor | None = None,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+    ignore_index: int | None = None,
+    label_smoothing: float = 0.0,
+    options: Any = None,
+) -> Tensor:
+    """cross_entropy(linear(input, linear_weight, linear_bias), target, ...).
+
+    `linear_weight` is (C, in_features) or (C, d_1, ..., d_K, in_features) for a K-dim loss.
+    PyTorch's `options` choose a chunked computation that saves memory; lucid computes the
+    same loss unchunked whatever they are.
+    """
+    check_tensors(input, linear_weight, target)
+    if input.ndim < 1 or input.ndim > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if linear_weight.ndim < 2:
+        raise RuntimeError(
+            f"expected linear_weight with dimensionality at least 2, got {linear_weight.ndim}"
+        )
+    batch_shape = tuple(input.shape[:-1])
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(
+            "expected equal input and linear_weight last dimensions (in_features), "
+            f"got {in_features} and {linear_weight.shape[-1]}, respectively"
+        )
+    classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes, *out_features):
+        raise RuntimeError(
+            f"expected linear_bias shape {(classes, *out_features)}, got {tuple(linear_bias.shape)}"
+        )
+    if out_features and not batch_shape:
+        raise RuntimeError(
+            f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} "
+            f"requires batched input, (N, {in_features}), got unbatched input with shape "
+            f"{tuple(input.shape)}"
+        )
+    logits_shape = (*batch_shape, classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    if out_features:
+        # one linear map to every (class, position) pair, then the logits' own shape
+        rows = math.prod(out_features, start=classes)
+        linear_weight = linear_weight.reshape(rows, in_features)
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(rows)
+    logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(
+        logits,
+        target,
+        weight=weight,
+        reduction=reduction,
+        ignore_index=-100 if ignore_index is None else ignore_index,
+        label_smoothing=label_smoothing,
+    )

@@ -137,10 +137,107 @@ def _cases() -> list[EdgeCase]:
                 # PyTorch wants the weight in the input's shape, not broadcastable to it
                 EdgeCase(name, (Leaf(LOGITS), Leaf(SOFT_TARGETS)), {**r, "weight": np.zeros(4)}),
             ]
+    cases += _margin_and_likelihood_cases() + _ctc_cases()
     cases += [
         EdgeCase("kl_div", (Leaf(EMPTY), Leaf(EMPTY)), {"reduction": "batchmean"}),
         EdgeCase("kl_div", (Leaf(np.zeros(0)), Leaf(np.zeros(0))), {"reduction": "batchmean"}),
     ]
+    return cases
+
+
+SIGNS = np.sign(SOFT_TARGETS - 0.5)
+EMPTY_LABEL_LISTS = np.zeros((0, 4), np.int64)
+
+
+def _margin_and_likelihood_cases() -> list[EdgeCase]:
+    """The margin, likelihood and triplet losses on empty batches and mismatched shapes."""
+    cases = []
+    for reduction in ("mean", "sum", "none"):
+        r = {"reduction": reduction}
+        cases += [
+            EdgeCase("margin_ranking_loss", (Leaf(EMPTY), Leaf(EMPTY), np.zeros((0, 4))), r),
+            EdgeCase("margin_ranking_loss", (Leaf(LOGITS), Leaf(LOGITS[:2]), SIGNS), r),
+            EdgeCase("margin_ranking_loss", (Leaf(LOGITS), Leaf(LOGITS), SIGNS[0]), r),
+            EdgeCase("hinge_embedding_loss", (Leaf(EMPTY), np.zeros((0, 4))), r),
+            EdgeCase("hinge_embedding_loss", (Leaf(LOGITS), SIGNS[:, :3]), r),
+            EdgeCase("soft_margin_loss", (Leaf(EMPTY), np.zeros((0, 4))), r),
+            EdgeCase("soft_margin_loss", (Leaf(LOGITS), SIGNS[:2]), r),
+            EdgeCase("multilabel_soft_margin_loss", (Leaf(EMPTY), np.zeros((0, 4))), r),
+            EdgeCase(
+                "multilabel_soft_margin_loss",
+                (Leaf(EMPTY), np.zeros((0, 4))),
+                {**r, "weight": WEIGHT},
+            ),  # fmt: skip
+            EdgeCase("multilabel_soft_margin_loss", (Leaf(LOGITS), SOFT_TARGETS[:2]), r),
+            EdgeCase("multi_margin_loss", (Leaf(LOGITS), TARGETS[:2]), r),
+            EdgeCase("multi_margin_loss", (Leaf(LOGITS), TARGETS), {**r, "weight": WEIGHT[:3]}),
+            EdgeCase("multilabel_margin_loss", (Leaf(LOGITS), np.zeros((3, 3), np.int64)), r),
+            EdgeCase("poisson_nll_loss", (Leaf(EMPTY), Leaf(EMPTY)), r),
+            EdgeCase("poisson_nll_loss", (Leaf(EMPTY), Leaf(EMPTY)), {**r, "full": True}),
+            EdgeCase("poisson_nll_loss", (Leaf(LOGITS), Leaf(SOFT_TARGETS[:, :3])), r),
+            EdgeCase("gaussian_nll_loss", (Leaf(EMPTY), Leaf(EMPTY), Leaf(EMPTY)), r),
+            EdgeCase("gaussian_nll_loss", (Leaf(EMPTY), Leaf(EMPTY), Leaf(np.zeros(0))), r),
+            EdgeCase(
+                "gaussian_nll_loss", (Leaf(LOGITS), Leaf(SOFT_TARGETS), Leaf(SIGMOIDS[:2])), r
+            ),
+            EdgeCase(
+                "gaussian_nll_loss", (Leaf(LOGITS), Leaf(SOFT_TARGETS), Leaf(np.zeros((3, 4)))), r
+            ),  # fmt: skip
+            EdgeCase("triplet_margin_loss", (Leaf(EMPTY), Leaf(EMPTY), Leaf(EMPTY)), r),
+            EdgeCase(
+                "triplet_margin_loss", (Leaf(EMPTY), Leaf(EMPTY), Leaf(EMPTY)), {**r, "swap": True}
+            ),  # fmt: skip
+            EdgeCase("triplet_margin_loss", (Leaf(LOGITS), Leaf(LOGITS[:2]), Leaf(LOGITS)), r),
+            EdgeCase(
+                "triplet_margin_with_distance_loss", (Leaf(EMPTY), Leaf(EMPTY), Leaf(EMPTY)), r
+            ),
+        ]
+        # PyTorch's mean over an empty batch reads memory it never wrote for these two
+        # kernels, so only 'sum' and 'none' are compared (lucid's mean there is nan)
+        if reduction != "mean":
+            cases += [
+                EdgeCase("multi_margin_loss", (Leaf(EMPTY), EMPTY_TARGETS), r),
+                EdgeCase("multi_margin_loss", (Leaf(EMPTY), EMPTY_TARGETS), {**r, "p": 2}),
+                EdgeCase("multilabel_margin_loss", (Leaf(EMPTY), EMPTY_LABEL_LISTS), r),
+            ]
+    return cases
+
+
+def _ctc_cases() -> list[EdgeCase]:
+    """CTC with empty targets, no input steps, targets too long for their inputs (infinite
+    loss, with and without zero_infinity) and an empty batch."""
+    log_probs = Leaf(LOG_PROBS[:, None, :].repeat(2, 1))  # (T=3, N=2, C=4)
+    cases = []
+    for reduction in ("mean", "sum", "none"):
+        for zero_infinity in (False, True):
+            options = {"reduction": reduction, "zero_infinity": zero_infinity}
+            cases += [
+                EdgeCase(
+                    "ctc_loss",
+                    (log_probs, np.array([[1, 2], [3, 3]]), np.array([3, 3]), np.array([0, 2])),
+                    options,
+                ),  # fmt: skip
+                EdgeCase(
+                    "ctc_loss",
+                    (log_probs, np.array([[1, 2], [3, 3]]), np.array([0, 3]), np.array([0, 1])),
+                    options,
+                ),  # fmt: skip
+                EdgeCase(
+                    "ctc_loss",
+                    (log_probs, np.array([1, 2, 3, 3]), np.array([3, 1]), np.array([2, 2])),
+                    options,
+                ),  # fmt: skip
+                EdgeCase(
+                    "ctc_loss",
+                    (
+                        Leaf(np.zeros((3, 0, 4))),
+                        np.zeros((0, 2), np.int64),
+                        EMPTY_TARGETS,
+                        EMPTY_TARGETS,
+                    ),
+                    options,
+                ),  # fmt: skip
+            ]
     return cases
 
 

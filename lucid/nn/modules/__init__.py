@@ -96,6 +96,12 @@ from lucid.nn.modules.transformer import TransformerEncoder, TransformerEncoderL
 from lucid.nn.modules.transformer import Transformer, TransformerDecoder, TransformerDecoderLayer
 from lucid.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from lucid.nn.modules.normalization import LocalResponseNorm
+from lucid.nn.modules.loss import GaussianNLLLoss, HingeEmbeddingLoss, MarginRankingLoss
+from lucid.nn.modules.loss import MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss
+from lucid.nn.modules.loss import NLLLoss2d, PoissonNLLLoss, SoftMarginLoss
+from lucid.nn.modules.loss import CTCLoss, TripletMarginLoss, TripletMarginWithDistanceLoss
+from lucid.nn.modules.loss import LinearCrossEntropyLoss
+from lucid.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
@@ -117,4 +123,8 @@ __all__ = [
     "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
     "EmbeddingBag", "Fold", "Unfold",
+    "CTCLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss",
+    "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss2d",
+    "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+    "LinearCrossEntropyLoss", "AdaptiveLogSoftmaxWithLoss",
 ]  # fmt: skip

@@ -1,0 +1,174 @@
+"""Parity of the loss modules of issue 17 (margins, likelihoods, triplets, CTC) with torch.nn."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import lucid
+from lucid.nn.modules import loss as L
+from tests.nn.parity import check_forward_backward, check_repr_and_keys
+from tests.torch_oracle import requires_torch, torch
+
+pytestmark = requires_torch
+
+DTYPES = ["float64", "float32"]
+_RNG = np.random.default_rng(17)
+X, Y, Z = (_RNG.standard_normal((4, 5)) for _ in range(3))
+SIGNS = np.sign(_RNG.uniform(-1, 1, (4, 5))).astype(np.int64)
+CLASS_WEIGHT = np.array([0.5, 1.0, 2.0, 0.25, 1.5])
+LABEL_LISTS = np.array([[3, 0, -1, 1, 2], [1, 4, -1, 0, 0], [0, 1, 2, 3, 4], [-1, 2, 2, 0, 1]])
+_LOGITS = _RNG.standard_normal((6, 2, 5))
+LOG_PROBS = _LOGITS - np.log(np.exp(_LOGITS).sum(2, keepdims=True))
+
+# (module, constructor kwargs, inputs): float inputs require grad, integer ones do not
+MODULES = [
+    ("MarginRankingLoss", {}, [X, Y, SIGNS]),
+    ("MarginRankingLoss", {"margin": 0.5, "reduction": "none"}, [X, Y, SIGNS]),
+    ("HingeEmbeddingLoss", {"margin": 0.5}, [np.abs(X), SIGNS]),
+    ("HingeEmbeddingLoss", {"reduction": "sum"}, [np.abs(X), SIGNS]),
+    ("SoftMarginLoss", {}, [X, SIGNS]),
+    ("SoftMarginLoss", {"reduction": "none"}, [X, SIGNS]),
+    ("MultiLabelSoftMarginLoss", {}, [X, (SIGNS > 0).astype(np.float64)]),
+    ("MultiLabelSoftMarginLoss", {"weight": CLASS_WEIGHT, "reduction": "none"},
+     [X, (SIGNS > 0).astype(np.float64)]),
+    ("MultiMarginLoss", {}, [X, np.array([0, 4, 2, 1])]),
+    ("MultiMarginLoss", {"p": 2, "margin": 0.5, "weight": CLASS_WEIGHT, "reduction": "sum"},
+     [X, np.array([0, 4, 2, 1])]),
+    ("MultiLabelMarginLoss", {}, [X, LABEL_LISTS]),
+    ("MultiLabelMarginLoss", {"reduction": "none"}, [X, LABEL_LISTS]),
+    ("PoissonNLLLoss", {}, [X, np.abs(Y) * 3]),
+    ("PoissonNLLLoss", {"log_input": False, "full": True, "eps": 1e-6, "reduction": "sum"},
+     [np.abs(X), np.abs(Y) * 3]),
+    ("GaussianNLLLoss", {}, [X, Y, np.abs(Z)]),
+    ("GaussianNLLLoss", {"full": True, "eps": 1e-3, "reduction": "none"},
+     [X, Y, np.abs(Z[:, 0])]),
+    ("TripletMarginLoss", {}, [X, Y, Z]),
+    ("TripletMarginLoss", {"margin": 0.5, "p": 1.0, "eps": 1e-4, "swap": True,
+                           "reduction": "none"}, [X, Y, Z]),
+    ("TripletMarginWithDistanceLoss", {}, [X, Y, Z]),
+    ("TripletMarginWithDistanceLoss", {"margin": 2.0, "swap": True, "reduction": "sum"},
+     [X, Y, Z]),
+    ("CTCLoss", {}, [LOG_PROBS, np.array([[1, 2, 2], [3, 1, 0]]), np.array([6, 5]),
+                     np.array([3, 2])]),
+    ("CTCLoss", {"blank": 4, "reduction": "none", "zero_infinity": True},
+     [LOG_PROBS, np.array([[1, 2, 2], [3, 3, 3]]), np.array([6, 4]), np.array([3, 3])]),
+    ("NLLLoss2d", {}, [np.log(np.full((2, 3, 2, 2), 1 / 3)), np.zeros((2, 2, 2), np.int64)]),
+    ("LinearCrossEntropyLoss", {"in_features": 5, "num_classes": 3}, [X, np.array([0, 2, 1, 2])]),
+    ("LinearCrossEntropyLoss", {"in_features": 5, "num_classes": 3, "out_features": (2,),
+                                "bias": True, "weight": CLASS_WEIGHT[:3], "ignore_index": 1,
+                                "label_smoothing": 0.1, "reduction": "sum"},
+     [X, np.array([[0, 2], [1, 1], [2, 0], [0, 0]])]),
+]  # fmt: skip
+
+
+def _construct(library, name: str, kwargs: dict):
+    """The module, past NLLLoss2d's deprecation warning."""
+    kwargs = {
+        key: library.tensor(value) if isinstance(value, np.ndarray) else value
+        for key, value in kwargs.items()
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return getattr(library.nn, name)(**kwargs)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("name", "kwargs", "inputs"), MODULES, ids=lambda v: str(v)[:40])
+def test_loss_module_parity(name: str, kwargs: dict, inputs: list, dtype: str) -> None:
+    kwargs = {
+        key: value.astype(dtype) if isinstance(value, np.ndarray) else value
+        for key, value in kwargs.items()
+    }
+    inputs = [array.astype(dtype) if array.dtype.kind == "f" else array for array in inputs]
+    torch_module, lucid_module = _construct(torch, name, kwargs), _construct(lucid, name, kwargs)
+    if dtype == "float64":
+        # LinearCrossEntropyLoss's linear map is a parameter, made in the default dtype
+        torch_module, lucid_module = torch_module.double(), lucid_module.double()
+    check_repr_and_keys(torch_module, lucid_module)
+    for constant in getattr(torch_module, "__constants__", []):
+        assert getattr(lucid_module, constant) == getattr(torch_module, constant), constant
+    check_forward_backward(torch_module, lucid_module, inputs, dtype)
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs", "match"),
+    [
+        ("MultiMarginLoss", {"p": 3}, "^only p == 1 and p == 2 supported$"),
+        ("MultiMarginLoss", {"weight": np.ones((5, 1))},
+         "^MultiMarginLoss: expected weight to be None or 1D tensor, got 2D instead$"),
+        ("TripletMarginLoss", {"margin": 0.0},
+         "^TripletMarginLoss: expected margin to be greater than 0, got 0.0 instead$"),
+        ("TripletMarginWithDistanceLoss", {"margin": -1.0},
+         "^TripletMarginWithDistanceLoss: expected margin to be greater than 0, got -1.0 "
+         "instead$"),
+    ],
+)  # fmt: skip
+def test_loss_module_constructor_errors_are_torchs(name: str, kwargs: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        _construct(torch, name, kwargs)
+    with pytest.raises(ValueError, match=match):
+        _construct(lucid, name, kwargs)
+
+
+def test_triplet_with_distance_uses_the_given_distance() -> None:
+    def cosine_distance(a, b):
+        return 1.0 - lucid.nn.functional.cosine_similarity(a, b)
+
+    module = L.TripletMarginWithDistanceLoss(distance_function=cosine_distance, margin=0.5)
+    anchor, positive, negative = (lucid.tensor(a) for a in (X, Y, Z))
+    expected = cosine_distance(anchor, positive) - cosine_distance(anchor, negative) + 0.5
+    expected = lucid.clamp(expected, min=0.0).mean()
+    assert module(anchor, positive, negative).item() == pytest.approx(expected.item(), rel=1e-12)
+    assert list(dict(module.named_children())) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [("MarginRankingLoss", ()), ("SoftMarginLoss", ()), ("MultiLabelMarginLoss", ()),
+     ("HingeEmbeddingLoss", ()), ("TripletMarginLoss", ()), ("PoissonNLLLoss", ()),
+     ("MultiMarginLoss", ()), ("MultiLabelSoftMarginLoss", (None,)), ("NLLLoss2d", (None,))],
+)  # fmt: skip
+def test_legacy_reduction_arguments_of_the_new_modules(name: str, arguments: tuple) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch_module = getattr(torch.nn, name)(*arguments, size_average=False)
+    with pytest.warns(UserWarning) as record:
+        lucid_module = getattr(lucid.nn, name)(*arguments, size_average=False)
+    assert lucid_module.reduction == torch_module.reduction == "sum"
+    legacy = [str(w.message) for w in record if w.category is UserWarning]
+    assert legacy == [str(w.message) for w in caught if w.category is UserWarning]
+    assert len(legacy) == 1
+
+
+def test_nll_loss_2d_is_a_deprecated_nll_loss() -> None:
+    with pytest.warns(
+        FutureWarning, match="^`NLLLoss2d` has been deprecated. Please use `NLLLoss`"
+    ):
+        module = lucid.nn.NLLLoss2d(ignore_index=1)
+    assert isinstance(module, lucid.nn.NLLLoss) and module.ignore_index == 1
+
+
+def test_linear_cross_entropy_bias_of_the_wrong_shape_raises_torchs_error() -> None:
+    message = r"^expected linear_bias shape \(3, 2\), got \(3,\)$"
+    for library in (torch, lucid):
+        input, linear_weight = library.ones(4, 5), library.ones(3, 2, 5)
+        target = library.zeros(4, 2, dtype=library.int64)
+        with pytest.raises(RuntimeError, match=message):
+            library.nn.functional.linear_cross_entropy(
+                input, linear_weight, target, linear_bias=library.ones(3)
+            )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [({"weight": np.ones(4)}, r"^expected weight shape to be \(3,\), got \(4,\)$"),
+     ({"label_smoothing": 1.5}, r"^expected label_smoothing to be in range \[0, 1\], got 1.5$")],
+)  # fmt: skip
+def test_linear_cross_entropy_module_checks_its_options_as_torch(kwargs: dict, match: str) -> None:
+    for library in (torch, lucid):
+        with pytest.raises(RuntimeError, match=match):
+            _construct(library, "LinearCrossEntropyLoss", {"in_features": 5, "num_classes": 3,
+                                                           **kwargs})  # fmt: skip
