@@ -113,7 +113,7 @@ class ReplicationPad3D(_Gather):
 
 
 class CircularPad(_Gather):
-    _backward_name = "CopySlices"  # PyTorch pads circularly by copying slices
+    _backward_name = "lucid::autograd::CopySlices"  # a circular pad copies slices, as setitem
     _op_name = "pad"
 
 
@@ -132,12 +132,30 @@ class UpsampleNearest3D(_Gather):
     _op_name = "interpolate"
 
 
+class UpsampleNearestExact1D(_Gather):
+    _backward_name = "UpsampleNearestExact1DBackward0"
+    _op_name = "interpolate"
+
+
+class UpsampleNearestExact2D(_Gather):
+    _backward_name = "UpsampleNearestExact2DBackward0"
+    _op_name = "interpolate"
+
+
+class UpsampleNearestExact3D(_Gather):
+    _backward_name = "UpsampleNearestExact3DBackward0"
+    _op_name = "interpolate"
+
+
 _PAD_FUNCTIONS = {
     "reflect": (ReflectionPad1D, ReflectionPad2D, ReflectionPad3D),
     "replicate": (ReplicationPad1D, ReplicationPad2D, ReplicationPad3D),
     "circular": (CircularPad, CircularPad, CircularPad),
 }
-_NEAREST_FUNCTIONS = (UpsampleNearest1D, UpsampleNearest2D, UpsampleNearest3D)
+_NEAREST_FUNCTIONS = {
+    "nearest": (UpsampleNearest1D, UpsampleNearest2D, UpsampleNearest3D),
+    "nearest-exact": (UpsampleNearestExact1D, UpsampleNearestExact2D, UpsampleNearestExact3D),
+}
 
 
 # --------------------------------------------------------------------------- constant pad
@@ -335,32 +353,84 @@ class UpsampleTrilinear3D(_UpsampleLinear):
     _op_name = "interpolate"
 
 
-_LINEAR_MODES = {"linear": 3, "bilinear": 4, "trilinear": 5}
-_LINEAR_FUNCTIONS = {
-    "linear": UpsampleLinear1D,
-    "bilinear": UpsampleBilinear2D,
-    "trilinear": UpsampleTrilinear3D,
+class UpsampleBicubic2D(_UpsampleLinear):
+    _backward_name = "UpsampleBicubic2DBackward0"
+    _op_name = "interpolate"
+
+
+class UpsampleBilinear2DAa(_UpsampleLinear):
+    _backward_name = "UpsampleBilinear2DAaBackward0"
+    _op_name = "interpolate"
+
+
+class UpsampleBicubic2DAa(_UpsampleLinear):
+    _backward_name = "UpsampleBicubic2DAaBackward0"
+    _op_name = "interpolate"
+
+
+class AdaptiveAvgPool3D(_UpsampleLinear):
+    """Area interpolation of 5-D input: one averaging matrix per axis."""
+
+    _backward_name = "AdaptiveAvgPool3DBackward0"
+    _op_name = "interpolate"
+
+
+# mode -> (input ndim, the Function); bicubic and the antialiased modes are 4-D only
+_MATRIX_FUNCTIONS = {
+    "linear": (3, UpsampleLinear1D),
+    "bilinear": (4, UpsampleBilinear2D),
+    "trilinear": (5, UpsampleTrilinear3D),
+    "bicubic": (4, UpsampleBicubic2D),
 }
-_MODES = "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact"
+_ANTIALIAS_FUNCTIONS = {"bilinear": UpsampleBilinear2DAa, "bicubic": UpsampleBicubic2DAa}
+_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
+# the kernel PyTorch names when an integer tensor reaches it, by mode and spatial dims
+_INTEGER_KERNELS = {
+    ("nearest", 2): "upsample_nearest2d_channels_last",
+    ("nearest-exact", 2): "upsample_nearest2d_channels_last",
+    ("bilinear", 2): "upsample_bilinear2d_channels_last",
+    ("nearest", 1): "compute_indices_weights_nearest",
+    ("nearest", 3): "compute_indices_weights_nearest",
+    ("nearest-exact", 1): "compute_indices_weights_nearest",
+    ("nearest-exact", 3): "compute_indices_weights_nearest",
+    ("linear", 1): "compute_indices_weights_linear",
+    ("trilinear", 3): "compute_indices_weights_linear",
+    ("bicubic", 2): "compute_indices_weights_cubic",
+    ("area", 1): "adaptive_avg_pool2d",
+    ("area", 2): "adaptive_avg_pool2d",
+    ("area", 3): "adaptive_avg_pool3d_cpu",
+}
 
 
-def _nearest_indices(size: int, out: int, scale: float | None) -> np.ndarray:
+def _nearest_indices(size: int, out: int, scale: float | None, exact: bool) -> np.ndarray:
     if out == size:
         return np.arange(out)
     # PyTorch's CPU kernel computes the source index in float32
     ratio = np.float32(1.0 / scale if scale is not None and scale > 0 else size / out)
+    if exact:
+        # nearest-exact samples at pixel centres: floor((i + 0.5) * ratio)
+        centres = (np.arange(out, dtype=np.float64) + 0.5) * np.float64(ratio)
+        source = np.floor(centres.astype(np.float32)).astype(np.int64)
+        return np.minimum(source, size - 1)
     if out == 2 * size and scale is None:
         return np.arange(out) >> 1
     source = np.floor(np.arange(out, dtype=np.float32) * ratio).astype(np.int64)
     return np.minimum(source, size - 1)
 
 
+def _source_ratio(size: int, out: int, scale: float | None, align_corners: bool) -> float:
+    """Input pixels per output pixel: corner to corner, or the given scale, or size / out."""
+    if align_corners:
+        return (size - 1) / (out - 1) if out > 1 else 0.0
+    return 1.0 / scale if scale is not None and scale > 0 else size / out
+
+
 def _linear_matrix(size: int, out: int, scale: float | None, align_corners: bool) -> np.ndarray:
     positions = np.arange(out, dtype=np.float64)
+    ratio = _source_ratio(size, out, scale, align_corners)
     if align_corners:
-        source = positions * ((size - 1) / (out - 1) if out > 1 else 0.0)
+        source = positions * ratio
     else:
-        ratio = 1.0 / scale if scale is not None and scale > 0 else size / out
         source = np.maximum((positions + 0.5) * ratio - 0.5, 0.0)
     low = np.minimum(np.floor(source).astype(np.int64), size - 1)
     high = np.minimum(low + 1, size - 1)
@@ -368,6 +438,58 @@ def _linear_matrix(size: int, out: int, scale: float | None, align_corners: bool
     matrix = np.zeros((out, size))
     np.add.at(matrix, (np.arange(out), low), 1.0 - weight)
     np.add.at(matrix, (np.arange(out), high), weight)
+    return matrix
+
+
+def _cubic_weights(distance: np.ndarray, a: float) -> np.ndarray:
+    """Keys' cubic convolution kernel with parameter a, at |distance| < 2 (0 beyond)."""
+    x = np.abs(distance)
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return np.where(x < 1, near, np.where(x < 2, far, 0.0))
+
+
+def _cubic_matrix(size: int, out: int, scale: float | None, align_corners: bool) -> np.ndarray:
+    positions = np.arange(out, dtype=np.float64)
+    ratio = _source_ratio(size, out, scale, align_corners)
+    # unlike linear, cubic does not clamp a source left of the first pixel centre
+    source = positions * ratio if align_corners else (positions + 0.5) * ratio - 0.5
+    floor = np.floor(source)
+    taps = floor[:, None] + np.arange(-1, 3)
+    weights = _cubic_weights(source[:, None] - taps, -0.75)
+    # taps past either edge read the edge pixel
+    columns = np.clip(taps.astype(np.int64), 0, size - 1)
+    matrix = np.zeros((out, size))
+    np.add.at(matrix, (np.repeat(np.arange(out), 4), columns.ravel()), weights.ravel())
+    return matrix
+
+
+def _antialias_matrix(
+    size: int, out: int, scale: float | None, align_corners: bool, mode: str
+) -> np.ndarray:
+    """Weights of a filter stretched over the input pixels one output pixel covers, so that
+    downsampling averages instead of skipping pixels (normalised per output pixel)."""
+    ratio = _source_ratio(size, out, scale, align_corners)
+    half_width = 1.0 if mode == "bilinear" else 2.0
+    stretch = max(ratio, 1.0)
+    support = half_width * stretch
+    # align_corners changes only the ratio here: the centres stay at pixel centres
+    centres = ratio * (np.arange(out, dtype=np.float64) + 0.5)
+    first = np.maximum(np.trunc(centres - support + 0.5).astype(np.int64), 0)
+    last = np.minimum(np.trunc(centres + support + 0.5).astype(np.int64), size)
+    taps = first[:, None] + np.arange(int(math.ceil(2 * support)) + 2)
+    distance = (taps - centres[:, None] + 0.5) / stretch
+    if mode == "bilinear":
+        weights = np.maximum(1.0 - np.abs(distance), 0.0)
+    else:
+        weights = _cubic_weights(distance, -0.5)
+    weights = np.where(taps < last[:, None], weights, 0.0)
+    totals = weights.sum(axis=1, keepdims=True)
+    weights = weights / np.where(totals == 0, 1.0, totals)
+    matrix = np.zeros((out, size))
+    inside = taps < last[:, None]
+    rows = np.broadcast_to(np.arange(out)[:, None], taps.shape)
+    np.add.at(matrix, (rows[inside], taps[inside]), weights[inside])
     return matrix
 
 
@@ -380,7 +502,7 @@ def _interpolate_sizes(input: Tensor, size: Any, scale_factor: Any, spatial: int
             raise ValueError(
                 "Input and output must have the same number of spatial dimensions, but got "
                 f"input with spatial dimensions of {list(input.shape[2:])} and output size of "
-                f"{sizes}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                f"{size}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
                 "output size in (o1, o2, ...,oK) format."
             )
         return [int(s) for s in sizes], [None] * spatial
@@ -391,7 +513,7 @@ def _interpolate_sizes(input: Tensor, size: Any, scale_factor: Any, spatial: int
             raise ValueError(
                 "Input and scale_factor must have the same number of spatial dimensions, but "
                 f"got input with spatial dimensions of {list(input.shape[2:])} and "
-                f"scale_factor of shape {list(scale_factor)}. Please provide input tensor in "
+                f"scale_factor of shape {scale_factor}. Please provide input tensor in "
                 "(N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format."
             )
         scales = [float(s) for s in scale_factor]
@@ -399,6 +521,72 @@ def _interpolate_sizes(input: Tensor, size: Any, scale_factor: Any, spatial: int
         scales = [float(scale_factor)] * spatial
     sizes = [math.floor(n * s) for n, s in zip(input.shape[2:], scales)]
     return sizes, scales
+
+
+def _check_interpolate_sizes(input: Tensor, sizes: list[int], mode: str) -> None:
+    spatial = len(sizes)
+    shape = tuple(input.shape)
+    if any(s <= 0 for s in sizes) or any(n == 0 for n in shape[2:]):
+        letters = "DHW"[3 - spatial :]
+        given = ", ".join(f"{letter}: {n}" for letter, n in zip(letters, shape[2:]))
+        wanted = ", ".join(f"{letter}: {n}" for letter, n in zip(letters, sizes))
+        joint = " and" if spatial == 1 else ""
+        raise RuntimeError(
+            f"Input and output sizes should be greater than 0, but got input ({given}){joint} "
+            f"output ({wanted})"
+        )
+    if shape[1] == 0:
+        raise RuntimeError(
+            f"Non-empty {len(shape)}D data tensor expected but got a tensor with sizes "
+            f"{list(shape)}"
+        )
+
+
+def _area(input: Tensor, sizes: list[int]) -> Tensor:
+    """Area interpolation: adaptive average pooling to `sizes`."""
+    from lucid.ops.convolution import adaptive_avg_pool2d  # noqa: PLC0415
+
+    spatial = len(sizes)
+    shape = tuple(input.shape)
+    if any(s < 0 for s in sizes):
+        pool = "adaptive_avg_pool3d" if spatial == 3 else "adaptive_avg_pool2d"
+        if spatial == 3:  # PyTorch's own spacing
+            wanted = f"{sizes[0]}, {sizes[1]},{sizes[2]}"
+        else:
+            wanted = ", ".join(map(str, sizes if spatial > 1 else [1, *sizes]))
+        raise RuntimeError(
+            f"{pool}: elements of output_size must be greater than or equal to 0 but received "
+            f"{{{wanted}}}"
+        )
+    pooled_shape = (*shape[:2], 1, shape[2]) if spatial == 1 else shape
+    # the 3-d pool also refuses zero channels; the 2-d one only empty spatial dims
+    checked = range(1, 5) if spatial == 3 else range(2, 4)
+    empty = [axis for axis in checked if pooled_shape[axis] == 0]
+    if empty:
+        pool = "adaptive_avg_pool3d" if spatial == 3 else "adaptive_avg_pool2d"
+        raise RuntimeError(
+            f"{pool}(): Expected input to have non-zero size for non-batch dimensions, but "
+            f"input has sizes {list(pooled_shape)} with dimension {empty[0]} being empty"
+        )
+    if spatial == 1:
+        return adaptive_avg_pool2d(input.unsqueeze(-2), (1, sizes[0])).squeeze(-2)
+    if spatial == 2:
+        return adaptive_avg_pool2d(input, tuple(sizes))
+    if sizes == [1, 1, 1]:
+        # a global average is a plain mean, as in PyTorch
+        return input.mean((-1, -2, -3), keepdim=True)
+    matrices = tuple(_adaptive_matrix(n, s) for n, s in zip(shape[2:], sizes))
+    return AdaptiveAvgPool3D.apply(input, matrices)
+
+
+def _adaptive_matrix(size: int, out: int) -> np.ndarray:
+    """(out, size) averaging matrix over the windows [floor(i*s/o), ceil((i+1)*s/o))."""
+    index = np.arange(out)
+    starts = (index * size) // out
+    ends = -((-(index + 1) * size) // out)
+    positions = np.arange(size)
+    inside = (positions >= starts[:, None]) & (positions < ends[:, None])
+    return inside / (ends - starts)[:, None]
 
 
 def interpolate(
@@ -410,7 +598,12 @@ def interpolate(
     recompute_scale_factor: bool | None = None,
     antialias: bool = False,
 ) -> Tensor:
-    """Resample the spatial dims of (N, C, ...) input: nearest, linear, bilinear, trilinear."""
+    """Resample the spatial dims of (N, C, ...) input.
+
+    Modes: nearest, nearest-exact, linear (3-D), bilinear (4-D), bicubic (4-D), trilinear
+    (5-D), area; antialias=True (bilinear and bicubic) widens the filter when downsampling.
+    lanczos is not supported.
+    """
     check_tensors(input)
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
@@ -421,47 +614,58 @@ def interpolate(
     elif align_corners is None:
         align_corners = False
     ndim = input.ndim
+    spatial = ndim - 2
     if ndim not in (3, 4, 5):
         raise NotImplementedError(
             f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {ndim}D) for the "
             f"modes: {_MODES} (got {mode})"
         )
-    if mode not in ("nearest", *_LINEAR_MODES):
+    sizes, scales = _interpolate_sizes(input, size, scale_factor, spatial)
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if recompute_scale_factor or mode == "area":
+        # the kernel then sees only the output size, as if the caller had given it
+        scales = [None] * spatial
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and ndim == 4):
+        raise ValueError(
+            "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and "
+            "requires a 4-D tensor as input"
+        )
+    if mode == "lanczos" and not antialias:
+        raise ValueError("Lanczos mode requires antialias=True")
+    if mode in _MATRIX_FUNCTIONS and _MATRIX_FUNCTIONS[mode][0] != ndim and mode != "bicubic":
+        raise NotImplementedError(f"Got {ndim}D input, but {mode} mode needs "
+                                  f"{_MATRIX_FUNCTIONS[mode][0]}D input")  # fmt: skip
+    known = mode in ("nearest", "nearest-exact", "area") or mode in _MATRIX_FUNCTIONS
+    if not known or (mode == "bicubic" and ndim != 4):
         raise NotImplementedError(
             f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {ndim}D) for the "
             f"modes: {_MODES} (got {mode})"
-            if mode not in _MODES.split(" | ")
-            else f"lucid's interpolate supports nearest, linear, bilinear and trilinear, not {mode}"
         )
-    if antialias:
-        raise NotImplementedError("Anti-alias option is only supported for bilinear and bicubic")
-    spatial = ndim - 2
-    sizes, scales = _interpolate_sizes(input, size, scale_factor, spatial)
-    if recompute_scale_factor:
-        scales = [None] * spatial
     if input._data.dtype.kind != "f":
-        kernel = "upsample_nearest" if mode == "nearest" else f"upsample_{mode}"
-        raise not_implemented(f"{kernel}{spatial}d_out_frame", input._data.dtype)
-    if any(s <= 0 for s in sizes) or any(n == 0 for n in input.shape[1:]):
-        raise RuntimeError(
-            f"Input and output sizes should be greater than 0, but got input "
-            f"({', '.join(map(str, input.shape[2:]))}) and output "
-            f"({', '.join(map(str, sizes))})"
-        )
-    if mode == "nearest":
+        raise not_implemented(_INTEGER_KERNELS[mode, spatial], input._data.dtype)
+    if mode == "area":
+        return _area(input, sizes)
+    _check_interpolate_sizes(input, sizes, mode)
+    if mode in _NEAREST_FUNCTIONS:
+        exact = mode == "nearest-exact"
         plan = tuple(
-            (2 + k, _nearest_indices(input.shape[2 + k], sizes[k], scales[k]), input.shape[2 + k])
+            (2 + k, _nearest_indices(input.shape[2 + k], sizes[k], scales[k], exact),
+             input.shape[2 + k])
+            for k in range(spatial)
+        )  # fmt: skip
+        return _NEAREST_FUNCTIONS[mode][spatial - 1].apply(input, plan)
+    if antialias:
+        matrices = tuple(
+            _antialias_matrix(input.shape[2 + k], sizes[k], scales[k], align_corners, mode)
             for k in range(spatial)
         )
-        return _NEAREST_FUNCTIONS[spatial - 1].apply(input, plan)
-    if _LINEAR_MODES[mode] != ndim:
-        raise NotImplementedError(f"Got {ndim}D input, but {mode} mode needs "
-                                  f"{_LINEAR_MODES[mode]}D input")  # fmt: skip
+        return _ANTIALIAS_FUNCTIONS[mode].apply(input, matrices)
+    build = _cubic_matrix if mode == "bicubic" else _linear_matrix
     matrices = tuple(
-        _linear_matrix(input.shape[2 + k], sizes[k], scales[k], align_corners)
-        for k in range(spatial)
+        build(input.shape[2 + k], sizes[k], scales[k], align_corners) for k in range(spatial)
     )
-    return _LINEAR_FUNCTIONS[mode].apply(input, matrices)
+    return _MATRIX_FUNCTIONS[mode][1].apply(input, matrices)
 
 
 # --------------------------------------------------------------------------- pixel shuffle
