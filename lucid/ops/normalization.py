@@ -16,10 +16,9 @@ from lucid.ops._common import check_tensors, dtype_name, not_implemented
 from lucid.ops.arithmetic import add, addmm, matmul, mul, mul_
 from lucid.ops.broadcast import sum_to
 from lucid.ops.indexing import index_select, scatter_add
-from lucid.ops.pointwise import rsqrt, where
-from lucid.ops.reduction import amax, mean, sum
+from lucid.ops.pointwise import rsqrt
+from lucid.ops.reduction import mean, sum
 from lucid.ops.sampling import pad
-from lucid.ops.shape import cat
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -224,6 +223,104 @@ def embedding(
     return Embedding.apply(weight, indices, padding_idx, scale_grad_by_freq)
 
 
+class EmbeddingBag(Function):
+    """Sums, means or maxes of bags of weight rows; entries are the kept (non-padding) ones.
+
+    `entry_rows` are the weight rows of the entries in input order and `bag_of` each entry's
+    bag (non-decreasing); `positions` are the entries' places in the flat input, where the
+    gradient of per_sample_weights goes.
+    """
+
+    _backward_name = "EmbeddingBagBackward0"
+    _op_name = "embedding_bag"
+    _keeps_values_for_backward = True  # PyTorch saves the indices and bag assignment
+
+    @staticmethod
+    def forward(ctx, weight, per_sample_weights, plan):
+        entry_rows, bag_of, positions, bags, count, mode, frequency = plan
+        ctx.plan = plan
+        array = weight._data
+        dim = array.shape[1]
+        sizes = np.bincount(bag_of, minlength=bags)
+        ctx.sizes = sizes
+        result = np.zeros((bags, dim), array.dtype)
+        filled = np.flatnonzero(sizes)
+        firsts = np.concatenate(([0], np.cumsum(sizes)[:-1]))[filled]
+        rows = array[entry_rows]
+        if mode == "max":
+            if filled.size:
+                result[filled] = np.maximum.reduceat(rows, firsts, axis=0)
+            # the first entry of its bag that holds each maximum, per feature
+            best = result[bag_of]
+            is_max = (rows == best) | (np.isnan(rows) & np.isnan(best))
+            candidates = np.where(is_max, np.arange(entry_rows.size)[:, None], entry_rows.size)
+            ctx.winners = np.minimum.reduceat(candidates, firsts, axis=0) if filled.size else None
+            ctx.filled = filled
+            ctx.save_for_backward(weight)
+            return _wrap(result)
+        if per_sample_weights is not None:
+            rows = rows * per_sample_weights._data[positions][:, None]
+        if filled.size:
+            result[filled] = np.add.reduceat(rows, firsts, axis=0)
+        if mode == "mean":
+            result /= np.maximum(sizes, 1).astype(array.dtype)[:, None]
+        ctx.save_for_backward(weight, per_sample_weights)
+        return _wrap(result)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        entry_rows, bag_of, positions, bags, count, mode, frequency = ctx.plan
+        dtype = grad_output._data.dtype
+        num_weights, dim = ctx.saved_tensors[0].shape
+        target = _wrap(np.zeros((num_weights, dim), dtype))
+        if mode == "max":
+            if ctx.winners is None or not ctx.needs_input_grad[0]:
+                return None, None, None
+            # each filled bag's gradient goes, feature by feature, to the row that won it
+            winners = ctx.winners
+            grad_rows = index_select(grad_output, 0, _wrap(ctx.filled))
+            index = _wrap(entry_rows[winners])
+            return scatter_add(target, 0, index, grad_rows), None, None
+        weight, per_sample_weights = ctx.saved_tensors
+        grad_entries = index_select(grad_output, 0, _wrap(bag_of))
+        scale = np.ones(entry_rows.size)
+        if mode == "mean":
+            scale = scale / np.maximum(ctx.sizes, 1)[bag_of]
+        grad_weight = grad_per_sample = None
+        if ctx.needs_input_grad[0]:
+            entry_scale = scale if frequency is None else scale * frequency
+            scaled = grad_entries * _wrap(entry_scale.astype(dtype)[:, None])
+            if per_sample_weights is not None:
+                chosen = index_select(per_sample_weights, 0, _wrap(positions))
+                scaled = scaled * chosen.unsqueeze(1)
+            index = _wrap(np.broadcast_to(entry_rows[:, None], (entry_rows.size, dim)))
+            grad_weight = scatter_add(target, 0, index, scaled)
+        if per_sample_weights is not None and ctx.needs_input_grad[1]:
+            rows = index_select(weight, 0, _wrap(entry_rows))
+            products = sum(grad_entries * rows, 1)
+            grad_per_sample = scatter_add(
+                _wrap(np.zeros(count, dtype)), 0, _wrap(positions), products
+            )
+        return grad_weight, grad_per_sample, None
+
+
+def _frequency_scale(indices: np.ndarray) -> np.ndarray:
+    """Per entry, the factor scale_grad_by_freq applies to its gradient.
+
+    PyTorch's kernel sorts the indices into runs of equal values and divides run k by the
+    count of the value at sorted position k, which is the run's own count only while every
+    earlier run has length one; lucid divides by the same numbers so that gradients agree.
+    """
+    if not indices.size:
+        return np.ones(0)
+    order = np.argsort(indices, kind="stable")
+    ordered = indices[order]
+    run_of = np.cumsum(np.r_[True, ordered[1:] != ordered[:-1]]) - 1
+    divisor = np.empty(indices.size)
+    divisor[order] = np.bincount(indices)[ordered[run_of]]
+    return 1.0 / divisor
+
+
 def _bag_arguments(input, offsets, per_sample_weights):
     """PyTorch's checks of embedding_bag's shapes: (flat indices, offsets, include_last_offset
     override or None, flat per_sample_weights)."""
@@ -360,28 +457,11 @@ def embedding_bag(
     if padding_idx is not None:
         keep &= indices != padding_idx
     kept = np.flatnonzero(keep)
-    bag_of = bag_of[kept]
-    rows = Embedding.apply(weight, indices[kept], None, scale_grad_by_freq)
-    sizes = np.bincount(bag_of, minlength=bags)
-    if mode == "max":
-        # lay the bags out as a dense (bags, longest, dim) block padded with -inf rows
-        longest = max(int(sizes.max(initial=0)), 1)
-        first = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
-        slots = np.full((bags, longest), kept.size, dtype=np.int64)
-        slots[bag_of, np.arange(kept.size) - first[bag_of]] = np.arange(kept.size)
-        filler = _wrap(np.full((1, dim), -np.inf, dtype=weight._data.dtype))
-        padded = index_select(cat([rows, filler]), 0, _wrap(slots.reshape(-1)))
-        result = amax(padded.reshape(bags, longest, dim), 1)
-        empty = _wrap((sizes == 0)[:, None])
-        return where(empty, _wrap(np.zeros((), weight._data.dtype)), result)
-    if per_sample_weights is not None:
-        rows = rows * index_select(per_sample_weights, 0, _wrap(kept)).unsqueeze(1)
-    target = _wrap(np.zeros((bags, dim), dtype=rows._data.dtype))
-    index = _wrap(np.broadcast_to(bag_of[:, None], (kept.size, dim)))
-    result = scatter_add(target, 0, index, rows)
-    if mode == "mean":
-        result = result / _wrap(np.maximum(sizes, 1).astype(rows._data.dtype)[:, None])
-    return result
+    frequency = None
+    if scale_grad_by_freq:
+        frequency = _frequency_scale(indices)[kept]
+    plan = (indices[kept], bag_of[kept], kept, bags, count, mode, frequency)
+    return EmbeddingBag.apply(weight, per_sample_weights, plan)
 
 
 # ------------------------------------------------------------ normalization

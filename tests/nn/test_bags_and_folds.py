@@ -3,6 +3,7 @@ random, by its properties)."""
 
 from __future__ import annotations
 
+import itertools
 import warnings
 
 import numpy as np
@@ -86,6 +87,62 @@ def test_embedding_bag_per_sample_weights_match_torch(rng, two_d):
     got.sum().backward()
     _close(lw.grad, tw.grad)
     _close(ls.grad, ts.grad)
+
+
+def _frequency_cases():
+    """scale_grad_by_freq over modes, 1-d and 2-d input, per_sample_weights, padding_idx and
+    include_last_offset; the indices repeat in runs of different lengths, so that each run
+    is scaled by its own count only where PyTorch's kernel does so."""
+    flat = [1, 2, 2, 2, 3, 4, 4, 0, 2, 5]
+    square = [[1, 2, 2, 2, 3], [4, 4, 0, 2, 5]]
+    for mode, samples, padding, last, two_d in itertools.product(
+        ("sum", "mean", "max"), (False, True), (None, 2, -2), (False, True), (False, True)
+    ):
+        if (samples and mode != "sum") or (two_d and last):
+            continue
+        kwargs = {"mode": mode, "padding_idx": padding, "include_last_offset": last}
+        offsets = None if two_d else [0, 3, 3, 7, 10] if last else [0, 3, 3, 7]
+        yield square if two_d else flat, offsets, samples, kwargs
+
+
+@requires_torch
+@pytest.mark.parametrize("indices, offsets, samples, kwargs", list(_frequency_cases()), ids=str)
+def test_embedding_bag_scale_grad_by_freq_matches_torch(indices, offsets, samples, kwargs):
+    rng = np.random.default_rng(7)
+    kwargs = {**kwargs, "scale_grad_by_freq": kwargs["mode"] != "max"}
+    lw, tw = _both(rng.standard_normal((6, 3)), requires_grad=True)
+    li, ti = _both(np.array(indices))
+    lo, to = _both(np.array(offsets)) if offsets is not None else (None, None)
+    ls = ts = None
+    if samples:
+        ls, ts = _both(rng.standard_normal(np.shape(indices)), requires_grad=True)
+    expected = TF.embedding_bag(ti, tw, to, per_sample_weights=ts, **kwargs)
+    got = F.embedding_bag(li, lw, lo, per_sample_weights=ls, **kwargs)
+    _close(got, expected)
+    assert got.grad_fn.name() == expected.grad_fn.name()
+    grad = rng.standard_normal(tuple(expected.shape))
+    expected.backward(torch.tensor(grad))
+    got.backward(lucid.tensor(grad))
+    _close(lw.grad, tw.grad)
+    if samples:
+        _close(ls.grad, ts.grad)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_passes_gradcheck_and_gradgradcheck(mode):
+    rng = np.random.default_rng(8)
+    weight = lucid.tensor(rng.standard_normal((6, 3)), requires_grad=True)
+    samples = lucid.tensor(rng.standard_normal(7), requires_grad=True)
+    indices = lucid.tensor([1, 2, 2, 5, 0, 2, 3])
+    offsets = lucid.tensor([0, 3, 3, 5])
+
+    def bags(w, s):
+        # (scale_grad_by_freq rescales the gradient on purpose, so gradcheck cannot use it)
+        extra = {"per_sample_weights": s} if mode == "sum" else {}
+        return F.embedding_bag(indices, w, offsets, mode=mode, padding_idx=5, **extra)
+
+    assert lucid.autograd.gradcheck(bags, (weight, samples))
+    assert lucid.autograd.gradgradcheck(bags, (weight, samples))
 
 
 @requires_torch
