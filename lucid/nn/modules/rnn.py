@@ -382,18 +382,37 @@ class RNNBase(Module):
         if self._takes_fused_layer(data, batch_sizes, start, weight_ih, weight_hh, bias_ih):
             return self._run_fused_lstm(data, batch_sizes, start, reverse,
                                         (weight_ih, weight_hh, bias_ih, bias_hh))  # fmt: skip
-        if data.dim() == 3:
-            steps, batch, features = data.shape
-            rows, state = self._run_direction(
-                data.reshape(steps * batch, features), batch_sizes, start, index, reverse
-            )
-            return rows.reshape(steps, batch, rows.shape[-1]), state
         weights = (weight_hh.t(), bias_hh, weight_hr_t)
         # GRU's hidden bias sits inside the reset gate's product; the others add both biases
         if self.mode == "GRU" or bias_ih is None:
             bias = bias_ih
         else:
             bias = bias_ih + bias_hh
+        if data.dim() == 3:
+            steps, batch, features = data.shape
+            outputs, state = self._run_steps(
+                data.reshape(steps * batch, features), batch_sizes, start, reverse,
+                weight_ih, bias, weights,
+            )  # fmt: skip
+            # stacked over steps, as PyTorch's per-step layers are (StackBackward0)
+            return lucid.stack(outputs, 0), state
+        outputs, state = self._run_steps(
+            data, batch_sizes, start, reverse, weight_ih, bias, weights
+        )
+        return lucid.cat(outputs, 0), state
+
+    def _run_steps(
+        self,
+        data: Tensor,
+        batch_sizes: list[int],
+        start: tuple[Tensor, ...],
+        reverse: bool,
+        weight_ih: Tensor,
+        bias: Tensor | None,
+        weights: tuple,
+    ) -> tuple[list[Tensor], tuple[Tensor, ...]]:
+        """One layer and direction, step by step over time-major rows: each step's output
+        rows, and the final state."""
         if bias is None:
             gates = lucid.matmul(data, weight_ih.t())
         else:
@@ -416,7 +435,7 @@ class RNNBase(Module):
                     )
                 state = self._step(gates_x[t], state, weights)
                 outputs[t] = state[0]
-            return lucid.cat(outputs, 0), state
+            return outputs, state
         # the batch shrinks as sequences end; an ended row's state is its final state
         state = start
         finished = []
@@ -435,7 +454,7 @@ class RNNBase(Module):
                 lucid.cat([part, *(ended[i] for ended in reversed(finished))], 0)
                 for i, part in enumerate(state)
             )
-        return lucid.cat(outputs, 0), state
+        return outputs, state
 
 
 class RNN(RNNBase):
@@ -633,8 +652,11 @@ class LSTMCell(RNNCellBase):
             hx = (zeros, zeros)
         elif not is_batched:
             hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
-        gates_x = self._input_gates(input, True)
-        h, c = _lstm_step(gates_x, hx[0], hx[1], self.weight_hh.t(), None)
+        # written out rather than fused, so that h' and c' carry PyTorch's grad_fn names
+        gates = lucid.addmm(self._input_gates(input, True), hx[0], self.weight_hh.t())
+        in_gate, forget_gate, cell_gate, out_gate = gates.chunk(4, 1)
+        c = lucid.sigmoid(forget_gate) * hx[1] + lucid.sigmoid(in_gate) * lucid.tanh(cell_gate)
+        h = lucid.sigmoid(out_gate) * lucid.tanh(c)
         if not is_batched:
             return h.squeeze(0), c.squeeze(0)
         return h, c
@@ -663,6 +685,12 @@ class GRUCell(RNNCellBase):
             hx = lucid.zeros((input.size(0), self.hidden_size), dtype=input.dtype)
         elif not is_batched:
             hx = hx.unsqueeze(0)
-        gates_x = self._input_gates(input, False)
-        h = _gru_step(gates_x, hx, self.weight_hh.t(), self.bias_hh)
+        # written out rather than fused, so that h' carries PyTorch's grad_fn name
+        input_reset, input_update, input_new = self._input_gates(input, False).chunk(3, 1)
+        gates_h = F.linear(hx, self.weight_hh, self.bias_hh)
+        hidden_reset, hidden_update, hidden_new = gates_h.chunk(3, 1)
+        reset = lucid.sigmoid(input_reset + hidden_reset)
+        update = lucid.sigmoid(input_update + hidden_update)
+        new = lucid.tanh(input_new + reset * hidden_new)
+        h = new + update * (hx - new)
         return h if is_batched else h.squeeze(0)
