@@ -129,8 +129,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
             f"Halving dimension must be even, but dimension {dim % input.ndim} is size "
             f"{input.shape[dim]}"
         )
-    a, b = input.chunk(2, dim)
-    return a * sigmoid(b)
+    return nn_ops.Glu.apply(input, dim)
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
@@ -194,8 +193,6 @@ def _threshold(input: Tensor, bound: float, value: float, inplace: bool, op: str
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """max(0, input) + weight * min(0, input), weight per channel (dim 1) or shared."""
-    from lucid.ops.pointwise import where  # noqa: PLC0415
-
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
                            f"ndim = {weight.ndim}")  # fmt: skip
@@ -214,8 +211,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
                 "Mismatch of parameter numbers and input channel size. Found parameter numbers "
                 f"= {count} and channel size = {channels}."
             )
-        weight = weight.reshape(-1, *([1] * (input.ndim - 2)))
-    return where(input > 0, input, weight * input)
+    return nn_ops.PreluKernel.apply(input, weight)
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,

@@ -14,8 +14,10 @@ from lucid.ops import _special
 from lucid.ops._common import apply_inplace, check_tensors
 from lucid.ops._common import dtype_name as _dtype_name
 from lucid.ops._promote import float_array
+from lucid.ops.broadcast import sum_to
 from lucid.ops.fills import to
 from lucid.ops.pointwise import exp, tanh, where
+from lucid.ops.shape import cat
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -766,6 +768,67 @@ def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     check_tensors(input)
     dim = _softmax_dim(input, dim, "log_softmax")
     return LogSoftmax.apply(_softmax_input(input, dtype), dim)
+
+
+# ----------------------------------------------------------------- glu, prelu
+class Glu(Function):
+    """a * sigmoid(b), a and b the halves of input along dim (F.glu checks its arguments)."""
+
+    _backward_name = "GluBackward0"
+    _op_name = "glu"
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        ctx.save_for_backward(x)
+        a, b = np.split(x._data, 2, axis=dim)
+        return _wrap(a * _sigmoid_array(b))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        a, b = x.chunk(2, ctx.dim)
+        gate = sigmoid(b)
+        # d/da = sigmoid(b); d/db = a * sigmoid(b) * (1 - sigmoid(b))
+        grad_a = grad_output * gate
+        grad_b = grad_a * a * (1 - gate)
+        return cat([grad_a, grad_b], ctx.dim), None
+
+
+class PreluKernel(Function):
+    """input where positive, else weight * input; weight is one value or one per channel
+    (dim 1). F.prelu checks its arguments."""
+
+    _backward_name = "PreluKernelBackward0"
+    _op_name = "prelu"
+
+    @staticmethod
+    def forward(ctx, x, weight):
+        ctx.save_for_backward(x, weight)
+        array = x._data
+        w = weight._data.reshape(_prelu_weight_shape(weight, x))
+        return _wrap(np.where(array > 0, array, w * array))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight = ctx.saved_tensors
+        shape = _prelu_weight_shape(weight, x)
+        positive = x > 0
+        grad_x = grad_weight = None
+        if ctx.needs_input_grad[0]:
+            grad_x = where(positive, grad_output, grad_output * weight.reshape(shape))
+        if ctx.needs_input_grad[1]:
+            # d/dw = input where input <= 0
+            slopes = where(positive, 0.0, grad_output * x)
+            grad_weight = sum_to(slopes, shape).reshape(weight.shape)
+        return grad_x, grad_weight
+
+
+def _prelu_weight_shape(weight: Tensor, x: Tensor) -> tuple[int, ...]:
+    """The shape that broadcasts weight against x: one value, or one per channel (dim 1)."""
+    if weight.numel() == 1 or x.ndim < 2:
+        return ()
+    return (weight.numel(), *([1] * (x.ndim - 2)))
 
 
 # ------------------------------------------------------------------- one_hot

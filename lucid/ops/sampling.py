@@ -669,6 +669,48 @@ def interpolate(
 
 
 # --------------------------------------------------------------------------- pixel shuffle
+class PixelShuffle(Function):
+    """(*, C * r * r, H, W) -> (*, C, H * r, W * r); pixel_shuffle checks the shapes."""
+
+    _backward_name = "PixelShuffleBackward0"
+    _op_name = "pixel_shuffle"
+
+    @staticmethod
+    def forward(ctx, x, r):
+        ctx.factor = r
+        array = x._data
+        *batch, channels, height, width = array.shape
+        lead = len(batch)
+        blocks = array.reshape(*batch, channels // (r * r), r, r, height, width)
+        blocks = blocks.transpose(*range(lead), lead, lead + 3, lead + 1, lead + 4, lead + 2)
+        return _wrap(blocks.reshape(*batch, channels // (r * r), height * r, width * r))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return PixelUnshuffle.apply(grad_output, ctx.factor), None
+
+
+class PixelUnshuffle(Function):
+    """(*, C, H * r, W * r) -> (*, C * r * r, H, W); pixel_unshuffle checks the shapes."""
+
+    _backward_name = "PixelUnshuffleBackward0"
+    _op_name = "pixel_unshuffle"
+
+    @staticmethod
+    def forward(ctx, x, r):
+        ctx.factor = r
+        array = x._data
+        *batch, channels, height, width = array.shape
+        lead = len(batch)
+        blocks = array.reshape(*batch, channels, height // r, r, width // r, r)
+        blocks = blocks.transpose(*range(lead), lead, lead + 2, lead + 4, lead + 1, lead + 3)
+        return _wrap(blocks.reshape(*batch, channels * r * r, height // r, width // r))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return PixelShuffle.apply(grad_output, ctx.factor), None
+
+
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(*, C * r * r, H, W) -> (*, C, H * r, W * r)."""
     check_tensors(input)
@@ -686,11 +728,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
             "pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
             f"square of upscale_factor, but input.size(-3)={channels} is not divisible by {r * r}"
         )
-    out_channels = channels // (r * r)
-    lead = len(batch)
-    x = input.reshape(*batch, out_channels, r, r, height, width)
-    x = x.permute(*range(lead), lead, lead + 3, lead + 1, lead + 4, lead + 2)
-    return x.reshape(*batch, out_channels, height * r, width * r)
+    return PixelShuffle.apply(input, r)
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
@@ -715,7 +753,4 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
             "pixel_unshuffle expects width to be divisible by downscale_factor, but "
             f"input.size(-1)={width} is not divisible by {r}"
         )
-    lead = len(batch)
-    x = input.reshape(*batch, channels, height // r, r, width // r, r)
-    x = x.permute(*range(lead), lead, lead + 2, lead + 4, lead + 1, lead + 3)
-    return x.reshape(*batch, channels * r * r, height // r, width // r)
+    return PixelUnshuffle.apply(input, r)

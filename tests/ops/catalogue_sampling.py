@@ -102,3 +102,14 @@ ROWS: list[OpCase] = [
     _row("interpolate[bicubic antialias]", [(1, 2, 9, 6)], scale_factor=(0.4, 1.5),
          mode="bicubic", antialias=True, align_corners=True),
 ]  # fmt: skip
+
+ROWS += [
+    _row("pixel_shuffle", [(2, 8, 3, 2)], upscale_factor=2),
+    _row("pixel_shuffle[batch dims]", [(2, 1, 9, 2, 2)], upscale_factor=3),
+    _row("pixel_unshuffle", [(2, 2, 4, 6)], downscale_factor=2),
+    # glu and prelu (nn_ops) are single ops like pixel_shuffle, tested here with them
+    _row("glu", [(3, 4)]),
+    _row("glu[dim]", [(4, 3, 2)], dim=0),
+    _row("prelu", [(2, 3, 4), (3,)]),
+    _row("prelu[shared]", [(2, 3), (1,)]),
+]
