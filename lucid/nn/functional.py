@@ -58,6 +58,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
 
 
 # --------------------------------------------------------------------- added by issue 16
+from lucid.nn._attention import multi_head_attention_forward  # noqa: E402, F401
 from lucid.ops._common import not_implemented as _not_implemented  # noqa: E402
 from lucid.ops.sampling import interpolate, pad, pixel_shuffle, pixel_unshuffle  # noqa: E402, F401
 

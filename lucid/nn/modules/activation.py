@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Any
 
@@ -10,6 +9,7 @@ import lucid
 from lucid import Tensor
 from lucid.nn import functional as F
 from lucid.nn import init
+from lucid.nn._attention import _canonical_mask
 from lucid.nn.modules.linear import NonDynamicallyQuantizableLinear
 from lucid.nn.modules.module import Module
 from lucid.nn.parameter import Parameter
@@ -230,68 +230,6 @@ class Hardtanh(Module):
         return f"min_val={self.min_val}, max_val={self.max_val}{_inplace_repr(self.inplace, ', ')}"
 
 
-def _canonical_mask(
-    mask: Tensor | None, mask_name: str, other: Tensor | None, other_name: str, dtype: Any
-) -> Tensor | None:
-    """A float mask to add to the scores: boolean True (masked out) becomes -inf."""
-    if mask is None:
-        return None
-    is_float = mask.is_floating_point()
-    if mask.dtype != lucid.bool and not is_float:
-        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
-    if other is not None and mask.dtype != other.dtype:
-        warnings.warn(
-            f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type "
-            "for both instead.",
-            UserWarning,
-            stacklevel=4,
-        )
-    if is_float:
-        return mask
-    return lucid.zeros_like(mask, dtype=dtype).masked_fill(mask, float("-inf"))
-
-
-def _check_shapes(
-    query: Tensor,
-    key: Tensor,
-    value: Tensor,
-    key_padding_mask: Tensor | None,
-    attn_mask: Tensor | None,
-    num_heads: int,
-) -> bool:
-    """Validate the ranks of the inputs and masks; True when the query is batched (3-D)."""
-    if query.dim() not in (2, 3):
-        raise AssertionError(
-            "query should be unbatched 2D or batched 3D tensor but received "
-            f"{query.dim()}-D query tensor"
-        )
-    is_batched = query.dim() == 3
-    kind = "batched (3-D)" if is_batched else "unbatched (2-D)"
-    if key.dim() != query.dim() or value.dim() != query.dim():
-        raise AssertionError(
-            f"For {kind} `query`, expected `key` and `value` to be {query.dim()}-D but found "
-            f"{key.dim()}-D and {value.dim()}-D tensors respectively"
-        )
-    if key_padding_mask is not None and key_padding_mask.dim() != query.dim() - 1:
-        raise AssertionError(
-            f"For {kind} `query`, expected `key_padding_mask` to be `None` or "
-            f"{query.dim() - 1}-D but found {key_padding_mask.dim()}-D tensor instead"
-        )
-    if attn_mask is not None:
-        if attn_mask.dim() not in (2, 3):
-            raise AssertionError(
-                f"For {kind} `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found "
-                f"{attn_mask.dim()}-D tensor instead"
-            )
-        if not is_batched and attn_mask.dim() == 3:
-            expected = (num_heads, query.shape[0], key.shape[0])
-            if tuple(attn_mask.shape) != expected:
-                raise AssertionError(
-                    f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape}"
-                )
-    return is_batched
-
-
 class MultiheadAttention(Module):
     """Multi-head attention over (L, N, E) inputs, or (N, L, E) with batch_first=True.
 
@@ -370,19 +308,6 @@ class MultiheadAttention(Module):
         if self.bias_v is not None:
             init.xavier_normal_(self.bias_v)
 
-    def _project(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, ...]:
-        biases = (None,) * 3 if self.in_proj_bias is None else self.in_proj_bias.chunk(3)
-        if not self._qkv_same_embed_dim:
-            weights = (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)
-        elif query is key and key is value:
-            # self-attention: one matmul for all three projections
-            return F.linear(query, self.in_proj_weight, self.in_proj_bias).chunk(3, -1)
-        else:
-            weights = self.in_proj_weight.chunk(3)
-        return tuple(
-            F.linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases, strict=True)
-        )
-
     def forward(
         self,
         query: Tensor,
@@ -400,128 +325,49 @@ class MultiheadAttention(Module):
         scaled_dot_product_attention); float masks are added to the scores. `is_causal` is a
         hint that `attn_mask` is causal and requires it to be given.
         """
-        is_batched = _check_shapes(query, key, value, key_padding_mask, attn_mask, self.num_heads)
+        is_batched = query.dim() == 3
+        key_padding_mask = _canonical_mask(
+            key_padding_mask, "key_padding_mask", attn_mask, "attn_mask", query.dtype
+        )
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype)
         if self.batch_first and is_batched:
             query, key, value = _batch_second(query, key, value)
-        if not is_batched:
-            query, key, value = _batch_second(query, key, value, unsqueeze=True)
-            if key_padding_mask is not None:
-                key_padding_mask = key_padding_mask.unsqueeze(0)
-        target_length, batch, embed_dim = query.shape
-        if embed_dim != self.embed_dim:
-            raise AssertionError(
-                f"was expecting embedding dimension of {self.embed_dim}, but got {embed_dim}"
-            )
-        dtype = query.dtype
-        key_padding_mask = _canonical_mask(
-            key_padding_mask, "key_padding_mask", attn_mask, "attn_mask", dtype
+        separate = not self._qkv_same_embed_dim
+        output, weights = F.multi_head_attention_forward(
+            query,
+            key,
+            value,
+            self.embed_dim,
+            self.num_heads,
+            self.in_proj_weight,
+            self.in_proj_bias,
+            self.bias_k,
+            self.bias_v,
+            self.add_zero_attn,
+            self.dropout,
+            self.out_proj.weight,
+            self.out_proj.bias,
+            training=self.training,
+            key_padding_mask=key_padding_mask,
+            need_weights=need_weights,
+            attn_mask=attn_mask,
+            use_separate_proj_weight=separate,
+            q_proj_weight=self.q_proj_weight,
+            k_proj_weight=self.k_proj_weight,
+            v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights,
+            is_causal=is_causal,
         )
-        if is_causal and attn_mask is None:
-            raise RuntimeError(
-                "Need attn_mask if specifying the is_causal hint. You may use the Transformer "
-                "module method `generate_square_subsequent_mask` to create this mask."
-            )
-        if is_causal and key_padding_mask is None and not need_weights:
-            # the hint alone drives scaled_dot_product_attention's causal masking
-            attn_mask = None
-        else:
-            attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", dtype)
-            if key_padding_mask is not None:
-                is_causal = False
-        q, k, v = self._project(query, key, value)
-        heads, head_dim = self.num_heads, self.head_dim
-        source_length = k.shape[0]
-        attn_mask = self._attention_mask(attn_mask, batch, target_length, source_length)
-        if self.bias_k is not None and self.bias_v is not None:
-            # one learned extra key and value, shared by the whole batch, that every query sees
-            k = lucid.cat([k, self.bias_k.expand(1, batch, embed_dim)], 0)
-            v = lucid.cat([v, self.bias_v.expand(1, batch, embed_dim)], 0)
-            attn_mask = _pad_last(attn_mask)
-            key_padding_mask = _pad_last(key_padding_mask)
-            source_length += 1
-        # (length, batch, embed) -> (batch * heads, length, head_dim)
-        q = q.reshape(target_length, batch * heads, head_dim).transpose(0, 1)
-        k = k.reshape(k.shape[0], batch * heads, head_dim).transpose(0, 1)
-        v = v.reshape(v.shape[0], batch * heads, head_dim).transpose(0, 1)
-        if self.add_zero_attn:
-            zeros = lucid.zeros((batch * heads, 1, head_dim), dtype=k.dtype)
-            k, v = lucid.cat([k, zeros], 1), lucid.cat([v, zeros], 1)
-            attn_mask = _pad_last(attn_mask)
-            key_padding_mask = _pad_last(key_padding_mask)
-            source_length += 1
-        if key_padding_mask is not None:
-            if tuple(key_padding_mask.shape) != (batch, source_length):
-                raise AssertionError(
-                    f"Expected key_padded_mask.shape to be {(batch, source_length)}, but got "
-                    f"{tuple(key_padding_mask.shape)}"
-                )
-            padding = key_padding_mask.reshape(batch, 1, 1, source_length)
-            padding = padding.expand(batch, heads, 1, source_length)
-            padding = padding.reshape(batch * heads, 1, source_length)
-            attn_mask = padding if attn_mask is None else attn_mask + padding
-        dropout_p = self.dropout if self.training else 0.0
-        if need_weights:
-            scores = lucid.matmul(q * math.sqrt(1.0 / head_dim), k.transpose(-2, -1))
-            if attn_mask is not None:
-                scores = scores + attn_mask
-            weights = F.softmax(scores, -1)
-            if dropout_p > 0.0:
-                weights = F.dropout(weights, p=dropout_p)
-            output = lucid.matmul(weights, v)
-            output = output.transpose(0, 1).reshape(target_length * batch, embed_dim)
-            weights = weights.reshape(batch, heads, target_length, source_length)
-            if average_attn_weights:
-                weights = weights.mean(1)
-            if not is_batched:
-                weights = weights.squeeze(0)
-        else:
-            if attn_mask is not None:
-                if attn_mask.shape[0] == 1:
-                    attn_mask = attn_mask.unsqueeze(0)
-                else:
-                    attn_mask = attn_mask.reshape(batch, heads, -1, source_length)
-            q = q.reshape(batch, heads, target_length, head_dim)
-            k = k.reshape(batch, heads, source_length, head_dim)
-            v = v.reshape(batch, heads, source_length, head_dim)
-            output = F.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
-            output = output.permute(2, 0, 1, 3).reshape(batch * target_length, embed_dim)
-            weights = None
-        output = F.linear(output, self.out_proj.weight, self.out_proj.bias)
-        output = output.reshape(target_length, batch, embed_dim)
-        if not is_batched:
-            output = output.squeeze(1)
-        elif self.batch_first:
+        if self.batch_first and is_batched:
             output = output.transpose(1, 0)
         return output, weights
 
-    def _attention_mask(
-        self, attn_mask: Tensor | None, batch: int, target_length: int, source_length: int
-    ) -> Tensor | None:
-        """Check attn_mask's shape and give it a leading (batch * heads) dim."""
-        if attn_mask is None:
-            return None
-        if attn_mask.dim() == 2:
-            expected = (target_length, source_length)
-            if tuple(attn_mask.shape) != expected:
-                raise RuntimeError(
-                    f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be {expected}."
-                )
-            return attn_mask.unsqueeze(0)
-        expected = (batch * self.num_heads, target_length, source_length)
-        if tuple(attn_mask.shape) != expected:
-            raise RuntimeError(
-                f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be {expected}."
-            )
-        return attn_mask
 
-
-def _batch_second(
-    query: Tensor, key: Tensor, value: Tensor, unsqueeze: bool = False
-) -> tuple[Tensor, Tensor, Tensor]:
-    """Move the batch dim to position 1 (or add one), keeping `query is key` identities."""
+def _batch_second(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Move the batch dim to position 1, keeping `query is key` identities."""
 
     def move(x: Tensor) -> Tensor:
-        return x.unsqueeze(1) if unsqueeze else x.transpose(1, 0)
+        return x.transpose(1, 0)
 
     new_query = move(query)
     new_key = new_query if key is query else move(key)
@@ -532,14 +378,6 @@ def _batch_second(
     else:
         new_value = move(value)
     return new_query, new_key, new_value
-
-
-def _pad_last(mask: Tensor | None) -> Tensor | None:
-    """Append a zero column to a float mask (for the zero-attention key)."""
-    if mask is None:
-        return None
-    zeros = lucid.zeros((*mask.shape[:-1], 1), dtype=mask.dtype)
-    return lucid.cat([mask, zeros], -1)
 
 
 class ReLU6(Hardtanh):
