@@ -60,7 +60,15 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
 # --------------------------------------------------------------------- added by issue 16
 from lucid.nn._attention import multi_head_attention_forward  # noqa: E402, F401
 from lucid.ops._common import not_implemented as _not_implemented  # noqa: E402
-from lucid.ops.sampling import interpolate, pad, pixel_shuffle, pixel_unshuffle  # noqa: E402, F401
+from lucid.ops.sampling import (  # noqa: E402, F401  # noqa: E402, F401
+    affine_grid,
+    channel_shuffle,
+    grid_sample,
+    interpolate,
+    pad,
+    pixel_shuffle,
+    pixel_unshuffle,
+)
 
 
 def _float_only(input: Tensor, kernel: str) -> None:

@@ -8,6 +8,7 @@ axis (a GEMM each way).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -754,3 +755,380 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
             f"input.size(-1)={width} is not divisible by {r}"
         )
     return PixelUnshuffle.apply(input, r)
+
+
+# --------------------------------------------------------------------------- channel shuffle
+class ChannelShuffle(Function):
+    """(N, g * k, *) -> (N, k * g, *): channel i * k + j moves to j * g + i."""
+
+    _backward_name = "ChannelShuffleBackward0"
+    _op_name = "channel_shuffle"
+
+    @staticmethod
+    def forward(ctx, x, groups):
+        ctx.groups = groups
+        array = x._data
+        batch, channels, *rest = array.shape
+        blocks = array.reshape(batch, groups, channels // groups, *rest).swapaxes(1, 2)
+        return _wrap(blocks.reshape(array.shape))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # shuffling into k groups undoes shuffling into g groups
+        return ChannelShuffle.apply(grad_output, grad_output.shape[1] // ctx.groups), None
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Interleave the channels of (N, C, *) input from `groups` groups."""
+    check_tensors(input)
+    if input.ndim <= 2:
+        raise RuntimeError(
+            f"channel_shuffle expects input with > 2 dims, but got input with sizes "
+            f"{list(input.shape)}"
+        )
+    if groups <= 0:
+        raise RuntimeError(
+            f"Number of groups to divide channels in must be positive. Value of groups:{groups}"
+        )
+    channels = input.shape[1]
+    if channels % groups:
+        raise RuntimeError(
+            f"Number of channels must be divisible by groups. Got {channels} channels and "
+            f"{groups} groups."
+        )
+    return ChannelShuffle.apply(input, groups)
+
+
+# --------------------------------------------------------------------------- affine_grid
+_ALIGN_CORNERS_DEFAULT = (
+    "Default grid_sample and affine_grid behavior has changed to align_corners=False since "
+    "1.3.0. Please specify align_corners=True if the old behavior is desired. See the "
+    "documentation of grid_sample for details."
+)
+
+
+def _base_line(size: int, align_corners: bool) -> np.ndarray:
+    """Normalised pixel positions along an axis of `size`: corners at +-1, or centres."""
+    if size <= 1:
+        return np.zeros(1)
+    line = np.linspace(-1.0, 1.0, size)
+    return line if align_corners else line * ((size - 1) / size)
+
+
+class AffineGridGenerator(Function):
+    """grid[n, ..., :] = theta[n] @ (x, y[, z], 1) over the output's normalised positions."""
+
+    _backward_name = "AffineGridGeneratorBackward0"
+    _op_name = "affine_grid"
+    _keeps_values_for_backward = True
+
+    @staticmethod
+    def forward(ctx, theta, size, align_corners):
+        spatial = tuple(size[2:])
+        # the last axis varies fastest; x runs along it, then y, then z
+        lines = [_base_line(n, align_corners) for n in reversed(spatial)]
+        mesh = np.meshgrid(*reversed(lines), indexing="ij")
+        columns = [axis.ravel() for axis in reversed(mesh)]
+        base = np.stack([*columns, np.ones(columns[0].size)], 1).astype(theta._data.dtype)
+        ctx.base = base
+        grid = np.matmul(base, theta._data.swapaxes(1, 2))
+        return _wrap(grid.reshape(size[0], *spatial, len(spatial)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        from lucid.factories import tensor  # noqa: PLC0415
+
+        batch, dims = grad_output.shape[0], grad_output.shape[-1]
+        rows = grad_output.reshape(batch, -1, dims).transpose(1, 2)
+        return rows @ tensor(ctx.base, dtype=grad_output.dtype), None, None
+
+
+def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None = None) -> Tensor:
+    """The sampling grid of an affine map theta (N, 2, 3) or (N, 3, 4) for an output `size`
+    (N, C, H, W) or (N, C, D, H, W), in grid_sample's normalised coordinates."""
+    import warnings  # noqa: PLC0415
+
+    check_tensors(theta)
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_DEFAULT, stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = tuple(size)
+    if len(size) == 4:
+        if theta.ndim != 3 or tuple(theta.shape[-2:]) != (2, 3):
+            raise ValueError(
+                "Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                f"{size}. Got {theta.shape}."
+            )
+    elif len(size) == 5:
+        if theta.ndim != 3 or tuple(theta.shape[-2:]) != (3, 4):
+            raise ValueError(
+                "Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                f"{size}. Got {theta.shape}."
+            )
+    else:
+        raise NotImplementedError(
+            "affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+            f"respectively. Got size {size}."
+        )
+    spatial = size[2:]
+    if align_corners and min(spatial) == 1:
+        warnings.warn(
+            "Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+            "align_corners=True. This is not an intended use case of affine_grid. See the "
+            "documentation of affine_grid for details.",
+            stacklevel=2,
+        )
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    if theta.shape[0] != size[0]:
+        raise RuntimeError(
+            "Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{theta.shape[0]}, {theta.shape[-1]}] but got: [{size[0]}, {theta.shape[-1]}]."
+        )
+    return AffineGridGenerator.apply(theta, size, align_corners)
+
+
+# --------------------------------------------------------------------------- grid_sample
+class _GridSampler(Function):
+    """The last step of grid_sample: the taps gathered from the input around each output point,
+    weighted and summed. values (N, C, K, P) carry the gradient to the input, weights (N, K, P)
+    to the grid; `grid` is passed only where no weight depends on it (nearest), so that it
+    still gets its zero gradient."""
+
+    @staticmethod
+    def forward(ctx, weights, values, grid, shape):
+        ctx.save_for_backward(weights, values)
+        ctx.grid_shape = None if grid is None else tuple(grid.shape)
+        products = values._data * weights._data[:, None]
+        result = products.sum(2)
+        return _wrap(result.reshape(*result.shape[:2], *shape))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        weights, values = ctx.saved_tensors
+        batch, channels, taps, points = values.shape
+        grad = grad_output.reshape(batch, channels, 1, points)
+        grad_weights = grad_values = grad_grid = None
+        if ctx.needs_input_grad[0]:
+            grad_weights = (grad * values).sum(1)
+        if ctx.needs_input_grad[1]:
+            grad_values = grad * weights.unsqueeze(1)
+        if ctx.grid_shape is not None and ctx.needs_input_grad[2]:
+            grad_grid = _wrap(np.zeros(ctx.grid_shape, grad_output._data.dtype))
+        return grad_weights, grad_values, grad_grid, None
+
+
+class GridSampler2D(_GridSampler):
+    _backward_name = "GridSampler2DBackward0"
+    _op_name = "grid_sample"
+
+
+class GridSampler3D(_GridSampler):
+    _backward_name = "GridSampler3DBackward0"
+    _op_name = "grid_sample"
+
+
+def _unnormalize(coordinate: Tensor, size: int, align_corners: bool) -> Tensor:
+    """[-1, 1] to pixel units: -1 and 1 are the corner pixels' centres, or their outer edges."""
+    if align_corners:
+        return (coordinate + 1) * ((size - 1) / 2)
+    return ((coordinate + 1) * size - 1) / 2
+
+
+def _reflect(coordinate: Tensor, twice_low: int, twice_high: int) -> Tensor:
+    """Fold coordinates back into [low, high] by mirroring at both ends, any number of times."""
+    from lucid.ops.pointwise import where  # noqa: PLC0415
+
+    if twice_low == twice_high:
+        return coordinate * 0
+    low = twice_low / 2
+    span = (twice_high - twice_low) / 2
+    distance = abs(coordinate - low)
+    flips = np.floor(distance._data / span)
+    extra = distance - _wrap(flips * span)
+    return where(_wrap(flips % 2 == 0), extra + low, span - extra + low)
+
+
+def _reflect_index(index: np.ndarray, twice_low: int, twice_high: int) -> np.ndarray:
+    """`_reflect` on an array of pixel indices, which need no gradient."""
+    if twice_low == twice_high:
+        return np.zeros_like(index)
+    low = twice_low / 2
+    span = (twice_high - twice_low) / 2
+    distance = np.abs(index - low)
+    flips = np.floor(distance / span)
+    extra = distance - flips * span
+    return np.where(flips % 2 == 0, extra + low, span - extra + low)
+
+
+def _pad_coordinate(coordinate: Tensor, size: int, padding_mode: str, align_corners: bool):
+    """Where coordinates outside the input read under border or reflection padding."""
+    if padding_mode == "reflection":
+        if align_corners:
+            coordinate = _reflect(coordinate, 0, 2 * (size - 1))
+        else:
+            coordinate = _reflect(coordinate, -1, 2 * size - 1)
+    if padding_mode == "zeros":
+        return coordinate
+    return coordinate.clamp(0, size - 1)
+
+
+def _pad_index(index: np.ndarray, size: int, padding_mode: str, align_corners: bool):
+    """`_pad_coordinate` on an array of pixel indices (bicubic's taps)."""
+    if padding_mode == "reflection":
+        if align_corners:
+            index = _reflect_index(index, 0, 2 * (size - 1))
+        else:
+            index = _reflect_index(index, -1, 2 * size - 1)
+    if padding_mode == "zeros":
+        return index
+    return np.clip(index, 0, size - 1)
+
+
+def _cubic_coefficients(t: Tensor) -> list[Tensor]:
+    """Keys' cubic convolution weights (a = -0.75) of the taps at -1, 0, 1, 2 from floor(x)."""
+    a = -0.75
+    near = [t, 1 - t]
+    far = [t + 1, 2 - t]
+
+    def inner(x: Tensor) -> Tensor:
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def outer(x: Tensor) -> Tensor:
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [outer(far[0]), inner(near[0]), inner(near[1]), outer(far[1])]
+
+
+_GRID_MODES = ("bilinear", "nearest", "bicubic")
+_GRID_PADDINGS = ("zeros", "border", "reflection")
+
+
+def _check_grid_sample(input: Tensor, grid: Tensor, mode: str) -> None:
+    shape, grid_shape = list(input.shape), list(grid.shape)
+    if shape and grid_shape and shape[0] != grid_shape[0]:
+        raise RuntimeError(
+            "grid_sampler(): expected grid and input to have same batch size, but got input "
+            f"with sizes {shape} and grid with sizes {grid_shape}"
+        )
+    if grid_shape and grid_shape[-1] != input.ndim - 2:
+        raise RuntimeError(
+            f"grid_sampler(): expected grid to have size {input.ndim - 2} in last dimension, "
+            f"but got grid with sizes {grid_shape}"
+        )
+    for axis in range(2, input.ndim):
+        if shape[axis] == 0:
+            raise RuntimeError(
+                "grid_sampler(): expected input to have non-empty spatial dimensions, but "
+                f"input has sizes {shape} with dimension {axis} being empty"
+            )
+    rank = 4 if input.ndim == 4 else 5
+    if input.ndim != rank or grid.ndim != rank:
+        raise RuntimeError(
+            f"grid_sampler(): expected {rank}D input and grid with same number of dimensions, "
+            f"but got input with sizes {shape} and grid with sizes {grid_shape}"
+        )
+    if mode == "bicubic" and rank == 5:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if input._data.dtype.kind != "f":
+        kernel = "grid_sampler_2d_cpu_kernel_impl" if rank == 4 else "grid_sampler3d_cpu"
+        raise not_implemented(kernel, input._data.dtype)
+    if grid._data.dtype != input._data.dtype:
+        from lucid.ops._common import dtype_name  # noqa: PLC0415
+
+        raise RuntimeError(
+            f"expected scalar type {dtype_name(input._data.dtype)} but found "
+            f"{dtype_name(grid._data.dtype)}"
+        )
+
+
+def grid_sample(
+    input: Tensor,
+    grid: Tensor,
+    mode: str = "bilinear",
+    padding_mode: str = "zeros",
+    align_corners: bool | None = None,
+) -> Tensor:
+    """Sample (N, C, H, W) input at grid (N, Ho, Wo, 2) of normalised (x, y) points, or
+    (N, C, D, H, W) input at (N, Do, Ho, Wo, 3) points (bicubic is 2-D only)."""
+    import warnings  # noqa: PLC0415
+
+    from lucid.ops.pointwise import where  # noqa: PLC0415
+    from lucid.ops.shape import stack  # noqa: PLC0415
+
+    check_tensors(input, grid)
+    if mode not in _GRID_MODES:
+        raise ValueError(
+            "nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "
+            f"'bicubic', but got: '{mode}'"
+        )
+    if padding_mode not in _GRID_PADDINGS:
+        raise ValueError(
+            "nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+            f"'reflection', but got: '{padding_mode}'"
+        )
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_DEFAULT, stacklevel=2)
+        align_corners = False
+    _check_grid_sample(input, grid, mode)
+    spatial = input.ndim - 2
+    batch, channels, *sizes = input.shape
+    out_shape = tuple(grid.shape[1:-1])
+    points = math.prod(out_shape)
+    coordinates = grid.reshape(batch, points, spatial)
+    # per input axis, its taps: (index array (N, P), weight tensor or None)
+    axis_taps: list[list[tuple[np.ndarray, Tensor | None]]] = []
+    for axis, size in enumerate(sizes):
+        # the grid's last dim lists x (the last input axis) first
+        coordinate = coordinates[:, :, spatial - 1 - axis]
+        if mode == "bicubic":
+            coordinate = _unnormalize(coordinate, size, align_corners)
+            low = np.floor(coordinate._data)
+            weights = _cubic_coefficients(coordinate - _wrap(low))
+            taps = [
+                (_pad_index(low + k - 1, size, padding_mode, align_corners), weight)
+                for k, weight in enumerate(weights)
+            ]
+        else:
+            coordinate = _unnormalize(coordinate, size, align_corners)
+            coordinate = _pad_coordinate(coordinate, size, padding_mode, align_corners)
+            if mode == "nearest":
+                # round half to even, as the kernel's nearbyint does
+                taps = [(np.round(coordinate._data), None)]
+            else:
+                low = np.floor(coordinate._data)
+                fraction = coordinate - _wrap(low)
+                taps = [(low, 1 - fraction), (low + 1, fraction)]
+        axis_taps.append(taps)
+    flat_indices, valid_masks, tap_weights = [], [], []
+    for combination in itertools.product(*axis_taps):
+        flat = np.zeros((batch, points), np.int64)
+        valid = np.ones((batch, points), bool)
+        weight = None
+        for size, (index, axis_weight) in zip(sizes, combination, strict=True):
+            inside = (index >= 0) & (index < size)  # False for NaN
+            valid &= inside
+            flat = flat * size + np.where(inside, index, 0).astype(np.int64)
+            if axis_weight is not None:
+                weight = axis_weight if weight is None else weight * axis_weight
+        flat_indices.append(flat)
+        valid_masks.append(valid)
+        tap_weights.append(weight)
+    taps = len(flat_indices)
+    index = np.stack(flat_indices, 1).reshape(batch, 1, taps * points)
+    index = np.ascontiguousarray(np.broadcast_to(index, (batch, channels, taps * points)))
+    values = input.reshape(batch, channels, -1).gather(2, _wrap(index))
+    values = values.reshape(batch, channels, taps, points)
+    # taps outside the input read zeros (never the clamped pixel times a zero weight)
+    valid = _wrap(np.stack(valid_masks, 1)[:, None])
+    values = where(valid, values, _wrap(np.zeros((), input._data.dtype)))
+    if mode == "nearest":
+        weights = _wrap(np.ones((batch, 1, points), input._data.dtype))
+        source = grid
+    else:
+        weights = stack(tap_weights, 1)
+        source = None
+    function = GridSampler2D if spatial == 2 else GridSampler3D
+    return function.apply(weights, values, source, out_shape)

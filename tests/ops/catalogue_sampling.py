@@ -113,3 +113,104 @@ ROWS += [
     _row("prelu", [(2, 3, 4), (3,)]),
     _row("prelu[shared]", [(2, 3), (1,)]),
 ]
+
+_GRID_BATCH = ErrorInput(
+    [(2, 3, 4, 5), (3, 6, 7, 2)],
+    RuntimeError,
+    r"grid_sampler\(\): expected grid and input to have same batch size, but got input with "
+    r"sizes \[2, 3, 4, 5\] and grid with sizes \[3, 6, 7, 2\]",
+    {"align_corners": False},
+)
+_GRID_BICUBIC_3D = ErrorInput(
+    [(1, 2, 3, 3, 3), (1, 2, 2, 2, 3)],
+    RuntimeError,
+    r"grid_sampler\(\): bicubic interpolation only supports 4D input",
+    {"mode": "bicubic", "align_corners": False},
+)
+_GRID_LAST = ErrorInput(
+    [(1, 2, 3, 3), (1, 2, 2, 3)],
+    RuntimeError,
+    r"grid_sampler\(\): expected grid to have size 2 in last dimension",
+    {"align_corners": True},
+)
+_GRID_MODE = ErrorInput(
+    [(1, 2, 3, 3), (1, 2, 2, 2)],
+    ValueError,
+    "expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: 'area'",
+    {"mode": "area", "align_corners": True},
+)
+_GRID_PADDING = ErrorInput(
+    [(1, 2, 3, 3), (1, 2, 2, 2)],
+    ValueError,
+    "expected padding_mode to be 'zeros', 'border', or 'reflection', but got: 'wrap'",
+    {"padding_mode": "wrap", "align_corners": True},
+)
+_AFFINE_SHAPE = ErrorInput(
+    [(2, 3, 4)],
+    ValueError,
+    r"Expected a batch of 2D affine matrices of shape Nx2x3 for size \(2, 3, 4, 5\)",
+    {"size": (2, 3, 4, 5), "align_corners": False},
+)
+_AFFINE_SIZE = ErrorInput(
+    [(2, 2, 3)],
+    NotImplementedError,
+    "affine_grid only supports 4D and 5D sizes",
+    {"size": (2, 3, 4), "align_corners": False},
+)
+_AFFINE_EMPTY = ErrorInput(
+    [(2, 2, 3)],
+    ValueError,
+    r"Expected non-zero, positive output size. Got \(2, 3, 0, 5\)",
+    {"size": (2, 3, 0, 5), "align_corners": False},
+)
+_SHUFFLE_GROUPS = ErrorInput(
+    [(2, 6, 3)],
+    RuntimeError,
+    "Number of channels must be divisible by groups. Got 6 channels and 4 groups.",
+    {"groups": 4},
+)
+_SHUFFLE_RANK = ErrorInput(
+    [(6,)],
+    RuntimeError,
+    r"channel_shuffle expects input with > 2 dims, but got input with sizes \[6\]",
+    {"groups": 2},
+)
+
+
+def _grid(name: str, shapes, extremes: bool = True, error_inputs=(), **kwargs) -> OpCase:
+    """grid_sample rows: the grid (second input) spans a little beyond [-1, 1]."""
+    row = _row(name, shapes, extremes, error_inputs, **kwargs)
+    row.low, row.high = -1.3, 1.3
+    return row
+
+
+# extremes=False on grid_sample: PyTorch's CPU kernel crashes the process on non-finite or huge
+# grid points (border padding), so there is no reference to compare with
+ROWS += [
+    _grid("grid_sample", [(2, 3, 4, 5), (2, 3, 2, 2)], False, align_corners=False,
+          error_inputs=[_GRID_BATCH, _GRID_LAST, _GRID_MODE, _GRID_PADDING]),
+    _grid("grid_sample[border align]", [(1, 2, 4, 3), (1, 2, 3, 2)], False,
+          padding_mode="border", align_corners=True),
+    _grid("grid_sample[reflection]", [(1, 2, 4, 3), (1, 3, 2, 2)], False,
+          padding_mode="reflection", align_corners=False),
+    _grid("grid_sample[nearest]", [(1, 2, 4, 3), (1, 3, 2, 2)], False, mode="nearest",
+          padding_mode="reflection", align_corners=True),
+    _grid("grid_sample[bicubic]", [(1, 2, 4, 5), (1, 2, 3, 2)], False, mode="bicubic",
+          align_corners=False, error_inputs=[_GRID_BICUBIC_3D]),
+    _grid("grid_sample[bicubic border]", [(1, 1, 3, 4), (1, 2, 2, 2)], False, mode="bicubic",
+          padding_mode="border", align_corners=True),
+    _grid("grid_sample[bicubic reflection]", [(1, 1, 3, 4), (1, 2, 2, 2)], False,
+          mode="bicubic", padding_mode="reflection", align_corners=False),
+    _grid("grid_sample[3d]", [(1, 2, 3, 4, 2), (1, 2, 2, 1, 3)], False, align_corners=True),
+    _grid("grid_sample[3d reflection]", [(1, 2, 3, 2, 3), (1, 1, 2, 2, 3)], False,
+          padding_mode="reflection", align_corners=False),
+    _grid("grid_sample[3d nearest]", [(1, 2, 3, 2, 3), (1, 1, 2, 2, 3)], False,
+          mode="nearest", padding_mode="border", align_corners=False),
+    _row("affine_grid", [(2, 2, 3)], size=(2, 3, 4, 5), align_corners=False,
+         error_inputs=[_AFFINE_SHAPE, _AFFINE_SIZE, _AFFINE_EMPTY]),
+    _row("affine_grid[align]", [(2, 2, 3)], size=(2, 1, 3, 2), align_corners=True),
+    _row("affine_grid[3d]", [(1, 3, 4)], size=(1, 2, 3, 2, 4), align_corners=False),
+    _row("channel_shuffle", [(2, 6, 3)], groups=3,
+         error_inputs=[_SHUFFLE_GROUPS, _SHUFFLE_RANK]),
+    _row("channel_shuffle[4d]", [(2, 4, 2, 3)], groups=2),
+]  # fmt: skip

@@ -102,6 +102,7 @@ from lucid.nn.modules.loss import NLLLoss2d, PoissonNLLLoss, SoftMarginLoss
 from lucid.nn.modules.loss import CTCLoss, TripletMarginLoss, TripletMarginWithDistanceLoss
 from lucid.nn.modules.loss import LinearCrossEntropyLoss
 from lucid.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
+from lucid.nn.modules.pixelshuffle import ChannelShuffle
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
@@ -127,4 +128,5 @@ __all__ = [
     "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss2d",
     "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
     "LinearCrossEntropyLoss", "AdaptiveLogSoftmaxWithLoss",
+    "ChannelShuffle",
 ]  # fmt: skip

@@ -10,6 +10,7 @@ from lucid.nn.modules.module import Module
 
 __all__ = [
     "PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
+    "ChannelShuffle",
 ]  # fmt: skip
 
 
@@ -43,6 +44,22 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self) -> str:
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """Interleave the channels of (N, C, *) input from `groups` groups."""
+
+    __constants__ = ["groups"]
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
 
 
 class Upsample(Module):
