@@ -1,9 +1,12 @@
-"""Neural-network ops: padding, interpolation and pixel shuffle (used through nn.functional).
+"""Neural-network ops: padding, interpolation, pixel and channel shuffle, affine grids and
+grid sampling (used through nn.functional).
 
 Reflect, replicate and circular padding and nearest interpolation are one gather along each
 padded axis (`_Gather`), whose backward is the matching scatter-sum (`_Scatter`) and back, so
-every gradient here is built from lucid ops. Linear interpolation is one small matrix per
-axis (a GEMM each way).
+every gradient here is built from lucid ops. Linear, cubic and antialiased interpolation read
+a few weighted taps per output along each axis (`_Resample`, with its adjoint). grid_sample
+gathers its taps with lucid ops and weighs them in one last op, so its gradients reach both
+the input and the grid.
 """
 
 from __future__ import annotations
@@ -307,7 +310,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
 
 # --------------------------------------------------------------------------- interpolate
 class _UpsampleLinear(Function):
-    """result = input with one interpolation matrix applied along each of its last axes."""
+    """result = input with one matrix applied along each of its last axes (area on 5-d input,
+    where every output averages a whole window)."""
 
     @staticmethod
     def forward(ctx, x, matrices):
@@ -339,32 +343,97 @@ def _along(x: Any, matrix: Any, from_end: int) -> Any:
     return result.reshape(*shape[:axis], matrix.shape[0], *shape[axis + 1 :])
 
 
-class UpsampleLinear1D(_UpsampleLinear):
+# (indices (out, T) into the axis, weights (out, T), which taps are real (out, T) or None)
+Taps = tuple[np.ndarray, np.ndarray, np.ndarray | None]
+
+
+def _apply_taps(array: np.ndarray, taps: Taps, axis: int) -> np.ndarray:
+    """out[i] = sum over t of weights[i, t] * array[indices[i, t]] along `axis`."""
+    indices, weights, valid = taps
+    gathered = np.take(array, indices, axis=axis)  # the axis becomes (out, T)
+    shape = [1] * gathered.ndim
+    shape[axis], shape[axis + 1] = weights.shape
+    products = gathered * weights.astype(array.dtype).reshape(shape)
+    if valid is not None:
+        # padding taps read nothing, not 0 * (whatever pixel they point at)
+        products = np.where(valid.reshape(shape), products, 0)
+    return products.sum(axis + 1)
+
+
+class _Resample(Function):
+    """result = input resampled along each of its last axes by a few taps per output point,
+    so a non-finite pixel reaches only the outputs that read it."""
+
+    _backward_name = "ResampleBackward0"
+    _op_name = "interpolate"
+
+    @staticmethod
+    def forward(ctx, x, plan):
+        array = x._data
+        ctx.plan = plan
+        ctx.sizes = array.shape[array.ndim - len(plan) :]
+        for k, taps in enumerate(plan):
+            array = _apply_taps(array, taps, array.ndim - len(plan) + k)
+        return _wrap(array)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return _ResampleAdjoint.apply(grad_output, ctx.plan, ctx.sizes), None
+
+
+class _ResampleAdjoint(Function):
+    """The adjoint of `_Resample`: each output's gradient spread back over its taps."""
+
+    _backward_name = "ResampleBackwardBackward0"
+    _op_name = "interpolate"
+
+    @staticmethod
+    def forward(ctx, grad, plan, sizes):
+        ctx.plan = plan
+        array = grad._data
+        for k in reversed(range(len(plan))):
+            indices, weights, valid = plan[k]
+            axis = array.ndim - len(plan) + k
+            moved = np.moveaxis(array, axis, -1)
+            spread = moved[..., None] * weights.astype(array.dtype)
+            if valid is not None:
+                spread = np.where(valid, spread, 0)
+            spread = spread.reshape(*spread.shape[:-2], -1)
+            summed = _scatter_axis(spread, indices.ravel(), sizes[k], spread.ndim - 1)
+            array = np.moveaxis(summed, -1, axis)
+        return _wrap(array)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return _Resample.apply(grad_output, ctx.plan), None, None
+
+
+class UpsampleLinear1D(_Resample):
     _backward_name = "UpsampleLinear1DBackward0"
     _op_name = "interpolate"
 
 
-class UpsampleBilinear2D(_UpsampleLinear):
+class UpsampleBilinear2D(_Resample):
     _backward_name = "UpsampleBilinear2DBackward0"
     _op_name = "interpolate"
 
 
-class UpsampleTrilinear3D(_UpsampleLinear):
+class UpsampleTrilinear3D(_Resample):
     _backward_name = "UpsampleTrilinear3DBackward0"
     _op_name = "interpolate"
 
 
-class UpsampleBicubic2D(_UpsampleLinear):
+class UpsampleBicubic2D(_Resample):
     _backward_name = "UpsampleBicubic2DBackward0"
     _op_name = "interpolate"
 
 
-class UpsampleBilinear2DAa(_UpsampleLinear):
+class UpsampleBilinear2DAa(_Resample):
     _backward_name = "UpsampleBilinear2DAaBackward0"
     _op_name = "interpolate"
 
 
-class UpsampleBicubic2DAa(_UpsampleLinear):
+class UpsampleBicubic2DAa(_Resample):
     _backward_name = "UpsampleBicubic2DAaBackward0"
     _op_name = "interpolate"
 
@@ -377,7 +446,7 @@ class AdaptiveAvgPool3D(_UpsampleLinear):
 
 
 # mode -> (input ndim, the Function); bicubic and the antialiased modes are 4-D only
-_MATRIX_FUNCTIONS = {
+_TAP_FUNCTIONS = {
     "linear": (3, UpsampleLinear1D),
     "bilinear": (4, UpsampleBilinear2D),
     "trilinear": (5, UpsampleTrilinear3D),
@@ -426,7 +495,7 @@ def _source_ratio(size: int, out: int, scale: float | None, align_corners: bool)
     return 1.0 / scale if scale is not None and scale > 0 else size / out
 
 
-def _linear_matrix(size: int, out: int, scale: float | None, align_corners: bool) -> np.ndarray:
+def _linear_taps(size: int, out: int, scale: float | None, align_corners: bool) -> Taps:
     positions = np.arange(out, dtype=np.float64)
     ratio = _source_ratio(size, out, scale, align_corners)
     if align_corners:
@@ -436,10 +505,7 @@ def _linear_matrix(size: int, out: int, scale: float | None, align_corners: bool
     low = np.minimum(np.floor(source).astype(np.int64), size - 1)
     high = np.minimum(low + 1, size - 1)
     weight = source - low
-    matrix = np.zeros((out, size))
-    np.add.at(matrix, (np.arange(out), low), 1.0 - weight)
-    np.add.at(matrix, (np.arange(out), high), weight)
-    return matrix
+    return np.stack([low, high], 1), np.stack([1.0 - weight, weight], 1), None
 
 
 def _cubic_weights(distance: np.ndarray, a: float) -> np.ndarray:
@@ -450,7 +516,7 @@ def _cubic_weights(distance: np.ndarray, a: float) -> np.ndarray:
     return np.where(x < 1, near, np.where(x < 2, far, 0.0))
 
 
-def _cubic_matrix(size: int, out: int, scale: float | None, align_corners: bool) -> np.ndarray:
+def _cubic_taps(size: int, out: int, scale: float | None, align_corners: bool) -> Taps:
     positions = np.arange(out, dtype=np.float64)
     ratio = _source_ratio(size, out, scale, align_corners)
     # unlike linear, cubic does not clamp a source left of the first pixel centre
@@ -459,15 +525,12 @@ def _cubic_matrix(size: int, out: int, scale: float | None, align_corners: bool)
     taps = floor[:, None] + np.arange(-1, 3)
     weights = _cubic_weights(source[:, None] - taps, -0.75)
     # taps past either edge read the edge pixel
-    columns = np.clip(taps.astype(np.int64), 0, size - 1)
-    matrix = np.zeros((out, size))
-    np.add.at(matrix, (np.repeat(np.arange(out), 4), columns.ravel()), weights.ravel())
-    return matrix
+    return np.clip(taps.astype(np.int64), 0, size - 1), weights, None
 
 
-def _antialias_matrix(
+def _antialias_taps(
     size: int, out: int, scale: float | None, align_corners: bool, mode: str
-) -> np.ndarray:
+) -> Taps:
     """Weights of a filter stretched over the input pixels one output pixel covers, so that
     downsampling averages instead of skipping pixels (normalised per output pixel)."""
     ratio = _source_ratio(size, out, scale, align_corners)
@@ -484,14 +547,11 @@ def _antialias_matrix(
         weights = np.maximum(1.0 - np.abs(distance), 0.0)
     else:
         weights = _cubic_weights(distance, -0.5)
-    weights = np.where(taps < last[:, None], weights, 0.0)
+    inside = taps < last[:, None]
+    weights = np.where(inside, weights, 0.0)
     totals = weights.sum(axis=1, keepdims=True)
     weights = weights / np.where(totals == 0, 1.0, totals)
-    matrix = np.zeros((out, size))
-    inside = taps < last[:, None]
-    rows = np.broadcast_to(np.arange(out)[:, None], taps.shape)
-    np.add.at(matrix, (rows[inside], taps[inside]), weights[inside])
-    return matrix
+    return np.minimum(np.where(inside, taps, first[:, None]), size - 1), weights, inside
 
 
 def _interpolate_sizes(input: Tensor, size: Any, scale_factor: Any, spatial: int):
@@ -634,10 +694,10 @@ def interpolate(
         )
     if mode == "lanczos" and not antialias:
         raise ValueError("Lanczos mode requires antialias=True")
-    if mode in _MATRIX_FUNCTIONS and _MATRIX_FUNCTIONS[mode][0] != ndim and mode != "bicubic":
+    if mode in _TAP_FUNCTIONS and _TAP_FUNCTIONS[mode][0] != ndim and mode != "bicubic":
         raise NotImplementedError(f"Got {ndim}D input, but {mode} mode needs "
-                                  f"{_MATRIX_FUNCTIONS[mode][0]}D input")  # fmt: skip
-    known = mode in ("nearest", "nearest-exact", "area") or mode in _MATRIX_FUNCTIONS
+                                  f"{_TAP_FUNCTIONS[mode][0]}D input")  # fmt: skip
+    known = mode in ("nearest", "nearest-exact", "area") or mode in _TAP_FUNCTIONS
     if not known or (mode == "bicubic" and ndim != 4):
         raise NotImplementedError(
             f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {ndim}D) for the "
@@ -657,16 +717,16 @@ def interpolate(
         )  # fmt: skip
         return _NEAREST_FUNCTIONS[mode][spatial - 1].apply(input, plan)
     if antialias:
-        matrices = tuple(
-            _antialias_matrix(input.shape[2 + k], sizes[k], scales[k], align_corners, mode)
+        plan = tuple(
+            _antialias_taps(input.shape[2 + k], sizes[k], scales[k], align_corners, mode)
             for k in range(spatial)
         )
-        return _ANTIALIAS_FUNCTIONS[mode].apply(input, matrices)
-    build = _cubic_matrix if mode == "bicubic" else _linear_matrix
-    matrices = tuple(
+        return _ANTIALIAS_FUNCTIONS[mode].apply(input, plan)
+    build = _cubic_taps if mode == "bicubic" else _linear_taps
+    plan = tuple(
         build(input.shape[2 + k], sizes[k], scales[k], align_corners) for k in range(spatial)
     )
-    return _MATRIX_FUNCTIONS[mode][1].apply(input, matrices)
+    return _TAP_FUNCTIONS[mode][1].apply(input, plan)
 
 
 # --------------------------------------------------------------------------- pixel shuffle

@@ -70,9 +70,8 @@ _AREA_NEGATIVE = ErrorInput(
     {"size": -2, "mode": "area"},
 )
 
-# extremes=False: linear, bilinear and trilinear apply one weight matrix per axis, so a
-# non-finite pixel reaches every output of its row through a zero weight (0 * inf = nan)
-# where PyTorch reads only the two neighbours; area on 3-d input likewise.
+# extremes=False on area of 3-d input: adaptive_avg_pool2d applies one averaging matrix per
+# axis, so a non-finite pixel reaches every output of its row through a zero weight.
 ROWS: list[OpCase] = [
     _row("interpolate[nearest-exact 3d]", [(2, 3, 5)], size=7, mode="nearest-exact"),
     _row("interpolate[nearest-exact 4d]", [(2, 2, 5, 4)], scale_factor=(0.6, 1.7),
@@ -83,14 +82,14 @@ ROWS: list[OpCase] = [
     _row("interpolate[area 4d]", [(2, 2, 5, 6)], scale_factor=0.5, mode="area",
          error_inputs=[_AREA_NEGATIVE]),
     _row("interpolate[area 5d]", [(1, 2, 5, 4, 3)], size=(2, 3, 2), mode="area"),
-    _row("interpolate[linear]", [(2, 3, 5)], False, size=8, mode="linear",
+    _row("interpolate[linear]", [(2, 3, 5)], size=8, mode="linear",
          error_inputs=[_LINEAR_4D]),
-    _row("interpolate[linear align]", [(2, 3, 5)], False, scale_factor=1.6, mode="linear",
+    _row("interpolate[linear align]", [(2, 3, 5)], scale_factor=1.6, mode="linear",
          align_corners=True),
-    _row("interpolate[bilinear scale]", [(1, 2, 4, 5)], False, scale_factor=(1.5, 0.7),
+    _row("interpolate[bilinear scale]", [(1, 2, 4, 5)], scale_factor=(1.5, 0.7),
          mode="bilinear"),
-    _row("interpolate[trilinear]", [(1, 2, 3, 4, 2)], False, size=(4, 3, 5), mode="trilinear"),
-    _row("interpolate[trilinear recompute]", [(1, 2, 3, 4, 2)], False, scale_factor=1.7,
+    _row("interpolate[trilinear]", [(1, 2, 3, 4, 2)], size=(4, 3, 5), mode="trilinear"),
+    _row("interpolate[trilinear recompute]", [(1, 2, 3, 4, 2)], scale_factor=1.7,
          mode="trilinear", recompute_scale_factor=True),
     _row("interpolate[bicubic]", [(2, 2, 4, 5)], size=(7, 3), mode="bicubic",
          error_inputs=[_RECOMPUTE_SIZE, _BICUBIC_3D]),
