@@ -438,6 +438,11 @@ class UpsampleBicubic2DAa(_Resample):
     _op_name = "interpolate"
 
 
+class UpsampleLanczos2DAa(_Resample):
+    _backward_name = "UpsampleLanczos2DAaBackward0"
+    _op_name = "interpolate"
+
+
 class AdaptiveAvgPool3D(_UpsampleLinear):
     """Area interpolation of 5-D input: one averaging matrix per axis."""
 
@@ -452,7 +457,13 @@ _TAP_FUNCTIONS = {
     "trilinear": (5, UpsampleTrilinear3D),
     "bicubic": (4, UpsampleBicubic2D),
 }
-_ANTIALIAS_FUNCTIONS = {"bilinear": UpsampleBilinear2DAa, "bicubic": UpsampleBicubic2DAa}
+_ANTIALIAS_FUNCTIONS = {
+    "bilinear": UpsampleBilinear2DAa,
+    "bicubic": UpsampleBicubic2DAa,
+    "lanczos": UpsampleLanczos2DAa,
+}
+# half the width of each antialiasing filter, in input pixels at scale 1
+_FILTER_RADII = {"bilinear": 1.0, "bicubic": 2.0, "lanczos": 3.0}
 _MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
 # the kernel PyTorch names when an integer tensor reaches it, by mode and spatial dims
 _INTEGER_KERNELS = {
@@ -534,7 +545,7 @@ def _antialias_taps(
     """Weights of a filter stretched over the input pixels one output pixel covers, so that
     downsampling averages instead of skipping pixels (normalised per output pixel)."""
     ratio = _source_ratio(size, out, scale, align_corners)
-    half_width = 1.0 if mode == "bilinear" else 2.0
+    half_width = _FILTER_RADII[mode]
     stretch = max(ratio, 1.0)
     support = half_width * stretch
     # align_corners changes only the ratio here: the centres stay at pixel centres
@@ -545,8 +556,11 @@ def _antialias_taps(
     distance = (taps - centres[:, None] + 0.5) / stretch
     if mode == "bilinear":
         weights = np.maximum(1.0 - np.abs(distance), 0.0)
-    else:
+    elif mode == "bicubic":
         weights = _cubic_weights(distance, -0.5)
+    else:
+        # Lanczos-3: a sinc windowed by a sinc three times as wide
+        weights = np.where(np.abs(distance) < 3.0, np.sinc(distance) * np.sinc(distance / 3), 0.0)
     inside = taps < last[:, None]
     weights = np.where(inside, weights, 0.0)
     totals = weights.sum(axis=1, keepdims=True)
@@ -662,8 +676,8 @@ def interpolate(
     """Resample the spatial dims of (N, C, ...) input.
 
     Modes: nearest, nearest-exact, linear (3-D), bilinear (4-D), bicubic (4-D), trilinear
-    (5-D), area; antialias=True (bilinear and bicubic) widens the filter when downsampling.
-    lanczos is not supported.
+    (5-D), area, lanczos (4-D, antialias=True only); antialias=True (bilinear, bicubic,
+    lanczos) widens the filter when downsampling.
     """
     check_tensors(input)
     if mode in ("nearest", "area", "nearest-exact"):
@@ -692,19 +706,23 @@ def interpolate(
             "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and "
             "requires a 4-D tensor as input"
         )
-    if mode == "lanczos" and not antialias:
-        raise ValueError("Lanczos mode requires antialias=True")
     if mode in _TAP_FUNCTIONS and _TAP_FUNCTIONS[mode][0] != ndim and mode != "bicubic":
         raise NotImplementedError(f"Got {ndim}D input, but {mode} mode needs "
                                   f"{_TAP_FUNCTIONS[mode][0]}D input")  # fmt: skip
-    known = mode in ("nearest", "nearest-exact", "area") or mode in _TAP_FUNCTIONS
-    if not known or (mode == "bicubic" and ndim != 4):
+    if mode == "lanczos" and ndim == 4:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+    known = mode in ("nearest", "nearest-exact", "area", "lanczos") or mode in _TAP_FUNCTIONS
+    if not known or (mode in ("bicubic", "lanczos") and ndim != 4):
         raise NotImplementedError(
             f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {ndim}D) for the "
             f"modes: {_MODES} (got {mode})"
         )
     if input._data.dtype.kind != "f":
-        raise not_implemented(_INTEGER_KERNELS[mode, spatial], input._data.dtype)
+        kernel = "compute_index_ranges_weights" if antialias else _INTEGER_KERNELS[mode, spatial]
+        raise not_implemented(kernel, input._data.dtype)
     if mode == "area":
         return _area(input, sizes)
     _check_interpolate_sizes(input, sizes, mode)

@@ -62,7 +62,7 @@ def _cases():
             cases[f"interpolate[{mode} {ndim}d]"] = lambda lib, F, mode=mode, ndim=ndim: (
                 F.interpolate(_x(lib, *([4] * ndim)), size=(3,) * (ndim - 2), mode=mode)
             )
-    for mode in ("bilinear", "bicubic"):
+    for mode in ("bilinear", "bicubic", "lanczos"):
         cases[f"interpolate[{mode} antialias]"] = lambda lib, F, mode=mode: F.interpolate(
             _x(lib, 1, 1, 6, 6), size=(3, 4), mode=mode, antialias=True
         )

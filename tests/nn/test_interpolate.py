@@ -23,6 +23,7 @@ _MODES = {
     "bilinear": (4,),
     "bicubic": (4,),
     "trilinear": (5,),
+    "lanczos": (4,),
 }
 
 
@@ -30,6 +31,13 @@ def _calls(mode: str, ndim: int):
     """Keyword sets for one mode and rank: sizes up and down, scales with and without
     recompute_scale_factor, align_corners, antialias."""
     spatial = ndim - 2
+    if mode == "lanczos":
+        # antialiased only, and never with align_corners
+        for out in (1, 2, 5, 9):
+            yield {"size": (out,) * spatial, "antialias": True}
+        for scale, recompute in itertools.product((0.3, 0.5, 1.7), (None, True)):
+            yield {"scale_factor": scale, "antialias": True, "recompute_scale_factor": recompute}
+        return
     interpolating = mode not in ("nearest", "nearest-exact", "area")
     corners = (False, True) if interpolating else (None,)
     for out, corner in itertools.product((1, 2, 5, 9), corners):
@@ -68,7 +76,8 @@ def test_interpolate_matches_torch_forward_and_backward(mode, ndim):
 @pytest.mark.parametrize(
     ("mode", "kwargs"),
     [("nearest-exact", {}), ("area", {}), ("bicubic", {"align_corners": True}),
-     ("bicubic", {"antialias": True}), ("bilinear", {"antialias": True})],
+     ("bicubic", {"antialias": True}), ("bilinear", {"antialias": True}),
+     ("lanczos", {"antialias": True})],
 )  # fmt: skip
 def test_interpolate_modes_pass_gradcheck_and_gradgradcheck(mode, kwargs):
     rng = np.random.default_rng(4)

@@ -56,6 +56,18 @@ _LINEAR_4D = ErrorInput(
     "Got 4D input, but linear mode needs 3D input",
     {"size": 3, "mode": "linear"},
 )
+_LANCZOS_PLAIN = ErrorInput(
+    [(1, 2, 4, 4)],
+    ValueError,
+    "Lanczos mode requires antialias=True",
+    {"size": 3, "mode": "lanczos"},
+)
+_LANCZOS_CORNERS = ErrorInput(
+    [(1, 2, 4, 4)],
+    ValueError,
+    "Lanczos mode does not support align_corners=True",
+    {"size": 3, "mode": "lanczos", "antialias": True, "align_corners": True},
+)
 _EMPTY_OUTPUT = ErrorInput(
     [(1, 2, 3, 4, 4)],
     RuntimeError,
@@ -100,6 +112,8 @@ ROWS: list[OpCase] = [
          mode="bilinear", antialias=True, error_inputs=[_ANTIALIAS_NEAREST]),
     _row("interpolate[bicubic antialias]", [(1, 2, 9, 6)], scale_factor=(0.4, 1.5),
          mode="bicubic", antialias=True, align_corners=True),
+    _row("interpolate[lanczos]", [(1, 2, 9, 5)], scale_factor=(0.4, 1.5), mode="lanczos",
+         antialias=True, error_inputs=[_LANCZOS_PLAIN, _LANCZOS_CORNERS]),
 ]  # fmt: skip
 
 ROWS += [
