@@ -96,6 +96,24 @@ from lucid.nn.modules.transformer import TransformerEncoder, TransformerEncoderL
 from lucid.nn.modules.transformer import Transformer, TransformerDecoder, TransformerDecoderLayer
 from lucid.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from lucid.nn.modules.normalization import LocalResponseNorm
+from lucid.nn.modules.conv import Conv3d, ConvTranspose1d, ConvTranspose3d
+from lucid.nn.modules.pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
+    AvgPool3d,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
@@ -117,4 +135,8 @@ __all__ = [
     "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
     "EmbeddingBag", "Fold", "Unfold",
+    "Conv3d", "ConvTranspose1d", "ConvTranspose3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool3d",
+    "FractionalMaxPool2d", "FractionalMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
+    "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
 ]  # fmt: skip
