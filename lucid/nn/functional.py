@@ -29,6 +29,7 @@ from lucid.ops.nn_ops import (  # noqa: F401
 )
 from lucid.ops.normalization import *  # noqa: F403
 from lucid.ops.pointwise import tanh  # noqa: F401
+from lucid.ops.pooling import *  # noqa: F403
 
 
 # torch.nn.functional's softmax family takes `dim` as optional (deprecated implicit choice),

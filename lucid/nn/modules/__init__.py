@@ -103,6 +103,24 @@ from lucid.nn.modules.loss import CTCLoss, TripletMarginLoss, TripletMarginWithD
 from lucid.nn.modules.loss import LinearCrossEntropyLoss
 from lucid.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
 from lucid.nn.modules.pixelshuffle import ChannelShuffle
+from lucid.nn.modules.conv import Conv3d, ConvTranspose1d, ConvTranspose3d
+from lucid.nn.modules.pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
+    AvgPool3d,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
@@ -129,4 +147,8 @@ __all__ = [
     "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
     "LinearCrossEntropyLoss", "AdaptiveLogSoftmaxWithLoss",
     "ChannelShuffle",
+    "Conv3d", "ConvTranspose1d", "ConvTranspose3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool3d",
+    "FractionalMaxPool2d", "FractionalMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
+    "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
 ]  # fmt: skip

@@ -1,4 +1,4 @@
-"""Convolution layers: Conv1d, Conv2d and ConvTranspose2d, as in torch.nn."""
+"""Convolution layers: Conv1d/2d/3d and ConvTranspose1d/2d/3d, as in torch.nn."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from lucid.nn.modules.linear import _reset_fan_in_uniform
 from lucid.nn.modules.module import Module
 from lucid.nn.parameter import Parameter
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose2d"]
+__all__ = [
+    "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+]  # fmt: skip
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -218,12 +220,59 @@ class Conv2d(_ConvNd):
         )
 
 
-class ConvTranspose2d(_ConvNd):
-    """2-D transposed convolution (the gradient of Conv2d with respect to its input).
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C_in, D, H, W) or (C_in, D, H, W) input."""
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Any,
+        stride: Any = 1,
+        padding: Any = 0,
+        dilation: Any = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__(
+            in_channels,
+            out_channels,
+            _ntuple(kernel_size, 3),
+            _ntuple(stride, 3),
+            padding if isinstance(padding, str) else _ntuple(padding, 3),
+            _ntuple(dilation, 3),
+            False,
+            (0, 0, 0),
+            groups,
+            bias,
+            padding_mode,
+            device=device,
+            dtype=dtype,
+        )
+
+    def forward(self, input: Tensor) -> Tensor:
+        if self.padding_mode != "zeros":
+            padded = F.pad(input, self._reversed_padding_repeated_twice, self.padding_mode)
+            return F.conv3d(
+                padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups
+            )
+        return F.conv3d(
+            input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+        )
+
+
+class _ConvTransposeNd(_ConvNd):
+    """A transposed convolution layer of `_dims` spatial dims (the gradient of the plain
+    convolution with respect to its input).
 
     `forward(input, output_size)` picks the output padding that yields `output_size`, which
     resolves the ambiguity of strided shapes.
     """
+
+    _dims = 2
 
     def __init__(
         self,
@@ -242,15 +291,16 @@ class ConvTranspose2d(_ConvNd):
     ) -> None:
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        dims = self._dims
         super().__init__(
             in_channels,
             out_channels,
-            _ntuple(kernel_size, 2),
-            _ntuple(stride, 2),
-            _ntuple(padding, 2),
-            _ntuple(dilation, 2),
+            _ntuple(kernel_size, dims),
+            _ntuple(stride, dims),
+            _ntuple(padding, dims),
+            _ntuple(dilation, dims),
             True,
-            _ntuple(output_padding, 2),
+            _ntuple(output_padding, dims),
             groups,
             bias,
             padding_mode,
@@ -261,7 +311,7 @@ class ConvTranspose2d(_ConvNd):
     def _output_padding(self, input: Tensor, output_size: Sequence[int] | None) -> tuple:
         if output_size is None:
             return self.output_padding
-        spatial = 2
+        spatial = self._dims
         leading = 2 if input.dim() == spatial + 2 else 1
         output_size = list(output_size)
         if len(output_size) == leading + spatial:
@@ -288,9 +338,53 @@ class ConvTranspose2d(_ConvNd):
                 )
         return tuple(output_size[d] - smallest[d] for d in range(spatial))
 
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution over (N, C_in, L) or (C_in, L) input."""
+
+    _dims = 1
+
+    def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
+        output_padding = self._output_padding(input, output_size)
+        return F.conv_transpose1d(
+            input,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            output_padding,
+            self.groups,
+            self.dilation,
+        )
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution over (N, C_in, H, W) or (C_in, H, W) input."""
+
+    _dims = 2
+
     def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
         output_padding = self._output_padding(input, output_size)
         return F.conv_transpose2d(
+            input,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            output_padding,
+            self.groups,
+            self.dilation,
+        )
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W) input."""
+
+    _dims = 3
+
+    def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
+        output_padding = self._output_padding(input, output_size)
+        return F.conv_transpose3d(
             input,
             self.weight,
             self.bias,
