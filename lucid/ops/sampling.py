@@ -443,13 +443,6 @@ class UpsampleLanczos2DAa(_Resample):
     _op_name = "interpolate"
 
 
-class AdaptiveAvgPool3D(_UpsampleLinear):
-    """Area interpolation of 5-D input: one averaging matrix per axis."""
-
-    _backward_name = "AdaptiveAvgPool3DBackward0"
-    _op_name = "interpolate"
-
-
 # mode -> (input ndim, the Function); bicubic and the antialiased modes are 4-D only
 _TAP_FUNCTIONS = {
     "linear": (3, UpsampleLinear1D),
@@ -619,7 +612,7 @@ def _check_interpolate_sizes(input: Tensor, sizes: list[int], mode: str) -> None
 
 def _area(input: Tensor, sizes: list[int]) -> Tensor:
     """Area interpolation: adaptive average pooling to `sizes`."""
-    from lucid.ops.convolution import adaptive_avg_pool2d  # noqa: PLC0415
+    from lucid.ops.pooling import adaptive_avg_pool2d, adaptive_avg_pool3d  # noqa: PLC0415
 
     spatial = len(sizes)
     shape = tuple(input.shape)
@@ -647,21 +640,7 @@ def _area(input: Tensor, sizes: list[int]) -> Tensor:
         return adaptive_avg_pool2d(input.unsqueeze(-2), (1, sizes[0])).squeeze(-2)
     if spatial == 2:
         return adaptive_avg_pool2d(input, tuple(sizes))
-    if sizes == [1, 1, 1]:
-        # a global average is a plain mean, as in PyTorch
-        return input.mean((-1, -2, -3), keepdim=True)
-    matrices = tuple(_adaptive_matrix(n, s) for n, s in zip(shape[2:], sizes))
-    return AdaptiveAvgPool3D.apply(input, matrices)
-
-
-def _adaptive_matrix(size: int, out: int) -> np.ndarray:
-    """(out, size) averaging matrix over the windows [floor(i*s/o), ceil((i+1)*s/o))."""
-    index = np.arange(out)
-    starts = (index * size) // out
-    ends = -((-(index + 1) * size) // out)
-    positions = np.arange(size)
-    inside = (positions >= starts[:, None]) & (positions < ends[:, None])
-    return inside / (ends - starts)[:, None]
+    return adaptive_avg_pool3d(input, tuple(sizes))
 
 
 def interpolate(
