@@ -19,6 +19,7 @@ from lucid.ops import (
     fills,
     indexing,
     linalg,
+    linalg_decompositions,
     nn_ops,
     pointwise,
     reduction,
@@ -182,6 +183,20 @@ class Tensor(TensorBase):
     masked_select = indexing.masked_select
     tril = shape_ops.tril
     triu = shape_ops.triu
+    # matrix functions and decompositions
+    det = linalg_decompositions.det
+    logdet = linalg_decompositions.logdet
+    slogdet = linalg_decompositions.slogdet
+    inverse = linalg_decompositions.inverse
+    pinverse = linalg_decompositions.pinverse
+    cholesky = linalg_decompositions.cholesky
+    cholesky_solve = linalg_decompositions.cholesky_solve
+    cholesky_inverse = linalg_decompositions.cholesky_inverse
+    qr = linalg_decompositions.qr
+    svd = linalg_decompositions.svd
+    matrix_exp = linalg_decompositions.matrix_exp
+    matrix_power = linalg_decompositions.matrix_power
+    cross = linalg_decompositions.cross
 
     @property
     def T(self) -> Tensor:
