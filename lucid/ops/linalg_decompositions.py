@@ -197,7 +197,8 @@ def _check_matrix(name: str, input: Any, square: bool = True, what: str = "A",
     """PyTorch's checks of a (batch of) matrices: at least 2-D, floating, square if asked.
 
     `half` is the error for float16, whose LAPACK kernels torch lacks: a kernel name gives
-    PyTorch's NotImplementedError, None its "Low precision dtypes" RuntimeError.
+    PyTorch's NotImplementedError, None its "Low precision dtypes" RuntimeError, and
+    _HALF_SUPPORTED none at all.
     """
     array = _array(input)
     if array.ndim < 2:
@@ -211,13 +212,16 @@ def _check_matrix(name: str, input: Any, square: bool = True, what: str = "A",
     return array
 
 
+_HALF_SUPPORTED = ""
+
+
 def _check_float(name: str, array: np.ndarray, half: str | None = None) -> None:
     if array.dtype.kind != "f":
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got "
             f"{_TYPE_NAMES[array.dtype]}"
         )
-    if array.dtype == np.float16:
+    if array.dtype == np.float16 and half != _HALF_SUPPORTED:
         if half is None:
             raise RuntimeError(f"{name}: Low precision dtypes not supported. Got Half")
         raise NotImplementedError(f"\"{half}\" not implemented for 'Half'")
@@ -237,6 +241,12 @@ def _batch_prefix(info: np.ndarray) -> tuple[str, int]:
     first = int(failed[0])
     prefix = f"(Batch element {first}): " if info.ndim else ""
     return prefix, int(info.reshape(-1)[first])
+
+
+def _refuse_out(name: str, out: Any) -> None:
+    """lucid writes no results into given tensors: say so rather than ignore `out`."""
+    if out is not None:
+        raise NotImplementedError(f"{name}(out=...) is not supported by lucid")
 
 
 def _eye_like(array: np.ndarray) -> np.ndarray:
@@ -368,6 +378,7 @@ class LinalgInvEx(Function):
 
 def inv_ex(A: Tensor, *, check_errors: bool = False, out: Any = None) -> InvExResult:
     """The inverse of each matrix and an info code per matrix (nonzero where singular)."""
+    _refuse_out("inv_ex", out)
     _check_matrix("linalg.inv", A)
     inverse, info = LinalgInvEx.apply(A, bool(check_errors))
     return InvExResult(inverse, info)
@@ -375,12 +386,14 @@ def inv_ex(A: Tensor, *, check_errors: bool = False, out: Any = None) -> InvExRe
 
 def inv(A: Tensor, *, out: Any = None) -> Tensor:
     """The inverse of each square matrix; singular matrices raise LinAlgError."""
+    _refuse_out("inv", out)
     _check_matrix("linalg.inv", A)
     return LinalgInvEx.apply(A, True)[0]
 
 
 def inverse(input: Tensor, *, out: Any = None) -> Tensor:
     """The inverse of each square matrix (lucid.linalg.inv)."""
+    _refuse_out("inverse", out)
     return inv(input)
 
 
@@ -405,6 +418,7 @@ class LinalgDet(Function):
 
 def det(A: Tensor, *, out: Any = None) -> Tensor:
     """The determinant of each square matrix."""
+    _refuse_out("det", out)
     _check_matrix("linalg.det", A, half="lu_cpu")
     return LinalgDet.apply(A)
 
@@ -437,11 +451,13 @@ class LinalgSlogdet(Function):
 
 def slogdet(A: Tensor, *, out: Any = None) -> SlogdetResult:
     """(sign, log|det|) of each square matrix."""
+    _refuse_out("slogdet", out)
     _check_matrix("linalg.slogdet", A)
     return SlogdetResult(*LinalgSlogdet.apply(A))
 
 
 def linalg_slogdet(A: Tensor, *, out: Any = None) -> LinalgSlogdetResult:
+    _refuse_out("linalg.slogdet", out)
     _check_matrix("linalg.slogdet", A)
     return LinalgSlogdetResult(*LinalgSlogdet.apply(A))
 
@@ -520,8 +536,7 @@ class LinalgSolveEx(Function):
             else:
                 grad_a = -matmul(x.mT, grad_b)
             grad_a = sum_to(grad_a, a.shape)
-        if ctx.needs_input_grad[1]:
-            grad_b = sum_to(grad_b, ctx.shape_b)
+        grad_b = sum_to(grad_b, ctx.shape_b) if ctx.needs_input_grad[1] else None
         return grad_a, grad_b, None, None, None
 
 
@@ -554,6 +569,7 @@ def _solve_checks(A: Tensor, B: Tensor, left: bool) -> bool:
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False,
              out: Any = None) -> SolveExResult:  # fmt: skip
     """Solutions of A X = B (X A = B with left=False) and an info code per matrix."""
+    _refuse_out("solve_ex", out)
     is_vector = _solve_checks(A, B, left)
     result, info = LinalgSolveEx.apply(A, B, bool(left), is_vector, bool(check_errors))
     return SolveExResult(result, info)
@@ -561,6 +577,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Any = None) -> Tensor:
     """The solution X of A X = B (X A = B with left=False), batched and broadcast."""
+    _refuse_out("solve", out)
     is_vector = _solve_checks(A, B, left)
     return LinalgSolveEx.apply(A, B, bool(left), is_vector, True)[0]
 
@@ -646,6 +663,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
                      unitriangular: bool = False, out: Any = None) -> Tensor:  # fmt: skip
     """The solution of A X = B (X A = B with left=False) for triangular A, read from the
     upper or lower triangle only."""
+    _refuse_out("solve_triangular", out)
     name = "linalg.solve_triangular"
     a = _check_matrix(name, A)
     b = _array(B)
@@ -779,12 +797,14 @@ class CholeskyLegacy(Function):
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False,
                 out: Any = None) -> CholeskyExResult:  # fmt: skip
     """The Cholesky factor of each matrix and an info code (nonzero where not positive-definite)."""
+    _refuse_out("cholesky_ex", out)
     _check_matrix("linalg.cholesky", A, half="cholesky_cpu")
     factor, info = LinalgCholeskyEx.apply(A, bool(upper), bool(check_errors), "linalg.cholesky")
     return CholeskyExResult(factor, info)
 
 
 def linalg_cholesky(A: Tensor, *, upper: bool = False, out: Any = None) -> Tensor:
+    _refuse_out("linalg.cholesky", out)
     _check_matrix("linalg.cholesky", A, half="cholesky_cpu")
     return LinalgCholeskyEx.apply(A, bool(upper), True, "linalg.cholesky")[0]
 
@@ -792,6 +812,7 @@ def linalg_cholesky(A: Tensor, *, upper: bool = False, out: Any = None) -> Tenso
 def cholesky(input: Tensor, upper: bool = False, *, out: Any = None) -> Tensor:
     """The Cholesky factor L (L^T with upper=True) of each symmetric positive-definite matrix;
     deprecated in favour of lucid.linalg.cholesky, as in torch."""
+    _refuse_out("cholesky", out)
     warnings.warn(
         "lucid.cholesky is deprecated in favor of lucid.linalg.cholesky and will be removed in "
         "a future release.",
@@ -840,6 +861,7 @@ class CholeskySolve(Function):
 def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False, *,
                    out: Any = None) -> Tensor:  # fmt: skip
     """The solution of A X = B given B (input) and A's Cholesky factor (input2)."""
+    _refuse_out("cholesky_solve", out)
     b = _array(input)
     factor = _array(input2)
     if b.ndim < 2 or factor.ndim < 2:
@@ -894,6 +916,7 @@ class CholeskyInverse(Function):
 
 def cholesky_inverse(input: Tensor, upper: bool = False, *, out: Any = None) -> Tensor:
     """The inverse of A = L L^T (U^T U with upper=True) from its Cholesky factor."""
+    _refuse_out("cholesky_inverse", out)
     array = _array(input)
     if array.ndim < 2:
         raise RuntimeError(
@@ -994,6 +1017,7 @@ def _qr_checks(A: Tensor, mode: str) -> None:
 
 
 def linalg_qr(A: Tensor, mode: str = "reduced", *, out: Any = None) -> LinalgQrResult:
+    _refuse_out("linalg.qr", out)
     _qr_checks(A, mode)
     return LinalgQrResult(*LinalgQr.apply(A, mode))
 
@@ -1001,6 +1025,7 @@ def linalg_qr(A: Tensor, mode: str = "reduced", *, out: Any = None) -> LinalgQrR
 def qr(input: Tensor, some: bool = True, *, out: Any = None) -> QrResult:
     """Q and R of each matrix (reduced unless some=False); deprecated in favour of
     lucid.linalg.qr, as in torch."""
+    _refuse_out("qr", out)
     warnings.warn(
         "lucid.qr is deprecated in favor of lucid.linalg.qr and will be removed in a future "
         "release. The boolean parameter 'some' has been replaced with a string parameter "
@@ -1080,6 +1105,7 @@ class LinalgEigh(Function):
 def eigh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> EighResult:
     """Eigenvalues (ascending) and orthonormal eigenvectors of each symmetric matrix, read from
     its lower (UPLO='L') or upper triangle."""
+    _refuse_out("eigh", out)
     _check_eigh_input(A)
     _check_uplo(UPLO)
     return EighResult(*LinalgEigh.apply(A, UPLO, True))
@@ -1087,6 +1113,7 @@ def eigh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> EighResult:
 
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> Tensor:
     """Eigenvalues (ascending) of each symmetric matrix."""
+    _refuse_out("eigvalsh", out)
     _check_eigh_input(A)
     _check_uplo(UPLO)
     return LinalgEigh.apply(A, UPLO, False)
@@ -1095,6 +1122,7 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> Tensor:
 def eig(A: Tensor, *, out: Any = None) -> Any:
     """Not available: the eigen-decomposition of a general matrix is complex, and lucid has
     no complex dtype (use eigh for symmetric matrices)."""
+    _refuse_out("eig", out)
     raise NotImplementedError(
         "linalg.eig: lucid has no complex dtype, and the eigenvalues and eigenvectors of a "
         "general matrix are complex; use lucid.linalg.eigh for symmetric matrices"
@@ -1103,6 +1131,7 @@ def eig(A: Tensor, *, out: Any = None) -> Any:
 
 def eigvals(A: Tensor, *, out: Any = None) -> Any:
     """Not available: the eigenvalues of a general matrix are complex (see eig)."""
+    _refuse_out("eigvals", out)
     raise NotImplementedError(
         "linalg.eigvals: lucid has no complex dtype, and the eigenvalues of a general matrix "
         "are complex; use lucid.linalg.eigvalsh for symmetric matrices"
@@ -1228,12 +1257,14 @@ def _check_svd_input(A: Tensor) -> None:
 
 def linalg_svd(A: Tensor, full_matrices: bool = True, *, driver: Any = None,
                 out: Any = None) -> LinalgSvdResult:  # fmt: skip
+    _refuse_out("linalg.svd", out)
     _check_svd_input(A)
     return LinalgSvdResult(*LinalgSvd.apply(A, bool(full_matrices), True))
 
 
 def svdvals(A: Tensor, *, driver: Any = None, out: Any = None) -> Tensor:
     """The singular values of each matrix, in descending order."""
+    _refuse_out("svdvals", out)
     _check_svd_input(A)
     return LinalgSvd.apply(A, False, False)
 
@@ -1242,6 +1273,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *,
         out: Any = None) -> SvdResult:  # fmt: skip
     """(U, S, V) with A = U diag(S) V^T (V, not Vh as lucid.linalg.svd returns); reduced
     unless some=False. Without compute_uv, U and V are zeros."""
+    _refuse_out("svd", out)
     _check_svd_input(input)
     if not compute_uv:
         array = input._data
@@ -1359,6 +1391,7 @@ def pinv(A: Tensor, rcond: Any = None, hermitian: bool = False, *, atol: Any = N
          rtol: Any = None, out: Any = None) -> Tensor:  # fmt: skip
     """The Moore-Penrose pseudo-inverse of each matrix: singular values at or below
     max(atol, rtol * largest) count as zero (rcond is rtol's older name)."""
+    _refuse_out("pinv", out)
     _check_pinv_input(A)
     if rcond is not None:
         rtol = rcond
@@ -1451,6 +1484,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
           out: Any = None) -> LstsqResult:  # fmt: skip
     """The least-squares solution of A X = B, with the residuals, rank and singular values the
     driver reports (lucid solves through the SVD for every driver)."""
+    _refuse_out("lstsq", out)
     name = "lucid.linalg.lstsq"
     a, b = _array(A), _array(B)
     if driver is None:
@@ -1549,12 +1583,8 @@ class LinalgMatrixExp(Function):
 
 def matrix_exp(A: Tensor) -> Tensor:
     """The matrix exponential of each square matrix."""
-    array = _array(A)
-    if array.dtype != np.float16:
-        # half precision is computed in double and rounded, so it needs no check
-        _check_matrix("linalg.matrix_exp", A)
-    else:
-        _check_matrix("linalg.matrix_exp", _wrap(array.astype(np.float32)))
+    # half precision is computed in double and rounded, as torch computes it too
+    _check_matrix("linalg.matrix_exp", A, half=_HALF_SUPPORTED)
     return LinalgMatrixExp.apply(A)
 
 
@@ -1599,6 +1629,7 @@ def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: An
                 rtol: Any = None, out: Any = None) -> Tensor:  # fmt: skip
     """The number of singular values (|eigenvalues| with hermitian) above
     max(atol, rtol * largest); tol is atol's older name."""
+    _refuse_out("matrix_rank", out)
     array = _array(A)
     if array.ndim < 2:
         raise RuntimeError(
@@ -1629,6 +1660,7 @@ _MATRIX_ORDS = ("fro", "nuc", math.inf, -math.inf, 1, -1, 2, -2)
 def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
                 dtype: Any = None, out: Any = None) -> Tensor:  # fmt: skip
     """The ord-norm of x's elements over dim (all of them when None)."""
+    _refuse_out("vector_norm", out)
     if isinstance(ord, str) or not isinstance(ord, int | float | np.number):
         raise TypeError(
             f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
@@ -1642,6 +1674,7 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool 
                 dtype: Any = None, out: Any = None) -> Tensor:  # fmt: skip
     """The ord-norm of each matrix over the two dims: 'fro', 'nuc', ±1 and ±inf (largest or
     smallest column or row sum of magnitudes), ±2 (largest or smallest singular value)."""
+    _refuse_out("matrix_norm", out)
     array = _array(A)
     if array.ndim < 2:
         raise RuntimeError(
@@ -1691,6 +1724,7 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
          dtype: Any = None, out: Any = None) -> Tensor:  # fmt: skip
     """A vector norm (dim an int or one dim, or ord None with dim None: all elements) or a
     matrix norm (dim two dims, or a 2-D input with ord given)."""
+    _refuse_out("norm", out)
     array = _array(A)
     if dim is not None:
         dims = [dim] if isinstance(dim, int) else list(dim)
@@ -1712,6 +1746,7 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
 def cond(A: Tensor, p: Any = None, *, out: Any = None) -> Tensor:
     """The condition number of each matrix in the p-norm (2 by default: the ratio of the
     extreme singular values)."""
+    _refuse_out("cond", out)
     array = _array(A)
     if array.ndim < 2:
         raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
@@ -1780,6 +1815,7 @@ def _cross_checks(name: str, input: Tensor, other: Tensor) -> tuple[np.ndarray, 
 
 
 def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Any = None) -> Tensor:
+    _refuse_out("linalg.cross", out)
     a, b = _cross_checks("linalg.cross", input, other)
     axis = _normalize_dim(dim, a.ndim)
     if a.shape[axis] != 3 or b.shape[axis] != 3:
@@ -1793,6 +1829,7 @@ def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Any = None
 def cross(input: Tensor, other: Tensor, dim: int | None = None, *, out: Any = None) -> Tensor:
     """The cross product of 3-vectors along dim (without dim: the first dim of size 3, a
     deprecated default kept from torch)."""
+    _refuse_out("cross", out)
     a, b = _cross_checks("cross", input, other)
     if dim is None:
         warnings.warn(
@@ -1818,6 +1855,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None, *, out: Any = No
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Any = None) -> Tensor:
     """The dot product of x and y along dim, broadcasting the other dims."""
+    _refuse_out("vecdot", out)
     a, b = _array(x), _array(y)
     if a.dtype != b.dtype:
         raise RuntimeError(
@@ -1857,6 +1895,7 @@ def _chain_order(sizes: list[int]) -> list[list[int]]:
 def multi_dot(tensors: Sequence[Tensor], *, out: Any = None) -> Tensor:
     """The product of a chain of matrices in the cheapest order; the first and last may be
     vectors (a row and a column)."""
+    _refuse_out("multi_dot", out)
     tensors = list(tensors)
     if len(tensors) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
@@ -1912,6 +1951,7 @@ def multi_dot(tensors: Sequence[Tensor], *, out: Any = None) -> Tensor:
 # ------------------------------------------------------------------ tensorinv, tensorsolve
 def tensorinv(A: Tensor, ind: int = 2, *, out: Any = None) -> Tensor:
     """The inverse of A seen as a map from its first `ind` dims to the rest."""
+    _refuse_out("tensorinv", out)
     array = _array(A)
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
@@ -1928,6 +1968,7 @@ def tensorinv(A: Tensor, ind: int = 2, *, out: Any = None) -> Tensor:
 
 def tensorsolve(A: Tensor, B: Tensor, dims: Any = None, *, out: Any = None) -> Tensor:
     """X with tensordot(A, X, X.ndim) = B."""
+    _refuse_out("tensorsolve", out)
     array = _array(A)
     b = _array(B)
     if dims is not None:
@@ -2021,6 +2062,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False,
                  out: Any = None) -> LuFactorExResult:  # fmt: skip
     """The compact LU factorisation with partial pivoting, its 1-based pivots and an info code
     per matrix (the first zero pivot)."""
+    _refuse_out("lu_factor_ex", out)
     _check_lu_input("linalg.lu_factor_ex", A, pivot)
     return LuFactorExResult(*LinalgLuFactorEx.apply(A, bool(check_errors)))
 
@@ -2028,6 +2070,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False,
 def lu_factor(A: Tensor, *, pivot: bool = True, out: Any = None) -> LuFactorResult:
     """The compact LU factorisation with partial pivoting (L below the diagonal, U on and
     above it) and its 1-based pivots."""
+    _refuse_out("lu_factor", out)
     _check_lu_input("linalg.lu_factor", A, pivot)
     lu, pivots, _ = LinalgLuFactorEx.apply(A, False)
     return LuFactorResult(lu, pivots)
@@ -2063,47 +2106,68 @@ class LinalgLu(Function):
 
 def lu(A: Tensor, *, pivot: bool = True, out: Any = None) -> LuResult:
     """P, L, U with A = P L U (partial pivoting; L unit lower, U upper trapezoidal)."""
+    _refuse_out("lu", out)
     _check_lu_input("linalg.lu", A, pivot)
     return LuResult(*LinalgLu.apply(A))
+
+
+def _unpack(lu: Tensor, pivots: np.ndarray) -> tuple[Tensor, Tensor, Tensor]:
+    """P, L, U from the compact LU form, L and U differentiably (as views of LU's triangles)."""
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    identity = _wrap(np.eye(m, k, dtype=lu._data.dtype))
+    lower = shape_ops.tril(shape_ops.narrow(lu, -1, 0, k), -1) + identity
+    upper = shape_ops.triu(shape_ops.narrow(lu, -2, 0, k))
+    permutation = _permutation_from_pivots(pivots.astype(np.int64), m, lu._data.dtype)
+    return _wrap(permutation), lower, upper
+
+
+def _check_pivots(name: str, pivots: np.ndarray) -> None:
+    if pivots.dtype != _INT32:
+        raise RuntimeError(
+            f"{name}: LU_pivots is expected to be a contiguous tensor of lucid.int32 dtype.\n"
+            "Note: this function is intended to be used with the output produced by "
+            "lucid.linalg.lu_factor"
+        )
 
 
 def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,
               unpack_pivots: bool = True, *, out: Any = None) -> LuUnpackResult:  # fmt: skip
     """P, L, U from lu_factor's compact form and pivots."""
+    _refuse_out("lu_unpack", out)
     lu_array, pivots = _array(LU_data), _array(LU_pivots)
-    if pivots.dtype != _INT32:
-        raise RuntimeError(
-            "lu_unpack: LU_pivots is expected to be a contiguous tensor of lucid.int32 dtype.\n"
-            "Note: this function is intended to be used with the output produced by "
-            "lucid.linalg.lu_factor"
-        )
-    if LU_data.requires_grad:
-        raise NotImplementedError("lucid does not implement the derivative of lu_unpack")
-    permutation, lower, upper = _unpack_arrays(lu_array, pivots)
-    empty = np.zeros((0,), lu_array.dtype)
+    _check_pivots("lu_unpack", pivots)
+    permutation, lower, upper = _unpack(LU_data, pivots)
+    empty = _wrap(np.zeros((0,), lu_array.dtype))
     if not unpack_data:
         lower = upper = empty
     if not unpack_pivots:
         permutation = empty
-    return LuUnpackResult(_wrap(permutation), _wrap(lower), _wrap(upper))
+    return LuUnpackResult(permutation, lower, upper)
 
 
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False,
              out: Any = None) -> Tensor:  # fmt: skip
-    """The solution of A X = B from A's LU factorisation (A^T with adjoint; X A = B with
-    left=False)."""
-    lu_array, pivot_array, b = _array(LU), _array(pivots), _array(B)
-    if LU.requires_grad or B.requires_grad:
-        raise NotImplementedError("lucid does not implement the derivative of linalg.lu_solve")
+    """The solution of A X = B from A = P L U in lu_factor's form (A^T X = B with adjoint;
+    X A = B with left=False), by two triangular solves."""
+    _refuse_out("lu_solve", out)
     _check_matrix("linalg.lu_solve", LU)
-    permutation, lower, upper = _unpack_arrays(lu_array, pivot_array)
-    matrix = permutation @ lower @ upper
-    if adjoint:
-        matrix = np.swapaxes(matrix, -1, -2)
-    if not left:
-        return _wrap(
-            np.swapaxes(
-                _solve_array(np.swapaxes(matrix, -1, -2), np.swapaxes(b, -1, -2))[0], -1, -2
-            )
-        )
-    return _wrap(_solve_array(matrix, b)[0])
+    pivot_array, b = _array(pivots), _array(B)
+    _check_pivots("linalg.lu_solve", pivot_array)
+    if b.ndim < 2:
+        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 dimensions.")
+    permutation, lower, upper = _unpack(LU, pivot_array)
+    # X A = B is A^T X^T = B^T: the other of the two systems, on B^T
+    transposed = adjoint == left
+    rhs = B if left else B.mT
+    if not transposed:
+        # A X = B: X = U^-1 L^-1 P^T B
+        x = matmul(permutation.mT, rhs)
+        x = LinalgSolveTriangular.apply(lower, x, False, True, True)
+        x = LinalgSolveTriangular.apply(upper, x, True, True, False)
+    else:
+        # A^T X = B: X = P L^-T U^-T B
+        x = LinalgSolveTriangular.apply(upper.mT, rhs, False, True, False)
+        x = LinalgSolveTriangular.apply(lower.mT, x, True, True, True)
+        x = matmul(permutation, x)
+    return x if left else x.mT

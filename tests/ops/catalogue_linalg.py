@@ -960,13 +960,24 @@ ROWS = [
         lambda a, b: L.lu_solve(*L.lu_factor(a), b),
         lambda a, b: TL.lu_solve(*TL.lu_factor(a), b),
         make_inputs=_with_rhs(_general((2, 3, 3), shift=0.0), (2, 3, 2)),
-        differentiable=False,
     ),
     OpCase(
-        "lu_unpack",
+        "linalg.lu_solve.adjoint_right",
+        lambda a, b: L.lu_solve(*L.lu_factor(a), b, left=False, adjoint=True),
+        lambda a, b: TL.lu_solve(*TL.lu_factor(a), b, left=False, adjoint=True),
+        make_inputs=_with_rhs(_general((3, 3), shift=0.0), (2, 3)),
+    ),
+    OpCase(
+        "lu_unpack.P",
         lambda a: lucid.lu_unpack(*L.lu_factor(a))[0],
         lambda a: torch.lu_unpack(*TL.lu_factor(a))[0],
         make_inputs=_general((2, 4, 3), shift=0.0),
         differentiable=False,
+    ),
+    OpCase(
+        "lu_unpack.L",
+        lambda a: lucid.lu_unpack(*L.lu_factor(a))[1],
+        lambda a: torch.lu_unpack(*TL.lu_factor(a))[1],
+        make_inputs=_general((4, 4), shift=0.0),
     ),
 ]
