@@ -18,6 +18,7 @@ from lucid.ops.linalg_decompositions import (
     eigh,
     eigvals,
     eigvalsh,
+    householder_product,
     inv,
     inv_ex,
     lstsq,
@@ -50,8 +51,8 @@ from lucid.ops.linalg_decompositions import linalg_svd as svd
 
 __all__ = [
     "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh",
-    "eigvals", "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex",
-    "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank",
-    "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular",
-    "svd", "svdvals", "tensorinv", "tensorsolve", "vecdot", "vector_norm",
+    "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor",
+    "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
+    "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
+    "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vecdot", "vector_norm",
 ]  # fmt: skip

@@ -411,9 +411,26 @@ class LinalgDet(Function):
     @staticmethod
     def backward(ctx, grad_output):
         a, determinant = ctx.saved_tensors
-        # d det(A) = det(A) tr(A^-1 dA)
-        scale = (grad_output * determinant).unsqueeze(-1).unsqueeze(-1)
-        return scale * inv(a).mT
+        # d det(A) = tr(adj(A) dA): the gradient is the cofactor matrix det(A) A^-T
+        inverse, info = LinalgInvEx.apply(a, False)
+        if not np.any(info._data):
+            scale = (grad_output * determinant).unsqueeze(-1).unsqueeze(-1)
+            return scale * inverse.mT
+        # a singular matrix has no inverse but still cofactors: with A = U S Vh they are
+        # det(U) det(Vh) U diag(prod of the other singular values) Vh
+        u, values, vh = LinalgSvd.apply(a, False, True)
+        n = values.shape[-1]
+        ones = _wrap(np.ones(tuple(values.shape[:-1]) + (1,), values._data.dtype))
+        before = reduction_ops.cumprod(
+            shape_ops.cat([ones, shape_ops.narrow(values, -1, 0, n - 1)], -1), -1
+        )
+        after = reduction_ops.cumprod(
+            shape_ops.cat([ones, shape_ops.narrow(values, -1, 1, n - 1).flip(-1)], -1), -1
+        ).flip(-1)
+        others = before * after
+        sign = LinalgDet.apply(u) * LinalgDet.apply(vh)
+        scale = (grad_output * sign).unsqueeze(-1).unsqueeze(-1)
+        return scale * matmul(u * others.unsqueeze(-2), vh)
 
 
 def det(A: Tensor, *, out: Any = None) -> Tensor:
@@ -1046,7 +1063,7 @@ def _check_uplo(UPLO: str) -> None:
 
 def _check_eigh_input(A: Tensor) -> np.ndarray:
     array = _array(A)
-    if array.ndim >= 2 and array.dtype.kind != "f" or array.dtype == np.float16:
+    if (array.ndim >= 2 and array.dtype.kind != "f") or array.dtype == np.float16:
         raise NotImplementedError(
             f"\"linalg_eigh_cpu\" not implemented for '{_TYPE_NAMES[array.dtype]}'"
         )
@@ -1945,6 +1962,58 @@ def multi_dot(tensors: Sequence[Tensor], *, out: Any = None) -> Tensor:
         return result.squeeze(0)
     if last == 1:
         return result.squeeze(-1)
+    return result
+
+
+# ------------------------------------------------------------------ householder_product
+def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T with v_i column i of A
+    below the diagonal and 1 on it (Q of a QR factorisation in geqrf's compact form).
+
+    Composed from matmul, so its backward needs no formula of its own (its grad_fn is the
+    last op of the chain, not torch's LinalgHouseholderProductBackward0).
+    """
+    _refuse_out("householder_product", out)
+    name = "lucid.linalg.householder_product"
+    a, t = _array(A), _array(tau)
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    m, n = a.shape[-2:]
+    if m < n:
+        raise RuntimeError(
+            f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]"
+        )
+    if t.ndim < 1 or n < t.shape[-1]:
+        raise RuntimeError(
+            f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]"
+        )
+    if t.shape[:-1] != a.shape[:-2]:
+        raise RuntimeError(
+            f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
+            f"{list(t.shape[:-1])}"
+        )
+    if a.dtype.kind != "f" or a.dtype == np.float16:
+        raise NotImplementedError(f"\"orgqr_cpu\" not implemented for '{_TYPE_NAMES[a.dtype]}'")
+    if t.dtype != a.dtype:
+        raise RuntimeError(
+            f"{name}: tau dtype {_TYPE_NAMES[t.dtype]} does not match input dtype "
+            f"{_TYPE_NAMES[a.dtype]}"
+        )
+    rows = np.arange(m)[:, None]
+    result = _wrap(np.broadcast_to(np.eye(m, n, dtype=a.dtype), a.shape).copy())
+    # Applied right to left, Q = H_1 (H_2 (... (H_k I))), as orgqr does: H_i leaves the
+    # columns before i alone and sets column i to e_i - tau_i v_i directly, so an inf in v_i
+    # meets no zero there.
+    for i in range(t.shape[-1] - 1, -1, -1):
+        below = _wrap(rows > i)
+        unit = _wrap((rows == i).astype(a.dtype))
+        v = pointwise_ops.where(below, shape_ops.narrow(A, -1, i, 1), unit)
+        scale = shape_ops.narrow(tau, -1, i, 1).unsqueeze(-1)
+        parts = [shape_ops.narrow(result, -1, 0, i), unit - scale * v]
+        if i + 1 < n:
+            rest = shape_ops.narrow(result, -1, i + 1, n - i - 1)
+            parts.append(rest - scale * matmul(v, matmul(v.mT, rest)))
+        result = shape_ops.cat(parts, -1)
     return result
 
 

@@ -273,3 +273,17 @@ def test_batched_solvers_take_one_lapack_call_for_the_whole_stack(rng) -> None:
     ):
         function()
     assert time.perf_counter() - start < 1.0
+
+
+def test_det_of_a_singular_matrix_has_the_cofactor_gradient() -> None:
+    """Rank n - 1 leaves nonzero cofactors (adj of [[1, 2], [2, 4]] is [[4, -2], [-2, 1]]),
+    which lucid returns through the SVD where the inverse does not exist; torch 2.13 returns
+    zeros there, which its own gradcheck rejects."""
+    singular = _float64([[1.0, 2.0], [2.0, 4.0]], requires_grad=True)
+    lucid.linalg.det(singular).backward()
+    np.testing.assert_allclose(singular.grad.numpy(), [[4.0, -2.0], [-2.0, 1.0]], atol=1e-12)
+    rank_one = _float64([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], requires_grad=True)
+    assert lucid.autograd.gradcheck(lucid.linalg.det, (rank_one,))
+    stack = _float64(np.stack([np.eye(3), np.zeros((3, 3))]), requires_grad=True)
+    lucid.linalg.det(stack).sum().backward()
+    np.testing.assert_allclose(stack.grad.numpy(), np.stack([np.eye(3), np.zeros((3, 3))]))

@@ -854,6 +854,29 @@ ROWS = [
             ),
         ],
     ),
+    OpCase(
+        "linalg.householder_product",
+        L.householder_product,
+        TL.householder_product,
+        shapes=[(2, 5, 3), (2, 2)],
+        low=-1.0,
+        high=1.0,
+        sums=True,
+        error_inputs=[
+            ErrorInput(
+                [(2, 3), (2,)],
+                RuntimeError,
+                r"lucid\.linalg\.householder_product: input\.shape\[-2\] must be greater than or "
+                r"equal to input\.shape\[-1\]",
+            ),
+            ErrorInput(
+                [(3, 2), (3,)],
+                RuntimeError,
+                r"lucid\.linalg\.householder_product: input\.shape\[-1\] must be greater than or "
+                r"equal to tau\.shape\[-1\]",
+            ),
+        ],
+    ),
     # ---------------------------------------------------------------- tensor forms
     OpCase(
         "linalg.tensorinv",
