@@ -269,7 +269,9 @@ def _lu_factor_array(array: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
     """LU with partial pivoting as LAPACK's getrf: (LU, 1-based pivots, info).
 
     NumPy exposes no getrf, so the elimination runs one column at a time, each step
-    vectorised over the whole batch (the Python loop is over columns, never matrices).
+    vectorised over the whole batch (the Python loop is over columns, never matrices), and,
+    as getrf does, in panels of _LU_BLOCK columns: the rest of the matrix is updated once per
+    panel by a triangular solve and a matrix product instead of once per column.
     info is the 1-based index of the first exactly zero pivot, 0 where there is none.
     """
     m, n = array.shape[-2:]
@@ -279,31 +281,56 @@ def _lu_factor_array(array: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
     count = lu.shape[0]
     pivots = np.empty((count, steps), _INT32)
     info = np.zeros(count, _INT32)
-    rows = np.arange(count)
     with np.errstate(all="ignore"):
-        for k in range(steps):
-            # the first largest magnitude, as idamax picks it: a NaN never compares larger, so
-            # it is picked only where it comes first and nothing can replace it
-            column = np.abs(lu[:, k:, k])
-            nan_first = np.isnan(column[:, 0])
-            column = np.where(np.isnan(column), -1.0, column)
-            pivot_row = k + np.where(nan_first, 0, np.argmax(column, axis=1))
-            pivots[:, k] = pivot_row + 1
-            swapped = lu[rows, pivot_row].copy()
-            lu[rows, pivot_row] = lu[:, k]
-            lu[:, k] = swapped
-            pivot = lu[:, k, k]
-            is_zero = pivot == 0
-            info = np.where((info == 0) & is_zero, k + 1, info).astype(_INT32)
-            # a zero pivot leaves its column as it is (all zeros below), as getrf does
-            scale = np.where(is_zero, 1.0, pivot).astype(lu.dtype)
-            lu[:, k + 1 :, k] /= scale[:, None]
-            lu[:, k + 1 :, k + 1 :] -= lu[:, k + 1 :, k, None] * lu[:, k, None, k + 1 :]
+        for start in range(0, steps, _LU_BLOCK):
+            stop = min(start + _LU_BLOCK, steps)
+            _lu_factor_panel(lu, start, stop, pivots, info)
+            if stop < n:
+                # U12 = L11^-1 A12 (L11 unit lower), then A22 -= L21 U12
+                lu[:, start:stop, stop:] = _solve_triangular_array(
+                    lu[:, start:stop, start:stop], lu[:, start:stop, stop:], False, True, True
+                )
+                # contiguous operands keep np.matmul on its BLAS path
+                lower = np.ascontiguousarray(lu[:, stop:, start:stop])
+                upper = np.ascontiguousarray(lu[:, start:stop, stop:])
+                lu[:, stop:, stop:] -= lower @ upper
     return (
         lu.reshape(batch + (m, n)),
         pivots.reshape(batch + (steps,)),
         info.reshape(batch),
     )
+
+
+_LU_BLOCK = 32
+
+
+def _lu_factor_panel(lu: np.ndarray, start: int, stop: int, pivots: np.ndarray,
+                     info: np.ndarray) -> None:  # fmt: skip
+    """Unblocked elimination of columns start..stop of a stack of matrices, in place: whole
+    rows are swapped, and only the panel's own columns are updated."""
+    count, m, n = lu.shape
+    # rows addressed in the stack flattened to (count * m, n): NumPy's fast indexing path
+    flat_rows = lu.reshape(count * m, n)
+    first_rows = np.arange(count) * m
+    for k in range(start, stop):
+        # the first largest magnitude, as idamax picks it: a NaN never compares larger, so
+        # it is picked only where it comes first and nothing can replace it
+        column = np.abs(lu[:, k:, k])
+        nan_first = np.isnan(column[:, 0])
+        column = np.where(np.isnan(column), -1.0, column)
+        pivot_row = k + np.where(nan_first, 0, np.argmax(column, axis=1))
+        pivots[:, k] = pivot_row + 1
+        pivot_index = first_rows + pivot_row
+        swapped = flat_rows[pivot_index]
+        flat_rows[pivot_index] = lu[:, k]
+        lu[:, k] = swapped
+        pivot = lu[:, k, k]
+        is_zero = pivot == 0
+        info[(info == 0) & is_zero] = k + 1
+        # a zero pivot leaves its column as it is (all zeros below), as getrf does
+        scale = np.where(is_zero, 1.0, pivot).astype(lu.dtype)
+        lu[:, k + 1 :, k] /= scale[:, None]
+        lu[:, k + 1 :, k + 1 : stop] -= lu[:, k + 1 :, k, None] * lu[:, k, None, k + 1 : stop]
 
 
 def _singular_info(array: np.ndarray) -> np.ndarray:
@@ -709,29 +736,33 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
 
 # --------------------------------------------------------------------------- cholesky
 def _cholesky_info(array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Cholesky column by column, vectorised over the batch: (L, info) as potrf reports them
-    (info is the order of the first leading minor that is not positive-definite; L holds the
-    columns finished before it)."""
+    """Cholesky column by column, vectorised over the batch: (L, info) as potrf reports them.
+
+    info is the order of the first leading minor that is not positive-definite. There, as
+    potrf leaves it, L holds the finished columns, the failed pivot on the diagonal, and the
+    input's lower triangle elsewhere.
+    """
     n = array.shape[-1]
     batch = array.shape[:-2]
     flat = np.tril(array.reshape((-1, n, n)))
     lower = np.zeros_like(flat)
     info = np.zeros(flat.shape[0], _INT32)
+    failed_pivot = np.zeros(flat.shape[0], flat.dtype)
     with np.errstate(all="ignore"):
         for k in range(n):
             pivot = flat[:, k, k] - np.einsum("bj,bj->b", lower[:, k, :k], lower[:, k, :k])
             failed = (info == 0) & ~(pivot > 0)
             info[failed] = k + 1
+            failed_pivot[failed] = pivot[failed]
             active = info == 0
             root = np.sqrt(np.where(active, pivot, 1.0))
             lower[active, k, k] = root[active]
             below = flat[:, k + 1 :, k] - (lower[:, k + 1 :, :k] @ lower[:, k, :k, None])[..., 0]
             lower[active, k + 1 :, k] = (below / root[:, None])[active]
-    # potrf leaves the failing matrix's unfinished part as the input's lower triangle
-    unfinished = info != 0
-    for_failed = np.tril(array.reshape((-1, n, n)))
-    columns = np.arange(n)[None, None, :] >= (info - 1)[:, None, None]
-    lower = np.where(unfinished[:, None, None] & columns, for_failed, lower)
+    unfinished = np.flatnonzero(info)
+    columns = np.arange(n)[None, :] >= (info[unfinished] - 1)[:, None]
+    lower[unfinished] = np.where(columns[:, None, :], flat[unfinished], lower[unfinished])
+    lower[unfinished, info[unfinished] - 1, info[unfinished] - 1] = failed_pivot[unfinished]
     return lower.reshape(batch + (n, n)), info.reshape(batch)
 
 
