@@ -1,4 +1,4 @@
-"""lucid.linalg: the torch.linalg face over the linear-algebra op families.
+"""lucid.linalg: PyTorch's torch.linalg API over lucid's linear-algebra ops.
 
 Example::
 

@@ -1,6 +1,6 @@
 """Matrix functions and decompositions behind lucid.linalg: inverses, determinants, solvers,
-Cholesky, QR, eigh, SVD, pinv, lstsq, matrix_exp, LU, and the top-level names torch keeps for
-them (det, inverse, svd, ...).
+Cholesky, QR, eigh, SVD, pinv, lstsq, matrix_exp, LU, and the top-level names PyTorch keeps
+for them (det, inverse, svd, ...).
 
 Every forward runs NumPy's batched LAPACK routines on the whole stack of matrices at once;
 every backward is written in lucid ops, so it can be differentiated again.
@@ -196,7 +196,7 @@ def _check_matrix(name: str, input: Any, square: bool = True, what: str = "A",
                   half: str | None = None) -> np.ndarray:  # fmt: skip
     """PyTorch's checks of a (batch of) matrices: at least 2-D, floating, square if asked.
 
-    `half` is the error for float16, whose LAPACK kernels torch lacks: a kernel name gives
+    `half` is the error for float16, whose LAPACK kernels PyTorch lacks: a kernel name gives
     PyTorch's NotImplementedError, None its "Low precision dtypes" RuntimeError, and
     _HALF_SUPPORTED none at all.
     """
@@ -357,7 +357,7 @@ def _permutation_from_pivots(pivots: np.ndarray, m: int, dtype: np.dtype) -> np.
 
 # ---------------------------------------------------------------------------- inverse
 def _inverse_array(array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The inverses and getrf's info; singular matrices get NaN, as torch's inv_ex gives."""
+    """The inverses and getrf's info; singular matrices get NaN, as PyTorch's inv_ex gives."""
     info = np.zeros(array.shape[:-2], _INT32)
     if array.shape[-1] == 0:
         return array.copy(), info
@@ -478,7 +478,7 @@ class LinalgSlogdet(Function):
             sign, logabsdet = np.linalg.slogdet(array)
         sign = np.asarray(sign)
         logabsdet = np.asarray(logabsdet)
-        # a NaN matrix has sign 0 and a NaN logarithm, as torch reports it
+        # a NaN matrix has sign 0 and a NaN logarithm, as PyTorch reports it
         invalid = np.isnan(logabsdet) | np.isnan(sign)
         sign = np.where(invalid, 0.0, sign).astype(array.dtype)
         sign_tensor = _wrap(sign)
@@ -515,7 +515,7 @@ def logdet(input: Tensor) -> Tensor:
 
 # ---------------------------------------------------------------------------- solve
 def _is_vector_rhs(a: np.ndarray, b: np.ndarray) -> bool:
-    """torch's rule: B is a (batch of) vectors when it is 1-D or has one dim fewer than A and
+    """PyTorch's rule: B is a (batch of) vectors when it is 1-D or has one dim fewer than A and
     A's batch shape."""
     return b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
 
@@ -726,7 +726,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
     except ValueError:
         raise broadcast_error(a.shape[:-2], b.shape[:-2]) from None
     if a.dtype != b.dtype:
-        # torch computes in the promoted dtype
+        # PyTorch computes in the promoted dtype
         from lucid.ops.fills import to
 
         common = np.promote_types(a.dtype, b.dtype)
@@ -859,7 +859,7 @@ def linalg_cholesky(A: Tensor, *, upper: bool = False, out: Any = None) -> Tenso
 
 def cholesky(input: Tensor, upper: bool = False, *, out: Any = None) -> Tensor:
     """The Cholesky factor L (L^T with upper=True) of each symmetric positive-definite matrix;
-    deprecated in favour of lucid.linalg.cholesky, as in torch."""
+    deprecated in favour of lucid.linalg.cholesky, as in PyTorch."""
     _refuse_out("cholesky", out)
     warnings.warn(
         "lucid.cholesky is deprecated in favor of lucid.linalg.cholesky and will be removed in "
@@ -1072,7 +1072,7 @@ def linalg_qr(A: Tensor, mode: str = "reduced", *, out: Any = None) -> LinalgQrR
 
 def qr(input: Tensor, some: bool = True, *, out: Any = None) -> QrResult:
     """Q and R of each matrix (reduced unless some=False); deprecated in favour of
-    lucid.linalg.qr, as in torch."""
+    lucid.linalg.qr, as in PyTorch."""
     _refuse_out("qr", out)
     warnings.warn(
         "lucid.qr is deprecated in favor of lucid.linalg.qr and will be removed in a future "
@@ -1209,7 +1209,7 @@ def _svd_array(array: np.ndarray, full_matrices: bool, compute_uv: bool) -> Any:
         s[infinite] = np.nan
         return s
     u, s, vh = np.linalg.svd(safe, full_matrices=full_matrices)
-    # an infinite entry leaves nothing finite to decompose: torch reports NaN
+    # an infinite entry leaves nothing finite to decompose: PyTorch reports NaN
     s[infinite] = np.nan
     u[infinite] = np.nan
     vh[infinite] = np.nan
@@ -1251,7 +1251,7 @@ class LinalgSvd(Function):
 def _svd_backward(ctx: Any, u: Tensor, s: Tensor, vh: Tensor, grad_u: Any, grad_s: Any,
                   grad_vh: Any) -> Tensor | None:  # fmt: skip
     """The gradient of A = U diag(S) Vh, for losses that do not depend on the signs of the
-    singular vectors; repeated singular values make it infinite or NaN, as in torch."""
+    singular vectors; repeated singular values make it infinite or NaN, as in PyTorch."""
     if grad_u is None and grad_s is None and grad_vh is None:
         return None
     m, n = u.shape[-2], vh.shape[-1]
@@ -1344,7 +1344,7 @@ def _tolerance_array(value: Any, dtype: np.dtype) -> np.ndarray | None:
 
 
 def _cutoff(singular_values: np.ndarray, atol: Any, rtol: Any, default_rtol: float) -> Any:
-    """max(atol, rtol * largest singular value), with torch's defaults: rtol is eps * max(m, n)
+    """max(atol, rtol * largest singular value), with PyTorch's defaults: rtol is eps * max(m, n)
     unless only a positive atol is given, and then 0."""
     dtype = singular_values.dtype
     atol_array = _tolerance_array(atol, dtype)
@@ -1572,7 +1572,7 @@ _PADE13_THETA = 5.371920351148152
 
 def _matrix_exp_array(array: np.ndarray) -> np.ndarray:
     """exp of each matrix by scaling and squaring around a degree-13 Padé approximant, the
-    scaling chosen per matrix; matrices with a non-finite entry give NaN, as torch's do."""
+    scaling chosen per matrix; matrices with a non-finite entry give NaN, as PyTorch's do."""
     if array.shape[-1] == 0:
         return array.copy()
     dtype = array.dtype
@@ -1631,7 +1631,7 @@ class LinalgMatrixExp(Function):
 
 def matrix_exp(A: Tensor) -> Tensor:
     """The matrix exponential of each square matrix."""
-    # half precision is computed in double and rounded, as torch computes it too
+    # half precision is computed in double and rounded, as PyTorch computes it too
     _check_matrix("linalg.matrix_exp", A, half=_HALF_SUPPORTED)
     return LinalgMatrixExp.apply(A)
 
@@ -1876,7 +1876,7 @@ def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Any = None
 
 def cross(input: Tensor, other: Tensor, dim: int | None = None, *, out: Any = None) -> Tensor:
     """The cross product of 3-vectors along dim (without dim: the first dim of size 3, a
-    deprecated default kept from torch)."""
+    deprecated default kept from PyTorch)."""
     _refuse_out("cross", out)
     a, b = _cross_checks("cross", input, other)
     if dim is None:
@@ -2002,7 +2002,7 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:
     below the diagonal and 1 on it (Q of a QR factorisation in geqrf's compact form).
 
     Composed from matmul, so its backward needs no formula of its own (its grad_fn is the
-    last op of the chain, not torch's LinalgHouseholderProductBackward0).
+    last op of the chain, not PyTorch's LinalgHouseholderProductBackward0).
     """
     _refuse_out("householder_product", out)
     name = "lucid.linalg.householder_product"

@@ -297,9 +297,7 @@ def test_blocked_lu_matches_torch_across_panels(rng, shape) -> None:
     """Matrices wider than one panel of the blocked elimination, square and not."""
     array = rng.uniform(-1.0, 1.0, shape)
     lu, pivots, info = lucid.linalg.lu_factor_ex(_float64(array))
-    expected_lu, expected_pivots, expected_info = torch.linalg.lu_factor_ex(
-        torch.from_numpy(array)
-    )
+    expected_lu, expected_pivots, expected_info = torch.linalg.lu_factor_ex(torch.from_numpy(array))
     assert pivots.tolist() == expected_pivots.tolist()
     assert info.tolist() == expected_info.tolist()
     np.testing.assert_allclose(lu.numpy(), expected_lu.numpy(), rtol=1e-9, atol=1e-11)
