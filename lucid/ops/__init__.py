@@ -3,23 +3,12 @@
 Every family's `__all__` is importable from here, and is what `import lucid` exposes.
 """
 
-from lucid.ops import (
-    arithmetic,
-    fills,
-    indexing,
-    linalg,
-    linalg_decompositions,
-    nn_ops,
-    pointwise,
-    reduction,
-    shape,
-)
+from lucid.ops import arithmetic, fills, indexing, linalg, nn_ops, pointwise, reduction, shape
 from lucid.ops.arithmetic import *  # noqa: F403
 from lucid.ops.broadcast import broadcast_shapes, sum_to  # noqa: F401
 from lucid.ops.fills import *  # noqa: F403
 from lucid.ops.indexing import *  # noqa: F403
 from lucid.ops.linalg import *  # noqa: F403
-from lucid.ops.linalg_decompositions import *  # noqa: F403
 from lucid.ops.nn_ops import *  # noqa: F403
 from lucid.ops.pointwise import *  # noqa: F403
 from lucid.ops.reduction import *  # noqa: F403
@@ -34,4 +23,3 @@ __all__ = [
     for family in (arithmetic, fills, indexing, linalg, nn_ops, pointwise, reduction, shape)
     for name in family.__all__
 ] + ["broadcast_shapes"]
-__all__ += linalg_decompositions.__all__
