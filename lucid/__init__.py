@@ -88,6 +88,7 @@ def is_floating_point(input: Tensor) -> bool:
 # (torch.nn is an attribute after `import torch`; so is lucid.nn): `import lucid` stays small,
 # and the package face imports nothing that imports it back.
 _LAZY_SUBPACKAGES = ("nn", "optim", "utils", "debug", "cuda", "backends", "accelerator", "jit")
+_LAZY_SUBPACKAGES += ("linalg",)
 _LAZY_NAMES = {
     "load": "lucid.utils.serialization",
     "save": "lucid.utils.serialization",
@@ -97,6 +98,21 @@ _LAZY_NAMES = {
     "get_num_threads": "lucid._process",
     "set_num_interop_threads": "lucid._process",
     "set_num_threads": "lucid._process",
+    # PyTorch's top-level matrix functions load with their op family, as lucid.linalg does
+    "det": "lucid.ops.linalg_decompositions",
+    "logdet": "lucid.ops.linalg_decompositions",
+    "slogdet": "lucid.ops.linalg_decompositions",
+    "inverse": "lucid.ops.linalg_decompositions",
+    "svd": "lucid.ops.linalg_decompositions",
+    "cholesky": "lucid.ops.linalg_decompositions",
+    "cholesky_solve": "lucid.ops.linalg_decompositions",
+    "cholesky_inverse": "lucid.ops.linalg_decompositions",
+    "qr": "lucid.ops.linalg_decompositions",
+    "pinverse": "lucid.ops.linalg_decompositions",
+    "matrix_exp": "lucid.ops.linalg_decompositions",
+    "matrix_power": "lucid.ops.linalg_decompositions",
+    "cross": "lucid.ops.linalg_decompositions",
+    "lu_unpack": "lucid.ops.linalg_decompositions",
 }
 
 

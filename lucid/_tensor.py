@@ -183,6 +183,47 @@ class Tensor(TensorBase):
     tril = shape_ops.tril
     triu = shape_ops.triu
 
+    # Matrix functions: their op family loads on first use, with lucid.linalg, so that
+    # `import lucid` does not pay for it; each method hands over to its function.
+    def det(self) -> Tensor:
+        return _matrix_functions().det(self)
+
+    def logdet(self) -> Tensor:
+        return _matrix_functions().logdet(self)
+
+    def slogdet(self) -> Any:
+        return _matrix_functions().slogdet(self)
+
+    def inverse(self) -> Tensor:
+        return _matrix_functions().inverse(self)
+
+    def pinverse(self, rcond: builtins.float = 1e-15) -> Tensor:
+        return _matrix_functions().pinverse(self, rcond)
+
+    def cholesky(self, upper: builtins.bool = False) -> Tensor:
+        return _matrix_functions().cholesky(self, upper)
+
+    def cholesky_solve(self, input2: Tensor, upper: builtins.bool = False) -> Tensor:
+        return _matrix_functions().cholesky_solve(self, input2, upper)
+
+    def cholesky_inverse(self, upper: builtins.bool = False) -> Tensor:
+        return _matrix_functions().cholesky_inverse(self, upper)
+
+    def qr(self, some: builtins.bool = True) -> Any:
+        return _matrix_functions().qr(self, some)
+
+    def svd(self, some: builtins.bool = True, compute_uv: builtins.bool = True) -> Any:
+        return _matrix_functions().svd(self, some, compute_uv)
+
+    def matrix_exp(self) -> Tensor:
+        return _matrix_functions().matrix_exp(self)
+
+    def matrix_power(self, n: builtins.int) -> Tensor:
+        return _matrix_functions().matrix_power(self, n)
+
+    def cross(self, other: Tensor, dim: builtins.int | None = None) -> Tensor:
+        return _matrix_functions().cross(self, other, dim)
+
     @property
     def T(self) -> Tensor:
         return shape_ops.numpy_T(self)
@@ -522,3 +563,10 @@ def zero_grads(params: Iterable[Tensor], set_to_none: bool) -> None:
             else:
                 grad.requires_grad_(False)
             grad.zero_()
+
+
+def _matrix_functions() -> Any:
+    """The family of the matrix functions, imported on the first call of one of them."""
+    from lucid.ops import linalg_decompositions
+
+    return linalg_decompositions

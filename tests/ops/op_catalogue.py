@@ -100,6 +100,7 @@ def _family_rows() -> list[OpCase]:
     from tests.ops import (
         catalogue_arithmetic,
         catalogue_convolution,
+        catalogue_linalg,
         catalogue_loss,
         catalogue_nn,
         catalogue_normalization,
@@ -119,6 +120,7 @@ def _family_rows() -> list[OpCase]:
         *catalogue_normalization.ROWS,
         *catalogue_loss.ROWS,
         *catalogue_sampling.ROWS,
+        *catalogue_linalg.ROWS,
     ]
 
 

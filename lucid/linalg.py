@@ -1,0 +1,58 @@
+"""lucid.linalg: PyTorch's torch.linalg API over lucid's linear-algebra ops.
+
+Example::
+
+    import lucid
+    a = lucid.randn(4, 4)
+    x = lucid.linalg.solve(a @ a.mT + lucid.eye(4), lucid.ones(4, 1))
+    lucid.linalg.eigh(a + a.mT).eigenvalues
+"""
+
+from lucid.ops.arithmetic import matmul
+from lucid.ops.linalg_decompositions import (
+    LinAlgError,
+    cholesky_ex,
+    cond,
+    det,
+    eig,
+    eigh,
+    eigvals,
+    eigvalsh,
+    householder_product,
+    inv,
+    inv_ex,
+    lstsq,
+    lu,
+    lu_factor,
+    lu_factor_ex,
+    lu_solve,
+    matrix_exp,
+    matrix_norm,
+    matrix_power,
+    matrix_rank,
+    multi_dot,
+    norm,
+    pinv,
+    solve,
+    solve_ex,
+    solve_triangular,
+    svdvals,
+    tensorinv,
+    tensorsolve,
+    vecdot,
+    vector_norm,
+)
+from lucid.ops.linalg_decompositions import linalg_cholesky as cholesky
+from lucid.ops.linalg_decompositions import linalg_cross as cross
+from lucid.ops.linalg_decompositions import linalg_diagonal as diagonal
+from lucid.ops.linalg_decompositions import linalg_qr as qr
+from lucid.ops.linalg_decompositions import linalg_slogdet as slogdet
+from lucid.ops.linalg_decompositions import linalg_svd as svd
+
+__all__ = [
+    "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh",
+    "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor",
+    "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
+    "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
+    "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vecdot", "vector_norm",
+]  # fmt: skip

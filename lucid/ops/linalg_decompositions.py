@@ -1,0 +1,2273 @@
+"""Matrix functions and decompositions behind lucid.linalg: inverses, determinants, solvers,
+Cholesky, QR, eigh, SVD, pinv, lstsq, matrix_exp, LU, and the top-level names PyTorch keeps
+for them (det, inverse, svd, ...).
+
+Every forward runs NumPy's batched LAPACK routines on the whole stack of matrices at once;
+every backward is written in lucid ops, so it can be differentiated again.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+
+from lucid._core.arguments import raise_argument_error
+from lucid._core.function import Function
+from lucid._core.grad_mode import is_grad_enabled
+from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
+from lucid.ops import pointwise as pointwise_ops
+from lucid.ops import reduction as reduction_ops
+from lucid.ops import shape as shape_ops
+from lucid.ops.arithmetic import matmul
+from lucid.ops.broadcast import broadcast_error, sum_to
+from lucid.ops.linalg import DiagonalGrad
+from lucid.ops.linalg import diagonal as _diagonal
+
+if TYPE_CHECKING:
+    from lucid._tensor import Tensor
+
+__all__ = [
+    "det", "logdet", "slogdet", "inverse", "svd", "cholesky", "cholesky_solve",
+    "cholesky_inverse", "qr", "pinverse", "matrix_exp", "matrix_power", "cross", "lu_unpack",
+]  # fmt: skip
+
+_TYPE_NAMES = {
+    np.dtype(np.float16): "Half", np.dtype(np.float32): "Float", np.dtype(np.float64): "Double",
+    np.dtype(np.int8): "Char", np.dtype(np.int16): "Short", np.dtype(np.int32): "Int",
+    np.dtype(np.int64): "Long", np.dtype(np.uint8): "Byte", np.dtype(np.bool_): "Bool",
+}  # fmt: skip
+_INT32 = np.dtype(np.int32)
+_INT64 = np.dtype(np.int64)
+
+
+class LinAlgError(RuntimeError):
+    """A matrix the routine cannot handle (singular, not positive-definite, no convergence)."""
+
+
+# --------------------------------------------------------------------------- results
+def _result_repr(result: tuple, name: str) -> str:
+    """A named result printed as torch.return_types prints it, under lucid's name."""
+    items = ",\n".join(f"{field}={value!r}" for field, value in zip(result._fields, result))
+    return f"lucid.return_types.{name}(\n{items})"
+
+
+class InvExResult(NamedTuple):
+    inverse: Tensor
+    info: Tensor
+
+    def __repr__(self) -> str:
+        return _result_repr(self, "linalg_inv_ex")
+
+
+class LinalgSlogdetResult(NamedTuple):
+    sign: Tensor
+    logabsdet: Tensor
+
+    def __repr__(self) -> str:
+        return _result_repr(self, "linalg_slogdet")
+
+
+class SlogdetResult(NamedTuple):
+    sign: Tensor
+    logabsdet: Tensor
+
+    def __repr__(self) -> str:
+        return _result_repr(self, "slogdet")
+
+
+class SolveExResult(NamedTuple):
+    result: Tensor
+    info: Tensor
+
+    def __repr__(self) -> str:
+        return _result_repr(self, "linalg_solve_ex")
+
+
+class CholeskyExResult(NamedTuple):
+    L: Tensor
+    info: Tensor
+
+    def __repr__(self) -> str:
+        return _result_repr(self, "linalg_cholesky_ex")
+
+
+class LinalgQrResult(NamedTuple):
+    Q: Tensor
+    R: Tensor
+
+    def __repr__(self) -> str:
+        return _result_repr(self, "linalg_qr")
+
+
+class QrResult(NamedTuple):
+    Q: Tensor
+    R: Tensor
+
+    def __repr__(self) -> str:
+        return _result_repr(self, "qr")
+
+
+class EighResult(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+    def __repr__(self) -> str:
+        return _result_repr(self, "linalg_eigh")
+
+
+class LinalgSvdResult(NamedTuple):
+    U: Tensor
+    S: Tensor
+    Vh: Tensor
+
+    def __repr__(self) -> str:
+        return _result_repr(self, "linalg_svd")
+
+
+class SvdResult(NamedTuple):
+    U: Tensor
+    S: Tensor
+    V: Tensor
+
+    def __repr__(self) -> str:
+        return _result_repr(self, "svd")
+
+
+class LstsqResult(NamedTuple):
+    solution: Tensor
+    residuals: Tensor
+    rank: Tensor
+    singular_values: Tensor
+
+    def __repr__(self) -> str:
+        return _result_repr(self, "linalg_lstsq")
+
+
+class LuFactorResult(NamedTuple):
+    LU: Tensor
+    pivots: Tensor
+
+    def __repr__(self) -> str:
+        return _result_repr(self, "linalg_lu_factor")
+
+
+class LuFactorExResult(NamedTuple):
+    LU: Tensor
+    pivots: Tensor
+    info: Tensor
+
+    def __repr__(self) -> str:
+        return _result_repr(self, "linalg_lu_factor_ex")
+
+
+class LuResult(NamedTuple):
+    P: Tensor
+    L: Tensor
+    U: Tensor
+
+    def __repr__(self) -> str:
+        return _result_repr(self, "linalg_lu")
+
+
+class LuUnpackResult(NamedTuple):
+    P: Tensor
+    L: Tensor
+    U: Tensor
+
+    def __repr__(self) -> str:
+        return _result_repr(self, "lu_unpack")
+
+
+# --------------------------------------------------------------------------- checks
+def _array(input: Any) -> np.ndarray:
+    """The array of a tensor argument; PyTorch's TypeError for anything else."""
+    try:
+        return input._data
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
+
+
+def _check_matrix(name: str, input: Any, square: bool = True, what: str = "A",
+                  half: str | None = None) -> np.ndarray:  # fmt: skip
+    """PyTorch's checks of a (batch of) matrices: at least 2-D, floating, square if asked.
+
+    `half` is the error for float16, whose LAPACK kernels PyTorch lacks: a kernel name gives
+    PyTorch's NotImplementedError, None its "Low precision dtypes" RuntimeError, and
+    _HALF_SUPPORTED none at all.
+    """
+    array = _array(input)
+    if array.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor {what} must have at least 2 dimensions.")
+    if square and array.shape[-1] != array.shape[-2]:
+        raise RuntimeError(
+            f"{name}: {what} must be batches of square matrices, but they are "
+            f"{array.shape[-2]} by {array.shape[-1]} matrices"
+        )
+    _check_float(name, array, half)
+    return array
+
+
+_HALF_SUPPORTED = ""
+
+
+def _check_float(name: str, array: np.ndarray, half: str | None = None) -> None:
+    if array.dtype.kind != "f":
+        raise RuntimeError(
+            f"{name}: Expected a floating point or complex tensor as input. Got "
+            f"{_TYPE_NAMES[array.dtype]}"
+        )
+    if array.dtype == np.float16 and half != _HALF_SUPPORTED:
+        if half is None:
+            raise RuntimeError(f"{name}: Low precision dtypes not supported. Got Half")
+        raise NotImplementedError(f"\"{half}\" not implemented for 'Half'")
+
+
+def _check_same_dtype(name: str, a: np.ndarray, b: np.ndarray) -> None:
+    if a.dtype != b.dtype:
+        raise RuntimeError(
+            f"{name}: Expected A and B to have the same dtype, but found A of type "
+            f"{_TYPE_NAMES[a.dtype]} and B of type {_TYPE_NAMES[b.dtype]} instead"
+        )
+
+
+def _batch_prefix(info: np.ndarray) -> tuple[str, int]:
+    """PyTorch's '(Batch element k): ' for the first failing matrix, and its info code."""
+    failed = np.flatnonzero(info.reshape(-1))
+    first = int(failed[0])
+    prefix = f"(Batch element {first}): " if info.ndim else ""
+    return prefix, int(info.reshape(-1)[first])
+
+
+def _refuse_out(name: str, out: Any) -> None:
+    """lucid writes no results into given tensors: say so rather than ignore `out`."""
+    if out is not None:
+        raise NotImplementedError(f"{name}(out=...) is not supported by lucid")
+
+
+def _eye_like(array: np.ndarray) -> np.ndarray:
+    return np.broadcast_to(np.eye(array.shape[-1], dtype=array.dtype), array.shape)
+
+
+def _diag_embed(values: Tensor) -> Tensor:
+    """A (batch of) diagonal matrices with `values` on the diagonal, differentiably."""
+    shape = tuple(values.shape)
+    ndim = len(shape) + 1
+    return DiagonalGrad.apply(values, shape + (shape[-1],), 0, ndim - 2, ndim - 1)
+
+
+def _matrix_diagonal(x: Tensor) -> Tensor:
+    return _diagonal(x, 0, -2, -1)
+
+
+# ------------------------------------------------------------------------ LU (arrays)
+def _lu_factor_array(array: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """LU with partial pivoting as LAPACK's getrf: (LU, 1-based pivots, info).
+
+    NumPy exposes no getrf, so the elimination runs one column at a time, each step
+    vectorised over the whole batch (the Python loop is over columns, never matrices), and,
+    as getrf does, in panels of _LU_BLOCK columns: the rest of the matrix is updated once per
+    panel by a triangular solve and a matrix product instead of once per column.
+    info is the 1-based index of the first exactly zero pivot, 0 where there is none.
+    """
+    m, n = array.shape[-2:]
+    steps = min(m, n)
+    batch = array.shape[:-2]
+    lu = array.reshape((-1, m, n)).copy()
+    count = lu.shape[0]
+    pivots = np.empty((count, steps), _INT32)
+    info = np.zeros(count, _INT32)
+    with np.errstate(all="ignore"):
+        for start in range(0, steps, _LU_BLOCK):
+            stop = min(start + _LU_BLOCK, steps)
+            _lu_factor_panel(lu, start, stop, pivots, info)
+            if stop < n:
+                # U12 = L11^-1 A12 (L11 unit lower), then A22 -= L21 U12
+                lu[:, start:stop, stop:] = _solve_triangular_array(
+                    lu[:, start:stop, start:stop], lu[:, start:stop, stop:], False, True, True
+                )
+                # contiguous operands keep np.matmul on its BLAS path
+                lower = np.ascontiguousarray(lu[:, stop:, start:stop])
+                upper = np.ascontiguousarray(lu[:, start:stop, stop:])
+                lu[:, stop:, stop:] -= lower @ upper
+    return (
+        lu.reshape(batch + (m, n)),
+        pivots.reshape(batch + (steps,)),
+        info.reshape(batch),
+    )
+
+
+_LU_BLOCK = 32
+
+
+def _lu_factor_panel(lu: np.ndarray, start: int, stop: int, pivots: np.ndarray,
+                     info: np.ndarray) -> None:  # fmt: skip
+    """Unblocked elimination of columns start..stop of a stack of matrices, in place: whole
+    rows are swapped, and only the panel's own columns are updated."""
+    count, m, n = lu.shape
+    # rows addressed in the stack flattened to (count * m, n): NumPy's fast indexing path
+    flat_rows = lu.reshape(count * m, n)
+    first_rows = np.arange(count) * m
+    for k in range(start, stop):
+        # the first largest magnitude, as idamax picks it: a NaN never compares larger, so
+        # it is picked only where it comes first and nothing can replace it
+        column = np.abs(lu[:, k:, k])
+        nan_first = np.isnan(column[:, 0])
+        column = np.where(np.isnan(column), -1.0, column)
+        pivot_row = k + np.where(nan_first, 0, np.argmax(column, axis=1))
+        pivots[:, k] = pivot_row + 1
+        pivot_index = first_rows + pivot_row
+        swapped = flat_rows[pivot_index]
+        flat_rows[pivot_index] = lu[:, k]
+        lu[:, k] = swapped
+        pivot = lu[:, k, k]
+        is_zero = pivot == 0
+        info[(info == 0) & is_zero] = k + 1
+        # a zero pivot leaves its column as it is (all zeros below), as getrf does
+        scale = np.where(is_zero, 1.0, pivot).astype(lu.dtype)
+        lu[:, k + 1 :, k] /= scale[:, None]
+        lu[:, k + 1 :, k + 1 : stop] -= lu[:, k + 1 :, k, None] * lu[:, k, None, k + 1 : stop]
+
+
+def _singular_info(array: np.ndarray) -> np.ndarray:
+    """getrf's info for each matrix of a stack (0 where the matrix is not exactly singular)."""
+    return _lu_factor_array(array)[2]
+
+
+def _permutation_from_pivots(pivots: np.ndarray, m: int, dtype: np.dtype) -> np.ndarray:
+    """The permutation matrices P with A = P L U, from getrf's 1-based row swaps."""
+    batch = pivots.shape[:-1]
+    flat = pivots.reshape((-1, pivots.shape[-1])) - 1
+    order = np.tile(np.arange(m), (flat.shape[0], 1))
+    rows = np.arange(flat.shape[0])
+    for k in range(flat.shape[1]):
+        target = flat[:, k]
+        kept = order[:, k].copy()
+        order[:, k] = order[rows, target]
+        order[rows, target] = kept
+    # row k of P^T A is row order[k] of A, so P has a one at (order[k], k)
+    permutation = np.zeros((flat.shape[0], m, m), dtype)
+    permutation[rows[:, None], order, np.arange(m)[None, :]] = 1
+    return permutation.reshape(batch + (m, m))
+
+
+# ---------------------------------------------------------------------------- inverse
+def _inverse_array(array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The inverses and getrf's info; singular matrices get NaN, as PyTorch's inv_ex gives."""
+    info = np.zeros(array.shape[:-2], _INT32)
+    if array.shape[-1] == 0:
+        return array.copy(), info
+    try:
+        return np.linalg.inv(array), info
+    except np.linalg.LinAlgError:
+        info = _singular_info(array)
+    safe = np.where((info != 0)[..., None, None], _eye_like(array), array)
+    inverse = np.linalg.inv(safe)
+    inverse[info != 0] = np.nan
+    return inverse, info
+
+
+def _raise_singular(name: str, info: np.ndarray) -> None:
+    if np.any(info):
+        prefix, code = _batch_prefix(info)
+        raise LinAlgError(
+            f"{name}: {prefix}The diagonal element {code} is zero, the inversion could not be "
+            "completed because the input matrix is singular."
+        )
+
+
+class LinalgInvEx(Function):
+    _backward_name = "LinalgInvExBackward0"
+    _op_name = "linalg_inv"
+
+    @staticmethod
+    def forward(ctx, a, check_errors):
+        inverse, info = _inverse_array(a._data)
+        if check_errors:
+            _raise_singular("linalg.inv", info)
+        result = _wrap(inverse)
+        info_tensor = _wrap(info)
+        ctx.mark_non_differentiable(info_tensor)
+        ctx.save_for_backward(result)
+        return result, info_tensor
+
+    @staticmethod
+    def backward(ctx, grad_output, grad_info):
+        (inverse,) = ctx.saved_tensors
+        # d(A^-1) = -A^-1 dA A^-1
+        inverse_t = inverse.mT
+        return -matmul(inverse_t, matmul(grad_output, inverse_t)), None
+
+
+def inv_ex(A: Tensor, *, check_errors: bool = False, out: Any = None) -> InvExResult:
+    """The inverse of each matrix and an info code per matrix (nonzero where singular)."""
+    _refuse_out("inv_ex", out)
+    _check_matrix("linalg.inv", A)
+    inverse, info = LinalgInvEx.apply(A, bool(check_errors))
+    return InvExResult(inverse, info)
+
+
+def inv(A: Tensor, *, out: Any = None) -> Tensor:
+    """The inverse of each square matrix; singular matrices raise LinAlgError."""
+    _refuse_out("inv", out)
+    _check_matrix("linalg.inv", A)
+    return LinalgInvEx.apply(A, True)[0]
+
+
+def inverse(input: Tensor, *, out: Any = None) -> Tensor:
+    """The inverse of each square matrix (lucid.linalg.inv)."""
+    _refuse_out("inverse", out)
+    return inv(input)
+
+
+# ------------------------------------------------------------------------ determinants
+class LinalgDet(Function):
+    _backward_name = "LinalgDetBackward0"
+    _op_name = "linalg_det"
+
+    @staticmethod
+    def forward(ctx, a):
+        result = _wrap(np.asarray(np.linalg.det(a._data)))
+        ctx.save_for_backward(a, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, determinant = ctx.saved_tensors
+        # d det(A) = tr(adj(A) dA): the gradient is the cofactor matrix det(A) A^-T
+        inverse, info = LinalgInvEx.apply(a, False)
+        if not np.any(info._data):
+            scale = (grad_output * determinant).unsqueeze(-1).unsqueeze(-1)
+            return scale * inverse.mT
+        # a singular matrix has no inverse but still cofactors: with A = U S Vh they are
+        # det(U) det(Vh) U diag(prod of the other singular values) Vh
+        u, values, vh = LinalgSvd.apply(a, False, True)
+        n = values.shape[-1]
+        ones = _wrap(np.ones(tuple(values.shape[:-1]) + (1,), values._data.dtype))
+        before = reduction_ops.cumprod(
+            shape_ops.cat([ones, shape_ops.narrow(values, -1, 0, n - 1)], -1), -1
+        )
+        after = reduction_ops.cumprod(
+            shape_ops.cat([ones, shape_ops.narrow(values, -1, 1, n - 1).flip(-1)], -1), -1
+        ).flip(-1)
+        others = before * after
+        sign = LinalgDet.apply(u) * LinalgDet.apply(vh)
+        scale = (grad_output * sign).unsqueeze(-1).unsqueeze(-1)
+        return scale * matmul(u * others.unsqueeze(-2), vh)
+
+
+def det(A: Tensor, *, out: Any = None) -> Tensor:
+    """The determinant of each square matrix."""
+    _refuse_out("det", out)
+    _check_matrix("linalg.det", A, half="lu_cpu")
+    return LinalgDet.apply(A)
+
+
+class LinalgSlogdet(Function):
+    _backward_name = "LinalgSlogdetBackward0"
+    _op_name = "linalg_slogdet"
+
+    @staticmethod
+    def forward(ctx, a):
+        array = a._data
+        with np.errstate(all="ignore"):
+            sign, logabsdet = np.linalg.slogdet(array)
+        sign = np.asarray(sign)
+        logabsdet = np.asarray(logabsdet)
+        # a NaN matrix has sign 0 and a NaN logarithm, as PyTorch reports it
+        invalid = np.isnan(logabsdet) | np.isnan(sign)
+        sign = np.where(invalid, 0.0, sign).astype(array.dtype)
+        sign_tensor = _wrap(sign)
+        ctx.mark_non_differentiable(sign_tensor)
+        ctx.save_for_backward(a)
+        return sign_tensor, _wrap(logabsdet.astype(array.dtype))
+
+    @staticmethod
+    def backward(ctx, grad_sign, grad_logabsdet):
+        (a,) = ctx.saved_tensors
+        # d log|det A| = tr(A^-1 dA)
+        return grad_logabsdet.unsqueeze(-1).unsqueeze(-1) * inv(a).mT
+
+
+def slogdet(A: Tensor, *, out: Any = None) -> SlogdetResult:
+    """(sign, log|det|) of each square matrix."""
+    _refuse_out("slogdet", out)
+    _check_matrix("linalg.slogdet", A)
+    return SlogdetResult(*LinalgSlogdet.apply(A))
+
+
+def linalg_slogdet(A: Tensor, *, out: Any = None) -> LinalgSlogdetResult:
+    _refuse_out("linalg.slogdet", out)
+    _check_matrix("linalg.slogdet", A)
+    return LinalgSlogdetResult(*LinalgSlogdet.apply(A))
+
+
+def logdet(input: Tensor) -> Tensor:
+    """log det of each square matrix: NaN where the determinant is negative."""
+    _check_matrix("logdet", input)
+    sign, logabsdet = LinalgSlogdet.apply(input)
+    return pointwise_ops.where(pointwise_ops.lt(sign, 0.0), math.nan, logabsdet)
+
+
+# ---------------------------------------------------------------------------- solve
+def _is_vector_rhs(a: np.ndarray, b: np.ndarray) -> bool:
+    """PyTorch's rule: B is a (batch of) vectors when it is 1-D or has one dim fewer than A and
+    A's batch shape."""
+    return b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+
+
+def _solve_array(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Solutions of A X = B (B as matrices), broadcasting batches; NaN and info where singular."""
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    info = np.zeros(batch, _INT32)
+    try:
+        return np.linalg.solve(a, b), info
+    except np.linalg.LinAlgError:
+        info = _singular_info(a)
+    singular = (info != 0)[..., None, None]
+    result = np.linalg.solve(np.where(singular, _eye_like(a), a), b)
+    return np.where(singular, np.nan, result), info
+
+
+class LinalgSolveEx(Function):
+    _backward_name = "LinalgSolveExBackward0"
+    _op_name = "linalg_solve"
+
+    @staticmethod
+    def forward(ctx, a, b, left, is_vector, check_errors):
+        x, y = a._data, b._data
+        if not left:
+            # X A = B is A^T X^T = B^T
+            x = np.swapaxes(x, -1, -2)
+            y = np.swapaxes(y, -1, -2)
+        if is_vector:
+            y = y[..., None]
+        solution, info = _solve_array(x, y)
+        if check_errors and np.any(info):
+            raise LinAlgError(
+                "lucid.linalg.solve: The solver failed because the input matrix is singular."
+            )
+        if is_vector:
+            solution = solution[..., 0]
+        elif not left:
+            solution = np.swapaxes(solution, -1, -2)
+        result = _wrap(solution)
+        info_tensor = _wrap(info)
+        ctx.mark_non_differentiable(info_tensor)
+        ctx.left, ctx.is_vector = left, is_vector
+        ctx.shape_b = b._data.shape
+        ctx.save_for_backward(a, result)
+        return result, info_tensor
+
+    @staticmethod
+    def backward(ctx, grad_output, grad_info):
+        a, x = ctx.saved_tensors
+        left, is_vector = ctx.left, ctx.is_vector
+        # X = A^-1 B: gB = A^-T gX, gA = -gB X^T (and the mirror image for X A = B)
+        grad_b = LinalgSolveEx.apply(a.mT, grad_output, left, is_vector, False)[0]
+        grad_a = None
+        if ctx.needs_input_grad[0]:
+            if is_vector:
+                grad_a = -(grad_b.unsqueeze(-1) * x.unsqueeze(-2))
+            elif left:
+                grad_a = -matmul(grad_b, x.mT)
+            else:
+                grad_a = -matmul(x.mT, grad_b)
+            grad_a = sum_to(grad_a, a.shape)
+        grad_b = sum_to(grad_b, ctx.shape_b) if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b, None, None, None
+
+
+def _solve_checks(A: Tensor, B: Tensor, left: bool) -> bool:
+    """PyTorch's checks of linalg.solve's arguments; whether B is a (batch of) vectors."""
+    a = _check_matrix("linalg.solve", A)
+    b = _array(B)
+    _check_same_dtype("linalg.solve", a, b)
+    is_vector = left and _is_vector_rhs(a, b)
+    equation = "AX = B" if left else "XA = B"
+    if is_vector:
+        size = b.shape[-1]
+    elif b.ndim < 2:
+        raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
+    else:
+        size = b.shape[-2] if left else b.shape[-1]
+    if size != a.shape[-1]:
+        raise RuntimeError(
+            f"linalg.solve: Incompatible shapes of A and B for the equation {equation} "
+            f"({a.shape[-2]}x{a.shape[-1]} and {'x'.join(map(str, b.shape[-2:]))})"
+        )
+    batch_b = b.shape[:-1] if is_vector else b.shape[:-2]
+    try:
+        np.broadcast_shapes(a.shape[:-2], batch_b)
+    except ValueError:
+        raise broadcast_error(a.shape[:-2], batch_b) from None
+    return is_vector
+
+
+def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False,
+             out: Any = None) -> SolveExResult:  # fmt: skip
+    """Solutions of A X = B (X A = B with left=False) and an info code per matrix."""
+    _refuse_out("solve_ex", out)
+    is_vector = _solve_checks(A, B, left)
+    result, info = LinalgSolveEx.apply(A, B, bool(left), is_vector, bool(check_errors))
+    return SolveExResult(result, info)
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Any = None) -> Tensor:
+    """The solution X of A X = B (X A = B with left=False), batched and broadcast."""
+    _refuse_out("solve", out)
+    is_vector = _solve_checks(A, B, left)
+    return LinalgSolveEx.apply(A, B, bool(left), is_vector, True)[0]
+
+
+# ------------------------------------------------------------------ solve_triangular
+def _triangle(array: np.ndarray, upper: bool, unitriangular: bool) -> np.ndarray:
+    """The triangle a triangular solver reads (with ones on the diagonal if unitriangular)."""
+    part = np.triu(array) if upper else np.tril(array)
+    if unitriangular:
+        part = part - np.triu(np.tril(part)) + np.eye(array.shape[-1], dtype=array.dtype)
+    return part
+
+
+def _substitute(triangle: np.ndarray, b: np.ndarray, upper: bool) -> np.ndarray:
+    """Forward or back substitution, as trsm runs it: a zero on the diagonal gives inf/NaN
+    instead of an error. One step per row, vectorised over the batch and the columns of B."""
+    n = triangle.shape[-1]
+    x = np.zeros(np.broadcast_shapes(triangle.shape[:-2], b.shape[:-2]) + b.shape[-2:], b.dtype)
+    order = range(n - 1, -1, -1) if upper else range(n)
+    with np.errstate(all="ignore"):
+        for row in order:
+            # the reference trsm skips a solved entry that is exactly zero: 0 * inf adds no NaN
+            terms = triangle[..., row, :, None] * x
+            known = np.where(x == 0, 0.0, terms).sum(axis=-2)
+            x[..., row, :] = (b[..., row, :] - known) / triangle[..., row, row, None]
+    return x
+
+
+def _solve_triangular_array(a: np.ndarray, b: np.ndarray, upper: bool, left: bool,
+                            unitriangular: bool) -> np.ndarray:  # fmt: skip
+    triangle = _triangle(a, upper, unitriangular)
+    if not left:
+        # X A = B is A^T X^T = B^T, with the other triangle
+        triangle = np.swapaxes(triangle, -1, -2)
+        b = np.swapaxes(b, -1, -2)
+        upper = not upper
+    batch = np.broadcast_shapes(triangle.shape[:-2], b.shape[:-2])
+    triangle = np.broadcast_to(triangle, batch + triangle.shape[-2:])
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    diagonal = np.diagonal(triangle, 0, -2, -1)
+    if np.all(diagonal != 0) and np.all(np.isfinite(triangle)):
+        solution = np.linalg.solve(triangle, b)
+    else:
+        solution = _substitute(triangle, b, upper)
+    return solution if left else np.swapaxes(solution, -1, -2)
+
+
+class LinalgSolveTriangular(Function):
+    _backward_name = "LinalgSolveTriangularBackward0"
+    _op_name = "linalg_solve_triangular"
+
+    @staticmethod
+    def forward(ctx, a, b, upper, left, unitriangular):
+        result = _wrap(_solve_triangular_array(a._data, b._data, upper, left, unitriangular))
+        ctx.upper, ctx.left, ctx.unitriangular = upper, left, unitriangular
+        ctx.shape_b = b._data.shape
+        ctx.save_for_backward(a, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, x = ctx.saved_tensors
+        upper, left, unitriangular = ctx.upper, ctx.left, ctx.unitriangular
+        # as for solve, through A^T (the other triangle); A's gradient keeps A's triangle
+        grad_b = LinalgSolveTriangular.apply(a.mT, grad_output, not upper, left, unitriangular)
+        grad_a = None
+        if ctx.needs_input_grad[0]:
+            grad_a = -matmul(grad_b, x.mT) if left else -matmul(x.mT, grad_b)
+            offset = 1 if unitriangular else 0
+            if upper:
+                grad_a = shape_ops.triu(grad_a, offset)
+            else:
+                grad_a = shape_ops.tril(grad_a, -offset)
+            grad_a = sum_to(grad_a, a.shape)
+        if ctx.needs_input_grad[1]:
+            grad_b = sum_to(grad_b, ctx.shape_b)
+        else:
+            grad_b = None
+        return grad_a, grad_b, None, None, None
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
+                     unitriangular: bool = False, out: Any = None) -> Tensor:  # fmt: skip
+    """The solution of A X = B (X A = B with left=False) for triangular A, read from the
+    upper or lower triangle only."""
+    _refuse_out("solve_triangular", out)
+    name = "linalg.solve_triangular"
+    a = _check_matrix(name, A)
+    b = _array(B)
+    if b.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor B must have at least 2 dimensions.")
+    _check_float(name, b)
+    size = b.shape[-2] if left else b.shape[-1]
+    if size != a.shape[-1]:
+        equation = "AX = B" if left else "XA = B"
+        raise RuntimeError(
+            f"{name}: Incompatible shapes of A and B for the equation {equation} "
+            f"({a.shape[-2]}x{a.shape[-1]} and {b.shape[-2]}x{b.shape[-1]})"
+        )
+    try:
+        np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        raise broadcast_error(a.shape[:-2], b.shape[:-2]) from None
+    if a.dtype != b.dtype:
+        # PyTorch computes in the promoted dtype
+        from lucid.ops.fills import to
+
+        common = np.promote_types(a.dtype, b.dtype)
+        A, B = to(A, common), to(B, common)
+    return LinalgSolveTriangular.apply(A, B, bool(upper), bool(left), bool(unitriangular))
+
+
+# --------------------------------------------------------------------------- cholesky
+def _cholesky_info(array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Cholesky column by column, vectorised over the batch: (L, info) as potrf reports them.
+
+    info is the order of the first leading minor that is not positive-definite. There, as
+    potrf leaves it, L holds the finished columns, the failed pivot on the diagonal, and the
+    input's lower triangle elsewhere.
+    """
+    n = array.shape[-1]
+    batch = array.shape[:-2]
+    flat = np.tril(array.reshape((-1, n, n)))
+    lower = np.zeros_like(flat)
+    info = np.zeros(flat.shape[0], _INT32)
+    failed_pivot = np.zeros(flat.shape[0], flat.dtype)
+    with np.errstate(all="ignore"):
+        for k in range(n):
+            pivot = flat[:, k, k] - np.einsum("bj,bj->b", lower[:, k, :k], lower[:, k, :k])
+            failed = (info == 0) & ~(pivot > 0)
+            info[failed] = k + 1
+            failed_pivot[failed] = pivot[failed]
+            active = info == 0
+            root = np.sqrt(np.where(active, pivot, 1.0))
+            lower[active, k, k] = root[active]
+            below = flat[:, k + 1 :, k] - (lower[:, k + 1 :, :k] @ lower[:, k, :k, None])[..., 0]
+            lower[active, k + 1 :, k] = (below / root[:, None])[active]
+    unfinished = np.flatnonzero(info)
+    columns = np.arange(n)[None, :] >= (info[unfinished] - 1)[:, None]
+    lower[unfinished] = np.where(columns[:, None, :], flat[unfinished], lower[unfinished])
+    lower[unfinished, info[unfinished] - 1, info[unfinished] - 1] = failed_pivot[unfinished]
+    return lower.reshape(batch + (n, n)), info.reshape(batch)
+
+
+def _cholesky_array(array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    info = np.zeros(array.shape[:-2], _INT32)
+    if array.shape[-1] == 0:
+        return array.copy(), info
+    # LAPACK reads one triangle only: NumPy's reads the lower one, as lucid does
+    if np.all(np.isfinite(np.tril(array))):
+        try:
+            return np.linalg.cholesky(array), info
+        except np.linalg.LinAlgError:
+            pass
+    return _cholesky_info(array)
+
+
+def _raise_not_positive_definite(name: str, info: np.ndarray) -> None:
+    if np.any(info):
+        prefix, code = _batch_prefix(info)
+        raise LinAlgError(
+            f"{name}: {prefix}The factorization could not be completed because the input is "
+            f"not positive-definite (the leading minor of order {code} is not "
+            "positive-definite)."
+        )
+
+
+def _cholesky_factor(ctx: Any, a: Tensor, upper: bool, check_errors: bool,
+                     name: str) -> tuple[Tensor, np.ndarray]:  # fmt: skip
+    lower, info = _cholesky_array(a._data)
+    if check_errors:
+        _raise_not_positive_definite(name, info)
+    result = _wrap(np.swapaxes(lower, -1, -2).copy() if upper else lower)
+    ctx.upper = upper
+    ctx.save_for_backward(result)
+    return result, info
+
+
+def _cholesky_backward(ctx: Any, grad_output: Tensor) -> Tensor:
+    (factor,) = ctx.saved_tensors
+    lower, grad_lower = factor, grad_output
+    if ctx.upper:
+        lower, grad_lower = factor.mT, grad_output.mT
+    # A = L L^T: gA = L^-T Phi(L^T gL) L^-1, symmetrised, Phi keeping the lower triangle
+    # with half its diagonal
+    grad = shape_ops.tril(matmul(lower.mT, grad_lower))
+    grad = 0.5 * (grad + shape_ops.tril(grad, -1).mT)
+    grad = LinalgSolveTriangular.apply(lower.mT, grad, True, True, False)
+    return LinalgSolveTriangular.apply(lower, grad, False, False, False)
+
+
+class LinalgCholeskyEx(Function):
+    _backward_name = "LinalgCholeskyExBackward0"
+    _op_name = "linalg_cholesky"
+
+    @staticmethod
+    def forward(ctx, a, upper, check_errors, name):
+        result, info = _cholesky_factor(ctx, a, upper, check_errors, name)
+        info_tensor = _wrap(info)
+        ctx.mark_non_differentiable(info_tensor)
+        return result, info_tensor
+
+    @staticmethod
+    def backward(ctx, grad_output, grad_info):
+        return _cholesky_backward(ctx, grad_output), None, None, None
+
+
+class CholeskyLegacy(Function):
+    _backward_name = "CholeskyBackward0"
+    _op_name = "cholesky"
+
+    @staticmethod
+    def forward(ctx, a, upper):
+        return _cholesky_factor(ctx, a, upper, True, "cholesky")[0]
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return _cholesky_backward(ctx, grad_output), None
+
+
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False,
+                out: Any = None) -> CholeskyExResult:  # fmt: skip
+    """The Cholesky factor of each matrix and an info code (nonzero where not positive-definite)."""
+    _refuse_out("cholesky_ex", out)
+    _check_matrix("linalg.cholesky", A, half="cholesky_cpu")
+    factor, info = LinalgCholeskyEx.apply(A, bool(upper), bool(check_errors), "linalg.cholesky")
+    return CholeskyExResult(factor, info)
+
+
+def linalg_cholesky(A: Tensor, *, upper: bool = False, out: Any = None) -> Tensor:
+    _refuse_out("linalg.cholesky", out)
+    _check_matrix("linalg.cholesky", A, half="cholesky_cpu")
+    return LinalgCholeskyEx.apply(A, bool(upper), True, "linalg.cholesky")[0]
+
+
+def cholesky(input: Tensor, upper: bool = False, *, out: Any = None) -> Tensor:
+    """The Cholesky factor L (L^T with upper=True) of each symmetric positive-definite matrix;
+    deprecated in favour of lucid.linalg.cholesky, as in PyTorch."""
+    _refuse_out("cholesky", out)
+    warnings.warn(
+        "lucid.cholesky is deprecated in favor of lucid.linalg.cholesky and will be removed in "
+        "a future release.",
+        UserWarning,
+        stacklevel=2,
+    )
+    _check_matrix("cholesky", input, half="cholesky_cpu")
+    return CholeskyLegacy.apply(input, bool(upper))
+
+
+class CholeskySolve(Function):
+    _backward_name = "CholeskySolveBackward0"
+
+    @staticmethod
+    def forward(ctx, b, factor, upper):
+        lower = factor._data
+        if upper:
+            lower = np.swapaxes(lower, -1, -2)
+        lower = np.tril(lower)
+        # A = L L^T, so A^-1 B = L^-T (L^-1 B)
+        inner = _solve_triangular_array(lower, b._data, False, True, False)
+        upper_factor = np.swapaxes(lower, -1, -2)
+        result = _wrap(_solve_triangular_array(upper_factor, inner, True, True, False))
+        ctx.upper = upper
+        ctx.save_for_backward(factor, result)
+        ctx.shape_b = b._data.shape
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        factor, x = ctx.saved_tensors
+        grad_b = CholeskySolve.apply(grad_output, factor, ctx.upper)
+        grad_factor = None
+        if ctx.needs_input_grad[1]:
+            # dX = -A^-1 dA X with dA = dL L^T + L dL^T
+            common = matmul(grad_b, x.mT)
+            common = common + common.mT
+            if ctx.upper:
+                grad_factor = -matmul(factor, common)
+            else:
+                grad_factor = -matmul(common, factor)
+            grad_factor = sum_to(grad_factor, factor.shape)
+        return sum_to(grad_b, ctx.shape_b), grad_factor, None
+
+
+def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False, *,
+                   out: Any = None) -> Tensor:  # fmt: skip
+    """The solution of A X = B given B (input) and A's Cholesky factor (input2)."""
+    _refuse_out("cholesky_solve", out)
+    b = _array(input)
+    factor = _array(input2)
+    if b.ndim < 2 or factor.ndim < 2:
+        raise RuntimeError(
+            f"b should have at least 2 dimensions, but has {b.ndim} dimensions instead"
+            if b.ndim < 2
+            else f"u should have at least 2 dimensions, but has {factor.ndim} dimensions instead"
+        )
+    if b.dtype != factor.dtype:
+        raise RuntimeError(
+            f"Expected b and A to have the same dtype, but found b of type "
+            f"{_TYPE_NAMES[b.dtype]} and A of type {_TYPE_NAMES[factor.dtype]} instead."
+        )
+    _check_float("cholesky_solve", b, "cholesky_solve_cpu")
+    if factor.shape[-1] != factor.shape[-2]:
+        raise RuntimeError(
+            f"A must be batches of square matrices, but they are {factor.shape[-2]} by "
+            f"{factor.shape[-1]} matrices"
+        )
+    if b.shape[-2] != factor.shape[-1]:
+        raise RuntimeError(
+            f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
+            f"{factor.shape[-1]} by {factor.shape[-1]} but each b matrix is {b.shape[-2]} by "
+            f"{b.shape[-1]}"
+        )
+    return CholeskySolve.apply(input, input2, bool(upper))
+
+
+class CholeskyInverse(Function):
+    _backward_name = "CholeskyInverseBackward0"
+
+    @staticmethod
+    def forward(ctx, factor, upper):
+        array = factor._data
+        lower = np.tril(np.swapaxes(array, -1, -2) if upper else array)
+        inverse_lower = _solve_triangular_array(lower, _eye_like(lower), False, True, False)
+        # (L L^T)^-1 = L^-T L^-1
+        result = _wrap(np.swapaxes(inverse_lower, -1, -2) @ inverse_lower)
+        ctx.upper = upper
+        ctx.save_for_backward(factor, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        factor, inverse = ctx.saved_tensors
+        common = grad_output + grad_output.mT
+        common = matmul(inverse, matmul(common, inverse))
+        if ctx.upper:
+            return -matmul(factor, common), None
+        return -matmul(common, factor), None
+
+
+def cholesky_inverse(input: Tensor, upper: bool = False, *, out: Any = None) -> Tensor:
+    """The inverse of A = L L^T (U^T U with upper=True) from its Cholesky factor."""
+    _refuse_out("cholesky_inverse", out)
+    array = _array(input)
+    if array.ndim < 2:
+        raise RuntimeError(
+            "cholesky_inverse: The input tensor input must have at least 2 dimensions."
+        )
+    if array.shape[-1] != array.shape[-2]:
+        raise RuntimeError(
+            f"cholesky_inverse: A must be batches of square matrices, but they are "
+            f"{array.shape[-2]} by {array.shape[-1]} matrices"
+        )
+    _check_float("cholesky_inverse", array, "cholesky_inverse_out_cpu")
+    zero = np.diagonal(array, 0, -2, -1) == 0
+    if np.any(zero):
+        # the first zero on each factor's diagonal, 1-based, as potri reports it
+        info = np.where(np.any(zero, axis=-1), np.argmax(zero, axis=-1) + 1, 0)
+        prefix, code = _batch_prefix(info)
+        raise LinAlgError(
+            f"cholesky_inverse: {prefix}The diagonal element {code} is zero, the inversion could "
+            "not be completed because the input matrix is singular."
+        )
+    return CholeskyInverse.apply(input, bool(upper))
+
+
+# -------------------------------------------------------------------------------- qr
+class LinalgQr(Function):
+    _backward_name = "LinalgQrBackward0"
+    _op_name = "linalg_qr"
+
+    @staticmethod
+    def forward(ctx, a, mode):
+        array = a._data
+        if mode == "r":
+            r = (
+                np.linalg.qr(array, mode="r")
+                if array.size
+                else np.zeros(
+                    array.shape[:-2] + (min(array.shape[-2:]), array.shape[-1]), array.dtype
+                )
+            )
+            q = np.zeros((0,), array.dtype)
+        elif array.size:
+            q, r = np.linalg.qr(array, mode=mode)
+        else:
+            m, n = array.shape[-2:]
+            columns = m if mode == "complete" else min(m, n)
+            q = np.zeros(array.shape[:-2] + (m, columns), array.dtype)
+            r = np.zeros(array.shape[:-2] + (columns, n), array.dtype)
+        q_tensor, r_tensor = _wrap(np.ascontiguousarray(q)), _wrap(np.ascontiguousarray(r))
+        ctx.mode = mode
+        ctx.save_for_backward(a, q_tensor, r_tensor)
+        return q_tensor, r_tensor
+
+    @staticmethod
+    def backward(ctx, grad_q, grad_r):
+        a, q, r = ctx.saved_tensors
+        m, n = a.shape[-2:]
+        if ctx.mode == "r":
+            raise RuntimeError(
+                "The derivative of linalg.qr depends on Q, which is not computed when "
+                "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going to "
+                "differentiate through linalg.qr."
+            )
+        if ctx.mode == "complete" and m > n:
+            raise RuntimeError(
+                "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
+            )
+        if m >= n:
+            return _qr_backward_tall(q, r, grad_q, grad_r), None
+        # A = [X | Y] with X = Q U square: Y = Q V adds Q^T-projected terms to X's gradient
+        u = shape_ops.narrow(r, -1, 0, m)
+        y = shape_ops.narrow(a, -1, m, n - m)
+        grad_u = shape_ops.narrow(grad_r, -1, 0, m)
+        grad_v = shape_ops.narrow(grad_r, -1, m, n - m)
+        grad_x = _qr_backward_tall(q, u, grad_q + matmul(y, grad_v.mT), grad_u)
+        return shape_ops.cat([grad_x, matmul(q, grad_v)], -1), None
+
+
+def _qr_backward_tall(q: Tensor, r: Tensor, grad_q: Tensor, grad_r: Tensor) -> Tensor:
+    """gA = (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q, for A = QR with m >= n."""
+    product = matmul(r, grad_r.mT) - matmul(grad_q.mT, q)
+    lower = shape_ops.tril(product, -1)
+    symmetric = lower + lower.mT + _diag_embed(_matrix_diagonal(product))
+    right = grad_q + matmul(q, symmetric)
+    # B R^-T is the solution X of X R^T = B, R^T lower triangular
+    return LinalgSolveTriangular.apply(r.mT, right, False, False, False)
+
+
+_QR_MODES = ("reduced", "complete", "r")
+
+
+def _qr_checks(A: Tensor, mode: str) -> None:
+    _check_matrix("linalg.qr", A, square=False, half="geqrf_cpu")
+    if mode not in _QR_MODES:
+        raise RuntimeError(
+            f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
+            "'r', or 'complete'"
+        )
+
+
+def linalg_qr(A: Tensor, mode: str = "reduced", *, out: Any = None) -> LinalgQrResult:
+    _refuse_out("linalg.qr", out)
+    _qr_checks(A, mode)
+    return LinalgQrResult(*LinalgQr.apply(A, mode))
+
+
+def qr(input: Tensor, some: bool = True, *, out: Any = None) -> QrResult:
+    """Q and R of each matrix (reduced unless some=False); deprecated in favour of
+    lucid.linalg.qr, as in PyTorch."""
+    _refuse_out("qr", out)
+    warnings.warn(
+        "lucid.qr is deprecated in favor of lucid.linalg.qr and will be removed in a future "
+        "release. The boolean parameter 'some' has been replaced with a string parameter "
+        "'mode'.",
+        UserWarning,
+        stacklevel=2,
+    )
+    mode = "reduced" if some else "complete"
+    _qr_checks(input, mode)
+    return QrResult(*LinalgQr.apply(input, mode))
+
+
+# ------------------------------------------------------------------------------ eigh
+def _check_uplo(UPLO: str) -> None:
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+
+
+def _check_eigh_input(A: Tensor) -> np.ndarray:
+    array = _array(A)
+    if (array.ndim >= 2 and array.dtype.kind != "f") or array.dtype == np.float16:
+        raise NotImplementedError(
+            f"\"linalg_eigh_cpu\" not implemented for '{_TYPE_NAMES[array.dtype]}'"
+        )
+    return _check_matrix("linalg.eigh", A)
+
+
+class LinalgEigh(Function):
+    _backward_name = "LinalgEighBackward0"
+    _op_name = "linalg_eigh"
+
+    @staticmethod
+    def forward(ctx, a, UPLO, compute_vectors):
+        array = a._data
+        triangle = np.tril(array) if UPLO == "L" else np.triu(array)
+        if not np.all(np.isfinite(triangle)):
+            raise LinAlgError(
+                "linalg.eigh: The algorithm failed to converge because the input matrix is "
+                "ill-conditioned or has too many repeated eigenvalues."
+            )
+        if compute_vectors or ctx.needs_input_grad[0]:
+            values, vectors = np.linalg.eigh(array, UPLO)
+        else:
+            values, vectors = np.linalg.eigvalsh(array, UPLO), None
+        values_tensor = _wrap(values)
+        ctx.set_materialize_grads(False)
+        if vectors is None:
+            return values_tensor
+        vectors_tensor = _wrap(vectors)
+        ctx.uplo = UPLO
+        ctx.save_for_backward(values_tensor, vectors_tensor, None if compute_vectors else a)
+        if compute_vectors:
+            return values_tensor, vectors_tensor
+        return values_tensor
+
+    @staticmethod
+    def backward(ctx, grad_values, grad_vectors=None):
+        values, vectors, a = ctx.saved_tensors
+        if a is not None and is_grad_enabled():
+            # a graph of the gradient needs V as a function of A, not as a constant
+            values, vectors = LinalgEigh.apply(a, ctx.uplo, True)
+        if grad_vectors is None:
+            # eigenvalues only: gA = V diag(gL) V^T
+            return matmul(vectors * grad_values.unsqueeze(-2), vectors.mT), None, None
+        # gA = V (skew(V^T gV) / E + diag(gL)) V^T with E_ij = L_j - L_i (1 on the diagonal);
+        # only the skew part of V^T gV is seen by losses invariant to the eigenvectors' signs
+        projected = matmul(vectors.mT, grad_vectors)
+        projected = 0.5 * (projected - projected.mT)
+        gaps = values.unsqueeze(-2) - values.unsqueeze(-1)
+        gaps = gaps + _wrap(np.eye(values.shape[-1], dtype=values._data.dtype))
+        inner = projected / gaps
+        if grad_values is not None:
+            inner = inner + _diag_embed(grad_values)
+        return matmul(vectors, matmul(inner, vectors.mT)), None, None
+
+
+def eigh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> EighResult:
+    """Eigenvalues (ascending) and orthonormal eigenvectors of each symmetric matrix, read from
+    its lower (UPLO='L') or upper triangle."""
+    _refuse_out("eigh", out)
+    _check_eigh_input(A)
+    _check_uplo(UPLO)
+    return EighResult(*LinalgEigh.apply(A, UPLO, True))
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> Tensor:
+    """Eigenvalues (ascending) of each symmetric matrix."""
+    _refuse_out("eigvalsh", out)
+    _check_eigh_input(A)
+    _check_uplo(UPLO)
+    return LinalgEigh.apply(A, UPLO, False)
+
+
+def eig(A: Tensor, *, out: Any = None) -> Any:
+    """Not available: the eigen-decomposition of a general matrix is complex, and lucid has
+    no complex dtype (use eigh for symmetric matrices)."""
+    _refuse_out("eig", out)
+    raise NotImplementedError(
+        "linalg.eig: lucid has no complex dtype, and the eigenvalues and eigenvectors of a "
+        "general matrix are complex; use lucid.linalg.eigh for symmetric matrices"
+    )
+
+
+def eigvals(A: Tensor, *, out: Any = None) -> Any:
+    """Not available: the eigenvalues of a general matrix are complex (see eig)."""
+    _refuse_out("eigvals", out)
+    raise NotImplementedError(
+        "linalg.eigvals: lucid has no complex dtype, and the eigenvalues of a general matrix "
+        "are complex; use lucid.linalg.eigvalsh for symmetric matrices"
+    )
+
+
+# ------------------------------------------------------------------------------- svd
+def _svd_array(array: np.ndarray, full_matrices: bool, compute_uv: bool) -> Any:
+    m, n = array.shape[-2:]
+    if np.any(np.isnan(array)):
+        raise LinAlgError(
+            "linalg.svd: The algorithm failed to converge because the input matrix contained "
+            "non-finite values."
+        )
+    k = min(m, n)
+    batch = array.shape[:-2]
+    infinite = np.any(np.isinf(array), axis=(-2, -1))
+    safe = np.where(infinite[..., None, None], 0.0, array).astype(array.dtype)
+    if array.size == 0:
+        rows, columns = (m, n) if full_matrices else (k, k)
+        u = np.broadcast_to(np.eye(m, rows, dtype=array.dtype), batch + (m, rows)).copy()
+        vh = np.broadcast_to(np.eye(columns, n, dtype=array.dtype), batch + (columns, n)).copy()
+        s = np.zeros(batch + (k,), array.dtype)
+        return (u, s, vh) if compute_uv else s
+    if not compute_uv:
+        s = np.linalg.svd(safe, compute_uv=False)
+        s[infinite] = np.nan
+        return s
+    u, s, vh = np.linalg.svd(safe, full_matrices=full_matrices)
+    # an infinite entry leaves nothing finite to decompose: PyTorch reports NaN
+    s[infinite] = np.nan
+    u[infinite] = np.nan
+    vh[infinite] = np.nan
+    return u, s, vh
+
+
+class LinalgSvd(Function):
+    _backward_name = "LinalgSvdBackward0"
+    _op_name = "linalg_svd"
+
+    @staticmethod
+    def forward(ctx, a, full_matrices, compute_uv):
+        array = a._data
+        ctx.set_materialize_grads(False)
+        if not compute_uv and not ctx.needs_input_grad[0]:
+            return _wrap(_svd_array(array, False, False))
+        u, s, vh = _svd_array(array, full_matrices, True)
+        u_tensor, s_tensor, vh_tensor = _wrap(u), _wrap(s), _wrap(vh)
+        ctx.full_matrices = full_matrices
+        ctx.compute_uv = compute_uv
+        ctx.save_for_backward(u_tensor, s_tensor, vh_tensor, None if compute_uv else a)
+        if compute_uv:
+            return u_tensor, s_tensor, vh_tensor
+        return s_tensor
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        u, s, vh, a = ctx.saved_tensors
+        if ctx.compute_uv:
+            grad_u, grad_s, grad_vh = grad_outputs
+        else:
+            grad_u, grad_s, grad_vh = None, grad_outputs[0], None
+            if is_grad_enabled():
+                # a graph of the gradient needs U and Vh as functions of A, not as constants
+                u, s, vh = LinalgSvd.apply(a, False, True)
+        return _svd_backward(ctx, u, s, vh, grad_u, grad_s, grad_vh), None, None
+
+
+def _svd_backward(ctx: Any, u: Tensor, s: Tensor, vh: Tensor, grad_u: Any, grad_s: Any,
+                  grad_vh: Any) -> Tensor | None:  # fmt: skip
+    """The gradient of A = U diag(S) Vh, for losses that do not depend on the signs of the
+    singular vectors; repeated singular values make it infinite or NaN, as in PyTorch."""
+    if grad_u is None and grad_s is None and grad_vh is None:
+        return None
+    m, n = u.shape[-2], vh.shape[-1]
+    k = s.shape[-1]
+    if ctx.full_matrices:
+        # the columns past min(m, n) are arbitrary: they take no gradient
+        u = shape_ops.narrow(u, -1, 0, k)
+        vh = shape_ops.narrow(vh, -2, 0, k)
+        if grad_u is not None:
+            grad_u = shape_ops.narrow(grad_u, -1, 0, k)
+        if grad_vh is not None:
+            grad_vh = shape_ops.narrow(grad_vh, -2, 0, k)
+    if grad_u is None and grad_vh is None:
+        # singular values only: gA = U diag(gS) Vh
+        return matmul(u * grad_s.unsqueeze(-2), vh)
+    s_row, s_column = s.unsqueeze(-2), s.unsqueeze(-1)
+    squares = s * s
+    gaps = squares.unsqueeze(-2) - squares.unsqueeze(-1)
+    gaps = gaps + _wrap(np.eye(k, dtype=s._data.dtype))
+    if grad_u is not None:
+        projected_u = matmul(u.mT, grad_u)
+        skew_u = projected_u - projected_u.mT
+    if grad_vh is not None:
+        projected_v = matmul(vh, grad_vh.mT)
+        skew_v = projected_v - projected_v.mT
+    if grad_u is not None and grad_vh is not None:
+        grad = (skew_u * s_row + s_column * skew_v) / gaps
+    elif grad_u is not None:
+        grad = (skew_u / gaps) * s_row
+    else:
+        grad = s_column * (skew_v / gaps)
+    if grad_s is not None:
+        grad = grad + _diag_embed(grad_s)
+    if m > n and grad_u is not None:
+        # the part of gU outside U's column space: (I - U U^T) gU S^-1
+        grad = matmul(u, grad)
+        scaled = grad_u / s_row
+        grad = grad + scaled - matmul(u, matmul(u.mT, scaled))
+        return matmul(grad, vh)
+    if m < n and grad_vh is not None:
+        grad = matmul(grad, vh)
+        scaled = grad_vh / s_column
+        grad = grad + scaled - matmul(matmul(scaled, vh.mT), vh)
+        return matmul(u, grad)
+    return matmul(u, matmul(grad, vh))
+
+
+def _check_svd_input(A: Tensor) -> None:
+    _check_matrix("linalg.svd", A, square=False, half="linalg_svd_cpu")
+
+
+def linalg_svd(A: Tensor, full_matrices: bool = True, *, driver: Any = None,
+                out: Any = None) -> LinalgSvdResult:  # fmt: skip
+    _refuse_out("linalg.svd", out)
+    _check_svd_input(A)
+    return LinalgSvdResult(*LinalgSvd.apply(A, bool(full_matrices), True))
+
+
+def svdvals(A: Tensor, *, driver: Any = None, out: Any = None) -> Tensor:
+    """The singular values of each matrix, in descending order."""
+    _refuse_out("svdvals", out)
+    _check_svd_input(A)
+    return LinalgSvd.apply(A, False, False)
+
+
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *,
+        out: Any = None) -> SvdResult:  # fmt: skip
+    """(U, S, V) with A = U diag(S) V^T (V, not Vh as lucid.linalg.svd returns); reduced
+    unless some=False. Without compute_uv, U and V are zeros."""
+    _refuse_out("svd", out)
+    _check_svd_input(input)
+    if not compute_uv:
+        array = input._data
+        m, n = array.shape[-2:]
+        values = LinalgSvd.apply(input, False, False)
+        u = _wrap(np.zeros(array.shape[:-2] + (m, m), array.dtype))
+        v = _wrap(np.zeros(array.shape[:-2] + (n, n), array.dtype))
+        return SvdResult(u, values, v)
+    u, values, vh = LinalgSvd.apply(input, not some, True)
+    return SvdResult(u, values, vh.mT)
+
+
+# ------------------------------------------------------------------------------ pinv
+def _tolerance_array(value: Any, dtype: np.dtype) -> np.ndarray | None:
+    if value is None:
+        return None
+    if isinstance(value, TensorBase):
+        return value._data.astype(dtype)
+    return np.asarray(value, dtype)
+
+
+def _cutoff(singular_values: np.ndarray, atol: Any, rtol: Any, default_rtol: float) -> Any:
+    """max(atol, rtol * largest singular value), with PyTorch's defaults: rtol is eps * max(m, n)
+    unless only a positive atol is given, and then 0."""
+    dtype = singular_values.dtype
+    atol_array = _tolerance_array(atol, dtype)
+    rtol_array = _tolerance_array(rtol, dtype)
+    if rtol_array is None:
+        use_default = atol_array is None or not np.all(atol_array > 0)
+        rtol_array = np.asarray(default_rtol if use_default else 0.0, dtype)
+    if atol_array is None:
+        atol_array = np.asarray(0.0, dtype)
+    largest = np.max(singular_values, axis=-1, initial=0.0)
+    return np.maximum(atol_array, rtol_array * largest)[..., None]
+
+
+class LinalgPinv(Function):
+    _backward_name = "LinalgPinvBackward0"
+    _op_name = "linalg_pinv"
+
+    @staticmethod
+    def forward(ctx, a, atol, rtol, hermitian):
+        array = a._data
+        m, n = array.shape[-2:]
+        default_rtol = float(np.finfo(array.dtype).eps) * max(m, n)
+        if hermitian:
+            triangle = np.tril(array)
+            if not np.all(np.isfinite(triangle)):
+                raise LinAlgError(
+                    "linalg.eigh: The algorithm failed to converge because the input matrix is "
+                    "ill-conditioned or has too many repeated eigenvalues."
+                )
+            values, vectors = np.linalg.eigh(array)
+            magnitudes = np.abs(values)
+            kept = magnitudes > _cutoff(magnitudes, atol, rtol, default_rtol)
+            with np.errstate(divide="ignore"):
+                inverted = np.where(kept, 1.0 / np.where(kept, values, 1.0), 0.0)
+            result = (vectors * inverted[..., None, :].astype(array.dtype)) @ np.swapaxes(
+                vectors, -1, -2
+            )
+        else:
+            u, values, vh = _svd_array(array, False, True)
+            kept = values > _cutoff(values, atol, rtol, default_rtol)
+            inverted = np.where(kept, 1.0 / np.where(kept, values, 1.0), 0.0)
+            result = (np.swapaxes(vh, -1, -2) * inverted[..., None, :].astype(array.dtype)) @ (
+                np.swapaxes(u, -1, -2)
+            )
+            result[np.any(np.isnan(values), axis=-1)] = np.nan
+        result = _wrap(result.astype(array.dtype))
+        ctx.save_for_backward(a, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, pinv_a = ctx.saved_tensors
+        return _pinv_backward(grad_output, pinv_a, a), None, None, None
+
+
+def _pinv_backward(grad: Tensor, pinv_a: Tensor, a: Tensor) -> Tensor:
+    """The gradient of A+ (Golub and Pereyra's derivative of the pseudo-inverse, for A of
+    locally constant rank), arranged to multiply the smallest matrices."""
+    m, n = a.shape[-2:]
+    pinv_t = pinv_a.mT
+    grad_t = grad.mT
+    if m <= n:
+        k = matmul(grad_t, pinv_a)
+        k_pinv_t = matmul(k, pinv_t)
+        return (
+            -matmul(pinv_a, k).mT
+            + k_pinv_t
+            - matmul(matmul(a, pinv_a), k_pinv_t)
+            + matmul(matmul(pinv_t, pinv_a), grad_t - matmul(k, a))
+        )
+    k = matmul(pinv_a, grad_t)
+    pinv_t_k = matmul(pinv_t, k)
+    return (
+        -matmul(k, pinv_a).mT
+        + matmul(matmul(grad_t - matmul(a, k), pinv_a), pinv_t)
+        + pinv_t_k
+        - matmul(matmul(pinv_t_k, pinv_a), a)
+    )
+
+
+def _check_pinv_input(A: Tensor) -> None:
+    array = _array(A)
+    if array.ndim < 2 or array.dtype.kind != "f" or array.dtype == np.float16:
+        shape = ", ".join(map(str, array.shape))
+        raise RuntimeError(
+            f"linalg.pinv({_TYPE_NAMES[array.dtype]}{{[{shape}]}}): expected a tensor with 2 or "
+            "more dimensions of float, double, cfloat or cdouble types"
+        )
+
+
+def pinv(A: Tensor, rcond: Any = None, hermitian: bool = False, *, atol: Any = None,
+         rtol: Any = None, out: Any = None) -> Tensor:  # fmt: skip
+    """The Moore-Penrose pseudo-inverse of each matrix: singular values at or below
+    max(atol, rtol * largest) count as zero (rcond is rtol's older name)."""
+    _refuse_out("pinv", out)
+    _check_pinv_input(A)
+    if rcond is not None:
+        rtol = rcond
+    return LinalgPinv.apply(A, atol, rtol, bool(hermitian))
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """The pseudo-inverse, singular values below rcond * largest counting as zero."""
+    _check_pinv_input(input)
+    return LinalgPinv.apply(input, None, rcond, False)
+
+
+# ------------------------------------------------------------------------------ lstsq
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+class LinalgLstsq(Function):
+    _backward_name = "LinalgLstsqBackward0"
+    _op_name = "linalg_lstsq"
+
+    @staticmethod
+    def forward(ctx, a, b, rcond, driver, is_vector):
+        x, y = a._data, b._data
+        if is_vector:
+            y = y[..., None]
+        m, n = x.shape[-2:]
+        batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
+        x = np.broadcast_to(x, batch + x.shape[-2:])
+        y = np.broadcast_to(y, batch + y.shape[-2:])
+        if rcond is None:
+            rcond = float(np.finfo(x.dtype).eps) * max(m, n)
+        u, values, vh = _svd_array(x, False, True)
+        kept = values > rcond * np.max(values, axis=-1, initial=0.0)[..., None]
+        inverted = np.where(kept, 1.0 / np.where(kept, values, 1.0), 0.0).astype(x.dtype)
+        solution = np.swapaxes(vh, -1, -2) @ (inverted[..., :, None] * (np.swapaxes(u, -1, -2) @ y))
+        rank = np.sum(kept, axis=-1).astype(_INT64)
+        empty = np.zeros((0,), x.dtype)
+        residuals = empty
+        full_rank = bool(np.all(rank == n))
+        if m > n and (driver == "gels" or (driver != "gelsy" and full_rank)):
+            residuals = np.sum((x @ solution - y) ** 2, axis=-2)
+            if is_vector:
+                residuals = residuals[..., 0]
+        if is_vector:
+            solution = solution[..., 0]
+        singular_values = values if driver in ("gelsd", "gelss") else empty
+        rank_result = np.zeros((0,), _INT64) if driver == "gels" else rank
+        result = _wrap(solution)
+        outputs = (_wrap(residuals), _wrap(rank_result), _wrap(singular_values))
+        ctx.mark_non_differentiable(*outputs[1:])
+        ctx.is_vector = is_vector
+        ctx.save_for_backward(a, b, result)
+        ctx.set_materialize_grads(False)
+        return (result, *outputs)
+
+    @staticmethod
+    def backward(ctx, grad_solution, grad_residuals, grad_rank, grad_singular_values):
+        a, b, solution = ctx.saved_tensors
+        is_vector = ctx.is_vector
+        matrix_b = b.unsqueeze(-1) if is_vector else b
+        matrix_x = solution.unsqueeze(-1) if is_vector else solution
+        grad_a = grad_b = None
+        if grad_solution is not None:
+            # the solution is A+ B: differentiate the pseudo-inverse
+            grad = grad_solution.unsqueeze(-1) if is_vector else grad_solution
+            pinv_a = pinv(a)
+            if ctx.needs_input_grad[0]:
+                grad_a = _pinv_backward(matmul(grad, matrix_b.mT), pinv_a, a)
+            if ctx.needs_input_grad[1]:
+                grad_b = matmul(pinv_a.mT, grad)
+        if grad_residuals is not None and grad_residuals.numel():
+            # at the minimiser X, d||A X - B||^2 = 2 <A X - B, dA X - dB> (X's own change
+            # does not count: the gradient in X is zero there)
+            weights = grad_residuals.unsqueeze(-1) if is_vector else grad_residuals
+            scaled = 2.0 * (matmul(a, matrix_x) - matrix_b) * weights.unsqueeze(-2)
+            grad_a = matmul(scaled, matrix_x.mT) + (0.0 if grad_a is None else grad_a)
+            grad_b = -scaled + (0.0 if grad_b is None else grad_b)
+        if grad_a is not None and ctx.needs_input_grad[0]:
+            grad_a = sum_to(grad_a, a.shape)
+        else:
+            grad_a = None
+        if grad_b is not None and ctx.needs_input_grad[1]:
+            grad_b = sum_to(grad_b.squeeze(-1) if is_vector else grad_b, b.shape)
+        else:
+            grad_b = None
+        return grad_a, grad_b, None, None, None
+
+
+def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None,
+          out: Any = None) -> LstsqResult:  # fmt: skip
+    """The least-squares solution of A X = B, with the residuals, rank and singular values the
+    driver reports (lucid solves through the SVD for every driver)."""
+    _refuse_out("lstsq", out)
+    name = "lucid.linalg.lstsq"
+    a, b = _array(A), _array(B)
+    if driver is None:
+        driver = "gelsy"
+    if driver not in _LSTSQ_DRIVERS:
+        raise RuntimeError(
+            f"{name}: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)"
+        )
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if b.ndim < 1:
+        raise RuntimeError(f"{name}: other must have at least 1 dimension.")
+    if a.dtype != b.dtype:
+        raise RuntimeError(
+            f"{name}: Expected input and other to have the same dtype, but got input's dtype "
+            f"{_TYPE_NAMES[a.dtype]} and other's dtype {_TYPE_NAMES[b.dtype]}"
+        )
+    _check_float("linalg.lstsq", a)
+    is_vector = b.ndim == a.ndim - 1
+    if is_vector and b.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"{name}: input.size(-2) should match other.size(-1)")
+    if not is_vector and b.shape[-2] != a.shape[-2]:
+        raise RuntimeError(f"{name}: input.size(-2) should match other.size(-2)")
+    return LstsqResult(*LinalgLstsq.apply(A, B, rcond, driver, is_vector))
+
+
+# ------------------------------------------------------------------------- matrix_exp
+_PADE13 = (
+    64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+    129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+    40840800.0, 960960.0, 16380.0, 182.0, 1.0,
+)  # fmt: skip
+# the largest 1-norm for which the degree-13 Padé approximant is exact in double precision
+# (Higham, "The scaling and squaring method for the matrix exponential revisited", 2005)
+_PADE13_THETA = 5.371920351148152
+
+
+def _matrix_exp_array(array: np.ndarray) -> np.ndarray:
+    """exp of each matrix by scaling and squaring around a degree-13 Padé approximant, the
+    scaling chosen per matrix; matrices with a non-finite entry give NaN, as PyTorch's do."""
+    if array.shape[-1] == 0:
+        return array.copy()
+    dtype = array.dtype
+    work = array.astype(np.float64)
+    finite = np.all(np.isfinite(work), axis=(-2, -1))
+    work = np.where(finite[..., None, None], work, 0.0)
+    norm = np.max(np.sum(np.abs(work), axis=-2), axis=-1)
+    with np.errstate(divide="ignore"):
+        squarings = np.maximum(0, np.ceil(np.log2(norm / _PADE13_THETA))).astype(np.int64)
+    squarings = np.where(norm > 0, squarings, 0)
+    scaled = work / np.ldexp(1.0, squarings)[..., None, None]
+    b = _PADE13
+    identity = np.eye(array.shape[-1])
+    a2 = scaled @ scaled
+    a4 = a2 @ a2
+    a6 = a4 @ a2
+    u = scaled @ (
+        a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2)
+        + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * identity
+    )  # fmt: skip
+    v = (
+        a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2)
+        + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * identity
+    )  # fmt: skip
+    with np.errstate(over="ignore", invalid="ignore"):
+        result = np.linalg.solve(v - u, v + u)
+        # undo the scaling: square each matrix as many times as it was halved
+        for step in range(int(np.max(squarings, initial=0))):
+            result = np.where((step < squarings)[..., None, None], result @ result, result)
+    result = np.where(finite[..., None, None], result, np.nan)
+    return result.astype(dtype)
+
+
+class LinalgMatrixExp(Function):
+    _backward_name = "LinalgMatrixExpBackward0"
+    _op_name = "linalg_matrix_exp"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return _wrap(_matrix_exp_array(a._data))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (a,) = ctx.saved_tensors
+        # the adjoint of the Fréchet derivative: exp([[A^T, G], [0, A^T]]) holds it in its
+        # upper right block (Higham, Functions of Matrices, 3.2)
+        n = a.shape[-1]
+        a_t = a.mT
+        zeros = _wrap(np.zeros(tuple(a.shape), a._data.dtype))
+        top = shape_ops.cat([a_t, grad_output], -1)
+        bottom = shape_ops.cat([zeros, a_t], -1)
+        block = LinalgMatrixExp.apply(shape_ops.cat([top, bottom], -2))
+        return shape_ops.narrow(shape_ops.narrow(block, -2, 0, n), -1, n, n)
+
+
+def matrix_exp(A: Tensor) -> Tensor:
+    """The matrix exponential of each square matrix."""
+    # half precision is computed in double and rounded, as PyTorch computes it too
+    _check_matrix("linalg.matrix_exp", A, half=_HALF_SUPPORTED)
+    return LinalgMatrixExp.apply(A)
+
+
+# ----------------------------------------------------------------------- matrix_power
+def matrix_power(A: Tensor, n: int) -> Tensor:
+    """A to the integer power n (by repeated squaring; negative n through the inverse)."""
+    array = _array(A)
+    if isinstance(n, bool) or not isinstance(n, int | np.integer):
+        raise TypeError(
+            f"linalg_matrix_power(): argument 'n' (position 2) must be int, not {type(n).__name__}"
+        )
+    if array.ndim < 2:
+        raise RuntimeError(
+            "linalg.matrix_power: The input tensor A must have at least 2 dimensions."
+        )
+    if array.shape[-1] != array.shape[-2]:
+        raise RuntimeError(
+            f"linalg.matrix_power: A must be batches of square matrices, but they are "
+            f"{array.shape[-2]} by {array.shape[-1]} matrices"
+        )
+    n = int(n)
+    if n == 0:
+        from lucid.ops.fills import clone, copy_
+
+        # a copy of the identity that still belongs to A's graph (its gradient is zero)
+        identity = np.broadcast_to(np.eye(array.shape[-1], dtype=array.dtype), array.shape)
+        return copy_(clone(A), _wrap(identity))
+    base = inv(A) if n < 0 else A
+    n = abs(n)
+    result = None
+    while True:
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if not n:
+            return result
+        base = matmul(base, base)
+
+
+# ------------------------------------------------------------------ rank, cond, norms
+def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: Any = None,
+                rtol: Any = None, out: Any = None) -> Tensor:  # fmt: skip
+    """The number of singular values (|eigenvalues| with hermitian) above
+    max(atol, rtol * largest); tol is atol's older name."""
+    _refuse_out("matrix_rank", out)
+    array = _array(A)
+    if array.ndim < 2:
+        raise RuntimeError(
+            "lucid.linalg.matrix_rank: The input tensor input must have at least 2 dimensions."
+        )
+    if array.dtype.kind != "f" or array.dtype == np.float16:
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if tol is not None:
+        atol = tol
+    m, n = array.shape[-2:]
+    if hermitian:
+        if not np.all(np.isfinite(np.tril(array))):
+            raise LinAlgError(
+                "linalg.eigh: The algorithm failed to converge because the input matrix is "
+                "ill-conditioned or has too many repeated eigenvalues."
+            )
+        values = np.abs(np.linalg.eigvalsh(array)) if array.size else np.zeros(array.shape[:-1])
+    else:
+        values = _svd_array(array, False, False)
+    default_rtol = float(np.finfo(array.dtype).eps) * max(m, n)
+    cutoff = _cutoff(values, atol, rtol, default_rtol)
+    return _wrap(np.sum(values > cutoff, axis=-1).astype(_INT64))
+
+
+_MATRIX_ORDS = ("fro", "nuc", math.inf, -math.inf, 1, -1, 2, -2)
+
+
+def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
+                dtype: Any = None, out: Any = None) -> Tensor:  # fmt: skip
+    """The ord-norm of x's elements over dim (all of them when None)."""
+    _refuse_out("vector_norm", out)
+    if isinstance(ord, str) or not isinstance(ord, int | float | np.number):
+        raise TypeError(
+            f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
+            f"{type(ord).__name__}"
+        )
+    _array(x)
+    return reduction_ops._vector_norm(x, ord, dim, keepdim, dtype)
+
+
+def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *,
+                dtype: Any = None, out: Any = None) -> Tensor:  # fmt: skip
+    """The ord-norm of each matrix over the two dims: 'fro', 'nuc', ±1 and ±inf (largest or
+    smallest column or row sum of magnitudes), ±2 (largest or smallest singular value)."""
+    _refuse_out("matrix_norm", out)
+    array = _array(A)
+    if array.ndim < 2:
+        raise RuntimeError(
+            "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."
+        )
+    if ord not in _MATRIX_ORDS or isinstance(ord, bool):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    given = [dim] if isinstance(dim, int) else list(dim)
+    if len(given) != 2:
+        raise RuntimeError(
+            f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, given))}"
+        )
+    dims = tuple(_normalize_dim(d, array.ndim) for d in given)
+    if dims[0] == dims[1]:
+        raise RuntimeError(
+            f"linalg.matrix_norm: dims must be different. Got ({dims[0]}, {dims[1]})"
+        )
+    if isinstance(ord, str):
+        if ord == "fro":
+            return vector_norm(A, 2, dims, keepdim, dtype=dtype)
+        A = reduction_ops._check_norm_input(A, dtype, "linalg.matrix_norm")
+        result = reduction_ops.sum(svdvals(shape_ops.movedim(A, dims, (-2, -1))), -1)
+        if keepdim:
+            for d in sorted(dims):
+                result = result.unsqueeze(d)
+        return result
+    A = reduction_ops._check_norm_input(A, dtype, "linalg.matrix_norm")
+    if abs(ord) == 2:
+        moved = shape_ops.movedim(A, dims, (-2, -1))
+        values = svdvals(moved)
+        result = reduction_ops.amax(values, -1) if ord > 0 else reduction_ops.amin(values, -1)
+        if keepdim:
+            for d in sorted(dims):
+                result = result.unsqueeze(d)
+        return result
+    # ±1: columns (sum over rows, then extreme over columns); ±inf: rows
+    summed, extreme = dims if abs(ord) == 1 else dims[::-1]
+    sums = reduction_ops.sum(pointwise_ops.abs(A), summed, keepdim=True)
+    reduce = reduction_ops.amax if ord > 0 else reduction_ops.amin
+    result = reduce(sums, extreme, keepdim=True)
+    if not keepdim:
+        result = result.squeeze(max(dims)).squeeze(min(dims))
+    return result
+
+
+def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
+         dtype: Any = None, out: Any = None) -> Tensor:  # fmt: skip
+    """A vector norm (dim an int or one dim, or ord None with dim None: all elements) or a
+    matrix norm (dim two dims, or a 2-D input with ord given)."""
+    _refuse_out("norm", out)
+    array = _array(A)
+    if dim is not None:
+        dims = [dim] if isinstance(dim, int) else list(dim)
+        if len(dims) == 2:
+            return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
+        return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
+    if ord is None:
+        return vector_norm(A, 2, None, keepdim, dtype=dtype)
+    if array.ndim == 2 or isinstance(ord, str):
+        return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+    if array.ndim == 1:
+        return vector_norm(A, ord, None, keepdim, dtype=dtype)
+    raise RuntimeError(
+        f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+        f"Got {array.ndim}D."
+    )
+
+
+def cond(A: Tensor, p: Any = None, *, out: Any = None) -> Tensor:
+    """The condition number of each matrix in the p-norm (2 by default: the ratio of the
+    extreme singular values)."""
+    _refuse_out("cond", out)
+    array = _array(A)
+    if array.ndim < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    if p is None or p in (2, -2):
+        _check_svd_input(A)
+        values = svdvals(A)
+        largest = shape_ops.narrow(values, -1, 0, 1).squeeze(-1)
+        smallest = shape_ops.narrow(values, -1, values.shape[-1] - 1, 1).squeeze(-1)
+        if p == -2:
+            return smallest / largest
+        return largest / smallest
+    if p not in _MATRIX_ORDS:
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    if array.shape[-1] != array.shape[-2]:
+        raise RuntimeError(
+            f"linalg.cond(ord={p}): A must be batches of square matrices, but they are "
+            f"{array.shape[-2]} by {array.shape[-1]} matrices"
+        )
+    inverse, info = inv_ex(A)
+    # a singular matrix has an infinite condition number
+    singular = _wrap((info._data > 0)[..., None, None])
+    inverse = pointwise_ops.where(singular, math.inf, inverse)
+    # 0 * inf (a zero matrix) and NaN entries count as infinitely ill-conditioned
+    return pointwise_ops.nan_to_num(matrix_norm(A, p) * matrix_norm(inverse, p), math.inf, math.inf)
+
+
+# ---------------------------------------------------------------------- cross, vecdot
+class LinalgCross(Function):
+    _backward_name = "LinalgCrossBackward0"
+    _op_name = "linalg_cross"
+
+    @staticmethod
+    def forward(ctx, a, b, dim):
+        x, y = np.broadcast_arrays(a._data, b._data)
+        ctx.dim = dim
+        ctx.save_for_backward(a, b)
+        return _wrap(np.cross(x, y, axis=dim))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, b = ctx.saved_tensors
+        grad_a = grad_b = None
+        # d(a x b) = da x b + a x db, and <g, da x b> = <b x g, da>
+        if ctx.needs_input_grad[0]:
+            grad_a = sum_to(LinalgCross.apply(b, grad_output, ctx.dim), a.shape)
+        if ctx.needs_input_grad[1]:
+            grad_b = sum_to(LinalgCross.apply(grad_output, a, ctx.dim), b.shape)
+        return grad_a, grad_b, None
+
+
+def _cross_checks(name: str, input: Tensor, other: Tensor) -> tuple[np.ndarray, np.ndarray]:
+    a, b = _array(input), _array(other)
+    if a.ndim != b.ndim:
+        raise RuntimeError(f"{name}: inputs must have the same number of dimensions.")
+    if a.dtype != b.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_TYPE_NAMES[a.dtype]} but found {_TYPE_NAMES[b.dtype]}"
+        )
+    if a.dtype == np.bool_:
+        raise NotImplementedError("\"cross\" not implemented for 'Bool'")
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise broadcast_error(a.shape, b.shape) from None
+    return a, b
+
+
+def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Any = None) -> Tensor:
+    _refuse_out("linalg.cross", out)
+    a, b = _cross_checks("linalg.cross", input, other)
+    axis = _normalize_dim(dim, a.ndim)
+    if a.shape[axis] != 3 or b.shape[axis] != 3:
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[axis]} "
+            f"and {b.shape[axis]}"
+        )
+    return LinalgCross.apply(input, other, axis)
+
+
+def cross(input: Tensor, other: Tensor, dim: int | None = None, *, out: Any = None) -> Tensor:
+    """The cross product of 3-vectors along dim (without dim: the first dim of size 3, a
+    deprecated default kept from PyTorch)."""
+    _refuse_out("cross", out)
+    a, b = _cross_checks("cross", input, other)
+    if dim is None:
+        warnings.warn(
+            "Using lucid.cross without specifying the dim arg is deprecated.\nPlease either "
+            "pass the dim explicitly or simply use lucid.linalg.cross.\nThe default value of "
+            "dim will change to agree with that of linalg.cross in a future release.",
+            UserWarning,
+            stacklevel=2,
+        )
+        shape = np.broadcast_shapes(a.shape, b.shape)
+        sizes = [d for d, size in enumerate(shape) if size == 3]
+        if not sizes:
+            raise RuntimeError("no dimension of size 3 in input")
+        dim = sizes[0]
+    axis = _normalize_dim(dim, a.ndim)
+    if a.shape[axis] != 3 or b.shape[axis] != 3:
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[axis]} "
+            f"and {b.shape[axis]}"
+        )
+    return LinalgCross.apply(input, other, axis)
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Any = None) -> Tensor:
+    """The dot product of x and y along dim, broadcasting the other dims."""
+    _refuse_out("vecdot", out)
+    a, b = _array(x), _array(y)
+    if a.dtype != b.dtype:
+        raise RuntimeError(
+            f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+            f"{_TYPE_NAMES[a.dtype]} and y of type {_TYPE_NAMES[b.dtype]} instead"
+        )
+    if a.ndim == 1 and b.ndim == 1 and a.shape != b.shape:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] "
+            f"to have the same number of elements, but got {a.shape[0]} and {b.shape[0]} "
+            "elements respectively"
+        )
+    from lucid.ops.arithmetic import mul
+
+    return reduction_ops.sum(mul(x, y), dim)
+
+
+# ------------------------------------------------------------------------- multi_dot
+def _chain_order(sizes: list[int]) -> list[list[int]]:
+    """The cheapest parenthesisation of a matrix chain (the classic dynamic programme over
+    chain lengths); split[i][j] is where the product of matrices i..j splits."""
+    count = len(sizes) - 1
+    cost = [[0] * count for _ in range(count)]
+    split = [[0] * count for _ in range(count)]
+    for length in range(1, count):
+        for i in range(count - length):
+            j = i + length
+            cost[i][j] = math.inf
+            for k in range(i, j):
+                total = cost[i][k] + cost[k + 1][j] + sizes[i] * sizes[k + 1] * sizes[j + 1]
+                if total < cost[i][j]:
+                    cost[i][j] = total
+                    split[i][j] = k
+    return split
+
+
+def multi_dot(tensors: Sequence[Tensor], *, out: Any = None) -> Tensor:
+    """The product of a chain of matrices in the cheapest order; the first and last may be
+    vectors (a row and a column)."""
+    _refuse_out("multi_dot", out)
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    arrays = [_array(tensor) for tensor in tensors]
+    first, last = arrays[0].ndim, arrays[-1].ndim
+    if first not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got {first}D")
+    if last not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {last}D")
+    for index, array in enumerate(arrays[1:-1], 1):
+        if array.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {index} must be 2D but got {array.ndim}D")
+    for index, array in enumerate(arrays[1:], 1):
+        if array.dtype != arrays[0].dtype:
+            raise RuntimeError(
+                "multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                f"{arrays[0].dtype.name.replace('float64', 'double').replace('float32', 'float')} "
+                f"and tensor {index} "
+                f"{array.dtype.name.replace('float64', 'double').replace('float32', 'float')}"
+            )
+    matrices = list(tensors)
+    if first == 1:
+        matrices[0] = tensors[0].unsqueeze(0)
+    if last == 1:
+        matrices[-1] = tensors[-1].unsqueeze(-1)
+    shapes = [tuple(matrix.shape) for matrix in matrices]
+    for index in range(len(shapes) - 1):
+        if shapes[index][1] != shapes[index + 1][0]:
+            raise RuntimeError(
+                f"multi_dot(): tensors {index} and {index + 1} with shapes "
+                f"{list(arrays[index].shape)} and {list(arrays[index + 1].shape)} cannot be "
+                "multiplied"
+            )
+    sizes = [shape[0] for shape in shapes] + [shapes[-1][1]]
+    split = _chain_order(sizes)
+
+    def product(i: int, j: int) -> Tensor:
+        if i == j:
+            return matrices[i]
+        k = split[i][j]
+        return matmul(product(i, k), product(k + 1, j))
+
+    result = product(0, len(matrices) - 1)
+    if first == 1 and last == 1:
+        return shape_ops.reshape(result, ())
+    if first == 1:
+        return result.squeeze(0)
+    if last == 1:
+        return result.squeeze(-1)
+    return result
+
+
+# ------------------------------------------------------------------ householder_product
+def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T with v_i column i of A
+    below the diagonal and 1 on it (Q of a QR factorisation in geqrf's compact form).
+
+    Composed from matmul, so its backward needs no formula of its own (its grad_fn is the
+    last op of the chain, not PyTorch's LinalgHouseholderProductBackward0).
+    """
+    _refuse_out("householder_product", out)
+    name = "lucid.linalg.householder_product"
+    a, t = _array(A), _array(tau)
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    m, n = a.shape[-2:]
+    if m < n:
+        raise RuntimeError(
+            f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]"
+        )
+    if t.ndim < 1 or n < t.shape[-1]:
+        raise RuntimeError(
+            f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]"
+        )
+    if t.shape[:-1] != a.shape[:-2]:
+        raise RuntimeError(
+            f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
+            f"{list(t.shape[:-1])}"
+        )
+    if a.dtype.kind != "f" or a.dtype == np.float16:
+        raise NotImplementedError(f"\"orgqr_cpu\" not implemented for '{_TYPE_NAMES[a.dtype]}'")
+    if t.dtype != a.dtype:
+        raise RuntimeError(
+            f"{name}: tau dtype {_TYPE_NAMES[t.dtype]} does not match input dtype "
+            f"{_TYPE_NAMES[a.dtype]}"
+        )
+    rows = np.arange(m)[:, None]
+    result = _wrap(np.broadcast_to(np.eye(m, n, dtype=a.dtype), a.shape).copy())
+    # Applied right to left, Q = H_1 (H_2 (... (H_k I))), as orgqr does: H_i leaves the
+    # columns before i alone and sets column i to e_i - tau_i v_i directly, so an inf in v_i
+    # meets no zero there.
+    for i in range(t.shape[-1] - 1, -1, -1):
+        below = _wrap(rows > i)
+        unit = _wrap((rows == i).astype(a.dtype))
+        v = pointwise_ops.where(below, shape_ops.narrow(A, -1, i, 1), unit)
+        scale = shape_ops.narrow(tau, -1, i, 1).unsqueeze(-1)
+        parts = [shape_ops.narrow(result, -1, 0, i), unit - scale * v]
+        if i + 1 < n:
+            rest = shape_ops.narrow(result, -1, i + 1, n - i - 1)
+            parts.append(rest - scale * matmul(v, matmul(v.mT, rest)))
+        result = shape_ops.cat(parts, -1)
+    return result
+
+
+# ------------------------------------------------------------------ tensorinv, tensorsolve
+def tensorinv(A: Tensor, ind: int = 2, *, out: Any = None) -> Tensor:
+    """The inverse of A seen as a map from its first `ind` dims to the rest."""
+    _refuse_out("tensorinv", out)
+    array = _array(A)
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows = math.prod(array.shape[:ind])
+    columns = math.prod(array.shape[ind:])
+    if rows != columns:
+        raise RuntimeError(
+            "Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+            f"prod(self.shape[:ind]), but got {columns} != {rows}"
+        )
+    result = inv(shape_ops.reshape(A, (rows, columns)))
+    return shape_ops.reshape(result, array.shape[ind:] + array.shape[:ind])
+
+
+def tensorsolve(A: Tensor, B: Tensor, dims: Any = None, *, out: Any = None) -> Tensor:
+    """X with tensordot(A, X, X.ndim) = B."""
+    _refuse_out("tensorsolve", out)
+    array = _array(A)
+    b = _array(B)
+    if dims is not None:
+        dims = [dims] if isinstance(dims, int) else list(dims)
+        sources = [_normalize_dim(d, array.ndim) for d in dims]
+        A = shape_ops.movedim(A, sources, list(range(array.ndim - len(sources), array.ndim)))
+        array = A._data
+    result_shape = array.shape[b.ndim :]
+    rows = math.prod(array.shape[: b.ndim])
+    columns = math.prod(result_shape)
+    if rows != columns:
+        raise RuntimeError(
+            "Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+            f"prod(self.shape[:other.ndim]), but got {columns} != {rows}"
+        )
+    matrix = shape_ops.reshape(A, (rows, columns))
+    result = solve(matrix, shape_ops.reshape(B, (rows,)))
+    return shape_ops.reshape(result, result_shape)
+
+
+def linalg_diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    return _diagonal(A, offset, dim1, dim2)
+
+
+# -------------------------------------------------------------------------------- LU
+def _lu_backward(permutation: Tensor, lower: Tensor, upper: Tensor, grad_lower: Tensor,
+                 grad_upper: Tensor) -> Tensor:  # fmt: skip
+    """The gradient of A = P L U for square A: P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T."""
+    inner = shape_ops.tril(matmul(lower.mT, grad_lower), -1) + shape_ops.triu(
+        matmul(grad_upper, upper.mT)
+    )
+    inner = LinalgSolveTriangular.apply(lower.mT, inner, True, True, True)
+    inner = LinalgSolveTriangular.apply(upper.mT, inner, False, False, False)
+    return matmul(permutation, inner)
+
+
+def _check_square_lu_grad(shape: Sequence[int], name: str) -> None:
+    if shape[-1] != shape[-2]:
+        raise NotImplementedError(
+            f"lucid implements the derivative of {name} for square matrices only"
+        )
+
+
+class LinalgLuFactorEx(Function):
+    _backward_name = "LinalgLuFactorExBackward0"
+    _op_name = "linalg_lu_factor"
+
+    @staticmethod
+    def forward(ctx, a, check_errors):
+        lu, pivots, info = _lu_factor_array(a._data)
+        if check_errors and np.any(info):
+            prefix, code = _batch_prefix(info)
+            raise LinAlgError(
+                f"linalg.lu_factor: {prefix}The factorization could not be completed because "
+                f"the input matrix is singular (U[{code}, {code}] is zero)."
+            )
+        outputs = (_wrap(lu), _wrap(pivots), _wrap(info))
+        ctx.mark_non_differentiable(*outputs[1:])
+        permutation = _permutation_from_pivots(pivots.astype(np.int64), lu.shape[-2], lu.dtype)
+        ctx.save_for_backward(outputs[0], _wrap(permutation))
+        return outputs
+
+    @staticmethod
+    def backward(ctx, grad_lu, grad_pivots, grad_info):
+        lu, permutation = ctx.saved_tensors
+        _check_square_lu_grad(lu.shape, "linalg.lu_factor")
+        identity = _wrap(np.eye(lu.shape[-1], dtype=lu._data.dtype))
+        lower = shape_ops.tril(lu, -1) + identity
+        upper = shape_ops.triu(lu)
+        grad = _lu_backward(
+            permutation, lower, upper, shape_ops.tril(grad_lu, -1), shape_ops.triu(grad_lu)
+        )
+        return grad, None
+
+
+def _check_lu_input(name: str, A: Tensor, pivot: bool) -> None:
+    array = _array(A)
+    if array.ndim < 2:
+        shape = ", ".join(map(str, array.shape))
+        raise RuntimeError(
+            f"lucid.lu_factor: Expected tensor with 2 or more dimensions. Got size: [{shape}] "
+            "instead"
+        )
+    if array.dtype.kind != "f" or array.dtype == np.float16:
+        raise NotImplementedError(f"\"lu_cpu\" not implemented for '{_TYPE_NAMES[array.dtype]}'")
+    if not pivot:
+        raise RuntimeError(f"{name}: LU without pivoting is not implemented on the CPU")
+
+
+def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False,
+                 out: Any = None) -> LuFactorExResult:  # fmt: skip
+    """The compact LU factorisation with partial pivoting, its 1-based pivots and an info code
+    per matrix (the first zero pivot)."""
+    _refuse_out("lu_factor_ex", out)
+    _check_lu_input("linalg.lu_factor_ex", A, pivot)
+    return LuFactorExResult(*LinalgLuFactorEx.apply(A, bool(check_errors)))
+
+
+def lu_factor(A: Tensor, *, pivot: bool = True, out: Any = None) -> LuFactorResult:
+    """The compact LU factorisation with partial pivoting (L below the diagonal, U on and
+    above it) and its 1-based pivots."""
+    _refuse_out("lu_factor", out)
+    _check_lu_input("linalg.lu_factor", A, pivot)
+    lu, pivots, _ = LinalgLuFactorEx.apply(A, False)
+    return LuFactorResult(lu, pivots)
+
+
+def _unpack_arrays(lu: np.ndarray, pivots: np.ndarray) -> tuple[np.ndarray, ...]:
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    lower = np.tril(lu[..., :, :k], -1) + np.eye(m, k, dtype=lu.dtype)
+    upper = np.triu(lu[..., :k, :])
+    permutation = _permutation_from_pivots(pivots.astype(np.int64), m, lu.dtype)
+    return permutation, lower, upper
+
+
+class LinalgLu(Function):
+    _backward_name = "LinalgLuBackward0"
+    _op_name = "linalg_lu"
+
+    @staticmethod
+    def forward(ctx, a):
+        lu, pivots, _ = _lu_factor_array(a._data)
+        permutation, lower, upper = (_wrap(part) for part in _unpack_arrays(lu, pivots))
+        ctx.mark_non_differentiable(permutation)
+        ctx.save_for_backward(permutation, lower, upper)
+        return permutation, lower, upper
+
+    @staticmethod
+    def backward(ctx, grad_permutation, grad_lower, grad_upper):
+        permutation, lower, upper = ctx.saved_tensors
+        _check_square_lu_grad(lower.shape[:-1] + upper.shape[-1:], "linalg.lu")
+        return _lu_backward(permutation, lower, upper, grad_lower, grad_upper)
+
+
+def lu(A: Tensor, *, pivot: bool = True, out: Any = None) -> LuResult:
+    """P, L, U with A = P L U (partial pivoting; L unit lower, U upper trapezoidal)."""
+    _refuse_out("lu", out)
+    _check_lu_input("linalg.lu", A, pivot)
+    return LuResult(*LinalgLu.apply(A))
+
+
+def _unpack(lu: Tensor, pivots: np.ndarray) -> tuple[Tensor, Tensor, Tensor]:
+    """P, L, U from the compact LU form, L and U differentiably (as views of LU's triangles)."""
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    identity = _wrap(np.eye(m, k, dtype=lu._data.dtype))
+    lower = shape_ops.tril(shape_ops.narrow(lu, -1, 0, k), -1) + identity
+    upper = shape_ops.triu(shape_ops.narrow(lu, -2, 0, k))
+    permutation = _permutation_from_pivots(pivots.astype(np.int64), m, lu._data.dtype)
+    return _wrap(permutation), lower, upper
+
+
+def _check_pivots(name: str, pivots: np.ndarray) -> None:
+    if pivots.dtype != _INT32:
+        raise RuntimeError(
+            f"{name}: LU_pivots is expected to be a contiguous tensor of lucid.int32 dtype.\n"
+            "Note: this function is intended to be used with the output produced by "
+            "lucid.linalg.lu_factor"
+        )
+
+
+def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,
+              unpack_pivots: bool = True, *, out: Any = None) -> LuUnpackResult:  # fmt: skip
+    """P, L, U from lu_factor's compact form and pivots."""
+    _refuse_out("lu_unpack", out)
+    lu_array, pivots = _array(LU_data), _array(LU_pivots)
+    _check_pivots("lu_unpack", pivots)
+    permutation, lower, upper = _unpack(LU_data, pivots)
+    empty = _wrap(np.zeros((0,), lu_array.dtype))
+    if not unpack_data:
+        lower = upper = empty
+    if not unpack_pivots:
+        permutation = empty
+    return LuUnpackResult(permutation, lower, upper)
+
+
+def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False,
+             out: Any = None) -> Tensor:  # fmt: skip
+    """The solution of A X = B from A = P L U in lu_factor's form (A^T X = B with adjoint;
+    X A = B with left=False), by two triangular solves."""
+    _refuse_out("lu_solve", out)
+    _check_matrix("linalg.lu_solve", LU)
+    pivot_array, b = _array(pivots), _array(B)
+    _check_pivots("linalg.lu_solve", pivot_array)
+    if b.ndim < 2:
+        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 dimensions.")
+    permutation, lower, upper = _unpack(LU, pivot_array)
+    # X A = B is A^T X^T = B^T: the other of the two systems, on B^T
+    transposed = adjoint == left
+    rhs = B if left else B.mT
+    if not transposed:
+        # A X = B: X = U^-1 L^-1 P^T B
+        x = matmul(permutation.mT, rhs)
+        x = LinalgSolveTriangular.apply(lower, x, False, True, True)
+        x = LinalgSolveTriangular.apply(upper, x, True, True, False)
+    else:
+        # A^T X = B: X = P L^-T U^-T B
+        x = LinalgSolveTriangular.apply(upper.mT, rhs, False, True, False)
+        x = LinalgSolveTriangular.apply(lower.mT, x, True, True, True)
+        x = matmul(permutation, x)
+    return x if left else x.mT
