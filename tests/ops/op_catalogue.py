@@ -105,6 +105,7 @@ def _family_rows() -> list[OpCase]:
         catalogue_normalization,
         catalogue_pointwise,
         catalogue_reduction,
+        catalogue_selection,
         catalogue_shape,
     )
 
@@ -117,6 +118,7 @@ def _family_rows() -> list[OpCase]:
         *catalogue_convolution.ROWS,
         *catalogue_normalization.ROWS,
         *catalogue_loss.ROWS,
+        *catalogue_selection.ROWS,
     ]
 
 
