@@ -283,15 +283,17 @@ class NanmedianDim(Function):
         array = x._data
         indices = None
         if array.ndim:
-            # NaN sorts last, so the lower median of each slice's numbers sits at a position
-            # that depends on how many numbers it has; an all-NaN slice takes its first NaN.
-            order = np.argsort(array, axis=dim, kind="stable")
-            count = array.shape[dim]
-            if array.dtype.kind == "f":
-                count = np.sum(~np.isnan(array), axis=dim, keepdims=True)
-            position = np.maximum(count - 1, 0) // 2
-            position = np.broadcast_to(position, _keep_shape(array.shape, dim))
-            indices = np.take_along_axis(order, position, dim)
+            nan = np.isnan(array) if array.dtype.kind == "f" else None
+            if nan is None or not nan.any():
+                indices = _partition_indices(array, (array.shape[dim] - 1) // 2, dim)
+            else:
+                # NaN sorts last, so the lower median of each slice's numbers sits at a
+                # position that depends on how many numbers it has; an all-NaN slice takes its
+                # first NaN.
+                order = np.argsort(array, axis=dim, kind="stable")
+                count = np.sum(~nan, axis=dim, keepdims=True)
+                position = np.maximum(count - 1, 0) // 2
+                indices = np.take_along_axis(order, position, dim)
         return _pick_forward(ctx, x, dim, keepdim, indices)
 
     @staticmethod
@@ -422,10 +424,16 @@ def _rows_along(array: np.ndarray, dim: int) -> np.ndarray:
     return np.moveaxis(array, dim, 0).reshape(array.shape[dim], -1)
 
 
-def _unique_flat(array: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(sorted distinct values, inverse, counts) of a flat array; every NaN is distinct."""
-    order = np.argsort(array, kind="stable")
-    ordered = array[order]
+def _unique_flat(array: np.ndarray, return_inverse: bool) -> tuple:
+    """(sorted distinct values, inverse, counts) of a flat array; every NaN is distinct. The
+    sort needs no stability (equal values are one entry), and sorting the values alone is
+    faster than sorting indices where the inverse is not asked for."""
+    if return_inverse:
+        order = np.argsort(array)
+        ordered = array[order]
+    else:
+        order = None
+        ordered = np.sort(array)
     starts = np.ones(ordered.shape, np.bool_)
     starts[1:] = ordered[1:] != ordered[:-1]
     return _runs(ordered, order, starts)
@@ -495,7 +503,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
     array = _array(input)
     if dim is None:
         flat = array.reshape(-1)
-        values, inverse, counts = _unique_flat(flat)
+        values, inverse, counts = _unique_flat(flat, return_inverse)
         inverse = inverse.reshape(array.shape)
         function = Unique
     else:
