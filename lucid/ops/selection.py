@@ -421,7 +421,8 @@ class UniqueConsecutive(Function):
 
 def _rows_along(array: np.ndarray, dim: int) -> np.ndarray:
     """The slices of `array` along `dim` as rows of a 2-D array."""
-    return np.moveaxis(array, dim, 0).reshape(array.shape[dim], -1)
+    moved = np.moveaxis(array, dim, 0)
+    return moved.reshape(array.shape[dim], int(np.prod(moved.shape[1:])))
 
 
 def _unique_flat(array: np.ndarray, return_inverse: bool) -> tuple:
@@ -1034,26 +1035,34 @@ def _number_text(value: float) -> str:
 
 
 def _linear_edges(low: float, high: float, bins: int, dtype: np.dtype) -> np.ndarray:
-    return np.linspace(low, high, bins + 1).astype(dtype)
+    """`bins` + 1 equally spaced edges from `low` to `high`, rounded as PyTorch's linspace
+    rounds them, so that a value on an edge lands in the same bin: the step in the dtype, the
+    first half counted up from `low` and the second half down from `high`, each edge rounded
+    once (a fused multiply-add, done here in a wider type)."""
+    start, end = dtype.type(low), dtype.type(high)
+    step = (end - start) / dtype.type(bins)
+    wide = np.longdouble if dtype == np.float64 else np.float64
+    places = np.arange(bins + 1)
+    from_start = wide(step) * places.astype(wide) + wide(start)
+    from_end = wide(end) - wide(step) * (bins - places).astype(wide)
+    return np.where(places < (bins + 1) // 2, from_start, from_end).astype(dtype)
 
 
-def _bin_indices(values: np.ndarray, edges: np.ndarray, linear: bool) -> np.ndarray:
+def _bin_indices(values: np.ndarray, edges: np.ndarray, interpolate: bool) -> np.ndarray:
     """The bin of each value (the last bin holds its right edge too); -1 outside the edges and
-    for NaN."""
+    for NaN. With `interpolate` (histc's rule), the bin is read off a linear scale in the
+    values' dtype without looking at the edges, as PyTorch does; otherwise it is found among
+    the edges."""
     bins = edges.size - 1
     low, high = edges[0], edges[-1]
     inside = (values >= low) & (values <= high)
-    if linear and high > low:
-        # the linear guess can be one off where rounding moved an edge: compare with the edges
-        work = np.where(inside, values, low).astype(np.float64)
-        guess = ((work - float(low)) * bins / (float(high) - float(low))).astype(_INT64)
-        guess = np.clip(guess, 0, bins - 1)
-        guess -= (guess > 0) & (work < edges[guess])
-        guess += (guess < bins - 1) & (work >= edges[np.minimum(guess + 1, bins)])
+    if interpolate:
+        work = np.where(inside, values, low)
+        scale = values.dtype.type(bins)
+        guess = ((work - low) * scale / (high - low)).astype(_INT64)
     else:
         guess = np.searchsorted(edges, values, "right").astype(_INT64) - 1
-        guess = np.minimum(guess, bins - 1)
-    return np.where(inside, guess, -1)
+    return np.where(inside, np.minimum(guess, bins - 1), -1)
 
 
 def _float_only(array: np.ndarray) -> None:
@@ -1101,8 +1110,8 @@ _HISTOGRAM_OVERLOADS = (
 )
 
 
-def _histogram_edges(input: Tensor, bins: Any, range: Any) -> tuple[np.ndarray, bool]:
-    """(bin edges, whether they are equally spaced) after PyTorch's checks of `bins`/`range`."""
+def _histogram_edges(input: Tensor, bins: Any, range: Any) -> np.ndarray:
+    """The bin edges, after PyTorch's checks of `bins` and `range`."""
     array = input._data
     if isinstance(bins, TensorBase):
         edges = bins._data
@@ -1117,7 +1126,7 @@ def _histogram_edges(input: Tensor, bins: Any, range: Any) -> tuple[np.ndarray, 
                 f"but got input with dtype {dtype_name(array.dtype).lower()} and bins for "
                 f"dimension 0 with dtype {dtype_name(edges.dtype).lower()}"
             )
-        return edges.copy(), False
+        return edges.copy()
     if not isinstance(bins, int) or isinstance(bins, bool):
         raise invalid_combination("histogram", (input, bins), _HISTOGRAM_OVERLOADS)
     if bins <= 0:
@@ -1140,7 +1149,7 @@ def _histogram_edges(input: Tensor, bins: Any, range: Any) -> tuple[np.ndarray, 
         )
     if low == high:
         low, high = low - 0.5, high + 0.5
-    return _linear_edges(low, high, bins, array.dtype), True
+    return _linear_edges(low, high, bins, array.dtype)
 
 
 def histogram(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor | None = None,
@@ -1150,7 +1159,7 @@ def histogram(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor | N
     array = _array(input)
     if array.dtype.kind != "f":
         raise not_implemented("histogramdd", array.dtype)
-    edges, linear = _histogram_edges(input, bins, range)
+    edges = _histogram_edges(input, bins, range)
     weights = None
     if weight is not None:
         weights = _array(weight)
@@ -1167,14 +1176,13 @@ def histogram(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor | N
                 f"{_shape_text((array.size, 1))} and weight with shape {_shape_text(weights.shape)}"
             )
     bin_count = builtins.max(edges.size - 1, 0)
-    bin_index = _bin_indices(array.reshape(-1), edges, linear) if bin_count else None
+    bin_index = _bin_indices(array.reshape(-1), edges, False) if bin_count else None
     if bin_index is None:
         hist = np.zeros(0, array.dtype)
     else:
         hist = _count_bins(bin_index, bin_count, weights, array.dtype)
     if density and bin_count:
-        widths = np.diff(edges)
-        hist = (hist / (hist.sum() * widths)).astype(array.dtype)
+        hist = (hist / hist.sum() / np.diff(edges)).astype(array.dtype)
     return HistogramResult(_wrap(hist), _wrap(edges))
 
 
