@@ -100,18 +100,17 @@ def _array(input: Any) -> np.ndarray:
     return input._data
 
 
-def _int_argument(name: str, value: Any, argument: str, position: int, kind: str = "int") -> None:
+def _int_argument(name: str, value: Any, argument: str, position: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(
-            f"{name}(): argument '{argument}' (position {position}) must be {kind}, not "
+            f"{name}(): argument '{argument}' (position {position}) must be int, not "
             f"{type(value).__name__}"
         )
 
 
-def _check_bool(name: str, array: np.ndarray, kernel: str) -> None:
+def _check_bool(array: np.ndarray, kernel: str) -> None:
     if array.dtype == np.bool_:
         raise not_implemented(f"{kernel}_cpu", array.dtype)
-    del name
 
 
 def _check_nonempty_dim(name: str, array: np.ndarray, dim: int) -> None:
@@ -207,7 +206,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Kth
     _int_argument("kthvalue", k, "k", 2)
     _int_argument("kthvalue", dim, "dim", 3)
     dim = _normalize_dim(dim, array.ndim)
-    _check_bool("kthvalue", array, "kthvalue")
+    _check_bool(array, "kthvalue")
     _check_nonempty_dim("kthvalue", array, dim)
     size = array.shape[dim] if array.ndim else 1
     if k < 1 or k > size:
@@ -219,7 +218,12 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Kth
 def _lower_median(values: np.ndarray) -> Any:
     """The lower median of a flat array without NaN (NaN when empty)."""
     if not values.size:
-        return np.asarray(np.nan, values.dtype) if values.dtype.kind == "f" else values.sum()
+        # NaN, or what PyTorch's cast of NaN to an integer gives on x86: the lowest value
+        if values.dtype.kind == "f":
+            return np.asarray(np.nan, values.dtype)
+        return np.asarray(
+            np.iinfo(values.dtype).min if values.dtype.kind == "i" else 0, values.dtype
+        )
     k = (values.size - 1) // 2
     return np.partition(values, k)[k]
 
@@ -309,11 +313,11 @@ def _median(name: str, all_function: Any, dim_function: Any, result_type: Any, i
             dim: Any, keepdim: bool) -> Any:  # fmt: skip
     array = _array(input)
     if dim is None:
-        _check_bool(name, array, "median")
+        _check_bool(array, "median")
         return all_function.apply(input)
     _int_argument(name, dim, "dim", 2)
     dim = _normalize_dim(dim, array.ndim)
-    _check_bool(name, array, "median")
+    _check_bool(array, "median")
     _check_nonempty_dim(name, array, dim)
     return result_type(*dim_function.apply(input, dim, keepdim))
 
@@ -946,14 +950,12 @@ def _search(boundaries: np.ndarray, values: np.ndarray, right: bool) -> np.ndarr
     return found.reshape(values.shape)
 
 
-def _query_array(value: Any, name: str) -> tuple[np.ndarray, bool]:
+def _query_array(value: Any) -> tuple[np.ndarray, bool]:
     """(values as an array, whether they came as a Python number)."""
     if isinstance(value, TensorBase):
         return value._data, False
-    if isinstance(value, bool | int | float):
-        return np.asarray(value), True
-    check_tensors(value)
-    del name
+    if not isinstance(value, bool | int | float):
+        check_tensors(value)
     return np.asarray(value), True
 
 
@@ -963,7 +965,7 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
     """Where each value of `input` would be inserted into the innermost dim of
     `sorted_sequence` to keep it sorted (after the equal entries when `right`)."""
     boundaries = _array(sorted_sequence)
-    values, is_number = _query_array(input, "searchsorted")
+    values, is_number = _query_array(input)
     if side is not None:
         if side not in ("left", "right"):
             raise RuntimeError(
@@ -1020,7 +1022,7 @@ def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False,
     """The index of the bucket of `boundaries` (1-D, ascending) each value of `input` falls in:
     boundaries[i-1] < x <= boundaries[i], or boundaries[i-1] <= x < boundaries[i] when `right`."""
     edges = _array(boundaries)
-    values, _ = _query_array(input, "bucketize")
+    values, _ = _query_array(input)
     if edges.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({edges.ndim})")
     positions = _search(edges, values, right)
