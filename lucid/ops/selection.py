@@ -726,16 +726,22 @@ class Nansum(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim, dtype):
         array = x._data
+        result = np.asarray(reduction._accumulate(np.add.reduce, array, dims, keepdim, dtype))
         if array.dtype.kind == "f":
-            nan = np.isnan(array)
+            # Most inputs hold no NaN: sum first, and mask the NaNs only where a sum shows one.
+            nan = None
+            if np.isnan(result).any():
+                nan = np.isnan(array)
+                masked = np.where(nan, 0, array)
+                result = np.asarray(
+                    reduction._accumulate(np.add.reduce, masked, dims, keepdim, dtype)
+                )
             if ctx.needs_input_grad[0]:
                 ctx.shape = array.shape
                 ctx.dims = dims
                 ctx.keepdim = keepdim
-                ctx.save_for_backward(_wrap(nan))
-            array = np.where(nan, 0, array) if nan.any() else array
-        result = reduction._accumulate(np.add.reduce, array, dims, keepdim, dtype)
-        return _wrap(np.asarray(result))
+                ctx.save_for_backward(_wrap(np.isnan(array) if nan is None else nan))
+        return _wrap(result)
 
     @staticmethod
     def backward(ctx, grad_output):
