@@ -123,12 +123,9 @@ EXCLUDED: dict[str, str] = {
 # Results that are uninitialized memory: only their shape and dtype are compared.
 UNINITIALIZED = {"lucid.empty", "lucid.empty_like", "Tensor.new_empty"}
 # (values, indices) results whose indices PyTorch leaves unspecified among equal values (its
-# topk and its order statistics pick ties in no documented order): the values are compared, the
-# indices by shape, and lucid's indices must select its values.
-TIES_UNSPECIFIED = {
-    *("lucid.topk", "Tensor.topk", "lucid.kthvalue", "Tensor.kthvalue"),
-    *("lucid.mode", "Tensor.mode"),
-}
+# topk and kthvalue pick ties in no documented order): the values are compared, the indices by
+# shape, and lucid's indices must select its values.
+TIES_UNSPECIFIED = {"lucid.topk", "Tensor.topk", "lucid.kthvalue", "Tensor.kthvalue"}
 
 # Operators, called as a user writes them (operator.iadd(v, x) is `v += x`, so a missing
 # in-place form shows as a write that goes nowhere).
@@ -631,8 +628,8 @@ def _ties_difference(actual: Any, expected: Any, input: Any) -> str | None:
     )
     if difference or not indices.ndim:
         return difference
-    # the sweep passes no dim, so the op ran along the last one (kept by topk, reduced by the
-    # order statistics)
+    # the sweep passes no dim, so the op ran along the last one (kept by topk, reduced by
+    # kthvalue)
     array = _normalized(input)
     if indices.ndim < array.ndim:
         indices = indices[..., None]
