@@ -1165,7 +1165,7 @@ def histogram(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor | N
     """(hist, bin_edges): counts (or summed `weight`) of `input` in `bins` equal bins over
     `range` (the data's range by default), or between the edges `bins` gives as a tensor."""
     array = _array(input)
-    if array.dtype.kind != "f":
+    if array.dtype not in (np.float32, np.float64):
         raise not_implemented("histogramdd", array.dtype)
     edges = _histogram_edges(input, bins, range)
     weights = None
@@ -1220,7 +1220,7 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 def _quantile_arguments(name: str, array: np.ndarray, q: Any) -> np.ndarray:
     """`q` as an array in the input's dtype, after PyTorch's checks."""
-    if array.dtype.kind != "f":
+    if array.dtype not in (np.float32, np.float64):
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
     if isinstance(q, TensorBase):
         q_array = q._data

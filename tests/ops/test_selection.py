@@ -521,3 +521,13 @@ def test_var_mean_and_std_mean_take_pytorchs_argument_forms() -> None:
             assert isinstance(result, tuple) and len(result) == 2
             for one, other in zip(result, expected, strict=True):
                 np.testing.assert_allclose(one.numpy(), other.numpy(), rtol=1e-12)
+
+
+@requires_torch
+def test_quantile_and_histogram_refuse_half_as_pytorch_does() -> None:
+    for library in (lucid, torch):
+        x = library.tensor([1.0, 2.0, 3.0], dtype=library.float16)
+        with pytest.raises(RuntimeError, match="input tensor must be either float or double"):
+            library.quantile(x, 0.5)
+        with pytest.raises(NotImplementedError, match="\"histogramdd\" not implemented for 'Half'"):
+            library.histogram(x, 3)
