@@ -22,6 +22,7 @@ from lucid.ops import (
     nn_ops,
     pointwise,
     reduction,
+    selection,
 )
 from lucid.ops import shape as shape_ops
 from lucid.ops._common import check_tensors  # `shape` names the shape methods' parameter
@@ -182,6 +183,26 @@ class Tensor(TensorBase):
     masked_select = indexing.masked_select
     tril = shape_ops.tril
     triu = shape_ops.triu
+    # selection
+    unique = selection.unique
+    unique_consecutive = selection.unique_consecutive
+    msort = selection.msort
+    kthvalue = selection.kthvalue
+    median = selection.median
+    nanmedian = selection.nanmedian
+    mode = selection.mode
+    quantile = selection.quantile
+    nanquantile = selection.nanquantile
+    histc = selection.histc
+    histogram = selection.histogram
+    bincount = selection.bincount
+    cummax = selection.cummax
+    cummin = selection.cummin
+    logcumsumexp = selection.logcumsumexp
+    diff = selection.diff
+    aminmax = selection.aminmax
+    nansum = selection.nansum
+    nanmean = selection.nanmean
 
     # Matrix functions: their op family loads on first use, with lucid.linalg, so that
     # `import lucid` does not pay for it; each method hands over to its function.

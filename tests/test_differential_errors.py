@@ -122,14 +122,14 @@ EXCLUDED: dict[str, str] = {
 }
 # Results that are uninitialized memory: only their shape and dtype are compared.
 UNINITIALIZED = {"lucid.empty", "lucid.empty_like", "Tensor.new_empty"}
-# (values, indices) results whose indices PyTorch leaves unspecified among equal values (its
-# topk picks ties in no documented order): the values are compared, the indices by shape, and
-# lucid's indices must select its values.
-TIES_UNSPECIFIED = {"lucid.topk", "Tensor.topk"}
 # (callable, kind) results PyTorch leaves unspecified, compared by shape and dtype only: max
 # unpooling with every index the same, whose writes PyTorch's threads order differently from
 # run to run.
 WRITE_ORDER_UNSPECIFIED = {(f"F.max_unpool{dims}d", "index_out_of_range") for dims in (1, 2, 3)}
+# (values, indices) results whose indices PyTorch leaves unspecified among equal values (its
+# topk and kthvalue pick ties in no documented order): the values are compared, the indices by
+# shape, and lucid's indices must select its values.
+TIES_UNSPECIFIED = {"lucid.topk", "Tensor.topk", "lucid.kthvalue", "Tensor.kthvalue"}
 
 # Operators, called as a user writes them (operator.iadd(v, x) is `v += x`, so a missing
 # in-place form shows as a write that goes nowhere).
@@ -632,8 +632,13 @@ def _ties_difference(actual: Any, expected: Any, input: Any) -> str | None:
     )
     if difference or not indices.ndim:
         return difference
-    # the sweep passes no dim, so topk ran along the last one
-    selected = np.take_along_axis(_normalized(input), indices, -1)
+    # the sweep passes no dim, so the op ran along the last one (kept by topk, reduced by
+    # kthvalue)
+    array = _normalized(input)
+    if indices.ndim < array.ndim:
+        indices = indices[..., None]
+        values = values[..., None]
+    selected = np.take_along_axis(array, indices, -1)
     return _difference(selected, values, False) and "indices do not select the values"
 
 

@@ -3,7 +3,17 @@
 Every family's `__all__` is importable from here, and is what `import lucid` exposes.
 """
 
-from lucid.ops import arithmetic, fills, indexing, linalg, nn_ops, pointwise, reduction, shape
+from lucid.ops import (
+    arithmetic,
+    fills,
+    indexing,
+    linalg,
+    nn_ops,
+    pointwise,
+    reduction,
+    selection,
+    shape,
+)
 from lucid.ops.arithmetic import *  # noqa: F403
 from lucid.ops.broadcast import broadcast_shapes, sum_to  # noqa: F401
 from lucid.ops.fills import *  # noqa: F403
@@ -12,6 +22,7 @@ from lucid.ops.linalg import *  # noqa: F403
 from lucid.ops.nn_ops import *  # noqa: F403
 from lucid.ops.pointwise import *  # noqa: F403
 from lucid.ops.reduction import *  # noqa: F403
+from lucid.ops.selection import *  # noqa: F403
 from lucid.ops.shape import *  # noqa: F403
 
 # What `import lucid` exposes: each family's `__all__`, the names `torch` has at its top level.
@@ -20,6 +31,16 @@ from lucid.ops.shape import *  # noqa: F403
 # them from the family by name.
 __all__ = [
     name
-    for family in (arithmetic, fills, indexing, linalg, nn_ops, pointwise, reduction, shape)
+    for family in (
+        arithmetic,
+        fills,
+        indexing,
+        linalg,
+        nn_ops,
+        pointwise,
+        reduction,
+        shape,
+        selection,
+    )
     for name in family.__all__
 ] + ["broadcast_shapes"]

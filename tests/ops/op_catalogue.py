@@ -107,6 +107,7 @@ def _family_rows() -> list[OpCase]:
         catalogue_pointwise,
         catalogue_reduction,
         catalogue_sampling,
+        catalogue_selection,
         catalogue_shape,
     )
 
@@ -121,6 +122,7 @@ def _family_rows() -> list[OpCase]:
         *catalogue_loss.ROWS,
         *catalogue_sampling.ROWS,
         *catalogue_linalg.ROWS,
+        *catalogue_selection.ROWS,
     ]
 
 
