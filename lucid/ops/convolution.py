@@ -313,7 +313,7 @@ class Convolution(Function):
                     size, kernel, stride, padding, dilation, output_padding
                 )
             )
-            x_matrix = x_array.reshape(n, groups, -1, math.prod(size))
+            x_matrix = x_array.reshape(n, groups, w_array.shape[0] // groups, math.prod(size))
             w_matrix = w_array.reshape(groups, w_array.shape[0] // groups, -1)
             cols = np.matmul(w_matrix.transpose(0, 2, 1), x_matrix)
             cols = cols.reshape(n, out_channels, *kernel, *size)
@@ -549,13 +549,20 @@ def _convolution(
             f"Expected {dims + 1}D (unbatched) or {dims + 2}D (batched) input to {name}, but got "
             f"input of size: {_size_list(input.shape)}"
         )
+    if weight_ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
     if weight_ndim != dims + 2:
+        # PyTorch reads the number of spatial dims off the weight
+        if transposed:
+            raise RuntimeError(
+                f"Expected {weight_ndim}-dimensional input for {weight_ndim}-dimensional weight "
+                f"{_size_list(weight.shape)}, but got {ndim}-dimensional input of size "
+                f"{_size_list(input.shape)} instead"
+            )
         raise RuntimeError(
-            "weight should have at least three dimensions"
-            if weight_ndim < 3
-            else f"Expected {dims + 2}-dimensional weight for {dims + 2}-dimensional input "
-            f"{_size_list(input.shape)}, but got {weight.dim()}-dimensional weight of size "
-            f"{_size_list(weight.shape)} instead"
+            "expected stride to be a single integer value or a list of "
+            f"{weight_ndim - 2} values to match the convolution dimensions, but got "
+            f"stride={list(_tuple(stride, dims, 'stride'))}"
         )
     is_batched = ndim == dims + 2
     if not is_batched:
