@@ -109,18 +109,20 @@ _BLOCK_BYTES = 1 << 22
 class _WindowMatrix:
     """The im2col matrix of a plain convolution, built a block of images at a time.
 
-    Its rows are the (Cin, kh, kw) window elements and its columns the output positions of
-    `grid`, image by image. Materialised whole, the matrix is kh * kw times the input, and
-    keeping it for backward would hold that much memory per layer; a block of about
-    `_BLOCK_BYTES` is read by the GEMM from cache right after the copy that wrote it, and
-    backward rebuilds the blocks from the saved input.
+    Its rows are the (Cin, *kernel) window elements and its columns the output positions of
+    `grid`, image by image, for any number of spatial dims (the text below speaks of two).
+    Materialised whole, the matrix is prod(kernel) times the input, and keeping it for
+    backward would hold that much memory per layer; a block of about `_BLOCK_BYTES` is read
+    by the GEMM from cache right after the copy that wrote it, and backward rebuilds the
+    blocks from the saved input.
 
     With stride 1 the columns are the positions of the whole padded canvas: the input is
     laid out channel-first as one flat (C, N * Hp * Wp) run of padded planes, so window
     element (c, i, j) of the position at canvas offset p is canvas[c, p + i * dh * Wp +
     j * dw] and each row of a block is one contiguous run of the canvas. Positions whose
     window spills past a plane's edge (each plane's last rows and columns) compute garbage
-    that callers drop. With `ones_row`, a last row of ones lets the GEMM add the bias.
+    that callers drop, and that backward keeps out of the gradients where an inf or NaN would
+    turn it into NaN. With `ones_row`, a last row of ones lets the GEMM add the bias.
     """
 
     def __init__(self, x, kernel, stride, padding, dilation, out_size, ones_row):
