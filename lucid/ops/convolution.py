@@ -109,18 +109,20 @@ _BLOCK_BYTES = 1 << 22
 class _WindowMatrix:
     """The im2col matrix of a plain convolution, built a block of images at a time.
 
-    Its rows are the (Cin, kh, kw) window elements and its columns the output positions of
-    `grid`, image by image. Materialised whole, the matrix is kh * kw times the input, and
-    keeping it for backward would hold that much memory per layer; a block of about
-    `_BLOCK_BYTES` is read by the GEMM from cache right after the copy that wrote it, and
-    backward rebuilds the blocks from the saved input.
+    Its rows are the (Cin, *kernel) window elements and its columns the output positions of
+    `grid`, image by image, for any number of spatial dims (the text below speaks of two).
+    Materialised whole, the matrix is prod(kernel) times the input, and keeping it for
+    backward would hold that much memory per layer; a block of about `_BLOCK_BYTES` is read
+    by the GEMM from cache right after the copy that wrote it, and backward rebuilds the
+    blocks from the saved input.
 
     With stride 1 the columns are the positions of the whole padded canvas: the input is
     laid out channel-first as one flat (C, N * Hp * Wp) run of padded planes, so window
     element (c, i, j) of the position at canvas offset p is canvas[c, p + i * dh * Wp +
     j * dw] and each row of a block is one contiguous run of the canvas. Positions whose
     window spills past a plane's edge (each plane's last rows and columns) compute garbage
-    that callers drop. With `ones_row`, a last row of ones lets the GEMM add the bias.
+    that callers drop, and that backward keeps out of the gradients where an inf or NaN would
+    turn it into NaN. With `ones_row`, a last row of ones lets the GEMM add the bias.
     """
 
     def __init__(self, x, kernel, stride, padding, dilation, out_size, ones_row):
@@ -313,7 +315,7 @@ class Convolution(Function):
                     size, kernel, stride, padding, dilation, output_padding
                 )
             )
-            x_matrix = x_array.reshape(n, groups, -1, math.prod(size))
+            x_matrix = x_array.reshape(n, groups, w_array.shape[0] // groups, math.prod(size))
             w_matrix = w_array.reshape(groups, w_array.shape[0] // groups, -1)
             cols = np.matmul(w_matrix.transpose(0, 2, 1), x_matrix)
             cols = cols.reshape(n, out_channels, *kernel, *size)
@@ -549,13 +551,20 @@ def _convolution(
             f"Expected {dims + 1}D (unbatched) or {dims + 2}D (batched) input to {name}, but got "
             f"input of size: {_size_list(input.shape)}"
         )
+    if weight_ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
     if weight_ndim != dims + 2:
+        # PyTorch reads the number of spatial dims off the weight
+        if transposed:
+            raise RuntimeError(
+                f"Expected {weight_ndim}-dimensional input for {weight_ndim}-dimensional weight "
+                f"{_size_list(weight.shape)}, but got {ndim}-dimensional input of size "
+                f"{_size_list(input.shape)} instead"
+            )
         raise RuntimeError(
-            "weight should have at least three dimensions"
-            if weight_ndim < 3
-            else f"Expected {dims + 2}-dimensional weight for {dims + 2}-dimensional input "
-            f"{_size_list(input.shape)}, but got {weight.dim()}-dimensional weight of size "
-            f"{_size_list(weight.shape)} instead"
+            "expected stride to be a single integer value or a list of "
+            f"{weight_ndim - 2} values to match the convolution dimensions, but got "
+            f"stride={list(_tuple(stride, dims, 'stride'))}"
         )
     is_batched = ndim == dims + 2
     if not is_batched:

@@ -414,7 +414,8 @@ class AvgPool2D(Function):
             divisor = functools.reduce(np.multiply.outer, divisors).astype(sums.dtype)
         result = sums / divisor
         if array.dtype.kind != "f":
-            result = (sums // divisor).astype(array.dtype)
+            # integer averages round toward zero, as C's division does
+            result = (np.sign(sums) * (np.abs(sums) // divisor)).astype(array.dtype)
         ctx.is_batched = is_batched
         ctx.in_size = size
         ctx.config = (kernel, stride, padding, (1,) * dims)
@@ -698,14 +699,15 @@ def _gathered_max(array: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.n
     """Max and argmax (as a flat in-plane index) of the windows `flat` picks from each
     (N, C) plane of `array`, with PyTorch's rule: the first maximum, or the last NaN."""
     n, c = array.shape[:2]
-    planes = array.reshape(n, c, -1)
+    planes = array.reshape(n, c, math.prod(array.shape[2:]))
     out, length = flat.shape[-2:]
     if flat.ndim == 2:
         windows = planes[:, :, flat]
     else:
-        picks = np.take_along_axis(planes, flat.reshape(n, c, -1), axis=2)
+        picks = np.take_along_axis(planes, flat.reshape(n, c, out * length), axis=2)
         windows = picks.reshape(n, c, out, length)
-    values = windows.max(axis=-1, initial=None) if length else windows[..., 0]
+    # every window holds at least one element
+    values = windows.max(axis=-1)
     argmax = windows.argmax(axis=-1)
     if array.dtype.kind == "f":
         is_nan = np.isnan(windows)
@@ -818,7 +820,7 @@ def _pool3d_config(op, input, kernel_size, stride, padding, dilation, ceil_mode,
     if input.dim() not in (4, 5):
         raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
     dtype = input._data.dtype
-    if dtype.kind == "b" or (not is_max and dtype.kind not in "fiu"):
+    if dtype.kind == "b" or (not is_max and dtype not in (np.float32, np.float64, np.int64)):
         raise not_implemented("max_pool3d" if is_max else "avg_pool3d_out_frame", dtype)
     if 0 in input.shape[1 if input.dim() == 5 else 0 :]:
         name = "max_pool3d_with_indices_out_cpu_template()" if is_max else "avg_pool3d()"

@@ -144,6 +144,10 @@ def test_conv3d_nan_weight_is_nan_everywhere_as_torch_float64():
         ("conv3d", [(3, 5, 5), (4, 3, 3, 3, 3)], {}),
         ("conv3d", [(2, 3, 5, 5, 5), (4, 3, 6, 3, 3)], {}),
         ("conv3d", [(2, 4, 5, 5, 5), (4, 3, 3, 3, 3)], {"groups": 2}),
+        ("conv3d", [(2, 4, 5, 5, 5), (4, 4, 3, 3)], {}),
+        ("conv2d", [(2, 4, 5, 5), (4, 4, 3, 3, 3)], {"stride": (2, 1)}),
+        ("conv1d", [(2, 4, 5), (4, 4)], {}),
+        ("conv_transpose1d", [(2, 4, 5), (4, 4, 3, 3)], {}),
         ("conv_transpose1d", [(2, 3, 5), (3, 2, 3)], {"stride": 2, "output_padding": 2}),
         ("conv_transpose1d", [(2, 3, 5), (3, 2, 3)], {"output_padding": -1}),
         ("conv_transpose1d", [(2, 4, 5), (3, 2, 3)], {}),
@@ -242,3 +246,44 @@ def test_grad_fn_names_match_torch(rng):
     assert LF.max_unpool2d(values, indices, 2).grad_fn.name() == "MaxUnpool2DBackward0"
     values, indices = LF.max_pool3d(x3, 2, return_indices=True)
     assert LF.max_unpool3d(values, indices, 2).grad_fn.name() == "MaxUnpool3DBackward0"
+
+
+@requires_torch
+@pytest.mark.parametrize(
+    ("op", "shape", "kwargs"),
+    [
+        ("max_pool3d", (0, 3, 4, 5, 6), {"kernel_size": 2, "return_indices": True}),
+        ("avg_pool3d", (0, 3, 4, 5, 6), {"kernel_size": 2}),
+        ("adaptive_max_pool2d", (0, 3, 4, 5), {"output_size": 2, "return_indices": True}),
+        ("adaptive_avg_pool3d", (0, 3, 4, 5, 6), {"output_size": 2}),
+        ("fractional_max_pool2d", (0, 3, 8, 8), {"kernel_size": 2, "output_size": 3}),
+        ("adaptive_max_pool2d", (2, 3, 4, 5), {"output_size": 0}),
+    ],
+)
+def test_empty_batches_and_outputs_match_torch(rng, op, shape, kwargs):
+    lucid_result, torch_result = _both(op, rng.standard_normal(shape), **kwargs)
+    if not isinstance(torch_result, tuple):
+        lucid_result, torch_result = (lucid_result,), (torch_result,)
+    for lucid_array, torch_array in zip(lucid_result, torch_result):
+        assert tuple(lucid_array.shape) == tuple(torch_array.shape)
+        assert lucid_array.numpy().dtype == torch_array.numpy().dtype
+
+
+@requires_torch
+@pytest.mark.parametrize("op", ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d"])
+def test_transposed_convolution_of_an_empty_batch_matches_torch(op):
+    dims = int(op[-2])
+    x, w = np.zeros((0, 4, *(3,) * dims)), np.ones((4, 1, *(2,) * dims))
+    result = getattr(LF, op)(lucid.tensor(x), lucid.tensor(w), groups=2)
+    expected = getattr(F, op)(torch.tensor(x), torch.tensor(w), groups=2)
+    assert tuple(result.shape) == tuple(expected.shape)
+
+
+@requires_torch
+@pytest.mark.parametrize(
+    ("op", "shape"), [("avg_pool3d", (1, 2, 4, 4, 4)), ("avg_pool2d", (1, 2, 4, 4))]
+)
+def test_integer_averages_round_toward_zero_as_torch(rng, op, shape):
+    x = rng.integers(-9, 9, shape)
+    lucid_result, torch_result = _both(op, x, kernel_size=2)
+    np.testing.assert_array_equal(lucid_result.numpy(), torch_result.numpy())
