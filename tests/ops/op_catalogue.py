@@ -100,6 +100,7 @@ def _family_rows() -> list[OpCase]:
     from tests.ops import (
         catalogue_arithmetic,
         catalogue_convolution,
+        catalogue_indexing,
         catalogue_loss,
         catalogue_nn,
         catalogue_normalization,
@@ -117,6 +118,7 @@ def _family_rows() -> list[OpCase]:
         *catalogue_convolution.ROWS,
         *catalogue_normalization.ROWS,
         *catalogue_loss.ROWS,
+        *catalogue_indexing.ROWS,
     ]
 
 
