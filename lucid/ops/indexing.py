@@ -1034,11 +1034,13 @@ def _identity(reduce: str, dtype: np.dtype) -> Any:
     """The value a reduced entry starts from when its own value is left out."""
     if reduce == "prod":
         return 1
-    if reduce in ("sum", "mean") or dtype == np.bool_:
+    if reduce in ("sum", "mean"):
+        return 0
+    if dtype == np.bool_:
         return reduce == "amin"
-    limits = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
     if dtype.kind == "f":
         return -np.inf if reduce == "amax" else np.inf
+    limits = np.iinfo(dtype)
     return limits.min if reduce == "amax" else limits.max
 
 
@@ -1500,6 +1502,7 @@ class IndexFill(Function):
     """index_fill with a number; `positions` are the non-negative positions along `dim`."""
 
     _backward_name = "IndexFillBackward0"
+    _keeps_values_for_backward = True  # PyTorch saves the index
 
     @staticmethod
     def forward(ctx, x, dim, positions, value):
@@ -1674,6 +1677,7 @@ class Put(Function):
     """put: `source` written (or added) at flat positions of `x`."""
 
     _backward_name = "PutBackward0"
+    _keeps_values_for_backward = True  # PyTorch saves the index
 
     @staticmethod
     def forward(ctx, x, positions, source, accumulate):

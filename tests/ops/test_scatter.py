@@ -345,7 +345,7 @@ _NAMED = {
     "index_reduce": lambda m, x: x.index_reduce(0, m.tensor([0]), x[:1], "mean"),
     "index_put": lambda m, x: x.index_put((m.tensor([0]),), x[0]),
     "put": lambda m, x: x.put(m.tensor([0]), x[0, :1]),
-    "scatter_reduce": lambda m, x: x.scatter_reduce(0, m.tensor([[0]]), x, "sum"),
+    "scatter_reduce": lambda m, x: x.scatter_reduce(0, m.tensor([[0]]), x[:1, :1], "sum"),
     "masked_scatter": lambda m, x: x.masked_scatter(m.tensor([True, False]), x),
     "select_scatter": lambda m, x: m.select_scatter(x, x[0], 0, 1),
     "slice_scatter": lambda m, x: m.slice_scatter(x, x[:1], 0, 0, 1),
@@ -362,6 +362,24 @@ def test_grad_fn_names_are_pytorchs(name: str) -> None:
     actual = _NAMED[name](lucid, x).grad_fn.name()
     expected = _torch_quietly(lambda: _NAMED[name](torch, tx)).grad_fn.name()
     assert actual == expected
+
+
+@requires_torch
+@pytest.mark.parametrize("name", list(_NAMED), ids=list(_NAMED))
+def test_a_second_backward_is_refused_where_pytorch_refuses_it(name: str) -> None:
+    def second_backward_fails(library: Any, x: Any) -> bool:
+        result = _NAMED[name](library, x * 1).sum()
+        result.backward()
+        try:
+            result.backward()
+        except RuntimeError as error:
+            assert "Trying to backward through the graph a second time" in str(error)
+            return True
+        return False
+
+    x, tx = _pair(np.ones((2, 2)), True)
+    expected = _torch_quietly(lambda: second_backward_fails(torch, tx))
+    assert second_backward_fails(lucid, x) == expected
 
 
 def test_scatter_reduce_max_is_amax_without_a_derivative() -> None:
