@@ -999,8 +999,9 @@ def nonzero(input: Tensor, *, out: Any = None, as_tuple: bool = False) -> Any:
 
 
 # ------------------------------------------------ index_add / index_copy / index_fill / reduce
-# Every reduction below ends in one unbuffered `ufunc.at` on flat positions of the result:
-# measured on 1e6 random positions it beats sort + reduceat by 50x and bincount on float32.
+# Values reduce into their positions with one unbuffered `ufunc.at` on flat positions of the
+# result: measured on 1e6 random positions it beats sort + reduceat by 50x, and bincount on
+# float32 by 3x (index_add of wide slices has a faster way, `_add_along`).
 _REDUCE_UFUNCS = {
     "sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum, "amin": np.minimum,
 }  # fmt: skip
@@ -1113,8 +1114,8 @@ class ScatterReduction(Function):
             grad_src = _gather_along(grad, dim, index)
         elif reduce in ("amax", "amin"):
             x, index, src, output = ctx.saved_tensors
-            # Ties share the gradient evenly; like PyTorch, an entry of x equal to the result
-            # counts among them even when x's own entries are left out.
+            # Ties share the gradient evenly. As in PyTorch, an entry of x equal to the result
+            # takes a share even when x's entries are left out, and its share is then dropped.
             reached = output._data.reshape(-1)[ctx.positions]
             x_is_result = x._data == output._data
             src_is_result = src._data == reached.reshape(src._data.shape)
@@ -1178,9 +1179,9 @@ class DoubleBackwardError(Function):
 
 
 def _gather_along(grad: Tensor, dim: int, index: Tensor) -> Tensor:
-    """grad read at `index` along `dim` (a 0-d grad and index read as one entry)."""
+    """grad read at `index` along `dim` (a 0-d grad as a vector of one entry)."""
     if not grad._data.ndim:
-        return View.apply(grad, index._data.shape) if not index._data.ndim else grad
+        grad = View.apply(grad, (1,))
     return Gather.apply(grad, dim, index)
 
 

@@ -181,6 +181,7 @@ def test_integer_index_add_truncates_alpha_as_pytorch() -> None:
         lambda m, x: x.put(m.tensor([0, -1]), m.tensor([4.0, 5.0], dtype=x.dtype), True),
         lambda m, x: x.scatter_reduce(0, m.tensor(0), m.tensor(3.0, dtype=x.dtype), "prod"),
         lambda m, x: x.index_reduce(0, m.tensor(0), m.tensor(3.0, dtype=x.dtype), "amin"),
+        lambda m, x: x.scatter_reduce(0, m.tensor([0, 0]), x.expand(2) * 2, "mean"),
         lambda m, x: m.take_along_dim(x, m.tensor([0, 0])),
     ],
     ids=[
@@ -190,8 +191,9 @@ def test_integer_index_add_truncates_alpha_as_pytorch() -> None:
         "put",
         "scatter_reduce",
         "index_reduce",
+        "scatter_reduce_repeated",
         "take_along_dim",
-    ],  # fmt: skip
+    ],
 )
 def test_zero_dim_inputs_match_pytorch(call: Any) -> None:
     x, tx = _pair(np.array(1.5), True)
