@@ -524,8 +524,9 @@ class Tensor(TensorBase):
     def gather(self, dim: int, index: Tensor) -> Tensor:
         return indexing.gather(self, dim, index)
 
-    def scatter(self, dim: int, index: Tensor, src: Any, *, reduce: str | None = None) -> Tensor:
-        return indexing.scatter(self, dim, index, src, reduce=reduce)
+    def scatter(self, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
+                reduce: str | None = None) -> Tensor:  # fmt: skip
+        return indexing.scatter(self, dim, index, src, value=value, reduce=reduce)
 
 
 register_tensor_class(Tensor)

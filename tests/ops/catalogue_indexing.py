@@ -431,6 +431,12 @@ ROWS: list[OpCase] = [
         make_inputs=_inputs((4, 3), _long([[1], [0], [2], [2]])),
     ),
     OpCase(
+        "scatter_method_value",
+        lambda x, i: x.scatter(0, i, value=0.25),
+        lambda x, i: x.scatter(0, i, value=0.25),
+        make_inputs=_inputs((4, 3), _long([[1, 0, 3]])),
+    ),
+    OpCase(
         "scatter_add_inplace",
         lambda x, i, s: x.clone().scatter_add_(0, i, s),
         lambda x, i, s: x.clone().scatter_add_(0, i, s),
