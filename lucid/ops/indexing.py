@@ -17,7 +17,7 @@ from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import _TYPE_NAMES, TensorBase, _normalize_dim, _wrap
 from lucid.ops import reduction
-from lucid.ops._common import apply_inplace, check_tensors, invalid_combination
+from lucid.ops._common import apply_inplace, check_tensors, invalid_combination, not_implemented
 from lucid.ops._promote import scalar_value
 from lucid.ops.arithmetic import div, mul
 from lucid.ops.broadcast import broadcast_error, sum_to
@@ -1211,6 +1211,8 @@ def _scatter_reduce_arguments(input: Tensor, dim: int, index: Tensor, src: Tenso
     if reduce not in _REDUCE_UFUNCS and reduce not in _REDUCE_ALIASES:
         raise RuntimeError(_SCATTER_REDUCE_MESSAGE.format(reduce))
     dim = _check_scatter(input, dim, index, src)
+    if reduce == "mean" and input._data.dtype == np.bool_:
+        raise not_implemented("scatter_gather_tensor_cpu_reduce_mean", input._data.dtype)
     return dim, _leading_block_of(src, index._data.shape)
 
 
@@ -1385,13 +1387,16 @@ def index_add_(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
     return apply_inplace(IndexAdd, input, dim, index, source, alpha)
 
 
-def _index_reduce_arguments(input: Tensor, dim: int, index: Tensor, source: Tensor,
-                            reduce: str) -> tuple[int, Tensor]:  # fmt: skip
+def _index_reduce_arguments(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str,
+                            include_self: bool) -> tuple[int, Tensor]:  # fmt: skip
     check_tensors(input, index, source)
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(_INDEX_REDUCE_MESSAGE.format(reduce))
     positions = _index_vector("index_reduce_", index)
     dim = _check_index_source("index_reduce_", input, dim, positions, source)
+    if input._data.dtype == np.bool_:
+        kernel = "index_func_" if include_self else "index_reduce_func_exclude_input_init"
+        raise not_implemented(kernel, input._data.dtype)
     return dim, _spread_index(positions, dim, source._data.shape)
 
 
@@ -1399,14 +1404,14 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
                  include_self: bool = True) -> Tensor:  # fmt: skip
     """A copy of `input` with the slices of `source` reduced into it at positions `index`
     along `dim` by `reduce` ('prod', 'mean', 'amax' or 'amin')."""
-    dim, spread = _index_reduce_arguments(input, dim, index, source, reduce)
+    dim, spread = _index_reduce_arguments(input, dim, index, source, reduce, include_self)
     return IndexReduce.apply(input, dim, spread, source, reduce, bool(include_self))
 
 
 def index_reduce_(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
                   include_self: bool = True) -> Tensor:  # fmt: skip
     """In-place index_reduce."""
-    dim, spread = _index_reduce_arguments(input, dim, index, source, reduce)
+    dim, spread = _index_reduce_arguments(input, dim, index, source, reduce, include_self)
     return apply_inplace(IndexReduce, input, dim, spread, source, reduce, bool(include_self))
 
 
@@ -1450,6 +1455,12 @@ def _index_copy_arguments(input: Tensor, dim: int, index: Tensor, source: Tensor
     shape = input._data.shape
     dim = _normalize_dim(dim, len(shape))
     source_shape = source._data.shape
+    if max(len(shape), 1) != max(len(source_shape), 1):
+        raise IndexError(
+            "index_copy_(): When source and destination are not scalars, their "
+            "dimensionality must match. Source dimensionality "
+            f"({len(source_shape)}), destination dimensionality ({len(shape)})"
+        )
     count = source_shape[dim] if source_shape else 1
     if array.size != count:
         raise IndexError(
@@ -1461,12 +1472,6 @@ def _index_copy_arguments(input: Tensor, dim: int, index: Tensor, source: Tensor
             "index_copy_(): self and source expected to have the same dtype, but got (self) "
             f"{_SCALAR_TYPE_NAMES[input._data.dtype.name]} and (source) "
             f"{_SCALAR_TYPE_NAMES[source._data.dtype.name]}"
-        )
-    if max(len(shape), 1) != max(len(source_shape), 1):
-        raise IndexError(
-            "index_copy_(): When source and destination are not scalars, their "
-            "dimensionality must match. Source dimensionality "
-            f"({len(source_shape)}), destination dimensionality ({len(shape)})"
         )
     # PyTorch numbers the dims of the slices, which lack `dim`
     slice_sizes = [(size, source_shape[d]) for d, size in enumerate(shape) if d != dim]
@@ -1629,6 +1634,12 @@ def _index_put_arguments(name: str, input: Tensor, indices: Any, values: Any,
     if not isinstance(accumulate, bool):
         raise TypeError(
             f"{name}(): argument 'accumulate' must be bool, not {type(accumulate).__name__}"
+        )
+    is_fill = len(indices) == 1 and not values._data.ndim and not accumulate
+    if is_fill and indices[0]._data.dtype == np.uint8:
+        # PyTorch fills through one mask with masked_fill_, which takes no byte mask
+        raise RuntimeError(
+            "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"
         )
     if values._data.dtype != input._data.dtype:
         raise RuntimeError(

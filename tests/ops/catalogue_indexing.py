@@ -319,6 +319,13 @@ ROWS: list[OpCase] = [
                 r"index_copy_\(\): Expected a long tensor for index, but got Int",
             ),
             ErrorInput(
+                [(4, 3), _long(2), (3,)],
+                IndexError,
+                r"index_copy_\(\): When source and destination are not scalars, their "
+                r"dimensionality must match. Source dimensionality \(1\), destination "
+                r"dimensionality \(2\)",
+            ),
+            ErrorInput(
                 [(4, 3), _long([0, 1]), (2, 2)],
                 RuntimeError,
                 r"index_copy_\(\): Source/destination tensor must have same slice shapes. "
@@ -485,6 +492,11 @@ ROWS: list[OpCase] = [
                 [(4, 3), np.array([0.0]), (3,)],
                 IndexError,
                 "tensors used as indices must be long, int, byte or bool tensors",
+            ),
+            ErrorInput(
+                [(4, 3), np.array([1, 0, 1, 0], dtype=np.uint8), ()],
+                RuntimeError,
+                "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char",
             ),
             ErrorInput(
                 [(4, 3), _long([0, 1]), (2,)],

@@ -140,6 +140,19 @@ def test_scatter_reduce_on_other_dtypes_matches_pytorch(
     _assert_same(result, expected)
 
 
+def test_bool_tensors_refuse_the_reductions_pytorch_refuses() -> None:
+    x = lucid.tensor([True, False, False])
+    index = lucid.tensor([1, 1, 2])
+    src = lucid.tensor([True, True, False])
+    assert x.scatter_reduce(0, index, src, "amax").tolist() == [True, True, False]
+    with pytest.raises(NotImplementedError, match="reduce_mean\" not implemented for 'Bool'"):
+        x.scatter_reduce(0, index, src, "mean")
+    with pytest.raises(NotImplementedError, match="\"index_func_\" not implemented for 'Bool'"):
+        x.index_reduce(0, index, src, "amax")
+    with pytest.raises(NotImplementedError, match='exclude_input_init" not implemented for'):
+        x.index_reduce(0, index, src, "prod", include_self=False)
+
+
 def test_integer_mean_rounds_down() -> None:
     x = lucid.tensor([1, 1, 7])
     result = x.scatter_reduce(0, lucid.tensor([0, 1, 1]), lucid.tensor([-4, 2, 2]), "mean")
