@@ -230,9 +230,9 @@ def _index_add_by_loop(x: np.ndarray, dim: int, index: np.ndarray, source: np.nd
 @pytest.mark.parametrize(
     "shape, dim, index",
     [
-        ((6, 70), 0, [5, 0, 5, 5, 2, 0, 1]),  # wide slices, a few repeats
-        ((3, 4, 80), 1, [3, 3, 0, 1, 3]),  # wide slices of a middle dim
-        ((4, 100), 0, [2] * 40 + [0, 3]),  # one position repeated many times
+        ((6, 140), 0, [5, 0, 5, 5, 2, 0, 1]),  # wide slices, a few repeats
+        ((3, 4, 50), 1, [3, 3, 0, 1, 3]),  # wide slices of a middle dim
+        ((4, 200), 0, [2] * 40 + [0, 3]),  # one position repeated many times
         ((6, 5), 0, [5, 0, 5, 5, 2, 0, 1]),  # narrow slices
     ],
     ids=["wide", "middle_dim", "many_repeats", "narrow"],
