@@ -1603,7 +1603,7 @@ class IndexPutValues(Function):
         while array.ndim and array.shape[0] == 1:
             array = array[0]
         if accumulate:
-            np.add.at(result, index, np.broadcast_to(array, result[index].shape))
+            np.add.at(result, index, array)
         else:
             result[index] = array
         return _wrap(result)
@@ -1660,7 +1660,8 @@ def _index_put_arguments(name: str, input: Tensor, indices: Any, values: Any,
         )
     index, _, _, _ = _prepare_index(shape, tuple(indices))
     try:
-        slots = input._data[index].shape
+        # the shape of the indexed entries, read off a one-byte stand-in for input
+        slots = np.broadcast_to(np.zeros((), np.int8), shape)[index].shape
     except IndexError as error:
         raise _translate_index_error(error, shape, index) from None
     value_shape = values._data.shape
