@@ -131,9 +131,10 @@ def test_prod_with_zeros_passes_gradcheck_and_gradgradcheck(case: str) -> None:
 def test_scatter_reduce_on_other_dtypes_matches_pytorch(
     reduce: str, include_self: bool, dtype: type
 ) -> None:
+    # small integers: float16 holds every sum and product exactly, whatever their order
     rng = np.random.default_rng(1)
-    x, tx = _pair(rng.integers(0, 9, (4, 3)).astype(dtype))
-    src, tsrc = _pair(rng.integers(0, 9, (5, 3)).astype(dtype))
+    x, tx = _pair(rng.integers(0, 3, (4, 3)).astype(dtype))
+    src, tsrc = _pair(rng.integers(0, 3, (5, 3)).astype(dtype))
     index, tindex = _pair(rng.integers(0, 3, (5, 3)))
     result = x.scatter_reduce(0, index, src, reduce, include_self=include_self)
     expected = tx.scatter_reduce(0, tindex, tsrc, reduce, include_self=include_self)
