@@ -244,6 +244,29 @@ class Tensor(TensorBase):
 
     def cross(self, other: Tensor, dim: builtins.int | None = None) -> Tensor:
         return _matrix_functions().cross(self, other, dim)
+    scatter_ = indexing.scatter_
+    scatter_add_ = indexing.scatter_add_
+    scatter_reduce = indexing.scatter_reduce
+    scatter_reduce_ = indexing.scatter_reduce_
+    index_add = indexing.index_add
+    index_add_ = indexing.index_add_
+    index_copy = indexing.index_copy
+    index_copy_ = indexing.index_copy_
+    index_fill = indexing.index_fill
+    index_fill_ = indexing.index_fill_
+    index_reduce = indexing.index_reduce
+    index_reduce_ = indexing.index_reduce_
+    index_put = indexing.index_put
+    index_put_ = indexing.index_put_
+    put = indexing.put
+    put_ = indexing.put_
+    masked_scatter = indexing.masked_scatter
+    masked_scatter_ = indexing.masked_scatter_
+    select_scatter = indexing.select_scatter
+    slice_scatter = indexing.slice_scatter
+    take_along_dim = indexing.take_along_dim
+    diag_embed = linalg.diag_embed
+    diagonal_scatter = linalg.diagonal_scatter
 
     @property
     def T(self) -> Tensor:
@@ -563,8 +586,9 @@ class Tensor(TensorBase):
     def gather(self, dim: int, index: Tensor) -> Tensor:
         return indexing.gather(self, dim, index)
 
-    def scatter(self, dim: int, index: Tensor, src: Any, *, reduce: str | None = None) -> Tensor:
-        return indexing.scatter(self, dim, index, src, reduce=reduce)
+    def scatter(self, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
+                reduce: str | None = None) -> Tensor:  # fmt: skip
+        return indexing.scatter(self, dim, index, src, value=value, reduce=reduce)
 
 
 register_tensor_class(Tensor)

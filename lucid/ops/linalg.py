@@ -1,4 +1,5 @@
-"""Linear-algebra ops: diagonal, diag, trace, and einsum, tensordot, inner composed from matmul."""
+"""Linear-algebra ops: diagonal, diag, diag_embed, diagonal_scatter, trace, and einsum,
+tensordot, inner composed from matmul."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ from lucid.ops.shape import expand, permute, reshape
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
-__all__ = ["diagonal", "diag", "trace", "einsum", "tensordot", "inner"]
+__all__ = [
+    "diagonal", "diag", "trace", "einsum", "tensordot", "inner", "diag_embed", "diagonal_scatter",
+]  # fmt: skip
 
 
 # ------------------------------------------------------------------ diagonal
@@ -119,6 +122,74 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     if ndim == 2:
         return DiagonalCopy.apply(input, int(diagonal), 0, 1)
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {ndim}D")
+
+
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """A tensor with one more dim whose (dim1, dim2) diagonal `offset` holds `input`'s last
+    dim, and zeros elsewhere."""
+    try:
+        shape = input._data.shape
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
+    ndim = len(shape) + 1
+    dim1 = _normalize_dim(dim1, ndim)
+    dim2 = _normalize_dim(dim2, ndim)
+    if dim1 == dim2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    offset = int(offset)
+    size = shape[-1] + abs(offset)
+    result_shape = list(shape[:-1])
+    for dim in sorted((dim1, dim2)):
+        result_shape.insert(dim, size)
+    return DiagEmbed.apply(input, tuple(result_shape), offset, dim1, dim2)
+
+
+class DiagonalScatter(Function):
+    _backward_name = "DiagonalScatterBackward0"
+
+    @staticmethod
+    def forward(ctx, x, src, offset, dim1, dim2):
+        ctx.offset, ctx.dim1, ctx.dim2 = offset, dim1, dim2
+        ctx.src_shape = src._data.shape
+        result = x._data.copy()
+        _diagonal_view(result, offset, dim1, dim2)[...] = src._data
+        return _wrap(result)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_x = grad_src = None
+        if ctx.needs_input_grad[0]:
+            # the diagonal was overwritten, so it no longer depends on x
+            zeros = _wrap(np.zeros(ctx.src_shape, grad_output._data.dtype))
+            grad_x = DiagonalScatter.apply(grad_output, zeros, ctx.offset, ctx.dim1, ctx.dim2)
+        if ctx.needs_input_grad[1]:
+            grad_src = DiagonalCopy.apply(grad_output, ctx.offset, ctx.dim1, ctx.dim2)
+        return grad_x, grad_src, None, None, None
+
+
+def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
+                     dim2: int = 1) -> Tensor:  # fmt: skip
+    """A copy of `input` with `src` written on the diagonal that `diagonal(input, offset,
+    dim1, dim2)` reads."""
+    try:
+        ndim = input._data.ndim
+        src_shape = src._data.shape
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
+    dim1 = _normalize_dim(dim1, ndim)
+    dim2 = _normalize_dim(dim2, ndim)
+    if dim1 == dim2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    offset = int(offset)
+    slot = _diagonal_view(input._data, offset, dim1, dim2).shape
+    if src_shape != slot:
+        raise RuntimeError(
+            "expected src to have a size equal to the slice of self. src size = "
+            f"{list(src_shape)}, slice size = {list(slot)}"
+        )
+    return DiagonalScatter.apply(input, src, offset, dim1, dim2)
 
 
 class Trace(Function):

@@ -101,6 +101,7 @@ def _family_rows() -> list[OpCase]:
         catalogue_arithmetic,
         catalogue_convolution,
         catalogue_linalg,
+        catalogue_indexing,
         catalogue_loss,
         catalogue_nn,
         catalogue_normalization,
@@ -123,6 +124,7 @@ def _family_rows() -> list[OpCase]:
         *catalogue_sampling.ROWS,
         *catalogue_linalg.ROWS,
         *catalogue_selection.ROWS,
+        *catalogue_indexing.ROWS,
     ]
 
 
