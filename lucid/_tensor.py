@@ -182,6 +182,34 @@ class Tensor(TensorBase):
     masked_select = indexing.masked_select
     tril = shape_ops.tril
     triu = shape_ops.triu
+    # math ops of issue 17
+    sgn = pointwise.sgn
+    sgn_ = pointwise.sgn_
+    frac = pointwise.frac
+    frac_ = pointwise.frac_
+    deg2rad = pointwise.deg2rad
+    deg2rad_ = pointwise.deg2rad_
+    rad2deg = pointwise.rad2deg
+    rad2deg_ = pointwise.rad2deg_
+    sinc = pointwise.sinc
+    sinc_ = pointwise.sinc_
+    logaddexp = pointwise.logaddexp
+    logaddexp2 = pointwise.logaddexp2
+    hypot = pointwise.hypot
+    hypot_ = pointwise.hypot_
+    copysign = pointwise.copysign
+    copysign_ = pointwise.copysign_
+    xlogy = pointwise.xlogy
+    xlogy_ = pointwise.xlogy_
+    heaviside = pointwise.heaviside
+    heaviside_ = pointwise.heaviside_
+    nextafter = pointwise.nextafter
+    nextafter_ = pointwise.nextafter_
+    clamp_min = pointwise.clamp_min
+    clamp_min_ = pointwise.clamp_min_
+    clamp_max = pointwise.clamp_max
+    clamp_max_ = pointwise.clamp_max_
+    signbit = pointwise.signbit
 
     @property
     def T(self) -> Tensor:
