@@ -210,6 +210,22 @@ class Tensor(TensorBase):
     clamp_max = pointwise.clamp_max
     clamp_max_ = pointwise.clamp_max_
     signbit = pointwise.signbit
+    lerp_ = pointwise.lerp_
+    nan_to_num_ = pointwise.nan_to_num_
+    addcmul = arithmetic.addcmul
+    addcmul_ = arithmetic.addcmul_
+    addcdiv = arithmetic.addcdiv
+    addcdiv_ = arithmetic.addcdiv_
+    gcd = arithmetic.gcd
+    gcd_ = arithmetic.gcd_
+    lcm = arithmetic.lcm
+    lcm_ = arithmetic.lcm_
+    ldexp = arithmetic.ldexp
+    ldexp_ = arithmetic.ldexp_
+    frexp = arithmetic.frexp
+    float_power = pointwise.float_power
+    float_power_ = arithmetic.float_power_
+    fmod_ = arithmetic.fmod_
 
     @property
     def T(self) -> Tensor:

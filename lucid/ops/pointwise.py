@@ -844,6 +844,15 @@ class LerpTensor(Function):
 
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     """input + weight * (end - input), with a tensor or Python-number weight."""
+    _check_lerp(input, end, weight)
+    if isinstance(weight, TensorBase):
+        return LerpTensor.apply(input, end, weight)
+    return Lerp.apply(input, end, scalar_value(weight))
+
+
+def _check_lerp(input: Tensor, end: Any, weight: Any) -> None:
+    """PyTorch's errors for lerp's operands: end a tensor of input's dtype, a float input, and a
+    dimensioned tensor weight of input's dtype."""
     if not isinstance(end, TensorBase):
         raise TypeError(
             f"lerp(): argument 'end' (position 2) must be Tensor, not {type(end).__name__}"
@@ -863,11 +872,10 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
             )
         if start_dtype.kind != "f":
             raise _not_implemented("lerp_kernel_tensor", start_dtype)
-        return LerpTensor.apply(input, end, weight)
-    weight = scalar_value(weight)
+        return
+    scalar_value(weight)
     if start_dtype.kind != "f":
         raise _not_implemented("lerp_kernel_scalar", start_dtype)
-    return Lerp.apply(input, end, weight)
 
 
 class NanToNum(Function):
@@ -2170,3 +2178,17 @@ def clamp_max_(input: Tensor, max: Any) -> Tensor:
         return apply_inplace(ClampMaxTensor, input, max)
     _check_inplace_clamp(input, max)
     return apply_inplace(ClampMax, input, max)
+
+
+def lerp_(input: Tensor, end: Tensor, weight: Any) -> Tensor:
+    _check_lerp(input, end, weight)
+    if isinstance(weight, TensorBase):
+        return apply_inplace(LerpTensor, input, end, weight)
+    return apply_inplace(Lerp, input, end, scalar_value(weight))
+
+
+def nan_to_num_(input: Tensor, nan: float = 0.0, posinf: float | None = None,
+                neginf: float | None = None) -> Tensor:  # fmt: skip
+    posinf = None if posinf is None else scalar_value(posinf)
+    neginf = None if neginf is None else scalar_value(neginf)
+    return apply_inplace(NanToNum, input, scalar_value(nan), posinf, neginf)

@@ -647,4 +647,176 @@ ROWS += [
         shapes=[(3, 4), (2, 4)],
         sums=True,
     ),
+    # ------------------------------------------------ addcmul, gcd, ldexp, ... (issue 17)
+    OpCase(
+        "addcmul",
+        lambda x, a, b, value=0.5: lucid.addcmul(x, a, b, value=value),
+        lambda x, a, b, value=0.5: torch.addcmul(x, a, b, value=value),
+        lambda x, a, b, value=0.5: x + value * a * b,
+        shapes=[(3, 4), (4,), (3, 1)],
+        error_inputs=[
+            ErrorInput(
+                [(3, 4), (5,), (4,)],
+                RuntimeError,
+                r"The size of tensor a \(4\) must match the size of tensor b \(5\) at "
+                r"non-singleton dimension 1",
+            ),
+            ErrorInput(
+                [(3, 4), (4,), 2.0],
+                TypeError,
+                r"addcmul\(\): argument 'tensor2' \(position 3\) must be Tensor, not float",
+            ),
+            ErrorInput(
+                [np.ones(3, bool)] * 3,
+                NotImplementedError,
+                "\"addcmul_cpu_out\" not implemented for 'Bool'",
+            ),
+        ],
+    ),
+    OpCase(
+        "addcmul_",
+        lambda x, a, b: x.clone().addcmul_(a, b, value=-2.0),
+        lambda x, a, b: x.clone().addcmul_(a, b, value=-2.0),
+        lambda x, a, b: x - 2.0 * a * b,
+        shapes=[(3, 4), (3, 4), (4,)],
+    ),
+    OpCase(
+        "addcdiv",
+        lambda x, a, b, value=2.0: lucid.addcdiv(x, a, b, value=value),
+        lambda x, a, b, value=2.0: torch.addcdiv(x, a, b, value=value),
+        lambda x, a, b, value=2.0: x + value * a / b,
+        make_inputs=lambda rng, dtype: [
+            rng.uniform(-2.0, 2.0, (3, 4)).astype(dtype),
+            rng.uniform(-2.0, 2.0, (4,)).astype(dtype),
+            *_away_from_zero((3, 1))(rng, dtype),
+        ],
+        error_inputs=[
+            ErrorInput(
+                [np.arange(3), np.arange(3), np.arange(1, 4)],
+                RuntimeError,
+                "Integer division with addcdiv is no longer supported",
+            ),
+        ],
+    ),
+    OpCase(
+        "addcdiv_",
+        lambda x, a, b: x.clone().addcdiv_(a, b),
+        lambda x, a, b: x.clone().addcdiv_(a, b),
+        lambda x, a, b: x + a / b,
+        make_inputs=lambda rng, dtype: [
+            rng.uniform(-2.0, 2.0, (3, 4)).astype(dtype),
+            *_away_from_zero((3, 4), (4,))(rng, dtype),
+        ],
+    ),
+    *[
+        OpCase(
+            name,
+            getattr(lucid, name),
+            getattr(torch, name),
+            reference,
+            make_inputs=lambda rng, dtype: [
+                rng.integers(-12, 13, (3, 4)),
+                rng.integers(-12, 13, (4,)).astype(np.int32),
+            ],
+            differentiable=False,
+            error_inputs=[
+                ErrorInput(
+                    [(3, 4), (3, 4)],
+                    NotImplementedError,
+                    f"\"{name}_cpu\" not implemented for 'Double'",
+                ),
+                ErrorInput(
+                    [np.arange(3), 2],
+                    TypeError,
+                    rf"{name}\(\): argument 'other' \(position 2\) must be Tensor, not int",
+                ),
+                ErrorInput(
+                    [np.arange(3), np.arange(4)],
+                    RuntimeError,
+                    r"The size of tensor a \(3\) must match the size of tensor b \(4\)",
+                ),
+            ],
+        )
+        for name, reference in [("gcd", np.gcd), ("lcm", np.lcm)]
+    ],
+    OpCase(
+        "gcd_",
+        lambda a, b: a.clone().gcd_(b),
+        lambda a, b: a.clone().gcd_(b),
+        np.gcd,
+        make_inputs=lambda rng, dtype: [rng.integers(-12, 13, (3, 4)), rng.integers(-12, 13, (4,))],
+        differentiable=False,
+    ),
+    OpCase(
+        "ldexp",
+        lucid.ldexp,
+        torch.ldexp,
+        lambda x, e: x * 2.0**e,
+        shapes=[(3, 4), (4,)],
+        low=-3.0,
+        high=3.0,
+        error_inputs=[
+            BROADCAST_MISMATCH,
+            ErrorInput(
+                [(3, 4), 2],
+                TypeError,
+                r"ldexp\(\): argument 'other' \(position 2\) must be Tensor, not int",
+            ),
+        ],
+    ),
+    OpCase(
+        "ldexp_integer_exponent",
+        lucid.ldexp,
+        torch.ldexp,
+        lambda x, e: x * 2.0**e,
+        make_inputs=lambda rng, dtype: [
+            rng.uniform(-2.0, 2.0, (3, 4)).astype(dtype),
+            # non-negative: PyTorch's gradient for a negative integer exponent is 0 (it takes
+            # 2^-k in integers), lucid's is the true 2^-k
+            rng.integers(0, 5, (4,)),
+        ],
+    ),
+    OpCase(
+        "ldexp_",
+        lambda x, e: x.clone().ldexp_(e),
+        lambda x, e: x.clone().ldexp_(e),
+        lambda x, e: x * 2.0**e,
+        shapes=[(3, 4), (4,)],
+    ),
+    OpCase(
+        "frexp_mantissa",
+        lucid.frexp,
+        torch.frexp,
+        np.frexp,
+        output_index=0,
+        error_inputs=[
+            ErrorInput(
+                [np.arange(3)], RuntimeError, r"lucid.frexp\(\) only supports floating-point dtypes"
+            )
+        ],
+    ),
+    OpCase(
+        "frexp_exponent",
+        lucid.frexp,
+        torch.frexp,
+        lambda x: (np.frexp(x)[0], np.frexp(x)[1].astype(np.int32)),
+        output_index=1,
+        differentiable=False,
+    ),
+    OpCase(
+        "float_power_",
+        lambda x, e: x.clone().double().float_power_(e),
+        lambda x, e: x.clone().double().float_power_(e),
+        lambda x, e: np.power(x.astype(np.float64), e),
+        shapes=[(3, 4), (4,)],
+        low=0.2,
+        high=2.0,
+    ),
+    OpCase(
+        "fmod_",
+        lambda x, y: x.clone().fmod_(y),
+        lambda x, y: x.clone().fmod_(y),
+        np.fmod,
+        make_inputs=_dividend_and_divisor((3, 4), (4,)),
+    ),
 ]
