@@ -226,6 +226,18 @@ class Tensor(TensorBase):
     float_power = pointwise.float_power
     float_power_ = arithmetic.float_power_
     fmod_ = arithmetic.fmod_
+    addmm_ = arithmetic.addmm_
+    baddbmm = linalg.baddbmm
+    baddbmm_ = linalg.baddbmm_
+    addbmm = linalg.addbmm
+    addbmm_ = linalg.addbmm_
+    addmv = linalg.addmv
+    addmv_ = linalg.addmv_
+    addr = linalg.addr
+    addr_ = linalg.addr_
+    vdot = linalg.vdot
+    ger = arithmetic.ger
+    cross = linalg.cross
 
     @property
     def T(self) -> Tensor:

@@ -990,6 +990,17 @@ class Addmm(Function):
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2); with beta == 0, `input` is ignored (even nan)."""
+    beta, alpha = _addmm_arguments(input, mat1, mat2, beta, alpha)
+    return Addmm.apply(input, mat1, mat2, beta, alpha)
+
+
+def addmm_(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    beta, alpha = _addmm_arguments(input, mat1, mat2, beta, alpha)
+    return apply_inplace(Addmm, input, mat1, mat2, beta, alpha)
+
+
+def _addmm_arguments(input: Any, mat1: Any, mat2: Any, beta: Any, alpha: Any) -> tuple[Any, Any]:
+    """addmm's scales, after PyTorch's errors for its operands."""
     if not (
         isinstance(input, TensorBase)
         and isinstance(mat1, TensorBase)
@@ -1015,7 +1026,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: An
     if dtype.kind in _INTEGRAL_KINDS:
         # integer products take integer scales, as PyTorch casts them
         beta, alpha = int(beta), int(alpha)
-    return Addmm.apply(input, mat1, mat2, beta, alpha)
+    return beta, alpha
 
 
 # ------------------------------------------------------------ maximum/minimum

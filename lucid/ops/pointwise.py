@@ -1573,7 +1573,16 @@ def _float_input(input: Any) -> np.ndarray:
         raise
 
 
-def _tensor_other(op: str, other: Any, name: str = "other") -> None:
+_UNCHECKED = object()
+
+
+def _tensor_other(op: str, other: Any, name: str = "other", input: Any = _UNCHECKED) -> None:
+    """PyTorch's TypeError for a non-tensor in a binary op that takes tensors only (`input` is
+    checked too when given)."""
+    if input is not _UNCHECKED and not isinstance(input, TensorBase):
+        raise TypeError(
+            f"{op}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
     if not isinstance(other, TensorBase):
         raise TypeError(
             f"{op}(): argument '{name}' (position 2) must be Tensor, not {type(other).__name__}"
@@ -1752,7 +1761,7 @@ class LogAddExp(Function):
 
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     """log(exp(input) + exp(other)), without overflow for large inputs."""
-    _tensor_other("logaddexp", other)
+    _tensor_other("logaddexp", other, input=input)
     return LogAddExp.apply(input, other)
 
 
@@ -1779,7 +1788,7 @@ class LogAddExp2(Function):
 
 def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
     """log2(2**input + 2**other), without overflow for large inputs."""
-    _tensor_other("logaddexp2", other)
+    _tensor_other("logaddexp2", other, input=input)
     return LogAddExp2.apply(input, other)
 
 
@@ -1807,7 +1816,7 @@ class Hypot(Function):
 
 def hypot(input: Tensor, other: Tensor) -> Tensor:
     """sqrt(input**2 + other**2), without overflow or underflow in the squares."""
-    _tensor_other("hypot", other)
+    _tensor_other("hypot", other, input=input)
     return Hypot.apply(input, other)
 
 
@@ -1861,6 +1870,12 @@ class CopysignScalar(Function):
         return _copysign_grad(grad_output, a, result), None
 
 
+_COPYSIGN_OVERLOADS = (
+    "(Tensor input, Tensor other, *, Tensor out = None)",
+    "(Tensor input, Number other, *, Tensor out = None)",
+)
+
+
 def _copysign_other(op: str, other: Any) -> Any:
     if isinstance(other, TensorBase):
         return other
@@ -1868,14 +1883,14 @@ def _copysign_other(op: str, other: Any) -> Any:
         return scalar_value(other)
     except TypeError:
         raise invalid_combination(
-            op, (TensorBase.__new__(TensorBase), other),
-            ("(Tensor input, Tensor other, *, Tensor out = None)",
-             "(Tensor input, Number other, *, Tensor out = None)"),
-        ) from None  # fmt: skip
+            op, (TensorBase.__new__(TensorBase), other), _COPYSIGN_OVERLOADS
+        ) from None
 
 
 def copysign(input: Tensor, other: Any) -> Tensor:
     """The magnitude of input with the sign of other (a tensor or a number)."""
+    if not isinstance(input, TensorBase):
+        raise invalid_combination("copysign", (input, other), _COPYSIGN_OVERLOADS)
     other = _copysign_other("copysign", other)
     if isinstance(other, TensorBase):
         return Copysign.apply(input, other)
@@ -2022,7 +2037,7 @@ class Heaviside(Function):
 
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
     """The step function: 0 where input < 0, 1 where input > 0, values where input == 0."""
-    _tensor_other("heaviside", values, "values")
+    _tensor_other("heaviside", values, "values", input=input)
     return Heaviside.apply(input, values)
 
 
@@ -2052,7 +2067,7 @@ class NextAfter(Function):
 
 def nextafter(input: Tensor, other: Tensor) -> Tensor:
     """The next floating-point number after input in the direction of other."""
-    _tensor_other("nextafter", other)
+    _tensor_other("nextafter", other, input=input)
     return NextAfter.apply(input, other)
 
 
