@@ -238,6 +238,12 @@ class Tensor(TensorBase):
     vdot = linalg.vdot
     ger = arithmetic.ger
     cross = linalg.cross
+    rot90 = shape_ops.rot90
+    fliplr = shape_ops.fliplr
+    flipud = shape_ops.flipud
+    tril_ = shape_ops.tril_
+    triu_ = shape_ops.triu_
+    kron = linalg.kron
 
     @property
     def T(self) -> Tensor:

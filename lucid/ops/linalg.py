@@ -23,6 +23,7 @@ __all__ = ["diagonal", "diag", "trace", "einsum", "tensordot", "inner"]
 # issue 17
 __all__ += [
     "baddbmm", "addbmm", "addmv", "addmv_", "addr", "vdot", "chain_matmul", "cross", "cdist",
+    "kron", "vander",
 ]  # fmt: skip
 
 
@@ -1112,3 +1113,44 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
         or (compute_mode == _CDIST_MODES[0] and (a.shape[-2] > 25 or b.shape[-2] > 25))
     )
     return Cdist.apply(x1, x2, float(p), use_mm)
+
+
+def kron(input: Tensor, other: Tensor) -> Tensor:
+    """The Kronecker product: every entry of input scales a whole copy of other."""
+    _issue17_require_tensors("kron", input=input, other=other)
+    ndim = max(input._data.ndim, other._data.ndim)
+    a_shape = (1,) * (ndim - input._data.ndim) + input._data.shape
+    b_shape = (1,) * (ndim - other._data.ndim) + other._data.shape
+    # interleave the dims (a0, b0, a1, b1, ...) so one broadcast product holds every block
+    a = reshape(input, [size for dim in a_shape for size in (dim, 1)])
+    b = reshape(other, [size for dim in b_shape for size in (1, dim)])
+    return reshape(mul(a, b), [x * y for x, y in zip(a_shape, b_shape)])
+
+
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
+    """The Vandermonde matrix of a 1-d tensor: columns x**(N-1), ..., x**0 (reversed with
+    `increasing`); integer and bool inputs give int64."""
+    from lucid._core import dtypes
+    from lucid.ops.fills import to
+    from lucid.ops.reduction import cumprod
+    from lucid.ops.shape import cat, flip
+
+    _issue17_require_tensors("vander", x=x)
+    if x._data.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    size = x._data.shape[0]
+    if N is None:
+        N = size
+    if N < 0:
+        raise RuntimeError("N must be non-negative.")
+    if x._data.dtype.kind in "iub":
+        x = to(x, dtypes.int64)
+    if N == 0:
+        return _wrap(np.zeros((size, 0), x._data.dtype))
+    # powers as a running product of [1, x, x, ...] along each row
+    ones = _wrap(np.ones((size, 1), x._data.dtype))
+    if N == 1:
+        powers = ones
+    else:
+        powers = cumprod(cat([ones, expand(x.unsqueeze(1), (size, N - 1))], 1), 1)
+    return powers if increasing else flip(powers, (1,))

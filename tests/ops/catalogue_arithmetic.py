@@ -1127,4 +1127,43 @@ ROWS += [
             )
         ],
     ),
+    OpCase(
+        "kron",
+        lucid.kron,
+        torch.kron,
+        np.kron,
+        shapes=[(2, 3), (4, 1, 2)],
+        sums=True,
+    ),
+    OpCase("kron_scalar", lucid.kron, torch.kron, np.kron, shapes=[(), (4,)], sums=True),
+    OpCase(
+        "vander",
+        lambda x, N=None, increasing=False: lucid.vander(x, N, increasing),
+        lambda x, N=None, increasing=False: torch.vander(x, N, increasing),
+        lambda x, N=None, increasing=False: np.vander(x, N, increasing),
+        shapes=[(4,)],
+        # PyTorch's vander backward fails (its cumprod's input is modified in place); the
+        # gradient is checked in test_math_ops.py
+        differentiable=False,
+        error_inputs=[
+            ErrorInput([(3,)], RuntimeError, "N must be non-negative.", {"N": -1}),
+            ErrorInput([(3, 2)], RuntimeError, "x must be a one-dimensional tensor."),
+        ],
+    ),
+    OpCase(
+        "vander_increasing",
+        lambda x: lucid.vander(x, 5, increasing=True),
+        lambda x: torch.vander(x, 5, increasing=True),
+        lambda x: np.vander(x, 5, increasing=True),
+        shapes=[(3,)],
+        differentiable=False,
+    ),
+    OpCase(
+        "vander_integer",
+        lucid.vander,
+        torch.vander,
+        np.vander,
+        make_inputs=lambda rng, dtype: [rng.integers(-3, 4, (4,))],
+        differentiable=False,
+    ),
 ]
