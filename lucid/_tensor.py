@@ -244,6 +244,14 @@ class Tensor(TensorBase):
     tril_ = shape_ops.tril_
     triu_ = shape_ops.triu_
     kron = linalg.kron
+    exponential_ = fills.exponential_
+    geometric_ = fills.geometric_
+    log_normal_ = fills.log_normal_
+    cauchy_ = fills.cauchy_
+    random_ = fills.random_
+    bernoulli_ = fills.bernoulli_
+    bernoulli = _factories.bernoulli
+    multinomial = _factories.multinomial
 
     @property
     def T(self) -> Tensor:
