@@ -252,6 +252,17 @@ class Tensor(TensorBase):
     bernoulli_ = fills.bernoulli_
     bernoulli = _factories.bernoulli
     multinomial = _factories.multinomial
+    lgamma = pointwise.lgamma
+    lgamma_ = pointwise.lgamma_
+    digamma = pointwise.digamma
+    digamma_ = pointwise.digamma_
+    polygamma_ = pointwise.polygamma_
+    mvlgamma = pointwise.mvlgamma
+    mvlgamma_ = pointwise.mvlgamma_
+    erfinv = pointwise.erfinv
+    erfinv_ = pointwise.erfinv_
+    i0 = pointwise.i0
+    i0_ = pointwise.i0_
 
     @property
     def T(self) -> Tensor:
@@ -564,6 +575,9 @@ class Tensor(TensorBase):
 
     def tile(self, *dims: Any) -> Tensor:
         return shape_ops.tile(self, _varargs_shape(dims))
+
+    def polygamma(self, n: builtins.int) -> Tensor:
+        return pointwise.polygamma(n, self)
 
     def flip(self, *dims: Any) -> Tensor:
         return shape_ops.flip(self, _varargs_shape(dims))

@@ -14,7 +14,7 @@ from lucid._core import dtypes
 from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _wrap
-from lucid.ops import _special
+from lucid.ops import _gamma, _special
 from lucid.ops._common import (
     apply_inplace,
     cast_error,
@@ -48,6 +48,7 @@ __all__ = [
     "sgn", "frac", "deg2rad", "rad2deg", "sinc", "logaddexp", "logaddexp2", "hypot", "copysign",
     "xlogy", "heaviside", "nextafter", "clamp_min", "clamp_max", "clamp_min_", "clamp_max_",
     "frac_", "deg2rad_", "rad2deg_", "sinc_", "xlogy_",
+    "lgamma", "digamma", "polygamma", "mvlgamma", "erfinv", "i0", "i0_",
 ]  # fmt: skip
 
 _INTEGRAL_KINDS = "iub"
@@ -2207,3 +2208,226 @@ def nan_to_num_(input: Tensor, nan: float = 0.0, posinf: float | None = None,
     posinf = None if posinf is None else scalar_value(posinf)
     neginf = None if neginf is None else scalar_value(neginf)
     return apply_inplace(NanToNum, input, scalar_value(nan), posinf, neginf)
+
+
+# ------------------------------------------- gamma family, erfinv, i0 (issue 17)
+def _special_result(function: Any, x: Tensor, native: bool = False) -> np.ndarray:
+    """`function` on x's values, in x's float dtype (integers in the default dtype): computed in
+    float64, or in that dtype itself when `native`."""
+    array = _float_input(x)
+    dtype = array.dtype
+    # computed on a 1-d array, so the kernels may index a 0-d input too
+    flat = array.reshape(-1) if native else array.reshape(-1).astype(np.float64, copy=False)
+    return function(flat).astype(dtype, copy=False).reshape(array.shape)
+
+
+class Lgamma(Function):
+    _backward_name = "LgammaBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _wrap(_special_result(_gamma.lgamma, x))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx log|Gamma(x)| = digamma(x)
+        return grad_output * digamma(x)
+
+
+def lgamma(input: Tensor) -> Tensor:
+    """log|Gamma(input)|."""
+    return Lgamma.apply(input)
+
+
+def lgamma_(input: Tensor) -> Tensor:
+    return apply_inplace(Lgamma, input)
+
+
+def _polygamma_array(n: int, array: np.ndarray) -> np.ndarray:
+    if n == 0:
+        return _gamma.digamma(array)
+    if n == 1:
+        return _gamma.trigamma(array)
+    # polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x)
+    sign = 1.0 if n % 2 else -1.0
+    with np.errstate(all="ignore"):
+        return (sign * math.factorial(n)) * _gamma.zeta(n + 1.0, array)
+
+
+class Polygamma(Function):
+    _backward_name = "PolygammaBackward0"
+
+    @staticmethod
+    def forward(ctx, x, n):
+        ctx.save_for_backward(x)
+        ctx.n = n
+        # digamma in float64 (the nearest to the true value); trigamma and zeta in x's dtype,
+        # whose rounding near the poles PyTorch's float32 results carry
+        native = n > 0
+        return _wrap(_special_result(lambda array: _polygamma_array(n, array), x, native=native))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx polygamma(n, x) = polygamma(n + 1, x)
+        return grad_output * Polygamma.apply(x, ctx.n + 1), None
+
+
+class Digamma(Polygamma):
+    _backward_name = "DigammaBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        return Polygamma.forward(ctx, x, 0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return Polygamma.backward(ctx, grad_output)[0]
+
+
+def digamma(input: Tensor) -> Tensor:
+    """The logarithmic derivative of Gamma: -inf at +0, nan at negative integers."""
+    return Digamma.apply(input)
+
+
+def digamma_(input: Tensor) -> Tensor:
+    return apply_inplace(Digamma, input)
+
+
+def _polygamma_order(n: Any) -> int:
+    if isinstance(n, bool) or not isinstance(n, int | np.integer):
+        raise TypeError(
+            f"polygamma(): argument 'n' (position 1) must be int, not {type(n).__name__}"
+        )
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return int(n)
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:
+    """The n-th derivative of digamma."""
+    return Polygamma.apply(input, _polygamma_order(n))
+
+
+def polygamma_(input: Tensor, n: int) -> Tensor:
+    return apply_inplace(Polygamma, input, _polygamma_order(n))
+
+
+class Mvlgamma(Function):
+    _backward_name = "MvlgammaBackward0"
+
+    @staticmethod
+    def forward(ctx, x, p):
+        ctx.save_for_backward(x)
+        ctx.p = p
+
+        # log of the multivariate gamma: p(p-1)/4 log(pi) + sum_j lgamma(x - j/2), j < p
+        def multivariate(array: np.ndarray) -> np.ndarray:
+            offsets = -0.5 * np.arange(p, dtype=np.float64)
+            terms = _gamma.lgamma(array[..., None] + offsets)
+            return p * (p - 1) / 4.0 * math.log(math.pi) + terms.sum(-1)
+
+        return _wrap(_special_result(multivariate, x))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx = sum_j digamma(x - j/2), each argument formed as x + offset (so x = -0.0 meets
+        # +0.0, as in PyTorch), summed from the largest offset down
+        derivative = None
+        for j in range(ctx.p - 1, -1, -1):
+            term = digamma(x + (0.0 if j == 0 else -0.5 * j))
+            derivative = term if derivative is None else derivative + term
+        return grad_output * derivative, None
+
+
+def _mvlgamma_order(p: Any) -> int:
+    if isinstance(p, bool) or not isinstance(p, int | np.integer):
+        raise TypeError(
+            f"mvlgamma(): argument 'p' (position 2) must be int, not {type(p).__name__}"
+        )
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    return int(p)
+
+
+def mvlgamma(input: Tensor, p: int) -> Tensor:
+    """The log of the multivariate gamma function of dimension p."""
+    return Mvlgamma.apply(input, _mvlgamma_order(p))
+
+
+def mvlgamma_(input: Tensor, p: int) -> Tensor:
+    return apply_inplace(Mvlgamma, input, _mvlgamma_order(p))
+
+
+_HALF_SQRT_PI = 0.5 * math.sqrt(math.pi)
+
+
+class Erfinv(Function):
+    _backward_name = "ErfinvBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        result = _wrap(_special_result(_gamma.erfinv, x))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (result,) = ctx.saved_tensors
+        # d/dy erfinv(y) = sqrt(pi)/2 exp(erfinv(y)^2)
+        return grad_output * (exp(result * result) * _HALF_SQRT_PI)
+
+
+def erfinv(input: Tensor) -> Tensor:
+    """The inverse error function on [-1, 1]."""
+    return Erfinv.apply(input)
+
+
+def erfinv_(input: Tensor) -> Tensor:
+    return apply_inplace(Erfinv, input)
+
+
+class I0(Function):
+    _backward_name = "I0Backward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        with np.errstate(all="ignore"):
+            return _wrap(_special_result(np.i0, x))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx I0(x) = I1(x)
+        return grad_output * I1.apply(x)
+
+
+class I1(Function):
+    _backward_name = "SpecialI1Backward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        result = _wrap(_special_result(_gamma.i1, x))
+        ctx.save_for_backward(x, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, result = ctx.saved_tensors
+        # d/dx I1(x) = I0(x) - I1(x) / x, which tends to 1/2 at 0
+        is_zero = eq(x, 0.0)
+        derivative = I0.apply(x) - result / where(is_zero, 1.0, x)
+        return grad_output * where(is_zero, 0.5, derivative)
+
+
+def i0(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind of order zero."""
+    return I0.apply(input)
+
+
+def i0_(input: Tensor) -> Tensor:
+    return apply_inplace(I0, input)

@@ -723,4 +723,113 @@ ROWS: list[OpCase] = [
             )
         ],
     ),
+    # ------------------------------------------- gamma family, erfinv, i0 (issue 17)
+    _unary("lgamma", np.vectorize(math.lgamma, otypes=[np.float64]), low=-3.5, high=4.0),
+    OpCase("lgamma_", lambda x: x.clone().lgamma_(), lambda x: x.clone().lgamma_(), None, low=0.1),
+    _unary("digamma", None, low=0.1, high=5.0),
+    OpCase(
+        "digamma_negative",
+        lucid.digamma,
+        torch.digamma,
+        None,
+        make_inputs=lambda rng, dtype: [rng.uniform(-3.0, 3.0, (3, 4)).astype(dtype)],
+    ),
+    OpCase(
+        "digamma_", lambda x: x.clone().digamma_(), lambda x: x.clone().digamma_(), None, low=0.1
+    ),
+    *[
+        OpCase(
+            f"polygamma_{n}",
+            lambda x, n=n: lucid.polygamma(n, x),
+            lambda x, n=n: torch.polygamma(n, x),
+            None,
+            low=-2.5 if n < 3 else 0.2,
+            high=4.0,
+            gradgrad=n < 3,
+        )
+        for n in (0, 1, 2, 3)
+    ],
+    OpCase(
+        "polygamma_method",
+        lambda x: x.polygamma(2),
+        lambda x: x.polygamma(2),
+        None,
+        low=0.2,
+        error_inputs=[],
+    ),
+    OpCase(
+        "polygamma_",
+        lambda x: x.clone().polygamma_(1),
+        lambda x: x.clone().polygamma_(1),
+        None,
+        low=0.2,
+    ),
+    OpCase(
+        "polygamma_errors",
+        lambda x, n=1: lucid.polygamma(n, x),
+        lambda x, n=1: torch.polygamma(n, x),
+        None,
+        shapes=[(3,)],
+        low=0.5,
+        error_inputs=[
+            ErrorInput(
+                [(3,)], RuntimeError, r"polygamma\(n, x\) does not support negative n", {"n": -1}
+            ),
+            ErrorInput(
+                [(3,)],
+                TypeError,
+                r"polygamma\(\): argument 'n' \(position 1\) must be int, not float",
+                {"n": 1.5},
+            ),
+        ],
+    ),
+    OpCase(
+        "mvlgamma",
+        lambda x, p=3: lucid.mvlgamma(x, p),
+        lambda x, p=3: torch.mvlgamma(x, p),
+        None,
+        low=1.1,
+        high=4.0,
+        error_inputs=[
+            ErrorInput([(3,)], RuntimeError, "p has to be greater than or equal to 1", {"p": 0}),
+            ErrorInput(
+                [(3,)],
+                TypeError,
+                r"mvlgamma\(\): argument 'p' \(position 2\) must be int, not float",
+                {"p": 1.5},
+            ),
+        ],
+    ),
+    OpCase(
+        "mvlgamma_",
+        lambda x: x.clone().mvlgamma_(2),
+        lambda x: x.clone().mvlgamma_(2),
+        None,
+        low=0.6,
+        high=3.0,
+    ),
+    _unary("erfinv", None, low=-0.95, high=0.95),
+    OpCase(
+        "erfinv_",
+        lambda x: x.clone().erfinv_(),
+        lambda x: x.clone().erfinv_(),
+        None,
+        low=-0.9,
+        high=0.9,
+    ),
+    _unary("i0", np.i0, low=-5.0, high=5.0),
+    OpCase("i0_", lambda x: x.clone().i0_(), lambda x: x.clone().i0_(), np.i0),
+    # integers compute in the default float dtype (PyTorch's float32 digamma and i0 are further
+    # from the true values than these rows' float64 tolerance allows, so they are left out)
+    *[
+        OpCase(
+            f"{name}_of_integers",
+            getattr(lucid, name),
+            getattr(torch, name),
+            None,
+            make_inputs=lambda rng, dtype: [rng.integers(-3, 4, (3, 4))],
+            differentiable=False,
+        )
+        for name in ("lgamma", "erfinv", "sinc", "deg2rad")
+    ],
 ]
