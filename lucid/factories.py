@@ -46,7 +46,6 @@ __all__ = [
     "randn",
     "randint",
     "randperm",
-    "normal",
     "bernoulli",
     "multinomial",
     "zeros_like",

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "clone", "fill_", "zero_",
-    "poisson",
+    "poisson", "normal",
 ]  # fmt: skip
 
 
@@ -541,3 +541,96 @@ def poisson(input: Tensor, generator: Any = None) -> Tensor:
     if np.any(~(array >= 0)):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     return Poisson.apply(input, generator)
+
+
+class _Normal(Function):
+    """Normal draws mean + std * noise with tensor parameters, differentiable in them."""
+
+    @staticmethod
+    def forward(ctx, mean, std, generator):
+        mean_array = mean._data if isinstance(mean, TensorBase) else mean
+        std_array = std._data if isinstance(std, TensorBase) else std
+        target = (mean if isinstance(mean, TensorBase) else std)._data.dtype
+        shape = broadcast_shapes(np.shape(mean_array), np.shape(std_array))
+        noise = _rng(generator).standard_normal(shape, dtype=np.float64)
+        result = _wrap((mean_array + std_array * noise).astype(target))
+        ctx.save_for_backward(
+            mean if isinstance(mean, TensorBase) else None,
+            std if isinstance(std, TensorBase) else None,
+            result,
+        )
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        mean, std, result = ctx.saved_tensors
+        grad_mean = grad_std = None
+        # result = mean + std * noise: d/dmean = 1, d/dstd = noise = (result - mean) / std
+        if ctx.needs_input_grad[0]:
+            grad_mean = sum_to(grad_output, mean.shape)
+        if ctx.needs_input_grad[1]:
+            centred = result if mean is None else result - mean
+            grad_std = sum_to(grad_output * centred / std, std.shape)
+        return grad_mean, grad_std, None
+
+
+class NormalTensorFloat(_Normal):
+    _backward_name = "NormalBackward1"
+
+
+class NormalFloatTensor(_Normal):
+    _backward_name = "NormalBackward2"
+
+
+class NormalTensors(_Normal):
+    _backward_name = "NormalBackward3"
+
+
+_NORMAL_OVERLOADS = (
+    "(Tensor mean, Tensor std, *, lucid.Generator generator = None, Tensor out = None)",
+    "(Tensor mean, float std = 1, *, lucid.Generator generator = None, Tensor out = None)",
+    "(float mean, Tensor std, *, lucid.Generator generator = None, Tensor out = None)",
+    "(float mean, float std, tuple of ints size, *, lucid.Generator generator = None, Tensor "
+    "out = None, lucid.dtype dtype = None, lucid.layout layout = None, lucid.device device = "
+    "None, bool pin_memory = False, bool requires_grad = False)",
+)
+
+
+def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any = None,
+           dtype: Any = None, device: Any = None,
+           requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """Normal draws: tensor means and/or stds (broadcast, differentiable in both), or two
+    numbers with a `size`."""
+    from lucid import factories
+    from lucid.ops._common import invalid_combination
+
+    _check_generator("normal", generator)
+    tensors = [value for value in (mean, std) if isinstance(value, TensorBase)]
+    if not tensors:
+        if size is None:
+            raise invalid_combination("normal", (mean, std), _NORMAL_OVERLOADS)
+        return factories.normal(
+            mean, std, size, generator=generator, dtype=dtype, device=device,
+            requires_grad=requires_grad,
+        )  # fmt: skip
+    if size is not None:
+        raise invalid_combination("normal", (mean, std, size), _NORMAL_OVERLOADS)
+    check_device(device)
+    for value in tensors:
+        if value._data.dtype.kind != "f":
+            raise _not_implemented("normal_kernel_cpu", value._data.dtype)
+    if isinstance(std, TensorBase):
+        if np.any(std._data < 0):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    else:
+        std = scalar_value(std)
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    if not isinstance(mean, TensorBase):
+        mean = scalar_value(mean)
+    if isinstance(mean, TensorBase) and isinstance(std, TensorBase):
+        broadcast_shapes(mean._data.shape, std._data.shape)
+        return NormalTensors.apply(mean, std, generator)
+    if isinstance(mean, TensorBase):
+        return NormalTensorFloat.apply(mean, std, generator)
+    return NormalFloatTensor.apply(mean, std, generator)

@@ -48,7 +48,7 @@ __all__ = [
     "sgn", "frac", "deg2rad", "rad2deg", "sinc", "logaddexp", "logaddexp2", "hypot", "copysign",
     "xlogy", "heaviside", "nextafter", "clamp_min", "clamp_max", "clamp_min_", "clamp_max_",
     "frac_", "deg2rad_", "rad2deg_", "sinc_", "xlogy_",
-    "lgamma", "digamma", "polygamma", "mvlgamma", "erfinv", "i0", "i0_",
+    "lgamma", "digamma", "polygamma", "mvlgamma", "erfinv", "i0", "i0_", "nan_to_num_",
 ]  # fmt: skip
 
 _INTEGRAL_KINDS = "iub"
