@@ -183,3 +183,45 @@ def test_bad_arguments_raise_pytorchs_error(name, call):
     assert type(actual.value).__name__ == type(expected.value).__name__
     expected_message = str(expected.value).replace("torch", "lucid")
     assert str(actual.value).split("\n")[0] == expected_message.split("\n")[0]
+
+
+def test_multinomial_with_replacement_follows_each_rows_weights():
+    weights = lucid.tensor([[1.0, 0.0, 6.0, 3.0], [0.0, 0.0, 0.0, 2.0]], dtype=lucid.float64)
+    generator = lucid.Generator().manual_seed(21)
+    draws = lucid.multinomial(weights, SAMPLES // 2, replacement=True, generator=generator)
+    assert draws.dtype == lucid.int64 and draws.shape == (2, SAMPLES // 2)
+    frequencies = [np.bincount(row, minlength=4) / row.size for row in draws.numpy()]
+    bound = 6 * math.sqrt(0.25 / (SAMPLES // 2))
+    np.testing.assert_allclose(frequencies[0], [0.1, 0.0, 0.6, 0.3], atol=bound)
+    np.testing.assert_array_equal(frequencies[1], [0.0, 0.0, 0.0, 1.0])
+
+
+def test_multinomial_without_replacement_draws_distinct_categories_in_race_order():
+    weights = lucid.tensor([[1.0, 0.0, 6.0, 3.0]] * 40_000, dtype=lucid.float64)
+    draws = lucid.multinomial(weights, 2, generator=lucid.Generator().manual_seed(2)).numpy()
+    assert np.all(draws[:, 0] != draws[:, 1]) and not np.any(draws == 1)
+    # P(second = 0) = sum over first j != 0 of p_j * p_0 / (1 - p_j)
+    second_is_zero = 0.6 * 0.1 / 0.4 + 0.3 * 0.1 / 0.7
+    bound = 6 * math.sqrt(0.25 / draws.shape[0])
+    assert abs(np.mean(draws[:, 1] == 0) - second_is_zero) < bound
+    assert abs(np.mean(draws[:, 0] == 2) - 0.6) < bound
+
+
+MULTINOMIAL_ERRORS = [
+    lambda t: t.multinomial(t.tensor([1.0, 1.0]), 3),
+    lambda t: t.multinomial(t.tensor(1.0), 1),
+    lambda t: t.multinomial(t.ones(2, 2, 2), 1),
+    lambda t: t.multinomial(t.tensor([1.0, float("inf")]), 1),
+    lambda t: t.multinomial(t.tensor([1.0, -1.0]), 1),
+    lambda t: t.multinomial(t.tensor([[1.0, 1.0], [0.0, 0.0]]), 1),
+    lambda t: t.multinomial(t.tensor([1, 1]), 1),
+    lambda t: t.multinomial(t.tensor([1.0, 1.0]), 0),
+    lambda t: t.multinomial(t.tensor([1.0, 1.0]), 1.5),
+    lambda t: t.tensor([1.0, 1.0]).multinomial(3),
+]
+
+
+@requires_torch
+@pytest.mark.parametrize("call", MULTINOMIAL_ERRORS)
+def test_multinomial_refuses_what_pytorch_refuses(call):
+    test_bad_arguments_raise_pytorchs_error("multinomial", call)
