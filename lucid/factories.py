@@ -446,20 +446,35 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *
     return _leaf((mean_array + std_array * noise).astype(target), requires_grad)
 
 
-def bernoulli(input: Tensor, p: float | None = None, *,
-              generator: Generator | None = None) -> Tensor:  # fmt: skip
-    if not isinstance(input, TensorBase):
-        raise_type_error(input, "Tensor")
-    probabilities = input._data if p is None else np.full(input._data.shape, p)
-    draws = _rng(generator).random(input._data.shape) < probabilities
-    return _wrap(draws.astype(input._data.dtype))
-
-
-# PyTorch names dtypes by scalar type in multinomial's message.
+# PyTorch names dtypes by scalar type in bernoulli's and multinomial's messages.
 _SCALAR_NAMES = {
     "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
     "bool": "Bool",
 }  # fmt: skip
+
+
+def bernoulli(input: Tensor, p: float | None = None, *,
+              generator: Generator | None = None) -> Tensor:  # fmt: skip
+    if not isinstance(input, TensorBase):
+        raise_type_error(input, "Tensor")
+    if p is None:
+        probabilities = input._data
+        if probabilities.dtype.kind != "f":
+            raise NotImplementedError(
+                '"bernoulli_tensor_cpu_p_" not implemented for '
+                f"'{_SCALAR_NAMES[probabilities.dtype.name]}'"
+            )
+        if np.any(~((probabilities >= 0) & (probabilities <= 1))):
+            raise RuntimeError(
+                "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+                "message be improved?  If so, please report an enhancement request to PyTorch.)"
+            )
+    else:
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+        probabilities = p
+    draws = _rng(generator).random(input._data.shape) < probabilities
+    return _wrap(draws.astype(input._data.dtype))
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,

@@ -166,6 +166,10 @@ BAD_CALLS = [
     ("bernoulli_", lambda t: t.zeros(3).bernoulli_(2)),
     ("bernoulli_", lambda t: t.zeros(3).bernoulli_(-0.5)),
     ("bernoulli_", lambda t: t.zeros(3).bernoulli_(t.full((3,), 2.0))),
+    ("bernoulli", lambda t: t.bernoulli(t.ones(3, dtype=t.int64))),
+    ("bernoulli", lambda t: t.bernoulli(t.full((3,), 2.0))),
+    ("bernoulli", lambda t: t.bernoulli(t.ones(3), 2.0)),
+    ("bernoulli", lambda t: t.ones(3, dtype=t.bool).bernoulli()),
     ("poisson", lambda t: t.poisson(t.full((3,), -1.0))),
     ("poisson", lambda t: t.poisson(t.ones(3, dtype=t.int64))),
 ]
