@@ -80,13 +80,14 @@ _DIGAMMA_10 = 2.25175258906672110764
 
 def _digamma_positive(x: np.ndarray) -> np.ndarray:
     """digamma for x > 0: recur up to x >= 10, then the asymptotic series."""
-    x = x.copy()
     result = np.zeros_like(x)
-    below = x < 10.0
-    while np.any(below):
-        result[below] -= 1.0 / x[below]
-        x[below] += 1.0
+    # x > 0 reaches 10 within ten steps; whole-array steps beat masked indexing
+    for _ in range(10):
         below = x < 10.0
+        if not below.any():
+            break
+        result -= np.where(below, 1.0 / x, 0.0)
+        x = np.where(below, x + 1.0, x)
     z = 1.0 / (x * x)
     series = np.zeros_like(x)
     for coefficient in _DIGAMMA_SERIES:
@@ -205,15 +206,24 @@ def erfinv(y: np.ndarray) -> np.ndarray:
         x = p * y
         magnitude = np.abs(y)
         # Newton on erf(x) = y; near |y| = 1 on log erfc(|x|) = log(1 - |y|) (1 - |y| is exact
-        # there, and the log keeps the steep tail from overshooting)
+        # there, and the log keeps the steep tail from overshooting). Each side evaluates only
+        # its own elements.
+        centre = np.flatnonzero(magnitude < 0.5)
+        tail = np.flatnonzero(magnitude >= 0.5)
+        flat_x = x.reshape(-1).copy()
+        flat_y = y.reshape(-1)
+        # three steps: the tail's first guess can be a few digits off
         for _ in range(3):
-            slope = _TWO_OVER_SQRT_PI * np.exp(-x * x)
-            near_centre = (y - _special.erf(x)) / slope
-            complement = _special.erfc(np.abs(x))
-            log_ratio = np.log(complement) - np.log(1.0 - magnitude)
-            tail = np.sign(y) * log_ratio * complement / slope
-            step = np.where(magnitude < 0.5, near_centre, tail)
-            x = np.where(np.isfinite(step), x + step, x)
+            xc, yc = flat_x[centre], flat_y[centre]
+            step = (yc - _special.erf(xc)) / (_TWO_OVER_SQRT_PI * np.exp(-xc * xc))
+            flat_x[centre] = np.where(np.isfinite(step), xc + step, xc)
+            xt, yt = flat_x[tail], flat_y[tail]
+            complement = _special.erfc(np.abs(xt))
+            log_ratio = np.log(complement) - np.log(1.0 - np.abs(yt))
+            slope = _TWO_OVER_SQRT_PI * np.exp(-xt * xt)
+            step = np.sign(yt) * log_ratio * complement / slope
+            flat_x[tail] = np.where(np.isfinite(step), xt + step, xt)
+        x = flat_x.reshape(y.shape)
         x = np.where(magnitude == 1.0, np.copysign(np.inf, y), x)
         x = np.where(magnitude > 1.0, np.nan, x)
         return np.where(y == 0, y, x)
