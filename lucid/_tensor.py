@@ -182,7 +182,7 @@ class Tensor(TensorBase):
     masked_select = indexing.masked_select
     tril = shape_ops.tril
     triu = shape_ops.triu
-    # math ops of issue 17
+    # math, shape and random ops
     sgn = pointwise.sgn
     sgn_ = pointwise.sgn_
     frac = pointwise.frac

@@ -1319,7 +1319,7 @@ def remainder_(input: Tensor, other: Any) -> Tensor:
     return apply_inplace(Remainder, input, other)
 
 
-# ============================================================ issue 17: addcmul, gcd, ldexp, ...
+# ======================================================= addcmul, addcdiv, gcd, lcm, ldexp, frexp
 def _grad_to(grad: Tensor, input: Tensor) -> Tensor:
     """`grad` summed back to input's shape and cast to its dtype (operands were promoted)."""
     grad = sum_to(grad, input._data.shape)

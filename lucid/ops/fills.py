@@ -271,7 +271,7 @@ def normal_(input: Tensor, mean: float = 0.0, std: float = 1.0, *,
     return NormalInplace.apply(input, mean, std, generator)
 
 
-# ============================================ issue 17: the other random fills and poisson
+# ======================================================= the other random fills, poisson
 def _check_generator(op: str, generator: Any) -> None:
     from lucid._core.random import Generator
 

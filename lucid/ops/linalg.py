@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
 __all__ = ["diagonal", "diag", "trace", "einsum", "tensordot", "inner"]
-# issue 17
+# the add-and-multiply family and the ops after it, at the end of the file
 __all__ += [
     "baddbmm", "addbmm", "addmv", "addmv_", "addr", "vdot", "chain_matmul", "cross", "cdist",
     "kron", "vander",
@@ -491,10 +491,10 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
 
 
 # =====================================================================================
-# Issue 17: the add-and-multiply family (baddbmm, addbmm, addmv, addr and their in-place
-# forms), vdot, chain_matmul, cross and cdist.
+# The add-and-multiply family (baddbmm, addbmm, addmv, addr and their in-place forms),
+# vdot, chain_matmul, cross, cdist, kron and vander.
 # =====================================================================================
-def _issue17_require_tensors(op: str, **named: Any) -> None:
+def _require_named_tensors(op: str, **named: Any) -> None:
     for position, (name, value) in enumerate(named.items()):
         if not isinstance(value, TensorBase):
             raise TypeError(
@@ -608,7 +608,7 @@ class Baddbmm(Function):
 
 
 def _baddbmm_arguments(input: Any, batch1: Any, batch2: Any, beta: Any, alpha: Any) -> tuple:
-    _issue17_require_tensors("baddbmm", input=input, batch1=batch1, batch2=batch2)
+    _require_named_tensors("baddbmm", input=input, batch1=batch1, batch2=batch2)
     _check_batches("baddbmm", batch1, batch2)
     message = _same_dtype_message("baddbmm", input, batch1, batch2)
     if message is not None:
@@ -672,7 +672,7 @@ class Addbmm(Function):
 
 
 def _addbmm_arguments(input: Any, batch1: Any, batch2: Any, beta: Any, alpha: Any) -> tuple:
-    _issue17_require_tensors("addbmm", input=input, batch1=batch1, batch2=batch2)
+    _require_named_tensors("addbmm", input=input, batch1=batch1, batch2=batch2)
     _check_batches("addbmm", batch1, batch2)
     b1, b2 = batch1._data.shape, batch2._data.shape
     if b1[0] != b2[0]:
@@ -735,7 +735,7 @@ class Addmv(Function):
 def _addmv_arguments(input: Any, mat: Any, vec: Any, beta: Any, alpha: Any) -> tuple:
     from lucid.ops._common import dtype_name
 
-    _issue17_require_tensors("addmv", input=input, mat=mat, vec=vec)
+    _require_named_tensors("addmv", input=input, mat=mat, vec=vec)
     ndims = (input._data.ndim, mat._data.ndim, vec._data.ndim)
     if ndims[1] != 2 or ndims[2] != 1 or ndims[0] > 1:
         raise RuntimeError(
@@ -811,7 +811,7 @@ class Addr(Function):
 def _addr_arguments(input: Any, vec1: Any, vec2: Any, beta: Any, alpha: Any) -> tuple:
     from lucid._core import dtypes
 
-    _issue17_require_tensors("addr", input=input, vec1=vec1, vec2=vec2)
+    _require_named_tensors("addr", input=input, vec1=vec1, vec2=vec2)
     for name, vector in (("vec1", vec1), ("vec2", vec2)):
         if vector._data.ndim != 1:
             raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {vector._data.ndim}-D")
@@ -858,7 +858,7 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:
     """The dot product of two 1-D tensors (the first conjugated: the same for real tensors)."""
     from lucid.ops._common import dtype_name
 
-    _issue17_require_tensors("vdot", input=input, other=other)
+    _require_named_tensors("vdot", input=input, other=other)
     x, y = input._data, other._data
     if x.ndim != 1 or y.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors")
@@ -889,9 +889,7 @@ def chain_matmul(*matrices: Tensor, out: Any = None) -> Tensor:
     )
     if not matrices:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
-    _issue17_require_tensors(
-        "chain_matmul", **{f"matrices[{i}]": m for i, m in enumerate(matrices)}
-    )
+    _require_named_tensors("chain_matmul", **{f"matrices[{i}]": m for i, m in enumerate(matrices)})
     for matrix in matrices:
         if matrix._data.ndim != 2:
             raise RuntimeError(f"Tensor dimension is {matrix._data.ndim}, expected 2 instead.")
@@ -942,7 +940,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     from lucid.ops._common import dtype_name
     from lucid.ops.broadcast import broadcast_shapes
 
-    _issue17_require_tensors("cross", input=input, other=other)
+    _require_named_tensors("cross", input=input, other=other)
     x, y = input._data, other._data
     if dim is None:
         if x.shape != y.shape or 3 not in x.shape:
@@ -1083,7 +1081,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     from lucid.ops._common import dtype_name
     from lucid.ops.broadcast import broadcast_shapes
 
-    _issue17_require_tensors("cdist", x1=x1, x2=x2)
+    _require_named_tensors("cdist", x1=x1, x2=x2)
     a, b = x1._data, x2._data
     for name, array in (("X1", a), ("X2", b)):
         if array.ndim < 2:
@@ -1117,7 +1115,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
 
 def kron(input: Tensor, other: Tensor) -> Tensor:
     """The Kronecker product: every entry of input scales a whole copy of other."""
-    _issue17_require_tensors("kron", input=input, other=other)
+    _require_named_tensors("kron", input=input, other=other)
     ndim = max(input._data.ndim, other._data.ndim)
     a_shape = (1,) * (ndim - input._data.ndim) + input._data.shape
     b_shape = (1,) * (ndim - other._data.ndim) + other._data.shape
@@ -1135,7 +1133,7 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     from lucid.ops.reduction import cumprod
     from lucid.ops.shape import cat, flip
 
-    _issue17_require_tensors("vander", x=x)
+    _require_named_tensors("vander", x=x)
     if x._data.ndim != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
     size = x._data.shape[0]

@@ -1562,7 +1562,7 @@ def bitwise_not(input: Tensor) -> Tensor:
     return _wrap(np.invert(array))
 
 
-# ============================================================ more math (issue 17)
+# ============================================================ more math
 # sgn, frac, deg2rad/rad2deg, sinc, logaddexp/logaddexp2, hypot, copysign, xlogy, heaviside,
 # nextafter, clamp_min/clamp_max and the gamma-family functions.
 def _float_input(input: Any) -> np.ndarray:
@@ -2210,7 +2210,7 @@ def nan_to_num_(input: Tensor, nan: float = 0.0, posinf: float | None = None,
     return apply_inplace(NanToNum, input, scalar_value(nan), posinf, neginf)
 
 
-# ------------------------------------------- gamma family, erfinv, i0 (issue 17)
+# ------------------------------------------------------ gamma family, erfinv, i0
 def _special_result(function: Any, x: Tensor, native: bool = False) -> np.ndarray:
     """`function` on x's values, in x's float dtype (integers in the default dtype): computed in
     float64, or in that dtype itself when `native`."""

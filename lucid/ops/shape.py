@@ -839,7 +839,7 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     return Triu.apply(input, int(diagonal))
 
 
-# ======================================================= issue 17: rot90, fliplr/flipud,
+# ================================================================ rot90, fliplr/flipud,
 # block_diag, meshgrid, cartesian_prod, combinations, tril_/triu_
 class Rot90(Function):
     _backward_name = "Rot90Backward0"

@@ -649,7 +649,7 @@ ROWS += [
         shapes=[(3, 4), (2, 4)],
         sums=True,
     ),
-    # ------------------------------------------------ addcmul, gcd, ldexp, ... (issue 17)
+    # ------------------------------------------------ addcmul, gcd, ldexp, ...
     OpCase(
         "addcmul",
         lambda x, a, b, value=0.5: lucid.addcmul(x, a, b, value=value),
@@ -821,7 +821,7 @@ ROWS += [
         np.fmod,
         make_inputs=_dividend_and_divisor((3, 4), (4,)),
     ),
-    # ------------------------------------- add-and-multiply family, vdot, cross, cdist (issue 17)
+    # ------------------------------------- add-and-multiply family, vdot, cross, cdist
     OpCase(
         "baddbmm",
         lambda x, a, b, beta=0.5, alpha=-2.0: lucid.baddbmm(x, a, b, beta=beta, alpha=alpha),

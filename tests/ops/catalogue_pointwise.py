@@ -507,7 +507,7 @@ ROWS: list[OpCase] = [
         )
         for dtype in ("int64", "int8", "bool")
     ],
-    # ------------------------------------------------------- more math (issue 17)
+    # ------------------------------------------------------- more math
     # torch's sgn backward gives a ZeroTensor that cannot be read back: the gradient (zeros)
     # is checked in test_math_ops.py
     _unary("sgn", np.sign, differentiable=False),
@@ -723,7 +723,7 @@ ROWS: list[OpCase] = [
             )
         ],
     ),
-    # ------------------------------------------- gamma family, erfinv, i0 (issue 17)
+    # ------------------------------------------- gamma family, erfinv, i0
     _unary("lgamma", np.vectorize(math.lgamma, otypes=[np.float64]), low=-3.5, high=4.0),
     OpCase("lgamma_", lambda x: x.clone().lgamma_(), lambda x: x.clone().lgamma_(), None, low=0.1),
     _unary("digamma", None, low=0.1, high=5.0),

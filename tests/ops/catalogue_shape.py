@@ -876,7 +876,7 @@ ROWS: list[OpCase] = [
         reference=lambda a, mask: np.broadcast_to(a, (2, 3, 4))[mask],
         make_inputs=_with_mask((3, 4), (2, 3, 4)),
     ),
-    # ------------- rot90, fliplr/flipud, block_diag, meshgrid, combinations, ... (issue 17)
+    # ------------- rot90, fliplr/flipud, block_diag, meshgrid, combinations, ...
     OpCase(
         "rot90",
         lambda x, k=3, dims=(1, 2): lucid.rot90(x, k, dims),

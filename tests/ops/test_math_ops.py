@@ -1,4 +1,4 @@
-"""Rules of the issue-17 math, shape and random ops that a catalogue row cannot state: grad_fn
+"""Rules of the newer math, shape and random ops that a catalogue row cannot state: grad_fn
 names, warnings, gradients PyTorch cannot serve as oracle for, and normal's overloads."""
 
 from __future__ import annotations
