@@ -244,6 +244,7 @@ class Tensor(TensorBase):
 
     def cross(self, other: Tensor, dim: builtins.int | None = None) -> Tensor:
         return _matrix_functions().cross(self, other, dim)
+
     scatter_ = indexing.scatter_
     scatter_add_ = indexing.scatter_add_
     scatter_reduce = indexing.scatter_reduce
@@ -267,6 +268,86 @@ class Tensor(TensorBase):
     take_along_dim = indexing.take_along_dim
     diag_embed = linalg.diag_embed
     diagonal_scatter = linalg.diagonal_scatter
+    # math, shape and random ops
+    sgn = pointwise.sgn
+    sgn_ = pointwise.sgn_
+    frac = pointwise.frac
+    frac_ = pointwise.frac_
+    deg2rad = pointwise.deg2rad
+    deg2rad_ = pointwise.deg2rad_
+    rad2deg = pointwise.rad2deg
+    rad2deg_ = pointwise.rad2deg_
+    sinc = pointwise.sinc
+    sinc_ = pointwise.sinc_
+    logaddexp = pointwise.logaddexp
+    logaddexp2 = pointwise.logaddexp2
+    hypot = pointwise.hypot
+    hypot_ = pointwise.hypot_
+    copysign = pointwise.copysign
+    copysign_ = pointwise.copysign_
+    xlogy = pointwise.xlogy
+    xlogy_ = pointwise.xlogy_
+    heaviside = pointwise.heaviside
+    heaviside_ = pointwise.heaviside_
+    nextafter = pointwise.nextafter
+    nextafter_ = pointwise.nextafter_
+    clamp_min = pointwise.clamp_min
+    clamp_min_ = pointwise.clamp_min_
+    clamp_max = pointwise.clamp_max
+    clamp_max_ = pointwise.clamp_max_
+    signbit = pointwise.signbit
+    lerp_ = pointwise.lerp_
+    nan_to_num_ = pointwise.nan_to_num_
+    addcmul = arithmetic.addcmul
+    addcmul_ = arithmetic.addcmul_
+    addcdiv = arithmetic.addcdiv
+    addcdiv_ = arithmetic.addcdiv_
+    gcd = arithmetic.gcd
+    gcd_ = arithmetic.gcd_
+    lcm = arithmetic.lcm
+    lcm_ = arithmetic.lcm_
+    ldexp = arithmetic.ldexp
+    ldexp_ = arithmetic.ldexp_
+    frexp = arithmetic.frexp
+    float_power = pointwise.float_power
+    float_power_ = arithmetic.float_power_
+    fmod_ = arithmetic.fmod_
+    addmm_ = arithmetic.addmm_
+    baddbmm = linalg.baddbmm
+    baddbmm_ = linalg.baddbmm_
+    addbmm = linalg.addbmm
+    addbmm_ = linalg.addbmm_
+    addmv = linalg.addmv
+    addmv_ = linalg.addmv_
+    addr = linalg.addr
+    addr_ = linalg.addr_
+    vdot = linalg.vdot
+    ger = arithmetic.ger
+    rot90 = shape_ops.rot90
+    fliplr = shape_ops.fliplr
+    flipud = shape_ops.flipud
+    tril_ = shape_ops.tril_
+    triu_ = shape_ops.triu_
+    kron = linalg.kron
+    exponential_ = fills.exponential_
+    geometric_ = fills.geometric_
+    log_normal_ = fills.log_normal_
+    cauchy_ = fills.cauchy_
+    random_ = fills.random_
+    bernoulli_ = fills.bernoulli_
+    bernoulli = _factories.bernoulli
+    multinomial = _factories.multinomial
+    lgamma = pointwise.lgamma
+    lgamma_ = pointwise.lgamma_
+    digamma = pointwise.digamma
+    digamma_ = pointwise.digamma_
+    polygamma_ = pointwise.polygamma_
+    mvlgamma = pointwise.mvlgamma
+    mvlgamma_ = pointwise.mvlgamma_
+    erfinv = pointwise.erfinv
+    erfinv_ = pointwise.erfinv_
+    i0 = pointwise.i0
+    i0_ = pointwise.i0_
 
     @property
     def T(self) -> Tensor:
@@ -579,6 +660,9 @@ class Tensor(TensorBase):
 
     def tile(self, *dims: Any) -> Tensor:
         return shape_ops.tile(self, _varargs_shape(dims))
+
+    def polygamma(self, n: builtins.int) -> Tensor:
+        return pointwise.polygamma(n, self)
 
     def flip(self, *dims: Any) -> Tensor:
         return shape_ops.flip(self, _varargs_shape(dims))

@@ -46,7 +46,6 @@ __all__ = [
     "randn",
     "randint",
     "randperm",
-    "normal",
     "bernoulli",
     "multinomial",
     "zeros_like",
@@ -447,28 +446,89 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *
     return _leaf((mean_array + std_array * noise).astype(target), requires_grad)
 
 
+# PyTorch names dtypes by scalar type in bernoulli's and multinomial's messages.
+_SCALAR_NAMES = {
+    "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
+    "bool": "Bool",
+}  # fmt: skip
+
+
 def bernoulli(input: Tensor, p: float | None = None, *,
               generator: Generator | None = None) -> Tensor:  # fmt: skip
     if not isinstance(input, TensorBase):
         raise_type_error(input, "Tensor")
-    probabilities = input._data if p is None else np.full(input._data.shape, p)
+    if p is None:
+        probabilities = input._data
+        if probabilities.dtype.kind != "f":
+            raise NotImplementedError(
+                '"bernoulli_tensor_cpu_p_" not implemented for '
+                f"'{_SCALAR_NAMES[probabilities.dtype.name]}'"
+            )
+        if np.any(~((probabilities >= 0) & (probabilities <= 1))):
+            raise RuntimeError(
+                "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+                "message be improved?  If so, please report an enhancement request to PyTorch.)"
+            )
+    else:
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+        probabilities = p
     draws = _rng(generator).random(input._data.shape) < probabilities
     return _wrap(draws.astype(input._data.dtype))
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator: Generator | None = None) -> Tensor:  # fmt: skip
-    weights = np.atleast_2d(input._data.astype(np.float64))
+    """Indices drawn from the categories of each row of `input`, weighted by its entries."""
+    from lucid._core.arguments import raise_type_error
+
+    if not isinstance(input, TensorBase):
+        raise_type_error(input, "Tensor")
+    if isinstance(num_samples, bool) or not isinstance(num_samples, int | np.integer):
+        raise TypeError(
+            "multinomial(): argument 'num_samples' (position 2) must be int, not "
+            f"{type(num_samples).__name__}"
+        )
+    array = input._data
+    if array.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if array.dtype.kind != "f":
+        raise RuntimeError(
+            "multinomial only supports floating-point dtypes for input, got: "
+            f"{_SCALAR_NAMES[array.dtype.name]}"
+        )
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    categories = array.shape[-1]
+    if not replacement and num_samples > categories:
+        raise RuntimeError(
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
+        )
+    weights = np.atleast_2d(array.astype(np.float64))
+    if np.any(~np.isfinite(weights) | (weights < 0)):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    totals = weights.sum(-1, keepdims=True)
+    if np.any(totals <= 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     rng = _rng(generator)
-    rows = []
-    for row in weights:
-        total = row.sum()
-        if not replacement and num_samples > np.count_nonzero(row):
-            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
-                               "replacement")  # fmt: skip
-        rows.append(rng.choice(row.size, size=num_samples, replace=replacement, p=row / total))
-    result = np.stack(rows).astype(np.int64)
-    return _wrap(result if input._data.ndim == 2 else result[0])
+    rows = weights.shape[0]
+    if replacement:
+        # inverse CDF for every row at once: rows are laid end to end, row r shifted by r, so a
+        # single sorted search serves them all (the last positive category ends its row at 1)
+        cdf = np.cumsum(weights / totals, axis=-1)
+        cdf[cdf >= cdf[:, -1:]] = 1.0
+        offsets = np.arange(rows, dtype=np.float64)[:, None]
+        draws = rng.random((rows, num_samples)) + offsets
+        flat = np.searchsorted((cdf + offsets).ravel(), draws.ravel(), side="right")
+        result = flat.reshape(rows, num_samples) - categories * np.arange(rows)[:, None]
+    else:
+        # exponential races: category i finishes at E_i / w_i; the first num_samples to finish
+        # are a draw without replacement, in order
+        with np.errstate(divide="ignore"):
+            finish = rng.standard_exponential(weights.shape) / weights
+        result = np.argsort(finish, axis=-1, kind="stable")[:, :num_samples]
+    result = np.minimum(result, categories - 1).astype(np.int64)
+    return _wrap(result if array.ndim == 2 else result[0])
 
 
 # ------------------------------------------------------------------ *_like

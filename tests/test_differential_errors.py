@@ -84,6 +84,15 @@ EXCLUDED: dict[str, str] = {
             "F.gumbel_softmax",
             "Tensor.uniform_",
             "Tensor.normal_",
+            "lucid.poisson",
+            "Tensor.exponential_",
+            "Tensor.geometric_",
+            "Tensor.log_normal_",
+            "Tensor.cauchy_",
+            "Tensor.random_",
+            "Tensor.bernoulli_",
+            "Tensor.bernoulli",
+            "Tensor.multinomial",
         )
     },
     **{

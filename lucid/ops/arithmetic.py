@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -30,6 +30,7 @@ __all__ = [
     "add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide",
     "floor_divide", "neg", "negative", "pow", "reciprocal", "matmul", "mm", "bmm", "mv", "dot",
     "outer", "ger", "addmm", "maximum", "minimum", "fmod", "remainder", "neg_",
+    "addcmul", "addcdiv", "gcd", "gcd_", "lcm", "lcm_", "ldexp", "ldexp_", "frexp",
 ]  # fmt: skip
 
 _INTEGRAL_KINDS = "iub"
@@ -989,6 +990,17 @@ class Addmm(Function):
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2); with beta == 0, `input` is ignored (even nan)."""
+    beta, alpha = _addmm_arguments(input, mat1, mat2, beta, alpha)
+    return Addmm.apply(input, mat1, mat2, beta, alpha)
+
+
+def addmm_(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    beta, alpha = _addmm_arguments(input, mat1, mat2, beta, alpha)
+    return apply_inplace(Addmm, input, mat1, mat2, beta, alpha)
+
+
+def _addmm_arguments(input: Any, mat1: Any, mat2: Any, beta: Any, alpha: Any) -> tuple[Any, Any]:
+    """addmm's scales, after PyTorch's errors for its operands."""
     if not (
         isinstance(input, TensorBase)
         and isinstance(mat1, TensorBase)
@@ -1014,7 +1026,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: An
     if dtype.kind in _INTEGRAL_KINDS:
         # integer products take integer scales, as PyTorch casts them
         beta, alpha = int(beta), int(alpha)
-    return Addmm.apply(input, mat1, mat2, beta, alpha)
+    return beta, alpha
 
 
 # ------------------------------------------------------------ maximum/minimum
@@ -1305,3 +1317,275 @@ def remainder_(input: Tensor, other: Any) -> Tensor:
     if isinstance(other, TensorBase):
         return apply_inplace(RemainderTensor, input, other)
     return apply_inplace(Remainder, input, other)
+
+
+# ======================================================= addcmul, addcdiv, gcd, lcm, ldexp, frexp
+def _grad_to(grad: Tensor, input: Tensor) -> Tensor:
+    """`grad` summed back to input's shape and cast to its dtype (operands were promoted)."""
+    grad = sum_to(grad, input._data.shape)
+    if grad._data.dtype != input._data.dtype:
+        from lucid.ops.fills import to
+
+        grad = to(grad, input._data.dtype)
+    return grad
+
+
+def _ternary_arrays(op: str, input: Tensor, tensor1: Tensor, tensor2: Tensor) -> tuple:
+    """The three operands of addcmul/addcdiv broadcast-checked and in their promoted dtype."""
+    for position, (name, value) in enumerate(
+        (("input", input), ("tensor1", tensor1), ("tensor2", tensor2))
+    ):
+        _require_tensor(value, op, name, position + 1)
+    broadcast_shapes(input._data.shape, tensor1._data.shape, tensor2._data.shape)
+    target = dtypes.result_type(input, tensor1, tensor2).numpy_dtype
+    return tuple(t._data.astype(target, copy=False) for t in (input, tensor1, tensor2))
+
+
+def _scale_value(value: Any, numpy_dtype: np.dtype) -> Any:
+    value = scalar_value(value)
+    if isinstance(value, TensorBase):
+        value = value.item()
+    # an integer result takes an integer scale, as PyTorch casts it
+    return int(value) if numpy_dtype.kind in _INTEGRAL_KINDS else value
+
+
+class Addcmul(Function):
+    _backward_name = "AddcmulBackward0"
+
+    @staticmethod
+    def forward(ctx, input, tensor1, tensor2, value):
+        x, a, b = _ternary_arrays("addcmul", input, tensor1, tensor2)
+        if x.dtype == np.bool_:
+            raise not_implemented("addcmul_cpu_out", x.dtype)
+        value = _scale_value(value, x.dtype)
+        ctx.save_for_backward(input, tensor1, tensor2)
+        ctx.value = value
+        return _wrap(x + value * a * b)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, tensor1, tensor2 = ctx.saved_tensors
+        value = ctx.value
+        grad_input = grad_tensor1 = grad_tensor2 = None
+        # d/dt1 (x + v t1 t2) = v t2, d/dt2 = v t1
+        if ctx.needs_input_grad[0]:
+            grad_input = _grad_to(grad_output, input)
+        if ctx.needs_input_grad[1]:
+            grad_tensor1 = _grad_to(grad_output * tensor2 * value, tensor1)
+        if ctx.needs_input_grad[2]:
+            grad_tensor2 = _grad_to(grad_output * tensor1 * value, tensor2)
+        return grad_input, grad_tensor1, grad_tensor2, None
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    """input + value * tensor1 * tensor2, broadcast."""
+    return Addcmul.apply(input, tensor1, tensor2, value)
+
+
+def addcmul_(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    return apply_inplace(Addcmul, input, tensor1, tensor2, value)
+
+
+_ADDCDIV_INTEGER_MESSAGE = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+    "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+    "implemented as (input + value * lucid.trunc(tensor1 / tensor2)).to(input.dtype) for "
+    "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+    "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
+    "for all dtypes."
+)
+
+
+class Addcdiv(Function):
+    _backward_name = "AddcdivBackward0"
+
+    @staticmethod
+    def forward(ctx, input, tensor1, tensor2, value):
+        for t in (tensor1, tensor2):
+            if isinstance(t, TensorBase) and t._data.dtype.kind in _INTEGRAL_KINDS:
+                if tensor1._data.dtype.kind in _INTEGRAL_KINDS:
+                    raise RuntimeError(_ADDCDIV_INTEGER_MESSAGE)
+        x, a, b = _ternary_arrays("addcdiv", input, tensor1, tensor2)
+        value = _scale_value(value, x.dtype)
+        ctx.save_for_backward(input, tensor1, tensor2)
+        ctx.value = value
+        return _wrap(x + value * a / b)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, tensor1, tensor2 = ctx.saved_tensors
+        value = ctx.value
+        grad_input = grad_tensor1 = grad_tensor2 = None
+        # d/dt1 (x + v t1 / t2) = v / t2, d/dt2 = -v t1 / t2^2
+        if ctx.needs_input_grad[0]:
+            grad_input = _grad_to(grad_output, input)
+        if ctx.needs_input_grad[1]:
+            grad_tensor1 = _grad_to(grad_output * (value / tensor2), tensor1)
+        if ctx.needs_input_grad[2]:
+            grad_tensor2 = _grad_to(-grad_output * (tensor1 * value / tensor2) / tensor2, tensor2)
+        return grad_input, grad_tensor1, grad_tensor2, None
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    """input + value * tensor1 / tensor2, broadcast (float tensors only)."""
+    return Addcdiv.apply(input, tensor1, tensor2, value)
+
+
+def addcdiv_(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    return apply_inplace(Addcdiv, input, tensor1, tensor2, value)
+
+
+def _integer_pair(op: str, a: Tensor, b: Any, kernel: str) -> tuple[np.ndarray, np.ndarray]:
+    if not isinstance(b, TensorBase):
+        raise _argument_error(op, "other", 2, b)
+    x, y = binary_arrays(a, b)
+    if x.dtype.kind not in "iu":
+        raise not_implemented(kernel, x.dtype)
+    return x, y
+
+
+class Gcd(Function):
+    """The greatest common divisor (integers only, so there is no gradient to define)."""
+
+    _backward_name = "GcdBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = _integer_pair("gcd", a, b, "gcd_cpu")
+        return _wrap(_broadcast_ufunc(np.gcd, x, y))
+
+
+class Lcm(Function):
+    """The least common multiple, non-negative (integers only)."""
+
+    _backward_name = "LcmBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = _integer_pair("lcm", a, b, "lcm_cpu")
+        return _wrap(_broadcast_ufunc(np.lcm, x, y))
+
+
+def _broadcast_ufunc(ufunc: Any, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    try:
+        return ufunc(x, y)
+    except ValueError:
+        raise broadcast_error(x.shape, y.shape) from None
+
+
+def gcd(input: Tensor, other: Tensor) -> Tensor:
+    """The elementwise greatest common divisor of two integer tensors (gcd(0, 0) = 0)."""
+    return Gcd.apply(input, other)
+
+
+def gcd_(input: Tensor, other: Tensor) -> Tensor:
+    return apply_inplace(Gcd, input, other)
+
+
+def lcm(input: Tensor, other: Tensor) -> Tensor:
+    """The elementwise least common multiple of two integer tensors."""
+    return Lcm.apply(input, other)
+
+
+def lcm_(input: Tensor, other: Tensor) -> Tensor:
+    return apply_inplace(Lcm, input, other)
+
+
+_LOG_2 = math.log(2.0)
+
+
+class Ldexp(Function):
+    _backward_name = "LdexpBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = binary_arrays(a, b)
+        if x.dtype.kind in _INTEGRAL_KINDS:
+            default = dtypes.get_default_dtype().numpy_dtype
+            x, y = x.astype(default), y.astype(default)
+        with np.errstate(over="ignore"):
+            scale = np.power(np.asarray(2.0, x.dtype), y)
+        result = _wrap(_broadcast_ufunc(np.multiply, x, scale))
+        ctx.save_for_backward(a, b, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, b, result = ctx.saved_tensors
+        grad_a = grad_b = None
+        # d/dx x 2^e = 2^e, d/de x 2^e = x 2^e log 2
+        if ctx.needs_input_grad[0]:
+            grad_a = _grad_to(grad_output * pow(2.0, b), a)
+        if ctx.needs_input_grad[1]:
+            grad_b = _grad_to(grad_output * result * _LOG_2, b)
+        return grad_a, grad_b
+
+
+def ldexp(input: Tensor, other: Tensor) -> Tensor:
+    """input * 2**other, computed in floats."""
+    _require_tensor(other, "ldexp", "other", 2)
+    return Ldexp.apply(input, other)
+
+
+def ldexp_(input: Tensor, other: Tensor) -> Tensor:
+    _require_tensor(other, "ldexp_", "other", 2)
+    return apply_inplace(Ldexp, input, other)
+
+
+class FrexpResult(NamedTuple):
+    """(mantissa, exponent) of `frexp`, as torch.return_types.frexp."""
+
+    mantissa: Tensor
+    exponent: Tensor
+
+    def __repr__(self) -> str:
+        return (
+            f"lucid.return_types.frexp(\nmantissa={self.mantissa!r},\nexponent={self.exponent!r})"
+        )
+
+
+class Frexp(Function):
+    _backward_name = "FrexpBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        array = x._data
+        if array.dtype.kind != "f":
+            raise RuntimeError("lucid.frexp() only supports floating-point dtypes")
+        mantissa, exponent = np.frexp(array)
+        exponent = _wrap(exponent.astype(np.int32))
+        ctx.save_for_backward(exponent)
+        return _wrap(mantissa), exponent
+
+    @staticmethod
+    def backward(ctx, grad_mantissa, grad_exponent):
+        (exponent,) = ctx.saved_tensors
+        # mantissa = x / 2^exponent, with the exponent piecewise constant
+        return grad_mantissa / pow(2.0, exponent)
+
+
+def frexp(input: Tensor) -> FrexpResult:
+    """input as mantissa * 2**exponent, with |mantissa| in [0.5, 1) and an int32 exponent."""
+    check_tensors(input)
+    return FrexpResult(*Frexp.apply(input))
+
+
+def float_power_(input: Tensor, exponent: Any) -> Tensor:
+    """In-place float_power: only a float64 tensor can hold its result."""
+    if input._data.dtype != np.float64:
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {_dtype_name(input._data.dtype)} but the "
+            "operation's result requires dtype Double"
+        )
+    if isinstance(exponent, TensorBase):
+        from lucid.ops.fills import to
+
+        return apply_inplace(PowTensor, input, to(exponent, dtypes.float64))
+    return apply_inplace(Pow, input, float(scalar_value(exponent)))
+
+
+def fmod_(input: Tensor, other: Any) -> Tensor:
+    other = inplace_operand(other, "fmod_")
+    if isinstance(other, TensorBase):
+        return apply_inplace(FmodTensor, input, other)
+    return apply_inplace(Fmod, input, other)

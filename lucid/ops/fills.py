@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "clone", "fill_", "zero_",
+    "poisson", "normal",
 ]  # fmt: skip
 
 
@@ -268,3 +269,368 @@ def normal_(input: Tensor, mean: float = 0.0, std: float = 1.0, *,
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     return NormalInplace.apply(input, mean, std, generator)
+
+
+# ======================================================= the other random fills, poisson
+def _check_generator(op: str, generator: Any) -> None:
+    from lucid._core.random import Generator
+
+    if generator is not None and not isinstance(generator, Generator):
+        raise TypeError(
+            f"{op}(): argument 'generator' must be lucid.Generator, not {type(generator).__name__}"
+        )
+
+
+class _RandomFill(Function):
+    """Fill with draws from a distribution: the result no longer depends on the old values.
+
+    A subclass's `_draw(rng, shape, dtype, *parameters)` returns the draws as an array."""
+
+    @staticmethod
+    def _draw(rng: Any, shape: tuple, dtype: np.dtype, *parameters: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    @classmethod
+    def forward(cls, ctx, x, generator, *parameters):
+        ctx.mark_dirty(x)
+        ctx.parameter_count = len(parameters)
+        draws = cls._draw(_rng(generator), x._data.shape, x._data.dtype, *parameters)
+        np.copyto(x._data, draws, casting="unsafe")
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return (zeros_like_grad(grad_output, grad_output.shape), None) + (
+            None,
+        ) * ctx.parameter_count
+
+
+def _positive_uniform(rng: Any, shape: tuple) -> np.ndarray:
+    # in (0, 1]: 1 - [0, 1), so the log of a draw is finite
+    return 1.0 - rng.random(shape, dtype=np.float64)
+
+
+class ExponentialInplace(_RandomFill):
+    _op_name = "exponential_"
+    _backward_name = "ExponentialBackward0"
+
+    @staticmethod
+    def _draw(rng, shape, dtype, rate):
+        # inverse CDF of Exp(rate): -log(U) / rate
+        return -np.log(_positive_uniform(rng, shape)) / rate
+
+
+def exponential_(input: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
+    """Fill with draws from the exponential distribution of rate `lambd`."""
+    _check_generator("exponential_", generator)
+    lambd = scalar_value(lambd)
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(
+            "Exponential distribution is a continuous probability distribution. dtype must be a "
+            f"floating point but you specified {_scalar_name(input._data.dtype)}"
+        )
+    return ExponentialInplace.apply(input, generator, lambd)
+
+
+class GeometricInplace(_RandomFill):
+    _op_name = "geometric_"
+    _backward_name = "GeometricBackward0"
+
+    @staticmethod
+    def _draw(rng, shape, dtype, p):
+        # the number of Bernoulli(p) trials up to the first success, from 1
+        return rng.geometric(p, shape)
+
+
+def geometric_(input: Tensor, p: float, *, generator: Any = None) -> Tensor:
+    """Fill with draws from the geometric distribution: trials up to the first success."""
+    _check_generator("geometric_", generator)
+    p = scalar_value(p)
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    if input._data.dtype == np.bool_:
+        raise _not_implemented("geometric_cpu", input._data.dtype)
+    return GeometricInplace.apply(input, generator, p)
+
+
+class LogNormalInplace(_RandomFill):
+    _op_name = "log_normal_"
+    _backward_name = "LogNormalBackward0"
+
+    @staticmethod
+    def _draw(rng, shape, dtype, mean, std):
+        return np.exp(mean + std * rng.standard_normal(shape, dtype=np.float64))
+
+
+def log_normal_(input: Tensor, mean: float = 1.0, std: float = 2.0, *,
+                generator: Any = None) -> Tensor:  # fmt: skip
+    """Fill with exp(N(mean, std^2)) draws."""
+    _check_generator("log_normal_", generator)
+    mean, std = scalar_value(mean), scalar_value(std)
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    if input._data.dtype.kind != "f":
+        raise _not_implemented("log_normal_cpu", input._data.dtype)
+    return LogNormalInplace.apply(input, generator, mean, std)
+
+
+class CauchyInplace(_RandomFill):
+    _op_name = "cauchy_"
+    _backward_name = "CauchyBackward0"
+
+    @staticmethod
+    def _draw(rng, shape, dtype, median, sigma):
+        # inverse CDF: median + sigma tan(pi (U - 1/2))
+        return median + sigma * np.tan(np.pi * (rng.random(shape, dtype=np.float64) - 0.5))
+
+
+_C_TYPE_NAMES = {
+    "float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
+    "int16": "short int", "int32": "int", "int64": "long int", "uint8": "unsigned char",
+    "bool": "bool",
+}  # fmt: skip
+
+
+def cauchy_(input: Tensor, median: float = 0.0, sigma: float = 1.0, *,
+            generator: Any = None) -> Tensor:  # fmt: skip
+    """Fill with draws from the Cauchy distribution centred at `median` with scale `sigma`."""
+    _check_generator("cauchy_", generator)
+    median, sigma = scalar_value(median), scalar_value(sigma)
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(
+            "Cauchy distribution is a continuous probability distribution. dtype must be a "
+            f"floating point but you specified {_C_TYPE_NAMES[input._data.dtype.name]}"
+        )
+    return CauchyInplace.apply(input, generator, median, sigma)
+
+
+class RandomInplace(_RandomFill):
+    _op_name = "random_"
+    _backward_name = "RandomBackward0"
+
+    @staticmethod
+    def _draw(rng, shape, dtype, low, high):
+        # integers uniform on [low, high), drawn exactly in int64 (or uint64 past its range)
+        if high > np.iinfo(np.int64).max:
+            return rng.integers(low, high, shape, dtype=np.uint64)
+        return rng.integers(low, high, shape, dtype=np.int64)
+
+
+def _scalar_name(numpy_dtype: np.dtype) -> str:
+    from lucid.ops._common import dtype_name
+
+    return dtype_name(numpy_dtype)
+
+
+def _default_random_bound(numpy_dtype: np.dtype) -> int:
+    """One past the largest value random_() draws: every integer a float holds exactly (up to
+    2^mantissa bits, inclusive) or the integer type's whole non-negative range."""
+    if numpy_dtype == np.bool_:
+        return 2
+    if numpy_dtype.kind == "f":
+        return 2 ** (np.finfo(numpy_dtype).nmant + 1) + 1
+    return int(np.iinfo(numpy_dtype).max) + 1
+
+
+def random_(input: Tensor, *args: Any, generator: Any = None, **kwargs: Any) -> Tensor:
+    """Fill with integers uniform on [from, to): random_(), random_(to), random_(from, to)."""
+    _check_generator("random_", generator)
+    values = list(args)
+    for name in ("from", "to"):
+        if name in kwargs:
+            values.append(kwargs.pop(name))
+    if (
+        kwargs
+        or len(values) > 2
+        or any(
+            v is not None and (isinstance(v, bool) or not isinstance(v, int | np.integer))
+            for v in values
+        )
+    ):
+        names = ", ".join(type(v).__name__ for v in values)
+        marked = ", ".join(f"!{type(v).__name__}!" for v in values)
+        raise TypeError(
+            f"random_() received an invalid combination of arguments - got ({names}), but "
+            "expected one of:\n * (*, lucid.Generator generator = None)\n      didn't match "
+            f"because some of the arguments have invalid types: ({marked})\n * (int from, int "
+            "to, *, lucid.Generator generator = None)\n * (int to, *, lucid.Generator generator "
+            "= None)\n"
+        )
+    dtype = input._data.dtype
+    if len(values) == 2 and values[1] is not None:
+        low, high = int(values[0]), int(values[1])
+    elif len(values) == 1:
+        low, high = 0, int(values[0])
+    else:
+        low = int(values[0]) if values else 0
+        high = _default_random_bound(dtype)
+    if low >= high:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if not info.min <= low <= info.max:
+            raise RuntimeError(f"from is out of bounds for {_C_TYPE_NAMES[dtype.name]}")
+        if not info.min <= high - 1 <= info.max:
+            raise RuntimeError(f"to - 1 is out of bounds for {_C_TYPE_NAMES[dtype.name]}")
+    return RandomInplace.apply(input, generator, low, high)
+
+
+class BernoulliInplace(_RandomFill):
+    _op_name = "bernoulli_"
+    _backward_name = "BernoulliBackward0"
+
+    @classmethod
+    def forward(cls, ctx, x, generator, p):
+        ctx.mark_dirty(x)
+        ctx.parameter_count = 1
+        probability = p._data if isinstance(p, TensorBase) else p
+        draws = _rng(generator).random(x._data.shape, dtype=np.float64) < probability
+        np.copyto(x._data, draws, casting="unsafe")
+        return x
+
+
+def bernoulli_(input: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
+    """Fill with 1 with probability p (a number or a tensor broadcast to input), else 0."""
+    _check_generator("bernoulli_", generator)
+    if isinstance(p, TensorBase):
+        probability = p._data
+        if np.any(~((probability >= 0) & (probability <= 1))):
+            raise RuntimeError(
+                "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+                "message be improved?  If so, please report an enhancement request to PyTorch.)"
+            )
+        np.broadcast_to(probability, input._data.shape)
+    else:
+        p = scalar_value(p)
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+    return BernoulliInplace.apply(input, generator, p)
+
+
+class Poisson(Function):
+    _backward_name = "PoissonBackward0"
+
+    @staticmethod
+    def forward(ctx, rates, generator):
+        array = rates._data
+        ctx.shape = array.shape
+        return _wrap(_rng(generator).poisson(array.astype(np.float64)).astype(array.dtype))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # a sample is piecewise constant in its rate
+        return zeros_like_grad(grad_output, ctx.shape), None
+
+
+def poisson(input: Tensor, generator: Any = None) -> Tensor:
+    """Draws from Poisson distributions with the rates in `input`."""
+    from lucid._core.arguments import raise_type_error
+
+    if not isinstance(input, TensorBase):
+        raise_type_error(input, "Tensor")
+    _check_generator("poisson", generator)
+    array = input._data
+    if array.dtype.kind != "f":
+        raise _not_implemented("poisson_cpu", array.dtype)
+    if np.any(~(array >= 0)):
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    return Poisson.apply(input, generator)
+
+
+class _Normal(Function):
+    """Normal draws mean + std * noise with tensor parameters, differentiable in them."""
+
+    @staticmethod
+    def forward(ctx, mean, std, generator):
+        mean_array = mean._data if isinstance(mean, TensorBase) else mean
+        std_array = std._data if isinstance(std, TensorBase) else std
+        target = (mean if isinstance(mean, TensorBase) else std)._data.dtype
+        shape = broadcast_shapes(np.shape(mean_array), np.shape(std_array))
+        noise = _rng(generator).standard_normal(shape, dtype=np.float64)
+        result = _wrap((mean_array + std_array * noise).astype(target))
+        ctx.save_for_backward(
+            mean if isinstance(mean, TensorBase) else None,
+            std if isinstance(std, TensorBase) else None,
+            result,
+        )
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        mean, std, result = ctx.saved_tensors
+        grad_mean = grad_std = None
+        # result = mean + std * noise: d/dmean = 1, d/dstd = noise = (result - mean) / std
+        if ctx.needs_input_grad[0]:
+            grad_mean = sum_to(grad_output, mean.shape)
+        if ctx.needs_input_grad[1]:
+            centred = result if mean is None else result - mean
+            grad_std = sum_to(grad_output * centred / std, std.shape)
+        return grad_mean, grad_std, None
+
+
+class NormalTensorFloat(_Normal):
+    _backward_name = "NormalBackward1"
+
+
+class NormalFloatTensor(_Normal):
+    _backward_name = "NormalBackward2"
+
+
+class NormalTensors(_Normal):
+    _backward_name = "NormalBackward3"
+
+
+_NORMAL_OVERLOADS = (
+    "(Tensor mean, Tensor std, *, lucid.Generator generator = None, Tensor out = None)",
+    "(Tensor mean, float std = 1, *, lucid.Generator generator = None, Tensor out = None)",
+    "(float mean, Tensor std, *, lucid.Generator generator = None, Tensor out = None)",
+    "(float mean, float std, tuple of ints size, *, lucid.Generator generator = None, Tensor "
+    "out = None, lucid.dtype dtype = None, lucid.layout layout = None, lucid.device device = "
+    "None, bool pin_memory = False, bool requires_grad = False)",
+)
+
+
+def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any = None,
+           dtype: Any = None, device: Any = None,
+           requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """Normal draws: tensor means and/or stds (broadcast, differentiable in both), or two
+    numbers with a `size`."""
+    from lucid import factories
+    from lucid.ops._common import invalid_combination
+
+    _check_generator("normal", generator)
+    tensors = [value for value in (mean, std) if isinstance(value, TensorBase)]
+    if not tensors:
+        if size is None:
+            raise invalid_combination("normal", (mean, std), _NORMAL_OVERLOADS)
+        return factories.normal(
+            mean, std, size, generator=generator, dtype=dtype, device=device,
+            requires_grad=requires_grad,
+        )  # fmt: skip
+    if size is not None:
+        raise invalid_combination("normal", (mean, std, size), _NORMAL_OVERLOADS)
+    check_device(device)
+    for value in tensors:
+        if value._data.dtype.kind != "f":
+            raise _not_implemented("normal_kernel_cpu", value._data.dtype)
+    if isinstance(std, TensorBase):
+        if np.any(std._data < 0):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    else:
+        std = scalar_value(std)
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    if not isinstance(mean, TensorBase):
+        mean = scalar_value(mean)
+    if isinstance(mean, TensorBase) and isinstance(std, TensorBase):
+        broadcast_shapes(mean._data.shape, std._data.shape)
+        return NormalTensors.apply(mean, std, generator)
+    if isinstance(mean, TensorBase):
+        return NormalTensorFloat.apply(mean, std, generator)
+    return NormalFloatTensor.apply(mean, std, generator)

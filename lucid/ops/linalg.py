@@ -13,6 +13,7 @@ from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops.arithmetic import _dtype_name, matmul, mul
+from lucid.ops.broadcast import sum_to
 from lucid.ops.reduction import sum
 from lucid.ops.shape import expand, permute, reshape
 
@@ -21,6 +22,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "diagonal", "diag", "trace", "einsum", "tensordot", "inner", "diag_embed", "diagonal_scatter",
+]  # fmt: skip
+# the add-and-multiply family and the ops after it, at the end of the file (cross is in
+# linalg_decompositions, with linalg.cross)
+__all__ += [
+    "baddbmm", "addbmm", "addmv", "addmv_", "addr", "vdot", "chain_matmul", "cdist", "kron",
+    "vander",
 ]  # fmt: skip
 
 
@@ -553,3 +560,600 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
             f"{list(input._data.shape)} and {list(other._data.shape)}"
         )
     return tensordot(input, other, ([-1], [-1]))
+
+
+# =====================================================================================
+# The add-and-multiply family (baddbmm, addbmm, addmv, addr and their in-place forms),
+# vdot, chain_matmul, cross, cdist, kron and vander.
+# =====================================================================================
+def _require_named_tensors(op: str, **named: Any) -> None:
+    for position, (name, value) in enumerate(named.items()):
+        if not isinstance(value, TensorBase):
+            raise TypeError(
+                f"{op}(): argument '{name}' (position {position + 1}) must be Tensor, not "
+                f"{type(value).__name__}"
+            )
+
+
+def _scales(numpy_dtype: np.dtype, beta: Any, alpha: Any) -> tuple[Any, Any]:
+    from lucid.ops._promote import scalar_value
+
+    beta, alpha = scalar_value(beta), scalar_value(alpha)
+    if numpy_dtype.kind in "iu":
+        # integer products take integer scales, as PyTorch casts them
+        return int(beta), int(alpha)
+    return beta, alpha
+
+
+def _add_scaled_bias(product: np.ndarray, bias: Tensor, beta: Any) -> np.ndarray:
+    """product + beta * bias, the bias broadcast to the product; with beta 0 the bias is
+    ignored (nan included), as in PyTorch. A bias that cannot broadcast gets expand's error."""
+    bias_array = bias._data
+    try:
+        np.broadcast_to(bias_array, product.shape)
+    except ValueError:
+        expand(bias, product.shape)
+        raise
+    if beta == 0:
+        return product
+    if product.dtype == np.bool_:
+        return product | (bias_array & bool(beta))
+    product += bias_array if beta == 1 else beta * bias_array
+    return product
+
+
+def _scaled(grad_output: Tensor, scale: Any) -> Tensor:
+    return grad_output if scale == 1 else grad_output * scale
+
+
+def _check_batches(op: str, batch1: Tensor, batch2: Tensor) -> None:
+    for tensor in (batch1, batch2):
+        if tensor._data.ndim != 3:
+            # PyTorch reads the batches' third dimension first
+            _normalize_dim(2, tensor._data.ndim)
+            raise RuntimeError(f"{op}: batch1 and batch2 must be 3-D tensors")
+
+
+def _same_dtype_message(op: str, input: Tensor, batch1: Tensor, batch2: Tensor) -> str | None:
+    from lucid.ops._common import dtype_name
+
+    dtypes_ = (input._data.dtype, batch1._data.dtype, batch2._data.dtype)
+    if len(set(dtypes_)) == 1:
+        return None
+    if op == "baddbmm":
+        if dtypes_[0] == dtypes_[1]:
+            return (
+                f"expected scalar type {dtype_name(dtypes_[0])} but found {dtype_name(dtypes_[2])}"
+            )
+        names = [_cpp_scalar_name(d) for d in dtypes_]
+        return (
+            f"Input dtypes must be the same, got: input {names[0]}, batch1: {names[1]}, "
+            f"batch2: {names[2]}"
+        )
+    if dtypes_[1] != dtypes_[2]:
+        return (
+            f"mat1 and mat2 must have the same dtype, but got {dtype_name(dtypes_[1])} and "
+            f"{dtype_name(dtypes_[2])}"
+        )
+    return (
+        f"self and mat2 must have the same dtype, but got {dtype_name(dtypes_[0])} and "
+        f"{dtype_name(dtypes_[2])}"
+    )
+
+
+_C_SCALAR_NAMES = {
+    "float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
+    "int16": "short", "int32": "int", "int64": "long", "uint8": "unsigned char", "bool": "bool",
+}  # fmt: skip
+
+
+def _cpp_scalar_name(numpy_dtype: np.dtype) -> str:
+    return _C_SCALAR_NAMES[numpy_dtype.name]
+
+
+class Baddbmm(Function):
+    _backward_name = "BaddbmmBackward0"
+
+    @staticmethod
+    def forward(ctx, input, batch1, batch2, beta, alpha):
+        product = np.matmul(batch1._data, batch2._data)
+        if alpha != 1:
+            product *= alpha
+        ctx.save_for_backward(batch1, batch2)
+        ctx.bias_shape = input._data.shape
+        ctx.beta, ctx.alpha = beta, alpha
+        return _wrap(_add_scaled_bias(product, input, beta))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        batch1, batch2 = ctx.saved_tensors
+        grad_input = grad_batch1 = grad_batch2 = None
+        if ctx.needs_input_grad[0]:
+            grad_input = sum_to(_scaled(grad_output, ctx.beta), ctx.bias_shape)
+        scaled = _scaled(grad_output, ctx.alpha)
+        # d(A @ B) = dA @ B + A @ dB per batch
+        if ctx.needs_input_grad[1]:
+            grad_batch1 = matmul(scaled, batch2.mT)
+        if ctx.needs_input_grad[2]:
+            grad_batch2 = matmul(batch1.mT, scaled)
+        return grad_input, grad_batch1, grad_batch2, None, None
+
+
+def _baddbmm_arguments(input: Any, batch1: Any, batch2: Any, beta: Any, alpha: Any) -> tuple:
+    _require_named_tensors("baddbmm", input=input, batch1=batch1, batch2=batch2)
+    _check_batches("baddbmm", batch1, batch2)
+    message = _same_dtype_message("baddbmm", input, batch1, batch2)
+    if message is not None:
+        raise RuntimeError(message)
+    b1, b2 = batch1._data.shape, batch2._data.shape
+    if b2[:2] != (b1[0], b1[2]):
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{b1[0]}, {b1[2]}] "
+            f"but got: [{b2[0]}, {b2[1]}]."
+        )
+    return _scales(batch1._data.dtype, beta, alpha)
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
+            alpha: Any = 1) -> Tensor:  # fmt: skip
+    """beta * input + alpha * (batch1 @ batch2), a batch of matrix products plus a bias."""
+    beta, alpha = _baddbmm_arguments(input, batch1, batch2, beta, alpha)
+    return Baddbmm.apply(input, batch1, batch2, beta, alpha)
+
+
+def baddbmm_(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
+             alpha: Any = 1) -> Tensor:  # fmt: skip
+    from lucid.ops._common import apply_inplace
+
+    beta, alpha = _baddbmm_arguments(input, batch1, batch2, beta, alpha)
+    return apply_inplace(Baddbmm, input, batch1, batch2, beta, alpha)
+
+
+class Addbmm(Function):
+    _backward_name = "AddbmmBackward0"
+
+    @staticmethod
+    def forward(ctx, input, batch1, batch2, beta, alpha):
+        x, y = batch1._data, batch2._data
+        batches, rows, inner = x.shape
+        # the sum over batches of x[b] @ y[b] is one product of the batches laid side by side
+        product = np.matmul(
+            x.transpose(1, 0, 2).reshape(rows, batches * inner),
+            y.reshape(batches * inner, y.shape[2]),
+        )
+        if alpha != 1:
+            product *= alpha
+        ctx.save_for_backward(batch1, batch2)
+        ctx.bias_shape = input._data.shape
+        ctx.beta, ctx.alpha = beta, alpha
+        return _wrap(_add_scaled_bias(product, input, beta))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        batch1, batch2 = ctx.saved_tensors
+        grad_input = grad_batch1 = grad_batch2 = None
+        if ctx.needs_input_grad[0]:
+            grad_input = sum_to(_scaled(grad_output, ctx.beta), ctx.bias_shape)
+        scaled = _scaled(grad_output, ctx.alpha)
+        # every batch's product receives the whole gradient
+        if ctx.needs_input_grad[1]:
+            grad_batch1 = matmul(scaled, batch2.mT)
+        if ctx.needs_input_grad[2]:
+            grad_batch2 = matmul(batch1.mT, scaled)
+        return grad_input, grad_batch1, grad_batch2, None, None
+
+
+def _addbmm_arguments(input: Any, batch1: Any, batch2: Any, beta: Any, alpha: Any) -> tuple:
+    _require_named_tensors("addbmm", input=input, batch1=batch1, batch2=batch2)
+    _check_batches("addbmm", batch1, batch2)
+    b1, b2 = batch1._data.shape, batch2._data.shape
+    if b1[0] != b2[0]:
+        raise RuntimeError(
+            f"batch1 and batch2 must have same number of batches, got {b1[0]} and {b2[0]}"
+        )
+    if b1[2] != b2[1]:
+        raise RuntimeError(
+            f"Incompatible matrix sizes for bmm ({b1[1]}x{b1[2]} and {b2[1]}x{b2[2]})"
+        )
+    message = _same_dtype_message("addbmm", input, batch1, batch2)
+    if message is not None:
+        raise RuntimeError(message)
+    return _scales(batch1._data.dtype, beta, alpha)
+
+
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
+           alpha: Any = 1) -> Tensor:  # fmt: skip
+    """beta * input + alpha * sum over b of batch1[b] @ batch2[b]."""
+    beta, alpha = _addbmm_arguments(input, batch1, batch2, beta, alpha)
+    return Addbmm.apply(input, batch1, batch2, beta, alpha)
+
+
+def addbmm_(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
+            alpha: Any = 1) -> Tensor:  # fmt: skip
+    from lucid.ops._common import apply_inplace
+
+    beta, alpha = _addbmm_arguments(input, batch1, batch2, beta, alpha)
+    return apply_inplace(Addbmm, input, batch1, batch2, beta, alpha)
+
+
+class Addmv(Function):
+    _backward_name = "AddmvBackward0"
+
+    @staticmethod
+    def forward(ctx, input, mat, vec, beta, alpha):
+        product = np.matmul(mat._data, vec._data)
+        if alpha != 1:
+            product *= alpha
+        ctx.save_for_backward(mat, vec)
+        ctx.bias_shape = input._data.shape
+        ctx.beta, ctx.alpha = beta, alpha
+        return _wrap(_add_scaled_bias(product, input, beta))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        mat, vec = ctx.saved_tensors
+        grad_input = grad_mat = grad_vec = None
+        if ctx.needs_input_grad[0]:
+            grad_input = sum_to(_scaled(grad_output, ctx.beta), ctx.bias_shape)
+        scaled = _scaled(grad_output, ctx.alpha)
+        # d(M v) = dM v + M dv
+        if ctx.needs_input_grad[1]:
+            grad_mat = mul(scaled.unsqueeze(1), vec)
+        if ctx.needs_input_grad[2]:
+            grad_vec = matmul(mat.mT, scaled)
+        return grad_input, grad_mat, grad_vec, None, None
+
+
+def _addmv_arguments(input: Any, mat: Any, vec: Any, beta: Any, alpha: Any) -> tuple:
+    from lucid.ops._common import dtype_name
+
+    _require_named_tensors("addmv", input=input, mat=mat, vec=vec)
+    ndims = (input._data.ndim, mat._data.ndim, vec._data.ndim)
+    if ndims[1] != 2 or ndims[2] != 1 or ndims[0] > 1:
+        raise RuntimeError(
+            f"vector + matrix @ vector expected, got {ndims[0]}, {ndims[1]}, {ndims[2]}"
+        )
+    rows, columns = mat._data.shape
+    bias_size = input._data.size if ndims[0] == 0 else input._data.shape[0]
+    if vec._data.shape[0] != columns or bias_size not in (1, rows):
+        raise RuntimeError(
+            f"size mismatch, got input ({bias_size}), mat ({rows}x{columns}), vec "
+            f"({vec._data.shape[0]})"
+        )
+    dtypes_ = (input._data.dtype, mat._data.dtype, vec._data.dtype)
+    if len(set(dtypes_)) != 1:
+        names = [dtype_name(d) for d in dtypes_]
+        raise RuntimeError(
+            f"addmv input tensors must have the same dtype, but got {names[0]}, {names[1]}, "
+            f"and {names[2]}"
+        )
+    return _scales(mat._data.dtype, beta, alpha)
+
+
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """beta * input + alpha * (mat @ vec)."""
+    beta, alpha = _addmv_arguments(input, mat, vec, beta, alpha)
+    return Addmv.apply(input, mat, vec, beta, alpha)
+
+
+def addmv_(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    from lucid.ops._common import apply_inplace
+
+    beta, alpha = _addmv_arguments(input, mat, vec, beta, alpha)
+    return apply_inplace(Addmv, input, mat, vec, beta, alpha)
+
+
+class Addr(Function):
+    _backward_name = "AddrBackward0"
+
+    @staticmethod
+    def forward(ctx, input, vec1, vec2, beta, alpha):
+        from lucid._core import dtypes
+
+        target = dtypes.result_type(input, vec1, vec2).numpy_dtype
+        x = vec1._data.astype(target, copy=False)
+        y = vec2._data.astype(target, copy=False)
+        if target == np.bool_:
+            product = np.logical_and.outer(x, y) & bool(alpha)
+        else:
+            product = np.multiply.outer(x, y)
+            if alpha != 1:
+                product *= alpha
+        ctx.save_for_backward(vec1, vec2)
+        ctx.bias = (input._data.shape, input._data.dtype)
+        ctx.beta, ctx.alpha = beta, alpha
+        return _wrap(_add_scaled_bias(product, input.to(target), beta))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        vec1, vec2 = ctx.saved_tensors
+        bias_shape, bias_dtype = ctx.bias
+        grad_input = grad_vec1 = grad_vec2 = None
+        if ctx.needs_input_grad[0]:
+            grad_input = sum_to(_scaled(grad_output, ctx.beta), bias_shape).to(bias_dtype)
+        scaled = _scaled(grad_output, ctx.alpha)
+        # d(u v^T) = du v^T + u dv^T
+        if ctx.needs_input_grad[1]:
+            grad_vec1 = matmul(scaled, vec2.to(scaled.dtype)).to(vec1.dtype)
+        if ctx.needs_input_grad[2]:
+            grad_vec2 = matmul(scaled.mT, vec1.to(scaled.dtype)).to(vec2.dtype)
+        return grad_input, grad_vec1, grad_vec2, None, None
+
+
+def _addr_arguments(input: Any, vec1: Any, vec2: Any, beta: Any, alpha: Any) -> tuple:
+    from lucid._core import dtypes
+
+    _require_named_tensors("addr", input=input, vec1=vec1, vec2=vec2)
+    for name, vector in (("vec1", vec1), ("vec2", vec2)):
+        if vector._data.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {vector._data.ndim}-D")
+    target = dtypes.result_type(input, vec1, vec2).numpy_dtype
+    if target == np.bool_:
+        return bool(beta), bool(alpha)
+    return _scales(target, beta, alpha)
+
+
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """beta * input + alpha * outer(vec1, vec2)."""
+    beta, alpha = _addr_arguments(input, vec1, vec2, beta, alpha)
+    return Addr.apply(input, vec1, vec2, beta, alpha)
+
+
+def addr_(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    from lucid.ops._common import apply_inplace
+
+    beta, alpha = _addr_arguments(input, vec1, vec2, beta, alpha)
+    return apply_inplace(Addr, input, vec1, vec2, beta, alpha)
+
+
+class Vdot(Function):
+    _backward_name = "VdotBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return _wrap(np.asarray(np.dot(a._data, b._data)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, b = ctx.saved_tensors
+        grad_a = grad_b = None
+        # for real vectors vdot is dot: d/da a.b = b
+        if ctx.needs_input_grad[0]:
+            grad_a = grad_output * b
+        if ctx.needs_input_grad[1]:
+            grad_b = grad_output * a
+        return grad_a, grad_b
+
+
+def vdot(input: Tensor, other: Tensor) -> Tensor:
+    """The dot product of two 1-D tensors (the first conjugated: the same for real tensors)."""
+    from lucid.ops._common import dtype_name
+
+    _require_named_tensors("vdot", input=input, other=other)
+    x, y = input._data, other._data
+    if x.ndim != 1 or y.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors")
+    if x.dtype != y.dtype:
+        raise RuntimeError(
+            "dot : expected both vectors to have same dtype, but found "
+            f"{dtype_name(x.dtype)} and {dtype_name(y.dtype)}"
+        )
+    if x.shape[0] != y.shape[0]:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{x.shape[0]}] and src [{y.shape[0]}] to "
+            f"have the same number of elements, but got {x.shape[0]} and {y.shape[0]} elements "
+            "respectively"
+        )
+    return Vdot.apply(input, other)
+
+
+def chain_matmul(*matrices: Tensor, out: Any = None) -> Tensor:
+    """The product of a chain of 2-D matrices (deprecated in PyTorch for linalg.multi_dot)."""
+    import warnings
+
+    warnings.warn(
+        "lucid.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+        "lucid.linalg.multi_dot instead, which accepts a list of two or more tensors rather "
+        "than multiple parameters.",
+        UserWarning,
+        stacklevel=2,
+    )
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    _require_named_tensors("chain_matmul", **{f"matrices[{i}]": m for i, m in enumerate(matrices)})
+    for matrix in matrices:
+        if matrix._data.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {matrix._data.ndim}, expected 2 instead.")
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    for index in range(len(matrices) - 1):
+        left, right = matrices[index]._data.shape, matrices[index + 1]._data.shape
+        if left[1] != right[0]:
+            raise RuntimeError(
+                f"multi_dot(): tensors {index} and {index + 1} with shapes {list(left)} and "
+                f"{list(right)} cannot be multiplied"
+            )
+    result = matrices[0]
+    for matrix in matrices[1:]:
+        result = matmul(result, matrix)
+    return result
+
+
+_CDIST_MODES = (
+    "use_mm_for_euclid_dist_if_necessary",
+    "use_mm_for_euclid_dist",
+    "donot_use_mm_for_euclid_dist",
+)
+
+
+def _pairwise_differences(x1: Any, x2: Any) -> Any:
+    """x1[..., i, :] - x2[..., j, :] for every pair, as a (..., P, R, M) array or tensor."""
+    if isinstance(x1, np.ndarray):
+        return x1[..., :, None, :] - x2[..., None, :, :]
+    return x1.unsqueeze(-2) - x2.unsqueeze(-3)
+
+
+def _cdist_array(x1: np.ndarray, x2: np.ndarray, p: float, use_mm: bool) -> np.ndarray:
+    if use_mm:
+        # |a - b|^2 = |a|^2 + |b|^2 - 2 a.b: one GEMM instead of a (P, R, M) difference, at the
+        # cost of cancellation where points nearly coincide (clamped at 0)
+        squared = (
+            np.sum(x1 * x1, axis=-1)[..., :, None]
+            + np.sum(x2 * x2, axis=-1)[..., None, :]
+            - 2.0 * np.matmul(x1, np.swapaxes(x2, -1, -2))
+        )
+        return np.sqrt(np.maximum(squared, 0.0))
+    difference = np.abs(_pairwise_differences(x1, x2))
+    if p == 0:
+        # the count of nonzero differences, nan where a difference is nan (as PyTorch's)
+        return np.sum(np.minimum(np.ceil(difference), 1.0), axis=-1)
+    if p == 1:
+        return np.sum(difference, axis=-1)
+    if p == 2:
+        return np.sqrt(np.sum(difference * difference, axis=-1))
+    if math.isinf(p):
+        if difference.shape[-1] == 0:
+            return np.zeros(difference.shape[:-1], x1.dtype)
+        return np.max(difference, axis=-1)
+    return np.power(np.sum(np.power(difference, p), axis=-1), 1.0 / p)
+
+
+class Cdist(Function):
+    _backward_name = "CdistBackward0"
+
+    @staticmethod
+    def forward(ctx, x1, x2, p, use_mm):
+        a, b = x1._data, x2._data
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        a = np.broadcast_to(a, batch + a.shape[-2:])
+        b = np.broadcast_to(b, batch + b.shape[-2:])
+        result = _wrap(_cdist_array(a, b, p, use_mm).astype(a.dtype, copy=False))
+        ctx.save_for_backward(x1, x2, result)
+        ctx.p = p
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        from lucid.ops.pointwise import abs, eq, isnan, sign, where
+
+        x1, x2, result = ctx.saved_tensors
+        p = ctx.p
+        if p == 0:
+            # a count of nonzero differences is piecewise constant
+            from lucid.ops._common import zeros_like_grad
+
+            return (
+                zeros_like_grad(grad_output, x1.shape),
+                zeros_like_grad(grad_output, x2.shape),
+                None,
+                None,
+            )
+        difference = _pairwise_differences(x1, x2)
+        distance = result.unsqueeze(-1)
+        # d/dx1 |x1 - x2|_p = sign(d) |d|^(p-1) / dist^(p-1): d / dist for p = 2, sign(d) for
+        # p = 1, sign(d) where |d| is the max for p = inf; 0 where dist is 0
+        if p == 1:
+            # a nan difference gives a nan gradient, as PyTorch's (sign alone gives 0 there)
+            factor = where(isnan(difference), difference, sign(difference))
+        elif math.isinf(p):
+            factor = where(eq(abs(difference), distance), sign(difference), 0.0)
+        else:
+            is_zero = eq(distance, 0.0)
+            safe = where(is_zero, 1.0, distance)
+            if p == 2:
+                factor = difference / safe
+            else:
+                magnitude = abs(difference)
+                factor = sign(difference) * (magnitude / safe) ** (p - 1)
+            factor = where(is_zero, 0.0, factor)
+        weighted = grad_output.unsqueeze(-1) * factor
+        grad_x1 = grad_x2 = None
+        if ctx.needs_input_grad[0]:
+            grad_x1 = sum_to(sum(weighted, -2), x1.shape)
+        if ctx.needs_input_grad[1]:
+            grad_x2 = sum_to(-sum(weighted, -3), x2.shape)
+        return grad_x1, grad_x2, None, None
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
+          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:  # fmt: skip
+    """The p-norm distance between each row of x1 and each row of x2 (batched).
+
+    For p = 2, PyTorch's compute modes are kept: a matrix product (faster, less exact for
+    nearly equal points) when asked, or by default when either side has more than 25 rows.
+    """
+    from lucid.ops._common import dtype_name
+    from lucid.ops.broadcast import broadcast_shapes
+
+    _require_named_tensors("cdist", x1=x1, x2=x2)
+    a, b = x1._data, x2._data
+    for name, array in (("X1", a), ("X2", b)):
+        if array.ndim < 2:
+            raise RuntimeError(
+                f"cdist only supports at least 2D tensors, {name} got: {array.ndim}D"
+            )
+    if a.shape[-1] != b.shape[-1]:
+        raise RuntimeError(
+            f"X1 and X2 must have the same number of columns. X1: {a.shape[-1]} X2: {b.shape[-1]}"
+        )
+    for name, array in (("X1", a), ("X2", b)):
+        if array.dtype.kind != "f":
+            raise RuntimeError(
+                f"cdist only supports floating-point dtypes, {name} got: {dtype_name(array.dtype)}"
+            )
+    if a.dtype != b.dtype:
+        raise RuntimeError(
+            f"expected scalar type {dtype_name(a.dtype)} but found {dtype_name(b.dtype)}"
+        )
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    use_mm = p == 2 and (
+        compute_mode == "use_mm_for_euclid_dist"
+        or (compute_mode == _CDIST_MODES[0] and (a.shape[-2] > 25 or b.shape[-2] > 25))
+    )
+    return Cdist.apply(x1, x2, float(p), use_mm)
+
+
+def kron(input: Tensor, other: Tensor) -> Tensor:
+    """The Kronecker product: every entry of input scales a whole copy of other."""
+    _require_named_tensors("kron", input=input, other=other)
+    ndim = max(input._data.ndim, other._data.ndim)
+    a_shape = (1,) * (ndim - input._data.ndim) + input._data.shape
+    b_shape = (1,) * (ndim - other._data.ndim) + other._data.shape
+    # interleave the dims (a0, b0, a1, b1, ...) so one broadcast product holds every block
+    a = reshape(input, [size for dim in a_shape for size in (dim, 1)])
+    b = reshape(other, [size for dim in b_shape for size in (1, dim)])
+    return reshape(mul(a, b), [x * y for x, y in zip(a_shape, b_shape)])
+
+
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
+    """The Vandermonde matrix of a 1-d tensor: columns x**(N-1), ..., x**0 (reversed with
+    `increasing`); integer and bool inputs give int64."""
+    from lucid._core import dtypes
+    from lucid.ops.fills import to
+    from lucid.ops.reduction import cumprod
+    from lucid.ops.shape import cat, flip
+
+    _require_named_tensors("vander", x=x)
+    if x._data.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    size = x._data.shape[0]
+    if N is None:
+        N = size
+    if N < 0:
+        raise RuntimeError("N must be non-negative.")
+    if x._data.dtype.kind in "iub":
+        x = to(x, dtypes.int64)
+    if N == 0:
+        return _wrap(np.zeros((size, 0), x._data.dtype))
+    # powers as a running product of [1, x, x, ...] along each row
+    ones = _wrap(np.ones((size, 1), x._data.dtype))
+    if N == 1:
+        powers = ones
+    else:
+        powers = cumprod(cat([ones, expand(x.unsqueeze(1), (size, N - 1))], 1), 1)
+    return powers if increasing else flip(powers, (1,))

@@ -14,7 +14,7 @@ from lucid._core import dtypes
 from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _wrap
-from lucid.ops import _special
+from lucid.ops import _gamma, _special
 from lucid.ops._common import (
     apply_inplace,
     cast_error,
@@ -45,6 +45,10 @@ __all__ = [
     "bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
     "bitwise_right_shift",
     "exp_", "sqrt_", "abs_", "clamp_", "clip_", "logit_",
+    "sgn", "frac", "deg2rad", "rad2deg", "sinc", "logaddexp", "logaddexp2", "hypot", "copysign",
+    "xlogy", "heaviside", "nextafter", "clamp_min", "clamp_max", "clamp_min_", "clamp_max_",
+    "frac_", "deg2rad_", "rad2deg_", "sinc_", "xlogy_",
+    "lgamma", "digamma", "polygamma", "mvlgamma", "erfinv", "i0", "i0_", "nan_to_num_",
 ]  # fmt: skip
 
 _INTEGRAL_KINDS = "iub"
@@ -841,6 +845,15 @@ class LerpTensor(Function):
 
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     """input + weight * (end - input), with a tensor or Python-number weight."""
+    _check_lerp(input, end, weight)
+    if isinstance(weight, TensorBase):
+        return LerpTensor.apply(input, end, weight)
+    return Lerp.apply(input, end, scalar_value(weight))
+
+
+def _check_lerp(input: Tensor, end: Any, weight: Any) -> None:
+    """PyTorch's errors for lerp's operands: end a tensor of input's dtype, a float input, and a
+    dimensioned tensor weight of input's dtype."""
     if not isinstance(end, TensorBase):
         raise TypeError(
             f"lerp(): argument 'end' (position 2) must be Tensor, not {type(end).__name__}"
@@ -860,11 +873,10 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
             )
         if start_dtype.kind != "f":
             raise _not_implemented("lerp_kernel_tensor", start_dtype)
-        return LerpTensor.apply(input, end, weight)
-    weight = scalar_value(weight)
+        return
+    scalar_value(weight)
     if start_dtype.kind != "f":
         raise _not_implemented("lerp_kernel_scalar", start_dtype)
-    return Lerp.apply(input, end, weight)
 
 
 class NanToNum(Function):
@@ -1548,3 +1560,874 @@ def bitwise_not(input: Tensor) -> Tensor:
     if array.dtype.kind == "f":
         raise _not_implemented("bitwise_not_cpu", array.dtype)
     return _wrap(np.invert(array))
+
+
+# ============================================================ more math
+# sgn, frac, deg2rad/rad2deg, sinc, logaddexp/logaddexp2, hypot, copysign, xlogy, heaviside,
+# nextafter, clamp_min/clamp_max and the gamma-family functions.
+def _float_input(input: Any) -> np.ndarray:
+    """The array of a unary op that computes in floats (integers become the default dtype)."""
+    try:
+        return float_array(input)
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
+
+
+_UNCHECKED = object()
+
+
+def _tensor_other(op: str, other: Any, name: str = "other", input: Any = _UNCHECKED) -> None:
+    """PyTorch's TypeError for a non-tensor in a binary op that takes tensors only (`input` is
+    checked too when given)."""
+    if input is not _UNCHECKED and not isinstance(input, TensorBase):
+        raise TypeError(
+            f"{op}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
+    if not isinstance(other, TensorBase):
+        raise TypeError(
+            f"{op}(): argument '{name}' (position 2) must be Tensor, not {type(other).__name__}"
+        )
+
+
+def _float_pair(a: Any, b: Any, kernel: str | None) -> tuple[Any, Any]:
+    """Both operands promoted as PyTorch does; an integral result type is refused with `kernel`'s
+    error, or (kernel None) computed in the default float dtype."""
+    x, y = binary_arrays(a, b)
+    for array in (x, y):
+        if isinstance(array, np.ndarray) and array.dtype.kind in _INTEGRAL_KINDS:
+            if kernel is not None:
+                raise _not_implemented(kernel, array.dtype)
+            default = dtypes.get_default_dtype().numpy_dtype
+            x = x.astype(default) if isinstance(x, np.ndarray) else x
+            y = y.astype(default) if isinstance(y, np.ndarray) else y
+            break
+    return x, y
+
+
+def _broadcasting(ufunc: Any, x: Any, y: Any) -> np.ndarray:
+    try:
+        return ufunc(x, y)
+    except ValueError:
+        raise broadcast_error(np.shape(x), np.shape(y)) from None
+
+
+class Sgn(Function):
+    _backward_name = "SgnBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.shape = x._data.shape
+        return _wrap(_sign_array(x._data))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # the sign of a real number is piecewise constant
+        return zeros_like_grad(grad_output, ctx.shape)
+
+
+def sgn(input: Tensor) -> Tensor:
+    """The sign of each element (for real tensors the same as sign)."""
+    return Sgn.apply(input)
+
+
+def sgn_(input: Tensor) -> Tensor:
+    return apply_inplace(Sgn, input)
+
+
+class Frac(Function):
+    _backward_name = "FracBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        array = x._data
+        if array.dtype.kind != "f":
+            raise _not_implemented("frac_cpu", array.dtype)
+        return _wrap(array - np.trunc(array))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # d/dx (x - trunc(x)) = 1 almost everywhere
+        return grad_output
+
+
+def frac(input: Tensor) -> Tensor:
+    """The fractional part, input - trunc(input), with input's sign."""
+    return Frac.apply(input)
+
+
+def frac_(input: Tensor) -> Tensor:
+    return apply_inplace(Frac, input)
+
+
+_DEGREES_TO_RADIANS = math.pi / 180.0
+_RADIANS_TO_DEGREES = 180.0 / math.pi
+
+
+class Deg2Rad(Function):
+    _backward_name = "Deg2RadBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        array = _float_input(x)
+        return _wrap(array * np.asarray(_DEGREES_TO_RADIANS, array.dtype))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * _DEGREES_TO_RADIANS
+
+
+def deg2rad(input: Tensor) -> Tensor:
+    return Deg2Rad.apply(input)
+
+
+def deg2rad_(input: Tensor) -> Tensor:
+    return apply_inplace(Deg2Rad, input)
+
+
+class Rad2Deg(Function):
+    _backward_name = "Rad2DegBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        array = _float_input(x)
+        return _wrap(array * np.asarray(_RADIANS_TO_DEGREES, array.dtype))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * _RADIANS_TO_DEGREES
+
+
+def rad2deg(input: Tensor) -> Tensor:
+    return Rad2Deg.apply(input)
+
+
+def rad2deg_(input: Tensor) -> Tensor:
+    return apply_inplace(Rad2Deg, input)
+
+
+class Sinc(Function):
+    _backward_name = "SincBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        array = _float_input(x)
+        ctx.save_for_backward(x)
+        angle = array * np.asarray(math.pi, array.dtype)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            result = np.sin(angle) / angle
+        # sin(pi x) / (pi x) tends to 1 at 0, where the quotient is 0/0
+        return _wrap(np.where(array == 0, np.ones((), array.dtype), result))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx sinc(x) = (cos(pi x) - sinc(x)) / x, 0 at x = 0; this form stays finite for
+        # denormal x, where pi x^2 underflows to 0
+        is_zero = eq(x, 0.0)
+        safe = where(is_zero, 1.0, x)
+        derivative = (cos(safe * math.pi) - sinc(safe)) / safe
+        return grad_output * where(is_zero, 0.0, derivative)
+
+
+def sinc(input: Tensor) -> Tensor:
+    """The normalized sinc, sin(pi x) / (pi x), and 1 at x = 0."""
+    return Sinc.apply(input)
+
+
+def sinc_(input: Tensor) -> Tensor:
+    return apply_inplace(Sinc, input)
+
+
+class LogAddExp(Function):
+    _backward_name = "LogaddexpBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = _float_pair(a, b, "logaddexp_cpu")
+        ctx.save_for_backward(a, b)
+        return _wrap(_broadcasting(np.logaddexp, x, y))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, b = ctx.saved_tensors
+        grad_a = grad_b = None
+        # d/da log(e^a + e^b) = 1 / (1 + e^(b - a)), and symmetrically for b
+        if ctx.needs_input_grad[0]:
+            grad_a = _grad_for(grad_output / (exp(b - a) + 1.0), a)
+        if ctx.needs_input_grad[1]:
+            grad_b = _grad_for(grad_output / (exp(a - b) + 1.0), b)
+        return grad_a, grad_b
+
+
+def logaddexp(input: Tensor, other: Tensor) -> Tensor:
+    """log(exp(input) + exp(other)), without overflow for large inputs."""
+    _tensor_other("logaddexp", other, input=input)
+    return LogAddExp.apply(input, other)
+
+
+class LogAddExp2(Function):
+    _backward_name = "Logaddexp2Backward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = _float_pair(a, b, "logaddexp2_cpu")
+        ctx.save_for_backward(a, b)
+        return _wrap(_broadcasting(np.logaddexp2, x, y))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, b = ctx.saved_tensors
+        grad_a = grad_b = None
+        # d/da log2(2^a + 2^b) = 1 / (1 + 2^(b - a)), and symmetrically for b
+        if ctx.needs_input_grad[0]:
+            grad_a = _grad_for(grad_output / (_pow(2.0, b - a) + 1.0), a)
+        if ctx.needs_input_grad[1]:
+            grad_b = _grad_for(grad_output / (_pow(2.0, a - b) + 1.0), b)
+        return grad_a, grad_b
+
+
+def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
+    """log2(2**input + 2**other), without overflow for large inputs."""
+    _tensor_other("logaddexp2", other, input=input)
+    return LogAddExp2.apply(input, other)
+
+
+class Hypot(Function):
+    _backward_name = "HypotBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = _float_pair(a, b, "hypot_cpu")
+        result = _wrap(_broadcasting(np.hypot, x, y))
+        ctx.save_for_backward(a, b, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, b, result = ctx.saved_tensors
+        grad_a = grad_b = None
+        # d/da sqrt(a^2 + b^2) = a / hypot(a, b)
+        if ctx.needs_input_grad[0]:
+            grad_a = _grad_for(grad_output * a / result, a)
+        if ctx.needs_input_grad[1]:
+            grad_b = _grad_for(grad_output * b / result, b)
+        return grad_a, grad_b
+
+
+def hypot(input: Tensor, other: Tensor) -> Tensor:
+    """sqrt(input**2 + other**2), without overflow or underflow in the squares."""
+    _tensor_other("hypot", other, input=input)
+    return Hypot.apply(input, other)
+
+
+def hypot_(input: Tensor, other: Tensor) -> Tensor:
+    _tensor_other("hypot_", other)
+    return apply_inplace(Hypot, input, other)
+
+
+def _copysign_grad(grad_output: Tensor, x: Tensor, result: Tensor) -> Tensor:
+    # d/dx copysign(x, y) = result / x: +-1, and 0 where x is 0
+    is_zero = eq(x, 0.0)
+    return _grad_for(grad_output * where(is_zero, 0.0, result / where(is_zero, 1.0, x)), x)
+
+
+class Copysign(Function):
+    _backward_name = "CopysignBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = _float_pair(a, b, None)
+        result = _wrap(_broadcasting(np.copysign, x, y))
+        ctx.save_for_backward(a, result)
+        ctx.other_shape = b._data.shape
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, result = ctx.saved_tensors
+        grad_a = grad_b = None
+        if ctx.needs_input_grad[0]:
+            grad_a = _copysign_grad(grad_output, a, result)
+        if ctx.needs_input_grad[1]:
+            # the result depends on other's sign only, which is piecewise constant
+            grad_b = zeros_like_grad(grad_output, ctx.other_shape)
+        return grad_a, grad_b
+
+
+class CopysignScalar(Function):
+    _backward_name = "CopysignBackward1"
+
+    @staticmethod
+    def forward(ctx, a, sign_source):
+        x, y = _float_pair(a, sign_source, None)
+        result = _wrap(np.copysign(x, np.asarray(y, x.dtype)))
+        ctx.save_for_backward(a, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, result = ctx.saved_tensors
+        return _copysign_grad(grad_output, a, result), None
+
+
+_COPYSIGN_OVERLOADS = (
+    "(Tensor input, Tensor other, *, Tensor out = None)",
+    "(Tensor input, Number other, *, Tensor out = None)",
+)
+
+
+def _copysign_other(op: str, other: Any) -> Any:
+    if isinstance(other, TensorBase):
+        return other
+    try:
+        return scalar_value(other)
+    except TypeError:
+        raise invalid_combination(
+            op, (TensorBase.__new__(TensorBase), other), _COPYSIGN_OVERLOADS
+        ) from None
+
+
+def copysign(input: Tensor, other: Any) -> Tensor:
+    """The magnitude of input with the sign of other (a tensor or a number)."""
+    if not isinstance(input, TensorBase):
+        raise invalid_combination("copysign", (input, other), _COPYSIGN_OVERLOADS)
+    other = _copysign_other("copysign", other)
+    if isinstance(other, TensorBase):
+        return Copysign.apply(input, other)
+    return CopysignScalar.apply(input, other)
+
+
+def copysign_(input: Tensor, other: Any) -> Tensor:
+    other = _copysign_other("copysign_", other)
+    if isinstance(other, TensorBase):
+        return apply_inplace(Copysign, input, other)
+    return apply_inplace(CopysignScalar, input, other)
+
+
+def _xlogy_array(x: Any, y: Any) -> np.ndarray:
+    # 0 * log(y) is 0 (even at y = 0 or inf) unless y is nan
+    x, y = np.asarray(x), np.asarray(y)
+    try:
+        shape = np.broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        raise broadcast_error(x.shape, y.shape) from None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        product = x * np.log(y)
+    return np.where((x == 0) & ~np.isnan(y), np.zeros((), product.dtype), product).reshape(shape)
+
+
+class Xlogy(Function):
+    _backward_name = "XlogyBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = _float_pair(a, b, None)
+        ctx.save_for_backward(a, b)
+        return _wrap(_xlogy_array(x, y))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, b = ctx.saved_tensors
+        grad_a = grad_b = None
+        # d/dx x log(y) = log(y), taken as 0 where x is 0 and log(y) is not real or -inf
+        # (PyTorch's convention); d/dy x log(y) = x / y
+        if ctx.needs_input_grad[0]:
+            derivative = where(logical_and(eq(a, 0.0), le(b, 0.0)), 0.0, log(b))
+            grad_a = _grad_for(grad_output * derivative, a)
+        if ctx.needs_input_grad[1]:
+            grad_b = _grad_for(grad_output * a / b, b)
+        return grad_a, grad_b
+
+
+class XlogyScalarSelf(Function):
+    _backward_name = "XlogyBackward1"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = _float_pair(a, b, None)
+        ctx.save_for_backward(b)
+        ctx.scalar = a
+        return _wrap(_xlogy_array(np.asarray(x, y.dtype), y))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (b,) = ctx.saved_tensors
+        return None, _grad_for(grad_output * ctx.scalar / b, b)
+
+
+class XlogyScalarOther(Function):
+    _backward_name = "XlogyBackward2"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = _float_pair(a, b, None)
+        ctx.save_for_backward(a)
+        ctx.scalar = b
+        return _wrap(_xlogy_array(x, np.asarray(y, x.dtype)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (a,) = ctx.saved_tensors
+        scalar = ctx.scalar
+        # d/dx x log(c) = log(c); where log(c) is not finite (c <= 0, nan) it is 0 at x = 0
+        if scalar > 0:
+            return _grad_for(grad_output * math.log(scalar), a), None
+        log_value = -math.inf if scalar == 0 else math.nan
+        return _grad_for(grad_output * where(eq(a, 0.0), 0.0, log_value), a), None
+
+
+def xlogy(input: Any, other: Any) -> Tensor:
+    """input * log(other), taken as 0 where input is 0 (unless other is nan)."""
+    overloads = (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Number self, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other, *, Tensor out = None)",
+    )
+    if isinstance(input, TensorBase):
+        if isinstance(other, TensorBase):
+            return Xlogy.apply(input, other)
+        try:
+            scalar = scalar_value(other)
+        except TypeError:
+            raise invalid_combination("xlogy", (input, other), overloads) from None
+        if isinstance(scalar, bool):
+            scalar = int(scalar)
+        return XlogyScalarOther.apply(input, scalar)
+    if isinstance(other, TensorBase):
+        try:
+            scalar = scalar_value(input)
+        except TypeError:
+            raise invalid_combination("xlogy", (input, other), overloads) from None
+        return XlogyScalarSelf.apply(scalar, other)
+    raise invalid_combination("xlogy", (input, other), overloads)
+
+
+def xlogy_(input: Tensor, other: Any) -> Tensor:
+    if isinstance(other, TensorBase):
+        return apply_inplace(Xlogy, input, other)
+    return apply_inplace(XlogyScalarOther, input, inplace_operand(other, "xlogy_"))
+
+
+class Heaviside(Function):
+    # PyTorch defines no derivative for heaviside: its node fails when backward reaches it.
+    _backward_name = "NotImplemented"
+    _op_name = "heaviside"
+
+    @staticmethod
+    def forward(ctx, x, values):
+        a, b = x._data, values._data
+        if a.dtype != b.dtype:
+            raise RuntimeError(
+                "heaviside is not yet implemented for tensors with different dtypes."
+            )
+        if a.dtype.kind == "b":
+            raise _not_implemented("heaviside_cpu", a.dtype)
+        try:
+            shape = np.broadcast_shapes(a.shape, b.shape)
+        except ValueError:
+            raise broadcast_error(a.shape, b.shape) from None
+        # 0 below zero (and at nan), 1 above it, `values` at zero
+        step = (a > 0).astype(a.dtype)
+        return _wrap(np.where(a == 0, b, step).reshape(shape))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        raise RuntimeError("derivative for aten::heaviside is not implemented")
+
+
+def heaviside(input: Tensor, values: Tensor) -> Tensor:
+    """The step function: 0 where input < 0, 1 where input > 0, values where input == 0."""
+    _tensor_other("heaviside", values, "values", input=input)
+    return Heaviside.apply(input, values)
+
+
+def heaviside_(input: Tensor, values: Tensor) -> Tensor:
+    _tensor_other("heaviside_", values, "values")
+    return apply_inplace(Heaviside, input, values)
+
+
+class NextAfter(Function):
+    _backward_name = "NextafterBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = _float_pair(a, b, "nextafter_cpu")
+        ctx.shapes = (a._data.shape, b._data.shape)
+        return _wrap(_broadcasting(np.nextafter, x, y))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # the next representable number is piecewise constant in both arguments
+        input_shape, other_shape = ctx.shapes
+        return (
+            zeros_like_grad(grad_output, input_shape),
+            zeros_like_grad(grad_output, other_shape),
+        )
+
+
+def nextafter(input: Tensor, other: Tensor) -> Tensor:
+    """The next floating-point number after input in the direction of other."""
+    _tensor_other("nextafter", other, input=input)
+    return NextAfter.apply(input, other)
+
+
+def nextafter_(input: Tensor, other: Tensor) -> Tensor:
+    _tensor_other("nextafter_", other)
+    return apply_inplace(NextAfter, input, other)
+
+
+class ClampMin(Clamp):
+    _backward_name = "ClampMinBackward0"
+
+    @staticmethod
+    def forward(ctx, x, low):
+        return Clamp.forward(ctx, x, low, None)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return Clamp.backward(ctx, grad_output)[:2]
+
+
+class ClampMax(Clamp):
+    _backward_name = "ClampMaxBackward0"
+
+    @staticmethod
+    def forward(ctx, x, high):
+        return Clamp.forward(ctx, x, None, high)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return Clamp.backward(ctx, grad_output)[:2]
+
+
+class ClampMinTensor(Function):
+    _backward_name = "ClampMinBackward1"
+
+    @staticmethod
+    def forward(ctx, x, low):
+        ctx.save_for_backward(x, low)
+        return _wrap(_clamp_tensor_array(x, low, None))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, low = ctx.saved_tensors
+        grad_x = grad_low = None
+        # x passes where x >= low; low is the result elsewhere
+        if ctx.needs_input_grad[0]:
+            grad_x = _grad_for(where(ge(x, low), grad_output, 0.0), x)
+        if ctx.needs_input_grad[1]:
+            grad_low = _grad_for(where(lt(x, low), grad_output, 0.0), low)
+        return grad_x, grad_low
+
+
+class ClampMaxTensor(Function):
+    _backward_name = "ClampMaxBackward1"
+
+    @staticmethod
+    def forward(ctx, x, high):
+        ctx.save_for_backward(x, high)
+        return _wrap(_clamp_tensor_array(x, None, high))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, high = ctx.saved_tensors
+        grad_x = grad_high = None
+        # x passes where x <= high; high is the result elsewhere
+        if ctx.needs_input_grad[0]:
+            grad_x = _grad_for(where(le(x, high), grad_output, 0.0), x)
+        if ctx.needs_input_grad[1]:
+            grad_high = _grad_for(where(gt(x, high), grad_output, 0.0), high)
+        return grad_x, grad_high
+
+
+def _one_sided_bound(op: str, input: Any, bound: Any, name: str) -> Any:
+    if isinstance(bound, TensorBase):
+        return bound
+    try:
+        return scalar_value(bound)
+    except TypeError:
+        raise invalid_combination(
+            op, (input, bound),
+            (f"(Tensor input, Tensor {name}, *, Tensor out = None)",
+             f"(Tensor input, Number {name}, *, Tensor out = None)"),
+        ) from None  # fmt: skip
+
+
+def _check_inplace_clamp(input: Tensor, bound: Any) -> None:
+    target = _number_clamp_dtype(input, bound, None)
+    if not np.can_cast(target, input._data.dtype, "same_kind"):
+        # PyTorch names the output type by its C type here, as for clamp_
+        raise RuntimeError(
+            f"result type {_dtype_name(target)} can't be cast to the desired output type "
+            f"{_cpp_name(input._data.dtype)}"
+        )
+
+
+def clamp_min(input: Tensor, min: Any) -> Tensor:
+    """Limit input from below: max(input, min), nan propagating."""
+    min = _one_sided_bound("clamp_min", input, min, "min")
+    if isinstance(min, TensorBase):
+        return ClampMinTensor.apply(input, min)
+    return ClampMin.apply(input, min)
+
+
+def clamp_max(input: Tensor, max: Any) -> Tensor:
+    """Limit input from above: min(input, max), nan propagating."""
+    max = _one_sided_bound("clamp_max", input, max, "max")
+    if isinstance(max, TensorBase):
+        return ClampMaxTensor.apply(input, max)
+    return ClampMax.apply(input, max)
+
+
+def clamp_min_(input: Tensor, min: Any) -> Tensor:
+    min = _one_sided_bound("clamp_min_", input, min, "min")
+    if isinstance(min, TensorBase):
+        return apply_inplace(ClampMinTensor, input, min)
+    _check_inplace_clamp(input, min)
+    return apply_inplace(ClampMin, input, min)
+
+
+def clamp_max_(input: Tensor, max: Any) -> Tensor:
+    max = _one_sided_bound("clamp_max_", input, max, "max")
+    if isinstance(max, TensorBase):
+        return apply_inplace(ClampMaxTensor, input, max)
+    _check_inplace_clamp(input, max)
+    return apply_inplace(ClampMax, input, max)
+
+
+def lerp_(input: Tensor, end: Tensor, weight: Any) -> Tensor:
+    _check_lerp(input, end, weight)
+    if isinstance(weight, TensorBase):
+        return apply_inplace(LerpTensor, input, end, weight)
+    return apply_inplace(Lerp, input, end, scalar_value(weight))
+
+
+def nan_to_num_(input: Tensor, nan: float = 0.0, posinf: float | None = None,
+                neginf: float | None = None) -> Tensor:  # fmt: skip
+    posinf = None if posinf is None else scalar_value(posinf)
+    neginf = None if neginf is None else scalar_value(neginf)
+    return apply_inplace(NanToNum, input, scalar_value(nan), posinf, neginf)
+
+
+# ------------------------------------------------------ gamma family, erfinv, i0
+def _special_result(function: Any, x: Tensor, native: bool = False) -> np.ndarray:
+    """`function` on x's values, in x's float dtype (integers in the default dtype): computed in
+    float64, or in that dtype itself when `native`."""
+    array = _float_input(x)
+    dtype = array.dtype
+    # computed on a 1-d array, so the kernels may index a 0-d input too
+    flat = array.reshape(-1) if native else array.reshape(-1).astype(np.float64, copy=False)
+    return function(flat).astype(dtype, copy=False).reshape(array.shape)
+
+
+class Lgamma(Function):
+    _backward_name = "LgammaBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _wrap(_special_result(_gamma.lgamma, x))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx log|Gamma(x)| = digamma(x)
+        return grad_output * digamma(x)
+
+
+def lgamma(input: Tensor) -> Tensor:
+    """log|Gamma(input)|."""
+    return Lgamma.apply(input)
+
+
+def lgamma_(input: Tensor) -> Tensor:
+    return apply_inplace(Lgamma, input)
+
+
+def _polygamma_array(n: int, array: np.ndarray) -> np.ndarray:
+    if n == 0:
+        return _gamma.digamma(array)
+    if n == 1:
+        return _gamma.trigamma(array)
+    # polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x)
+    sign = 1.0 if n % 2 else -1.0
+    with np.errstate(all="ignore"):
+        return (sign * math.factorial(n)) * _gamma.zeta(n + 1.0, array)
+
+
+class Polygamma(Function):
+    _backward_name = "PolygammaBackward0"
+
+    @staticmethod
+    def forward(ctx, x, n):
+        ctx.save_for_backward(x)
+        ctx.n = n
+        # digamma in float64 (the nearest to the true value); trigamma and zeta in x's dtype,
+        # whose rounding near the poles PyTorch's float32 results carry
+        native = n > 0
+        return _wrap(_special_result(lambda array: _polygamma_array(n, array), x, native=native))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx polygamma(n, x) = polygamma(n + 1, x)
+        return grad_output * Polygamma.apply(x, ctx.n + 1), None
+
+
+class Digamma(Polygamma):
+    _backward_name = "DigammaBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        return Polygamma.forward(ctx, x, 0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return Polygamma.backward(ctx, grad_output)[0]
+
+
+def digamma(input: Tensor) -> Tensor:
+    """The logarithmic derivative of Gamma: -inf at +0, nan at negative integers."""
+    return Digamma.apply(input)
+
+
+def digamma_(input: Tensor) -> Tensor:
+    return apply_inplace(Digamma, input)
+
+
+def _polygamma_order(n: Any) -> int:
+    if isinstance(n, bool) or not isinstance(n, int | np.integer):
+        raise TypeError(
+            f"polygamma(): argument 'n' (position 1) must be int, not {type(n).__name__}"
+        )
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return int(n)
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:
+    """The n-th derivative of digamma."""
+    return Polygamma.apply(input, _polygamma_order(n))
+
+
+def polygamma_(input: Tensor, n: int) -> Tensor:
+    return apply_inplace(Polygamma, input, _polygamma_order(n))
+
+
+class Mvlgamma(Function):
+    _backward_name = "MvlgammaBackward0"
+
+    @staticmethod
+    def forward(ctx, x, p):
+        ctx.save_for_backward(x)
+        ctx.p = p
+
+        # log of the multivariate gamma: p(p-1)/4 log(pi) + sum_j lgamma(x - j/2), j < p
+        def multivariate(array: np.ndarray) -> np.ndarray:
+            offsets = -0.5 * np.arange(p, dtype=np.float64)
+            terms = _gamma.lgamma(array[..., None] + offsets)
+            return p * (p - 1) / 4.0 * math.log(math.pi) + terms.sum(-1)
+
+        return _wrap(_special_result(multivariate, x))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx = sum_j digamma(x - j/2), each argument formed as x + offset (so x = -0.0 meets
+        # +0.0, as in PyTorch), summed from the largest offset down
+        derivative = None
+        for j in range(ctx.p - 1, -1, -1):
+            term = digamma(x + (0.0 if j == 0 else -0.5 * j))
+            derivative = term if derivative is None else derivative + term
+        return grad_output * derivative, None
+
+
+def _mvlgamma_order(p: Any) -> int:
+    if isinstance(p, bool) or not isinstance(p, int | np.integer):
+        raise TypeError(
+            f"mvlgamma(): argument 'p' (position 2) must be int, not {type(p).__name__}"
+        )
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    return int(p)
+
+
+def mvlgamma(input: Tensor, p: int) -> Tensor:
+    """The log of the multivariate gamma function of dimension p."""
+    return Mvlgamma.apply(input, _mvlgamma_order(p))
+
+
+def mvlgamma_(input: Tensor, p: int) -> Tensor:
+    return apply_inplace(Mvlgamma, input, _mvlgamma_order(p))
+
+
+_HALF_SQRT_PI = 0.5 * math.sqrt(math.pi)
+
+
+class Erfinv(Function):
+    _backward_name = "ErfinvBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        result = _wrap(_special_result(_gamma.erfinv, x))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (result,) = ctx.saved_tensors
+        # d/dy erfinv(y) = sqrt(pi)/2 exp(erfinv(y)^2)
+        return grad_output * (exp(result * result) * _HALF_SQRT_PI)
+
+
+def erfinv(input: Tensor) -> Tensor:
+    """The inverse error function on [-1, 1]."""
+    return Erfinv.apply(input)
+
+
+def erfinv_(input: Tensor) -> Tensor:
+    return apply_inplace(Erfinv, input)
+
+
+class I0(Function):
+    _backward_name = "I0Backward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        with np.errstate(all="ignore"):
+            return _wrap(_special_result(np.i0, x))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx I0(x) = I1(x)
+        return grad_output * I1.apply(x)
+
+
+class I1(Function):
+    _backward_name = "SpecialI1Backward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        result = _wrap(_special_result(_gamma.i1, x))
+        ctx.save_for_backward(x, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, result = ctx.saved_tensors
+        # d/dx I1(x) = I0(x) - I1(x) / x, which tends to 1/2 at 0
+        is_zero = eq(x, 0.0)
+        derivative = I0.apply(x) - result / where(is_zero, 1.0, x)
+        return grad_output * where(is_zero, 0.5, derivative)
+
+
+def i0(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind of order zero."""
+    return I0.apply(input)
+
+
+def i0_(input: Tensor) -> Tensor:
+    return apply_inplace(I0, input)

@@ -14,7 +14,7 @@ from lucid._core import dtypes
 from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.tensor import _TYPE_NAMES, TensorBase, _normalize_dim, _wrap
-from lucid.ops._common import check_tensors
+from lucid.ops._common import apply_inplace, check_tensors
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -23,6 +23,7 @@ __all__ = [
     "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose", "swapaxes", "swapdims",
     "t", "permute", "movedim", "moveaxis", "broadcast_to", "tile", "cat", "concat", "concatenate",
     "stack", "split", "chunk", "unbind", "narrow", "flip", "roll", "tril", "triu",
+    "rot90", "fliplr", "flipud", "block_diag", "meshgrid", "cartesian_prod", "combinations",
 ]  # fmt: skip
 
 
@@ -836,3 +837,201 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
         raise_argument_error(error)
         raise
     return Triu.apply(input, int(diagonal))
+
+
+# ================================================================ rot90, fliplr/flipud,
+# block_diag, meshgrid, cartesian_prod, combinations, tril_/triu_
+class Rot90(Function):
+    _backward_name = "Rot90Backward0"
+
+    @staticmethod
+    def forward(ctx, x, k, dims):
+        ctx.k, ctx.dims = k, dims
+        # PyTorch's rot90 returns new storage, so the NumPy view is copied
+        return _wrap(np.rot90(x._data, k, dims).copy())
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # rotating back by -k undoes the rotation
+        return Rot90.apply(grad_output, -ctx.k, ctx.dims), None, None
+
+
+def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
+    """Rotate by 90 degrees `k` times in the plane of `dims`, from the first towards the second."""
+    check_tensors(input)
+    dims = tuple(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    ndim = input._data.ndim
+    if ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {ndim}")
+    # the same dim, also when written once from each end (0 and -ndim); other dims out of
+    # range are then an IndexError
+    if dims[0] == dims[1] or ((dims[0] < 0) != (dims[1] < 0) and abs(dims[0] - dims[1]) == ndim):
+        raise RuntimeError(
+            f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}"
+        )
+    dims = (_normalize_dim(dims[0], ndim), _normalize_dim(dims[1], ndim))
+    return Rot90.apply(input, int(k) % 4, dims)
+
+
+def fliplr(input: Tensor) -> Tensor:
+    """Reverse the order of columns (dim 1)."""
+    check_tensors(input)
+    if input._data.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return Flip.apply(input, (1,))
+
+
+def flipud(input: Tensor) -> Tensor:
+    """Reverse the order of rows (dim 0)."""
+    check_tensors(input)
+    if input._data.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return Flip.apply(input, (0,))
+
+
+class BlockDiag(Function):
+    _backward_name = "BlockDiagBackward0"
+
+    @staticmethod
+    def forward(ctx, *tensors):
+        target = dtypes.result_type(*tensors).numpy_dtype
+        # 0-d and 1-d blocks are 1 x 1 and 1 x n
+        blocks = [t._data.reshape((1,) * (2 - t._data.ndim) + t._data.shape) for t in tensors]
+        rows = sum(block.shape[0] for block in blocks)
+        columns = sum(block.shape[1] for block in blocks)
+        result = np.zeros((rows, columns), target)
+        corners = []
+        row = column = 0
+        for block in blocks:
+            result[row : row + block.shape[0], column : column + block.shape[1]] = block
+            corners.append((row, column, block.shape))
+            row += block.shape[0]
+            column += block.shape[1]
+        ctx.blocks = [(corner, t._data.shape, t._data.dtype) for corner, t in zip(corners, tensors)]
+        return _wrap(result)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        from lucid.ops.fills import to
+
+        grads = []
+        for (row, column, block_shape), shape, dtype in ctx.blocks:
+            block = grad_output[row : row + block_shape[0], column : column + block_shape[1]]
+            grads.append(to(reshape(block, shape), dtype))
+        return tuple(grads)
+
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """A block-diagonal matrix of the given (0-, 1- or 2-d) tensors, dtypes promoted."""
+    for index, tensor in enumerate(tensors):
+        check_tensors(tensor)
+        if tensor._data.ndim > 2:
+            raise RuntimeError(
+                "lucid.block_diag: Input tensors must have 2 or fewer dimensions. Input "
+                f"{index} has {tensor._data.ndim} dimensions"
+            )
+    if not tensors:
+        return _wrap(np.zeros((1, 0), dtypes.get_default_dtype().numpy_dtype))
+    return BlockDiag.apply(*tensors)
+
+
+def _tensor_list(tensors: tuple) -> list:
+    if len(tensors) == 1 and isinstance(tensors[0], list | tuple):
+        return list(tensors[0])
+    return list(tensors)
+
+
+def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
+    """Coordinate grids of 1-d tensors: with indexing "ij" output k varies along dim k; with
+    "xy" the first two dims are swapped (matrix vs Cartesian indexing)."""
+    import warnings
+
+    tensors = _tensor_list(tensors)
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for tensor in tensors:
+        check_tensors(tensor)
+    if indexing is None:
+        warnings.warn(
+            "lucid.meshgrid: in an upcoming release, it will be required to pass the indexing "
+            "argument.",
+            UserWarning,
+            stacklevel=2,
+        )
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(
+            f'lucid.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}'
+        )
+    for tensor in tensors:
+        if tensor._data.ndim > 1:
+            raise RuntimeError(
+                f"lucid.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {tensor!r}"
+            )
+    if len({tensor._data.dtype for tensor in tensors}) > 1:
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    swap = indexing == "xy" and len(tensors) >= 2
+    ordered = list(tensors)
+    if swap:
+        ordered[0], ordered[1] = ordered[1], ordered[0]
+    sizes = tuple(t._data.size for t in ordered)
+    grids = []
+    for dim, tensor in enumerate(ordered):
+        shape = [1] * len(ordered)
+        shape[dim] = -1
+        grids.append(expand(reshape(tensor, shape), sizes))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """Every combination of one entry from each 1-d tensor, as rows (itertools.product order)."""
+    tensors = _tensor_list(tensors)
+    for tensor in tensors:
+        check_tensors(tensor)
+        if tensor._data.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(tensor._data.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([flatten(grid) for grid in grids], dim=1)
+
+
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """Every length-r combination of the entries of a 1-d tensor (itertools.combinations, or
+    combinations_with_replacement), as rows."""
+    from lucid.ops.indexing import index_select
+
+    check_tensors(input)
+    if input._data.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input._data.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return _wrap(np.zeros((0,), input._data.dtype))
+    size = input._data.shape[0]
+    # all r-tuples of positions, kept where they increase (or never decrease): lexicographic
+    # order, as itertools gives
+    positions = np.indices((size,) * r).reshape(r, -1)
+    steps = np.diff(positions, axis=0)
+    keep = np.all(steps >= 0 if with_replacement else steps > 0, axis=0)
+    chosen = positions[:, keep]
+    columns = [index_select(input, 0, _wrap(chosen[k].astype(np.int64))) for k in range(r)]
+    return stack(columns, dim=1)
+
+
+def tril_(input: Tensor, diagonal: int = 0) -> Tensor:
+    check_tensors(input)
+    if input._data.ndim < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    return apply_inplace(Tril, input, int(diagonal))
+
+
+def triu_(input: Tensor, diagonal: int = 0) -> Tensor:
+    check_tensors(input)
+    if input._data.ndim < 2:
+        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
+    return apply_inplace(Triu, input, int(diagonal))

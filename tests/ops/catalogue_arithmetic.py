@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 import lucid
@@ -646,5 +648,522 @@ ROWS += [
         lambda a, b: np.einsum("ij,kj", a, b),
         shapes=[(3, 4), (2, 4)],
         sums=True,
+    ),
+    # ------------------------------------------------ addcmul, gcd, ldexp, ...
+    OpCase(
+        "addcmul",
+        lambda x, a, b, value=0.5: lucid.addcmul(x, a, b, value=value),
+        lambda x, a, b, value=0.5: torch.addcmul(x, a, b, value=value),
+        lambda x, a, b, value=0.5: x + value * a * b,
+        shapes=[(3, 4), (4,), (3, 1)],
+        error_inputs=[
+            ErrorInput(
+                [(3, 4), (5,), (4,)],
+                RuntimeError,
+                r"The size of tensor a \(4\) must match the size of tensor b \(5\) at "
+                r"non-singleton dimension 1",
+            ),
+            ErrorInput(
+                [(3, 4), (4,), 2.0],
+                TypeError,
+                r"addcmul\(\): argument 'tensor2' \(position 3\) must be Tensor, not float",
+            ),
+            ErrorInput(
+                [np.ones(3, bool)] * 3,
+                NotImplementedError,
+                "\"addcmul_cpu_out\" not implemented for 'Bool'",
+            ),
+        ],
+    ),
+    OpCase(
+        "addcmul_",
+        lambda x, a, b: x.clone().addcmul_(a, b, value=-2.0),
+        lambda x, a, b: x.clone().addcmul_(a, b, value=-2.0),
+        lambda x, a, b: x - 2.0 * a * b,
+        shapes=[(3, 4), (3, 4), (4,)],
+    ),
+    OpCase(
+        "addcdiv",
+        lambda x, a, b, value=2.0: lucid.addcdiv(x, a, b, value=value),
+        lambda x, a, b, value=2.0: torch.addcdiv(x, a, b, value=value),
+        lambda x, a, b, value=2.0: x + value * a / b,
+        make_inputs=lambda rng, dtype: [
+            rng.uniform(-2.0, 2.0, (3, 4)).astype(dtype),
+            rng.uniform(-2.0, 2.0, (4,)).astype(dtype),
+            *_away_from_zero((3, 1))(rng, dtype),
+        ],
+        error_inputs=[
+            ErrorInput(
+                [np.arange(3), np.arange(3), np.arange(1, 4)],
+                RuntimeError,
+                "Integer division with addcdiv is no longer supported",
+            ),
+        ],
+    ),
+    OpCase(
+        "addcdiv_",
+        lambda x, a, b: x.clone().addcdiv_(a, b),
+        lambda x, a, b: x.clone().addcdiv_(a, b),
+        lambda x, a, b: x + a / b,
+        make_inputs=lambda rng, dtype: [
+            rng.uniform(-2.0, 2.0, (3, 4)).astype(dtype),
+            *_away_from_zero((3, 4), (4,))(rng, dtype),
+        ],
+    ),
+    *[
+        OpCase(
+            name,
+            getattr(lucid, name),
+            getattr(torch, name),
+            reference,
+            make_inputs=lambda rng, dtype: [
+                rng.integers(-12, 13, (3, 4)),
+                rng.integers(-12, 13, (4,)).astype(np.int32),
+            ],
+            differentiable=False,
+            error_inputs=[
+                ErrorInput(
+                    [(3, 4), (3, 4)],
+                    NotImplementedError,
+                    f"\"{name}_cpu\" not implemented for 'Double'",
+                ),
+                ErrorInput(
+                    [np.arange(3), 2],
+                    TypeError,
+                    rf"{name}\(\): argument 'other' \(position 2\) must be Tensor, not int",
+                ),
+                ErrorInput(
+                    [np.arange(3), np.arange(4)],
+                    RuntimeError,
+                    r"The size of tensor a \(3\) must match the size of tensor b \(4\)",
+                ),
+            ],
+        )
+        for name, reference in [("gcd", np.gcd), ("lcm", np.lcm)]
+    ],
+    OpCase(
+        "gcd_",
+        lambda a, b: a.clone().gcd_(b),
+        lambda a, b: a.clone().gcd_(b),
+        np.gcd,
+        make_inputs=lambda rng, dtype: [rng.integers(-12, 13, (3, 4)), rng.integers(-12, 13, (4,))],
+        differentiable=False,
+    ),
+    OpCase(
+        "ldexp",
+        lucid.ldexp,
+        torch.ldexp,
+        lambda x, e: x * 2.0**e,
+        shapes=[(3, 4), (4,)],
+        low=-3.0,
+        high=3.0,
+        error_inputs=[
+            BROADCAST_MISMATCH,
+            ErrorInput(
+                [(3, 4), 2],
+                TypeError,
+                r"ldexp\(\): argument 'other' \(position 2\) must be Tensor, not int",
+            ),
+        ],
+    ),
+    OpCase(
+        "ldexp_integer_exponent",
+        lucid.ldexp,
+        torch.ldexp,
+        lambda x, e: x * 2.0**e,
+        make_inputs=lambda rng, dtype: [
+            rng.uniform(-2.0, 2.0, (3, 4)).astype(dtype),
+            # non-negative: PyTorch's gradient for a negative integer exponent is 0 (it takes
+            # 2^-k in integers), lucid's is the true 2^-k
+            rng.integers(0, 5, (4,)),
+        ],
+    ),
+    OpCase(
+        "ldexp_",
+        lambda x, e: x.clone().ldexp_(e),
+        lambda x, e: x.clone().ldexp_(e),
+        lambda x, e: x * 2.0**e,
+        shapes=[(3, 4), (4,)],
+    ),
+    OpCase(
+        "frexp_mantissa",
+        lucid.frexp,
+        torch.frexp,
+        np.frexp,
+        output_index=0,
+        error_inputs=[
+            ErrorInput(
+                [np.arange(3)], RuntimeError, r"lucid.frexp\(\) only supports floating-point dtypes"
+            )
+        ],
+    ),
+    OpCase(
+        "frexp_exponent",
+        lucid.frexp,
+        torch.frexp,
+        lambda x: (np.frexp(x)[0], np.frexp(x)[1].astype(np.int32)),
+        output_index=1,
+        differentiable=False,
+    ),
+    OpCase(
+        "float_power_",
+        lambda x, e: x.clone().double().float_power_(e),
+        lambda x, e: x.clone().double().float_power_(e),
+        lambda x, e: np.power(x.astype(np.float64), e),
+        shapes=[(3, 4), (4,)],
+        low=0.2,
+        high=2.0,
+    ),
+    OpCase(
+        "fmod_",
+        lambda x, y: x.clone().fmod_(y),
+        lambda x, y: x.clone().fmod_(y),
+        np.fmod,
+        make_inputs=_dividend_and_divisor((3, 4), (4,)),
+    ),
+    # ------------------------------------- add-and-multiply family, vdot, cross, cdist
+    OpCase(
+        "baddbmm",
+        lambda x, a, b, beta=0.5, alpha=-2.0: lucid.baddbmm(x, a, b, beta=beta, alpha=alpha),
+        lambda x, a, b, beta=0.5, alpha=-2.0: torch.baddbmm(x, a, b, beta=beta, alpha=alpha),
+        lambda x, a, b, beta=0.5, alpha=-2.0: beta * x + alpha * np.matmul(a, b),
+        shapes=[(3, 1), (2, 3, 4), (2, 4, 5)],
+        sums=True,
+        error_inputs=[
+            ErrorInput(
+                [(2, 3, 5), (2, 3, 4), (2, 3, 5)],
+                RuntimeError,
+                r"Expected size for first two dimensions of batch2 tensor to be: \[2, 4\] but "
+                r"got: \[2, 3\]\.",
+            ),
+            ErrorInput(
+                [(2, 3, 5), (3, 4), (4, 5)],
+                IndexError,
+                r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)",
+            ),
+            ErrorInput(
+                [(2, 3, 5), (2, 3, 4), np.ones((2, 4, 5), np.float32)],
+                RuntimeError,
+                "expected scalar type Double but found Float",
+            ),
+            ErrorInput(
+                [(2, 3, 5), np.ones((2, 3, 4), np.float32), (2, 4, 5)],
+                RuntimeError,
+                "Input dtypes must be the same, got: input double, batch1: float, batch2: double",
+            ),
+            ErrorInput(
+                [(4,), (2, 3, 4), (2, 4, 5)],
+                RuntimeError,
+                r"The expanded size of the tensor \(5\) must match the existing size \(4\) at "
+                r"non-singleton dimension 2",
+            ),
+        ],
+    ),
+    OpCase(
+        "baddbmm_",
+        lambda x, a, b: x.clone().baddbmm_(a, b),
+        lambda x, a, b: x.clone().baddbmm_(a, b),
+        lambda x, a, b: x + np.matmul(a, b),
+        shapes=[(2, 3, 5), (2, 3, 4), (2, 4, 5)],
+        sums=True,
+    ),
+    OpCase(
+        "addbmm",
+        lambda x, a, b, beta=2.0, alpha=0.5: lucid.addbmm(x, a, b, beta=beta, alpha=alpha),
+        lambda x, a, b, beta=2.0, alpha=0.5: torch.addbmm(x, a, b, beta=beta, alpha=alpha),
+        lambda x, a, b, beta=2.0, alpha=0.5: beta * x + alpha * np.matmul(a, b).sum(0),
+        shapes=[(5,), (2, 3, 4), (2, 4, 5)],
+        sums=True,
+        error_inputs=[
+            ErrorInput(
+                [(3, 5), (2, 3, 4), (3, 4, 5)],
+                RuntimeError,
+                "batch1 and batch2 must have same number of batches, got 2 and 3",
+            ),
+            ErrorInput(
+                [(3, 5), (2, 3, 4), (2, 3, 5)],
+                RuntimeError,
+                r"Incompatible matrix sizes for bmm \(3x4 and 3x5\)",
+            ),
+            ErrorInput(
+                [(3, 5), np.ones((2, 3, 4), np.float32), (2, 4, 5)],
+                RuntimeError,
+                "mat1 and mat2 must have the same dtype, but got Float and Double",
+            ),
+        ],
+    ),
+    OpCase(
+        "addbmm_",
+        lambda x, a, b: x.clone().addbmm_(a, b, beta=0.0),
+        lambda x, a, b: x.clone().addbmm_(a, b, beta=0.0),
+        lambda x, a, b: np.matmul(a, b).sum(0),
+        shapes=[(3, 5), (2, 3, 4), (2, 4, 5)],
+        sums=True,
+    ),
+    OpCase(
+        "addmv",
+        lambda x, m, v, beta=-1.0, alpha=3.0: lucid.addmv(x, m, v, beta=beta, alpha=alpha),
+        lambda x, m, v, beta=-1.0, alpha=3.0: torch.addmv(x, m, v, beta=beta, alpha=alpha),
+        lambda x, m, v, beta=-1.0, alpha=3.0: beta * x + alpha * (m @ v),
+        shapes=[(3,), (3, 4), (4,)],
+        sums=True,
+        error_inputs=[
+            ErrorInput(
+                [(3,), (3, 4, 1), (4,)],
+                RuntimeError,
+                "vector \\+ matrix @ vector expected, got 1, 3, 1",
+            ),
+            ErrorInput(
+                [(4,), (3, 4), (4,)],
+                RuntimeError,
+                r"size mismatch, got input \(4\), mat \(3x4\), vec \(4\)",
+            ),
+            ErrorInput(
+                [(3,), np.ones((3, 4), np.float32), (4,)],
+                RuntimeError,
+                "addmv input tensors must have the same dtype, but got Double, Float, and Double",
+            ),
+        ],
+    ),
+    OpCase(
+        "addmv_",
+        lambda x, m, v: x.clone().addmv_(m, v),
+        lambda x, m, v: x.clone().addmv_(m, v),
+        lambda x, m, v: x + m @ v,
+        shapes=[(3,), (3, 4), (4,)],
+        sums=True,
+    ),
+    OpCase(
+        "addr",
+        lambda x, a, b, beta=0.5, alpha=2.0: lucid.addr(x, a, b, beta=beta, alpha=alpha),
+        lambda x, a, b, beta=0.5, alpha=2.0: torch.addr(x, a, b, beta=beta, alpha=alpha),
+        lambda x, a, b, beta=0.5, alpha=2.0: beta * x + alpha * np.outer(a, b),
+        shapes=[(3, 4), (3,), (4,)],
+        sums=True,
+        error_inputs=[
+            ErrorInput(
+                [(3, 4), (3, 1), (4,)],
+                RuntimeError,
+                "addr: Expected 1-D argument vec1, but got 2-D",
+            ),
+            ErrorInput(
+                [(3, 5), (3,), (4,)],
+                RuntimeError,
+                r"The expanded size of the tensor \(4\) must match the existing size \(5\) at "
+                r"non-singleton dimension 1",
+            ),
+        ],
+    ),
+    OpCase(
+        "addr_mixed_dtypes",
+        lucid.addr,
+        torch.addr,
+        lambda x, a, b: x + np.outer(a, b),
+        make_inputs=lambda rng, dtype: [
+            rng.uniform(-2.0, 2.0, (3, 4)).astype(dtype),
+            rng.uniform(-2.0, 2.0, (3,)).astype(np.float64),
+            rng.integers(-3, 4, (4,)),
+        ],
+        # PyTorch's own backward fails on mixed dtypes (its addmv refuses them)
+        differentiable=False,
+        sums=True,
+    ),
+    OpCase(
+        "addr_",
+        lambda x, a, b: x.clone().addr_(a, b),
+        lambda x, a, b: x.clone().addr_(a, b),
+        lambda x, a, b: x + np.outer(a, b),
+        shapes=[(3, 4), (3,), (4,)],
+        sums=True,
+    ),
+    OpCase(
+        "vdot",
+        lucid.vdot,
+        torch.vdot,
+        np.vdot,
+        shapes=[(5,), (5,)],
+        sums=True,
+        error_inputs=[
+            ErrorInput(
+                [(2, 2), (2, 2)], RuntimeError, "1D tensors expected, but got 2D and 2D tensors"
+            ),
+            ErrorInput(
+                [(2,), np.ones(2, np.float32)],
+                RuntimeError,
+                "dot : expected both vectors to have same dtype, but found Double and Float",
+            ),
+            ErrorInput(
+                [(2,), (3,)],
+                RuntimeError,
+                r"inconsistent tensor size, expected tensor \[2\] and src \[3\] to have the same "
+                r"number of elements, but got 2 and 3 elements respectively",
+            ),
+        ],
+    ),
+    OpCase(
+        "chain_matmul",
+        lucid.chain_matmul,
+        torch.chain_matmul,
+        lambda a, b, c: a @ b @ c,
+        shapes=[(3, 4), (4, 5), (5, 2)],
+        sums=True,
+        error_inputs=[
+            ErrorInput([], RuntimeError, r"chain_matmul\(\): Expected one or more matrices"),
+            ErrorInput(
+                [(3, 4), (2, 4, 5)], RuntimeError, "Tensor dimension is 3, expected 2 instead."
+            ),
+            ErrorInput(
+                [(3, 4), (5, 5)],
+                RuntimeError,
+                r"multi_dot\(\): tensors 0 and 1 with shapes \[3, 4\] and \[5, 5\] cannot be "
+                r"multiplied",
+            ),
+        ],
+    ),
+    OpCase(
+        "cross",
+        lambda a, b, dim=1: lucid.cross(a, b, dim=dim),
+        lambda a, b, dim=1: torch.cross(a, b, dim=dim),
+        lambda a, b, dim=1: np.cross(a, b, axis=dim),
+        shapes=[(4, 3), (1, 3)],
+        sums=True,
+        error_inputs=[
+            ErrorInput(
+                [(4, 3), (4, 3)],
+                RuntimeError,
+                "linalg.cross: inputs dimension 0 must have length 3. Got 4 and 4",
+                {"dim": 0},
+            ),
+            ErrorInput(
+                [(4, 3), (3,)],
+                RuntimeError,
+                "linalg.cross: inputs must have the same number of dimensions.",
+            ),
+            ErrorInput(
+                [(4, 3), (5, 3)],
+                RuntimeError,
+                r"The size of tensor a \(4\) must match the size of tensor b \(5\) at "
+                r"non-singleton dimension 0",
+            ),
+            ErrorInput(
+                [(4, 3), np.ones((4, 3), np.float32)],
+                RuntimeError,
+                "expected scalar type Double but found Float",
+            ),
+            ErrorInput(
+                [(4, 2), (4, 2)], RuntimeError, "no dimension of size 3 in input", {"dim": None}
+            ),
+        ],
+    ),
+    OpCase(
+        "cross_default_dim",
+        lambda a, b: lucid.cross(a, b),
+        lambda a, b: torch.cross(a, b),
+        lambda a, b: np.cross(a, b, axis=0),
+        shapes=[(3, 3), (3, 3)],
+        sums=True,
+    ),
+    *[
+        OpCase(
+            f"cdist_p{p}",
+            lambda a, b, p=p: lucid.cdist(a, b, p=p),
+            lambda a, b, p=p: torch.cdist(a, b, p=p),
+            None,
+            shapes=[(2, 3, 4), (5, 4)],
+            # PyTorch's inf-norm takes the max with a comparison that drops nan or keeps it by
+            # the order it meets it; lucid's max always propagates nan
+            extremes=not math.isinf(p),
+            error_inputs=[
+                ErrorInput(
+                    [(3,), (3,)],
+                    RuntimeError,
+                    "cdist only supports at least 2D tensors, X1 got: 1D",
+                ),
+                ErrorInput(
+                    [(3, 4), (2, 5)],
+                    RuntimeError,
+                    "X1 and X2 must have the same number of columns. X1: 4 X2: 5",
+                ),
+                ErrorInput(
+                    [(3, 4), (2, 4)],
+                    RuntimeError,
+                    "cdist only supports non-negative p values",
+                    {"p": -1.0},
+                ),
+                ErrorInput(
+                    [np.ones((3, 4), np.int64), np.ones((2, 4), np.int64)],
+                    RuntimeError,
+                    "cdist only supports floating-point dtypes, X1 got: Long",
+                ),
+                ErrorInput(
+                    [(2, 3, 4), (3, 2, 4)],
+                    RuntimeError,
+                    r"The size of tensor a \(2\) must match the size of tensor b \(3\) at "
+                    r"non-singleton dimension 0",
+                ),
+            ]
+            if p == 2.0
+            else [],
+        )
+        for p in (0.0, 1.0, 2.0, 3.0, 0.5, float("inf"))
+    ],
+    OpCase(
+        "cdist_mm",
+        lambda a, b, compute_mode="use_mm_for_euclid_dist": lucid.cdist(
+            a, b, compute_mode=compute_mode
+        ),
+        lambda a, b, compute_mode="use_mm_for_euclid_dist": torch.cdist(
+            a, b, compute_mode=compute_mode
+        ),
+        None,
+        shapes=[(30, 4), (5, 4)],
+        rtol32=1e-4,
+        error_inputs=[
+            ErrorInput(
+                [(3, 4), (2, 4)],
+                ValueError,
+                "foo is not a valid value for compute_mode",
+                {"compute_mode": "foo"},
+            )
+        ],
+    ),
+    OpCase(
+        "kron",
+        lucid.kron,
+        torch.kron,
+        np.kron,
+        shapes=[(2, 3), (4, 1, 2)],
+        sums=True,
+    ),
+    OpCase("kron_scalar", lucid.kron, torch.kron, np.kron, shapes=[(), (4,)], sums=True),
+    OpCase(
+        "vander",
+        lambda x, N=None, increasing=False: lucid.vander(x, N, increasing),
+        lambda x, N=None, increasing=False: torch.vander(x, N, increasing),
+        lambda x, N=None, increasing=False: np.vander(x, N, increasing),
+        shapes=[(4,)],
+        # PyTorch's vander backward fails (its cumprod's input is modified in place); the
+        # gradient is checked in test_math_ops.py
+        differentiable=False,
+        error_inputs=[
+            ErrorInput([(3,)], RuntimeError, "N must be non-negative.", {"N": -1}),
+            ErrorInput([(3, 2)], RuntimeError, "x must be a one-dimensional tensor."),
+        ],
+    ),
+    OpCase(
+        "vander_increasing",
+        lambda x: lucid.vander(x, 5, increasing=True),
+        lambda x: torch.vander(x, 5, increasing=True),
+        lambda x: np.vander(x, 5, increasing=True),
+        shapes=[(3,)],
+        differentiable=False,
+    ),
+    OpCase(
+        "vander_integer",
+        lucid.vander,
+        torch.vander,
+        np.vander,
+        make_inputs=lambda rng, dtype: [rng.integers(-3, 4, (4,))],
+        differentiable=False,
     ),
 ]

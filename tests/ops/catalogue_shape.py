@@ -876,4 +876,161 @@ ROWS: list[OpCase] = [
         reference=lambda a, mask: np.broadcast_to(a, (2, 3, 4))[mask],
         make_inputs=_with_mask((3, 4), (2, 3, 4)),
     ),
+    # ------------- rot90, fliplr/flipud, block_diag, meshgrid, combinations, ...
+    OpCase(
+        "rot90",
+        lambda x, k=3, dims=(1, 2): lucid.rot90(x, k, dims),
+        lambda x, k=3, dims=(1, 2): torch.rot90(x, k, dims),
+        lambda x, k=3, dims=(1, 2): np.rot90(x, k, dims),
+        shapes=[(2, 3, 4)],
+        error_inputs=[
+            ErrorInput(
+                [(2, 3)],
+                RuntimeError,
+                "expected total rotation dims == 2, but got dims = 1",
+                {"dims": [0]},
+            ),
+            ErrorInput(
+                [(2, 3)],
+                RuntimeError,
+                "expected rotation dims to be different, but got dim0 = 0 and dim1 = 0",
+                {"dims": [0, 0]},
+            ),
+            ErrorInput(
+                [(3,)],
+                RuntimeError,
+                "expected total dims >= 2, but got total dims = 1",
+                {"dims": [0, 1]},
+            ),
+            ErrorInput(
+                [(2, 3)],
+                IndexError,
+                r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)",
+                {"dims": [0, 2]},
+            ),
+        ],
+    ),
+    OpCase(
+        "rot90_negative_k",
+        lambda x: lucid.rot90(x, -1),
+        lambda x: torch.rot90(x, -1),
+        lambda x: np.rot90(x, -1),
+    ),
+    OpCase(
+        "fliplr",
+        lucid.fliplr,
+        torch.fliplr,
+        np.fliplr,
+        error_inputs=[ErrorInput([(3,)], RuntimeError, "Input must be >= 2-d.")],
+    ),
+    OpCase(
+        "flipud",
+        lucid.flipud,
+        torch.flipud,
+        np.flipud,
+        error_inputs=[ErrorInput([np.array(1.0)], RuntimeError, "Input must be >= 1-d.")],
+    ),
+    OpCase(
+        "block_diag",
+        lucid.block_diag,
+        torch.block_diag,
+        None,
+        shapes=[(2, 3), (3,), (), (1, 2)],
+        error_inputs=[
+            ErrorInput(
+                [(2, 3, 4)],
+                RuntimeError,
+                "lucid.block_diag: Input tensors must have 2 or fewer dimensions. Input 0 has 3 "
+                "dimensions",
+            )
+        ],
+    ),
+    OpCase(
+        "block_diag_mixed_dtypes",
+        lucid.block_diag,
+        torch.block_diag,
+        None,
+        make_inputs=lambda rng, dtype: [rng.integers(-3, 4, (2, 2)), _floats(rng, dtype, 3)],
+    ),
+    *[
+        OpCase(
+            f"meshgrid_{indexing}_{output}",
+            lambda a, b, c, indexing=indexing: lucid.meshgrid(a, b, c, indexing=indexing),
+            lambda a, b, c, indexing=indexing: torch.meshgrid(a, b, c, indexing=indexing),
+            lambda a, b, c, indexing=indexing: np.meshgrid(a, b, c, indexing=indexing),
+            shapes=[(3,), (4,), ()],
+            output_index=output,
+            error_inputs=[
+                ErrorInput(
+                    [(3,), (4,), (2,)],
+                    RuntimeError,
+                    'lucid.meshgrid: indexing must be one of "xy" or "ij", but received: foo',
+                    {"indexing": "foo"},
+                ),
+                ErrorInput(
+                    [(3,), (4,), np.ones(2, np.float32)],
+                    RuntimeError,
+                    "meshgrid expects all tensors to have the same dtype",
+                ),
+                ErrorInput(
+                    [(3, 2), (4,), (2,)],
+                    RuntimeError,
+                    "lucid.meshgrid: Expected 0D or 1D tensor in the tensor list but got:",
+                ),
+            ]
+            if output == 0
+            else [],
+        )
+        for indexing in ("ij", "xy")
+        for output in (0, 1)
+    ],
+    OpCase(
+        "cartesian_prod",
+        lucid.cartesian_prod,
+        torch.cartesian_prod,
+        lambda a, b: np.stack([g.ravel() for g in np.meshgrid(a, b, indexing="ij")], 1),
+        shapes=[(3,), (4,)],
+        error_inputs=[
+            ErrorInput([(3, 2), (4,)], RuntimeError, r"Expect a 1D vector, but got shape \[3, 2\]")
+        ],
+    ),
+    OpCase(
+        "combinations",
+        lambda x, r=2, with_replacement=False: lucid.combinations(x, r, with_replacement),
+        lambda x, r=2, with_replacement=False: torch.combinations(x, r, with_replacement),
+        None,
+        shapes=[(5,)],
+        error_inputs=[
+            ErrorInput([(4,)], RuntimeError, "Expect a non-negative number, but got -1", {"r": -1}),
+            ErrorInput([(4, 2)], RuntimeError, r"Expect a 1D vector, but got shape \[4, 2\]"),
+        ],
+    ),
+    OpCase(
+        "combinations_with_replacement",
+        lambda x: lucid.combinations(x, 3, with_replacement=True),
+        lambda x: torch.combinations(x, 3, with_replacement=True),
+        None,
+        shapes=[(4,)],
+    ),
+    OpCase(
+        "combinations_longer_than_input",
+        lambda x: lucid.combinations(x, 5),
+        lambda x: torch.combinations(x, 5),
+        None,
+        shapes=[(4,)],
+    ),
+    OpCase(
+        "tril_",
+        lambda x, diagonal=1: x.clone().tril_(diagonal),
+        lambda x, diagonal=1: x.clone().tril_(diagonal),
+        lambda x, diagonal=1: np.tril(x, diagonal),
+        shapes=[(2, 3, 4)],
+    ),
+    OpCase(
+        "triu_",
+        lambda x: x.clone().triu_(-1),
+        lambda x: x.clone().triu_(-1),
+        lambda x: np.triu(x, -1),
+        shapes=[(3, 4)],
+    ),
 ]

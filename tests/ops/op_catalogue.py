@@ -100,8 +100,8 @@ def _family_rows() -> list[OpCase]:
     from tests.ops import (
         catalogue_arithmetic,
         catalogue_convolution,
-        catalogue_linalg,
         catalogue_indexing,
+        catalogue_linalg,
         catalogue_loss,
         catalogue_nn,
         catalogue_normalization,
