@@ -1878,7 +1878,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None, *, out: Any = No
     """The cross product of 3-vectors along dim (without dim: the first dim of size 3, a
     deprecated default kept from PyTorch)."""
     _refuse_out("cross", out)
-    a, b = _cross_checks("cross", input, other)
+    a, b = _cross_checks("linalg.cross", input, other)
     if dim is None:
         warnings.warn(
             "Using lucid.cross without specifying the dim arg is deprecated.\nPlease either "

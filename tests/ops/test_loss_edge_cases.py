@@ -4,6 +4,7 @@ ignored, a total class weight of zero, and empty batches (values, nan-ness, grad
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -192,9 +193,9 @@ def _margin_and_likelihood_cases() -> list[EdgeCase]:
                 "triplet_margin_with_distance_loss", (Leaf(EMPTY), Leaf(EMPTY), Leaf(EMPTY)), r
             ),
         ]
-        # PyTorch's mean over an empty batch reads memory it never wrote for these two
-        # kernels, so only 'sum' and 'none' are compared (lucid's mean there is nan)
-        if reduction != "mean":
+        # PyTorch's sum and mean over an empty batch read memory it never wrote for these two
+        # kernels, so only 'none' is compared (lucid's sum there is 0 and its mean nan)
+        if reduction == "none":
             cases += [
                 EdgeCase("multi_margin_loss", (Leaf(EMPTY), EMPTY_TARGETS), r),
                 EdgeCase("multi_margin_loss", (Leaf(EMPTY), EMPTY_TARGETS), {**r, "p": 2}),
@@ -317,3 +318,14 @@ def test_weight_of_another_shape_than_the_input_raises(name: str) -> None:
     input = lucid.tensor(LOGITS)
     with pytest.raises(ValueError, match="^Weights and input must have the same size.$"):
         getattr(F, name)(input, input, weight=lucid.ones(4, dtype=lucid.float64))
+
+
+@pytest.mark.parametrize("name", ["multi_margin_loss", "multilabel_margin_loss"])
+def test_margin_losses_of_an_empty_batch_sum_to_zero_and_average_to_nan(name) -> None:
+    # PyTorch returns unwritten memory here (see _cases); lucid returns the sum and mean of
+    # no terms
+    shape = (0,) if name == "multi_margin_loss" else (0, 4)
+    target = lucid.empty(shape, dtype=lucid.long)
+    loss = getattr(F, name)
+    assert loss(lucid.empty(0, 4), target, reduction="sum").item() == 0.0
+    assert math.isnan(loss(lucid.empty(0, 4), target, reduction="mean").item())
