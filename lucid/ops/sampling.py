@@ -992,6 +992,46 @@ class _GridSampler(Function):
         return grad_weights, grad_values, grad_grid, None
 
 
+class _TapGather(Function):
+    """values[n, c, j] = input[n, c, index[n, j]] over (N, C, S) input: the same taps for
+    every channel."""
+
+    _backward_name = "TapGatherBackward0"
+    _op_name = "grid_sample"
+
+    @staticmethod
+    def forward(ctx, x, index):
+        ctx.index = index
+        ctx.size = x.shape[2]
+        return _wrap(np.take_along_axis(x._data, index[:, None, :], axis=2))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return _TapScatter.apply(grad_output, ctx.index, ctx.size), None
+
+
+class _TapScatter(Function):
+    """The adjoint of `_TapGather`: each tap's gradient summed into the pixel it read."""
+
+    _backward_name = "TapGatherBackwardBackward0"
+    _op_name = "grid_sample"
+
+    @staticmethod
+    def forward(ctx, grad, index, size):
+        ctx.index = index
+        array = grad._data
+        batch, channels, _ = array.shape
+        # one bincount over (n, c, pixel) slots sums repeated taps far faster than ufunc.at
+        slots = np.arange(batch * channels).reshape(batch, channels, 1) * size
+        flat = (slots + index[:, None, :]).ravel()
+        summed = np.bincount(flat, weights=array.ravel(), minlength=batch * channels * size)
+        return _wrap(summed.reshape(batch, channels, size).astype(array.dtype))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return _TapGather.apply(grad_output, ctx.index), None, None
+
+
 class GridSampler2D(_GridSampler):
     _backward_name = "GridSampler2DBackward0"
     _op_name = "grid_sample"
@@ -1189,9 +1229,8 @@ def grid_sample(
         valid_masks.append(valid)
         tap_weights.append(weight)
     taps = len(flat_indices)
-    index = np.stack(flat_indices, 1).reshape(batch, 1, taps * points)
-    index = np.ascontiguousarray(np.broadcast_to(index, (batch, channels, taps * points)))
-    values = input.reshape(batch, channels, -1).gather(2, _wrap(index))
+    index = np.stack(flat_indices, 1).reshape(batch, taps * points)
+    values = _TapGather.apply(input.reshape(batch, channels, -1), index)
     values = values.reshape(batch, channels, taps, points)
     # taps outside the input read zeros (never the clamped pixel times a zero weight)
     valid = _wrap(np.stack(valid_masks, 1)[:, None])
