@@ -309,29 +309,6 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
 
 
 # --------------------------------------------------------------------------- interpolate
-class _UpsampleLinear(Function):
-    """result = input with one matrix applied along each of its last axes (area on 5-d input,
-    where every output averages a whole window)."""
-
-    @staticmethod
-    def forward(ctx, x, matrices):
-        ctx.matrices = matrices
-        array = x._data
-        for k, matrix in enumerate(matrices):
-            array = _along(array, matrix.astype(array.dtype), len(matrices) - k)
-        return _wrap(array)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        from lucid.factories import tensor  # noqa: PLC0415
-
-        grad = grad_output
-        for k, matrix in enumerate(ctx.matrices):
-            transposed = tensor(np.ascontiguousarray(matrix.T), dtype=grad.dtype)
-            grad = _along(grad, transposed, len(ctx.matrices) - k)
-        return grad, None
-
-
 def _along(x: Any, matrix: Any, from_end: int) -> Any:
     """matrix (out, in) applied along axis -from_end of x; arrays and tensors alike."""
     if from_end == 1:
