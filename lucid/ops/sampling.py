@@ -309,29 +309,6 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
 
 
 # --------------------------------------------------------------------------- interpolate
-class _UpsampleLinear(Function):
-    """result = input with one matrix applied along each of its last axes (area on 5-d input,
-    where every output averages a whole window)."""
-
-    @staticmethod
-    def forward(ctx, x, matrices):
-        ctx.matrices = matrices
-        array = x._data
-        for k, matrix in enumerate(matrices):
-            array = _along(array, matrix.astype(array.dtype), len(matrices) - k)
-        return _wrap(array)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        from lucid.factories import tensor  # noqa: PLC0415
-
-        grad = grad_output
-        for k, matrix in enumerate(ctx.matrices):
-            transposed = tensor(np.ascontiguousarray(matrix.T), dtype=grad.dtype)
-            grad = _along(grad, transposed, len(ctx.matrices) - k)
-        return grad, None
-
-
 def _along(x: Any, matrix: Any, from_end: int) -> Any:
     """matrix (out, in) applied along axis -from_end of x; arrays and tensors alike."""
     if from_end == 1:
@@ -360,9 +337,22 @@ def _apply_taps(array: np.ndarray, taps: Taps, axis: int) -> np.ndarray:
     return products.sum(axis + 1)
 
 
+def _tap_matrix(taps: Taps, size: int) -> np.ndarray:
+    """The (out, size) matrix whose rows hold each output's tap weights."""
+    indices, weights, valid = taps
+    if valid is not None:
+        weights = np.where(valid, weights, 0.0)
+    matrix = np.zeros((indices.shape[0], size))
+    rows = np.broadcast_to(np.arange(indices.shape[0])[:, None], indices.shape)
+    np.add.at(matrix, (rows.ravel(), indices.ravel()), weights.ravel())
+    return matrix
+
+
 class _Resample(Function):
-    """result = input resampled along each of its last axes by a few taps per output point,
-    so a non-finite pixel reaches only the outputs that read it."""
+    """result = input resampled along each of its last axes by a few taps per output point.
+
+    A finite input goes through one dense matrix per axis (fast); one with NaN or inf reads
+    only the taps, so a non-finite pixel reaches only the outputs that read it."""
 
     _backward_name = "ResampleBackward0"
     _op_name = "interpolate"
@@ -371,7 +361,14 @@ class _Resample(Function):
     def forward(ctx, x, plan):
         array = x._data
         ctx.plan = plan
-        ctx.sizes = array.shape[array.ndim - len(plan) :]
+        ctx.sizes = sizes = array.shape[array.ndim - len(plan) :]
+        if np.isfinite(array).all():
+            # the same sums as a dense matrix per axis (its other entries are exact zeros),
+            # and a GEMM is several times faster than gathering the taps
+            for k, taps in enumerate(plan):
+                matrix = _tap_matrix(taps, sizes[k]).astype(array.dtype)
+                array = _along(array, matrix, len(plan) - k)
+            return _wrap(array)
         for k, taps in enumerate(plan):
             array = _apply_taps(array, taps, array.ndim - len(plan) + k)
         return _wrap(array)
@@ -392,15 +389,10 @@ class _ResampleAdjoint(Function):
         ctx.plan = plan
         array = grad._data
         for k in reversed(range(len(plan))):
-            indices, weights, valid = plan[k]
-            axis = array.ndim - len(plan) + k
-            moved = np.moveaxis(array, axis, -1)
-            spread = moved[..., None] * weights.astype(array.dtype)
-            if valid is not None:
-                spread = np.where(valid, spread, 0)
-            spread = spread.reshape(*spread.shape[:-2], -1)
-            summed = _scatter_axis(spread, indices.ravel(), sizes[k], spread.ndim - 1)
-            array = np.moveaxis(summed, -1, axis)
+            # the gradient is finite where the input was not, so one dense (size, out) matrix
+            # per axis (a GEMM) is safe here, and much faster than scattering tap by tap
+            matrix = _tap_matrix(plan[k], sizes[k]).T.astype(array.dtype)
+            array = _along(array, np.ascontiguousarray(matrix), len(plan) - k)
         return _wrap(array)
 
     @staticmethod
@@ -977,6 +969,46 @@ class _GridSampler(Function):
         return grad_weights, grad_values, grad_grid, None
 
 
+class _TapGather(Function):
+    """values[n, c, j] = input[n, c, index[n, j]] over (N, C, S) input: the same taps for
+    every channel."""
+
+    _backward_name = "TapGatherBackward0"
+    _op_name = "grid_sample"
+
+    @staticmethod
+    def forward(ctx, x, index):
+        ctx.index = index
+        ctx.size = x.shape[2]
+        return _wrap(np.take_along_axis(x._data, index[:, None, :], axis=2))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return _TapScatter.apply(grad_output, ctx.index, ctx.size), None
+
+
+class _TapScatter(Function):
+    """The adjoint of `_TapGather`: each tap's gradient summed into the pixel it read."""
+
+    _backward_name = "TapGatherBackwardBackward0"
+    _op_name = "grid_sample"
+
+    @staticmethod
+    def forward(ctx, grad, index, size):
+        ctx.index = index
+        array = grad._data
+        batch, channels, _ = array.shape
+        # one bincount over (n, c, pixel) slots sums repeated taps far faster than ufunc.at
+        slots = np.arange(batch * channels).reshape(batch, channels, 1) * size
+        flat = (slots + index[:, None, :]).ravel()
+        summed = np.bincount(flat, weights=array.ravel(), minlength=batch * channels * size)
+        return _wrap(summed.reshape(batch, channels, size).astype(array.dtype))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return _TapGather.apply(grad_output, ctx.index), None, None
+
+
 class GridSampler2D(_GridSampler):
     _backward_name = "GridSampler2DBackward0"
     _op_name = "grid_sample"
@@ -1174,9 +1206,8 @@ def grid_sample(
         valid_masks.append(valid)
         tap_weights.append(weight)
     taps = len(flat_indices)
-    index = np.stack(flat_indices, 1).reshape(batch, 1, taps * points)
-    index = np.ascontiguousarray(np.broadcast_to(index, (batch, channels, taps * points)))
-    values = input.reshape(batch, channels, -1).gather(2, _wrap(index))
+    index = np.stack(flat_indices, 1).reshape(batch, taps * points)
+    values = _TapGather.apply(input.reshape(batch, channels, -1), index)
     values = values.reshape(batch, channels, taps, points)
     # taps outside the input read zeros (never the clamped pixel times a zero weight)
     valid = _wrap(np.stack(valid_masks, 1)[:, None])
