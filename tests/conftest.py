@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -21,3 +23,16 @@ def _seeded_and_default_state():
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(0)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The API coverage per torch namespace, when tests/test_api_coverage.py ran."""
+    coverage = getattr(sys.modules.get("tests.test_api_coverage"), "COVERAGE", None)
+    if not coverage:
+        return
+    terminalreporter.section("API coverage against torch (public names lucid has)")
+    for namespace, (have, lacking, total) in coverage.items():
+        terminalreporter.write_line(
+            f"{namespace:<26} {have:4d} / {total:4d}  ({100 * have / total:5.1f} %), "
+            f"{lacking} excluded with a reason"
+        )

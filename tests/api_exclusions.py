@@ -1,0 +1,493 @@
+"""The exclusion table of tests/test_api_coverage.py: what lucid deliberately is not (yet).
+
+Each entry is a public name of a torch namespace that lucid lacks, grouped under its reason.
+A name that lucid gains must be removed here; the coverage test fails on stale entries.
+"""
+
+from __future__ import annotations
+
+NAMESPACES = [
+    ("torch", "lucid"),
+    ("torch.Tensor", "lucid.Tensor"),
+    ("torch.nn", "lucid.nn"),
+    ("torch.nn.functional", "lucid.nn.functional"),
+    ("torch.nn.init", "lucid.nn.init"),
+    ("torch.nn.utils", "lucid.nn.utils"),
+    ("torch.optim", "lucid.optim"),
+    ("torch.optim.lr_scheduler", "lucid.optim.lr_scheduler"),
+    ("torch.linalg", "lucid.linalg"),
+    ("torch.utils.data", "lucid.utils.data"),
+    ("torch.autograd", "lucid.autograd"),
+]
+
+# ------------------------------------------------------------------------------------------ reasons
+ACCELERATOR = "CUDA, ROCm, MPS, XPU, IPU, XLA, MTIA or Vulkan only; lucid computes on the CPU"
+BACKEND = (
+    "a backend kernel or dispatcher entry point (cudnn_*, miopen_*, mkldnn_*, fbgemm_*, "
+    "native_*, ...), not a user API"
+)
+SPARSE = "sparse tensors and layouts; lucid tensors are dense"
+QUANTIZED = "quantized tensors, dtypes and observers"
+COMPLEX = "complex dtypes; lucid has none"
+JIT = "TorchScript, torch.compile, fx, vmap or symbolic-shape machinery"
+FUNCTIONALIZATION = (
+    "a *_copy twin of a view, for torch.compile's functionalization; lucid has the view"
+)
+STORAGE = (
+    "typed storages and the legacy per-dtype tensor classes; a lucid tensor owns a NumPy array"
+)
+STRIDES = (
+    "explicit strides and storage sharing (as_strided, set_, resize_, storage); a lucid "
+    "tensor is a NumPy array whose strides NumPy owns"
+)
+NARROW_DTYPE = "a dtype NumPy cannot hold (float8, float4, sub-byte integers, bit types)"
+DEPRECATED = "deprecated in torch, with its replacement in lucid"
+MIXED_PRECISION = "mixed precision (bfloat16, autocast, GradScaler): planned, issue 18"
+DISTRIBUTED = "multi-process training: planned, issue 19"
+PLANNED = "not yet in lucid: planned, issue 17"
+NESTED = "nested and subclass tensor machinery (torch_function overrides, nested tensors)"
+DATAPIPES = "DataPipes, deprecated in torch.utils.data"
+SIGNAL = "spectral transforms (stft, istft), which produce complex tensors"
+PICKLE = "a pickle option; lucid's checkpoints never use pickle"
+INTERNAL = (
+    "a torch internal with a public name (a typing alias, a benchmark or logging helper, a "
+    "C++ binding)"
+)
+REASONS = [
+    ACCELERATOR,
+    BACKEND,
+    SPARSE,
+    QUANTIZED,
+    COMPLEX,
+    JIT,
+    FUNCTIONALIZATION,
+    STORAGE,
+    STRIDES,
+    NARROW_DTYPE,
+    DEPRECATED,
+    MIXED_PRECISION,
+    DISTRIBUTED,
+    PLANNED,
+    NESTED,
+    DATAPIPES,
+    SIGNAL,
+    PICKLE,
+    INTERNAL,
+]
+
+
+def _names(reason: str, names: str) -> dict[str, str]:
+    return dict.fromkeys(names.split(), reason)
+
+
+EXCLUDED: dict[str, dict[str, str]] = {
+    "torch": {
+        **_names(
+            ACCELERATOR,
+            """
+            AcceleratorError Event OutOfMemoryError Stream get_device_module is_vulkan_available
+            """,
+        ),
+        **_names(
+            BACKEND,
+            """
+            affine_grid_generator batch_norm_backward_elemt batch_norm_backward_reduce
+            batch_norm_elemt batch_norm_gather_stats batch_norm_gather_stats_with_counts
+            batch_norm_stats batch_norm_update_stats constant_pad_nd conv_tbc convolution
+            cudnn_affine_grid_generator cudnn_batch_norm cudnn_convolution
+            cudnn_convolution_add_relu cudnn_convolution_relu cudnn_convolution_transpose
+            cudnn_grid_sampler cudnn_is_acceptable embedding_renorm_ fbgemm_linear_fp16_weight
+            fbgemm_linear_fp16_weight_fp32_activation fbgemm_linear_int8_weight
+            fbgemm_linear_int8_weight_fp32_activation fbgemm_linear_quantize_weight
+            fbgemm_pack_gemm_matrix_fp16 fbgemm_pack_quantized_matrix feature_dropout
+            feature_dropout_ frobenius_norm grid_sampler grid_sampler_2d grid_sampler_3d gru
+            gru_cell lstm lstm_cell miopen_batch_norm miopen_convolution
+            miopen_convolution_add_relu miopen_convolution_relu miopen_convolution_transpose
+            miopen_ctc_loss miopen_depthwise_convolution miopen_rnn mkldnn_adaptive_avg_pool2d
+            mkldnn_convolution mkldnn_linear_backward_weights mkldnn_max_pool2d
+            mkldnn_max_pool3d mkldnn_rnn_layer native_batch_norm native_channel_shuffle
+            native_dropout native_group_norm native_layer_norm native_norm nonzero_static
+            norm_except_dim nuclear_norm rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell
+            slice_inverse split_with_sizes split_with_sizes_copy unsafe_chunk unsafe_split
+            unsafe_split_with_sizes
+            """,
+        ),
+        **_names(
+            SPARSE,
+            """
+            ccol_indices_copy col_indices_copy crow_indices_copy dsmm hsmm hspmm indices_copy
+            resize_as_sparse_ row_indices_copy saddmm smm sparse_bsc_tensor sparse_bsr_tensor
+            sparse_compressed_tensor sparse_coo_tensor sparse_csc_tensor sparse_csr_tensor spmm
+            sspaddmm values_copy
+            """,
+        ),
+        **_names(
+            QUANTIZED,
+            """
+            choose_qparams_optimized dequantize empty_quantized fake_quantize_per_channel_affine
+            fake_quantize_per_tensor_affine fused_moving_avg_obs_fake_quant int_repr nanquantile
+            q_per_channel_axis q_per_channel_scales q_per_channel_zero_points q_scale
+            q_zero_point qint32 qint8 qscheme quantile quantize_per_channel quantize_per_tensor
+            quantize_per_tensor_dynamic quantized_batch_norm quantized_gru_cell
+            quantized_lstm_cell quantized_max_pool1d quantized_max_pool2d quantized_max_pool3d
+            quantized_rnn_relu_cell quantized_rnn_tanh_cell quint2x4 quint4x2 quint8
+            """,
+        ),
+        **_names(
+            COMPLEX,
+            """
+            cdouble cfloat chalf complex complex128 complex32 complex64 is_complex polar
+            view_as_complex view_as_real
+            """,
+        ),
+        **_names(
+            JIT,
+            """
+            AggregationType AliasDb AnyType Argument ArgumentSpec AwaitType Block BoolType
+            BufferDict CallStack Capsule ClassType Code CompilationUnit CompleteArgumentSpec
+            ComplexType ConcreteModuleType ConcreteModuleTypeBuilder DeepCopyMemoTable
+            DeviceObjType DictType DisableTorchFunction DisableTorchFunctionSubclass DispatchKey
+            DispatchKeySet EnumType ErrorReport ExcludeDispatchKeyGuard ExecutionPlan FileCheck
+            FloatType FunctionSchema Future FutureType Gradient Graph GraphExecutorState
+            IODescriptor InferredType IntType InterfaceType JITException ListType
+            LiteScriptModule Node NoneType NumberType OperatorInfo OptionalType PyObjectType
+            RRefType ScriptClass ScriptClassFunction ScriptDict ScriptDictIterator
+            ScriptDictKeyIterator ScriptFunction ScriptList ScriptListIterator ScriptMethod
+            ScriptModule ScriptModuleSerializer ScriptObject ScriptObjectProperty StaticModule
+            StreamObjType StringType SymBool SymBoolType SymFloat SymInt SymIntType Tag
+            TensorType TracingState TupleType Type UnionType Use Value fork import_ir_module
+            import_ir_module_from_buffer merge_type_from_type_comment parse_ir parse_schema
+            parse_type_comment sym_constrain_range sym_constrain_range_for_size sym_float
+            sym_fresh_size sym_int sym_ite sym_max sym_min sym_not sym_sqrt sym_sum
+            unify_type_list vmap wait
+            """,
+        ),
+        **_names(
+            FUNCTIONALIZATION,
+            """
+            alias_copy as_strided_copy detach_copy diagonal_copy expand_copy index_copy
+            narrow_copy permute_copy select_copy slice_copy split_copy squeeze_copy t_copy
+            transpose_copy unbind_copy unfold_copy unsqueeze_copy view_as_complex_copy
+            view_as_real_copy view_copy
+            """,
+        ),
+        **_names(
+            STORAGE,
+            """
+            BoolStorage BoolTensor ByteStorage ByteTensor CharStorage CharTensor DoubleStorage
+            DoubleTensor FloatStorage FloatTensor IntStorage IntTensor LongStorage LongTensor
+            ShortStorage ShortTensor TypedStorage UntypedStorage is_storage
+            """,
+        ),
+        **_names(
+            STRIDES,
+            """
+            as_strided as_strided_ empty_permuted empty_strided from_file resize_as_
+            """,
+        ),
+        **_names(
+            NARROW_DTYPE,
+            """
+            bits16 bits1x8 bits2x4 bits4x2 bits8 float4_e2m1fn_x2 float8_e4m3fn float8_e4m3fnuz
+            float8_e5m2 float8_e5m2fnuz float8_e8m0fnu int1 int2 int3 int4 int5 int6 int7 uint1
+            uint2 uint3 uint4 uint5 uint6 uint7
+            """,
+        ),
+        **_names(
+            MIXED_PRECISION,
+            """
+            GradScaler autocast autocast_decrement_nesting autocast_increment_nesting bfloat16
+            clear_autocast_cache get_autocast_cpu_dtype get_autocast_dtype
+            get_autocast_gpu_dtype get_autocast_ipu_dtype get_autocast_xla_dtype
+            is_autocast_cache_enabled is_autocast_cpu_enabled is_autocast_enabled
+            is_autocast_ipu_enabled is_autocast_xla_enabled set_autocast_cache_enabled
+            set_autocast_cpu_dtype set_autocast_cpu_enabled set_autocast_dtype
+            set_autocast_enabled set_autocast_gpu_dtype set_autocast_ipu_dtype
+            set_autocast_ipu_enabled set_autocast_xla_dtype set_autocast_xla_enabled
+            """,
+        ),
+        **_names(DISTRIBUTED, "is_distributed"),
+        **_names(
+            PLANNED,
+            """
+            acos_ acosh acosh_ adaptive_avg_pool1d adaptive_max_pool1d addbmm addcdiv addcmul
+            addmv addmv_ addr adjoint alpha_dropout alpha_dropout_ aminmax angle arccos_ arccosh
+            arccosh_ arcsin_ arcsinh arcsinh_ arctan_ arctanh arctanh_
+            are_deterministic_algorithms_enabled argwhere as_strided_scatter asarray asin_ asinh
+            asinh_ atan_ atanh atanh_ atleast_1d atleast_2d atleast_3d avg_pool1d baddbmm
+            bartlett_window batch_norm bilinear binary_cross_entropy_with_logits bincount
+            binomial bit blackman_window block_diag broadcast_tensors bucketize can_cast
+            cartesian_prod cdist ceil_ chain_matmul channel_shuffle cholesky cholesky_inverse
+            cholesky_solve clamp_max clamp_max_ clamp_min clamp_min_ column_stack combinations
+            cond conj conj_physical conj_physical_ conv1d conv2d conv3d conv_transpose1d
+            conv_transpose2d conv_transpose3d copysign corrcoef cos_ cosh_ cosine_embedding_loss
+            cosine_similarity cov cross ctc_loss cummax cummin cumulative_trapezoid deg2rad
+            deg2rad_ det detach detach_ diag_embed diagflat diagonal_scatter diff digamma
+            dropout dropout_ dsplit dstack e embedding embedding_bag erf_ erfc_ erfinv exp2
+            exp2_ expm1_ feature_alpha_dropout feature_alpha_dropout_ fill finfo fix_ fliplr
+            flipud floor_ fmax fmin frac frac_ frexp frombuffer gcd gcd_ geqrf
+            get_default_device get_deterministic_debug_mode get_device
+            get_float32_matmul_precision gradient group_norm hamming_window hann_window
+            hardshrink has_lapack has_mkl has_openmp has_spectral hash_tensor heaviside
+            hinge_embedding_loss histc histogram histogramdd hsplit hstack hypot i0 i0_ igamma
+            igammac iinfo imag index_add index_fill index_put index_put_ index_reduce inf
+            instance_norm inverse is_conj is_deterministic_algorithms_warn_only_enabled
+            is_inference is_neg is_nonzero is_same_size is_signed is_warn_always_enabled isin
+            isreal kaiser_window kl_div kron kthvalue layer_norm layout lcm lcm_ ldexp ldexp_
+            lgamma lobpcg log10_ log1p_ log2_ log_ logaddexp logaddexp2 logcumsumexp logdet
+            lu_solve lu_unpack margin_ranking_loss masked_scatter matrix_exp matrix_power
+            max_pool1d max_pool1d_with_indices max_pool2d max_pool3d median memory_format
+            meshgrid mode msort mvlgamma nan nan_to_num_ nanmean nanmedian nansum negative_
+            newaxis nextafter orgqr ormqr pairwise_distance pdist pi pinverse pixel_shuffle
+            pixel_unshuffle poisson poisson_nll_loss polygamma positive prelu put qr rad2deg
+            rad2deg_ range ravel real reciprocal_ renorm repeat_interleave resolve_conj
+            resolve_neg rms_norm rot90 round_ row_stack rrelu rrelu_ rsqrt_ scatter_reduce
+            searchsorted select select_scatter set_default_device set_default_tensor_type
+            set_deterministic_debug_mode set_float32_matmul_precision set_flush_denormal
+            set_printoptions set_warn_always sgn sigmoid_ sin_ sinc sinc_ sinh_ slice_scatter
+            slogdet square_ std_mean svd take_along_dim tan_ tanh_ tensor_split threshold
+            threshold_ trapezoid trapz triangular_solve tril_indices triplet_margin_loss
+            triu_indices trunc_ typename uint16 uint32 uint64 unique_consecutive unravel_index
+            use_deterministic_algorithms vander var_mean vdot vsplit vstack xlogy xlogy_
+            """,
+        ),
+        **_names(SIGNAL, "istft stft"),
+        **_names(
+            INTERNAL,
+            """
+            AVG BenchmarkConfig BenchmarkExecutionStats DeserializationStorageContext FatalError
+            LockingLogger ModuleDict NoopLogger ParameterDict PyTorchFileReader
+            PyTorchFileWriter SUM SerializationStorageContext ThroughputBenchmark
+            init_num_threads thread_safe_generator
+            """,
+        ),
+    },
+    "torch.Tensor": {
+        **_names(
+            ACCELERATOR,
+            """
+            ipu is_ipu is_maia is_meta is_mkldnn is_mps is_mtia is_vulkan is_xla is_xpu mtia
+            to_mkldnn xpu
+            """,
+        ),
+        **_names(
+            BACKEND,
+            """
+            nonzero_static slice_inverse split_with_sizes unsafe_chunk unsafe_split
+            unsafe_split_with_sizes
+            """,
+        ),
+        **_names(
+            SPARSE,
+            """
+            ccol_indices coalesce col_indices crow_indices dense_dim indices is_coalesced
+            is_sparse is_sparse_csr resize_as_sparse_ row_indices smm sparse_dim sparse_mask
+            sparse_resize_ sparse_resize_and_clear_ sspaddmm to_dense to_sparse to_sparse_bsc
+            to_sparse_bsr to_sparse_coo to_sparse_csc to_sparse_csr values
+            """,
+        ),
+        **_names(
+            QUANTIZED,
+            """
+            dequantize int_repr is_quantized nanquantile q_per_channel_axis q_per_channel_scales
+            q_per_channel_zero_points q_scale q_zero_point qscheme quantile
+            """,
+        ),
+        **_names(COMPLEX, "cdouble cfloat chalf is_complex"),
+        **_names(FUNCTIONALIZATION, "index_copy narrow_copy"),
+        **_names(
+            STORAGE,
+            """
+            is_set_to is_shared share_memory_ storage storage_offset storage_type
+            untyped_storage
+            """,
+        ),
+        **_names(
+            STRIDES,
+            """
+            as_strided as_strided_ const_data_ptr dim_order new_empty_strided record_stream
+            resize resize_ resize_as resize_as_ set_
+            """,
+        ),
+        **_names(DEPRECATED, "eig lstsq reinforce solve symeig volatile"),
+        **_names(MIXED_PRECISION, "bfloat16"),
+        **_names(DISTRIBUTED, "is_distributed"),
+        **_names(
+            PLANNED,
+            """
+            H absolute absolute_ acos_ acosh acosh_ addbmm addbmm_ addcdiv addcdiv_ addcmul
+            addcmul_ addmm_ addmv addmv_ addr addr_ adjoint aminmax angle apply_ arccos arccos_
+            arccosh arccosh_ arcsin arcsin_ arcsinh arcsinh_ arctan arctan2 arctan2_ arctan_
+            arctanh arctanh_ argwhere as_strided_scatter asin_ asinh asinh_ atan2_ atan_ atanh
+            atanh_ baddbmm baddbmm_ bernoulli bernoulli_ bincount bitwise_not_ cauchy_ ceil_
+            cholesky cholesky_inverse cholesky_solve clamp_max clamp_max_ clamp_min clamp_min_
+            conj conj_physical conj_physical_ copysign copysign_ corrcoef cos_ cosh_ cov cross
+            cummax cummin cumprod_ cumsum_ deg2rad deg2rad_ det diag_embed diagflat
+            diagonal_scatter diff digamma digamma_ divide divide_ dsplit eq_ erf_ erfc erfc_
+            erfinv erfinv_ exp2 exp2_ expm1_ exponential_ fill_diagonal_ fix fix_ fliplr flipud
+            float_power float_power_ floor_ fmax fmin fmod_ frac frac_ frexp gcd gcd_ ge_
+            geometric_ geqrf ger greater greater_ greater_equal greater_equal_ gt_ hardshrink
+            hash_tensor heaviside heaviside_ histc histogram hsplit hypot hypot_ i0 i0_ igamma
+            igamma_ igammac igammac_ imag index_add index_add_ index_copy_ index_fill
+            index_fill_ index_put index_put_ index_reduce index_reduce_ inverse is_conj is_cpu
+            is_neg is_nonzero is_same_size is_signed isclose isneginf isposinf isreal kron
+            kthvalue layout lcm lcm_ ldexp ldexp_ le_ lerp_ less less_ less_equal less_equal_
+            lgamma lgamma_ log10_ log1p_ log2_ log_ log_normal_ logaddexp logaddexp2
+            logcumsumexp logdet logical_and_ logical_not_ logical_or_ logical_xor_ lt_ lu
+            lu_solve mH map2_ map_ masked_scatter masked_scatter_ matrix_exp matrix_power median
+            mode msort multinomial multiply multiply_ mvlgamma mvlgamma_ nan_to_num_ nanmean
+            nanmedian nansum ne_ negative negative_ new nextafter nextafter_ not_equal
+            not_equal_ orgqr ormqr pinverse polygamma polygamma_ positive prelu put put_ qr
+            rad2deg rad2deg_ random_ ravel real reciprocal_ register_post_accumulate_grad_hook
+            renorm renorm_ repeat_interleave resolve_conj resolve_neg rot90 round_ rsqrt_
+            scatter_ scatter_add_ scatter_reduce scatter_reduce_ select select_scatter sgn sgn_
+            sigmoid_ sign_ signbit sin_ sinc sinc_ sinh_ slice_scatter slogdet square square_
+            squeeze_ subtract subtract_ svd swapaxes_ swapdims_ t_ take_along_dim tan_ tanh_
+            tensor_split transpose_ triangular_solve tril_ triu_ true_divide_ trunc_ unfold
+            unique unique_consecutive unsqueeze_ vdot vsplit where xlogy xlogy_
+            """,
+        ),
+        **_names(NESTED, "as_subclass is_nested module_load to_padded_tensor"),
+        **_names(SIGNAL, "istft stft"),
+        **_names(INTERNAL, "grad_dtype index"),
+    },
+    "torch.nn": {
+        **_names(DEPRECATED, "Container"),
+        **_names(DISTRIBUTED, "DataParallel SyncBatchNorm"),
+        **_names(
+            PLANNED,
+            """
+            AdaptiveAvgPool1d AdaptiveAvgPool3d AdaptiveLogSoftmaxWithLoss AdaptiveMaxPool1d
+            AdaptiveMaxPool2d AdaptiveMaxPool3d AlphaDropout AvgPool3d BatchNorm3d Buffer
+            CTCLoss ChannelShuffle Conv3d ConvTranspose1d ConvTranspose3d CrossMapLRN2d
+            Dropout1d Dropout3d FeatureAlphaDropout FractionalMaxPool2d FractionalMaxPool3d
+            GaussianNLLLoss HingeEmbeddingLoss LPPool1d LPPool2d LPPool3d LazyBatchNorm1d
+            LazyBatchNorm2d LazyBatchNorm3d LazyConv1d LazyConv2d LazyConv3d LazyConvTranspose1d
+            LazyConvTranspose2d LazyConvTranspose3d LazyInstanceNorm1d LazyInstanceNorm2d
+            LazyInstanceNorm3d LazyLinear LinearCrossEntropyLoss LinearCrossEntropyOptions
+            MarginRankingLoss MaxPool3d MaxUnpool1d MaxUnpool2d MaxUnpool3d MultiLabelMarginLoss
+            MultiLabelSoftMarginLoss MultiMarginLoss NLLLoss2d PoissonNLLLoss RReLU
+            SoftMarginLoss TripletMarginLoss TripletMarginWithDistanceLoss UninitializedBuffer
+            UninitializedParameter
+            """,
+        ),
+        **_names(INTERNAL, "factory_kwargs"),
+    },
+    "torch.nn.functional": {
+        **_names(ACCELERATOR, "grouped_mm scaled_grouped_mm scaled_mm"),
+        **_names(BACKEND, "conv_tbc native_channel_shuffle"),
+        **_names(SPARSE, "sparse_support_notes"),
+        **_names(JIT, "DType ScalingType SwizzleType"),
+        **_names(
+            PLANNED,
+            """
+            adaptive_avg_pool1d adaptive_avg_pool3d adaptive_max_pool1d
+            adaptive_max_pool1d_with_indices adaptive_max_pool2d
+            adaptive_max_pool2d_with_indices adaptive_max_pool3d
+            adaptive_max_pool3d_with_indices affine_grid alpha_dropout avg_pool3d celu_
+            channel_shuffle conv3d conv_transpose1d conv_transpose3d ctc_loss dropout1d
+            dropout3d elu_ feature_alpha_dropout fractional_max_pool2d
+            fractional_max_pool2d_with_indices fractional_max_pool3d
+            fractional_max_pool3d_with_indices gaussian_nll_loss grid_sample hardtanh_
+            hinge_embedding_loss leaky_relu_ linear_cross_entropy lp_pool1d lp_pool2d lp_pool3d
+            margin_ranking_loss max_pool1d_with_indices max_pool2d_with_indices max_pool3d
+            max_pool3d_with_indices max_unpool1d max_unpool2d max_unpool3d
+            multi_head_attention_forward multi_margin_loss multilabel_margin_loss
+            multilabel_soft_margin_loss pdist poisson_nll_loss relu_ rrelu rrelu_ selu_
+            soft_margin_loss triplet_margin_loss triplet_margin_with_distance_loss
+            """,
+        ),
+        **_names(
+            NESTED,
+            """
+            handle_torch_function has_torch_function has_torch_function_unary
+            has_torch_function_variadic
+            """,
+        ),
+        **_names(
+            INTERNAL,
+            """
+            BroadcastingList1 BroadcastingList2 BroadcastingList3 Callable
+            GRID_SAMPLE_INTERPOLATION_MODES GRID_SAMPLE_PADDING_MODES Optional TYPE_CHECKING
+            assert_int_or_pair boolean_dispatch reproducibility_notes tf32_notes
+            """,
+        ),
+    },
+    "torch.nn.init": {
+        **_names(SPARSE, "sparse"),
+        **_names(
+            PLANNED,
+            """
+            constant dirac eye kaiming_normal kaiming_uniform normal orthogonal uniform
+            xavier_normal xavier_uniform
+            """,
+        ),
+    },
+    "torch.nn.utils": {
+        **_names(
+            PLANNED,
+            """
+            clip_grad_norm convert_conv2d_weight_memory_format
+            convert_conv3d_weight_memory_format fuse_conv_bn_eval fuse_conv_bn_weights
+            fuse_linear_bn_eval fuse_linear_bn_weights remove_spectral_norm remove_weight_norm
+            skip_init spectral_norm weight_norm
+            """,
+        ),
+    },
+    "torch.optim": {
+        **_names(PLANNED, "Muon SparseAdam swap_in_optimizer_params_and_state"),
+    },
+    "torch.linalg": {
+        **_names(COMPLEX, "eig eigvals"),
+        **_names(
+            PLANNED,
+            """
+            LinAlgError cholesky cholesky_ex cond cross det diagonal eigh eigvalsh
+            householder_product inv inv_ex ldl_factor ldl_factor_ex ldl_solve lstsq lu lu_factor
+            lu_factor_ex lu_solve matmul matrix_exp matrix_norm matrix_power matrix_rank
+            multi_dot norm pinv qr slogdet solve solve_ex solve_triangular svd svdvals tensorinv
+            tensorsolve vander vecdot vector_norm
+            """,
+        ),
+        **_names(INTERNAL, "common_notes"),
+    },
+    "torch.utils.data": {
+        **_names(DISTRIBUTED, "DistributedSampler"),
+        **_names(
+            PLANNED,
+            """
+            ChainDataset StackDataset WeightedRandomSampler get_worker_info
+            """,
+        ),
+        **_names(
+            DATAPIPES,
+            """
+            DFIterDataPipe DataChunk IterDataPipe MapDataPipe argument_validation
+            functional_datapipe guaranteed_datapipes_determinism non_deterministic
+            runtime_validation runtime_validation_disabled
+            """,
+        ),
+    },
+    "torch.autograd": {
+        **_names(JIT, "enforce_grad_layout_policy"),
+        **_names(DEPRECATED, "NestedIOFunction variable"),
+        **_names(PLANNED, "set_multithreading_enabled"),
+    },
+}
+
+# (namespace, name) -> {parameter torch accepts and lucid does not: reason}
+EXCLUDED_PARAMETERS: dict[tuple[str, str], dict[str, str]] = {
+    ("torch", "compile"): {
+        "name": JIT,
+        "recompile_limit": JIT,
+        "isolate_recompiles": JIT,
+        "shapes_spec": JIT,
+    },
+    ("torch", "load"): {"pickle_module": PICKLE, "mmap": PICKLE},
+    ("torch", "save"): {
+        "pickle_module": PICKLE,
+        "pickle_protocol": PICKLE,
+        "_use_new_zipfile_serialization": PICKLE,
+        "_disable_byteorder_record": PICKLE,
+    },
+}
