@@ -173,7 +173,6 @@ class Tensor(TensorBase):
     sort = indexing.sort
     argsort = indexing.argsort
     topk = indexing.topk
-    split = shape_ops.split
     chunk = shape_ops.chunk
     unbind = shape_ops.unbind
     narrow = shape_ops.narrow
@@ -203,6 +202,11 @@ class Tensor(TensorBase):
     aminmax = selection.aminmax
     nansum = selection.nansum
     nanmean = selection.nanmean
+
+    def split(self, split_size: Any, dim: builtins.int = 0) -> tuple[Tensor, ...]:
+        # Tensor.split names its first parameter split_size where torch.split has
+        # split_size_or_sections
+        return shape_ops.split(self, split_size, dim)
 
     # Matrix functions: their op family loads on first use, with lucid.linalg, so that
     # `import lucid` does not pay for it; each method hands over to its function.

@@ -48,6 +48,12 @@ PLANNED = "not yet in lucid: planned, issue 17"
 NESTED = "nested and subclass tensor machinery (torch_function overrides, nested tensors)"
 DATAPIPES = "DataPipes, deprecated in torch.utils.data"
 SIGNAL = "spectral transforms (stft, istft), which produce complex tensors"
+ATEN = (
+    "the ATen form of an nn.functional op (positional flags, integer reduction codes, cudnn "
+    "switches); lucid has the op in lucid.nn.functional"
+)
+LIMITED_DTYPE = "a dtype torch itself supports in few ops (uint16, uint32, uint64)"
+OUT = "an out= result tensor; lucid ops return new tensors"
 PICKLE = "a pickle option; lucid's checkpoints never use pickle"
 INTERNAL = (
     "a torch internal with a public name (a typing alias, a benchmark or logging helper, a "
@@ -71,6 +77,9 @@ REASONS = [
     NESTED,
     DATAPIPES,
     SIGNAL,
+    ATEN,
+    LIMITED_DTYPE,
+    OUT,
     PICKLE,
     INTERNAL,
 ]
@@ -125,9 +134,9 @@ EXCLUDED: dict[str, dict[str, str]] = {
             QUANTIZED,
             """
             choose_qparams_optimized dequantize empty_quantized fake_quantize_per_channel_affine
-            fake_quantize_per_tensor_affine fused_moving_avg_obs_fake_quant int_repr nanquantile
+            fake_quantize_per_tensor_affine fused_moving_avg_obs_fake_quant int_repr
             q_per_channel_axis q_per_channel_scales q_per_channel_zero_points q_scale
-            q_zero_point qint32 qint8 qscheme quantile quantize_per_channel quantize_per_tensor
+            q_zero_point qint32 qint8 qscheme quantize_per_channel quantize_per_tensor
             quantize_per_tensor_dynamic quantized_batch_norm quantized_gru_cell
             quantized_lstm_cell quantized_max_pool1d quantized_max_pool2d quantized_max_pool3d
             quantized_rnn_relu_cell quantized_rnn_tanh_cell quint2x4 quint4x2 quint8
@@ -155,20 +164,20 @@ EXCLUDED: dict[str, dict[str, str]] = {
             ScriptDictKeyIterator ScriptFunction ScriptList ScriptListIterator ScriptMethod
             ScriptModule ScriptModuleSerializer ScriptObject ScriptObjectProperty StaticModule
             StreamObjType StringType SymBool SymBoolType SymFloat SymInt SymIntType Tag
-            TensorType TracingState TupleType Type UnionType Use Value fork import_ir_module
-            import_ir_module_from_buffer merge_type_from_type_comment parse_ir parse_schema
-            parse_type_comment sym_constrain_range sym_constrain_range_for_size sym_float
-            sym_fresh_size sym_int sym_ite sym_max sym_min sym_not sym_sqrt sym_sum
+            TensorType TracingState TupleType Type UnionType Use Value cond fork
+            import_ir_module import_ir_module_from_buffer merge_type_from_type_comment parse_ir
+            parse_schema parse_type_comment sym_constrain_range sym_constrain_range_for_size
+            sym_float sym_fresh_size sym_int sym_ite sym_max sym_min sym_not sym_sqrt sym_sum
             unify_type_list vmap wait
             """,
         ),
         **_names(
             FUNCTIONALIZATION,
             """
-            alias_copy as_strided_copy detach_copy diagonal_copy expand_copy index_copy
-            narrow_copy permute_copy select_copy slice_copy split_copy squeeze_copy t_copy
-            transpose_copy unbind_copy unfold_copy unsqueeze_copy view_as_complex_copy
-            view_as_real_copy view_copy
+            alias_copy as_strided_copy detach_copy diagonal_copy expand_copy narrow_copy
+            permute_copy select_copy slice_copy split_copy squeeze_copy t_copy transpose_copy
+            unbind_copy unfold_copy unsqueeze_copy view_as_complex_copy view_as_real_copy
+            view_copy
             """,
         ),
         **_names(
@@ -182,23 +191,25 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(
             STRIDES,
             """
-            as_strided as_strided_ empty_permuted empty_strided from_file resize_as_
+            as_strided as_strided_ as_strided_scatter empty_permuted empty_strided from_file
+            resize_as_
             """,
         ),
         **_names(
             NARROW_DTYPE,
             """
-            bits16 bits1x8 bits2x4 bits4x2 bits8 float4_e2m1fn_x2 float8_e4m3fn float8_e4m3fnuz
-            float8_e5m2 float8_e5m2fnuz float8_e8m0fnu int1 int2 int3 int4 int5 int6 int7 uint1
-            uint2 uint3 uint4 uint5 uint6 uint7
+            bit bits16 bits1x8 bits2x4 bits4x2 bits8 float4_e2m1fn_x2 float8_e4m3fn
+            float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu int1 int2 int3 int4 int5
+            int6 int7 uint1 uint2 uint3 uint4 uint5 uint6 uint7
             """,
         ),
+        **_names(DEPRECATED, "lu_solve range set_default_tensor_type triangular_solve"),
         **_names(
             MIXED_PRECISION,
             """
             GradScaler autocast autocast_decrement_nesting autocast_increment_nesting bfloat16
-            clear_autocast_cache get_autocast_cpu_dtype get_autocast_dtype
-            get_autocast_gpu_dtype get_autocast_ipu_dtype get_autocast_xla_dtype
+            clear_autocast_cache finfo get_autocast_cpu_dtype get_autocast_dtype
+            get_autocast_gpu_dtype get_autocast_ipu_dtype get_autocast_xla_dtype iinfo
             is_autocast_cache_enabled is_autocast_cpu_enabled is_autocast_enabled
             is_autocast_ipu_enabled is_autocast_xla_enabled set_autocast_cache_enabled
             set_autocast_cpu_dtype set_autocast_cpu_enabled set_autocast_dtype
@@ -210,48 +221,39 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(
             PLANNED,
             """
-            acos_ acosh acosh_ adaptive_avg_pool1d adaptive_max_pool1d addbmm addcdiv addcmul
-            addmv addmv_ addr adjoint alpha_dropout alpha_dropout_ aminmax angle arccos_ arccosh
-            arccosh_ arcsin_ arcsinh arcsinh_ arctan_ arctanh arctanh_
-            are_deterministic_algorithms_enabled argwhere as_strided_scatter asarray asin_ asinh
-            asinh_ atan_ atanh atanh_ atleast_1d atleast_2d atleast_3d avg_pool1d baddbmm
-            bartlett_window batch_norm bilinear binary_cross_entropy_with_logits bincount
-            binomial bit blackman_window block_diag broadcast_tensors bucketize can_cast
-            cartesian_prod cdist ceil_ chain_matmul channel_shuffle cholesky cholesky_inverse
-            cholesky_solve clamp_max clamp_max_ clamp_min clamp_min_ column_stack combinations
-            cond conj conj_physical conj_physical_ conv1d conv2d conv3d conv_transpose1d
-            conv_transpose2d conv_transpose3d copysign corrcoef cos_ cosh_ cosine_embedding_loss
-            cosine_similarity cov cross ctc_loss cummax cummin cumulative_trapezoid deg2rad
-            deg2rad_ det detach detach_ diag_embed diagflat diagonal_scatter diff digamma
-            dropout dropout_ dsplit dstack e embedding embedding_bag erf_ erfc_ erfinv exp2
-            exp2_ expm1_ feature_alpha_dropout feature_alpha_dropout_ fill finfo fix_ fliplr
-            flipud floor_ fmax fmin frac frac_ frexp frombuffer gcd gcd_ geqrf
-            get_default_device get_deterministic_debug_mode get_device
-            get_float32_matmul_precision gradient group_norm hamming_window hann_window
-            hardshrink has_lapack has_mkl has_openmp has_spectral hash_tensor heaviside
-            hinge_embedding_loss histc histogram histogramdd hsplit hstack hypot i0 i0_ igamma
-            igammac iinfo imag index_add index_fill index_put index_put_ index_reduce inf
-            instance_norm inverse is_conj is_deterministic_algorithms_warn_only_enabled
-            is_inference is_neg is_nonzero is_same_size is_signed is_warn_always_enabled isin
-            isreal kaiser_window kl_div kron kthvalue layer_norm layout lcm lcm_ ldexp ldexp_
-            lgamma lobpcg log10_ log1p_ log2_ log_ logaddexp logaddexp2 logcumsumexp logdet
-            lu_solve lu_unpack margin_ranking_loss masked_scatter matrix_exp matrix_power
-            max_pool1d max_pool1d_with_indices max_pool2d max_pool3d median memory_format
-            meshgrid mode msort mvlgamma nan nan_to_num_ nanmean nanmedian nansum negative_
-            newaxis nextafter orgqr ormqr pairwise_distance pdist pi pinverse pixel_shuffle
-            pixel_unshuffle poisson poisson_nll_loss polygamma positive prelu put qr rad2deg
-            rad2deg_ range ravel real reciprocal_ renorm repeat_interleave resolve_conj
-            resolve_neg rms_norm rot90 round_ row_stack rrelu rrelu_ rsqrt_ scatter_reduce
-            searchsorted select select_scatter set_default_device set_default_tensor_type
-            set_deterministic_debug_mode set_float32_matmul_precision set_flush_denormal
-            set_printoptions set_warn_always sgn sigmoid_ sin_ sinc sinc_ sinh_ slice_scatter
-            slogdet square_ std_mean svd take_along_dim tan_ tanh_ tensor_split threshold
-            threshold_ trapezoid trapz triangular_solve tril_indices triplet_margin_loss
-            triu_indices trunc_ typename uint16 uint32 uint64 unique_consecutive unravel_index
-            use_deterministic_algorithms vander var_mean vdot vsplit vstack xlogy xlogy_
+            acos_ acosh acosh_ adjoint angle arccos_ arccosh arccosh_ arcsin_ arcsinh arcsinh_
+            arctan_ arctanh arctanh_ are_deterministic_algorithms_enabled argwhere asarray asin_
+            asinh asinh_ atan_ atanh atanh_ atleast_1d atleast_2d atleast_3d bartlett_window
+            binomial blackman_window broadcast_tensors can_cast ceil_ column_stack conj
+            conj_physical conj_physical_ corrcoef cos_ cosh_ cov cumulative_trapezoid detach
+            detach_ diagflat dsplit dstack e erf_ erfc_ exp2 exp2_ expm1_ fill fix_ floor_ fmax
+            fmin frombuffer geqrf get_default_device get_deterministic_debug_mode get_device
+            get_float32_matmul_precision gradient hamming_window hann_window has_lapack has_mkl
+            has_openmp has_spectral hash_tensor histogramdd hsplit hstack igamma igammac imag
+            index_put_ inf is_conj is_deterministic_algorithms_warn_only_enabled is_inference
+            is_neg is_nonzero is_same_size is_signed is_warn_always_enabled isin isreal
+            kaiser_window layout lobpcg log10_ log1p_ log2_ log_ memory_format nan negative_
+            newaxis orgqr ormqr pdist pi positive ravel real reciprocal_ renorm
+            repeat_interleave resolve_conj resolve_neg round_ row_stack rsqrt_ select
+            set_default_device set_deterministic_debug_mode set_float32_matmul_precision
+            set_flush_denormal set_printoptions set_warn_always sigmoid_ sin_ sinh_ square_ tan_
+            tanh_ tensor_split trapezoid trapz trunc_ typename unravel_index
+            use_deterministic_algorithms vsplit vstack
             """,
         ),
         **_names(SIGNAL, "istft stft"),
+        **_names(
+            ATEN,
+            """
+            adaptive_max_pool1d alpha_dropout alpha_dropout_ batch_norm
+            binary_cross_entropy_with_logits cosine_embedding_loss ctc_loss dropout dropout_
+            embedding embedding_bag feature_alpha_dropout feature_alpha_dropout_ group_norm
+            hinge_embedding_loss instance_norm kl_div layer_norm margin_ranking_loss max_pool1d
+            max_pool1d_with_indices max_pool2d max_pool3d poisson_nll_loss rms_norm rrelu rrelu_
+            threshold triplet_margin_loss
+            """,
+        ),
+        **_names(LIMITED_DTYPE, "uint16 uint32 uint64"),
         **_names(
             INTERNAL,
             """
@@ -289,12 +291,12 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(
             QUANTIZED,
             """
-            dequantize int_repr is_quantized nanquantile q_per_channel_axis q_per_channel_scales
-            q_per_channel_zero_points q_scale q_zero_point qscheme quantile
+            dequantize int_repr is_quantized q_per_channel_axis q_per_channel_scales
+            q_per_channel_zero_points q_scale q_zero_point qscheme
             """,
         ),
         **_names(COMPLEX, "cdouble cfloat chalf is_complex"),
-        **_names(FUNCTIONALIZATION, "index_copy narrow_copy"),
+        **_names(FUNCTIONALIZATION, "narrow_copy"),
         **_names(
             STORAGE,
             """
@@ -305,46 +307,36 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(
             STRIDES,
             """
-            as_strided as_strided_ const_data_ptr dim_order new_empty_strided record_stream
-            resize resize_ resize_as resize_as_ set_
+            as_strided as_strided_ as_strided_scatter const_data_ptr dim_order new_empty_strided
+            record_stream resize resize_ resize_as resize_as_ set_
             """,
         ),
-        **_names(DEPRECATED, "eig lstsq reinforce solve symeig volatile"),
+        **_names(
+            DEPRECATED,
+            """
+            eig lstsq lu lu_solve reinforce solve symeig triangular_solve volatile
+            """,
+        ),
         **_names(MIXED_PRECISION, "bfloat16"),
         **_names(DISTRIBUTED, "is_distributed"),
         **_names(
             PLANNED,
             """
-            H absolute absolute_ acos_ acosh acosh_ addbmm addbmm_ addcdiv addcdiv_ addcmul
-            addcmul_ addmm_ addmv addmv_ addr addr_ adjoint aminmax angle apply_ arccos arccos_
-            arccosh arccosh_ arcsin arcsin_ arcsinh arcsinh_ arctan arctan2 arctan2_ arctan_
-            arctanh arctanh_ argwhere as_strided_scatter asin_ asinh asinh_ atan2_ atan_ atanh
-            atanh_ baddbmm baddbmm_ bernoulli bernoulli_ bincount bitwise_not_ cauchy_ ceil_
-            cholesky cholesky_inverse cholesky_solve clamp_max clamp_max_ clamp_min clamp_min_
-            conj conj_physical conj_physical_ copysign copysign_ corrcoef cos_ cosh_ cov cross
-            cummax cummin cumprod_ cumsum_ deg2rad deg2rad_ det diag_embed diagflat
-            diagonal_scatter diff digamma digamma_ divide divide_ dsplit eq_ erf_ erfc erfc_
-            erfinv erfinv_ exp2 exp2_ expm1_ exponential_ fill_diagonal_ fix fix_ fliplr flipud
-            float_power float_power_ floor_ fmax fmin fmod_ frac frac_ frexp gcd gcd_ ge_
-            geometric_ geqrf ger greater greater_ greater_equal greater_equal_ gt_ hardshrink
-            hash_tensor heaviside heaviside_ histc histogram hsplit hypot hypot_ i0 i0_ igamma
-            igamma_ igammac igammac_ imag index_add index_add_ index_copy_ index_fill
-            index_fill_ index_put index_put_ index_reduce index_reduce_ inverse is_conj is_cpu
-            is_neg is_nonzero is_same_size is_signed isclose isneginf isposinf isreal kron
-            kthvalue layout lcm lcm_ ldexp ldexp_ le_ lerp_ less less_ less_equal less_equal_
-            lgamma lgamma_ log10_ log1p_ log2_ log_ log_normal_ logaddexp logaddexp2
-            logcumsumexp logdet logical_and_ logical_not_ logical_or_ logical_xor_ lt_ lu
-            lu_solve mH map2_ map_ masked_scatter masked_scatter_ matrix_exp matrix_power median
-            mode msort multinomial multiply multiply_ mvlgamma mvlgamma_ nan_to_num_ nanmean
-            nanmedian nansum ne_ negative negative_ new nextafter nextafter_ not_equal
-            not_equal_ orgqr ormqr pinverse polygamma polygamma_ positive prelu put put_ qr
-            rad2deg rad2deg_ random_ ravel real reciprocal_ register_post_accumulate_grad_hook
-            renorm renorm_ repeat_interleave resolve_conj resolve_neg rot90 round_ rsqrt_
-            scatter_ scatter_add_ scatter_reduce scatter_reduce_ select select_scatter sgn sgn_
-            sigmoid_ sign_ signbit sin_ sinc sinc_ sinh_ slice_scatter slogdet square square_
-            squeeze_ subtract subtract_ svd swapaxes_ swapdims_ t_ take_along_dim tan_ tanh_
-            tensor_split transpose_ triangular_solve tril_ triu_ true_divide_ trunc_ unfold
-            unique unique_consecutive unsqueeze_ vdot vsplit where xlogy xlogy_
+            H absolute absolute_ acos_ acosh acosh_ adjoint angle apply_ arccos arccos_ arccosh
+            arccosh_ arcsin arcsin_ arcsinh arcsinh_ arctan arctan2 arctan2_ arctan_ arctanh
+            arctanh_ argwhere asin_ asinh asinh_ atan2_ atan_ atanh atanh_ bitwise_not_ ceil_
+            conj conj_physical conj_physical_ corrcoef cos_ cosh_ cov cumprod_ cumsum_ diagflat
+            divide divide_ dsplit eq_ erf_ erfc erfc_ exp2 exp2_ expm1_ fill_diagonal_ fix fix_
+            floor_ fmax fmin ge_ geqrf greater greater_ greater_equal greater_equal_ gt_
+            hardshrink hash_tensor hsplit igamma igamma_ igammac igammac_ imag is_conj is_cpu
+            is_neg is_nonzero is_same_size is_signed isclose isneginf isposinf isreal layout le_
+            less less_ less_equal less_equal_ log10_ log1p_ log2_ log_ logical_and_ logical_not_
+            logical_or_ logical_xor_ lt_ mH map2_ map_ multiply multiply_ ne_ negative negative_
+            new not_equal not_equal_ orgqr ormqr positive prelu ravel real reciprocal_
+            register_post_accumulate_grad_hook renorm renorm_ repeat_interleave resolve_conj
+            resolve_neg round_ rsqrt_ select sigmoid_ sign_ sin_ sinh_ square square_ squeeze_
+            subtract subtract_ swapaxes_ swapdims_ t_ tan_ tanh_ tensor_split transpose_
+            true_divide_ trunc_ unfold unsqueeze_ vsplit where
             """,
         ),
         **_names(NESTED, "as_subclass is_nested module_load to_padded_tensor"),
@@ -357,18 +349,11 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(
             PLANNED,
             """
-            AdaptiveAvgPool1d AdaptiveAvgPool3d AdaptiveLogSoftmaxWithLoss AdaptiveMaxPool1d
-            AdaptiveMaxPool2d AdaptiveMaxPool3d AlphaDropout AvgPool3d BatchNorm3d Buffer
-            CTCLoss ChannelShuffle Conv3d ConvTranspose1d ConvTranspose3d CrossMapLRN2d
-            Dropout1d Dropout3d FeatureAlphaDropout FractionalMaxPool2d FractionalMaxPool3d
-            GaussianNLLLoss HingeEmbeddingLoss LPPool1d LPPool2d LPPool3d LazyBatchNorm1d
-            LazyBatchNorm2d LazyBatchNorm3d LazyConv1d LazyConv2d LazyConv3d LazyConvTranspose1d
-            LazyConvTranspose2d LazyConvTranspose3d LazyInstanceNorm1d LazyInstanceNorm2d
-            LazyInstanceNorm3d LazyLinear LinearCrossEntropyLoss LinearCrossEntropyOptions
-            MarginRankingLoss MaxPool3d MaxUnpool1d MaxUnpool2d MaxUnpool3d MultiLabelMarginLoss
-            MultiLabelSoftMarginLoss MultiMarginLoss NLLLoss2d PoissonNLLLoss RReLU
-            SoftMarginLoss TripletMarginLoss TripletMarginWithDistanceLoss UninitializedBuffer
-            UninitializedParameter
+            AlphaDropout BatchNorm3d Buffer CrossMapLRN2d Dropout1d Dropout3d
+            FeatureAlphaDropout LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d LazyConv1d
+            LazyConv2d LazyConv3d LazyConvTranspose1d LazyConvTranspose2d LazyConvTranspose3d
+            LazyInstanceNorm1d LazyInstanceNorm2d LazyInstanceNorm3d LazyLinear
+            LinearCrossEntropyOptions RReLU UninitializedBuffer UninitializedParameter
             """,
         ),
         **_names(INTERNAL, "factory_kwargs"),
@@ -381,20 +366,8 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(
             PLANNED,
             """
-            adaptive_avg_pool1d adaptive_avg_pool3d adaptive_max_pool1d
-            adaptive_max_pool1d_with_indices adaptive_max_pool2d
-            adaptive_max_pool2d_with_indices adaptive_max_pool3d
-            adaptive_max_pool3d_with_indices affine_grid alpha_dropout avg_pool3d celu_
-            channel_shuffle conv3d conv_transpose1d conv_transpose3d ctc_loss dropout1d
-            dropout3d elu_ feature_alpha_dropout fractional_max_pool2d
-            fractional_max_pool2d_with_indices fractional_max_pool3d
-            fractional_max_pool3d_with_indices gaussian_nll_loss grid_sample hardtanh_
-            hinge_embedding_loss leaky_relu_ linear_cross_entropy lp_pool1d lp_pool2d lp_pool3d
-            margin_ranking_loss max_pool1d_with_indices max_pool2d_with_indices max_pool3d
-            max_pool3d_with_indices max_unpool1d max_unpool2d max_unpool3d
-            multi_head_attention_forward multi_margin_loss multilabel_margin_loss
-            multilabel_soft_margin_loss pdist poisson_nll_loss relu_ rrelu rrelu_ selu_
-            soft_margin_loss triplet_margin_loss triplet_margin_with_distance_loss
+            alpha_dropout celu_ dropout1d dropout3d elu_ feature_alpha_dropout hardtanh_
+            leaky_relu_ pdist relu_ rrelu rrelu_ selu_
             """,
         ),
         **_names(
@@ -435,20 +408,11 @@ EXCLUDED: dict[str, dict[str, str]] = {
         ),
     },
     "torch.optim": {
-        **_names(PLANNED, "Muon SparseAdam swap_in_optimizer_params_and_state"),
+        **_names(PLANNED, "Muon"),
+        **_names(INTERNAL, "swap_in_optimizer_params_and_state"),
     },
     "torch.linalg": {
-        **_names(COMPLEX, "eig eigvals"),
-        **_names(
-            PLANNED,
-            """
-            LinAlgError cholesky cholesky_ex cond cross det diagonal eigh eigvalsh
-            householder_product inv inv_ex ldl_factor ldl_factor_ex ldl_solve lstsq lu lu_factor
-            lu_factor_ex lu_solve matmul matrix_exp matrix_norm matrix_power matrix_rank
-            multi_dot norm pinv qr slogdet solve solve_ex solve_triangular svd svdvals tensorinv
-            tensorsolve vander vecdot vector_norm
-            """,
-        ),
+        **_names(PLANNED, "ldl_factor ldl_factor_ex ldl_solve vander"),
         **_names(INTERNAL, "common_notes"),
     },
     "torch.utils.data": {
@@ -484,6 +448,7 @@ EXCLUDED_PARAMETERS: dict[tuple[str, str], dict[str, str]] = {
         "shapes_spec": JIT,
     },
     ("torch", "load"): {"pickle_module": PICKLE, "mmap": PICKLE},
+    ("torch", "norm"): {"out": OUT},
     ("torch", "save"): {
         "pickle_module": PICKLE,
         "pickle_protocol": PICKLE,
