@@ -118,10 +118,23 @@ _LAZY_NAMES = {
 _LAZY_NAMES.update(
     dict.fromkeys(
         (
-            "adaptive_avg_pool1d", "avg_pool1d", "bilinear", "channel_shuffle", "conv1d", "conv2d",
-            "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-            "cosine_similarity", "hardshrink", "pairwise_distance", "pixel_shuffle",
-            "pixel_unshuffle", "prelu", "threshold_",
+            "adaptive_avg_pool1d",
+            "avg_pool1d",
+            "bilinear",
+            "channel_shuffle",
+            "conv1d",
+            "conv2d",
+            "conv3d",
+            "conv_transpose1d",
+            "conv_transpose2d",
+            "conv_transpose3d",
+            "cosine_similarity",
+            "hardshrink",
+            "pairwise_distance",
+            "pixel_shuffle",
+            "pixel_unshuffle",
+            "prelu",
+            "threshold_",
         ),  # fmt: skip
         "lucid.nn.functional",
     )

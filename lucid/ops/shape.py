@@ -649,6 +649,12 @@ def split(
         if length % size or not length:
             sizes.append(length % size)
         return Split.apply(tensor, tuple(sizes), dim)
+    for position, size in enumerate(split_size_or_sections):
+        if isinstance(size, bool) or not isinstance(size, int | np.integer):
+            raise TypeError(
+                "split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, "
+                f"but found element of type {type(size).__name__} at pos {position}"
+            )
     sizes = tuple(int(size) for size in split_size_or_sections)
     if any(size < 0 for size in sizes):
         raise RuntimeError(
