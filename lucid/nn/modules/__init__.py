@@ -102,6 +102,12 @@ from lucid.nn.modules.loss import NLLLoss2d, PoissonNLLLoss, SoftMarginLoss
 from lucid.nn.modules.loss import CTCLoss, TripletMarginLoss, TripletMarginWithDistanceLoss
 from lucid.nn.modules.loss import LinearCrossEntropyLoss
 from lucid.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
+from lucid.nn.modules.dropout import AlphaDropout, Dropout1d, Dropout3d, FeatureAlphaDropout
+from lucid.nn.modules.activation import RReLU
+from lucid.nn.modules.batchnorm import BatchNorm3d
+from lucid.nn.modules.normalization import CrossMapLRN2d
+from lucid.nn.modules.lazy import LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyLinear
+from lucid.nn.modules.lazy import LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
@@ -127,4 +133,7 @@ __all__ = [
     "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss2d",
     "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
     "LinearCrossEntropyLoss", "AdaptiveLogSoftmaxWithLoss",
+    "AlphaDropout", "Dropout1d", "Dropout3d", "FeatureAlphaDropout", "RReLU", "BatchNorm3d",
+    "CrossMapLRN2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyLinear",
+    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
 ]  # fmt: skip
