@@ -984,3 +984,54 @@ def dropout3d(
             stacklevel=2,
         )
     return _channel_dropout(input, p, training, inplace, batched=ndim == 5)
+
+
+# --------------------------------------------------------------- weight norm
+def _dims_except(ndim: int, dim: int) -> tuple[int, ...]:
+    return tuple(d for d in range(ndim) if d != dim)
+
+
+class WeightNormInterface(Function):
+    """v * g / ||v||, the norm taken over every dim of v except `dim` (kept with size 1)."""
+
+    _backward_name = "WeightNormInterfaceBackward0"
+    _op_name = "_weight_norm"
+
+    @staticmethod
+    def forward(ctx, v, g, dim):
+        others = _dims_except(v.ndim, dim)
+        norm = np.sqrt(np.sum(np.square(v._data), axis=others, keepdims=True))
+        ctx.dim = dim
+        ctx.save_for_backward(v, g)
+        return _wrap(v._data * (g._data / norm))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        v, g = ctx.saved_tensors
+        others = _dims_except(v.ndim, ctx.dim)
+        norm = (v * v).sum(others, keepdim=True).sqrt()
+        # d/dg = <grad, v> / ||v||; d/dv = g / ||v|| * (grad - v <grad, v> / ||v||^2)
+        projection = (grad_output * v).sum(others, keepdim=True)
+        grad_g = grad_v = None
+        if ctx.needs_input_grad[1]:
+            grad_g = (projection / norm).reshape(g.shape)
+        if ctx.needs_input_grad[0]:
+            grad_v = (g / norm) * (grad_output - v * (projection / (norm * norm)))
+        return grad_v, grad_g, None
+
+
+def weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
+    """v * g / norm_except_dim(v, 2, dim); dim=-1 takes the norm of the whole tensor."""
+    # PyTorch runs its fused kernel (and names its grad_fn) for the first and last dims only
+    if dim == 0 or dim == v.ndim - 1:
+        return WeightNormInterface.apply(v, g, dim)
+    return v * (g / norm_except_dim(v, 2, dim))
+
+
+def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
+    """The p-norm of v over every dim except `dim` (kept with size 1); dim=-1: of all of v."""
+    if dim == -1:
+        return v.norm(pow)
+    if dim < -1:
+        dim += v.ndim
+    return v.norm(pow, _dims_except(v.ndim, dim), keepdim=True)
