@@ -1,7 +1,7 @@
 """lucid.nn.utils: gradient clipping, parameter/vector conversion, rnn packing and weight
 reparameterizations, as in torch."""
 
-from lucid.nn.utils import rnn
+from lucid.nn.utils import parametrizations, parametrize, rnn
 from lucid.nn.utils.clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -44,4 +44,6 @@ __all__ = [
     "fuse_linear_bn_eval",
     "fuse_linear_bn_weights",
     "skip_init",
+    "parametrizations",
+    "parametrize",
 ]
