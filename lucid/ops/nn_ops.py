@@ -995,7 +995,7 @@ class WeightNormInterface(Function):
     """v * g / ||v||, the norm taken over every dim of v except `dim` (kept with size 1)."""
 
     _backward_name = "WeightNormInterfaceBackward0"
-    _op_name = "_weight_norm"
+    _op_name = "weight_norm"
 
     @staticmethod
     def forward(ctx, v, g, dim):
