@@ -82,6 +82,22 @@ def test_loading_a_checkpoint_materializes_and_forward_keeps_it():
     np.testing.assert_array_equal(layer.weight.detach().numpy(), source.weight.detach().numpy())
 
 
+@requires_torch
+def test_loaded_lazy_linear_takes_in_features_from_the_weights_as_torch():
+    state = torch.nn.Linear(5, 3).state_dict()
+    layer, torch_layer = nn.LazyLinear(3), torch.nn.LazyLinear(3)
+    layer.load_state_dict({key: lucid.tensor(value.numpy()) for key, value in state.items()})
+    torch_layer.load_state_dict(state)
+    with pytest.raises(AssertionError) as error:
+        layer(lucid.randn(1, 4))
+    with pytest.raises(AssertionError) as torch_error:
+        torch_layer(torch.randn(1, 4))
+    assert str(error.value) == str(torch_error.value)
+    layer(lucid.randn(1, 5))
+    torch_layer(torch.randn(1, 5))
+    assert repr(layer) == repr(torch_layer)
+
+
 def test_loading_a_lazy_checkpoint_into_an_initialized_module_raises():
     with pytest.raises(RuntimeError, match=_SHAPE_ERROR):
         nn.Linear(5, 3).load_state_dict(nn.LazyLinear(3).state_dict())
