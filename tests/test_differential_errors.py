@@ -81,6 +81,8 @@ EXCLUDED: dict[str, str] = {
             "lucid.randperm",
             "F.dropout",
             "F.dropout2d",
+            "F.dropout1d",
+            "F.dropout3d",
             "F.gumbel_softmax",
             "Tensor.uniform_",
             "Tensor.normal_",

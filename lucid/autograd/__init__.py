@@ -29,6 +29,7 @@ from lucid.autograd.anomaly_mode import (
     set_detect_anomaly,
     set_sentinel,
 )
+from lucid.autograd.grad_mode import set_multithreading_enabled
 
 # As in PyTorch, the function shadows its module's name on lucid.autograd; loaded eagerly, since
 # a lazy load would let `import lucid.autograd.gradcheck` bind the module under that name.
@@ -62,6 +63,7 @@ __all__ = [
     "functional",
     "graph",
     "profiler",
+    "set_multithreading_enabled",
 ]
 
 

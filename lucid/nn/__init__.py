@@ -3,6 +3,9 @@
 from lucid.nn import functional, init, modules, utils
 from lucid.nn.modules import *  # noqa: F403
 from lucid.nn.modules import __all__ as _module_names
-from lucid.nn.parameter import Parameter
+from lucid.nn.parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
-__all__ = ["Parameter", "functional", "init", "modules", "utils", *_module_names]
+__all__ = [
+    "Parameter", "functional", "init", "modules", "utils", *_module_names,
+    "Buffer", "UninitializedBuffer", "UninitializedParameter",
+]  # fmt: skip

@@ -240,3 +240,20 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
     index = y_soft.max(dim, keepdim=True)[1]
     y_hard = zeros_like(logits).scatter(dim, index, 1.0)
     return y_hard - y_soft.detach() + y_soft
+
+
+# --------------------------------------------------------------------- added by issue 17
+from lucid.ops.nn_ops import (  # noqa: E402, F401
+    alpha_dropout,
+    celu_,
+    dropout1d,
+    dropout3d,
+    elu_,
+    feature_alpha_dropout,
+    hardtanh_,
+    leaky_relu_,
+    relu_,
+    rrelu,
+    rrelu_,
+    selu_,
+)

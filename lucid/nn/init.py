@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from typing import Any
@@ -297,3 +298,36 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any =
         ranks = np.argsort(np.argsort(lucid.rand(rows, cols, generator=generator).numpy(), 0), 0)
         tensor.masked_fill_(lucid.tensor(ranks < num_zeros), 0)
     return tensor
+
+
+# ------------------------------------------------ deprecated names without the underscore
+def _deprecated(init: Any) -> Any:
+    """`init` under its old name (no trailing underscore), warning as PyTorch does."""
+    new_name = init.__name__
+    old_name = new_name[:-1]
+
+    @functools.wraps(init)
+    def deprecated_init(*args: Any, **kwargs: Any) -> Any:
+        warnings.warn(
+            f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return init(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old_name
+    deprecated_init.__doc__ = f"Deprecated spelling of {new_name}."
+    return deprecated_init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

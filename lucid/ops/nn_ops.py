@@ -852,3 +852,249 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     elif indices.max() >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
     return _wrap((indices[..., None] == np.arange(num_classes)).astype(np.int64))
+
+
+# --------------------------------------------------------------------- rrelu
+class RreluWithNoise(Function):
+    """leaky_relu with a random negative slope per element in training, uniform in
+    [lower, upper], and the mean slope (lower + upper) / 2 in evaluation."""
+
+    _backward_name = "RreluWithNoiseBackward0"
+
+    @staticmethod
+    def forward(ctx, x, lower, upper, training):
+        array = _float_input(x, "rrelu_with_noise_out_cpu")
+        if training:
+            from lucid._core.random import _rng  # noqa: PLC0415
+
+            slope = _rng(None).uniform(lower, upper, array.shape).astype(array.dtype)
+        else:
+            slope = np.asarray((lower + upper) / 2, array.dtype)
+        # the noise is the derivative: 1 where the input is positive, its slope elsewhere
+        noise = _wrap(np.where(array > 0, np.ones((), array.dtype), slope))
+        ctx.save_for_backward(noise)
+        return _wrap(array * noise._data)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (noise,) = ctx.saved_tensors
+        return grad_output * noise, None, None, None
+
+
+class RreluWithNoiseSavingResult(RreluWithNoise):
+    """rrelu as rrelu_ runs it, under PyTorch's in-place grad_fn name."""
+
+    _backward_name = "RreluWithNoiseBackward1"
+
+
+def _check_rrelu_arguments(lower: float, upper: float, op: str) -> None:
+    for position, (name, value) in enumerate((("lower", lower), ("upper", upper)), 2):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{op}(): argument '{name}' (position {position}) must be Number, "
+                            f"not {type(value).__name__}")  # fmt: skip
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+
+
+def rrelu(
+    input: Tensor,
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+    inplace: bool = False,
+) -> Tensor:
+    """input where positive, else input times a slope drawn from U(lower, upper) (training) or
+    (lower + upper) / 2 (evaluation)."""
+    _check_rrelu_arguments(lower, upper, "rrelu")
+    if inplace:
+        return apply_inplace(RreluWithNoiseSavingResult, input, lower, upper, training)
+    return RreluWithNoise.apply(input, lower, upper, training)
+
+
+def rrelu_(
+    input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False
+) -> Tensor:
+    _check_rrelu_arguments(lower, upper, "rrelu_")
+    return apply_inplace(RreluWithNoiseSavingResult, input, lower, upper, training)
+
+
+# ------------------------------------------------- feature and alpha dropout
+# SELU's negative saturation value, scale * alpha: alpha dropout sets dropped units to it
+_ALPHA_DROPOUT_VALUE = 1.7580993408473766
+
+
+def _check_dropout_probability(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _keep_mask(input: Tensor, p: float, feature: bool) -> np.ndarray:
+    """Bernoulli(1 - p) draws: one per element, or one per (sample, channel) when `feature`."""
+    from lucid._core.random import _rng  # noqa: PLC0415
+
+    shape = tuple(input.shape)
+    if feature:
+        if len(shape) < 2:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+        shape = shape[:2] + (1,) * (len(shape) - 2)
+    return _rng(None).random(shape) >= p
+
+
+def _dropout_impl(input: Tensor, p: float, training: bool, inplace: bool, feature: bool,
+                  alpha: bool) -> Tensor:  # fmt: skip
+    """Dropout, feature (channel) dropout and their alpha forms, on one code path."""
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if p == 1:
+        zero = _wrap(np.zeros((), input._data.dtype))
+        return input.mul_(zero) if inplace else input * zero
+    keep = _keep_mask(input, p, feature)
+    dtype = input._data.dtype
+    if dtype.kind != "f":
+        # the scaled noise is floating point and cannot be written into an integer input (alpha
+        # dropout's shift, noise - 1, has already promoted a bool mask to Long)
+        name = "Long" if alpha and dtype == np.bool_ else _dtype_name(dtype)
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {name}")
+    if not alpha:
+        noise = _wrap(keep.astype(dtype) * np.asarray(1.0 / (1.0 - p), dtype))
+        return input.mul_(noise) if inplace else input * noise
+    # a and b restore zero mean and unit variance after dropped units are set to -scale*alpha
+    a = 1.0 / float(np.sqrt((_ALPHA_DROPOUT_VALUE**2 * p + 1) * (1 - p)))
+    noise = _wrap(keep.astype(dtype) * np.asarray(a, dtype))
+    shift = _wrap(((keep.astype(dtype) - 1) * (_ALPHA_DROPOUT_VALUE * a)
+                   + _ALPHA_DROPOUT_VALUE * a * p).astype(dtype))  # fmt: skip
+    if inplace:
+        return input.mul_(noise).add_(shift)
+    return input * noise + shift
+
+
+def _check_input_tensor(input: Any, op: str) -> None:
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, "
+                        f"not {type(input).__name__}")  # fmt: skip
+
+
+def alpha_dropout(
+    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
+) -> Tensor:
+    """Dropout for SELU networks: dropped units take SELU's saturation value, and an affine
+    correction keeps the mean and variance of the activations (when training)."""
+    _check_dropout_probability(p)
+    _check_input_tensor(input, "alpha_dropout")
+    return _dropout_impl(input, p, training, inplace, feature=False, alpha=True)
+
+
+def feature_alpha_dropout(
+    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
+) -> Tensor:
+    """alpha_dropout over whole channels (dim 1) instead of single elements."""
+    _check_dropout_probability(p)
+    _check_input_tensor(input, "feature_alpha_dropout")
+    return _dropout_impl(input, p, training, inplace, feature=True, alpha=True)
+
+
+def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, batched: bool):
+    if batched:
+        return _dropout_impl(input, p, training, inplace, feature=True, alpha=False)
+    if inplace:
+        # one draw per channel (dim 0), multiplied into the input itself
+        if p == 0 or not training or input.numel() == 0:
+            return input
+        from lucid._core.random import _rng  # noqa: PLC0415
+
+        dtype = input._data.dtype
+        if p == 1:
+            return input.mul_(_wrap(np.zeros((), dtype)))
+        if dtype.kind != "f":
+            raise RuntimeError(
+                f"result type Float can't be cast to the desired output type {_dtype_name(dtype)}"
+            )
+        keep = _rng(None).random((input.shape[0],) + (1,) * (input.ndim - 1)) >= p
+        return input.mul_(_wrap(keep.astype(dtype) * np.asarray(1.0 / (1.0 - p), dtype)))
+    result = _dropout_impl(input.unsqueeze(0), p, training, False, feature=True, alpha=False)
+    return result.squeeze(0)
+
+
+def dropout1d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zero whole channels of (N, C, L) or (C, L) input with probability p (when training)."""
+    _check_dropout_probability(p)
+    ndim = input.dim()
+    if ndim not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {ndim}D input. Note that "
+            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
+            "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
+            "inputs)."
+        )
+    return _channel_dropout(input, p, training, inplace, batched=ndim == 3)
+
+
+def dropout3d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p."""
+    _check_dropout_probability(p)
+    ndim = input.dim()
+    if ndim not in (4, 5):
+        warnings.warn(
+            f"dropout3d: Received a {ndim}-D input to dropout3d, which is deprecated and will "
+            "result in an error in a future release. To retain the behavior and silence this "
+            "warning, please use dropout instead. Note that dropout3d exists to provide "
+            "channel-wise dropout on inputs with 3 spatial dimensions, a channel dimension, and "
+            "an optional batch dimension (i.e. 4D or 5D inputs).",
+            stacklevel=2,
+        )
+    return _channel_dropout(input, p, training, inplace, batched=ndim == 5)
+
+
+# --------------------------------------------------------------- weight norm
+def _dims_except(ndim: int, dim: int) -> tuple[int, ...]:
+    return tuple(d for d in range(ndim) if d != dim)
+
+
+class WeightNormInterface(Function):
+    """v * g / ||v||, the norm taken over every dim of v except `dim` (kept with size 1)."""
+
+    _backward_name = "WeightNormInterfaceBackward0"
+    _op_name = "weight_norm"
+
+    @staticmethod
+    def forward(ctx, v, g, dim):
+        others = _dims_except(v.ndim, dim)
+        norm = np.sqrt(np.sum(np.square(v._data), axis=others, keepdims=True))
+        ctx.dim = dim
+        ctx.save_for_backward(v, g)
+        return _wrap(v._data * (g._data / norm))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        v, g = ctx.saved_tensors
+        others = _dims_except(v.ndim, ctx.dim)
+        norm = (v * v).sum(others, keepdim=True).sqrt()
+        # d/dg = <grad, v> / ||v||; d/dv = g / ||v|| * (grad - v <grad, v> / ||v||^2)
+        projection = (grad_output * v).sum(others, keepdim=True)
+        grad_g = grad_v = None
+        if ctx.needs_input_grad[1]:
+            grad_g = (projection / norm).reshape(g.shape)
+        if ctx.needs_input_grad[0]:
+            grad_v = (g / norm) * (grad_output - v * (projection / (norm * norm)))
+        return grad_v, grad_g, None
+
+
+def weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
+    """v * g / norm_except_dim(v, 2, dim); dim=-1 takes the norm of the whole tensor."""
+    # PyTorch runs its fused kernel (and names its grad_fn) for the first and last dims only
+    if dim == 0 or dim == v.ndim - 1:
+        return WeightNormInterface.apply(v, g, dim)
+    return v * (g / norm_except_dim(v, 2, dim))
+
+
+def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
+    """The p-norm of v over every dim except `dim` (kept with size 1); dim=-1: of all of v."""
+    if dim == -1:
+        return v.norm(pow)
+    if dim < -1:
+        dim += v.ndim
+    return v.norm(pow, _dims_except(v.ndim, dim), keepdim=True)

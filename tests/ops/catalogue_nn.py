@@ -367,3 +367,66 @@ ROWS: list[OpCase] = [
         differentiable=False,
     ),
 ]
+
+# rrelu outside training: leaky_relu with the mean slope (training draws random slopes, tested in
+# tests/nn/test_dropout_variants.py), and alpha dropout outside training, the identity
+ROWS += [
+    OpCase(
+        "rrelu_eval",
+        lucid.nn.functional.rrelu,
+        F.rrelu,
+        lambda x, lower, upper: np.where(x > 0, x, x * (lower + upper) / 2),
+        low=-3.0,
+        high=3.0,
+        kwargs={"lower": 0.1, "upper": 0.3},
+        error_inputs=[
+            ErrorInput(
+                [(3,)],
+                RuntimeError,
+                "Lower bound should be less than or equal to the upper bound",
+                {"lower": 0.5, "upper": 0.1},
+            ),
+            ErrorInput(
+                [(3,)],
+                TypeError,
+                r"rrelu\(\): argument 'lower' \(position 2\) must be Number, not str",
+                {"lower": "a"},
+            ),
+        ],
+    ),
+    _activation("rrelu", lambda x: np.where(x > 0, x, x * (1 / 8 + 1 / 3) / 2)),
+    _inplace(
+        "rrelu_inplace",
+        lucid.nn.functional.rrelu,
+        F.rrelu,
+        lambda x, lower, upper: np.where(x > 0, x, x * (lower + upper) / 2),
+        lower=0.2,
+        upper=0.4,
+    ),
+    OpCase(
+        "rrelu_",
+        lambda x: lucid.nn.functional.rrelu_(x * 1.0),
+        lambda x: F.rrelu_(x * 1.0),
+        lambda x: np.where(x > 0, x, x * (1 / 8 + 1 / 3) / 2),
+    ),
+    OpCase(
+        "alpha_dropout_eval",
+        lambda x, p=0.5: lucid.nn.functional.alpha_dropout(x * 1.0, p),
+        lambda x, p=0.5: F.alpha_dropout(x * 1.0, p),
+        lambda x: x,
+        error_inputs=[
+            ErrorInput(
+                [(3,)],
+                ValueError,
+                "dropout probability has to be between 0 and 1, but got 1.5",
+                {"p": 1.5},
+            )
+        ],
+    ),
+    OpCase(
+        "feature_alpha_dropout_p0",
+        lambda x: lucid.nn.functional.feature_alpha_dropout(x * 1.0, 0.0, True),
+        lambda x: F.feature_alpha_dropout(x * 1.0, 0.0, True),
+        lambda x: x,
+    ),
+]

@@ -121,6 +121,12 @@ from lucid.nn.modules.pooling import (
     MaxUnpool2d,
     MaxUnpool3d,
 )
+from lucid.nn.modules.dropout import AlphaDropout, Dropout1d, Dropout3d, FeatureAlphaDropout
+from lucid.nn.modules.activation import RReLU
+from lucid.nn.modules.batchnorm import BatchNorm3d
+from lucid.nn.modules.normalization import CrossMapLRN2d
+from lucid.nn.modules.lazy import LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyLinear
+from lucid.nn.modules.lazy import LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
@@ -151,4 +157,7 @@ __all__ = [
     "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool3d",
     "FractionalMaxPool2d", "FractionalMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
     "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+    "AlphaDropout", "Dropout1d", "Dropout3d", "FeatureAlphaDropout", "RReLU", "BatchNorm3d",
+    "CrossMapLRN2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyLinear",
+    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
 ]  # fmt: skip

@@ -19,6 +19,7 @@ __all__ = [
     "Softplus", "Mish", "Hardtanh", "MultiheadAttention", "ReLU6", "SELU", "CELU", "PReLU",
     "Hardsigmoid", "Hardswish", "Hardshrink", "Softsign", "Softshrink", "Tanhshrink",
     "Threshold", "GLU", "Softmin", "Softmax2d", "LogSigmoid",
+    "RReLU",
 ]  # fmt: skip
 
 
@@ -584,3 +585,22 @@ class Softmax2d(Module):
                 f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead"
             )
         return F.softmax(input, -3, _stacklevel=5)
+
+
+class RReLU(Module):
+    """x for x >= 0, a * x otherwise, a ~ U(lower, upper) per element in training and
+    (lower + upper) / 2 in evaluation."""
+
+    __constants__ = ["lower", "upper", "inplace"]
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}{_inplace_repr(self.inplace, ', ')}"

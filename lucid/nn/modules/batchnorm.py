@@ -1,4 +1,4 @@
-"""Batch normalization layers with running statistics: BatchNorm1d and BatchNorm2d."""
+"""Batch normalization layers with running statistics: BatchNorm1d, 2d and 3d."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from lucid.nn import init
 from lucid.nn.modules.module import Module
 from lucid.nn.parameter import Parameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
 
 class _NormBase(Module):
@@ -144,3 +144,11 @@ class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() != 4:
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization over (N, C, D, H, W) input, per channel C."""
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")

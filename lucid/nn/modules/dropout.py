@@ -1,4 +1,4 @@
-"""Dropout layers: Dropout (elementwise) and Dropout2d (whole channels), as in torch.nn."""
+"""Dropout layers: elementwise, whole channels (1d, 2d, 3d) and the alpha forms, as in torch.nn."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ from lucid import Tensor
 from lucid.nn import functional as F
 from lucid.nn.modules.module import Module
 
-__all__ = ["Dropout", "Dropout2d"]
+__all__ = [
+    "Dropout", "Dropout2d", "Dropout1d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+]  # fmt: skip
 
 
 class _DropoutNd(Module):
@@ -37,3 +39,31 @@ class Dropout2d(_DropoutNd):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout1d(_DropoutNd):
+    """While training, zero whole channels of (N, C, L) or (C, L) input with probability p."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(_DropoutNd):
+    """While training, zero whole channels of (N, C, D, H, W) input with probability p."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_DropoutNd):
+    """Dropout that keeps the zero mean and unit variance of SELU activations."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout over whole channels."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.feature_alpha_dropout(input, self.p, self.training)

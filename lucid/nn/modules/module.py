@@ -18,7 +18,7 @@ from lucid._core.hooks import RemovableHandle
 from lucid._core.sentinel import enter_model
 from lucid._tensor import zero_grads
 from lucid.autograd import Function
-from lucid.nn.parameter import Parameter
+from lucid.nn.parameter import Buffer, Parameter, is_lazy
 
 __all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
 
@@ -525,6 +525,9 @@ class Module:
             modules[name] = value
             return
         buffers = state.get("_buffers")
+        if isinstance(value, Buffer):
+            self.register_buffer(name, value, persistent=value.persistent)
+            return
         if buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(
@@ -775,12 +778,15 @@ class Module:
             keep_vars = values.get("keep_vars", keep_vars)
         if destination is None:
             destination = OrderedDict()
+        # a lazy module's placeholders are saved as they are, to be loaded into another one
         for name, param in self._parameters.items():
             if param is not None:
-                destination[prefix + name] = param if keep_vars else param.detach()
+                keep = keep_vars or is_lazy(param)
+                destination[prefix + name] = param if keep else param.detach()
         for name, buffer in self._buffers.items():
             if buffer is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = buffer if keep_vars else buffer.detach()
+                keep = keep_vars or is_lazy(buffer)
+                destination[prefix + name] = buffer if keep else buffer.detach()
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(
@@ -844,6 +850,8 @@ class Module:
                     f"Tensor-like object from checkpoint but received {type(value)}"
                 )
                 continue
+            if is_lazy(current):
+                continue  # both placeholders: nothing to copy until a forward gives a shape
             if value.shape != current.shape:
                 errors.append(
                     f"size mismatch for {key}: copying a param with shape {value.shape} from "

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
+import numpy as np
+
 import lucid
 from lucid import Tensor
 from lucid.nn import functional as F
@@ -12,7 +14,7 @@ from lucid.nn import init
 from lucid.nn.modules.module import Module
 from lucid.nn.parameter import Parameter
 
-__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
+__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 def _shape_tuple(normalized_shape: Any) -> tuple[int, ...]:
@@ -173,6 +175,42 @@ class LocalResponseNorm(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """Local response normalization across the channels of (N, C, H, W) input, with the
+    legacy cross-map window: channel c is scaled by the squares of channels
+    max(1, c - (size - 1) // 2) .. c + size // 2, and always of channel 0.
+
+    The forward is PyTorch's; the gradient is the exact derivative of it, where PyTorch's
+    hand-written backward for this legacy layer is not (it fails gradcheck)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        channels = input.shape[1]
+        # PyTorch's running-window form adds channel c + pre_pad - 1 at each step and removes
+        # c - pre_pad only past pre_pad, so channel 0 stays in every window
+        pre_pad = int((self.size - 1) / 2 + 1)
+        index = np.arange(channels)
+        upper = np.minimum(index + pre_pad - 1, channels - 1)
+        lower = np.maximum(index - pre_pad + 1, 1)
+        window = (index[None, :] >= lower[:, None]) & (index[None, :] <= upper[:, None])
+        window[:, 0] = True
+        window = lucid.tensor(window.T.astype(input._data.dtype))
+        squares = (input * input).movedim(1, -1).matmul(window).movedim(-1, 1)
+        scale = squares * (self.alpha / self.size) + self.k
+        return input * scale.pow(-self.beta)
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

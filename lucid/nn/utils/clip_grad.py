@@ -9,7 +9,10 @@ from collections.abc import Iterable
 import lucid
 from lucid import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
+__all__ = [
+    "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm",
+    "clip_grad_norm",
+]  # fmt: skip
 
 _TensorOrTensors = Tensor | Iterable[Tensor]
 
@@ -101,3 +104,20 @@ def clip_grad_value_(
         for p in parameters:
             if p.grad is not None:
                 p.grad.clamp_(min=-clip_value, max=clip_value)
+
+
+def clip_grad_norm(
+    parameters: _TensorOrTensors,
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:
+    """Deprecated spelling of clip_grad_norm_."""
+    warnings.warn(
+        "`lucid.nn.utils.clip_grad_norm` is now deprecated in favor of "
+        "`lucid.nn.utils.clip_grad_norm_`.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)

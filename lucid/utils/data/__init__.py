@@ -2,9 +2,11 @@
 
 from lucid.utils.data.dataloader import DataLoader, default_collate, default_convert
 from lucid.utils.data.dataset import (
+    ChainDataset,
     ConcatDataset,
     Dataset,
     IterableDataset,
+    StackDataset,
     Subset,
     TensorDataset,
     random_split,
@@ -15,7 +17,9 @@ from lucid.utils.data.sampler import (
     Sampler,
     SequentialSampler,
     SubsetRandomSampler,
+    WeightedRandomSampler,
 )
+from lucid.utils.data.worker import get_worker_info
 
 __all__ = [
     "BatchSampler",
@@ -32,4 +36,8 @@ __all__ = [
     "default_collate",
     "default_convert",
     "random_split",
+    "ChainDataset",
+    "StackDataset",
+    "WeightedRandomSampler",
+    "get_worker_info",
 ]

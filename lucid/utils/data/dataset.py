@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 import math
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import lucid
@@ -17,6 +17,8 @@ __all__ = [
     "ConcatDataset",
     "Subset",
     "random_split",
+    "ChainDataset",
+    "StackDataset",
 ]
 
 
@@ -35,6 +37,9 @@ class IterableDataset(Dataset):
 
     def __iter__(self) -> Iterator[Any]:
         raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
+
+    def __add__(self, other: Dataset) -> ChainDataset:
+        return ChainDataset([self, other])
 
 
 class TensorDataset(Dataset):
@@ -129,3 +134,84 @@ def random_split(
         subsets.append(Subset(dataset, permutation[start : start + length]))
         start += length
     return subsets
+
+
+def _check_iterable(dataset: Any) -> None:
+    if not isinstance(dataset, IterableDataset):
+        raise AssertionError("ChainDataset only supports IterableDataset")
+
+
+class ChainDataset(IterableDataset):
+    """The samples of several iterable datasets, one stream after another."""
+
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
+        super().__init__()
+        self.datasets = datasets
+
+    def __iter__(self) -> Iterator[Any]:
+        for dataset in self.datasets:
+            _check_iterable(dataset)
+            yield from dataset
+
+    def __len__(self) -> int:
+        total = 0
+        for dataset in self.datasets:
+            _check_iterable(dataset)
+            total += len(dataset)
+        return total
+
+
+class StackDataset(Dataset):
+    """Samples zipped from datasets of equal length: a tuple per index (positional datasets)
+    or a dict (keyword datasets).
+
+    Example::
+
+        pairs = StackDataset(images=images, labels=labels)
+        pairs[0]  # {"images": images[0], "labels": labels[0]}
+    """
+
+    datasets: tuple[Dataset, ...] | dict[str, Dataset]
+
+    def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
+        if args and kwargs:
+            raise ValueError(
+                "Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                "input/output, but both types are given."
+            )
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        datasets = list(args) if args else list(kwargs.values())
+        self._length = len(datasets[0])
+        if any(self._length != len(dataset) for dataset in datasets):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets = args if args else kwargs
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(self.datasets, dict):
+            return {key: dataset[index] for key, dataset in self.datasets.items()}
+        return tuple(dataset[index] for dataset in self.datasets)
+
+    def __getitems__(self, indices: list) -> list:
+        """A batch of samples, fetched per dataset with its own `__getitems__` when it has one."""
+        named = isinstance(self.datasets, dict)
+        datasets = self.datasets.items() if named else enumerate(self.datasets)
+        columns = {}
+        for key, dataset in datasets:
+            if callable(getattr(dataset, "__getitems__", None)):
+                items = dataset.__getitems__(indices)
+                if len(items) != len(indices):
+                    raise ValueError(
+                        "Nested dataset's output size mismatch. Expected "
+                        f"{len(indices)}, got {len(items)}"
+                    )
+                columns[key] = items
+            else:
+                columns[key] = [dataset[index] for index in indices]
+        if named:
+            return [{key: column[row] for key, column in columns.items()}
+                    for row in range(len(indices))]  # fmt: skip
+        return [tuple(column[row] for column in columns.values()) for row in range(len(indices))]
+
+    def __len__(self) -> int:
+        return self._length
