@@ -22,6 +22,13 @@ LAZY = [
     ("LazyInstanceNorm1d", (), (4, 3, 5), "InstanceNorm1d"),
     ("LazyInstanceNorm2d", (), (4, 3, 2, 2), "InstanceNorm2d"),
     ("LazyInstanceNorm3d", (), (4, 3, 2, 2, 2), "InstanceNorm3d"),
+    ("LazyConv1d", (4, 3), (2, 6, 7), "Conv1d"),
+    ("LazyConv2d", (4, 3, 2, 1), (2, 6, 7, 5), "Conv2d"),
+    ("LazyConv3d", (4, 2), (2, 3, 4, 5, 3), "Conv3d"),
+    ("LazyConvTranspose1d", (4, 3, 2), (2, 6, 7), "ConvTranspose1d"),
+    ("LazyConvTranspose2d", (4, 3), (2, 6, 4, 5), "ConvTranspose2d"),
+    ("LazyConvTranspose3d", (4, 2, 1, 0, 0, 2), (2, 6, 3, 4, 3), "ConvTranspose3d"),
+    ("LazyConv2d", (4, 3), (6, 7, 5), "Conv2d"),
 ]
 
 
@@ -177,3 +184,9 @@ def test_buffer_shares_storage_and_keeps_requires_grad():
         data.mul_(2)
     np.testing.assert_array_equal(buffer.detach().numpy(), [2.0, 2.0, 2.0])
     assert tuple(nn.Buffer().shape) == (0,)
+
+
+def test_lazy_conv_refuses_channels_that_groups_do_not_divide():
+    layer = nn.LazyConv2d(4, 3, groups=2)
+    with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+        layer(lucid.randn(1, 3, 5, 5))

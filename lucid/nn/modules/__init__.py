@@ -127,6 +127,8 @@ from lucid.nn.modules.batchnorm import BatchNorm3d
 from lucid.nn.modules.normalization import CrossMapLRN2d
 from lucid.nn.modules.lazy import LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyLinear
 from lucid.nn.modules.lazy import LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d
+from lucid.nn.modules.lazy import LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d
+from lucid.nn.modules.lazy import LazyConvTranspose2d, LazyConvTranspose3d
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
@@ -160,4 +162,6 @@ __all__ = [
     "AlphaDropout", "Dropout1d", "Dropout3d", "FeatureAlphaDropout", "RReLU", "BatchNorm3d",
     "CrossMapLRN2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyLinear",
     "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
+    "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
 ]  # fmt: skip

@@ -7,6 +7,14 @@ from typing import Any
 import lucid
 from lucid import Tensor
 from lucid.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, _BatchNorm, _NormBase
+from lucid.nn.modules.conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+)
 from lucid.nn.modules.instancenorm import (
     InstanceNorm1d,
     InstanceNorm2d,
@@ -18,7 +26,8 @@ from lucid.nn.parameter import UninitializedBuffer, UninitializedParameter, is_l
 
 __all__ = [
     "LazyModuleMixin", "LazyLinear", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
-    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
+    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LazyConv1d", "LazyConv2d",
+    "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
 ]  # fmt: skip
 
 
@@ -213,3 +222,105 @@ class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
 
     def _check_input_dim(self, input: Tensor) -> None:
         InstanceNorm3d._check_input_dim(self, input)
+
+
+class _LazyConvMixin(LazyModuleMixin):
+    """The lazy convolutions: in_channels comes from the input's channel dim (dim 1 of a
+    batch, dim 0 of a single sample)."""
+
+    _spatial_dims = 2
+
+    def _make_lazy(self, out_channels: int, bias: bool, device: Any, dtype: Any) -> None:
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def _input_channels(self, input: Tensor) -> int:
+        batched = input.dim() == self._spatial_dims + 2
+        return input.shape[1] if batched else input.shape[0]
+
+    def initialize_parameters(self, input: Tensor, *args: Any, **kwargs: Any) -> None:
+        if not self.has_uninitialized_params():
+            return
+        self.in_channels = self._input_channels(input)
+        if self.in_channels % self.groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        with lucid.no_grad():
+            if self.transposed:
+                shape = (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
+            else:
+                shape = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
+            self.weight.materialize(shape)
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+
+class _LazyConvNd(_LazyConvMixin):
+    def __init__(
+        self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+        dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+        device: Any = None, dtype: Any = None,
+    ) -> None:  # fmt: skip
+        # built with no channels and no bias, then given placeholders (as torch's lazy convs)
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
+                         padding_mode)  # fmt: skip
+        self._make_lazy(out_channels, bias, device, dtype)
+
+
+class _LazyConvTransposeNd(_LazyConvMixin):
+    def __init__(
+        self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+        output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
+        padding_mode: str = "zeros", device: Any = None, dtype: Any = None,
+    ) -> None:  # fmt: skip
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
+                         dilation, padding_mode)  # fmt: skip
+        self._make_lazy(out_channels, bias, device, dtype)
+
+
+class LazyConv1d(_LazyConvNd, Conv1d):
+    """A Conv1d whose in_channels is inferred from the first input."""
+
+    cls_to_become = Conv1d
+    _spatial_dims = 1
+
+
+class LazyConv2d(_LazyConvNd, Conv2d):
+    """A Conv2d whose in_channels is inferred from the first input."""
+
+    cls_to_become = Conv2d
+    _spatial_dims = 2
+
+
+class LazyConv3d(_LazyConvNd, Conv3d):
+    """A Conv3d whose in_channels is inferred from the first input."""
+
+    cls_to_become = Conv3d
+    _spatial_dims = 3
+
+
+class LazyConvTranspose1d(_LazyConvTransposeNd, ConvTranspose1d):
+    """A ConvTranspose1d whose in_channels is inferred from the first input."""
+
+    cls_to_become = ConvTranspose1d
+    _spatial_dims = 1
+
+
+class LazyConvTranspose2d(_LazyConvTransposeNd, ConvTranspose2d):
+    """A ConvTranspose2d whose in_channels is inferred from the first input."""
+
+    cls_to_become = ConvTranspose2d
+    _spatial_dims = 2
+
+
+class LazyConvTranspose3d(_LazyConvTransposeNd, ConvTranspose3d):
+    """A ConvTranspose3d whose in_channels is inferred from the first input."""
+
+    cls_to_become = ConvTranspose3d
+    _spatial_dims = 3
