@@ -115,30 +115,12 @@ _LAZY_NAMES = {
     "lu_unpack": "lucid.ops.linalg_decompositions",
 }
 # The nn.functional ops that torch also has at its top level as the very same function
-_LAZY_NAMES.update(
-    dict.fromkeys(
-        (
-            "adaptive_avg_pool1d",
-            "avg_pool1d",
-            "bilinear",
-            "channel_shuffle",
-            "conv1d",
-            "conv2d",
-            "conv3d",
-            "conv_transpose1d",
-            "conv_transpose2d",
-            "conv_transpose3d",
-            "cosine_similarity",
-            "hardshrink",
-            "pairwise_distance",
-            "pixel_shuffle",
-            "pixel_unshuffle",
-            "prelu",
-            "threshold_",
-        ),  # fmt: skip
-        "lucid.nn.functional",
-    )
-)
+_SHARED_WITH_FUNCTIONAL = """
+    adaptive_avg_pool1d avg_pool1d bilinear channel_shuffle conv1d conv2d conv3d
+    conv_transpose1d conv_transpose2d conv_transpose3d cosine_similarity hardshrink
+    pairwise_distance pixel_shuffle pixel_unshuffle prelu rrelu_ threshold_
+"""
+_LAZY_NAMES.update(dict.fromkeys(_SHARED_WITH_FUNCTIONAL.split(), "lucid.nn.functional"))
 
 
 def __getattr__(name: str) -> Any:

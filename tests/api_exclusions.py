@@ -233,12 +233,12 @@ EXCLUDED: dict[str, dict[str, str]] = {
             index_put_ inf is_conj is_deterministic_algorithms_warn_only_enabled is_inference
             is_neg is_nonzero is_same_size is_signed is_warn_always_enabled isin isreal
             kaiser_window layout lobpcg log10_ log1p_ log2_ log_ memory_format nan negative_
-            newaxis orgqr ormqr pdist pi positive ravel real reciprocal_ renorm
-            repeat_interleave resolve_conj resolve_neg round_ row_stack rsqrt_ select
-            set_default_device set_deterministic_debug_mode set_float32_matmul_precision
-            set_flush_denormal set_printoptions set_warn_always sigmoid_ sin_ sinh_ square_ tan_
-            tanh_ tensor_split trapezoid trapz trunc_ typename unravel_index
-            use_deterministic_algorithms vsplit vstack
+            newaxis orgqr ormqr pi positive ravel real reciprocal_ renorm repeat_interleave
+            resolve_conj resolve_neg round_ row_stack rsqrt_ select set_default_device
+            set_deterministic_debug_mode set_float32_matmul_precision set_flush_denormal
+            set_printoptions set_warn_always sigmoid_ sin_ sinh_ square_ tan_ tanh_ tensor_split
+            trapezoid trapz trunc_ typename unravel_index use_deterministic_algorithms vsplit
+            vstack
             """,
         ),
         **_names(SIGNAL, "istft stft"),
@@ -249,7 +249,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             binary_cross_entropy_with_logits cosine_embedding_loss ctc_loss dropout dropout_
             embedding embedding_bag feature_alpha_dropout feature_alpha_dropout_ group_norm
             hinge_embedding_loss instance_norm kl_div layer_norm margin_ranking_loss max_pool1d
-            max_pool1d_with_indices max_pool2d max_pool3d poisson_nll_loss rms_norm rrelu rrelu_
+            max_pool1d_with_indices max_pool2d max_pool3d poisson_nll_loss rms_norm rrelu
             threshold triplet_margin_loss
             """,
         ),
@@ -346,16 +346,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "torch.nn": {
         **_names(DEPRECATED, "Container"),
         **_names(DISTRIBUTED, "DataParallel SyncBatchNorm"),
-        **_names(
-            PLANNED,
-            """
-            AlphaDropout BatchNorm3d Buffer CrossMapLRN2d Dropout1d Dropout3d
-            FeatureAlphaDropout LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d LazyConv1d
-            LazyConv2d LazyConv3d LazyConvTranspose1d LazyConvTranspose2d LazyConvTranspose3d
-            LazyInstanceNorm1d LazyInstanceNorm2d LazyInstanceNorm3d LazyLinear
-            LinearCrossEntropyOptions RReLU UninitializedBuffer UninitializedParameter
-            """,
-        ),
+        **_names(PLANNED, "LinearCrossEntropyOptions"),
         **_names(INTERNAL, "factory_kwargs"),
     },
     "torch.nn.functional": {
@@ -363,13 +354,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(BACKEND, "conv_tbc native_channel_shuffle"),
         **_names(SPARSE, "sparse_support_notes"),
         **_names(JIT, "DType ScalingType SwizzleType"),
-        **_names(
-            PLANNED,
-            """
-            alpha_dropout celu_ dropout1d dropout3d elu_ feature_alpha_dropout hardtanh_
-            leaky_relu_ pdist relu_ rrelu rrelu_ selu_
-            """,
-        ),
         **_names(
             NESTED,
             """
@@ -386,27 +370,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """,
         ),
     },
-    "torch.nn.init": {
-        **_names(SPARSE, "sparse"),
-        **_names(
-            PLANNED,
-            """
-            constant dirac eye kaiming_normal kaiming_uniform normal orthogonal uniform
-            xavier_normal xavier_uniform
-            """,
-        ),
-    },
-    "torch.nn.utils": {
-        **_names(
-            PLANNED,
-            """
-            clip_grad_norm convert_conv2d_weight_memory_format
-            convert_conv3d_weight_memory_format fuse_conv_bn_eval fuse_conv_bn_weights
-            fuse_linear_bn_eval fuse_linear_bn_weights remove_spectral_norm remove_weight_norm
-            skip_init spectral_norm weight_norm
-            """,
-        ),
-    },
     "torch.optim": {
         **_names(PLANNED, "Muon"),
         **_names(INTERNAL, "swap_in_optimizer_params_and_state"),
@@ -417,12 +380,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "torch.utils.data": {
         **_names(DISTRIBUTED, "DistributedSampler"),
-        **_names(
-            PLANNED,
-            """
-            ChainDataset StackDataset WeightedRandomSampler get_worker_info
-            """,
-        ),
         **_names(
             DATAPIPES,
             """
@@ -435,7 +392,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "torch.autograd": {
         **_names(JIT, "enforce_grad_layout_policy"),
         **_names(DEPRECATED, "NestedIOFunction variable"),
-        **_names(PLANNED, "set_multithreading_enabled"),
     },
 }
 

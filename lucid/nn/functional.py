@@ -8,6 +8,7 @@ from typing import Any
 from lucid._tensor import Tensor
 from lucid.ops import nn_ops
 from lucid.ops.convolution import *  # noqa: F403
+from lucid.ops.linalg import pdist  # noqa: F401
 from lucid.ops.loss import *  # noqa: F403
 from lucid.ops.nn_ops import (  # noqa: F401
     celu,

@@ -26,8 +26,8 @@ __all__ = [
 # the add-and-multiply family and the ops after it, at the end of the file (cross is in
 # linalg_decompositions, with linalg.cross)
 __all__ += [
-    "baddbmm", "addbmm", "addmv", "addmv_", "addr", "vdot", "chain_matmul", "cdist", "kron",
-    "vander",
+    "baddbmm", "addbmm", "addmv", "addmv_", "addr", "vdot", "chain_matmul", "cdist", "pdist",
+    "kron", "vander",
 ]  # fmt: skip
 
 
@@ -1116,6 +1116,38 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
         or (compute_mode == _CDIST_MODES[0] and (a.shape[-2] > 25 or b.shape[-2] > 25))
     )
     return Cdist.apply(x1, x2, float(p), use_mm)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The p-norm distances between every pair of rows i < j of an (N, M) input, in row-major
+    order of the pairs (the condensed upper triangle of cdist(input, input)).
+
+    Composed from a row gather and a norm, so its gradient is theirs: zero for a pair of equal
+    rows, as PyTorch's.
+    """
+    from lucid.ops.indexing import index_select
+    from lucid.ops.reduction import norm
+
+    _require_named_tensors("pdist", input=input)
+    if input._data.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input._data.ndim}D")
+    if input._data.dtype.kind != "f":
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    rows, cols = np.triu_indices(input._data.shape[0], 1)
+    first = index_select(input, 0, _wrap(rows))
+    second = index_select(input, 0, _wrap(cols))
+    distances = norm(first - second, p, 1)
+    if p == 0:
+        # the count of differing coordinates is NaN for a pair with a NaN difference, as
+        # PyTorch's pdist (unlike its vector_norm) has it
+        from lucid.ops.pointwise import isnan, where
+        from lucid.ops.reduction import any as any_of
+
+        unknown = any_of(isnan(first - second), 1)
+        distances = where(unknown, math.nan, distances)
+    return distances
 
 
 def kron(input: Tensor, other: Tensor) -> Tensor:

@@ -839,11 +839,15 @@ def _vector_norm_backward(x: Tensor, norm: Tensor, grad: Tensor, ord: Any, sign:
         return x * where(eq(norm, 0.0), 0.0, grad / norm)
     # d/dx ||x||_p = sign(x) |x|^(p-1) / ||x||^(p-1); |x| is written through x so that it can
     # be differentiated again
+    # (zero bases are swapped for 1 before a negative power, so that no inf is computed only
+    # to be masked: the sentinel would report it as born)
     magnitude = x * sign
     if ord < 1:
-        scaled = where(eq(x, 0.0), 0.0, sign * magnitude ** (ord - 1))
+        zero = eq(x, 0.0)
+        scaled = where(zero, 0.0, sign * where(zero, 1.0, magnitude) ** (ord - 1))
         return scaled * grad * norm ** (1 - ord)
-    scale = where(eq(norm, 0.0), 0.0, grad / norm ** (ord - 1))
+    zero_norm = eq(norm, 0.0)
+    scale = where(zero_norm, 0.0, grad / where(zero_norm, 1.0, norm) ** (ord - 1))
     if ord < 2:
         return sign * magnitude ** (ord - 1) * scale
     return x * magnitude ** (ord - 2) * scale

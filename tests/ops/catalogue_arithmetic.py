@@ -74,6 +74,17 @@ def _inplace(method: str, *args, **kwargs):
     return call
 
 
+def _pdist_reference(a: np.ndarray, p: float) -> np.ndarray:
+    rows, cols = np.triu_indices(a.shape[0], 1)
+    diff = np.abs(a[rows] - a[cols])
+    if p == 0:
+        counts = (diff != 0).sum(-1).astype(a.dtype)
+        return np.where(np.isnan(diff).any(-1), np.nan, counts)
+    if math.isinf(p):
+        return diff.max(-1)
+    return (diff**p).sum(-1) ** (1 / p)
+
+
 ROWS: list[OpCase] = [
     # ------------------------------------------------------------------ add / sub
     OpCase(
@@ -1106,6 +1117,32 @@ ROWS += [
             else [],
         )
         for p in (0.0, 1.0, 2.0, 3.0, 0.5, float("inf"))
+    ],
+    *[
+        OpCase(
+            f"pdist_p{p}",
+            lambda a, p=p: lucid.pdist(a, p=p),
+            lambda a, p=p: torch.pdist(a, p=p),
+            lambda a, p=p: _pdist_reference(a, p),
+            shapes=[(5, 3)],
+            # the inf-norm as cdist's rows; for p = 1 PyTorch's pdist kernel (unlike its abs
+            # and vector_norm, whose gradients lucid's follows) takes sign(NaN) as NaN
+            extremes=not math.isinf(p) and p != 1.0,
+            error_inputs=[
+                ErrorInput([(3,)], RuntimeError, "pdist only supports 2D tensors, got: 1D"),
+                ErrorInput(
+                    [(3, 4)], RuntimeError, "pdist only supports non-negative p values", {"p": -1.0}
+                ),
+                ErrorInput(
+                    [np.ones((3, 4), np.int64)],
+                    RuntimeError,
+                    "pdist only supports floating-point dtypes",
+                ),
+            ]
+            if p == 2.0
+            else [],
+        )
+        for p in (0.0, 1.0, 1.5, 2.0, 3.0, float("inf"))
     ],
     OpCase(
         "cdist_mm",
