@@ -30,6 +30,7 @@ __all__ = [
     "add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide",
     "floor_divide", "neg", "negative", "pow", "reciprocal", "matmul", "mm", "bmm", "mv", "dot",
     "outer", "ger", "addmm", "maximum", "minimum", "fmod", "remainder", "neg_",
+    "negative_", "reciprocal_", "positive",
 ]  # fmt: skip
 
 _INTEGRAL_KINDS = "iub"
@@ -1305,3 +1306,26 @@ def remainder_(input: Tensor, other: Any) -> Tensor:
     if isinstance(other, TensorBase):
         return apply_inplace(RemainderTensor, input, other)
     return apply_inplace(Remainder, input, other)
+
+
+negative_ = neg_
+
+
+def reciprocal_(input: Tensor) -> Tensor:
+    check_tensors(input)
+    return apply_inplace(Reciprocal, input)
+
+
+def fmod_(input: Tensor, other: Any) -> Tensor:
+    other = inplace_operand(other, "fmod_")
+    if isinstance(other, TensorBase):
+        return apply_inplace(FmodTensor, input, other)
+    return apply_inplace(Fmod, input, other)
+
+
+def positive(input: Tensor) -> Tensor:
+    """The input itself (unary plus); bool tensors have no unary plus, as in PyTorch."""
+    check_tensors(input)
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input

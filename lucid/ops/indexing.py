@@ -1122,3 +1122,38 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
     if k < 0 or k > (array.shape[dim] if array.ndim else 1):
         raise RuntimeError("selected index k out of range")
     return TopkResult(*Topk.apply(input, k, dim, largest))
+
+
+def scatter_(
+    input: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Any = None,
+    *,
+    value: Any = None,
+    reduce: str | None = None,
+) -> Tensor:
+    check_tensors(input, index)
+    if src is None:
+        src = value
+    if reduce is not None and reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    is_tensor = isinstance(src, TensorBase)
+    dim = _check_scatter(input, dim, index, src if is_tensor else None)
+    if not is_tensor:
+        src = scalar_value(src)
+    if reduce is not None:
+        return apply_inplace(ScatterReduce, input, dim, index, src, reduce)
+    if is_tensor:
+        return apply_inplace(Scatter, input, dim, index, src)
+    return apply_inplace(ScatterValue, input, dim, index, src)
+
+
+def scatter_add_(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    check_tensors(input, index, src)
+    if not isinstance(src, TensorBase):
+        raise TypeError(
+            f"scatter_add_(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}"
+        )
+    dim = _check_scatter(input, dim, index, src)
+    return apply_inplace(ScatterAdd, input, dim, index, src)

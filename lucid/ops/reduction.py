@@ -22,7 +22,7 @@ from lucid.ops import arithmetic as arithmetic_ops
 from lucid.ops import fills as fills_ops
 from lucid.ops import pointwise as pointwise_ops
 from lucid.ops import shape as shape_ops
-from lucid.ops._common import check_tensors, zeros_like_grad
+from lucid.ops._common import apply_inplace, check_tensors, zeros_like_grad
 from lucid.ops._promote import binary_arrays, float_array
 from lucid.ops.broadcast import broadcast_error, sum_to
 
@@ -1210,3 +1210,17 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
         raise
     axis = normalize_dims(dim, array.ndim) or None
     return _wrap(np.asarray(np.count_nonzero(array, axis), _INT64))
+
+
+def cumsum_(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    check_tensors(input)
+    _check_int_dim("cumsum_", dim)
+    dim = _normalize_dim(dim, input._data.ndim)
+    return apply_inplace(Cumsum, input, dim, dtypes.to_numpy_dtype(dtype))
+
+
+def cumprod_(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    check_tensors(input)
+    _check_int_dim("cumprod_", dim)
+    dim = _normalize_dim(dim, input._data.ndim)
+    return apply_inplace(Cumprod, input, dim, dtypes.to_numpy_dtype(dtype))

@@ -14,7 +14,7 @@ from lucid._core import dtypes
 from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.tensor import _TYPE_NAMES, TensorBase, _normalize_dim, _wrap
-from lucid.ops._common import check_tensors
+from lucid.ops._common import apply_inplace, check_tensors
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -23,6 +23,7 @@ __all__ = [
     "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose", "swapaxes", "swapdims",
     "t", "permute", "movedim", "moveaxis", "broadcast_to", "tile", "cat", "concat", "concatenate",
     "stack", "split", "chunk", "unbind", "narrow", "flip", "roll", "tril", "triu",
+    "ravel",
 ]  # fmt: skip
 
 
@@ -836,3 +837,113 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
         raise_argument_error(error)
         raise
     return Triu.apply(input, int(diagonal))
+
+
+# ------------------------------------------------------------------ in-place forms
+def _restride(x: Tensor, view: Tensor) -> Tensor:
+    """Give x the shape and strides of `view`, a view of x's own storage (t_, squeeze_, ...):
+    x keeps its identity and storage, and records the view op's backward."""
+    x._data = view._data
+    return x
+
+
+class TInplace(T):
+    _backward_name = "TBackward1"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.mark_dirty(x)
+        return _restride(x, T.forward(ctx, x))
+
+
+class TransposeInplace(Transpose):
+    _backward_name = "TransposeBackward1"
+
+    @staticmethod
+    def forward(ctx, x, dim0, dim1):
+        ctx.mark_dirty(x)
+        return _restride(x, Transpose.forward(ctx, x, dim0, dim1))
+
+
+class SqueezeInplace(Squeeze):
+    _backward_name = "SqueezeBackward3"
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.mark_dirty(x)
+        return _restride(x, Squeeze.forward(ctx, x, dims))
+
+
+class SqueezeDimInplace(SqueezeInplace):
+    _backward_name = "SqueezeBackward4"
+
+
+class SqueezeDimsInplace(SqueezeInplace):
+    _backward_name = "SqueezeBackward5"
+
+
+class UnsqueezeInplace(Unsqueeze):
+    _backward_name = "UnsqueezeBackward1"
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.mark_dirty(x)
+        return _restride(x, Unsqueeze.forward(ctx, x, dim))
+
+
+def t_(input: Tensor) -> Tensor:
+    check_tensors(input)
+    ndim = input._data.ndim
+    if ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {ndim}D")
+    return TInplace.apply(input)
+
+
+def transpose_(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    check_tensors(input)
+    ndim = input._data.ndim
+    return TransposeInplace.apply(input, _normalize_dim(dim0, ndim), _normalize_dim(dim1, ndim))
+
+
+swapaxes_ = transpose_
+swapdims_ = transpose_
+
+
+def squeeze_(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
+    check_tensors(input)
+    shape = input._data.shape
+    if dim is None:
+        return SqueezeInplace.apply(input, tuple(i for i, size in enumerate(shape) if size == 1))
+    if isinstance(dim, int):
+        dim = _normalize_dim(dim, len(shape))
+        dims = (dim,) if shape and shape[dim] == 1 else ()
+        return SqueezeDimInplace.apply(input, dims)
+    dims = _dims_tuple(dim, len(shape))
+    return SqueezeDimsInplace.apply(input, tuple(d for d in dims if shape and shape[d] == 1))
+
+
+def unsqueeze_(input: Tensor, dim: int) -> Tensor:
+    check_tensors(input)
+    return UnsqueezeInplace.apply(input, _normalize_dim(dim, input._data.ndim + 1))
+
+
+def tril_(input: Tensor, diagonal: int = 0) -> Tensor:
+    check_tensors(input)
+    if input._data.ndim < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    return apply_inplace(Tril, input, int(diagonal))
+
+
+def triu_(input: Tensor, diagonal: int = 0) -> Tensor:
+    check_tensors(input)
+    if input._data.ndim < 2:
+        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
+    return apply_inplace(Triu, input, int(diagonal))
+
+
+def ravel(input: Tensor) -> Tensor:
+    """The elements as one dimension, in row-major order (a view when input is contiguous)."""
+    check_tensors(input)
+    from lucid.ops.fills import contiguous
+
+    return view(contiguous(input), (-1,))

@@ -647,4 +647,17 @@ ROWS += [
         shapes=[(3, 4), (2, 4)],
         sums=True,
     ),
+    OpCase(
+        "positive",
+        lucid.positive,
+        torch.positive,
+        np.positive,
+        error_inputs=[
+            ErrorInput(
+                [np.array([True, False])],
+                RuntimeError,
+                "The `\\+` operator, on a bool tensor is not supported.",
+            )
+        ],
+    ),
 ]

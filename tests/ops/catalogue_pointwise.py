@@ -500,4 +500,12 @@ ROWS: list[OpCase] = [
         )
         for dtype in ("int64", "int8", "bool")
     ],
+    # ------------------------------------ inverse hyperbolic functions, exp2
+    _unary("asinh", np.arcsinh, low=-3.0, high=3.0),
+    _unary("arcsinh", np.arcsinh, low=-3.0, high=3.0),
+    _unary("acosh", np.arccosh, low=1.1, high=3.0),
+    _unary("arccosh", np.arccosh, low=1.1, high=3.0),
+    _unary("atanh", np.arctanh, low=-0.9, high=0.9),
+    _unary("arctanh", np.arctanh, low=-0.9, high=0.9),
+    _unary("exp2", np.exp2, low=-3.0, high=3.0),
 ]

@@ -876,4 +876,18 @@ ROWS: list[OpCase] = [
         reference=lambda a, mask: np.broadcast_to(a, (2, 3, 4))[mask],
         make_inputs=_with_mask((3, 4), (2, 3, 4)),
     ),
+    OpCase(
+        "ravel",
+        lucid.ravel,
+        torch.ravel,
+        reference=lambda a: a.reshape(-1),
+        shapes=[(2, 3, 4)],
+    ),
+    OpCase(
+        "ravel_transposed",
+        lambda x: lucid.ravel(x.transpose(0, 2)),
+        lambda x: torch.ravel(x.transpose(0, 2)),
+        reference=lambda a: a.transpose(2, 1, 0).reshape(-1),
+        shapes=[(2, 3, 4)],
+    ),
 ]
