@@ -287,6 +287,20 @@ class Tensor(TensorBase):
     triu_ = shape_ops.triu_
     scatter_ = indexing.scatter_
     scatter_add_ = indexing.scatter_add_
+    tensor_split = indexing.tensor_split
+    hsplit = indexing.hsplit
+    vsplit = indexing.vsplit
+    dsplit = indexing.dsplit
+    argwhere = indexing.argwhere
+    repeat_interleave = indexing.repeat_interleave
+    select = indexing.select
+    fill_diagonal_ = indexing.fill_diagonal_
+    unfold = shape_ops.unfold
+    fmax = arithmetic.fmax
+    fmin = arithmetic.fmin
+    renorm = reduction.renorm
+    cov = reduction.cov
+    corrcoef = linalg.corrcoef
 
     @property
     def T(self) -> Tensor:
@@ -608,6 +622,9 @@ class Tensor(TensorBase):
 
     def scatter(self, dim: int, index: Tensor, src: Any, *, reduce: str | None = None) -> Tensor:
         return indexing.scatter(self, dim, index, src, reduce=reduce)
+
+    def where(self, condition: Tensor, y: Any) -> Tensor:
+        return pointwise.where(condition, self, y)
 
 
 register_tensor_class(Tensor)

@@ -12,13 +12,14 @@ from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops.arithmetic import _dtype_name, matmul, mul
-from lucid.ops.reduction import sum
-from lucid.ops.shape import expand, permute, reshape
+from lucid.ops.pointwise import clamp, sqrt
+from lucid.ops.reduction import cov, sum
+from lucid.ops.shape import expand, permute, reshape, unsqueeze
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
-__all__ = ["diagonal", "diag", "trace", "einsum", "tensordot", "inner"]
+__all__ = ["diagonal", "diag", "trace", "einsum", "tensordot", "inner", "corrcoef"]
 
 
 # ------------------------------------------------------------------ diagonal
@@ -482,3 +483,13 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
             f"{list(input._data.shape)} and {list(other._data.shape)}"
         )
     return tensordot(input, other, ([-1], [-1]))
+
+
+def corrcoef(input: Tensor) -> Tensor:
+    """The Pearson correlation coefficients of the variables in input's rows, in [-1, 1]."""
+    covariance = cov(input)
+    if covariance._data.ndim == 0:
+        return covariance / covariance
+    deviations = sqrt(diagonal(covariance))
+    scaled = covariance / unsqueeze(deviations, 1) / unsqueeze(deviations, 0)
+    return clamp(scaled, -1, 1)

@@ -947,3 +947,77 @@ def ravel(input: Tensor) -> Tensor:
     from lucid.ops.fills import contiguous
 
     return view(contiguous(input), (-1,))
+
+
+# ---------------------------------------------------------------- sliding windows
+class Unfold(Function):
+    """Every window of `size` entries along `dim`, `step` apart: the windows index `dim` and
+    a new last dimension holds each window's entries (a strided view, as in PyTorch)."""
+
+    _backward_name = "UnfoldBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, size, step):
+        array = x._data
+        ctx.input_shape = array.shape
+        ctx.window = (dim, size, step)
+        if array.ndim == 0:
+            return _wrap(array.reshape(1))
+        count = (array.shape[dim] - size) // step + 1
+        shape = array.shape[:dim] + (count,) + array.shape[dim + 1 :] + (size,)
+        strides = (
+            array.strides[:dim]
+            + (array.strides[dim] * step,)
+            + array.strides[dim + 1 :]
+            + (array.strides[dim],)
+        )
+        return _wrap(np.lib.stride_tricks.as_strided(array, shape, strides, writeable=False))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        dim, size, step = ctx.window
+        return UnfoldBackward.apply(grad_output, ctx.input_shape, dim, size, step), None, None, None
+
+
+class UnfoldBackward(Function):
+    """Unfold's adjoint: each window entry's gradient added back at the entry it came from."""
+
+    _backward_name = "UnfoldBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, input_shape, dim, size, step):
+        ctx.window = (dim, size, step)
+        array = grad._data
+        if not input_shape:
+            return _wrap(array.reshape(()).copy())
+        result = np.zeros(input_shape, array.dtype)
+        count = array.shape[dim]
+        moved = np.moveaxis(result, dim, -1)
+        windows = np.moveaxis(array, dim, -2)
+        # One vectorised add per offset within the window; the entries one offset touches
+        # are distinct, so plain slice assignment adds them all.
+        for offset in range(size):
+            moved[..., offset : offset + step * (count - 1) + 1 : step] += windows[..., offset]
+        return _wrap(result)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        dim, size, step = ctx.window
+        return Unfold.apply(grad_output, dim, size, step), None, None, None, None
+
+
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Tensor.unfold: the windows of `size` entries along `dimension`, `step` apart."""
+    check_tensors(input)
+    shape = input._data.shape
+    dim = _normalize_dim(dimension, max(len(shape), 1))
+    length = shape[dim] if shape else 1
+    if size > length:
+        raise RuntimeError(
+            f"maximum size for tensor at dimension {dim} is {length} but size is {size}"
+        )
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return Unfold.apply(input, dim, int(size), int(step))

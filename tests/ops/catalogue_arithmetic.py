@@ -660,4 +660,13 @@ ROWS += [
             )
         ],
     ),
+    OpCase(
+        "fmax",
+        lucid.fmax,
+        torch.fmax,
+        np.fmax,
+        shapes=[(3, 4), (4,)],
+        error_inputs=[BROADCAST_MISMATCH],
+    ),
+    OpCase("fmin", lucid.fmin, torch.fmin, np.fmin, shapes=[(3, 4), (4,)]),
 ]
