@@ -7,9 +7,12 @@ import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
+
 from lucid import factories as _factories
 from lucid._core import dtypes
 from lucid._core import engine as _engine
+from lucid._core import layouts as _layouts
 from lucid._core.devices import check_device
 from lucid._core.tensor import _TYPE_NAMES, Size, TensorBase, _varargs_shape, register_tensor_class
 from lucid._tensor_str import _format_tensor
@@ -301,6 +304,17 @@ class Tensor(TensorBase):
     renorm = reduction.renorm
     cov = reduction.cov
     corrcoef = linalg.corrcoef
+    conj = pointwise.conj
+    conj_physical = pointwise.conj_physical
+    conj_physical_ = pointwise.conj_physical_
+    resolve_conj = pointwise.resolve_conj
+    resolve_neg = pointwise.resolve_neg
+    is_conj = pointwise.is_conj
+    is_neg = pointwise.is_neg
+    is_complex = pointwise.is_complex
+    isreal = pointwise.isreal
+    angle = pointwise.angle
+    adjoint = shape_ops.adjoint
 
     @property
     def T(self) -> Tensor:
@@ -322,6 +336,120 @@ class Tensor(TensorBase):
                 f"{self._data.ndim}-D tensor."
             )
         return shape_ops.transpose(self, -2, -1)
+
+    @property
+    def mH(self) -> Tensor:
+        """The conjugate transpose of the last two dims: mT, for a real tensor."""
+        if self._data.ndim == 0:
+            warnings.warn(
+                "Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().",
+                UserWarning,
+                stacklevel=2,
+            )
+            return self
+        if self._data.ndim < 2:
+            raise RuntimeError(
+                "tensor.mH is only supported on matrices or batches of matrices. Got "
+                f"{self._data.ndim}-D tensor."
+            )
+        return shape_ops.transpose(self, -2, -1)
+
+    @property
+    def H(self) -> Tensor:
+        """The conjugate transpose of a matrix: its transpose, for a real tensor."""
+        if self._data.ndim == 0:
+            warnings.warn(
+                "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+                UserWarning,
+                stacklevel=2,
+            )
+            return self
+        if self._data.ndim != 2:
+            message = "tensor.H is only supported on matrices (2-D tensors). Got "
+            message += f"{self._data.ndim}-D tensor."
+            if self._data.ndim > 2:
+                message += " For batches of matrices, consider using tensor.mH"
+            raise RuntimeError(message)
+        return shape_ops.transpose(self, 0, 1)
+
+    @property
+    def real(self) -> Tensor:
+        return self
+
+    @property
+    def imag(self) -> Tensor:
+        return pointwise.imag(self)
+
+    @property
+    def is_cpu(self) -> builtins.bool:
+        return True
+
+    @property
+    def layout(self) -> Any:
+        return _layouts.strided
+
+    def apply_(self, callable: Any) -> Tensor:
+        """Replace each element by callable(element), a Python call per element (as in
+        PyTorch: for scripts, not for speed)."""
+        return self._map_inplace("apply_", callable)
+
+    def map_(self, tensor: Tensor, callable: Any) -> Tensor:
+        """self[i] = callable(self[i], tensor[i]), tensor broadcast to self's shape."""
+        return self._map_inplace("map_", callable, tensor)
+
+    def map2_(self, x: Tensor, y: Tensor, callable: Any) -> Tensor:
+        """self[i] = callable(self[i], x[i], y[i]), x and y broadcast to self's shape."""
+        return self._map_inplace("map2_", callable, x, y)
+
+    def _map_inplace(self, name: str, callable: Any, *others: Tensor) -> Tensor:
+        if self._requires_grad:
+            raise RuntimeError(
+                f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() "
+                "instead."
+            )
+        check_tensors(*others)
+        array = self._data
+        columns = [shape_ops.expand(other, array.shape)._data.reshape(-1) for other in others]
+        python_type = (
+            builtins.bool
+            if array.dtype == np.bool_
+            else (builtins.float if array.dtype.kind == "f" else builtins.int)
+        )
+        values = [
+            python_type(callable(*items))
+            for items in zip(array.reshape(-1).tolist(), *(c.tolist() for c in columns))
+        ]
+        array[...] = np.asarray(values, dtype=array.dtype).reshape(array.shape)
+        self._version_counter[0] += 1
+        return self
+
+    def new(self, *args: Any) -> Tensor:
+        """The legacy constructor: new sizes give an uninitialised tensor, data a tensor of it,
+        in self's dtype."""
+        if len(args) == 1 and isinstance(args[0], TensorBase):
+            return args[0]
+        if len(args) == 1 and isinstance(args[0], list | tuple) and not isinstance(args[0], Size):
+            return _factories.tensor(args[0], dtype=self.dtype)
+        return _factories.empty(*(args or (0,)), dtype=self.dtype)
+
+    def is_signed(self) -> builtins.bool:
+        return self._data.dtype.kind in "if"
+
+    def is_nonzero(self) -> builtins.bool:
+        size = self._data.size
+        if size == 0:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+        if size > 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return builtins.bool(self._data.reshape(()) != 0)
+
+    def is_same_size(self, other: Tensor) -> builtins.bool:
+        if not isinstance(other, TensorBase):
+            raise TypeError(
+                "is_same_size(): argument 'other' (position 1) must be Tensor, not "
+                f"{type(other).__name__}"
+            )
+        return self._data.shape == other._data.shape
 
     def __iter__(self) -> Iterator[Tensor]:
         if self._data.ndim == 0:

@@ -52,6 +52,8 @@ __all__ = [
     "tan_", "sinh_", "cosh_", "tanh_", "asin_", "acos_", "atan_", "asinh_", "acosh_", "atanh_",
     "arcsin_", "arccos_", "arctan_", "arcsinh_", "arccosh_", "arctanh_", "erf_", "erfc_",
     "floor_", "ceil_", "trunc_", "fix_", "round_", "nan_to_num_",
+    "conj", "conj_physical", "conj_physical_", "resolve_conj", "resolve_neg", "is_conj", "is_neg",
+    "is_complex", "real", "imag", "isreal", "angle",
 ]  # fmt: skip
 
 _INTEGRAL_KINDS = "iub"
@@ -2012,3 +2014,103 @@ class BitwiseNot(Function):
 def bitwise_not_(input: Tensor) -> Tensor:
     check_tensors(input)
     return apply_inplace(BitwiseNot, input)
+
+
+# ------------------------------------------------ complex-number queries on real tensors
+# lucid has no complex dtype, so these have their exact real meanings: conjugation is the
+# identity (no lazy conjugate or negative bit is ever set), the real part is the tensor itself.
+def conj(input: Tensor) -> Tensor:
+    """The complex conjugate: input itself, as for every real tensor."""
+    check_tensors(input)
+    return input
+
+
+def conj_physical(input: Tensor) -> Tensor:
+    check_tensors(input)
+    return input
+
+
+class ConjPhysical(Function):
+    """conj_physical_ of a real tensor: an in-place write of the same values."""
+
+    _backward_name = "ConjPhysicalBackward1"
+
+    @staticmethod
+    def forward(ctx, x):
+        return _wrap(x._data)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output
+
+
+def conj_physical_(input: Tensor) -> Tensor:
+    check_tensors(input)
+    return apply_inplace(ConjPhysical, input)
+
+
+def resolve_conj(input: Tensor) -> Tensor:
+    check_tensors(input)
+    return input
+
+
+def resolve_neg(input: Tensor) -> Tensor:
+    check_tensors(input)
+    return input
+
+
+def is_conj(input: Tensor) -> bool:
+    check_tensors(input)
+    return False
+
+
+def is_neg(input: Tensor) -> bool:
+    check_tensors(input)
+    return False
+
+
+def is_complex(input: Tensor) -> bool:
+    check_tensors(input)
+    return False
+
+
+def real(input: Tensor) -> Tensor:
+    """The real part: input itself."""
+    check_tensors(input)
+    return input
+
+
+def imag(input: Tensor) -> Tensor:
+    """The imaginary part, which only complex tensors have (PyTorch's error otherwise)."""
+    check_tensors(input)
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
+def isreal(input: Tensor) -> Tensor:
+    """True everywhere: a real tensor's imaginary parts are all zero."""
+    check_tensors(input)
+    return _wrap(np.ones(input._data.shape, np.bool_))
+
+
+class Angle(Function):
+    """The argument of a real number: pi for negatives, 0 otherwise, NaN for NaN."""
+
+    _backward_name = "AngleBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        array = float_array(x)
+        ctx.shape = array.shape
+        # -0.0 is not negative, so its angle is 0 as PyTorch gives.
+        result = np.where(array < 0, np.asarray(math.pi, array.dtype), array.dtype.type(0))
+        return _wrap(np.where(np.isnan(array), array, result))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # piecewise constant
+        return zeros_like_grad(grad_output, ctx.shape)
+
+
+def angle(input: Tensor) -> Tensor:
+    check_tensors(input)
+    return Angle.apply(input)

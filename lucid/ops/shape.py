@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,7 @@ __all__ = [
     "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose", "swapaxes", "swapdims",
     "t", "permute", "movedim", "moveaxis", "broadcast_to", "tile", "cat", "concat", "concatenate",
     "stack", "split", "chunk", "unbind", "narrow", "flip", "roll", "tril", "triu",
-    "ravel",
+    "ravel", "adjoint",
 ]  # fmt: skip
 
 
@@ -1021,3 +1022,22 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
     return Unfold.apply(input, dim, int(size), int(step))
+
+
+def adjoint(input: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dims: their transpose, for a real tensor."""
+    check_tensors(input)
+    ndim = input._data.ndim
+    if ndim == 0:
+        warnings.warn(
+            "adjoint() is deprecated on 0-D tensors. Consider using x.conj().",
+            UserWarning,
+            stacklevel=2,
+        )
+        return input
+    if ndim < 2:
+        raise RuntimeError(
+            "tensor.adjoint() is only supported on matrices or batches of matrices. Got "
+            f"{ndim}-D tensor."
+        )
+    return transpose(input, -2, -1)

@@ -1129,4 +1129,23 @@ ROWS: list[OpCase] = [
             ErrorInput([(3, 4), -1], RuntimeError, "Repeats must be non-negative"),
         ],
     ),
+    OpCase(
+        "adjoint",
+        lucid.adjoint,
+        torch.adjoint,
+        lambda a: np.swapaxes(a, -1, -2),
+        shapes=[(2, 3, 4)],
+        error_inputs=[
+            ErrorInput(
+                [(3,)],
+                RuntimeError,
+                r"tensor.adjoint\(\) is only supported on matrices or batches of matrices. Got "
+                "1-D tensor.",
+            )
+        ],
+    ),
+    OpCase(
+        "mH", lambda x: x.mH, lambda x: x.mH, lambda a: np.swapaxes(a, -1, -2), shapes=[(2, 3, 4)]
+    ),
+    OpCase("H", lambda x: x.H, lambda x: x.H, lambda a: a.T),
 ]

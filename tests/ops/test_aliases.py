@@ -212,3 +212,79 @@ def test_tensor_methods_alias_the_functions():
     np.testing.assert_array_equal(x.greater_equal(0.1).numpy(), (x >= 0.1).numpy())
     np.testing.assert_array_equal(x.isclose(x).numpy(), np.ones((2, 2), bool))
     assert lucid.positive(x) is x
+
+
+# ------------------------------------------------ complex-number queries on real tensors
+def test_complex_queries_of_real_tensors_match_torch():
+    torch = _library("torch")
+    values = np.array([[-1.5, 0.0, 2.0], [-0.0, np.nan, 1.0]])
+    for dtype in ("float32", "int64", "uint8", "bool"):
+        array = values.astype(dtype) if dtype != "float32" else values.astype(np.float32)
+        if dtype != "float32":
+            array = np.nan_to_num(array)
+        x, t = lucid.tensor(array), torch.tensor(array)
+        for name in ("is_conj", "is_neg", "is_complex", "is_signed", "is_inference"):
+            assert getattr(lucid, name)(x) == getattr(torch, name)(t), (name, dtype)
+            assert getattr(x, name)() == getattr(t, name)(), (name, dtype)
+        np.testing.assert_array_equal(lucid.isreal(x).numpy(), torch.isreal(t).numpy())
+        for name in ("conj", "conj_physical", "resolve_conj", "resolve_neg", "real"):
+            assert getattr(lucid, name)(x) is x
+        assert x.real is x and x.conj() is x and x.conj_physical_() is x
+        if dtype != "bool":
+            np.testing.assert_array_equal(lucid.angle(x).numpy(), torch.angle(t).numpy())
+
+
+def test_imag_of_a_real_tensor_raises_torch_error():
+    with pytest.raises(RuntimeError, match="imag is not implemented for tensors with non-complex"):
+        lucid.ones(2).imag
+    with pytest.raises(RuntimeError, match="imag is not implemented for tensors with non-complex"):
+        lucid.imag(lucid.ones(2))
+
+
+def test_is_nonzero_and_is_same_size_match_torch():
+    torch = _library("torch")
+    for values in ([0.0], [2.0], [float("nan")], 3, [[True]]):
+        assert lucid.is_nonzero(lucid.tensor(values)) == torch.is_nonzero(torch.tensor(values))
+    assert lucid.ones(2, 3).is_same_size(lucid.zeros(2, 3))
+    assert not lucid.is_same_size(lucid.ones(2, 3), lucid.ones(3, 2))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.is_nonzero(lib.ones(2)),
+        lambda lib: lib.is_nonzero(lib.ones(0)),
+        lambda lib: lib.is_nonzero(1),
+        lambda lib: lib.ones(2).is_same_size(3),
+        lambda lib: lib.ones(2, 3, 4).H,
+        lambda lib: lib.ones(3).H,
+        lambda lib: lib.ones(3).mH,
+        lambda lib: lib.can_cast(1, lib.float32),
+        lambda lib: lib.conj(3),
+    ],
+)
+def test_query_errors_match_torch(call):
+    torch = _library("torch")
+    with pytest.raises(Exception) as expected:
+        call(torch)
+    with pytest.raises(expected.type) as error:
+        call(lucid)
+    assert str(error.value) == str(expected.value).replace("torch", "lucid")
+
+
+def test_can_cast_matches_torch_for_every_pair():
+    torch = _library("torch")
+    names = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
+    for source in names:
+        for target in names:
+            assert lucid.can_cast(getattr(lucid, source), getattr(lucid, target)) == (
+                torch.can_cast(getattr(torch, source), getattr(torch, target))
+            ), (source, target)
+
+
+def test_zero_dim_conjugate_transposes_warn_and_return_the_tensor():
+    x = lucid.tensor(2.0)
+    with pytest.warns(UserWarning, match="deprecated on 0-D tensors"):
+        assert x.mH is x
+    with pytest.warns(UserWarning, match="deprecated on 0-D tensors"):
+        assert lucid.adjoint(x) is x
