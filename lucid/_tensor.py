@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import warnings
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -12,6 +13,7 @@ import numpy as np
 from lucid import factories as _factories
 from lucid._core import dtypes
 from lucid._core import engine as _engine
+from lucid._core import graph as _graph
 from lucid._core import layouts as _layouts
 from lucid._core.devices import check_device
 from lucid._core.tensor import _TYPE_NAMES, Size, TensorBase, _varargs_shape, register_tensor_class
@@ -432,6 +434,28 @@ class Tensor(TensorBase):
             return _factories.tensor(args[0], dtype=self.dtype)
         return _factories.empty(*(args or (0,)), dtype=self.dtype)
 
+    def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
+        """`hook(tensor)` runs after backward has accumulated this leaf's `.grad` (an
+        optimizer step per parameter, for example); autograd.grad does not run it."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            )
+        accumulator = _graph.accumulator_for(self)
+        # The hook must outlive the graphs that use the leaf, so from now on the leaf holds its
+        # sink strongly (a cycle through the sink's `variable`, which the collector frees).
+        self._grad_accumulator = _HeldAccumulator(accumulator)
+        variable = weakref.ref(self)
+
+        def run(grad_inputs: tuple, grad_outputs: tuple) -> None:
+            tensor = variable()
+            if tensor is not None:
+                hook(tensor)
+
+        return accumulator.register_hook(run)
+
     def is_signed(self) -> builtins.bool:
         return self._data.dtype.kind in "if"
 
@@ -756,6 +780,18 @@ class Tensor(TensorBase):
 
 
 register_tensor_class(Tensor)
+
+
+class _HeldAccumulator:
+    """A strong stand-in for the weak reference a leaf keeps to its AccumulateGrad."""
+
+    __slots__ = ("accumulator",)
+
+    def __init__(self, accumulator: Any) -> None:
+        self.accumulator = accumulator
+
+    def __call__(self) -> Any:
+        return self.accumulator
 
 
 def zero_grads(params: Iterable[Tensor], set_to_none: bool) -> None:

@@ -259,3 +259,50 @@ def test_fill_get_device_detach_functions_match_torch():
     assert not lucid.detach(x).requires_grad
     y = x * 1.0
     assert lucid.detach_(y) is y and y.grad_fn is None
+
+
+def test_post_accumulate_grad_hook_runs_after_each_accumulation_as_in_torch():
+    torch = _torch()
+    seen = {}
+    for library in (lucid, torch):
+        weight = library.ones(2, requires_grad=True)
+        grads = seen[library.__name__] = []
+        handle = weight.register_post_accumulate_grad_hook(
+            lambda tensor, grads=grads: grads.append(tensor.grad.clone().tolist())
+        )
+        (weight * 3.0).sum().backward()
+        (weight * 3.0).sum().backward()
+        library.autograd.grad((weight * 3.0).sum(), weight)
+        handle.remove()
+        (weight * 3.0).sum().backward()
+    assert seen["lucid"] == seen["torch"] == [[3.0, 3.0], [6.0, 6.0]]
+
+
+def test_post_accumulate_grad_hook_survives_between_graphs_and_frees_its_leaf():
+    import gc
+    import weakref
+
+    calls = []
+    weight = lucid.ones(2, requires_grad=True)
+    weight.register_post_accumulate_grad_hook(lambda tensor: calls.append(tensor))
+    gc.collect()
+    (weight * 2.0).sum().backward()
+    assert calls == [weight]
+    reference = weakref.ref(weight)
+    calls.clear()
+    del weight
+    gc.collect()
+    assert reference() is None
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda lib: lib.ones(2), lambda lib: lib.ones(2, requires_grad=True) * 2.0],
+)
+def test_post_accumulate_grad_hook_errors_match_torch(make):
+    torch = _torch()
+    with pytest.raises(RuntimeError) as expected:
+        make(torch).register_post_accumulate_grad_hook(lambda tensor: None)
+    with pytest.raises(RuntimeError) as error:
+        make(lucid).register_post_accumulate_grad_hook(lambda tensor: None)
+    assert str(error.value) == str(expected.value)
