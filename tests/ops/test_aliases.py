@@ -288,3 +288,16 @@ def test_zero_dim_conjugate_transposes_warn_and_return_the_tensor():
         assert x.mH is x
     with pytest.warns(UserWarning, match="deprecated on 0-D tensors"):
         assert lucid.adjoint(x) is x
+
+
+def test_writing_into_views_that_share_elements_raises_torch_error():
+    torch = _library("torch")
+    with pytest.raises(RuntimeError) as expected:
+        torch.ones(3).expand(2, 3).exp_()
+    with pytest.raises(RuntimeError) as error:
+        lucid.ones(3).expand(2, 3).exp_()
+    assert str(error.value) == str(expected.value)
+    windows = lucid.arange(5.0).unfold(0, 2, 1)
+    with pytest.raises(RuntimeError, match="refers to a single memory location"):
+        windows.mul_(2.0)
+    np.testing.assert_array_equal(windows.clone().mul_(2.0).numpy()[0], [0.0, 2.0])
