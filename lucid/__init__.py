@@ -9,6 +9,7 @@ Example::
 """
 
 import importlib
+import math
 from typing import Any
 
 from lucid._malloc import tune_malloc
@@ -19,8 +20,18 @@ from lucid import dtypes
 from lucid._core import sentinel  # arms the always-on NaN/Inf trap (NUMERICS.md)
 from lucid._core.arguments import argument_error
 from lucid._core.devices import device
+from lucid._core.layouts import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    layout,
+    memory_format,
+    preserve_format,
+    strided,
+)
 from lucid._core.tensor import Size
 from lucid._tensor import Tensor
+from lucid._tensor_str import set_printoptions
 from lucid.dtypes import (
     bool,
     double,
@@ -63,6 +74,19 @@ from lucid.autograd.anomaly_mode import (
 
 __version__ = "0.1.0"
 
+# Constants torch has at its top level.
+pi = math.pi
+e = math.e
+inf = math.inf
+nan = math.nan
+newaxis = None
+
+# Build flags, as lucid's truth: LAPACK and FFTs come with NumPy; no MKL or OpenMP of its own.
+has_lapack = True
+has_spectral = True
+has_mkl = False
+has_openmp = False
+
 
 def is_tensor(obj: object) -> bool:
     return isinstance(obj, Tensor)
@@ -82,6 +106,64 @@ def is_floating_point(input: Tensor) -> bool:
     if not isinstance(input, Tensor):
         raise argument_error("is_floating_point", "input", 1, input)
     return input.is_floating_point()
+
+
+def get_device(input: Tensor) -> int:
+    """-1: the index PyTorch gives a CPU tensor's device."""
+    if not isinstance(input, Tensor):
+        raise argument_error("get_device", "input", 1, input)
+    return input.get_device()
+
+
+def detach(input: Tensor) -> Tensor:
+    if not isinstance(input, Tensor):
+        raise argument_error("detach", "input", 1, input)
+    return input.detach()
+
+
+def detach_(input: Tensor) -> Tensor:
+    if not isinstance(input, Tensor):
+        raise argument_error("detach_", "input", 1, input)
+    return input.detach_()
+
+
+def is_signed(input: Tensor) -> bool:
+    if not isinstance(input, Tensor):
+        raise argument_error("is_signed", "input", 1, input)
+    return input.is_signed()
+
+
+def is_nonzero(input: Tensor) -> bool:
+    if not isinstance(input, Tensor):
+        raise argument_error("is_nonzero", "input", 1, input)
+    return input.is_nonzero()
+
+
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    if not isinstance(input, Tensor):
+        raise argument_error("is_same_size", "input", 1, input)
+    if not isinstance(other, Tensor):
+        raise argument_error("is_same_size", "other", 2, other)
+    return input.is_same_size(other)
+
+
+def is_inference(input: Tensor) -> bool:
+    if not isinstance(input, Tensor):
+        raise argument_error("is_inference", "input", 1, input)
+    return input.is_inference()
+
+
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """Whether type promotion may cast `from_` to `to`: never to a lower kind (float to integer,
+    integer to bool); within a kind any size goes."""
+    for position, (name, value) in enumerate((("from_", from_), ("to", to)), 1):
+        if not isinstance(value, dtype):
+            raise TypeError(
+                f"can_cast(): argument '{name}' (position {position}) must be lucid.dtype, not "
+                f"{type(value).__name__}"
+            )
+    kinds = {"b": 0, "u": 1, "i": 1, "f": 2}
+    return kinds[to.numpy_dtype.kind] >= kinds[from_.numpy_dtype.kind]
 
 
 # Subpackages and names that build on the whole namespace load on first use, as attributes
@@ -113,6 +195,19 @@ _LAZY_NAMES = {
     "matrix_power": "lucid.ops.linalg_decompositions",
     "cross": "lucid.ops.linalg_decompositions",
     "lu_unpack": "lucid.ops.linalg_decompositions",
+    "use_deterministic_algorithms": "lucid._process",
+    "are_deterministic_algorithms_enabled": "lucid._process",
+    "is_deterministic_algorithms_warn_only_enabled": "lucid._process",
+    "set_deterministic_debug_mode": "lucid._process",
+    "get_deterministic_debug_mode": "lucid._process",
+    "set_float32_matmul_precision": "lucid._process",
+    "get_float32_matmul_precision": "lucid._process",
+    "set_flush_denormal": "lucid._process",
+    "set_warn_always": "lucid._process",
+    "is_warn_always_enabled": "lucid._process",
+    "set_default_device": "lucid._process",
+    "get_default_device": "lucid._process",
+    "typename": "lucid._process",
 }
 # The nn.functional ops that torch also has at its top level as the very same function
 _SHARED_WITH_FUNCTIONAL = """

@@ -19,6 +19,19 @@ __all__ = [
     "get_num_threads",
     "set_num_interop_threads",
     "set_num_threads",
+    "use_deterministic_algorithms",
+    "are_deterministic_algorithms_enabled",
+    "is_deterministic_algorithms_warn_only_enabled",
+    "set_deterministic_debug_mode",
+    "get_deterministic_debug_mode",
+    "set_float32_matmul_precision",
+    "get_float32_matmul_precision",
+    "set_flush_denormal",
+    "set_warn_always",
+    "is_warn_always_enabled",
+    "set_default_device",
+    "get_default_device",
+    "typename",
 ]
 
 _settings: dict[str, builtins.int | None] = {"threads": None, "interop_threads": None}
@@ -102,3 +115,125 @@ def compile(model: Callable | None = None, *, fullgraph: builtins.bool = False,
             stacklevel=2,
         )
     return model
+
+
+# -------------------------------------------------- determinism, precision, warnings
+# lucid's kernels are NumPy's: deterministic on the CPU and always in full float32 precision,
+# so these settings are recorded and reported, as a CPU build of PyTorch does.
+_flags: dict[str, Any] = {
+    "deterministic": False,
+    "deterministic_warn_only": False,
+    "matmul_precision": "highest",
+    "warn_always": False,
+}
+
+_DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """Record the request; every lucid kernel is deterministic already."""
+    if not isinstance(mode, builtins.bool):
+        raise TypeError(
+            f"use_deterministic_algorithms expects a bool, but got {type(mode).__name__}"
+        )
+    _flags["deterministic"] = mode
+    _flags["deterministic_warn_only"] = builtins.bool(warn_only) and mode
+
+
+def are_deterministic_algorithms_enabled() -> builtins.bool:
+    return _flags["deterministic"]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> builtins.bool:
+    return _flags["deterministic_warn_only"]
+
+
+def set_deterministic_debug_mode(debug_mode: builtins.int | str) -> None:
+    """0/'default' turns deterministic mode off, 1/'warn' on with warnings, 2/'error' on."""
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise RuntimeError(
+                "invalid value of debug_mode, expected one of `default`, `warn`, `error`, but "
+                f"got {debug_mode}"
+            )
+        debug_mode = _DEBUG_MODES[debug_mode]
+    elif not isinstance(debug_mode, builtins.int):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(
+            f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}"
+        )
+    use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode() -> builtins.int:
+    if not _flags["deterministic"]:
+        return 0
+    return 1 if _flags["deterministic_warn_only"] else 2
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Record the precision asked for; NumPy's float32 matmul always runs at 'highest'."""
+    if not isinstance(precision, str):
+        raise RuntimeError(
+            f"set_float32_matmul_precision expects a str, but got {type(precision).__name__}"
+        )
+    if precision not in ("highest", "high", "medium"):
+        warnings.warn(
+            f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
+            "setFloat32MatmulPrecision call has no effect.",
+            UserWarning,
+            stacklevel=2,
+        )
+        return
+    _flags["matmul_precision"] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    return _flags["matmul_precision"]
+
+
+def set_flush_denormal(mode: builtins.bool) -> builtins.bool:
+    """Whether flushing denormals is supported: not by NumPy, so always False and unchanged
+    (lucid's sentinel reports denormal results instead)."""
+    _check_bool("flush_denormal", mode)
+    return False
+
+
+def _check_bool(name: str, value: Any) -> None:
+    if not isinstance(value, builtins.bool):
+        kind = "Tensor" if hasattr(value, "_data") else type(value).__name__
+        raise RuntimeError(f"{name} expects a bool, but got {kind}")
+
+
+def set_warn_always(b: builtins.bool) -> None:
+    _check_bool("setWarnOnlyOnce", b)
+    _flags["warn_always"] = b
+
+
+def is_warn_always_enabled() -> builtins.bool:
+    return _flags["warn_always"]
+
+
+def set_default_device(device: Any) -> None:
+    """Only the CPU (or None, which means it) can be the default device."""
+    from lucid._core.devices import check_device
+
+    check_device(device)
+
+
+def get_default_device() -> Any:
+    from lucid._core.devices import device
+
+    return device("cpu")
+
+
+def typename(obj: Any) -> str:
+    """PyTorch's legacy type name of a tensor (`lucid.FloatTensor`), else the object's type."""
+    from lucid._core.tensor import TensorBase
+
+    if isinstance(obj, TensorBase):
+        return obj.type()
+    module = type(obj).__module__
+    name = type(obj).__qualname__
+    return name if module in ("builtins", "__builtin__", None) else f"{module}.{name}"

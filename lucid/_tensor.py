@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import builtins
 import warnings
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
+
+import numpy as np
 
 from lucid import factories as _factories
 from lucid._core import dtypes
 from lucid._core import engine as _engine
+from lucid._core import graph as _graph
+from lucid._core import layouts as _layouts
 from lucid._core.devices import check_device
 from lucid._core.tensor import _TYPE_NAMES, Size, TensorBase, _varargs_shape, register_tensor_class
 from lucid._tensor_str import _format_tensor
@@ -352,6 +357,129 @@ class Tensor(TensorBase):
     erfinv_ = pointwise.erfinv_
     i0 = pointwise.i0
     i0_ = pointwise.i0_
+    # in-place forms and torch's alternative names
+    absolute = pointwise.absolute
+    absolute_ = pointwise.abs_
+    acos_ = pointwise.acos_
+    asin_ = pointwise.asin_
+    atan_ = pointwise.atan_
+    acosh = pointwise.acosh
+    asinh = pointwise.asinh
+    atanh = pointwise.atanh
+    acosh_ = pointwise.acosh_
+    asinh_ = pointwise.asinh_
+    atanh_ = pointwise.atanh_
+    arccos = pointwise.arccos
+    arcsin = pointwise.arcsin
+    arctan = pointwise.arctan
+    arctan2 = pointwise.arctan2
+    arccosh = pointwise.arccosh
+    arcsinh = pointwise.arcsinh
+    arctanh = pointwise.arctanh
+    arccos_ = pointwise.arccos_
+    arcsin_ = pointwise.arcsin_
+    arctan_ = pointwise.arctan_
+    arccosh_ = pointwise.arccosh_
+    arcsinh_ = pointwise.arcsinh_
+    arctanh_ = pointwise.arctanh_
+    atan2_ = pointwise.atan2_
+    arctan2_ = pointwise.arctan2_
+    ceil_ = pointwise.ceil_
+    floor_ = pointwise.floor_
+    round_ = pointwise.round_
+    trunc_ = pointwise.trunc_
+    fix = pointwise.fix
+    fix_ = pointwise.fix_
+    cos_ = pointwise.cos_
+    cosh_ = pointwise.cosh_
+    sin_ = pointwise.sin_
+    sinh_ = pointwise.sinh_
+    tan_ = pointwise.tan_
+    tanh_ = pointwise.tanh_
+    sigmoid_ = nn_ops.sigmoid_
+    log_ = pointwise.log_
+    log10_ = pointwise.log10_
+    log1p_ = pointwise.log1p_
+    log2_ = pointwise.log2_
+    expm1_ = pointwise.expm1_
+    exp2 = pointwise.exp2
+    exp2_ = pointwise.exp2_
+    rsqrt_ = pointwise.rsqrt_
+    reciprocal_ = arithmetic.reciprocal_
+    erfc = pointwise.erfc
+    erf_ = pointwise.erf_
+    erfc_ = pointwise.erfc_
+    square = pointwise.square
+    square_ = pointwise.square_
+    sign_ = pointwise.sign_
+    negative = arithmetic.negative
+    negative_ = arithmetic.negative_
+    positive = arithmetic.positive
+    bitwise_not_ = pointwise.bitwise_not_
+    logical_not_ = pointwise.logical_not_
+    logical_and_ = pointwise.logical_and_
+    logical_or_ = pointwise.logical_or_
+    logical_xor_ = pointwise.logical_xor_
+    eq_ = pointwise.eq_
+    ne_ = pointwise.ne_
+    lt_ = pointwise.lt_
+    le_ = pointwise.le_
+    gt_ = pointwise.gt_
+    ge_ = pointwise.ge_
+    greater = pointwise.greater
+    greater_equal = pointwise.greater_equal
+    less = pointwise.less
+    less_equal = pointwise.less_equal
+    not_equal = pointwise.not_equal
+    greater_ = pointwise.greater_
+    greater_equal_ = pointwise.greater_equal_
+    less_ = pointwise.less_
+    less_equal_ = pointwise.less_equal_
+    not_equal_ = pointwise.not_equal_
+    isclose = pointwise.isclose
+    isposinf = pointwise.isposinf
+    isneginf = pointwise.isneginf
+    divide = arithmetic.divide
+    multiply = arithmetic.multiply
+    subtract = arithmetic.subtract
+    divide_ = arithmetic.div_
+    true_divide_ = arithmetic.div_
+    multiply_ = arithmetic.mul_
+    subtract_ = arithmetic.sub_
+    cumsum_ = reduction.cumsum_
+    cumprod_ = reduction.cumprod_
+    ravel = shape_ops.ravel
+    squeeze_ = shape_ops.squeeze_
+    unsqueeze_ = shape_ops.unsqueeze_
+    t_ = shape_ops.t_
+    transpose_ = shape_ops.transpose_
+    swapaxes_ = shape_ops.swapaxes_
+    swapdims_ = shape_ops.swapdims_
+    tensor_split = indexing.tensor_split
+    hsplit = indexing.hsplit
+    vsplit = indexing.vsplit
+    dsplit = indexing.dsplit
+    argwhere = indexing.argwhere
+    repeat_interleave = indexing.repeat_interleave
+    select = indexing.select
+    fill_diagonal_ = indexing.fill_diagonal_
+    unfold = shape_ops.unfold
+    fmax = arithmetic.fmax
+    fmin = arithmetic.fmin
+    renorm = reduction.renorm
+    cov = reduction.cov
+    corrcoef = linalg.corrcoef
+    conj = pointwise.conj
+    conj_physical = pointwise.conj_physical
+    conj_physical_ = pointwise.conj_physical_
+    resolve_conj = pointwise.resolve_conj
+    resolve_neg = pointwise.resolve_neg
+    is_conj = pointwise.is_conj
+    is_neg = pointwise.is_neg
+    is_complex = pointwise.is_complex
+    isreal = pointwise.isreal
+    angle = pointwise.angle
+    adjoint = shape_ops.adjoint
 
     @property
     def T(self) -> Tensor:
@@ -373,6 +501,142 @@ class Tensor(TensorBase):
                 f"{self._data.ndim}-D tensor."
             )
         return shape_ops.transpose(self, -2, -1)
+
+    @property
+    def mH(self) -> Tensor:
+        """The conjugate transpose of the last two dims: mT, for a real tensor."""
+        if self._data.ndim == 0:
+            warnings.warn(
+                "Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().",
+                UserWarning,
+                stacklevel=2,
+            )
+            return self
+        if self._data.ndim < 2:
+            raise RuntimeError(
+                "tensor.mH is only supported on matrices or batches of matrices. Got "
+                f"{self._data.ndim}-D tensor."
+            )
+        return shape_ops.transpose(self, -2, -1)
+
+    @property
+    def H(self) -> Tensor:
+        """The conjugate transpose of a matrix: its transpose, for a real tensor."""
+        if self._data.ndim == 0:
+            warnings.warn(
+                "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+                UserWarning,
+                stacklevel=2,
+            )
+            return self
+        if self._data.ndim != 2:
+            message = "tensor.H is only supported on matrices (2-D tensors). Got "
+            message += f"{self._data.ndim}-D tensor."
+            if self._data.ndim > 2:
+                message += " For batches of matrices, consider using tensor.mH"
+            raise RuntimeError(message)
+        return shape_ops.transpose(self, 0, 1)
+
+    @property
+    def real(self) -> Tensor:
+        return self
+
+    @property
+    def imag(self) -> Tensor:
+        return pointwise.imag(self)
+
+    @property
+    def is_cpu(self) -> builtins.bool:
+        return True
+
+    @property
+    def layout(self) -> Any:
+        return _layouts.strided
+
+    def apply_(self, callable: Any) -> Tensor:
+        """Replace each element by callable(element), a Python call per element (as in
+        PyTorch: for scripts, not for speed)."""
+        return self._map_inplace("apply_", callable)
+
+    def map_(self, tensor: Tensor, callable: Any) -> Tensor:
+        """self[i] = callable(self[i], tensor[i]), tensor broadcast to self's shape."""
+        return self._map_inplace("map_", callable, tensor)
+
+    def map2_(self, x: Tensor, y: Tensor, callable: Any) -> Tensor:
+        """self[i] = callable(self[i], x[i], y[i]), x and y broadcast to self's shape."""
+        return self._map_inplace("map2_", callable, x, y)
+
+    def _map_inplace(self, name: str, callable: Any, *others: Tensor) -> Tensor:
+        if self._requires_grad:
+            raise RuntimeError(
+                f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() "
+                "instead."
+            )
+        check_tensors(*others)
+        array = self._data
+        columns = [shape_ops.expand(other, array.shape)._data.reshape(-1) for other in others]
+        python_type = (
+            builtins.bool
+            if array.dtype == np.bool_
+            else (builtins.float if array.dtype.kind == "f" else builtins.int)
+        )
+        values = [
+            python_type(callable(*items))
+            for items in zip(array.reshape(-1).tolist(), *(c.tolist() for c in columns))
+        ]
+        array[...] = np.asarray(values, dtype=array.dtype).reshape(array.shape)
+        self._version_counter[0] += 1
+        return self
+
+    def new(self, *args: Any) -> Tensor:
+        """The legacy constructor: new sizes give an uninitialised tensor, data a tensor of it,
+        in self's dtype."""
+        if len(args) == 1 and isinstance(args[0], TensorBase):
+            return args[0]
+        if len(args) == 1 and isinstance(args[0], list | tuple) and not isinstance(args[0], Size):
+            return _factories.tensor(args[0], dtype=self.dtype)
+        return _factories.empty(*(args or (0,)), dtype=self.dtype)
+
+    def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
+        """`hook(tensor)` runs after backward has accumulated this leaf's `.grad` (an
+        optimizer step per parameter, for example); autograd.grad does not run it."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            )
+        accumulator = _graph.accumulator_for(self)
+        # The hook must outlive the graphs that use the leaf, so from now on the leaf holds its
+        # sink strongly (a cycle through the sink's `variable`, which the collector frees).
+        self._grad_accumulator = _HeldAccumulator(accumulator)
+        variable = weakref.ref(self)
+
+        def run(grad_inputs: tuple, grad_outputs: tuple) -> None:
+            tensor = variable()
+            if tensor is not None:
+                hook(tensor)
+
+        return accumulator.register_hook(run)
+
+    def is_signed(self) -> builtins.bool:
+        return self._data.dtype.kind in "if"
+
+    def is_nonzero(self) -> builtins.bool:
+        size = self._data.size
+        if size == 0:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+        if size > 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return builtins.bool(self._data.reshape(()) != 0)
+
+    def is_same_size(self, other: Tensor) -> builtins.bool:
+        if not isinstance(other, TensorBase):
+            raise TypeError(
+                "is_same_size(): argument 'other' (position 1) must be Tensor, not "
+                f"{type(other).__name__}"
+            )
+        return self._data.shape == other._data.shape
 
     def __iter__(self) -> Iterator[Tensor]:
         if self._data.ndim == 0:
@@ -678,8 +942,23 @@ class Tensor(TensorBase):
                 reduce: str | None = None) -> Tensor:  # fmt: skip
         return indexing.scatter(self, dim, index, src, value=value, reduce=reduce)
 
+    def where(self, condition: Tensor, y: Any) -> Tensor:
+        return pointwise.where(condition, self, y)
+
 
 register_tensor_class(Tensor)
+
+
+class _HeldAccumulator:
+    """A strong stand-in for the weak reference a leaf keeps to its AccumulateGrad."""
+
+    __slots__ = ("accumulator",)
+
+    def __init__(self, accumulator: Any) -> None:
+        self.accumulator = accumulator
+
+    def __call__(self) -> Any:
+        return self.accumulator
 
 
 def zero_grads(params: Iterable[Tensor], set_to_none: bool) -> None:

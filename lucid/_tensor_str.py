@@ -12,13 +12,53 @@ from lucid._core import dtypes
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
+
 # ------------------------------------------------------------------------ repr
-# PyTorch's default print options: digits after the point, the element count above which a
-# tensor is summarised, the items kept at each edge of a summarised dimension, line width.
-_PRECISION = 4
-_SUMMARY_THRESHOLD = 1000
-_EDGE_ITEMS = 3
-_LINE_WIDTH = 80
+class _PrintOptions:
+    """The print options set_printoptions changes: digits after the point, the element count
+    above which a tensor is summarised, the items kept at each edge of a summarised dimension,
+    the line width, and scientific notation (None: chosen per tensor)."""
+
+    precision = 4
+    threshold: float = 1000
+    edgeitems = 3
+    linewidth = 80
+    sci_mode: bool | None = None
+
+
+_options = _PrintOptions()
+
+# The presets of `profile`: (precision, threshold, edgeitems, linewidth), PyTorch's values.
+_PROFILES = {
+    "default": (4, 1000, 3, 80),
+    "short": (2, 1000, 2, 80),
+    "full": (4, float("inf"), 3, 80),
+}
+
+
+def set_printoptions(precision: int | None = None, threshold: float | None = None,
+                     edgeitems: int | None = None, linewidth: int | None = None,
+                     profile: str | None = None, sci_mode: bool | None = None) -> None:  # fmt: skip
+    """Set how tensors print: a `profile` ('default', 'short', 'full') first, then each option
+    given. `sci_mode` True or False forces or forbids scientific notation; None (the default)
+    lets each tensor choose."""
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(
+                f"Invalid profile: {profile}. the profile must be one of {list(_PROFILES)}"
+            )
+        _options.precision, _options.threshold, _options.edgeitems, _options.linewidth = _PROFILES[
+            profile
+        ]
+    if precision is not None:
+        _options.precision = precision
+    if threshold is not None:
+        _options.threshold = threshold
+    if edgeitems is not None:
+        _options.edgeitems = edgeitems
+    if linewidth is not None:
+        _options.linewidth = linewidth
+    _options.sci_mode = sci_mode
 
 
 class _ElementFormat:
@@ -48,24 +88,26 @@ class _ElementFormat:
         self.is_scientific = largest / smallest > 1000.0 or largest > 1.0e8
         if not self.is_whole and smallest < 1.0e-4:
             self.is_scientific = True
+        if _options.sci_mode is not None:
+            self.is_scientific = _options.sci_mode
         for value in values.tolist():
             if self.is_scientific:
-                length = len(f"{value:.{_PRECISION}e}")
+                length = len(f"{value:.{_options.precision}e}")
             elif self.is_whole:
                 length = len(f"{value:.0f}") + 1  # the trailing "."
             else:
-                length = len(f"{value:.{_PRECISION}f}")
+                length = len(f"{value:.{_options.precision}f}")
             self.width = builtins.max(self.width, length)
 
     def format(self, value: Any) -> str:
         if not self.is_float:
             text = str(value)
         elif self.is_scientific:
-            text = f"{value:{self.width}.{_PRECISION}e}"
+            text = f"{value:{self.width}.{_options.precision}e}"
         elif self.is_whole:
             text = f"{value:.0f}" + ("." if np.isfinite(value) else "")
         else:
-            text = f"{value:.{_PRECISION}f}"
+            text = f"{value:.{_options.precision}f}"
         return text.rjust(self.width)
 
 
@@ -73,8 +115,8 @@ def _edges(array: np.ndarray) -> np.ndarray:
     """The elements a summarised print shows: the edge items of every dimension."""
     if array.ndim == 0:
         return array
-    if array.shape[0] > 2 * _EDGE_ITEMS:
-        array = np.concatenate((array[:_EDGE_ITEMS], array[-_EDGE_ITEMS:]))
+    if array.shape[0] > 2 * _options.edgeitems:
+        array = np.concatenate((array[: _options.edgeitems], array[-_options.edgeitems :]))
     if array.ndim == 1:
         return array
     return np.stack([_edges(row) for row in array])
@@ -83,21 +125,25 @@ def _edges(array: np.ndarray) -> np.ndarray:
 def _format_body(array: np.ndarray, indent: int, summarize: bool, style: _ElementFormat) -> str:
     if array.ndim == 0:
         return style.format(array.item())
-    is_cut = summarize and array.shape[0] > 2 * _EDGE_ITEMS
+    is_cut = summarize and array.shape[0] > 2 * _options.edgeitems
     if array.ndim == 1:
         values = array.tolist()
         if is_cut:
-            items = [style.format(v) for v in values[:_EDGE_ITEMS]] + [" ..."]
-            items += [style.format(v) for v in values[-_EDGE_ITEMS:]]
+            items = [style.format(v) for v in values[: _options.edgeitems]] + [" ..."]
+            items += [style.format(v) for v in values[-_options.edgeitems :]]
         else:
             items = [style.format(v) for v in values]
-        per_line = builtins.max(1, (_LINE_WIDTH - indent) // (style.width + 2))
+        per_line = builtins.max(1, (_options.linewidth - indent) // (style.width + 2))
         lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
     if is_cut:
-        rows = [_format_body(row, indent + 1, summarize, style) for row in array[:_EDGE_ITEMS]]
+        rows = [
+            _format_body(row, indent + 1, summarize, style) for row in array[: _options.edgeitems]
+        ]
         rows.append("...")
-        rows += [_format_body(row, indent + 1, summarize, style) for row in array[-_EDGE_ITEMS:]]
+        rows += [
+            _format_body(row, indent + 1, summarize, style) for row in array[-_options.edgeitems :]
+        ]
     else:
         rows = [_format_body(row, indent + 1, summarize, style) for row in array]
     separator = "," + "\n" * (array.ndim - 1) + " " * (indent + 1)
@@ -121,7 +167,7 @@ def _format_tensor(tensor: Tensor) -> str:
     else:
         if array.dtype not in (default_float, np.dtype(np.int64), np.dtype(np.bool_)):
             suffixes.append(f"dtype={dtypes.from_numpy_dtype(array.dtype)}")
-        summarize = array.size > _SUMMARY_THRESHOLD
+        summarize = array.size > _options.threshold
         style = _ElementFormat(_edges(array) if summarize else array)
         body = _format_body(array, indent, summarize, style)
     if tensor._grad_fn is not None:
@@ -133,7 +179,7 @@ def _format_tensor(tensor: Tensor) -> str:
     parts = [text]
     last_line_length = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if last_line_length + len(suffix) + 2 > _LINE_WIDTH:
+        if last_line_length + len(suffix) + 2 > _options.linewidth:
             parts.append(",\n" + " " * indent + suffix)
             last_line_length = indent + len(suffix)
         else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,13 @@ __all__ = [
     "rand_like",
     "randn_like",
     "randint_like",
+    "hann_window",
+    "hamming_window",
+    "blackman_window",
+    "bartlett_window",
+    "kaiser_window",
+    "asarray",
+    "frombuffer",
 ]
 
 
@@ -603,3 +611,184 @@ def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, dtype:
     except AttributeError as error:
         raise_argument_error(error)
         raise
+
+
+# ------------------------------------------------------------------ window functions
+_WINDOW_C_TYPES = {
+    "float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
+    "int16": "short int", "int32": "int", "int64": "long int", "uint8": "unsigned char",
+    "bool": "bool",
+}  # fmt: skip
+
+
+def _window(
+    name: str,
+    window_length: int,
+    periodic: bool,
+    dtype: Any,
+    device: Any,
+    requires_grad: bool,
+    shape: Any,
+) -> Tensor:
+    """A window of `window_length` points: `shape(position)` for positions in [0, 1] across a
+    symmetric window, one point longer (its last point dropped) when `periodic`."""
+    check_device(device)
+    numpy_dtype = _float_dtype(dtype)
+    if numpy_dtype.kind != "f":
+        raise RuntimeError(
+            f"{name} expects floating point dtypes, got: TensorOptions(dtype="
+            f"{_WINDOW_C_TYPES[numpy_dtype.name]}, device=cpu, layout=Strided (default), "
+            "requires_grad=false (default), pinned_memory=false, memory_format=(nullopt))"
+        )
+    window_length = operator.index(window_length)
+    if window_length < 0:
+        raise RuntimeError(
+            f"{name} requires non-negative window_length, got window_length={window_length}"
+        )
+    if window_length <= 1:
+        return _leaf(np.ones(window_length, numpy_dtype), requires_grad)
+    points = window_length + 1 if periodic else window_length
+    position = np.arange(window_length, dtype=np.float64) / (points - 1)
+    return _leaf(shape(position).astype(numpy_dtype), requires_grad)
+
+
+def hann_window(
+    window_length: int,
+    periodic: bool = True,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """The Hann window, 0.5 - 0.5 cos(2 pi n / N)."""
+    return _window(
+        "hann_window",
+        window_length,
+        periodic,
+        dtype,
+        device,
+        requires_grad,
+        lambda t: 0.5 - 0.5 * np.cos(2.0 * np.pi * t),
+    )
+
+
+def hamming_window(
+    window_length: int,
+    periodic: bool = True,
+    alpha: float = 0.54,
+    beta: float = 0.46,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """The Hamming window, alpha - beta cos(2 pi n / N)."""
+    return _window(
+        "hamming_window",
+        window_length,
+        periodic,
+        dtype,
+        device,
+        requires_grad,
+        lambda t: alpha - beta * np.cos(2.0 * np.pi * t),
+    )
+
+
+def blackman_window(
+    window_length: int,
+    periodic: bool = True,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """The Blackman window, 0.42 - 0.5 cos(2 pi n / N) + 0.08 cos(4 pi n / N)."""
+    return _window(
+        "blackman_window",
+        window_length,
+        periodic,
+        dtype,
+        device,
+        requires_grad,
+        lambda t: 0.42 - 0.5 * np.cos(2.0 * np.pi * t) + 0.08 * np.cos(4.0 * np.pi * t),
+    )
+
+
+def bartlett_window(
+    window_length: int,
+    periodic: bool = True,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """The Bartlett (triangular) window, 1 - |2n / N - 1|."""
+    return _window(
+        "bartlett_window",
+        window_length,
+        periodic,
+        dtype,
+        device,
+        requires_grad,
+        lambda t: 1.0 - np.abs(2.0 * t - 1.0),
+    )
+
+
+def kaiser_window(
+    window_length: int,
+    periodic: bool = True,
+    beta: float = 12.0,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """The Kaiser window, I0(beta sqrt(1 - (2n / N - 1)^2)) / I0(beta)."""
+    return _window(
+        "kaiser_window",
+        window_length,
+        periodic,
+        dtype,
+        device,
+        requires_grad,
+        lambda t: (
+            np.i0(beta * np.sqrt(np.clip(1.0 - (2.0 * t - 1.0) ** 2, 0.0, None))) / np.i0(beta)
+        ),
+    )
+
+
+def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None,
+            requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """`obj` as a tensor, sharing its memory where it can (a tensor or a NumPy array of the
+    asked dtype) unless `copy`; `copy=False` where a copy is needed is an error."""
+    check_device(device)
+    if isinstance(obj, TensorBase):
+        target = obj.dtype if dtype is None else dtypes.as_dtype(dtype)
+        if target == obj.dtype and not copy:
+            return obj
+        if copy is False:
+            raise ValueError(
+                "can't alias tensor from device 'cpu' to device 'cpu' with a dtype change"
+            )
+        return obj.to(target, copy=True)
+    if isinstance(obj, np.ndarray) and not copy:
+        array = obj if dtype is None else obj.astype(dtypes.to_numpy_dtype(dtype), copy=False)
+        if copy is False and array is not obj:
+            raise ValueError("can't alias NumPy arrays with differing dtypes")
+        return _leaf(array, requires_grad)
+    return tensor(obj, dtype=dtype, requires_grad=requires_grad)
+
+
+def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0,
+               requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """A 1-d tensor over an object exposing the buffer protocol, sharing its memory."""
+    numpy_dtype = dtypes.to_numpy_dtype(dtype)
+    length = memoryview(buffer).nbytes
+    if length == 0 and count == -1 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    return _leaf(np.frombuffer(buffer, numpy_dtype, count, offset), requires_grad)

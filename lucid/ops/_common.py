@@ -109,6 +109,13 @@ def can_write_into(out: np.ndarray | None, other: Any) -> bool:
 def write_inplace(x: Tensor, result: np.ndarray) -> None:
     """Store an in-place op's result into x's own storage (views of x see it)."""
     target = x._data
+    if not target.flags.writeable:
+        # Read-only arrays are views whose elements share memory (expand, Tensor.unfold): a
+        # write could not give each element its own value.
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation."
+        )
     if result.shape != target.shape:
         raise RuntimeError(
             f"output with shape {list(target.shape)} doesn't match the broadcast shape "

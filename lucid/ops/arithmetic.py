@@ -32,6 +32,13 @@ __all__ = [
     "outer", "ger", "addmm", "maximum", "minimum", "fmod", "remainder", "neg_",
     "addcmul", "addcdiv", "gcd", "gcd_", "lcm", "lcm_", "ldexp", "ldexp_", "frexp",
 ]  # fmt: skip
+__all__ += [
+    "negative_",
+    "reciprocal_",
+    "positive",
+    "fmax",
+    "fmin",
+]
 
 _INTEGRAL_KINDS = "iub"
 
@@ -1589,3 +1596,76 @@ def fmod_(input: Tensor, other: Any) -> Tensor:
     if isinstance(other, TensorBase):
         return apply_inplace(FmodTensor, input, other)
     return apply_inplace(Fmod, input, other)
+
+
+negative_ = neg_
+
+
+def reciprocal_(input: Tensor) -> Tensor:
+    check_tensors(input)
+    return apply_inplace(Reciprocal, input)
+
+
+def positive(input: Tensor) -> Tensor:
+    """The input itself (unary plus); bool tensors have no unary plus, as in PyTorch."""
+    check_tensors(input)
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+# ------------------------------------------------------------------ fmax / fmin
+class Fmax(Function):
+    _backward_name = "FmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return _wrap(_binary(np.fmax, a, b))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, b = ctx.saved_tensors
+        return _fmax_fmin_grads(ctx, grad_output, a >= b)
+
+
+class Fmin(Function):
+    _backward_name = "FminBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return _wrap(_binary(np.fmin, a, b))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, b = ctx.saved_tensors
+        return _fmax_fmin_grads(ctx, grad_output, a <= b)
+
+
+def _fmax_fmin_grads(ctx: Any, grad_output: Tensor, a_wins: Tensor) -> tuple:
+    """The whole gradient goes to the operand taken: a on ties and where b is NaN, else b."""
+    from lucid.ops.pointwise import isnan, logical_or, where
+
+    a, b = ctx.saved_tensors
+    a_taken = logical_or(a_wins, isnan(b))
+    grad_a = grad_b = None
+    if ctx.needs_input_grad[0]:
+        grad_a = sum_to(where(a_taken, grad_output, 0.0), a.shape)
+    if ctx.needs_input_grad[1]:
+        grad_b = sum_to(where(a_taken, 0.0, grad_output), b.shape)
+    return grad_a, grad_b
+
+
+def fmax(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise maximum that ignores NaN: NaN only where both are NaN."""
+    _require_tensor(input, "fmax", "input", 1)
+    _require_tensor(other, "fmax", "other", 2)
+    return Fmax.apply(input, other)
+
+
+def fmin(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise minimum that ignores NaN: NaN only where both are NaN."""
+    _require_tensor(input, "fmin", "input", 1)
+    _require_tensor(other, "fmin", "other", 2)
+    return Fmin.apply(input, other)

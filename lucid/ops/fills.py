@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._core import devices, dtypes
+from lucid._core import devices, dtypes, layouts
 from lucid._core.devices import check_device
 from lucid._core.function import Function
 from lucid._core.random import _rng
 from lucid._core.tensor import TensorBase, _wrap
+from lucid.ops._common import check_tensors, zeros_like_grad
 from lucid.ops._common import not_implemented as _not_implemented
-from lucid.ops._common import zeros_like_grad
 from lucid.ops._promote import scalar_value
 from lucid.ops.broadcast import broadcast_shapes, sum_to
 
@@ -26,6 +26,9 @@ __all__ = [
     "clone", "fill_", "zero_",
     "poisson", "normal",
 ]  # fmt: skip
+__all__ += [
+    "fill",
+]
 
 
 # --------------------------------------------------------------------- casts
@@ -95,7 +98,12 @@ def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
     return Clone.apply(input)
 
 
-def contiguous(input: Tensor) -> Tensor:
+def contiguous(input: Tensor, memory_format: Any = layouts.contiguous_format) -> Tensor:
+    if memory_format is layouts.channels_last or memory_format is layouts.channels_last_3d:
+        rank = 4 if memory_format is layouts.channels_last else 5
+        if input._data.ndim != rank:
+            raise RuntimeError(f"required rank {rank} tensor to use {memory_format._name} format")
+        return CloneChannelsLast.apply(input)
     if input._data.flags.c_contiguous:
         return input
     return Clone.apply(input)
@@ -634,3 +642,48 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any 
     if isinstance(mean, TensorBase):
         return NormalTensorFloat.apply(mean, std, generator)
     return NormalFloatTensor.apply(mean, std, generator)
+
+
+class CloneChannelsLast(Function):
+    """A copy whose memory holds the channel dim (dim 1) last, as channels_last asks."""
+
+    _backward_name = "CloneBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        array = x._data
+        order = (0, *range(2, array.ndim), 1)
+        stored = np.ascontiguousarray(array.transpose(order))
+        return _wrap(stored.transpose(np.argsort(order)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output
+
+
+class Fill(Function):
+    """A tensor of input's shape and dtype holding `value`: the out-of-place fill_."""
+
+    _backward_name = "FillBackward0"
+
+    @staticmethod
+    def forward(ctx, x, value):
+        ctx.shape = x._data.shape
+        return _wrap(np.full(x._data.shape, value, x._data.dtype))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # the result does not depend on the input's values
+        return zeros_like_grad(grad_output, ctx.shape), None
+
+
+def fill(input: Tensor, value: Any) -> Tensor:
+    check_tensors(input)
+    if isinstance(value, TensorBase):
+        if value.ndim != 0:
+            raise RuntimeError(
+                f"fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value.ndim} dimensions."
+            )
+        value = value._data.item()
+    return Fill.apply(input, scalar_value(value))

@@ -5,7 +5,9 @@ tril/triu_indices, and the ops that select by order: sort, argsort, topk."""
 
 from __future__ import annotations
 
+import math
 import operator
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,10 +22,10 @@ from lucid.ops import reduction
 from lucid.ops._common import apply_inplace, check_tensors, invalid_combination, not_implemented
 from lucid.ops._promote import scalar_value
 from lucid.ops.arithmetic import div, mul
-from lucid.ops.broadcast import broadcast_error, sum_to
-from lucid.ops.fills import to
+from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
+from lucid.ops.fills import contiguous, to
 from lucid.ops.pointwise import where
-from lucid.ops.shape import View, expand, expand_shape, view
+from lucid.ops.shape import View, cat, expand, expand_shape, reshape, unsqueeze, view
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -35,6 +37,26 @@ __all__ = [
     "put", "masked_scatter", "select_scatter", "slice_scatter", "take_along_dim",
     "tril_indices", "triu_indices",
 ]  # fmt: skip
+__all__ += [
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "hstack",
+    "vstack",
+    "row_stack",
+    "dstack",
+    "column_stack",
+    "tensor_split",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "broadcast_tensors",
+    "select",
+    "argwhere",
+    "isin",
+    "unravel_index",
+    "repeat_interleave",
+]
 
 _INDEX_ARRAY_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))
 
@@ -2168,3 +2190,373 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
     if k < 0 or k > (array.shape[dim] if array.ndim else 1):
         raise RuntimeError("selected index k out of range")
     return TopkResult(*Topk.apply(input, k, dim, largest))
+
+
+# ------------------------------------------------------------- stacking and splitting
+def _tensor_sequence(name: str, tensors: Any) -> list:
+    if isinstance(tensors, TensorBase) or not isinstance(tensors, list | tuple):
+        raise TypeError(
+            f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+            f"{type(tensors).__name__}"
+        )
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    check_tensors(*tensors)
+    return list(tensors)
+
+
+def _atleast(name: str, raise_to: Any, tensors: tuple) -> Any:
+    if len(tensors) == 1 and isinstance(tensors[0], list | tuple):
+        check_tensors(*tensors[0])
+        return tuple(raise_to(t) for t in tensors[0])
+    for value in tensors:
+        if not isinstance(value, TensorBase):
+            got = ", ".join(type(v).__name__ for v in tensors)
+            marked = ", ".join(f"!{type(v).__name__}!" for v in tensors)
+            raise TypeError(
+                f"{name}() received an invalid combination of arguments - got ({got}), but "
+                f"expected one of:\n * (Tensor input)\n      didn't match because some of the "
+                f"arguments have invalid types: ({marked})\n * (tuple of Tensors tensors)\n"
+                f"      didn't match because some of the arguments have invalid types: "
+                f"({marked})\n"
+            )
+    if len(tensors) == 1:
+        return raise_to(tensors[0])
+    return tuple(raise_to(t) for t in tensors)
+
+
+def _at_least_1d_view(x: Tensor) -> Tensor:
+    return reshape(x, (1,)) if x._data.ndim == 0 else x
+
+
+def _at_least_2d_view(x: Tensor) -> Tensor:
+    ndim = x._data.ndim
+    if ndim == 0:
+        return reshape(x, (1, 1))
+    return unsqueeze(x, 0) if ndim == 1 else x
+
+
+def _at_least_3d_view(x: Tensor) -> Tensor:
+    ndim = x._data.ndim
+    if ndim == 0:
+        return reshape(x, (1, 1, 1))
+    if ndim == 1:
+        return unsqueeze(unsqueeze(x, 0), -1)
+    return unsqueeze(x, -1) if ndim == 2 else x
+
+
+def atleast_1d(*tensors: Any) -> Any:
+    """Each input with at least one dimension (0-d becomes shape (1,))."""
+    return _atleast("atleast_1d", _at_least_1d_view, tensors)
+
+
+def atleast_2d(*tensors: Any) -> Any:
+    """Each input with at least two dimensions (a vector becomes a row)."""
+    return _atleast("atleast_2d", _at_least_2d_view, tensors)
+
+
+def atleast_3d(*tensors: Any) -> Any:
+    """Each input with at least three dimensions (a vector v becomes shape (1, len(v), 1))."""
+    return _atleast("atleast_3d", _at_least_3d_view, tensors)
+
+
+def hstack(tensors: Sequence[Tensor], *, out: Any = None) -> Tensor:
+    """Concatenate column-wise: along dim 1, or dim 0 when every input is 1-d or 0-d."""
+    tensors = [_at_least_1d_view(t) for t in _tensor_sequence("hstack", tensors)]
+    dim = 0 if all(t._data.ndim == 1 for t in tensors) else 1
+    return cat(tensors, dim)
+
+
+def vstack(tensors: Sequence[Tensor], *, out: Any = None) -> Tensor:
+    """Concatenate row-wise, vectors becoming rows."""
+    return cat([_at_least_2d_view(t) for t in _tensor_sequence("vstack", tensors)], 0)
+
+
+def row_stack(tensors: Sequence[Tensor], *, out: Any = None) -> Tensor:
+    return cat([_at_least_2d_view(t) for t in _tensor_sequence("row_stack", tensors)], 0)
+
+
+def dstack(tensors: Sequence[Tensor], *, out: Any = None) -> Tensor:
+    """Concatenate depth-wise (along dim 2), after atleast_3d."""
+    return cat([_at_least_3d_view(t) for t in _tensor_sequence("dstack", tensors)], 2)
+
+
+def column_stack(tensors: Sequence[Tensor], *, out: Any = None) -> Tensor:
+    """Concatenate along dim 1, vectors and scalars becoming columns."""
+    tensors = _tensor_sequence("column_stack", tensors)
+    columns = [reshape(t, (t._data.size, 1)) if t._data.ndim <= 1 else t for t in tensors]
+    return cat(columns, 1)
+
+
+_TENSOR_SPLIT_SIGNATURES = (
+    "(Tensor input, tuple of ints indices, int dim = 0)",
+    "(Tensor input, Tensor tensor_indices_or_sections, int dim = 0)",
+    "(Tensor input, int sections, int dim = 0)",
+)
+
+
+def _split_bounds(size: int, indices_or_sections: Any) -> list[tuple[int, int]]:
+    if isinstance(indices_or_sections, int):
+        sections = indices_or_sections
+        if sections <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        # The first size % sections parts are one longer.
+        base, extra = divmod(size, sections)
+        starts = [i * base + min(i, extra) for i in range(sections + 1)]
+        return list(zip(starts[:-1], starts[1:]))
+    bounds = [0] + [int(i) for i in indices_or_sections] + [size]
+    pairs = []
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        start = min(max(start + size if start < 0 else start, 0), size)
+        stop = min(max(stop + size if stop < 0 else stop, 0), size)
+        pairs.append((start, max(start, stop)))
+    return pairs
+
+
+def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """Split into `sections` nearly equal parts, or at the given indices, along `dim` (views)."""
+    check_tensors(input)
+    shape = input._data.shape
+    if not shape:
+        raise RuntimeError(
+            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"
+        )
+    if isinstance(indices_or_sections, TensorBase):
+        array = indices_or_sections._data
+        if array.ndim > 1:
+            raise RuntimeError(
+                "tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                f"one-dimensional tensor, but got a tensor with {array.ndim} dims"
+            )
+        if array.dtype != np.int64:
+            raise RuntimeError(
+                "tensor_split expected tensor_indices_or_sections to have dtype of long, but "
+                f"got {_SCALAR_TYPE_NAMES[array.dtype.name]}"
+            )
+        indices_or_sections = int(array) if array.ndim == 0 else array.tolist()
+    elif (
+        isinstance(indices_or_sections, bool)
+        or not isinstance(indices_or_sections, int | list | tuple)
+        or (
+            isinstance(indices_or_sections, list | tuple)
+            and not all(isinstance(i, int) for i in indices_or_sections)
+        )
+    ):
+        error = invalid_combination(
+            "tensor_split", (input, indices_or_sections), _TENSOR_SPLIT_SIGNATURES
+        )
+        raise TypeError(f"{error}\n")
+    dim = _normalize_dim(dim, len(shape))
+    lead = (_WHOLE,) * dim
+    return tuple(
+        Slice.apply(input, lead + (slice(start, stop), Ellipsis), False)
+        for start, stop in _split_bounds(shape[dim], indices_or_sections)
+    )
+
+
+def _directional_split(name: str, input: Tensor, sections: Any, dim: int, min_dims: int) -> Any:
+    check_tensors(input)
+    if isinstance(sections, bool) or not (
+        isinstance(sections, int)
+        or (isinstance(sections, list | tuple) and all(isinstance(i, int) for i in sections))
+    ):
+        error = invalid_combination(
+            name,
+            (input, sections),
+            ("(Tensor input, int sections)", "(Tensor input, tuple of ints indices)"),
+        )
+        raise TypeError(f"{error}\n")
+    ndim = input._data.ndim
+    if ndim < min_dims:
+        raise RuntimeError(
+            f"lucid.{name} requires a tensor with at least {min_dims} dimension, but got a "
+            f"tensor with {ndim} dimensions!"
+        )
+    if isinstance(sections, int) and not isinstance(sections, bool):
+        size = input._data.shape[dim]
+        if sections == 0 or size % sections:
+            raise RuntimeError(
+                f"lucid.{name} attempted to split along dimension {dim}, but the size of the "
+                f"dimension {size} is not divisible by the split_size {sections}!"
+            )
+    return tensor_split(input, sections, dim)
+
+
+def hsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
+    """tensor_split along dim 1 (dim 0 for a vector); an int must divide the size evenly."""
+    check_tensors(input)
+    dim = 1 if input._data.ndim > 1 else 0
+    return _directional_split("hsplit", input, indices_or_sections, dim, 1)
+
+
+def vsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
+    """tensor_split along dim 0 of a tensor of at least two dimensions."""
+    return _directional_split("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
+    """tensor_split along dim 2 of a tensor of at least three dimensions."""
+    return _directional_split("dsplit", input, indices_or_sections, 2, 3)
+
+
+def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
+    """The inputs expanded to their common broadcast shape (views; unchanged where equal)."""
+    if len(tensors) == 1 and isinstance(tensors[0], list | tuple):
+        tensors = tuple(tensors[0])
+    check_tensors(*tensors)
+    shape = broadcast_shapes(*(t._data.shape for t in tensors))
+    return tuple(t if t._data.shape == shape else expand(t, shape) for t in tensors)
+
+
+def select(input: Tensor, dim: int, index: int) -> Tensor:
+    """The slice at `index` of dimension `dim`, which is removed (a view)."""
+    check_tensors(input)
+    shape = input._data.shape
+    if not shape:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    dim = _normalize_dim(dim, len(shape))
+    index = operator.index(index)
+    size = shape[dim]
+    if not -size <= index < size:
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size {list(shape)} at "
+            f"dimension {dim}"
+        )
+    return Select.apply(input, (_WHOLE,) * dim + (index % size, Ellipsis), False)
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """The positions of the non-zero entries, one row per entry (as nonzero)."""
+    return nonzero(input)
+
+
+def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
+         invert: bool = False) -> Tensor:  # fmt: skip
+    """Whether each of `elements` occurs in `test_elements` (either may be a number)."""
+
+    def is_number(value: Any) -> bool:
+        return isinstance(value, int | float) and not isinstance(value, TensorBase)
+
+    if not (
+        (isinstance(elements, TensorBase) or is_number(elements))
+        and (isinstance(test_elements, TensorBase) or is_number(test_elements))
+        and (isinstance(elements, TensorBase) or isinstance(test_elements, TensorBase))
+    ):
+        raise invalid_combination("isin", (elements, test_elements), (
+            "(Tensor elements, Tensor test_elements, *, bool assume_unique = False, "
+            "bool invert = False, Tensor out = None)",
+            "(Number element, Tensor test_elements, *, bool assume_unique = False, "
+            "bool invert = False, Tensor out = None)",
+            "(Tensor elements, Number test_element, *, bool assume_unique = False, "
+            "bool invert = False, Tensor out = None)",
+        ))  # fmt: skip
+    values = elements._data if isinstance(elements, TensorBase) else np.asarray(elements)
+    tests = test_elements._data if isinstance(test_elements, TensorBase) else test_elements
+    for array in (values, np.asarray(tests)):
+        if array.dtype == np.bool_:
+            raise RuntimeError("Unsupported input type encountered for isin(): Bool")
+    return _wrap(np.isin(values, tests, assume_unique=assume_unique, invert=invert))
+
+
+def unravel_index(indices: Tensor, shape: Any) -> tuple[Tensor, ...]:
+    """Flat indices into `shape` as one int64 tensor of coordinates per dimension."""
+    check_tensors(indices)
+    array = indices._data
+    if array.dtype.kind not in "iu":
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    for size in shape:
+        if not isinstance(size, int):
+            raise TypeError(f"expected 'shape' sequence to only contain ints, but got {type(size)}")
+    for size in shape:
+        if size < 0:
+            raise ValueError("'shape' cannot have negative values, but got " + str(shape))
+    # Negative flat indices count from the end, as Python's do.
+    flat = np.mod(array.astype(np.int64), max(math.prod(shape), 1))
+    return tuple(_wrap(np.asarray(c, np.int64)) for c in np.unravel_index(flat, shape))
+
+
+def repeat_interleave(input: Any, repeats: Any = None, dim: int | None = None, *,
+                      output_size: int | None = None) -> Tensor:  # fmt: skip
+    """Each element (or slice along `dim`) repeated `repeats` times in place; a tensor of
+    counts alone repeats its positions: repeat_interleave(tensor([1, 2])) is tensor([0, 1, 1])."""
+    check_tensors(input)
+    if repeats is None:
+        counts = input._data
+        if counts.dtype.kind not in "iu":
+            raise not_implemented("repeat_interleave_cpu", counts.dtype)
+        if counts.ndim > 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        if counts.size and counts.min() < 0:
+            raise RuntimeError("repeats can not be negative")
+        return _wrap(np.repeat(np.arange(counts.size, dtype=np.int64), counts))
+    if dim is None:
+        input = reshape(input, (-1,))
+        dim = 0
+    dim = _normalize_dim(dim, input._data.ndim)
+    size = input._data.shape[dim] if input._data.ndim else 1
+    if isinstance(repeats, TensorBase):
+        counts = repeats._data
+        if counts.ndim > 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        if counts.ndim == 1 and counts.size != 1 and counts.size != size:
+            raise RuntimeError(
+                "repeats must have the same size as input along dim, but got "
+                f"repeats.size(0) = {counts.size} and input.size({dim}) = {size}"
+            )
+        if counts.size and counts.min() < 0:
+            raise RuntimeError("repeats can not be negative")
+        if counts.ndim == 0 or counts.size == 1:
+            repeats = int(counts.reshape(()))
+        else:
+            positions = np.repeat(np.arange(size, dtype=np.int64), counts)
+            return index_select(input, dim, _wrap(positions))
+    repeats = operator.index(repeats)
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    if input._data.ndim == 0:
+        input = reshape(input, (1,))
+    shape = input._data.shape
+    # Each slice along dim repeated as a broadcast copy, then merged: one copy of the result.
+    expanded = expand(unsqueeze(input, dim + 1), shape[: dim + 1] + (repeats,) + shape[dim + 1 :])
+    merged = shape[:dim] + (shape[dim] * repeats,) + shape[dim + 1 :]
+    return View.apply(contiguous(expanded), merged)
+
+
+class FillDiagonal(Function):
+    """Write `value` on the main diagonal (entries whose indices are all equal)."""
+
+    _backward_name = "lucid::autograd::CopySlices"
+
+    @staticmethod
+    def forward(ctx, x, positions, value):
+        ctx.positions = positions
+        result = x._data.copy()
+        result[positions] = value
+        return _wrap(result)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # the written entries no longer depend on x
+        return FillDiagonal.apply(grad_output, ctx.positions, 0), None, None
+
+
+def fill_diagonal_(input: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """Fill the main diagonal in place; `wrap` restarts it below a tall matrix's square part
+    every ncols + 1 rows."""
+    check_tensors(input)
+    shape = input._data.shape
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    if len(shape) > 2:
+        diagonal = np.arange(shape[0])
+        positions = (diagonal,) * len(shape)
+    else:
+        rows, columns = shape
+        # A flat step of columns + 1 walks the diagonal; without wrap it stops at the square.
+        stop = rows * columns if wrap else min(rows, columns) * columns
+        flat = np.arange(0, stop, columns + 1)
+        positions = (flat // columns, flat % columns)
+    return apply_inplace(FillDiagonal, input, positions, scalar_value(fill_value))

@@ -14,8 +14,9 @@ from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops.arithmetic import _dtype_name, matmul, mul
 from lucid.ops.broadcast import sum_to
-from lucid.ops.reduction import sum
-from lucid.ops.shape import expand, permute, reshape
+from lucid.ops.pointwise import clamp, sqrt
+from lucid.ops.reduction import cov, sum
+from lucid.ops.shape import expand, permute, reshape, unsqueeze
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
 __all__ = [
     "diagonal", "diag", "trace", "einsum", "tensordot", "inner", "diag_embed", "diagonal_scatter",
 ]  # fmt: skip
+__all__ += [
+    "corrcoef",
+]
 # the add-and-multiply family and the ops after it, at the end of the file (cross is in
 # linalg_decompositions, with linalg.cross)
 __all__ += [
@@ -1189,3 +1193,13 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     else:
         powers = cumprod(cat([ones, expand(x.unsqueeze(1), (size, N - 1))], 1), 1)
     return powers if increasing else flip(powers, (1,))
+
+
+def corrcoef(input: Tensor) -> Tensor:
+    """The Pearson correlation coefficients of the variables in input's rows, in [-1, 1]."""
+    covariance = cov(input)
+    if covariance._data.ndim == 0:
+        return covariance / covariance
+    deviations = sqrt(diagonal(covariance))
+    scaled = covariance / unsqueeze(deviations, 1) / unsqueeze(deviations, 0)
+    return clamp(scaled, -1, 1)

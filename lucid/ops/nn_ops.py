@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "sigmoid", "relu", "relu_", "selu", "selu_", "celu", "celu_", "softmax", "log_softmax",
+    "sigmoid_",
 ]  # fmt: skip
 
 _SQRT1_2 = 0.7071067811865476
@@ -96,6 +97,10 @@ class SigmoidBackward(Function):
 def sigmoid(input: Tensor) -> Tensor:
     """1 / (1 + exp(-input)), computed without overflow."""
     return Sigmoid.apply(input)
+
+
+def sigmoid_(input: Tensor) -> Tensor:
+    return apply_inplace(Sigmoid, input)
 
 
 class LogSigmoid(Function):

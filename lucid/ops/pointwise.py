@@ -21,12 +21,14 @@ from lucid.ops._common import (
     check_tensors,
     inplace_operand,
     invalid_combination,
+    write_inplace,
     zeros_like_grad,
 )
 from lucid.ops._common import dtype_name as _dtype_name
 from lucid.ops._common import not_implemented as _not_implemented
 from lucid.ops._promote import binary_arrays, float_array, scalar_value
 from lucid.ops.arithmetic import pow as _pow
+from lucid.ops.arithmetic import pow_ as _pow_
 from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
 from lucid.ops.fills import to
 
@@ -50,6 +52,60 @@ __all__ = [
     "frac_", "deg2rad_", "rad2deg_", "sinc_", "xlogy_",
     "lgamma", "digamma", "polygamma", "mvlgamma", "erfinv", "i0", "i0_", "nan_to_num_",
 ]  # fmt: skip
+__all__ += [
+    "asinh",
+    "arcsinh",
+    "acosh",
+    "arccosh",
+    "atanh",
+    "arctanh",
+    "exp2",
+    "expm1_",
+    "exp2_",
+    "log_",
+    "log1p_",
+    "log2_",
+    "log10_",
+    "rsqrt_",
+    "square_",
+    "sin_",
+    "cos_",
+    "tan_",
+    "sinh_",
+    "cosh_",
+    "tanh_",
+    "asin_",
+    "acos_",
+    "atan_",
+    "asinh_",
+    "acosh_",
+    "atanh_",
+    "arcsin_",
+    "arccos_",
+    "arctan_",
+    "arcsinh_",
+    "arccosh_",
+    "arctanh_",
+    "erf_",
+    "erfc_",
+    "floor_",
+    "ceil_",
+    "trunc_",
+    "fix_",
+    "round_",
+    "conj",
+    "conj_physical",
+    "conj_physical_",
+    "resolve_conj",
+    "resolve_neg",
+    "is_conj",
+    "is_neg",
+    "is_complex",
+    "real",
+    "imag",
+    "isreal",
+    "angle",
+]
 
 _INTEGRAL_KINDS = "iub"
 
@@ -2431,3 +2487,558 @@ def i0(input: Tensor) -> Tensor:
 
 def i0_(input: Tensor) -> Tensor:
     return apply_inplace(I0, input)
+
+
+# --------------------------------------------------- inverse hyperbolic functions, exp2
+class Asinh(Function):
+    _backward_name = "AsinhBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _wrap(np.arcsinh(float_array(x)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx asinh(x) = 1/sqrt(x^2 + 1)
+        return grad_output * rsqrt(x * x + 1.0)
+
+
+def asinh(input: Tensor) -> Tensor:
+    return Asinh.apply(input)
+
+
+arcsinh = asinh
+
+
+class Acosh(Function):
+    _backward_name = "AcoshBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _wrap(np.arccosh(float_array(x)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx acosh(x) = 1/sqrt(x^2 - 1)
+        return grad_output * rsqrt(x * x - 1.0)
+
+
+def acosh(input: Tensor) -> Tensor:
+    return Acosh.apply(input)
+
+
+arccosh = acosh
+
+
+class Atanh(Function):
+    _backward_name = "AtanhBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _wrap(np.arctanh(float_array(x)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        # d/dx atanh(x) = 1/(1 - x^2)
+        return grad_output / (1.0 - x * x)
+
+
+def atanh(input: Tensor) -> Tensor:
+    return Atanh.apply(input)
+
+
+arctanh = atanh
+
+
+_LN2 = math.log(2.0)
+
+
+class Exp2(Function):
+    _backward_name = "Exp2Backward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        result = _wrap(np.exp2(float_array(x)))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (result,) = ctx.saved_tensors
+        # d/dx 2^x = 2^x ln 2
+        return grad_output * (result * _LN2)
+
+
+def exp2(input: Tensor) -> Tensor:
+    return Exp2.apply(input)
+
+
+# ------------------------------------------------------------- more in-place forms
+def expm1_(input: Tensor) -> Tensor:
+    return apply_inplace(Expm1, input)
+
+
+def exp2_(input: Tensor) -> Tensor:
+    return apply_inplace(Exp2, input)
+
+
+def log_(input: Tensor) -> Tensor:
+    return apply_inplace(Log, input)
+
+
+def log1p_(input: Tensor) -> Tensor:
+    return apply_inplace(Log1p, input)
+
+
+def log2_(input: Tensor) -> Tensor:
+    return apply_inplace(Log2, input)
+
+
+def log10_(input: Tensor) -> Tensor:
+    return apply_inplace(Log10, input)
+
+
+def rsqrt_(input: Tensor) -> Tensor:
+    return apply_inplace(Rsqrt, input)
+
+
+def sign_(input: Tensor) -> Tensor:
+    return apply_inplace(Sign, input)
+
+
+def square_(input: Tensor) -> Tensor:
+    """input * input in place, as pow_(input, 2)."""
+    return _pow_(input, 2)
+
+
+def sin_(input: Tensor) -> Tensor:
+    return apply_inplace(Sin, input)
+
+
+def cos_(input: Tensor) -> Tensor:
+    return apply_inplace(Cos, input)
+
+
+def tan_(input: Tensor) -> Tensor:
+    return apply_inplace(Tan, input)
+
+
+def sinh_(input: Tensor) -> Tensor:
+    return apply_inplace(Sinh, input)
+
+
+def cosh_(input: Tensor) -> Tensor:
+    return apply_inplace(Cosh, input)
+
+
+def tanh_(input: Tensor) -> Tensor:
+    return apply_inplace(Tanh, input)
+
+
+def asin_(input: Tensor) -> Tensor:
+    return apply_inplace(Asin, input)
+
+
+def acos_(input: Tensor) -> Tensor:
+    return apply_inplace(Acos, input)
+
+
+def atan_(input: Tensor) -> Tensor:
+    return apply_inplace(Atan, input)
+
+
+class AsinhInplace(Asinh):
+    """PyTorch records asinh_ under its own name and defines no derivative for it."""
+
+    _backward_name = "AsinhBackward1"
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        raise NotImplementedError(
+            "the derivative for 'inplace version of asinh' is not implemented."
+        )
+
+
+def asinh_(input: Tensor) -> Tensor:
+    return apply_inplace(AsinhInplace, input)
+
+
+class AcoshInplace(Acosh):
+    """PyTorch records acosh_ under its own name and defines no derivative for it."""
+
+    _backward_name = "AcoshBackward1"
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        raise NotImplementedError(
+            "the derivative for 'inplace version of acosh' is not implemented."
+        )
+
+
+def acosh_(input: Tensor) -> Tensor:
+    return apply_inplace(AcoshInplace, input)
+
+
+class AtanhInplace(Atanh):
+    """PyTorch records atanh_ under its own name and defines no derivative for it."""
+
+    _backward_name = "AtanhBackward1"
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        raise NotImplementedError(
+            "the derivative for 'inplace version of atanh' is not implemented."
+        )
+
+
+def atanh_(input: Tensor) -> Tensor:
+    return apply_inplace(AtanhInplace, input)
+
+
+arcsin_ = asin_
+
+
+arccos_ = acos_
+
+
+arctan_ = atan_
+
+
+arcsinh_ = asinh_
+
+
+arccosh_ = acosh_
+
+
+arctanh_ = atanh_
+
+
+def atan2_(input: Tensor, other: Tensor) -> Tensor:
+    if not isinstance(other, TensorBase):
+        raise TypeError(
+            f"atan2_(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}"
+        )
+    return apply_inplace(Atan2, input, other)
+
+
+arctan2_ = atan2_
+
+
+def erf_(input: Tensor) -> Tensor:
+    return apply_inplace(Erf, input)
+
+
+def erfc_(input: Tensor) -> Tensor:
+    return apply_inplace(Erfc, input)
+
+
+def floor_(input: Tensor) -> Tensor:
+    return apply_inplace(Floor, input)
+
+
+def ceil_(input: Tensor) -> Tensor:
+    return apply_inplace(Ceil, input)
+
+
+def trunc_(input: Tensor) -> Tensor:
+    return apply_inplace(Trunc, input)
+
+
+fix_ = trunc_
+
+
+def round_(input: Tensor, *, decimals: int = 0) -> Tensor:
+    if decimals == 0:
+        return apply_inplace(Round, input)
+    return apply_inplace(RoundDecimals, input, int(decimals))
+
+
+def _check_lerp_dtypes(input: Tensor, end: Tensor, weight: Tensor | None) -> None:
+    start_dtype = input._data.dtype
+    if end._data.dtype != start_dtype:
+        raise RuntimeError(
+            f"expected dtype {_cpp_name(start_dtype)} for `end` but got dtype "
+            f"{_cpp_name(end._data.dtype)}"
+        )
+    if weight is not None and weight.ndim > 0 and weight._data.dtype != start_dtype:
+        raise RuntimeError(
+            f"expected dtype {_cpp_name(start_dtype)} for `weight` but got dtype "
+            f"{_cpp_name(weight._data.dtype)}"
+        )
+    if start_dtype.kind != "f":
+        kernel = "lerp_kernel_scalar" if weight is None else "lerp_kernel_tensor"
+        raise _not_implemented(kernel, start_dtype)
+
+
+# Comparisons and logical ops in place write 0 and 1 in the input's dtype. They are piecewise
+# constant, so their gradient is zero; the grad_fn names are PyTorch's (scalar, tensor other).
+class _CompareInplace(Function):
+    @staticmethod
+    def forward(ctx, x, other, name, ufunc):
+        ctx.shape = x._data.shape
+        ctx.other_shape = other._data.shape if isinstance(other, TensorBase) else None
+        return _compare(name, ufunc, x, other)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_other = None
+        if ctx.other_shape is not None and ctx.needs_input_grad[1]:
+            grad_other = zeros_like_grad(grad_output, ctx.other_shape)
+        return zeros_like_grad(grad_output, ctx.shape), grad_other, None, None
+
+
+class EqScalarInplace(_CompareInplace):
+    _backward_name = "EqBackward0"
+
+
+class EqTensorInplace(_CompareInplace):
+    _backward_name = "EqBackward1"
+
+
+class NeScalarInplace(_CompareInplace):
+    _backward_name = "NeBackward0"
+
+
+class NeTensorInplace(_CompareInplace):
+    _backward_name = "NeBackward1"
+
+
+class LtScalarInplace(_CompareInplace):
+    _backward_name = "LtBackward0"
+
+
+class LtTensorInplace(_CompareInplace):
+    _backward_name = "LtBackward1"
+
+
+class LeScalarInplace(_CompareInplace):
+    _backward_name = "LeBackward0"
+
+
+class LeTensorInplace(_CompareInplace):
+    _backward_name = "LeBackward1"
+
+
+class GtScalarInplace(_CompareInplace):
+    _backward_name = "GtBackward0"
+
+
+class GtTensorInplace(_CompareInplace):
+    _backward_name = "GtBackward1"
+
+
+class GeScalarInplace(_CompareInplace):
+    _backward_name = "GeBackward0"
+
+
+class GeTensorInplace(_CompareInplace):
+    _backward_name = "GeBackward1"
+
+
+def _compare_(name: str, ufunc: Any, forms: tuple, input: Tensor, other: Any) -> Tensor:
+    check_tensors(input)
+    other = inplace_operand(other, name + "_")
+    form = forms[1] if isinstance(other, TensorBase) else forms[0]
+    return apply_inplace(form, input, other, name, ufunc)
+
+
+def eq_(input: Tensor, other: Any) -> Tensor:
+    return _compare_("eq", np.equal, (EqScalarInplace, EqTensorInplace), input, other)
+
+
+def ne_(input: Tensor, other: Any) -> Tensor:
+    return _compare_("ne", np.not_equal, (NeScalarInplace, NeTensorInplace), input, other)
+
+
+def lt_(input: Tensor, other: Any) -> Tensor:
+    return _compare_("lt", np.less, (LtScalarInplace, LtTensorInplace), input, other)
+
+
+def le_(input: Tensor, other: Any) -> Tensor:
+    return _compare_("le", np.less_equal, (LeScalarInplace, LeTensorInplace), input, other)
+
+
+def gt_(input: Tensor, other: Any) -> Tensor:
+    return _compare_("gt", np.greater, (GtScalarInplace, GtTensorInplace), input, other)
+
+
+def ge_(input: Tensor, other: Any) -> Tensor:
+    return _compare_("ge", np.greater_equal, (GeScalarInplace, GeTensorInplace), input, other)
+
+
+greater_ = gt_
+
+
+greater_equal_ = ge_
+
+
+less_ = lt_
+
+
+less_equal_ = le_
+
+
+not_equal_ = ne_
+
+
+def _write_untracked(input: Tensor, result: Tensor) -> Tensor:
+    """Write a logical op's result into its input outside autograd, as PyTorch does: the data
+    and the version change, the history does not (a leaf that requires grad is written too)."""
+    write_inplace(input, result._data)
+    input._version_counter[0] += 1
+    return input
+
+
+def logical_not_(input: Tensor) -> Tensor:
+    return _write_untracked(input, logical_not(input))
+
+
+def _check_other_operand(name: str, other: Any) -> None:
+    if not isinstance(other, TensorBase):
+        raise TypeError(
+            f"{name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}"
+        )
+
+
+def logical_and_(input: Tensor, other: Tensor) -> Tensor:
+    check_tensors(input)
+    _check_other_operand("logical_and_", other)
+    return _write_untracked(input, _logical("logical_and_", np.logical_and, input, other))
+
+
+def logical_or_(input: Tensor, other: Tensor) -> Tensor:
+    check_tensors(input)
+    _check_other_operand("logical_or_", other)
+    return _write_untracked(input, _logical("logical_or_", np.logical_or, input, other))
+
+
+def logical_xor_(input: Tensor, other: Tensor) -> Tensor:
+    check_tensors(input)
+    _check_other_operand("logical_xor_", other)
+    return _write_untracked(input, _logical("logical_xor_", np.logical_xor, input, other))
+
+
+class BitwiseNot(Function):
+    """Bitwise NOT for the in-place form; integer and bool tensors never require grad."""
+
+    @staticmethod
+    def forward(ctx, x):
+        array = x._data
+        if array.dtype.kind == "f":
+            raise _not_implemented("bitwise_not_cpu", array.dtype)
+        return _wrap(np.invert(array))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return None
+
+
+def bitwise_not_(input: Tensor) -> Tensor:
+    check_tensors(input)
+    return apply_inplace(BitwiseNot, input)
+
+
+# ------------------------------------------------ complex-number queries on real tensors
+# lucid has no complex dtype, so these have their exact real meanings: conjugation is the
+# identity (no lazy conjugate or negative bit is ever set), the real part is the tensor itself.
+def conj(input: Tensor) -> Tensor:
+    """The complex conjugate: input itself, as for every real tensor."""
+    check_tensors(input)
+    return input
+
+
+def conj_physical(input: Tensor) -> Tensor:
+    check_tensors(input)
+    return input
+
+
+class ConjPhysical(Function):
+    """conj_physical_ of a real tensor: an in-place write of the same values."""
+
+    _backward_name = "ConjPhysicalBackward1"
+
+    @staticmethod
+    def forward(ctx, x):
+        return _wrap(x._data)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output
+
+
+def conj_physical_(input: Tensor) -> Tensor:
+    check_tensors(input)
+    return apply_inplace(ConjPhysical, input)
+
+
+def resolve_conj(input: Tensor) -> Tensor:
+    check_tensors(input)
+    return input
+
+
+def resolve_neg(input: Tensor) -> Tensor:
+    check_tensors(input)
+    return input
+
+
+def is_conj(input: Tensor) -> bool:
+    check_tensors(input)
+    return False
+
+
+def is_neg(input: Tensor) -> bool:
+    check_tensors(input)
+    return False
+
+
+def is_complex(input: Tensor) -> bool:
+    check_tensors(input)
+    return False
+
+
+def real(input: Tensor) -> Tensor:
+    """The real part: input itself."""
+    check_tensors(input)
+    return input
+
+
+def imag(input: Tensor) -> Tensor:
+    """The imaginary part, which only complex tensors have (PyTorch's error otherwise)."""
+    check_tensors(input)
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
+def isreal(input: Tensor) -> Tensor:
+    """True everywhere: a real tensor's imaginary parts are all zero."""
+    check_tensors(input)
+    return _wrap(np.ones(input._data.shape, np.bool_))
+
+
+class Angle(Function):
+    """The argument of a real number: pi for negatives, 0 otherwise, NaN for NaN."""
+
+    _backward_name = "AngleBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        array = float_array(x)
+        ctx.shape = array.shape
+        # -0.0 is not negative, so its angle is 0 as PyTorch gives.
+        result = np.where(array < 0, np.asarray(math.pi, array.dtype), array.dtype.type(0))
+        return _wrap(np.where(np.isnan(array), array, result))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # piecewise constant
+        return zeros_like_grad(grad_output, ctx.shape)
+
+
+def angle(input: Tensor) -> Tensor:
+    check_tensors(input)
+    return Angle.apply(input)

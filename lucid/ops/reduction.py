@@ -22,7 +22,7 @@ from lucid.ops import arithmetic as arithmetic_ops
 from lucid.ops import fills as fills_ops
 from lucid.ops import pointwise as pointwise_ops
 from lucid.ops import shape as shape_ops
-from lucid.ops._common import check_tensors, zeros_like_grad
+from lucid.ops._common import apply_inplace, check_tensors, zeros_like_grad
 from lucid.ops._promote import binary_arrays, float_array
 from lucid.ops.broadcast import broadcast_error, sum_to
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "sum", "mean", "prod", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin",
     "logsumexp", "norm", "dist", "cumsum", "cumprod", "all", "any", "count_nonzero",
+    "trapezoid", "trapz", "cumulative_trapezoid", "cov", "gradient", "renorm",
 ]  # fmt: skip
 
 # PyTorch's names for dtypes in error messages.
@@ -1214,3 +1215,321 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
         raise
     axis = normalize_dims(dim, array.ndim) or None
     return _wrap(np.asarray(np.count_nonzero(array, axis), _INT64))
+
+
+def cumsum_(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    check_tensors(input)
+    _check_int_dim("cumsum_", dim)
+    dim = _normalize_dim(dim, input._data.ndim)
+    return apply_inplace(Cumsum, input, dim, dtypes.to_numpy_dtype(dtype))
+
+
+def cumprod_(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    check_tensors(input)
+    _check_int_dim("cumprod_", dim)
+    dim = _normalize_dim(dim, input._data.ndim)
+    return apply_inplace(Cumprod, input, dim, dtypes.to_numpy_dtype(dtype))
+
+
+# ------------------------------------------- integration, covariance, finite differences
+# Compositions of differentiable ops: their gradients and higher derivatives come with them.
+def _pairs_along(y: Tensor, dim: int) -> tuple[Tensor, Tensor]:
+    """y without its last and without its first entry along dim (the left and right ends of
+    each interval)."""
+    count = y._data.shape[dim]
+    return shape_ops.narrow(y, dim, 0, count - 1), shape_ops.narrow(y, dim, 1, count - 1)
+
+
+def _interval_widths(name: str, x: Tensor, y: Tensor, dim: int) -> Tensor:
+    """The widths between sample points `x`: a vector along dim, or x's own differences."""
+    count = y._data.shape[dim]
+    if x._data.ndim == 1:
+        if x._data.shape[0] != count:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        left, right = _pairs_along(x, 0)
+        shape = [1] * y._data.ndim
+        shape[dim] = builtins.max(count - 1, 0)
+        return shape_ops.reshape(right - left, tuple(shape))
+    left, right = _pairs_along(x, _normalize_dim(dim - y._data.ndim, x._data.ndim))
+    return right - left
+
+
+def _check_trapezoid_x(name: str, y: Any, x: Any) -> None:
+    check_tensors(y)
+    if y._data.dtype == np.bool_:
+        raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+    if x is not None and not isinstance(x, TensorBase):
+        from lucid.ops._common import invalid_combination
+
+        error = invalid_combination(name, (y, x), (
+            "(Tensor y, Tensor x, *, int dim = -1)",
+            "(Tensor y, *, Number dx = 1, int dim = -1)",
+        ))  # fmt: skip
+        raise TypeError(f"{error}\n")
+
+
+def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """The trapezoidal-rule integral of `y` along `dim`, at points `x` or spacing `dx`."""
+    _check_trapezoid_x("trapezoid", y, x)
+    if not y._data.ndim:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    dim = _normalize_dim(dim, y._data.ndim)
+    if y._data.shape[dim] == 0:
+        return sum(y, dim)
+    left, right = _pairs_along(y, dim)
+    if x is not None:
+        return sum(_interval_widths("trapezoid", x, y, dim) * (left + right), dim) / 2.0
+    return sum(left + right, dim) * ((1.0 if dx is None else dx) / 2.0)
+
+
+def trapz(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """trapezoid under its older name."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None,
+                         dim: int = -1) -> Tensor:  # fmt: skip
+    """The running trapezoidal-rule integral of `y` along `dim` (one entry fewer than y)."""
+    _check_trapezoid_x("cumulative_trapezoid", y, x)
+    if not y._data.ndim:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    dim = _normalize_dim(dim, y._data.ndim)
+    if y._data.shape[dim] == 0:
+        return y
+    left, right = _pairs_along(y, dim)
+    if x is not None:
+        widths = _interval_widths("cumulative_trapezoid", x, y, dim)
+        return cumsum(widths * (left + right), dim) / 2.0
+    return cumsum((left + right) * ((1.0 if dx is None else dx) / 2.0), dim)
+
+
+def _check_weights(name: str, weights: Tensor, observations: int, integral: bool) -> None:
+    array = weights._data
+    if array.ndim > 1:
+        raise RuntimeError(
+            f"cov(): expected {name} to have one or fewer dimensions but got {name} with "
+            f"{array.ndim} dimensions"
+        )
+    if array.size != observations:
+        raise RuntimeError(
+            f"cov(): expected {name} to have the same numel as there are observations in the "
+            f"input but got {array.size} != {observations}"
+        )
+    if integral and array.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"cov(): expected {name} to have integral dtype but got {name} with "
+            f"{_SCALAR_TYPE_NAMES[array.dtype]} dtype"
+        )
+    if not integral and array.dtype.kind != "f":
+        raise RuntimeError(
+            f"cov(): expected {name} to have floating point dtype but got {name} with "
+            f"{_SCALAR_TYPE_NAMES[array.dtype]} dtype"
+        )
+    if np.any(array < 0):
+        raise RuntimeError(f"cov(): {name} cannot be negative")
+
+
+def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
+        aweights: Tensor | None = None) -> Tensor:  # fmt: skip
+    """The covariance matrix of the variables in input's rows (observations in columns), with
+    optional integer frequency weights and float observation weights."""
+    check_tensors(input)
+    ndim = input._data.ndim
+    if ndim > 2:
+        raise RuntimeError(
+            "cov(): expected input to have two or fewer dimensions but got an input with "
+            f"{ndim} dimensions"
+        )
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    x = input if ndim == 2 else shape_ops.reshape(input, (1, -1))
+    if x._data.dtype.kind not in "f":
+        x = fills_ops.to(x, dtypes.get_default_dtype())
+    observations = x._data.shape[1]
+    weights = None
+    if fweights is not None:
+        _check_weights("fweights", fweights, observations, True)
+        weights = fweights
+    if aweights is not None:
+        _check_weights("aweights", aweights, observations, False)
+        weights = aweights if weights is None else weights * aweights
+    if weights is None:
+        average = mean(x, 1)
+        norm_factor = float(observations) - correction
+    else:
+        weight_sum = sum(weights)
+        average = sum(x * weights, 1) / weight_sum
+        if correction == 0:
+            norm_factor = weight_sum
+        elif aweights is None:
+            norm_factor = weight_sum - correction
+        else:
+            norm_factor = weight_sum - sum(weights * aweights) * correction / weight_sum
+    if (
+        float(np.asarray(norm_factor._data if isinstance(norm_factor, TensorBase) else norm_factor))
+        <= 0
+    ):
+        warnings.warn("cov(): degrees of freedom is <= 0", UserWarning, stacklevel=2)
+        norm_factor = 0.0
+    centered = x - shape_ops.unsqueeze(average, 1)
+    weighted = centered if weights is None else centered * weights
+    product = arithmetic_ops.matmul(centered, shape_ops.t(weighted))
+    return shape_ops.squeeze(product / norm_factor)
+
+
+def _spacing_per_dim(spacing: Any, dims: tuple[int, ...]) -> list:
+    if isinstance(spacing, list | tuple):
+        if len(spacing) != len(dims):
+            raise RuntimeError(
+                "lucid.gradient expected spacing to be unspecified, a scalar or it's spacing and "
+                f"dim arguments to have the same length, but got a spacing argument of length "
+                f"{len(spacing)} and a dim argument of length {len(dims)}."
+            )
+        return list(spacing)
+    if isinstance(spacing, TensorBase):
+        return [float(spacing._data)] * len(dims)
+    return [spacing] * len(dims)
+
+
+def _along(values: np.ndarray, dim: int, ndim: int) -> Tensor:
+    """A vector of coefficients shaped to broadcast along dim of an ndim tensor."""
+    shape = [1] * ndim
+    shape[dim] = values.shape[0]
+    return _wrap(values.reshape(shape))
+
+
+def _gradient_along(f: Tensor, dim: int, step: Any, edge_order: int) -> Tensor:
+    count = f._data.shape[dim]
+    ndim = f._data.ndim
+
+    def part(start: int, length: int) -> Tensor:
+        return shape_ops.narrow(f, dim, start, length)
+
+    if isinstance(step, TensorBase):
+        coordinates = step._data
+        if coordinates.dtype.kind != "f":
+            coordinates = coordinates.astype(dtypes.get_default_dtype().numpy_dtype)
+        widths = np.diff(coordinates)
+        left_widths, right_widths = widths[:-1], widths[1:]
+
+        def coefficient(values: Any) -> Tensor:
+            # in the coordinates' dtype, so the result is promoted with them as in PyTorch
+            return _along(np.atleast_1d(np.asarray(values, coordinates.dtype)), dim, ndim)
+
+        # Second-order central differences on an uneven grid, weighted by the neighbours' gaps.
+        denominator = left_widths * right_widths * (left_widths + right_widths)
+        interior = (
+            part(2, count - 2) * coefficient(left_widths**2 / denominator)
+            - part(0, count - 2) * coefficient(right_widths**2 / denominator)
+            + part(1, count - 2) * coefficient((right_widths**2 - left_widths**2) / denominator)
+        )
+        if edge_order == 1:
+            first = (part(1, 1) - part(0, 1)) * coefficient(1.0 / widths[0])
+            last = (part(count - 1, 1) - part(count - 2, 1)) * coefficient(1.0 / widths[-1])
+        else:
+            h1, h2 = widths[0], widths[1]
+            first = (
+                part(0, 1) * coefficient(-(2 * h1 + h2) / (h1 * (h1 + h2)))
+                + part(1, 1) * coefficient((h1 + h2) / (h1 * h2))
+                + part(2, 1) * coefficient(-h1 / (h2 * (h1 + h2)))
+            )
+            h1, h2 = widths[-2], widths[-1]
+            last = (
+                part(count - 3, 1) * coefficient(h2 / (h1 * (h1 + h2)))
+                + part(count - 2, 1) * coefficient(-(h1 + h2) / (h1 * h2))
+                + part(count - 1, 1) * coefficient((2 * h2 + h1) / (h2 * (h1 + h2)))
+            )
+    else:
+        interior = (part(2, count - 2) - part(0, count - 2)) / (2.0 * step)
+        if edge_order == 1:
+            first = (part(1, 1) - part(0, 1)) / step
+            last = (part(count - 1, 1) - part(count - 2, 1)) / step
+        else:
+            first = (part(0, 1) * -3.0 + part(1, 1) * 4.0 - part(2, 1)) / (2.0 * step)
+            last = (part(count - 1, 1) * 3.0 - part(count - 2, 1) * 4.0 + part(count - 3, 1)) / (
+                2.0 * step
+            )
+    return shape_ops.cat([first, interior, last], dim)
+
+
+def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None,
+             edge_order: int = 1) -> tuple[Tensor, ...]:  # fmt: skip
+    """Finite-difference derivatives along each of `dim` (all dims by default): central
+    differences inside, one-sided ones of `edge_order` at the ends; `spacing` is a step, one
+    step per dim, or one coordinate vector per dim."""
+    check_tensors(input)
+    if edge_order not in (1, 2):
+        raise RuntimeError("lucid.gradient only supports edge_order=1 and edge_order=2.")
+    ndim = input._data.ndim
+    dims = tuple(range(ndim)) if dim is None else normalize_dims(dim, ndim)
+    if isinstance(dim, list | tuple):
+        dims = tuple(_normalize_dim(d, ndim) for d in dim)
+    for d in dims:
+        if input._data.shape[d] < edge_order + 1:
+            raise RuntimeError(
+                "lucid.gradient expected each dimension size to be at least edge_order+1"
+            )
+    if input._data.dtype == np.bool_:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+            "or `logical_xor()` operator instead."
+        )
+    f = input if input._data.dtype.kind == "f" else fills_ops.to(input, dtypes.get_default_dtype())
+    steps = _spacing_per_dim(spacing, dims)
+    return tuple(_gradient_along(f, d, step, edge_order) for d, step in zip(dims, steps))
+
+
+class Renorm(Function):
+    """Each slice along `dim` whose p-norm n exceeds maxnorm, scaled by maxnorm / (n + 1e-7)."""
+
+    _backward_name = "RenormBackward0"
+
+    @staticmethod
+    def forward(ctx, x, p, others, maxnorm):
+        array = x._data
+        norms = _vector_norm_array(array, p, others)
+        with np.errstate(invalid="ignore"):
+            exceeds = norms > maxnorm
+        scale = np.where(exceeds, maxnorm / np.where(exceeds, norms + 1e-7, 1.0), 1.0)
+        ctx.save_for_backward(x)
+        ctx.options = (p, others, maxnorm)
+        return _wrap((array * scale.astype(array.dtype)).astype(array.dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        p, others, maxnorm = ctx.options
+        where = pointwise_ops.where
+        norms = _vector_norm(x, p, others, True, None)
+        exceeds = norms > maxnorm
+        # Slices within maxnorm pass the gradient through unchanged; only scaled slices see
+        # the norm's derivative, so a NaN norm elsewhere cannot leak into it.
+        safe_norms = where(exceeds, norms, 1.0)
+        safe_x = where(exceeds, x, 0.0)
+        denominator = safe_norms + 1e-7
+        scale = where(exceeds, maxnorm / denominator, 1.0)
+        # d/dx_i of n = ||x||_p is sign(x_i) |x_i|^(p-1) / n^(p-1)
+        if p == math.inf:
+            is_max = pointwise_ops.abs(safe_x) == safe_norms
+            norm_grad = pointwise_ops.sign(safe_x) * is_max / sum(is_max, others, True)
+        else:
+            magnitude = pointwise_ops.abs(safe_x)
+            norm_grad = pointwise_ops.sign(safe_x) * (magnitude / safe_norms) ** (p - 1)
+        inner = sum(grad_output * safe_x, others, True)
+        correction = inner * norm_grad * (-maxnorm / (denominator * denominator))
+        return grad_output * scale + where(exceeds, correction, 0.0), None, None, None
+
+
+def renorm(input: Tensor, p: Any, dim: int, maxnorm: Any) -> Tensor:
+    """Each slice of input along `dim` whose p-norm exceeds `maxnorm`, scaled down to it."""
+    check_tensors(input)
+    ndim = input._data.ndim
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {ndim} dimensions")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    dim = _normalize_dim(dim, ndim)
+    others = tuple(d for d in range(ndim) if d != dim)
+    return Renorm.apply(input, p, others, maxnorm)

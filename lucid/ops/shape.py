@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,10 @@ __all__ = [
     "stack", "split", "chunk", "unbind", "narrow", "flip", "roll", "tril", "triu",
     "rot90", "fliplr", "flipud", "block_diag", "meshgrid", "cartesian_prod", "combinations",
 ]  # fmt: skip
+__all__ += [
+    "ravel",
+    "adjoint",
+]
 
 
 def _dims_tuple(dims: Any, ndim: int) -> tuple[int, ...]:
@@ -1041,3 +1046,194 @@ def triu_(input: Tensor, diagonal: int = 0) -> Tensor:
     if input._data.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
     return apply_inplace(Triu, input, int(diagonal))
+
+
+# ------------------------------------------------------------------ in-place forms
+def _restride(x: Tensor, view: Tensor) -> Tensor:
+    """Give x the shape and strides of `view`, a view of x's own storage (t_, squeeze_, ...):
+    x keeps its identity and storage, and records the view op's backward."""
+    x._data = view._data
+    return x
+
+
+class TInplace(T):
+    _backward_name = "TBackward1"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.mark_dirty(x)
+        return _restride(x, T.forward(ctx, x))
+
+
+class TransposeInplace(Transpose):
+    _backward_name = "TransposeBackward1"
+
+    @staticmethod
+    def forward(ctx, x, dim0, dim1):
+        ctx.mark_dirty(x)
+        return _restride(x, Transpose.forward(ctx, x, dim0, dim1))
+
+
+class SqueezeInplace(Squeeze):
+    _backward_name = "SqueezeBackward3"
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.mark_dirty(x)
+        return _restride(x, Squeeze.forward(ctx, x, dims))
+
+
+class SqueezeDimInplace(SqueezeInplace):
+    _backward_name = "SqueezeBackward4"
+
+
+class SqueezeDimsInplace(SqueezeInplace):
+    _backward_name = "SqueezeBackward5"
+
+
+class UnsqueezeInplace(Unsqueeze):
+    _backward_name = "UnsqueezeBackward1"
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.mark_dirty(x)
+        return _restride(x, Unsqueeze.forward(ctx, x, dim))
+
+
+def t_(input: Tensor) -> Tensor:
+    check_tensors(input)
+    ndim = input._data.ndim
+    if ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {ndim}D")
+    return TInplace.apply(input)
+
+
+def transpose_(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    check_tensors(input)
+    ndim = input._data.ndim
+    return TransposeInplace.apply(input, _normalize_dim(dim0, ndim), _normalize_dim(dim1, ndim))
+
+
+swapaxes_ = transpose_
+
+
+swapdims_ = transpose_
+
+
+def squeeze_(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
+    check_tensors(input)
+    shape = input._data.shape
+    if dim is None:
+        return SqueezeInplace.apply(input, tuple(i for i, size in enumerate(shape) if size == 1))
+    if isinstance(dim, int):
+        dim = _normalize_dim(dim, len(shape))
+        dims = (dim,) if shape and shape[dim] == 1 else ()
+        return SqueezeDimInplace.apply(input, dims)
+    dims = _dims_tuple(dim, len(shape))
+    return SqueezeDimsInplace.apply(input, tuple(d for d in dims if shape and shape[d] == 1))
+
+
+def unsqueeze_(input: Tensor, dim: int) -> Tensor:
+    check_tensors(input)
+    return UnsqueezeInplace.apply(input, _normalize_dim(dim, input._data.ndim + 1))
+
+
+def ravel(input: Tensor) -> Tensor:
+    """The elements as one dimension, in row-major order (a view when input is contiguous)."""
+    check_tensors(input)
+    from lucid.ops.fills import contiguous
+
+    return view(contiguous(input), (-1,))
+
+
+# ---------------------------------------------------------------- sliding windows
+class Unfold(Function):
+    """Every window of `size` entries along `dim`, `step` apart: the windows index `dim` and
+    a new last dimension holds each window's entries (a strided view, as in PyTorch)."""
+
+    _backward_name = "UnfoldBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, size, step):
+        array = x._data
+        ctx.input_shape = array.shape
+        ctx.window = (dim, size, step)
+        if array.ndim == 0:
+            return _wrap(array.reshape(1))
+        count = (array.shape[dim] - size) // step + 1
+        shape = array.shape[:dim] + (count,) + array.shape[dim + 1 :] + (size,)
+        strides = (
+            array.strides[:dim]
+            + (array.strides[dim] * step,)
+            + array.strides[dim + 1 :]
+            + (array.strides[dim],)
+        )
+        return _wrap(np.lib.stride_tricks.as_strided(array, shape, strides, writeable=False))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        dim, size, step = ctx.window
+        return UnfoldBackward.apply(grad_output, ctx.input_shape, dim, size, step), None, None, None
+
+
+class UnfoldBackward(Function):
+    """Unfold's adjoint: each window entry's gradient added back at the entry it came from."""
+
+    _backward_name = "UnfoldBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, input_shape, dim, size, step):
+        ctx.window = (dim, size, step)
+        array = grad._data
+        if not input_shape:
+            return _wrap(array.reshape(()).copy())
+        result = np.zeros(input_shape, array.dtype)
+        count = array.shape[dim]
+        moved = np.moveaxis(result, dim, -1)
+        windows = np.moveaxis(array, dim, -2)
+        # One vectorised add per offset within the window; the entries one offset touches
+        # are distinct, so plain slice assignment adds them all.
+        for offset in range(size):
+            moved[..., offset : offset + step * (count - 1) + 1 : step] += windows[..., offset]
+        return _wrap(result)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        dim, size, step = ctx.window
+        return Unfold.apply(grad_output, dim, size, step), None, None, None, None
+
+
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Tensor.unfold: the windows of `size` entries along `dimension`, `step` apart."""
+    check_tensors(input)
+    shape = input._data.shape
+    dim = _normalize_dim(dimension, max(len(shape), 1))
+    length = shape[dim] if shape else 1
+    if size > length:
+        raise RuntimeError(
+            f"maximum size for tensor at dimension {dim} is {length} but size is {size}"
+        )
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return Unfold.apply(input, dim, int(size), int(step))
+
+
+def adjoint(input: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dims: their transpose, for a real tensor."""
+    check_tensors(input)
+    ndim = input._data.ndim
+    if ndim == 0:
+        warnings.warn(
+            "adjoint() is deprecated on 0-D tensors. Consider using x.conj().",
+            UserWarning,
+            stacklevel=2,
+        )
+        return input
+    if ndim < 2:
+        raise RuntimeError(
+            "tensor.adjoint() is only supported on matrices or batches of matrices. Got "
+            f"{ndim}-D tensor."
+        )
+    return transpose(input, -2, -1)

@@ -1203,4 +1203,26 @@ ROWS += [
         make_inputs=lambda rng, dtype: [rng.integers(-3, 4, (4,))],
         differentiable=False,
     ),
+    OpCase(
+        "positive",
+        lucid.positive,
+        torch.positive,
+        np.positive,
+        error_inputs=[
+            ErrorInput(
+                [np.array([True, False])],
+                RuntimeError,
+                "The `\\+` operator, on a bool tensor is not supported.",
+            )
+        ],
+    ),
+    OpCase(
+        "fmax",
+        lucid.fmax,
+        torch.fmax,
+        np.fmax,
+        shapes=[(3, 4), (4,)],
+        error_inputs=[BROADCAST_MISMATCH],
+    ),
+    OpCase("fmin", lucid.fmin, torch.fmin, np.fmin, shapes=[(3, 4), (4,)]),
 ]

@@ -832,4 +832,19 @@ ROWS: list[OpCase] = [
         )
         for name in ("lgamma", "erfinv", "sinc", "deg2rad")
     ],
+    # ------------------------------------ inverse hyperbolic functions, exp2
+    _unary("asinh", np.arcsinh, low=-3.0, high=3.0),
+    _unary("arcsinh", np.arcsinh, low=-3.0, high=3.0),
+    _unary("acosh", np.arccosh, low=1.1, high=3.0),
+    _unary("arccosh", np.arccosh, low=1.1, high=3.0),
+    _unary("atanh", np.arctanh, low=-0.9, high=0.9),
+    _unary("arctanh", np.arctanh, low=-0.9, high=0.9),
+    _unary("exp2", np.exp2, low=-3.0, high=3.0),
+    # -------------------------------------- complex-number queries on real tensors
+    _unary("angle", lambda a: np.where(np.isnan(a), a, np.where(a < 0, np.pi, 0.0))),
+    _unary("conj", lambda a: a),
+    _unary("conj_physical", lambda a: a),
+    _unary("resolve_conj", lambda a: a),
+    _unary("resolve_neg", lambda a: a),
+    _unary("real", lambda a: a),
 ]

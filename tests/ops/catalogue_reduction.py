@@ -741,4 +741,189 @@ ROWS: list[OpCase] = [
         make_inputs=_sparse((3, 4)),
         differentiable=False,
     ),
+    # ------------------------------- integration, covariance, finite differences
+    OpCase(
+        "trapezoid",
+        lucid.trapezoid,
+        torch.trapezoid,
+        lambda a: np.trapezoid(a, axis=-1),
+        sums=True,
+        error_inputs=[
+            ErrorInput([(3, 4), 2.0], TypeError, r"trapezoid\(\) received an invalid combination"),
+            ErrorInput(
+                [(3, 4), (5,)],
+                RuntimeError,
+                "trapezoid: There must be one `x` value for each sample point",
+            ),
+        ],
+    ),
+    OpCase(
+        "trapezoid_dx",
+        lambda y: lucid.trapezoid(y, dx=0.5, dim=0),
+        lambda y: torch.trapezoid(y, dx=0.5, dim=0),
+        lambda a: np.trapezoid(a, dx=0.5, axis=0),
+        sums=True,
+    ),
+    OpCase(
+        "trapezoid_x",
+        lucid.trapezoid,
+        torch.trapezoid,
+        lambda a, x: np.trapezoid(a, x, axis=-1),
+        shapes=[(3, 4), (4,)],
+        sums=True,
+    ),
+    OpCase(
+        "trapezoid_x_same_shape",
+        lambda y, x: lucid.trapezoid(y, x, dim=0),
+        lambda y, x: torch.trapezoid(y, x, dim=0),
+        lambda a, x: np.trapezoid(a, x, axis=0),
+        shapes=[(3, 4), (3, 4)],
+        sums=True,
+    ),
+    OpCase(
+        "trapz",
+        lucid.trapz,
+        torch.trapz,
+        lambda a, x: np.trapezoid(a, x, axis=-1),
+        shapes=[(3, 4), (4,)],
+        sums=True,
+    ),
+    OpCase(
+        "cumulative_trapezoid",
+        lambda y: lucid.cumulative_trapezoid(y, dx=2.0),
+        lambda y: torch.cumulative_trapezoid(y, dx=2.0),
+        lambda a: np.cumsum((a[:, 1:] + a[:, :-1]) * 1.0, axis=1),
+        sums=True,
+    ),
+    OpCase(
+        "cumulative_trapezoid_x",
+        lambda y, x: lucid.cumulative_trapezoid(y, x, dim=0),
+        lambda y, x: torch.cumulative_trapezoid(y, x, dim=0),
+        lambda a, x: np.cumsum((a[1:] + a[:-1]) * np.diff(x)[:, None] / 2, axis=0),
+        shapes=[(3, 4), (3,)],
+        sums=True,
+    ),
+    OpCase("cov", lucid.cov, torch.cov, np.cov),
+    OpCase("cov_vector", lucid.cov, torch.cov, np.cov, shapes=[(5,)], sums=True),
+    OpCase(
+        "cov_weights",
+        lambda x, aweights: lucid.cov(
+            x, correction=2, fweights=lucid.tensor([1, 2, 1, 3]), aweights=aweights
+        ),
+        lambda x, aweights: torch.cov(
+            x, correction=2, fweights=torch.tensor([1, 2, 1, 3]), aweights=aweights
+        ),
+        lambda a, w: np.cov(a, ddof=2, fweights=[1, 2, 1, 3], aweights=w),
+        shapes=[(3, 4), (4,)],
+        low=0.5,
+    ),
+    OpCase("corrcoef", lucid.corrcoef, torch.corrcoef, np.corrcoef, sums=True),
+    *[
+        OpCase(
+            f"gradient_{label}",
+            lambda x, o=options, p=part: lucid.gradient(x, **o)[p],
+            lambda x, o=options, p=part: torch.gradient(x, **o)[p],
+            reference,
+            shapes=[(4, 5)],
+        )
+        for label, options, part, reference in (
+            ("default", {}, 0, lambda a: np.gradient(a, axis=0)),
+            ("spacing", {"spacing": 0.5}, 1, lambda a: np.gradient(a, 0.5, axis=1)),
+            (
+                "edge_order_2",
+                {"dim": 1, "edge_order": 2},
+                0,
+                lambda a: np.gradient(a, axis=1, edge_order=2),
+            ),
+            (
+                "spacings",
+                {"spacing": [2.0, 0.5], "edge_order": 2},
+                0,
+                lambda a: np.gradient(a, 2.0, axis=0, edge_order=2),
+            ),
+        )
+    ],
+    OpCase(
+        "gradient_coordinates",
+        lambda x: lucid.gradient(
+            x, spacing=(lucid.tensor([0.0, 1.0, 3.0, 3.5], dtype=lucid.float64),), dim=0
+        )[0],
+        lambda x: torch.gradient(
+            x, spacing=(torch.tensor([0.0, 1.0, 3.0, 3.5], dtype=torch.float64),), dim=0
+        )[0],
+        lambda a: np.gradient(a, [0.0, 1.0, 3.0, 3.5], axis=0),
+        shapes=[(4, 5)],
+    ),
+    OpCase(
+        "gradient_coordinates_edge_order_2",
+        lambda x: lucid.gradient(
+            x,
+            spacing=(lucid.tensor([0.0, 1.0, 3.0, 3.5, 5.0], dtype=lucid.float64),),
+            dim=1,
+            edge_order=2,
+        )[0],
+        lambda x: torch.gradient(
+            x,
+            spacing=(torch.tensor([0.0, 1.0, 3.0, 3.5, 5.0], dtype=torch.float64),),
+            dim=1,
+            edge_order=2,
+        )[0],
+        lambda a: np.gradient(a, [0.0, 1.0, 3.0, 3.5, 5.0], axis=1, edge_order=2),
+        shapes=[(4, 5)],
+    ),
+    OpCase(
+        "renorm",
+        lambda x: lucid.renorm(x, 2, 0, 1.5),
+        lambda x: torch.renorm(x, 2, 0, 1.5),
+        sums=True,
+    ),
+    OpCase(
+        "renorm_p1",
+        lambda x: x.renorm(1, 1, 2.0),
+        lambda x: x.renorm(1, 1, 2.0),
+        sums=True,
+    ),
+    OpCase(
+        "cov_errors",
+        lucid.cov,
+        torch.cov,
+        differentiable=False,
+        error_inputs=[
+            ErrorInput(
+                [(2, 3, 4)],
+                RuntimeError,
+                "cov\\(\\): expected input to have two or fewer dimensions but got an input with 3 "
+                "dimensions",
+            ),
+        ],
+    ),
+    OpCase(
+        "gradient_errors",
+        lucid.gradient,
+        torch.gradient,
+        differentiable=False,
+        error_inputs=[
+            ErrorInput(
+                [(1,)],
+                RuntimeError,
+                "lucid.gradient expected each dimension size to be at least edge_order\\+1",
+            ),
+        ],
+    ),
+    OpCase(
+        "renorm_errors",
+        lucid.renorm,
+        torch.renorm,
+        differentiable=False,
+        error_inputs=[
+            ErrorInput(
+                [(3, 4), -1, 0, 1.0], RuntimeError, "renorm: non-positive-norm not supported"
+            ),
+            ErrorInput(
+                [(3,), 2, 0, 1.0],
+                RuntimeError,
+                "renorm: input needs at least 2 dimensions, got 1 dimensions",
+            ),
+        ],
+    ),
 ]

@@ -1033,4 +1033,276 @@ ROWS: list[OpCase] = [
         lambda x: np.triu(x, -1),
         shapes=[(3, 4)],
     ),
+    OpCase(
+        "ravel",
+        lucid.ravel,
+        torch.ravel,
+        reference=lambda a: a.reshape(-1),
+        shapes=[(2, 3, 4)],
+    ),
+    OpCase(
+        "ravel_transposed",
+        lambda x: lucid.ravel(x.transpose(0, 2)),
+        lambda x: torch.ravel(x.transpose(0, 2)),
+        reference=lambda a: a.transpose(2, 1, 0).reshape(-1),
+        shapes=[(2, 3, 4)],
+    ),
+    # ----------------------------------------------------- stacking and splitting
+    OpCase("atleast_1d_scalar", lucid.atleast_1d, torch.atleast_1d, np.atleast_1d, shapes=[()]),
+    OpCase("atleast_2d_vector", lucid.atleast_2d, torch.atleast_2d, np.atleast_2d, shapes=[(4,)]),
+    OpCase("atleast_3d_vector", lucid.atleast_3d, torch.atleast_3d, np.atleast_3d, shapes=[(4,)]),
+    OpCase("atleast_3d_matrix", lucid.atleast_3d, torch.atleast_3d, np.atleast_3d),
+    OpCase(
+        "atleast_2d_several",
+        lambda a, b: lucid.atleast_2d(a, b),
+        lambda a, b: torch.atleast_2d(a, b),
+        lambda a, b: (np.atleast_2d(a), np.atleast_2d(b)),
+        shapes=[(), (4,)],
+        output_index=1,
+    ),
+    OpCase(
+        "hstack",
+        lambda a, b: lucid.hstack([a, b]),
+        lambda a, b: torch.hstack([a, b]),
+        lambda a, b: np.hstack([a, b]),
+        shapes=[(3, 4), (3, 2)],
+    ),
+    OpCase(
+        "hstack_vectors",
+        lambda a, b: lucid.hstack((a, b)),
+        lambda a, b: torch.hstack((a, b)),
+        lambda a, b: np.hstack([a, b]),
+        shapes=[(4,), (2,)],
+    ),
+    OpCase(
+        "vstack",
+        lambda a, b: lucid.vstack([a, b]),
+        lambda a, b: torch.vstack([a, b]),
+        lambda a, b: np.vstack([a, b]),
+        shapes=[(4,), (2, 4)],
+    ),
+    OpCase(
+        "row_stack",
+        lambda a, b: lucid.row_stack([a, b]),
+        lambda a, b: torch.row_stack([a, b]),
+        lambda a, b: np.vstack([a, b]),
+        shapes=[(4,), (4,)],
+    ),
+    OpCase(
+        "dstack",
+        lambda a, b: lucid.dstack([a, b]),
+        lambda a, b: torch.dstack([a, b]),
+        lambda a, b: np.dstack([a, b]),
+        shapes=[(3, 4), (3, 4, 2)],
+    ),
+    OpCase(
+        "column_stack",
+        lambda a, b, c: lucid.column_stack([a, b, c]),
+        lambda a, b, c: torch.column_stack([a, b, c]),
+        lambda a, b, c: np.column_stack([a, b, c]),
+        shapes=[(3,), (3, 2), ()],
+        make_inputs=lambda rng, dtype: [
+            rng.uniform(-2, 2, (3,)).astype(dtype),
+            rng.uniform(-2, 2, (3, 2)).astype(dtype),
+            rng.uniform(-2, 2, (3,)).astype(dtype),
+        ],
+    ),
+    *[
+        OpCase(
+            f"tensor_split_{label}_{part}",
+            lambda x, s=sections, p=part: lucid.tensor_split(x, s, dim=1)[p],
+            lambda x, s=sections, p=part: torch.tensor_split(x, s, dim=1)[p],
+            lambda a, s=sections, p=part: np.array_split(a, s, axis=1)[p],
+            shapes=[(3, 7)],
+        )
+        for label, sections in (("sections", 3), ("indices", [2, 5]), ("unordered", [5, 2, 9]))
+        for part in (0, 1, 2)
+    ],
+    OpCase(
+        "tensor_split_errors",
+        lucid.tensor_split,
+        torch.tensor_split,
+        error_inputs=[
+            ErrorInput(
+                [(), 2],
+                RuntimeError,
+                "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 "
+                "dims",
+            ),
+            ErrorInput(
+                [(3, 4), 0], RuntimeError, "number of sections must be larger than 0, got 0"
+            ),
+            ErrorInput(
+                [(3, 4), np.array([1.0])],
+                RuntimeError,
+                "tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                "Double",
+            ),
+        ],
+        differentiable=False,
+    ),
+    OpCase(
+        "hsplit",
+        lambda x: lucid.hsplit(x, 2)[1],
+        lambda x: torch.hsplit(x, 2)[1],
+        lambda a: np.hsplit(a, 2)[1],
+    ),
+    OpCase(
+        "vsplit",
+        lambda x: lucid.vsplit(x, [1])[1],
+        lambda x: torch.vsplit(x, [1])[1],
+        lambda a: np.vsplit(a, [1])[1],
+    ),
+    OpCase(
+        "dsplit",
+        lambda x: lucid.dsplit(x, 2)[0],
+        lambda x: torch.dsplit(x, 2)[0],
+        lambda a: np.dsplit(a, 2)[0],
+        shapes=[(2, 3, 4)],
+    ),
+    OpCase(
+        "broadcast_tensors",
+        lambda a, b: lucid.broadcast_tensors(a, b)[1],
+        lambda a, b: torch.broadcast_tensors(a, b)[1],
+        lambda a, b: np.broadcast_arrays(a, b)[1],
+        shapes=[(3, 4), (4,)],
+        error_inputs=[
+            ErrorInput(
+                [(3, 4), (3,)],
+                RuntimeError,
+                r"The size of tensor a \(4\) must match the size of tensor b \(3\) at "
+                "non-singleton dimension 1",
+            )
+        ],
+    ),
+    OpCase(
+        "select",
+        lambda x: lucid.select(x, 1, -2),
+        lambda x: torch.select(x, 1, -2),
+        lambda a: a[:, -2],
+    ),
+    OpCase(
+        "unfold",
+        lambda x: x.unfold(1, 3, 2),
+        lambda x: x.unfold(1, 3, 2),
+        lambda a: np.stack([a[:, 0:3], a[:, 2:5]], axis=1),
+        shapes=[(3, 6)],
+    ),
+    OpCase(
+        "unfold_overlapping_dim0",
+        lambda x: x.unfold(0, 2, 1),
+        lambda x: x.unfold(0, 2, 1),
+        lambda a: np.stack([a[0:2], a[1:3]], axis=0).transpose(0, 2, 1),
+        shapes=[(3, 4)],
+    ),
+    OpCase(
+        "unfold_errors",
+        lambda x, *args: x.unfold(*args),
+        lambda x, *args: x.unfold(*args),
+        error_inputs=[
+            ErrorInput(
+                [(3, 4), 1, 5, 1],
+                RuntimeError,
+                "maximum size for tensor at dimension 1 is 4 but size is 5",
+            ),
+            ErrorInput([(3, 4), 1, 2, 0], RuntimeError, "step is 0 but must be > 0"),
+        ],
+        differentiable=False,
+    ),
+    OpCase(
+        "repeat_interleave",
+        lambda x: lucid.repeat_interleave(x, 2, dim=1),
+        lambda x: torch.repeat_interleave(x, 2, dim=1),
+        lambda a: np.repeat(a, 2, axis=1),
+    ),
+    OpCase(
+        "repeat_interleave_flat",
+        lambda x: x.repeat_interleave(3),
+        lambda x: x.repeat_interleave(3),
+        lambda a: np.repeat(a, 3),
+    ),
+    OpCase(
+        "repeat_interleave_counts",
+        lambda x: lucid.repeat_interleave(x, lucid.tensor([1, 0, 2]), dim=0),
+        lambda x: torch.repeat_interleave(x, torch.tensor([1, 0, 2]), dim=0),
+        lambda a: np.repeat(a, [1, 0, 2], axis=0),
+    ),
+    OpCase(
+        "hstack_errors",
+        lucid.hstack,
+        torch.hstack,
+        differentiable=False,
+        error_inputs=[
+            ErrorInput([[]], RuntimeError, "hstack expects a non-empty TensorList"),
+        ],
+    ),
+    OpCase(
+        "hsplit_errors",
+        lucid.hsplit,
+        torch.hsplit,
+        differentiable=False,
+        error_inputs=[
+            ErrorInput(
+                [(3, 4), 3],
+                RuntimeError,
+                "lucid.hsplit attempted to split along dimension 1, but the size of the "
+                "dimension 4 is not divisible by the split_size 3!",
+            ),
+        ],
+    ),
+    OpCase(
+        "vsplit_errors",
+        lucid.vsplit,
+        torch.vsplit,
+        differentiable=False,
+        error_inputs=[
+            ErrorInput(
+                [(4,), 2],
+                RuntimeError,
+                "lucid.vsplit requires a tensor with at least 2 dimension, but got a tensor "
+                "with 1 dimensions!",
+            ),
+        ],
+    ),
+    OpCase(
+        "select_errors",
+        lucid.select,
+        torch.select,
+        differentiable=False,
+        error_inputs=[
+            ErrorInput(
+                [(3, 4), 0, 5],
+                IndexError,
+                r"select\(\): index 5 out of range for tensor of size \[3, 4\] at dimension 0",
+            )
+        ],
+    ),
+    OpCase(
+        "repeat_interleave_errors",
+        lucid.repeat_interleave,
+        torch.repeat_interleave,
+        differentiable=False,
+        error_inputs=[
+            ErrorInput([(3, 4), -1], RuntimeError, "Repeats must be non-negative"),
+        ],
+    ),
+    OpCase(
+        "adjoint",
+        lucid.adjoint,
+        torch.adjoint,
+        lambda a: np.swapaxes(a, -1, -2),
+        shapes=[(2, 3, 4)],
+        error_inputs=[
+            ErrorInput(
+                [(3,)],
+                RuntimeError,
+                r"tensor.adjoint\(\) is only supported on matrices or batches of matrices. Got "
+                "1-D tensor.",
+            )
+        ],
+    ),
+    OpCase(
+        "mH", lambda x: x.mH, lambda x: x.mH, lambda a: np.swapaxes(a, -1, -2), shapes=[(2, 3, 4)]
+    ),
+    OpCase("H", lambda x: x.H, lambda x: x.H, lambda a: a.T),
 ]
