@@ -145,8 +145,8 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(
             COMPLEX,
             """
-            cdouble cfloat chalf complex complex128 complex32 complex64 is_complex polar
-            view_as_complex view_as_real
+            cdouble cfloat chalf complex complex128 complex32 complex64 polar view_as_complex
+            view_as_real
             """,
         ),
         **_names(
@@ -221,24 +221,8 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(
             PLANNED,
             """
-            acos_ acosh acosh_ adjoint angle arccos_ arccosh arccosh_ arcsin_ arcsinh arcsinh_
-            arctan_ arctanh arctanh_ are_deterministic_algorithms_enabled argwhere asarray asin_
-            asinh asinh_ atan_ atanh atanh_ atleast_1d atleast_2d atleast_3d bartlett_window
-            binomial blackman_window broadcast_tensors can_cast ceil_ column_stack conj
-            conj_physical conj_physical_ corrcoef cos_ cosh_ cov cumulative_trapezoid detach
-            detach_ diagflat dsplit dstack e erf_ erfc_ exp2 exp2_ expm1_ fill fix_ floor_ fmax
-            fmin frombuffer geqrf get_default_device get_deterministic_debug_mode get_device
-            get_float32_matmul_precision gradient hamming_window hann_window has_lapack has_mkl
-            has_openmp has_spectral hash_tensor histogramdd hsplit hstack igamma igammac imag
-            index_put_ inf is_conj is_deterministic_algorithms_warn_only_enabled is_inference
-            is_neg is_nonzero is_same_size is_signed is_warn_always_enabled isin isreal
-            kaiser_window layout lobpcg log10_ log1p_ log2_ log_ memory_format nan negative_
-            newaxis orgqr ormqr pi positive ravel real reciprocal_ renorm repeat_interleave
-            resolve_conj resolve_neg round_ row_stack rsqrt_ select set_default_device
-            set_deterministic_debug_mode set_float32_matmul_precision set_flush_denormal
-            set_printoptions set_warn_always sigmoid_ sin_ sinh_ square_ tan_ tanh_ tensor_split
-            trapezoid trapz trunc_ typename unravel_index use_deterministic_algorithms vsplit
-            vstack
+            binomial diagflat geqrf hash_tensor histogramdd igamma igammac index_put_ lobpcg
+            orgqr ormqr
             """,
         ),
         **_names(SIGNAL, "istft stft"),
@@ -295,7 +279,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             q_per_channel_zero_points q_scale q_zero_point qscheme
             """,
         ),
-        **_names(COMPLEX, "cdouble cfloat chalf is_complex"),
+        **_names(COMPLEX, "cdouble cfloat chalf"),
         **_names(FUNCTIONALIZATION, "narrow_copy"),
         **_names(
             STORAGE,
@@ -322,21 +306,8 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(
             PLANNED,
             """
-            H absolute absolute_ acos_ acosh acosh_ adjoint angle apply_ arccos arccos_ arccosh
-            arccosh_ arcsin arcsin_ arcsinh arcsinh_ arctan arctan2 arctan2_ arctan_ arctanh
-            arctanh_ argwhere asin_ asinh asinh_ atan2_ atan_ atanh atanh_ bitwise_not_ ceil_
-            conj conj_physical conj_physical_ corrcoef cos_ cosh_ cov cumprod_ cumsum_ diagflat
-            divide divide_ dsplit eq_ erf_ erfc erfc_ exp2 exp2_ expm1_ fill_diagonal_ fix fix_
-            floor_ fmax fmin ge_ geqrf greater greater_ greater_equal greater_equal_ gt_
-            hardshrink hash_tensor hsplit igamma igamma_ igammac igammac_ imag is_conj is_cpu
-            is_neg is_nonzero is_same_size is_signed isclose isneginf isposinf isreal layout le_
-            less less_ less_equal less_equal_ log10_ log1p_ log2_ log_ logical_and_ logical_not_
-            logical_or_ logical_xor_ lt_ mH map2_ map_ multiply multiply_ ne_ negative negative_
-            new not_equal not_equal_ orgqr ormqr positive prelu ravel real reciprocal_
-            register_post_accumulate_grad_hook renorm renorm_ repeat_interleave resolve_conj
-            resolve_neg round_ rsqrt_ select sigmoid_ sign_ sin_ sinh_ square square_ squeeze_
-            subtract subtract_ swapaxes_ swapdims_ t_ tan_ tanh_ tensor_split transpose_
-            true_divide_ trunc_ unfold unsqueeze_ vsplit where
+            diagflat geqrf hardshrink hash_tensor igamma igamma_ igammac igammac_ orgqr ormqr
+            prelu renorm_
             """,
         ),
         **_names(NESTED, "as_subclass is_nested module_load to_padded_tensor"),
