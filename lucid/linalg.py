@@ -9,6 +9,7 @@ Example::
 """
 
 from lucid.ops.arithmetic import matmul
+from lucid.ops.linalg import linalg_vander as vander
 from lucid.ops.linalg_decompositions import (
     LinAlgError,
     cholesky_ex,
@@ -54,5 +55,6 @@ __all__ = [
     "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor",
     "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
     "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
-    "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vecdot", "vector_norm",
+    "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
+    "vector_norm",
 ]  # fmt: skip

@@ -34,6 +34,7 @@ __all__ = [
     "gather", "scatter", "scatter_add", "index_select", "masked_fill", "masked_select", "take",
     "nonzero", "sort", "argsort", "topk",
     "scatter_reduce", "index_add", "index_copy", "index_fill", "index_reduce", "index_put",
+    "index_put_",
     "put", "masked_scatter", "select_scatter", "slice_scatter", "take_along_dim",
     "tril_indices", "triu_indices",
 ]  # fmt: skip

@@ -31,7 +31,7 @@ __all__ += [
 # linalg_decompositions, with linalg.cross)
 __all__ += [
     "baddbmm", "addbmm", "addmv", "addmv_", "addr", "vdot", "chain_matmul", "cdist", "pdist",
-    "kron", "vander",
+    "kron", "vander", "diagflat",
 ]  # fmt: skip
 
 
@@ -1193,6 +1193,33 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     else:
         powers = cumprod(cat([ones, expand(x.unsqueeze(1), (size, N - 1))], 1), 1)
     return powers if increasing else flip(powers, (1,))
+
+
+def linalg_vander(x: Tensor, *, N: int | None = None) -> Tensor:
+    """linalg.vander: the powers x**0, ..., x**(N-1) along a new last dim, batched over x's
+    dims (N defaults to x's last size)."""
+    from lucid.ops.reduction import cumprod
+    from lucid.ops.shape import cat
+
+    _require_named_tensors("linalg.vander", x=x)
+    if x._data.dtype == np.bool_:
+        raise RuntimeError(
+            "linalg.vander supports floating point, complex, and integer tensors, but got Bool"
+        )
+    if N is None:
+        N = x._data.shape[-1] if x._data.ndim else 1
+    if N <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    column = x.unsqueeze(-1)
+    ones = _wrap(np.ones((*x._data.shape, 1), x._data.dtype))
+    powers = cumprod(expand(column, (*x._data.shape, N - 1)), -1)
+    return cat([ones, powers], -1)
+
+
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    """A square matrix with input's elements (flattened) on its `offset` diagonal."""
+    _require_named_tensors("diagflat", input=input)
+    return diag_embed(reshape(input, (-1,)), offset)
 
 
 def corrcoef(input: Tensor) -> Tensor:

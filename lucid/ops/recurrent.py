@@ -148,13 +148,25 @@ def _lstm_layer_composed(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh):
     return stack(outputs, 0), h, c
 
 
+def _gate_order(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The layer's inner gate order o, i, f, g (PyTorch's rows are i, f, g, o) as row indices,
+    and the scale of each inner pre-activation: 1/2 for the sigmoid gates, whose values then
+    come from one tanh over all four blocks (sigmoid(z) = (tanh(z / 2) + 1) / 2)."""
+    order = np.r_[3 * size : 4 * size, 0 : 3 * size]
+    scale = np.r_[np.full(3 * size, 0.5), np.ones(size)]
+    return order, scale
+
+
 class FusedLSTMLayer(Function):
     """One direction of one LSTM layer over a whole (T, B, I) sequence, as a single op.
 
-    The input projection of every step is one GEMM; the recurrence runs on arrays; backward
-    walks the steps in reverse for the gate gradients only and then forms the weight, bias and
-    input gradients with one GEMM each over the whole sequence. A single node per layer, as
-    PyTorch's CPU LSTM records, instead of four per step.
+    The input projection of every step is one GEMM; each step is then one GEMM and a few array
+    passes, with the gates in the inner order o, i, f, g so that the three sigmoid gates are
+    one block. Backward forms, once over the whole sequence, every factor of the gate
+    gradients that does not depend on the incoming gradient, walks the steps in reverse for the
+    gate gradients (a GEMM and five array passes a step), and then forms the weight, bias and
+    input gradients with one GEMM each. A single node per layer, as PyTorch's CPU LSTM
+    records, instead of four per step.
     """
 
     _backward_name = "MkldnnRnnLayerBackward0"
@@ -163,26 +175,37 @@ class FusedLSTMLayer(Function):
     def forward(ctx, x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh):
         steps, batch, features = x.shape
         size = h0.shape[1]
-        gates = x._data.reshape(steps * batch, features) @ weight_ih._data.T
+        dtype = np.result_type(x._data, weight_ih._data)
+        order, scale = _gate_order(size)
+        scale = scale.astype(dtype)
+        # the weights go to GEMM as C-ordered (in, 4H) arrays, which OpenBLAS multiplies faster
+        # than a transposed view
+        input_weight = np.ascontiguousarray((weight_ih._data[order] * scale[:, None]).T)
+        gates = x._data.reshape(steps * batch, features) @ input_weight
         if bias_ih is not None:
-            gates += bias_ih._data + bias_hh._data
+            gates += (bias_ih._data + bias_hh._data)[order] * scale
         gates = gates.reshape(steps, batch, 4 * size)
-        dtype = gates.dtype
+        hidden_weight = np.ascontiguousarray((weight_hh._data[order] * scale[:, None]).T)
         acts = np.empty((steps, batch, 4 * size), dtype)
         cells = np.empty((steps + 1, batch, size), dtype)
         tanh_cells = np.empty((steps, batch, size), dtype)
         hidden = np.empty((steps + 1, batch, size), dtype)
         hidden[0], cells[0] = h0._data, c0._data
-        weight_hh_t = weight_hh._data.T
+        product = np.empty((batch, size), dtype)
         for t in range(steps):
-            step_gates = gates[t]
-            step_gates += hidden[t] @ weight_hh_t
-            act = acts[t] = _lstm_activations(step_gates, size)
+            act = acts[t]
+            np.matmul(hidden[t], hidden_weight, out=act)
+            act += gates[t]
+            np.tanh(act, out=act)
+            sigmoids = act[:, : 3 * size]
+            sigmoids *= 0.5
+            sigmoids += 0.5
+            o, i, f, g = (act[:, k * size : (k + 1) * size] for k in range(4))
             c = cells[t + 1]
-            np.multiply(act[:, size : 2 * size], cells[t], out=c)
-            c += act[:, :size] * act[:, 2 * size : 3 * size]
+            np.multiply(f, cells[t], out=c)
+            c += np.multiply(i, g, out=product)
             np.tanh(c, out=tanh_cells[t])
-            np.multiply(act[:, 3 * size :], tanh_cells[t], out=hidden[t + 1])
+            np.multiply(o, tanh_cells[t], out=hidden[t + 1])
         ctx.set_materialize_grads(False)
         # The outputs are copies, so that an in-place change of one cannot reach what backward
         # reads.
@@ -200,37 +223,51 @@ class FusedLSTMLayer(Function):
         steps, batch, features = x.shape
         size = h0.shape[1]
         dtype = acts.dtype
+        order, _ = _gate_order(size)
+        o, i, f, g = (acts[..., k * size : (k + 1) * size] for k in range(4))
+        # d h / d o_pre and d h / d c (through tanh(c)), then d c / d (i, f, g)_pre
+        out_factor = tanh_cells * o * (1.0 - o)
+        cell_factor = o * (1.0 - tanh_cells * tanh_cells)
+        gate_factors = np.empty((steps, batch, 3, size), dtype)
+        np.multiply(g, i * (1.0 - i), out=gate_factors[:, :, 0])
+        np.multiply(cells[:steps], f * (1.0 - f), out=gate_factors[:, :, 1])
+        np.multiply(i, 1.0 - g * g, out=gate_factors[:, :, 2])
         grad_gates = np.empty((steps, batch, 4 * size), dtype)
+        blocks = grad_gates.reshape(steps, batch, 4, size)
         dh = grad_h._data.copy() if grad_h is not None else np.zeros((batch, size), dtype)
         dc = grad_c._data.copy() if grad_c is not None else np.zeros((batch, size), dtype)
         outputs = grad_output._data if grad_output is not None else None
-        weight_hh_array = weight_hh._data
+        hidden_weight = weight_hh._data[order]
         for t in range(steps - 1, -1, -1):
             if outputs is not None:
                 dh += outputs[t]
-            a, tc = acts[t], tanh_cells[t]
-            i, f, g, o = (a[:, k * size : (k + 1) * size] for k in range(4))
-            grad = grad_gates[t]
-            np.multiply(dh, tc, out=grad[:, 3 * size :])
-            grad[:, 3 * size :] *= o * (1.0 - o)
-            dc += dh * o * (1.0 - tc * tc)
-            grad[:, :size] = dc * g * i * (1.0 - i)
-            grad[:, size : 2 * size] = dc * cells[t] * f * (1.0 - f)
-            grad[:, 2 * size : 3 * size] = dc * i * (1.0 - g * g)
-            dc *= f
-            dh = grad @ weight_hh_array
+            np.multiply(dh, out_factor[t], out=blocks[t, :, 0])
+            dc += dh * cell_factor[t]
+            np.multiply(dc[:, None, :], gate_factors[t], out=blocks[t, :, 1:])
+            dc *= f[t]
+            dh = grad_gates[t] @ hidden_weight
         flat = grad_gates.reshape(steps * batch, 4 * size)
         needs = ctx.needs_input_grad
-        grad_x = _wrap((flat @ weight_ih._data).reshape(x.shape)) if needs[0] else None
+
+        def in_torch_order(inner: np.ndarray) -> np.ndarray:
+            rows = np.empty_like(inner)
+            rows[order] = inner
+            return rows
+
+        grad_x = grad_w_ih = grad_w_hh = grad_b_ih = grad_b_hh = None
+        if needs[0]:
+            grad_x = _wrap((flat @ weight_ih._data[order]).reshape(x.shape))
         grad_h0 = _wrap(dh) if needs[1] else None
         grad_c0 = _wrap(dc) if needs[2] else None
-        grad_w_ih = _wrap(flat.T @ x._data.reshape(steps * batch, features)) if needs[3] else None
-        grad_w_hh = None
+        if needs[3]:
+            inner = flat.T @ x._data.reshape(steps * batch, features)
+            grad_w_ih = _wrap(in_torch_order(inner))
         if needs[4]:
-            grad_w_hh = _wrap(flat.T @ hidden[:steps].reshape(steps * batch, size))
-        grad_bias = flat.sum(0) if bias_ih is not None and (needs[5] or needs[6]) else None
-        grad_b_ih = _wrap(grad_bias) if grad_bias is not None and needs[5] else None
-        grad_b_hh = _wrap(grad_bias.copy()) if grad_bias is not None and needs[6] else None
+            grad_w_hh = _wrap(in_torch_order(flat.T @ hidden[:steps].reshape(steps * batch, size)))
+        if bias_ih is not None and (needs[5] or needs[6]):
+            grad_bias = in_torch_order(flat.sum(0))
+            grad_b_ih = _wrap(grad_bias) if needs[5] else None
+            grad_b_hh = _wrap(grad_bias.copy()) if needs[6] else None
         return grad_x, grad_h0, grad_c0, grad_w_ih, grad_w_hh, grad_b_ih, grad_b_hh
 
     @staticmethod

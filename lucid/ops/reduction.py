@@ -1522,6 +1522,14 @@ class Renorm(Function):
 
 def renorm(input: Tensor, p: Any, dim: int, maxnorm: Any) -> Tensor:
     """Each slice of input along `dim` whose p-norm exceeds `maxnorm`, scaled down to it."""
+    return Renorm.apply(input, *_renorm_arguments(input, p, dim, maxnorm))
+
+
+def renorm_(input: Tensor, p: Any, dim: int, maxnorm: Any) -> Tensor:
+    return apply_inplace(Renorm, input, *_renorm_arguments(input, p, dim, maxnorm))
+
+
+def _renorm_arguments(input: Tensor, p: Any, dim: int, maxnorm: Any) -> tuple:
     check_tensors(input)
     ndim = input._data.ndim
     if p <= 0:
@@ -1531,5 +1539,4 @@ def renorm(input: Tensor, p: Any, dim: int, maxnorm: Any) -> Tensor:
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
     dim = _normalize_dim(dim, ndim)
-    others = tuple(d for d in range(ndim) if d != dim)
-    return Renorm.apply(input, p, others, maxnorm)
+    return p, tuple(d for d in range(ndim) if d != dim), maxnorm

@@ -1196,6 +1196,28 @@ ROWS += [
         differentiable=False,
     ),
     OpCase(
+        "linalg.vander",
+        lambda x, N=4: lucid.linalg.vander(x, N=N),
+        lambda x, N=4: torch.linalg.vander(x, N=N),
+        lambda x: x[..., None] ** np.arange(4),
+        shapes=[(2, 3)],
+        error_inputs=[
+            ErrorInput([(3,)], RuntimeError, "N must be greater than 1.", {"N": 1}),
+            ErrorInput(
+                [np.array([True, False])],
+                RuntimeError,
+                "linalg.vander supports floating point, complex, and integer tensors, but got Bool",
+            ),
+        ],
+    ),
+    OpCase(
+        "diagflat",
+        lambda x: lucid.diagflat(x, 1),
+        lambda x: torch.diagflat(x, 1),
+        lambda x: np.diagflat(x, 1),
+        shapes=[(2, 3)],
+    ),
+    OpCase(
         "vander_integer",
         lucid.vander,
         torch.vander,
