@@ -213,17 +213,6 @@ class Tensor(TensorBase):
         # split_size_or_sections
         return shape_ops.split(self, split_size, dim)
 
-    # the activations torch also has as Tensor methods live in nn.functional, above the ops
-    def hardshrink(self, lambd: builtins.float = 0.5) -> Tensor:
-        from lucid.nn import functional
-
-        return functional.hardshrink(self, lambd)
-
-    def prelu(self, weight: Tensor) -> Tensor:
-        from lucid.nn import functional
-
-        return functional.prelu(self, weight)
-
     # Matrix functions: their op family loads on first use, with lucid.linalg, so that
     # `import lucid` does not pay for it; each method hands over to its function.
     def det(self) -> Tensor:
@@ -479,6 +468,8 @@ class Tensor(TensorBase):
     fmin = arithmetic.fmin
     renorm = reduction.renorm
     renorm_ = reduction.renorm_
+    hardshrink = nn_ops.hardshrink
+    prelu = nn_ops.prelu
     diagflat = linalg.diagflat
     cov = reduction.cov
     corrcoef = linalg.corrcoef

@@ -221,8 +221,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(
             PLANNED,
             """
-            binomial diagflat geqrf hash_tensor histogramdd igamma igammac index_put_ lobpcg
-            orgqr ormqr
+            binomial geqrf hash_tensor histogramdd igamma igammac lobpcg orgqr ormqr
             """,
         ),
         **_names(SIGNAL, "istft stft"),
@@ -306,8 +305,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(
             PLANNED,
             """
-            diagflat geqrf hardshrink hash_tensor igamma igamma_ igammac igammac_ orgqr ormqr
-            prelu renorm_
+            geqrf hash_tensor igamma igamma_ igammac igammac_ orgqr ormqr
             """,
         ),
         **_names(NESTED, "as_subclass is_nested module_load to_padded_tensor"),
@@ -346,7 +344,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(INTERNAL, "swap_in_optimizer_params_and_state"),
     },
     "torch.linalg": {
-        **_names(PLANNED, "ldl_factor ldl_factor_ex ldl_solve vander"),
+        **_names(PLANNED, "ldl_factor ldl_factor_ex ldl_solve"),
         **_names(INTERNAL, "common_notes"),
     },
     "torch.utils.data": {

@@ -14,6 +14,7 @@ from lucid.ops.nn_ops import (  # noqa: F401
     celu,
     elu,
     gelu,
+    hardshrink,
     hardsigmoid,
     hardswish,
     hardtanh,
@@ -21,6 +22,7 @@ from lucid.ops.nn_ops import (  # noqa: F401
     logsigmoid,
     mish,
     one_hot,
+    prelu,
     relu,
     relu6,
     selu,
@@ -165,14 +167,6 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     return where(input.isnan(), input, shrunk)
 
 
-def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """input where |input| > lambd, else 0."""
-    _float_only(input, "hardshrink_cpu")
-    from lucid.ops.pointwise import where  # noqa: PLC0415
-
-    return where((input >= -lambd) & (input <= lambd), 0.0, input)
-
-
 def tanhshrink(input: Tensor) -> Tensor:
     """input - tanh(input)."""
     return input - tanh(input)
@@ -200,29 +194,6 @@ def _threshold(input: Tensor, bound: float, value: float, inplace: bool, op: str
     if inplace:
         return input.copy_(result)
     return result
-
-
-def prelu(input: Tensor, weight: Tensor) -> Tensor:
-    """max(0, input) + weight * min(0, input), weight per channel (dim 1) or shared."""
-    if weight.ndim > 1:
-        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
-                           f"ndim = {weight.ndim}")  # fmt: skip
-    if input.dtype != weight.dtype:
-        names = {"float64": "Double", "float32": "Float", "float16": "Half"}
-        raise RuntimeError(
-            "prelu: Type promoting not supported. Got "
-            f"{names.get(str(input.dtype)[6:], input.dtype)} and "
-            f"{names.get(str(weight.dtype)[6:], weight.dtype)}"
-        )
-    count = weight.numel()
-    if count != 1:
-        channels = input.shape[1] if input.ndim >= 2 else 1
-        if input.ndim == 0 or count != channels:
-            raise RuntimeError(
-                "Mismatch of parameter numbers and input channel size. Found parameter numbers "
-                f"= {count} and channel size = {channels}."
-            )
-    return nn_ops.PreluKernel.apply(input, weight)
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,

@@ -1103,3 +1103,37 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
     if dim < -1:
         dim += v.ndim
     return v.norm(pow, _dims_except(v.ndim, dim), keepdim=True)
+
+
+# ------------------------------------------------ hardshrink, prelu (also Tensor methods)
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """input where |input| > lambd, else 0."""
+    check_tensors(input)
+    if input._data.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"hardshrink_cpu\" not implemented for '{_dtype_name(input._data.dtype)}'"
+        )
+    return where((input >= -lambd) & (input <= lambd), 0.0, input)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """max(0, input) + weight * min(0, input), weight per channel (dim 1) or shared."""
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.ndim}")  # fmt: skip
+    if input.dtype != weight.dtype:
+        names = {"float64": "Double", "float32": "Float", "float16": "Half"}
+        raise RuntimeError(
+            "prelu: Type promoting not supported. Got "
+            f"{names.get(str(input.dtype)[6:], input.dtype)} and "
+            f"{names.get(str(weight.dtype)[6:], weight.dtype)}"
+        )
+    count = weight.numel()
+    if count != 1:
+        channels = input.shape[1] if input.ndim >= 2 else 1
+        if input.ndim == 0 or count != channels:
+            raise RuntimeError(
+                "Mismatch of parameter numbers and input channel size. Found parameter numbers "
+                f"= {count} and channel size = {channels}."
+            )
+    return PreluKernel.apply(input, weight)
