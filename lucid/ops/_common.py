@@ -197,3 +197,10 @@ def _saved_across_write(saved: tuple, x: Tensor, output: Tensor) -> tuple:
             tensor = x
         fixed.append(tensor)
     return tuple(fixed)
+
+
+def result_repr(result: tuple, name: str) -> str:
+    """A named result (values and indices, mantissa and exponent, ...) printed as
+    torch.return_types prints it, under lucid's name."""
+    items = ",\n".join(f"{field}={value!r}" for field, value in zip(result._fields, result))
+    return f"lucid.return_types.{name}(\n{items})"

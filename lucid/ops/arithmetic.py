@@ -17,6 +17,7 @@ from lucid.ops._common import (
     inplace_operand,
     invalid_combination,
     not_implemented,
+    result_repr,
     zeros_like_grad,
 )
 from lucid.ops._common import dtype_name as _dtype_name
@@ -1546,9 +1547,7 @@ class FrexpResult(NamedTuple):
     exponent: Tensor
 
     def __repr__(self) -> str:
-        return (
-            f"lucid.return_types.frexp(\nmantissa={self.mantissa!r},\nexponent={self.exponent!r})"
-        )
+        return result_repr(self, "frexp")
 
 
 class Frexp(Function):

@@ -22,6 +22,7 @@ from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import pointwise as pointwise_ops
 from lucid.ops import reduction as reduction_ops
 from lucid.ops import shape as shape_ops
+from lucid.ops._common import result_repr
 from lucid.ops.arithmetic import matmul
 from lucid.ops.broadcast import broadcast_error, sum_to
 from lucid.ops.linalg import DiagonalGrad
@@ -49,18 +50,12 @@ class LinAlgError(RuntimeError):
 
 
 # --------------------------------------------------------------------------- results
-def _result_repr(result: tuple, name: str) -> str:
-    """A named result printed as torch.return_types prints it, under lucid's name."""
-    items = ",\n".join(f"{field}={value!r}" for field, value in zip(result._fields, result))
-    return f"lucid.return_types.{name}(\n{items})"
-
-
 class InvExResult(NamedTuple):
     inverse: Tensor
     info: Tensor
 
     def __repr__(self) -> str:
-        return _result_repr(self, "linalg_inv_ex")
+        return result_repr(self, "linalg_inv_ex")
 
 
 class LinalgSlogdetResult(NamedTuple):
@@ -68,7 +63,7 @@ class LinalgSlogdetResult(NamedTuple):
     logabsdet: Tensor
 
     def __repr__(self) -> str:
-        return _result_repr(self, "linalg_slogdet")
+        return result_repr(self, "linalg_slogdet")
 
 
 class SlogdetResult(NamedTuple):
@@ -76,7 +71,7 @@ class SlogdetResult(NamedTuple):
     logabsdet: Tensor
 
     def __repr__(self) -> str:
-        return _result_repr(self, "slogdet")
+        return result_repr(self, "slogdet")
 
 
 class SolveExResult(NamedTuple):
@@ -84,7 +79,7 @@ class SolveExResult(NamedTuple):
     info: Tensor
 
     def __repr__(self) -> str:
-        return _result_repr(self, "linalg_solve_ex")
+        return result_repr(self, "linalg_solve_ex")
 
 
 class CholeskyExResult(NamedTuple):
@@ -92,7 +87,7 @@ class CholeskyExResult(NamedTuple):
     info: Tensor
 
     def __repr__(self) -> str:
-        return _result_repr(self, "linalg_cholesky_ex")
+        return result_repr(self, "linalg_cholesky_ex")
 
 
 class LinalgQrResult(NamedTuple):
@@ -100,7 +95,7 @@ class LinalgQrResult(NamedTuple):
     R: Tensor
 
     def __repr__(self) -> str:
-        return _result_repr(self, "linalg_qr")
+        return result_repr(self, "linalg_qr")
 
 
 class QrResult(NamedTuple):
@@ -108,7 +103,7 @@ class QrResult(NamedTuple):
     R: Tensor
 
     def __repr__(self) -> str:
-        return _result_repr(self, "qr")
+        return result_repr(self, "qr")
 
 
 class EighResult(NamedTuple):
@@ -116,7 +111,7 @@ class EighResult(NamedTuple):
     eigenvectors: Tensor
 
     def __repr__(self) -> str:
-        return _result_repr(self, "linalg_eigh")
+        return result_repr(self, "linalg_eigh")
 
 
 class LinalgSvdResult(NamedTuple):
@@ -125,7 +120,7 @@ class LinalgSvdResult(NamedTuple):
     Vh: Tensor
 
     def __repr__(self) -> str:
-        return _result_repr(self, "linalg_svd")
+        return result_repr(self, "linalg_svd")
 
 
 class SvdResult(NamedTuple):
@@ -134,7 +129,7 @@ class SvdResult(NamedTuple):
     V: Tensor
 
     def __repr__(self) -> str:
-        return _result_repr(self, "svd")
+        return result_repr(self, "svd")
 
 
 class LstsqResult(NamedTuple):
@@ -144,7 +139,7 @@ class LstsqResult(NamedTuple):
     singular_values: Tensor
 
     def __repr__(self) -> str:
-        return _result_repr(self, "linalg_lstsq")
+        return result_repr(self, "linalg_lstsq")
 
 
 class LuFactorResult(NamedTuple):
@@ -152,7 +147,7 @@ class LuFactorResult(NamedTuple):
     pivots: Tensor
 
     def __repr__(self) -> str:
-        return _result_repr(self, "linalg_lu_factor")
+        return result_repr(self, "linalg_lu_factor")
 
 
 class LuFactorExResult(NamedTuple):
@@ -161,7 +156,7 @@ class LuFactorExResult(NamedTuple):
     info: Tensor
 
     def __repr__(self) -> str:
-        return _result_repr(self, "linalg_lu_factor_ex")
+        return result_repr(self, "linalg_lu_factor_ex")
 
 
 class LuResult(NamedTuple):
@@ -170,7 +165,7 @@ class LuResult(NamedTuple):
     U: Tensor
 
     def __repr__(self) -> str:
-        return _result_repr(self, "linalg_lu")
+        return result_repr(self, "linalg_lu")
 
 
 class LuUnpackResult(NamedTuple):
@@ -179,7 +174,7 @@ class LuUnpackResult(NamedTuple):
     U: Tensor
 
     def __repr__(self) -> str:
-        return _result_repr(self, "lu_unpack")
+        return result_repr(self, "lu_unpack")
 
 
 # --------------------------------------------------------------------------- checks

@@ -1720,17 +1720,29 @@ _DEGREES_TO_RADIANS = math.pi / 180.0
 _RADIANS_TO_DEGREES = 180.0 / math.pi
 
 
-class Deg2Rad(Function):
-    _backward_name = "Deg2RadBackward0"
+class _ScaleBy(Function):
+    """Multiplication by a constant `_factor` (in the input's float dtype)."""
 
-    @staticmethod
-    def forward(ctx, x):
+    _factor = 1.0
+
+    @classmethod
+    def forward(cls, ctx, x):
         array = _float_input(x)
-        return _wrap(array * np.asarray(_DEGREES_TO_RADIANS, array.dtype))
+        return _wrap(array * np.asarray(cls._factor, array.dtype))
 
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output * _DEGREES_TO_RADIANS
+    @classmethod
+    def backward(cls, ctx, grad_output):
+        return grad_output * cls._factor
+
+
+class Deg2Rad(_ScaleBy):
+    _backward_name = "Deg2RadBackward0"
+    _factor = _DEGREES_TO_RADIANS
+
+
+class Rad2Deg(_ScaleBy):
+    _backward_name = "Rad2DegBackward0"
+    _factor = _RADIANS_TO_DEGREES
 
 
 def deg2rad(input: Tensor) -> Tensor:
@@ -1739,19 +1751,6 @@ def deg2rad(input: Tensor) -> Tensor:
 
 def deg2rad_(input: Tensor) -> Tensor:
     return apply_inplace(Deg2Rad, input)
-
-
-class Rad2Deg(Function):
-    _backward_name = "Rad2DegBackward0"
-
-    @staticmethod
-    def forward(ctx, x):
-        array = _float_input(x)
-        return _wrap(array * np.asarray(_RADIANS_TO_DEGREES, array.dtype))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output * _RADIANS_TO_DEGREES
 
 
 def rad2deg(input: Tensor) -> Tensor:
@@ -2653,48 +2652,30 @@ def atan_(input: Tensor) -> Tensor:
     return apply_inplace(Atan, input)
 
 
-class AsinhInplace(Asinh):
-    """PyTorch records asinh_ under its own name and defines no derivative for it."""
+def _inplace_without_derivative(base: type, name: str) -> type:
+    """PyTorch records `name`_ under its own grad_fn name (`<Base>Backward1`) and defines no
+    derivative for it: the in-place twin of `base` whose backward says so."""
 
-    _backward_name = "AsinhBackward1"
-
-    @staticmethod
     def backward(ctx, grad_output):
         raise NotImplementedError(
-            "the derivative for 'inplace version of asinh' is not implemented."
+            f"the derivative for 'inplace version of {name}' is not implemented."
         )
+
+    namespace = {"_backward_name": f"{base.__name__}Backward1", "backward": staticmethod(backward)}
+    return type(f"{base.__name__}Inplace", (base,), namespace)
+
+
+AsinhInplace = _inplace_without_derivative(Asinh, "asinh")
+AcoshInplace = _inplace_without_derivative(Acosh, "acosh")
+AtanhInplace = _inplace_without_derivative(Atanh, "atanh")
 
 
 def asinh_(input: Tensor) -> Tensor:
     return apply_inplace(AsinhInplace, input)
 
 
-class AcoshInplace(Acosh):
-    """PyTorch records acosh_ under its own name and defines no derivative for it."""
-
-    _backward_name = "AcoshBackward1"
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        raise NotImplementedError(
-            "the derivative for 'inplace version of acosh' is not implemented."
-        )
-
-
 def acosh_(input: Tensor) -> Tensor:
     return apply_inplace(AcoshInplace, input)
-
-
-class AtanhInplace(Atanh):
-    """PyTorch records atanh_ under its own name and defines no derivative for it."""
-
-    _backward_name = "AtanhBackward1"
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        raise NotImplementedError(
-            "the derivative for 'inplace version of atanh' is not implemented."
-        )
 
 
 def atanh_(input: Tensor) -> Tensor:

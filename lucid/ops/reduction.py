@@ -22,7 +22,7 @@ from lucid.ops import arithmetic as arithmetic_ops
 from lucid.ops import fills as fills_ops
 from lucid.ops import pointwise as pointwise_ops
 from lucid.ops import shape as shape_ops
-from lucid.ops._common import apply_inplace, check_tensors, zeros_like_grad
+from lucid.ops._common import apply_inplace, check_tensors, result_repr, zeros_like_grad
 from lucid.ops._promote import binary_arrays, float_array
 from lucid.ops.broadcast import broadcast_error, sum_to
 
@@ -496,7 +496,7 @@ class _ValuesIndices(NamedTuple):
     indices: Tensor
 
     def __repr__(self) -> str:
-        return f"lucid.return_types.{self._op}(\nvalues={self.values!r},\nindices={self.indices!r})"
+        return result_repr(self, self._op)
 
 
 class MaxResult(_ValuesIndices):
