@@ -2425,7 +2425,8 @@ class Erfinv(Function):
 
     @staticmethod
     def forward(ctx, x):
-        result = _wrap(_special_result(_gamma.erfinv, x))
+        steps = 3 if _float_input(x).dtype == np.float64 else 1
+        result = _wrap(_special_result(lambda y: _gamma.erfinv(y, steps), x))
         ctx.save_for_backward(result)
         return result
 
