@@ -340,7 +340,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
         ),
     },
     "torch.optim": {
-        **_names(PLANNED, "Muon"),
         **_names(INTERNAL, "swap_in_optimizer_params_and_state"),
     },
     "torch.linalg": {
