@@ -208,6 +208,9 @@ _LAZY_NAMES = {
     "set_default_device": "lucid._process",
     "get_default_device": "lucid._process",
     "typename": "lucid._process",
+    "geqrf": "lucid.ops.linalg_decompositions",
+    "orgqr": "lucid.ops.linalg_decompositions",
+    "ormqr": "lucid.ops.linalg_decompositions",
 }
 # The nn.functional ops that torch also has at its top level as the very same function
 _SHARED_WITH_FUNCTIONAL = """

@@ -254,6 +254,16 @@ class Tensor(TensorBase):
     def cross(self, other: Tensor, dim: builtins.int | None = None) -> Tensor:
         return _matrix_functions().cross(self, other, dim)
 
+    def geqrf(self) -> Any:
+        return _matrix_functions().geqrf(self)
+
+    def orgqr(self, input2: Tensor) -> Tensor:
+        return _matrix_functions().orgqr(self, input2)
+
+    def ormqr(self, input2: Tensor, input3: Tensor, left: builtins.bool = True,
+              transpose: builtins.bool = False) -> Tensor:  # fmt: skip
+        return _matrix_functions().ormqr(self, input2, input3, left, transpose)
+
     scatter_ = indexing.scatter_
     scatter_add_ = indexing.scatter_add_
     scatter_reduce = indexing.scatter_reduce

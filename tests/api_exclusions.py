@@ -221,7 +221,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(
             PLANNED,
             """
-            binomial geqrf hash_tensor histogramdd igamma igammac lobpcg orgqr ormqr
+            binomial hash_tensor histogramdd igamma igammac lobpcg
             """,
         ),
         **_names(SIGNAL, "istft stft"),
@@ -305,7 +305,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(
             PLANNED,
             """
-            geqrf hash_tensor igamma igamma_ igammac igammac_ orgqr ormqr
+            hash_tensor igamma igamma_ igammac igammac_
             """,
         ),
         **_names(NESTED, "as_subclass is_nested module_load to_padded_tensor"),
@@ -315,7 +315,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "torch.nn": {
         **_names(DEPRECATED, "Container"),
         **_names(DISTRIBUTED, "DataParallel SyncBatchNorm"),
-        **_names(PLANNED, "LinearCrossEntropyOptions"),
         **_names(INTERNAL, "factory_kwargs"),
     },
     "torch.nn.functional": {
@@ -340,7 +339,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
         ),
     },
     "torch.optim": {
-        **_names(PLANNED, "Muon"),
         **_names(INTERNAL, "swap_in_optimizer_params_and_state"),
     },
     "torch.linalg": {

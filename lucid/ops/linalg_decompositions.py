@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "det", "logdet", "slogdet", "inverse", "svd", "cholesky", "cholesky_solve",
     "cholesky_inverse", "qr", "pinverse", "matrix_exp", "matrix_power", "cross", "lu_unpack",
+    "geqrf", "orgqr", "ormqr",
 ]  # fmt: skip
 
 _TYPE_NAMES = {
@@ -2041,6 +2042,196 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:
             parts.append(rest - scale * matmul(v, matmul(v.mT, rest)))
         result = shape_ops.cat(parts, -1)
     return result
+
+
+# ------------------------------------------------------------------ geqrf, orgqr, ormqr
+class GeqrfResult(NamedTuple):
+    a: Tensor
+    tau: Tensor
+
+    def __repr__(self) -> str:
+        return result_repr(self, "geqrf")
+
+
+class Geqrf(Function):
+    """LAPACK's compact QR: R on and above the diagonal, the Householder vectors below it,
+    and their scales tau. PyTorch defines no derivative for it."""
+
+    _backward_name = "GeqrfBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        array = a._data
+        m, n = array.shape[-2:]
+        if array.size:
+            # NumPy's 'raw' mode returns geqrf's Fortran-ordered factor, that is its transpose
+            h, tau = np.linalg.qr(array, mode="raw")
+            factor = np.ascontiguousarray(np.swapaxes(h, -1, -2))
+        else:
+            factor = np.zeros(array.shape, array.dtype)
+            tau = np.zeros(array.shape[:-2] + (min(m, n),), array.dtype)
+        return _wrap(factor), _wrap(np.ascontiguousarray(tau))
+
+    @staticmethod
+    def backward(ctx, grad_a, grad_tau):
+        raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
+
+
+def geqrf(input: Tensor, *, out: Any = None) -> GeqrfResult:
+    """The QR factorisation of each matrix in LAPACK's compact form (a, tau); Q is
+    householder_product(a, tau), and ormqr multiplies by it without forming it."""
+    _refuse_out("geqrf", out)
+    array = _array(input)
+    if array.ndim < 2:
+        raise RuntimeError("lucid.geqrf: input must have at least 2 dimensions.")
+    if array.dtype.kind != "f" or array.dtype == np.float16:
+        raise NotImplementedError(f"\"geqrf_cpu\" not implemented for '{_TYPE_NAMES[array.dtype]}'")
+    return GeqrfResult(*Geqrf.apply(input))
+
+
+def orgqr(input: Tensor, input2: Tensor) -> Tensor:
+    """Q from geqrf's (a, tau): PyTorch's older name of linalg.householder_product."""
+    return householder_product(input, input2)
+
+
+def _reflectors(a: Tensor, count: int) -> list[Tensor]:
+    """The Householder vectors v_i of geqrf's compact form: column i of `a` below the
+    diagonal, 1 on it, 0 above."""
+    rows = np.arange(a.shape[-2])[:, None]
+    vectors = []
+    for i in range(count):
+        unit = _wrap((rows == i).astype(a._data.dtype))
+        vectors.append(pointwise_ops.where(_wrap(rows > i), shape_ops.narrow(a, -1, i, 1), unit))
+    return vectors
+
+
+def _reflect(v: Tensor, tau_i: Tensor, w: Tensor) -> Tensor:
+    """H w with H = I - tau v v^T (H is symmetric, so also H^T w)."""
+    return w - tau_i * (v @ (v.mT @ w))
+
+
+class Ormqr(Function):
+    """op(Q) C or C op(Q), Q = H_1 ... H_k from geqrf's (a, tau), one reflector at a time:
+    Q is never formed."""
+
+    _backward_name = "OrmqrBackward0"
+
+    @staticmethod
+    def forward(ctx, a, tau, other, left, transpose):
+        array, scales = a._data, tau._data
+        count = scales.shape[-1]
+        # the right-hand products are the left-hand ones transposed: C Q = (Q^T C^T)^T
+        work = other._data if left else np.swapaxes(other._data, -1, -2)
+        work = work.copy()
+        ascending = transpose == left
+        order = range(count) if ascending else range(count - 1, -1, -1)
+        for i in order:
+            # H_i touches rows i: only, as LAPACK applies it: an inf in the rows above meets
+            # no 0 * inf from v's zeros there
+            v = array[..., i:, i : i + 1].copy()
+            v[..., 0, :] = 1
+            scale = scales[..., i, None, None]
+            rows = work[..., i:, :]
+            update = scale * (v @ (np.swapaxes(v, -1, -2) @ rows))
+            # a reflector whose tau is 0 is the identity, which LAPACK skips
+            rows -= np.where(scale == 0, 0, update)
+        result = work if left else np.swapaxes(work, -1, -2)
+        ctx.left, ctx.transpose = left, transpose
+        ctx.save_for_backward(a, tau, other)
+        return _wrap(np.ascontiguousarray(result))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, tau, other = ctx.saved_tensors
+        left, transpose = ctx.left, ctx.transpose
+        count = tau.shape[-1]
+        order = list(range(count)) if transpose == left else list(range(count - 1, -1, -1))
+        vectors = _reflectors(a, count)
+        scales = [shape_ops.narrow(tau, -1, i, 1).unsqueeze(-1) for i in order]
+        # the states before each reflector, in the order they are applied
+        states = [other if left else other.mT]
+        for i, scale in zip(order, scales):
+            states.append(_reflect(vectors[i], scale, states[-1]))
+        grad = grad_output if left else grad_output.mT
+        grad_vectors: list[Any] = [None] * count
+        grad_taus: list[Any] = [None] * count
+        for step in range(count - 1, -1, -1):
+            i, scale, before = order[step], scales[step], states[step]
+            v = vectors[i]
+            # w' = H w with H = I - tau v v^T: dH = -dtau v v^T - tau (dv v^T + v dv^T)
+            grad_v_t = v.mT @ grad
+            before_v_t = v.mT @ before
+            grad_taus[i] = -(grad_v_t * before_v_t).sum(-1)
+            grad_vectors[i] = -scale * (grad @ before_v_t.mT + before @ grad_v_t.mT)
+            grad = _reflect(v, scale, grad)
+        grad_a = grad_tau = grad_other = None
+        if ctx.needs_input_grad[0]:
+            rows = _wrap(np.arange(a.shape[-2])[:, None] > np.arange(count))
+            columns = shape_ops.cat(grad_vectors, -1) if count else None
+            grad_a = (
+                pointwise_ops.where(rows, columns, _wrap(np.zeros((), a._data.dtype)))
+                if count
+                else None
+            )
+            if grad_a is None or count < a.shape[-1]:
+                missing = a.shape[-1] - count
+                padding = _wrap(np.zeros(tuple(a.shape[:-1]) + (missing,), a._data.dtype))
+                grad_a = padding if grad_a is None else shape_ops.cat([grad_a, padding], -1)
+        if ctx.needs_input_grad[1]:
+            grad_tau = (
+                shape_ops.cat(grad_taus, -1)
+                if count
+                else _wrap(np.zeros(tuple(tau.shape), tau._data.dtype))
+            )
+        if ctx.needs_input_grad[2]:
+            grad_other = grad if left else grad.mT
+        return grad_a, grad_tau, grad_other, None, None
+
+
+def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True,
+          transpose: bool = False, *, out: Any = None) -> Tensor:  # fmt: skip
+    """op(Q) @ input3 (or input3 @ op(Q) with left=False), op the transpose if `transpose`,
+    Q the orthogonal factor held in geqrf's (input, input2)."""
+    _refuse_out("ormqr", out)
+    name = "lucid.ormqr"
+    a, tau, other = _array(input), _array(input2), _array(input3)
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if other.ndim < 2:
+        raise RuntimeError(f"{name}: other must have at least 2 dimensions.")
+    side = -2 if left else -1
+    if other.shape[side] != a.shape[-2]:
+        raise RuntimeError(f"{name}: other.shape[{side}] must be equal to input.shape[-2]")
+    if tau.ndim < 1 or tau.shape[-1] != min(other.shape[side], a.shape[-1]):
+        raise RuntimeError(
+            f"{name}: tau.shape[-1] must be equal to min(other.shape[{side}], input.shape[-1])"
+        )
+    if tau.ndim != a.ndim - 1:
+        raise RuntimeError(
+            f"{name}: Expected tau to have one dimension less than input, but got tau.ndim "
+            f"equal to {tau.ndim} and input.ndim is equal to {a.ndim}"
+        )
+    if other.ndim != a.ndim:
+        raise RuntimeError(
+            f"{name}: Expected other to have the same number of dimensions as input, but got "
+            f"other.ndim equal to {other.ndim} and input.ndim is equal to {a.ndim}"
+        )
+    for what, array in (("tau", tau), ("other", other)):
+        if array.shape[: a.ndim - 2] != a.shape[:-2]:
+            raise RuntimeError(
+                f"{name}: Expected batch dimensions of {what} to be equal to input.shape[:-2], "
+                f"but got {list(array.shape[: a.ndim - 2])}"
+            )
+    for what, array in (("tau", tau), ("other", other)):
+        if array.dtype != a.dtype:
+            # PyTorch's message runs "dtype" into the type name
+            raise RuntimeError(
+                f"{name}: Expected input and {what} to have the same dtype, but input has "
+                f"dtype{_TYPE_NAMES[a.dtype]} and {what} has dtype {_TYPE_NAMES[array.dtype]}"
+            )
+    if a.dtype.kind != "f" or a.dtype == np.float16:
+        raise NotImplementedError(f"\"ormqr_cpu\" not implemented for '{_TYPE_NAMES[a.dtype]}'")
+    return Ormqr.apply(input, input2, input3, bool(left), bool(transpose))
 
 
 # ------------------------------------------------------------------ tensorinv, tensorsolve

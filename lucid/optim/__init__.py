@@ -8,6 +8,7 @@ from lucid.optim.adam import Adam, AdamW
 from lucid.optim.adamax import Adamax
 from lucid.optim.asgd import ASGD
 from lucid.optim.lbfgs import LBFGS
+from lucid.optim.muon import Muon
 from lucid.optim.nadam import NAdam
 from lucid.optim.optimizer import Optimizer
 from lucid.optim.radam import RAdam
@@ -25,6 +26,7 @@ __all__ = [
     "AdamW",
     "Adamax",
     "LBFGS",
+    "Muon",
     "NAdam",
     "Optimizer",
     "RAdam",

@@ -306,3 +306,41 @@ def test_blocked_lu_matches_torch_across_panels(rng, shape) -> None:
     assert pivots.tolist() == expected_pivots.tolist()
     assert info.tolist() == expected_info.tolist()
     np.testing.assert_allclose(lu.numpy(), expected_lu.numpy(), rtol=1e-9, atol=1e-11)
+
+
+# ------------------------------------------------------------------ geqrf, orgqr, ormqr
+def test_geqrf_records_a_node_whose_backward_is_torchs_error(rng) -> None:
+    a, tau = lucid.geqrf(_float64(_well_conditioned(rng, 4, 3), requires_grad=True))
+    assert a.grad_fn.name() == "GeqrfBackward0"
+    assert a.grad_fn is tau.grad_fn
+    with pytest.raises(NotImplementedError, match="the derivative for 'geqrf' is not implemented"):
+        a.sum().backward()
+
+
+def test_geqrf_factors_reproduce_the_matrix_through_orgqr_and_ormqr(rng) -> None:
+    array = _well_conditioned(rng, 2, 5, 3)
+    a, tau = _float64(array).geqrf()
+    q = a.orgqr(tau)
+    r = lucid.triu(a[..., :3, :])
+    np.testing.assert_allclose((q @ r).numpy(), array, rtol=1e-12, atol=1e-12)
+    # Q^T A is R stacked on zeros, computed without forming Q
+    qt_a = a.ormqr(tau, _float64(array), transpose=True).numpy()
+    np.testing.assert_allclose(qt_a[..., :3, :], r.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(qt_a[..., 3:, :], 0.0, atol=1e-12)
+
+
+@requires_torch
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("transpose", [True, False])
+def test_ormqr_gradients_match_torchs(rng, left, transpose) -> None:
+    a, tau = rng.uniform(-1, 1, (2, 4, 3)), rng.uniform(-1, 1, (2, 3))
+    other = rng.uniform(-1, 1, (2, 4, 2) if left else (2, 2, 4))
+    grad = rng.uniform(-1, 1, (2, 4, 2) if left else (2, 2, 4))
+    ours = [_float64(x, requires_grad=True) for x in (a, tau, other)]
+    theirs = [torch.tensor(x, requires_grad=True) for x in (a, tau, other)]
+    result = lucid.ormqr(*ours, left, transpose)
+    assert result.grad_fn.name() == "OrmqrBackward0"
+    result.backward(_float64(grad))
+    torch.ormqr(*theirs, left, transpose).backward(torch.tensor(grad))
+    for mine, reference in zip(ours, theirs):
+        np.testing.assert_allclose(mine.grad.numpy(), reference.grad.numpy(), atol=1e-12)

@@ -172,3 +172,72 @@ def test_linear_cross_entropy_module_checks_its_options_as_torch(kwargs: dict, m
         with pytest.raises(RuntimeError, match=match):
             _construct(library, "LinearCrossEntropyLoss", {"in_features": 5, "num_classes": 3,
                                                            **kwargs})  # fmt: skip
+
+
+# ------------------------------------------------------------- LinearCrossEntropyOptions
+def test_linear_cross_entropy_options_have_torchs_fields_and_defaults() -> None:
+    import dataclasses
+
+    ours = [(f.name, f.default) for f in dataclasses.fields(lucid.nn.LinearCrossEntropyOptions)]
+    theirs = [(f.name, f.default) for f in dataclasses.fields(torch.nn.LinearCrossEntropyOptions)]
+    assert ours == theirs
+    options = lucid.nn.LinearCrossEntropyOptions(batch_chunk_size=2, chunking_method=None)
+    assert repr(options) == repr(
+        torch.nn.LinearCrossEntropyOptions(batch_chunk_size=2, chunking_method=None)
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.acc_policy = "compact"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [({"acc_policy": "fast"}, r"^invalid acc_policy: 'fast'$"),
+     ({"chunking_method": "aspect_ratio:0"}, r"^invalid chunking_method: 'aspect_ratio:0'$"),
+     ({"chunking_method": "rows"}, r"^invalid chunking_method: 'rows'$"),
+     ({"batch_chunk_size": 0}, r"^batch_chunk_size must be positive int or None, got 0$"),
+     ({"batch_chunk_size": 2.0}, r"^batch_chunk_size must be positive int or None, got 2\.0$")],
+)  # fmt: skip
+def test_linear_cross_entropy_options_check_their_fields_as_torch(kwargs: dict, match: str) -> None:
+    for library in (torch, lucid):
+        with pytest.raises(ValueError, match=match):
+            library.nn.LinearCrossEntropyOptions(**kwargs)
+
+
+def test_linear_cross_entropy_options_take_lucids_float_dtypes_only() -> None:
+    for dtype in (lucid.float16, lucid.float32, lucid.float64):
+        assert lucid.nn.LinearCrossEntropyOptions(acc_dtype=dtype).acc_dtype is dtype
+    with pytest.raises(ValueError, match=r"^acc_dtype must be one of \{None, lucid\.float16, "):
+        lucid.nn.LinearCrossEntropyOptions(acc_dtype=lucid.int64)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize(
+    "options", [{}, {"batch_chunk_size": 2, "chunking_method": None}, {"acc_policy": "accurate"}]
+)
+def test_linear_cross_entropy_with_options_is_torchs_chunked_loss(reduction, options) -> None:
+    rng = np.random.default_rng(5)
+    input, linear_weight = rng.standard_normal((6, 4)), rng.standard_normal((7, 4))
+    target = rng.integers(0, 7, 6)
+    results = {}
+    for library in (torch, lucid):
+        leaves = [library.tensor(input, requires_grad=True),
+                  library.tensor(linear_weight, requires_grad=True)]  # fmt: skip
+        loss = library.nn.functional.linear_cross_entropy(
+            *leaves, library.tensor(target), reduction=reduction,
+            options=library.nn.LinearCrossEntropyOptions(**options),
+        )  # fmt: skip
+        loss.sum().backward()
+        results[library] = [loss.detach().numpy()] + [leaf.grad.numpy() for leaf in leaves]
+    for ours, theirs in zip(results[lucid], results[torch], strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
+
+
+def test_linear_cross_entropy_loss_keeps_and_prints_its_options() -> None:
+    modules = [
+        library.nn.LinearCrossEntropyLoss(
+            5, 3, options=library.nn.LinearCrossEntropyOptions(allow_retain_graph=True)
+        )
+        for library in (torch, lucid)
+    ]
+    assert repr(modules[1]) == repr(modules[0])
+    assert modules[1].options.allow_retain_graph is True

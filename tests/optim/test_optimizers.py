@@ -451,3 +451,95 @@ def test_lbfgs_rejects_unknown_line_search():
 
     with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
         opt.step(closure)
+
+
+# --------------------------------------------------------------------------------- Muon
+MUON_CASES = [
+    {},
+    {"lr": 0.05},
+    {"lr": 0.05, "momentum": 0.8, "nesterov": False, "weight_decay": 0.0},
+    {"lr": 0.02, "adjust_lr_fn": "match_rms_adamw", "ns_steps": 3, "eps": 1e-3},
+    {"lr": 0.02, "adjust_lr_fn": "original", "ns_coefficients": (2.0, -1.5, 0.5)},
+]
+
+
+@pytest.fixture
+def torch_newton_schulz_in_float64(monkeypatch):
+    """PyTorch runs Muon's Newton-Schulz iteration in bfloat16, lucid in the gradient's
+    dtype: with torch's cast made a copy, its float64 trajectory is the exact reference."""
+    monkeypatch.setattr(torch.Tensor, "bfloat16", lambda self, *args, **kwargs: self.clone())
+
+
+@requires_torch
+@pytest.mark.parametrize("kwargs", MUON_CASES, ids=lambda v: str(v))
+@pytest.mark.parametrize("shape", [(3, 5), (5, 3)])
+def test_muon_trajectory_matches_torch(kwargs, shape, rng, torch_newton_schulz_in_float64):
+    weight = rng.standard_normal(shape)
+    inputs = rng.standard_normal((6, shape[1]))
+    targets = rng.standard_normal((6, shape[0]))
+    ours = lucid.tensor(weight, requires_grad=True)
+    theirs = torch.tensor(weight, requires_grad=True)
+    lucid_opt = optim.Muon([ours], **kwargs)
+    torch_opt = torch.optim.Muon([theirs], **kwargs)
+    for _ in range(STEPS):
+        lucid_opt.zero_grad()
+        torch_opt.zero_grad()
+        _lucid_loss([ours, lucid.zeros(shape[0])], inputs, targets).backward()
+        _torch_loss([theirs, torch.zeros(shape[0])], inputs, targets).backward()
+        lucid_opt.step()
+        torch_opt.step()
+        np.testing.assert_allclose(
+            ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12, atol=1e-14
+        )
+    assert lucid_opt.state_dict()["param_groups"] == torch_opt.state_dict()["param_groups"]
+    np.testing.assert_allclose(
+        lucid_opt.state[ours]["momentum_buffer"].numpy(),
+        torch_opt.state[theirs]["momentum_buffer"].numpy(),
+        rtol=1e-12,
+    )
+
+
+def test_muon_update_is_nearly_orthogonal():
+    # five default steps leave every singular value of the update within about [0.5, 1.5]
+    grad = lucid.tensor(np.random.default_rng(3).standard_normal((4, 7)))
+    singular_values = np.linalg.svd(
+        optim.muon._orthogonalize(grad, (3.4445, -4.775, 2.0315), 5, 1e-7).numpy(), compute_uv=False
+    )
+    assert np.all((singular_values > 0.5) & (singular_values < 1.5))
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: optim.Muon(p, lr=-1.0), r"Learning rate should be >= 0 but is: -1\.0"),
+        (lambda p: optim.Muon(p, momentum=-1.0), r"momentum should be >= 0 but is: -1\.0"),
+        (lambda p: optim.Muon(p, weight_decay=-1.0), r"weight decay should be >= 0 but is: -1"),
+        (
+            lambda p: optim.Muon(p, adjust_lr_fn="linear"),
+            r"Adjust learning rate function linear is not supported",
+        ),
+        (
+            lambda p: optim.Muon(p + [lucid.zeros(3, requires_grad=True)]),
+            r"Muon only supports 2D parameters whereas we found a parameter with size: "
+            r"lucid\.Size\(\[3\]\)",
+        ),
+    ],
+)
+def test_muon_errors_match_torch(make, message):
+    with pytest.raises(ValueError, match=message):
+        make([lucid.zeros(2, 3, requires_grad=True)])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"ns_steps": 100}, "Number of steps must be less than 100 for computational efficiency"),
+        ({"ns_coefficients": (1.0, 2.0)}, "Coefficients must be a tuple of exactly 3 values"),
+    ],
+)
+def test_muon_step_errors_match_torch(kwargs, message):
+    weight = lucid.ones(2, 3, requires_grad=True)
+    opt = optim.Muon([weight], **kwargs)
+    (weight**2).sum().backward()
+    with pytest.raises(ValueError, match=message):
+        opt.step()

@@ -129,6 +129,7 @@ from lucid.nn.modules.lazy import LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNor
 from lucid.nn.modules.lazy import LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d
 from lucid.nn.modules.lazy import LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d
 from lucid.nn.modules.lazy import LazyConvTranspose2d, LazyConvTranspose3d
+from lucid.nn.modules.linear_cross_entropy_options import LinearCrossEntropyOptions
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
@@ -164,4 +165,5 @@ __all__ = [
     "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
     "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
     "LazyConvTranspose3d",
+    "LinearCrossEntropyOptions",
 ]  # fmt: skip
