@@ -484,6 +484,10 @@ class Tensor(TensorBase):
     isreal = pointwise.isreal
     angle = pointwise.angle
     adjoint = shape_ops.adjoint
+    igamma = pointwise.igamma
+    igamma_ = pointwise.igamma_
+    igammac = pointwise.igammac
+    igammac_ = pointwise.igammac_
 
     @property
     def T(self) -> Tensor:
