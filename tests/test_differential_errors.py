@@ -70,6 +70,7 @@ EXCLUDED: dict[str, str] = {
         name: RANDOM
         for name in (
             "lucid.bernoulli",
+            "lucid.binomial",
             "lucid.multinomial",
             "lucid.normal",
             "lucid.rand",
