@@ -488,6 +488,7 @@ class Tensor(TensorBase):
     igamma_ = pointwise.igamma_
     igammac = pointwise.igammac
     igammac_ = pointwise.igammac_
+    hash_tensor = reduction.hash_tensor
 
     @property
     def T(self) -> Tensor:

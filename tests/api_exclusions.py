@@ -221,7 +221,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(
             PLANNED,
             """
-            geqrf hash_tensor histogramdd lobpcg orgqr ormqr
+            geqrf histogramdd lobpcg orgqr ormqr
             """,
         ),
         **_names(SIGNAL, "istft stft"),
@@ -305,7 +305,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(
             PLANNED,
             """
-            geqrf hash_tensor orgqr ormqr
+            geqrf orgqr ormqr
             """,
         ),
         **_names(NESTED, "as_subclass is_nested module_load to_padded_tensor"),
