@@ -494,6 +494,11 @@ class Tensor(TensorBase):
     isreal = pointwise.isreal
     angle = pointwise.angle
     adjoint = shape_ops.adjoint
+    igamma = pointwise.igamma
+    igamma_ = pointwise.igamma_
+    igammac = pointwise.igammac
+    igammac_ = pointwise.igammac_
+    hash_tensor = reduction.hash_tensor
 
     @property
     def T(self) -> Tensor:

@@ -218,12 +218,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """,
         ),
         **_names(DISTRIBUTED, "is_distributed"),
-        **_names(
-            PLANNED,
-            """
-            binomial hash_tensor histogramdd igamma igammac lobpcg
-            """,
-        ),
+        **_names(PLANNED, "lobpcg"),
         **_names(SIGNAL, "istft stft"),
         **_names(
             ATEN,
@@ -302,12 +297,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
         ),
         **_names(MIXED_PRECISION, "bfloat16"),
         **_names(DISTRIBUTED, "is_distributed"),
-        **_names(
-            PLANNED,
-            """
-            hash_tensor igamma igamma_ igammac igammac_
-            """,
-        ),
         **_names(NESTED, "as_subclass is_nested module_load to_padded_tensor"),
         **_names(SIGNAL, "istft stft"),
         **_names(INTERNAL, "grad_dtype index"),

@@ -70,6 +70,7 @@ EXCLUDED: dict[str, str] = {
         name: RANDOM
         for name in (
             "lucid.bernoulli",
+            "lucid.binomial",
             "lucid.multinomial",
             "lucid.normal",
             "lucid.rand",
@@ -588,7 +589,10 @@ def _run(target: Target, library: Any, args: list[Any], kwargs: dict) -> tuple[A
 def _normalized(value: Any) -> Any:
     """A library-neutral form of a result: arrays, tuples, numbers, strings."""
     if isinstance(value, lucid.Tensor) or isinstance(value, torch.Tensor):
-        return np.array(value.detach().numpy(), copy=True)
+        array = np.array(value.detach().numpy(), copy=True)
+        # lucid has no uint64: where PyTorch returns one (hash_tensor), lucid's int64 holds
+        # the same bits
+        return array.view(np.int64) if array.dtype == np.uint64 else array
     if isinstance(value, lucid.Size | torch.Size):
         return tuple(int(size) for size in value)
     if isinstance(value, list | tuple):

@@ -14,10 +14,10 @@ from lucid._core.devices import check_device
 from lucid._core.function import Function
 from lucid._core.random import _rng
 from lucid._core.tensor import TensorBase, _wrap
-from lucid.ops._common import check_tensors, zeros_like_grad
+from lucid.ops._common import check_tensors, dtype_name, zeros_like_grad
 from lucid.ops._common import not_implemented as _not_implemented
 from lucid.ops._promote import scalar_value
-from lucid.ops.broadcast import broadcast_shapes, sum_to
+from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -29,6 +29,7 @@ __all__ = [
 __all__ += [
     "fill",
 ]
+__all__ += ["binomial"]
 
 
 # --------------------------------------------------------------------- casts
@@ -549,6 +550,86 @@ def poisson(input: Tensor, generator: Any = None) -> Tensor:
     if np.any(~(array >= 0)):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     return Poisson.apply(input, generator)
+
+
+# Trial counts from here on exceed NumPy's int64 sampler; a binomial draw is then normal to far
+# below the float spacing of the count.
+_BINOMIAL_NORMAL_COUNT = 2.0**62
+
+
+def _binomial_draws(rng: Any, count: np.ndarray, prob: np.ndarray) -> np.ndarray:
+    """Binomial draws in float64 of broadcast float64 count and prob, with PyTorch's edge cases:
+    0 where count <= 0 or prob <= 0, count itself where prob >= 1, nan where prob is nan."""
+    result = np.zeros(count.shape)
+    with np.errstate(invalid="ignore"):
+        decided = (count <= 0) | (prob <= 0)
+        certain = ~decided & (prob >= 1)
+        result[certain] = count[certain]
+        decided |= certain
+        undefined = ~decided & (np.isnan(prob) | np.isnan(count))
+        result[undefined] = np.nan
+        decided |= undefined
+        endless = ~decided & np.isinf(count)
+        result[endless] = np.inf
+        decided |= endless
+    # a trial count is whole: a fractional count gives its whole part's number of trials
+    trials = np.floor(count)
+    huge = ~decided & (trials >= _BINOMIAL_NORMAL_COUNT)
+    drawn = ~decided & ~huge
+    result[drawn] = rng.binomial(trials[drawn].astype(np.int64), prob[drawn])
+    n, p = trials[huge], prob[huge]
+    normal = n * p + np.sqrt(n * p * (1.0 - p)) * rng.standard_normal(n.shape)
+    result[huge] = np.clip(np.round(normal), 0.0, n)
+    return result
+
+
+class Binomial(Function):
+    # PyTorch defines no derivative for binomial: its node fails when backward reaches it.
+    _backward_name = "NotImplemented"
+    _op_name = "binomial"
+
+    @staticmethod
+    def forward(ctx, count, prob, generator):
+        count_array, prob_array = count._data, prob._data
+        try:
+            count_full, prob_full = np.broadcast_arrays(count_array, prob_array)
+        except ValueError:
+            raise broadcast_error(count_array.shape, prob_array.shape) from None
+        draws = _binomial_draws(
+            _rng(generator), count_full.astype(np.float64), prob_full.astype(np.float64)
+        )
+        return _wrap(draws.astype(count_array.dtype))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        raise RuntimeError("derivative for aten::binomial is not implemented")
+
+
+def binomial(count: Tensor, prob: Tensor, generator: Any = None) -> Tensor:
+    """Draws from binomial distributions with `count` trials of success probability `prob`
+    (float tensors of one dtype, broadcast together). A fractional count gives its whole part's
+    number of trials; a nan or infinite count (where prob is in (0, 1)) gives nan or inf."""
+    for position, (name, value) in enumerate((("count", count), ("prob", prob)), start=1):
+        if not isinstance(value, TensorBase):
+            raise TypeError(
+                f"binomial(): argument '{name}' (position {position}) must be Tensor, not "
+                f"{type(value).__name__}"
+            )
+    _check_generator("binomial", generator)
+    for name, value in (("count", count), ("prob", prob)):
+        if value._data.dtype.kind != "f":
+            raise ValueError(
+                f"binomial only supports floating-point dtypes for {name}, got: "
+                f"{dtype_name(value._data.dtype)}"
+            )
+    if prob._data.dtype != count._data.dtype:
+        raise RuntimeError(
+            f"Found dtype {dtype_name(prob._data.dtype)} but expected "
+            f"{dtype_name(count._data.dtype)}"
+        )
+    if count._data.dtype == np.float16:
+        raise _not_implemented("binomial_cpu", count._data.dtype)
+    return Binomial.apply(count, prob, generator)
 
 
 class _Normal(Function):

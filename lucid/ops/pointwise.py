@@ -51,6 +51,7 @@ __all__ = [
     "xlogy", "heaviside", "nextafter", "clamp_min", "clamp_max", "clamp_min_", "clamp_max_",
     "frac_", "deg2rad_", "rad2deg_", "sinc_", "xlogy_",
     "lgamma", "digamma", "polygamma", "mvlgamma", "erfinv", "i0", "i0_", "nan_to_num_",
+    "igamma", "igamma_", "igammac", "igammac_",
 ]  # fmt: skip
 __all__ += [
     "asinh",
@@ -2415,6 +2416,71 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
 
 def mvlgamma_(input: Tensor, p: int) -> Tensor:
     return apply_inplace(Mvlgamma, input, _mvlgamma_order(p))
+
+
+def _igamma_array(a: np.ndarray, x: np.ndarray, upper: bool) -> np.ndarray:
+    """The regularized incomplete gamma of broadcast a and x, computed in float64 and rounded
+    to their float dtype."""
+    try:
+        a_full, x_full = np.broadcast_arrays(a, x)
+    except ValueError:
+        raise broadcast_error(a.shape, x.shape) from None
+    flat = _gamma.igamma(a_full.reshape(-1), x_full.reshape(-1), upper)
+    return flat.astype(a_full.dtype, copy=False).reshape(a_full.shape)
+
+
+class Igamma(Function):
+    _backward_name = "IgammaBackward0"
+    _upper = False
+
+    @classmethod
+    def forward(cls, ctx, a, x):
+        kernel = "igammac_cpu" if cls._upper else "igamma_cpu"
+        a_array, x_array = _float_pair(a, x, kernel)
+        ctx.save_for_backward(a, x)
+        return _wrap(_igamma_array(a_array, x_array, cls._upper))
+
+    @classmethod
+    def backward(cls, ctx, grad_output):
+        a, x = ctx.saved_tensors
+        if ctx.needs_input_grad[0]:
+            # as PyTorch, which defines no derivative in a (it needs sums of digamma-weighted
+            # series)
+            name = "igammac" if cls._upper else "igamma"
+            raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+        grad_x = None
+        if ctx.needs_input_grad[1]:
+            # d/dx P(a, x) = x^(a - 1) e^(-x) / Gamma(a) = -d/dx Q(a, x)
+            density = exp((a - 1.0) * log(x) - x - lgamma(a))
+            grad_x = _grad_for(-grad_output * density if cls._upper else grad_output * density, x)
+        return None, grad_x
+
+
+class Igammac(Igamma):
+    _backward_name = "IgammacBackward0"
+    _upper = True
+
+
+def igamma(input: Tensor, other: Tensor) -> Tensor:
+    """The regularized lower incomplete gamma function P(input, other)."""
+    _tensor_other("igamma", other, input=input)
+    return Igamma.apply(input, other)
+
+
+def igamma_(input: Tensor, other: Tensor) -> Tensor:
+    _tensor_other("igamma_", other)
+    return apply_inplace(Igamma, input, other)
+
+
+def igammac(input: Tensor, other: Tensor) -> Tensor:
+    """The regularized upper incomplete gamma function Q(input, other) = 1 - P(input, other)."""
+    _tensor_other("igammac", other, input=input)
+    return Igammac.apply(input, other)
+
+
+def igammac_(input: Tensor, other: Tensor) -> Tensor:
+    _tensor_other("igammac_", other)
+    return apply_inplace(Igammac, input, other)
 
 
 _HALF_SQRT_PI = 0.5 * math.sqrt(math.pi)

@@ -22,7 +22,13 @@ from lucid.ops import arithmetic as arithmetic_ops
 from lucid.ops import fills as fills_ops
 from lucid.ops import pointwise as pointwise_ops
 from lucid.ops import shape as shape_ops
-from lucid.ops._common import apply_inplace, check_tensors, result_repr, zeros_like_grad
+from lucid.ops._common import (
+    apply_inplace,
+    check_tensors,
+    not_implemented,
+    result_repr,
+    zeros_like_grad,
+)
 from lucid.ops._promote import binary_arrays, float_array
 from lucid.ops.broadcast import broadcast_error, sum_to
 
@@ -34,6 +40,7 @@ __all__ = [
     "logsumexp", "norm", "dist", "cumsum", "cumprod", "all", "any", "count_nonzero",
     "trapezoid", "trapz", "cumulative_trapezoid", "cov", "gradient", "renorm",
 ]  # fmt: skip
+__all__ += ["hash_tensor"]
 
 # PyTorch's names for dtypes in error messages.
 _SCALAR_TYPE_NAMES = {
@@ -1215,6 +1222,50 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
         raise
     axis = normalize_dims(dim, array.ndim) or None
     return _wrap(np.asarray(np.count_nonzero(array, axis), _INT64))
+
+
+def hash_tensor(input: Tensor, dim: Any = None, *, keepdim: bool = False, mode: int = 0) -> Tensor:
+    """The xor of the 64-bit patterns of the elements over `dim` (all dims by default): floats
+    are widened to float64 and integers to int64 first.
+
+    lucid has no uint64: the result is int64 holding the same 64 bits (a hash of 2**63 or more
+    reads as negative; `.numpy().view(numpy.uint64)` gives PyTorch's number).
+    """
+    try:
+        array = input._data
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
+    if isinstance(mode, bool) or not isinstance(mode, int):
+        raise TypeError(f"hash_tensor(): argument 'mode' must be int, not {type(mode).__name__}")
+    if mode != 0:
+        raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
+    if dim is not None and not isinstance(dim, int | tuple | list):
+        raise TypeError(
+            "hash_tensor(): argument 'dim' (position 2) must be tuple of ints, not "
+            f"{type(dim).__name__}"
+        )
+    # an empty dim list reduces every dim, as in PyTorch
+    dims = normalize_dims(dim, array.ndim) if dim is not None and dim != () and dim != [] else None
+    if dims is None:
+        if array.size == 0:
+            raise RuntimeError(
+                "hash_tensor: Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
+    else:
+        for index in dims:
+            if array.shape[index] == 0:
+                raise IndexError(
+                    f"hash_tensor: Expected reduction dim {index} to have non-zero size."
+                )
+    if array.dtype.kind == "c":
+        raise not_implemented("xor_sum_cpu", array.dtype)
+    if array.dtype.kind == "f":
+        bits = array.astype(np.float64).view(np.int64)
+    else:
+        bits = array.astype(np.int64)
+    return _wrap(np.asarray(np.bitwise_xor.reduce(bits, axis=dims, keepdims=keepdim), np.int64))
 
 
 def cumsum_(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:

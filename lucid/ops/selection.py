@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "aminmax", "bincount", "bucketize", "cummax", "cummin", "diff", "histc", "histogram",
+    "histogramdd",
     "kthvalue", "logcumsumexp", "median", "mode", "msort", "nanmean", "nanmedian",
     "nanquantile", "nansum", "quantile", "searchsorted", "std_mean", "unique",
     "unique_consecutive", "var_mean",
@@ -92,6 +93,19 @@ class HistogramResult(NamedTuple):
 
     def __repr__(self) -> str:
         return f"lucid.return_types.histogram(\nhist={self.hist!r},\nbin_edges={self.bin_edges!r})"
+
+
+class HistogramddResult(NamedTuple):
+    """(hist, bin_edges) of `histogramdd`, as torch.return_types.histogramdd; bin_edges is a
+    tuple of one edges tensor per dim."""
+
+    hist: Tensor
+    bin_edges: tuple[Tensor, ...]
+
+    def __repr__(self) -> str:
+        return (
+            f"lucid.return_types.histogramdd(\nhist={self.hist!r},\nbin_edges={self.bin_edges!r})"
+        )
 
 
 # -------------------------------------------------------------------------- argument checks
@@ -1118,27 +1132,32 @@ _HISTOGRAM_OVERLOADS = (
 )
 
 
-def _histogram_edges(input: Tensor, bins: Any, range: Any) -> np.ndarray:
-    """The bin edges, after PyTorch's checks of `bins` and `range`."""
-    array = input._data
+def _histogram_edges(input: Tensor, bins: Any, range: Any, dim: int = 0,
+                     array: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """The bin edges of dimension `dim` (whose values are `array`, by default the input's),
+    after PyTorch's checks of `bins` and `range`."""
+    if array is None:
+        array = input._data
     if isinstance(bins, TensorBase):
         edges = bins._data
         if edges.ndim != 1:
             raise RuntimeError(
                 "lucid.histogramdd: bins tensor should have one dimension, but got "
-                f"{edges.ndim} dimensions in the bins tensor for dimension 0"
+                f"{edges.ndim} dimensions in the bins tensor for dimension {dim}"
             )
         if edges.dtype != array.dtype:
             raise RuntimeError(
                 "lucid.histogramdd: input tensor and bins tensors should have the same dtype, "
                 f"but got input with dtype {dtype_name(array.dtype).lower()} and bins for "
-                f"dimension 0 with dtype {dtype_name(edges.dtype).lower()}"
+                f"dimension {dim} with dtype {dtype_name(edges.dtype).lower()}"
             )
         return edges.copy()
     if not isinstance(bins, int) or isinstance(bins, bool):
         raise invalid_combination("histogram", (input, bins), _HISTOGRAM_OVERLOADS)
     if bins <= 0:
-        raise RuntimeError(f"lucid.histogram(): bins must be > 0, but got {bins} for dimension 0")
+        raise RuntimeError(
+            f"lucid.histogram(): bins must be > 0, but got {bins} for dimension {dim}"
+        )
     if range is not None:
         low, high = float(range[0]), float(range[1])
     elif array.size:
@@ -1148,11 +1167,11 @@ def _histogram_edges(input: Tensor, bins: Any, range: Any) -> np.ndarray:
     if low > high:
         raise RuntimeError(
             f"lucid.histogramdd: min should not exceed max, but got min {_number_text(low)} max "
-            f"{_number_text(high)} for dimension 0"
+            f"{_number_text(high)} for dimension {dim}"
         )
     if not (np.isfinite(low) and np.isfinite(high)):
         raise RuntimeError(
-            f"lucid.histogramdd: dimension 0's range [{_number_text(low)}, "
+            f"lucid.histogramdd: dimension {dim}'s range [{_number_text(low)}, "
             f"{_number_text(high)}] is not finite"
         )
     if low == high:
@@ -1192,6 +1211,100 @@ def histogram(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor | N
     if density and bin_count:
         hist = (hist / hist.sum() / np.diff(edges)).astype(array.dtype)
     return HistogramResult(_wrap(hist), _wrap(edges))
+
+
+_HISTOGRAMDD_OVERLOADS = tuple(
+    f"(Tensor input, {bins} bins, tuple of floats range = None, Tensor weight = None, bool "
+    "density = False)"
+    for bins in ("int", "tuple of ints", "tuple of Tensors")
+)
+
+
+def histogramdd(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor | None = None,
+                density: bool = False) -> HistogramddResult:  # fmt: skip
+    """(hist, bin_edges): the D-dimensional histogram of the points in `input`'s rows (its last
+    dim is D). `bins` is a bin count for every dim, one count per dim, or one edges tensor per
+    dim; `range` gives (min, max) of every dim in turn (the data's range by default)."""
+    array = _array(input)
+    if array.dtype not in (np.float32, np.float64):
+        raise not_implemented("histogramdd", array.dtype)
+    if array.ndim < 2:
+        raise RuntimeError("lucid.histogramdd: input tensor should have at least 2 dimensions")
+    dims = array.shape[-1]
+    points = array.reshape(-1, dims)
+    if isinstance(bins, int) and not isinstance(bins, bool):
+        per_dim = [bins] * dims
+    elif isinstance(bins, list | tuple) and all(isinstance(item, TensorBase) for item in bins):
+        if len(bins) != dims:
+            raise RuntimeError(
+                f"lucid.histogramdd: expected {dims} sequences of bin edges for a {dims}-"
+                f"dimensional histogram but got {len(bins)}"
+            )
+        per_dim = list(bins)
+    elif isinstance(bins, list | tuple) and all(
+        isinstance(item, int) and not isinstance(item, bool) for item in bins
+    ):
+        if len(bins) != dims:
+            raise RuntimeError(
+                "histogramdd: The size of bins must be equal to the innermost dimension of the "
+                "input."
+            )
+        per_dim = list(bins)
+    else:
+        # PyTorch's message for this op ends with a newline
+        error = invalid_combination("histogramdd", (input, bins), _HISTOGRAMDD_OVERLOADS)
+        raise TypeError(f"{error}\n")
+    if range is not None and len(range) != 2 * dims:
+        raise RuntimeError(
+            f"lucid.histogramdd: for a {dims}-dimensional histogram range should have "
+            f"{2 * dims} elements, but got {len(range)}"
+        )
+    edges = [
+        _histogram_edges(
+            input,
+            per_dim[dim],
+            None if range is None else range[2 * dim : 2 * dim + 2],
+            dim,
+            points[:, dim],
+        )
+        for dim in builtins.range(dims)
+    ]
+    weights = None
+    if weight is not None:
+        weights = _array(weight)
+        if weights.dtype != array.dtype:
+            raise RuntimeError(
+                "lucid.histogramdd: if weight tensor is provided, input tensor and weight tensor "
+                f"should have the same dtype, but got input({dtype_name(array.dtype).lower()}), "
+                f"and weight({dtype_name(weights.dtype).lower()})"
+            )
+        if weights.shape != array.shape[:-1]:
+            raise RuntimeError(
+                "lucid.histogramdd: if weight tensor is provided it should have the same shape "
+                "as the input tensor excluding its innermost dimension, but got input with shape "
+                f"{_shape_text(array.shape)} and weight with shape {_shape_text(weights.shape)}"
+            )
+    counts = tuple(builtins.max(edge.size - 1, 0) for edge in edges)
+    if 0 in counts:
+        hist = np.zeros(counts, array.dtype)
+    else:
+        # each point's bin along every dim, flattened to one index; a point outside any dim's
+        # edges (or NaN there) is not counted
+        indices = [_bin_indices(points[:, dim], edges[dim], False) for dim in builtins.range(dims)]
+        inside = np.logical_and.reduce([index >= 0 for index in indices])
+        flat = np.ravel_multi_index(tuple(np.where(inside, index, 0) for index in indices), counts)
+        flat = np.where(inside, flat, -1)
+        hist = _count_bins(flat, int(np.prod(counts)), weights, array.dtype).reshape(counts)
+    if density and hist.size:
+        # divide by the total and by each bin's volume (the product of its widths)
+        volume = np.ones(counts)
+        for dim, edge in enumerate(edges):
+            shape = [1] * dims
+            shape[dim] = counts[dim]
+            volume = volume * np.diff(edge).astype(np.float64).reshape(shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            hist = (hist / hist.sum() / volume).astype(array.dtype)
+    return HistogramddResult(_wrap(hist), tuple(_wrap(edge) for edge in edges))
 
 
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:

@@ -808,6 +808,70 @@ ROWS: list[OpCase] = [
         low=0.6,
         high=3.0,
     ),
+    # igamma/igammac have a derivative in x (their second argument) only, as in PyTorch; on
+    # (0.1, 4) both the series (x < a + 1) and the continued fraction (x >= a + 1) are used
+    *[
+        OpCase(
+            name,
+            getattr(lucid, name),
+            getattr(torch, name, None),
+            None,
+            shapes=[(3, 4), (4,)],
+            low=0.1,
+            high=4.0,
+            grad_inputs=[1],
+            error_inputs=[
+                BROADCAST_MISMATCH,
+                ErrorInput(
+                    [(3,), 2.0],
+                    TypeError,
+                    rf"{name}\(\): argument 'other' \(position 2\) must be Tensor, not float",
+                ),
+                ErrorInput(
+                    [np.array([1, 2]), np.array([1, 2])],
+                    NotImplementedError,
+                    rf"\"{name}_cpu\" not implemented for 'Long'",
+                ),
+            ],
+        )
+        for name in ("igamma", "igammac")
+    ],
+    *[
+        OpCase(
+            f"{name}_large",
+            getattr(lucid, name),
+            getattr(torch, name, None),
+            None,
+            shapes=[(4, 5), (4, 5)],
+            low=5.0,
+            high=60.0,
+            grad_inputs=[1],
+        )
+        for name in ("igamma", "igammac")
+    ],
+    *[
+        OpCase(
+            f"{name}_",
+            lambda a, x, name=name: getattr(a.clone(), f"{name}_")(x),
+            lambda a, x, name=name: getattr(a.clone(), f"{name}_")(x),
+            None,
+            shapes=[(3, 4), (3, 4)],
+            low=0.1,
+            high=4.0,
+            grad_inputs=[1],
+        )
+        for name in ("igamma", "igammac")
+    ],
+    OpCase(
+        "igamma_method",
+        lambda a, x: a.igamma(x),
+        lambda a, x: a.igamma(x),
+        None,
+        shapes=[(3, 4), (3, 4)],
+        low=0.1,
+        high=4.0,
+        grad_inputs=[1],
+    ),
     _unary("erfinv", None, low=-0.95, high=0.95),
     OpCase(
         "erfinv_",

@@ -53,6 +53,9 @@ GRAD_FN_NAMES = [
     ("fliplr", lambda m, x, y: m.fliplr(x)),
     ("block_diag", lambda m, x, y: m.block_diag(x, y)),
     ("frexp", lambda m, x, y: m.frexp(x).mantissa),
+    ("igamma", lambda m, x, y: m.igamma(x, y)),
+    ("igammac", lambda m, x, y: m.igammac(x, y)),
+    ("igamma_", lambda m, x, y: (x * 1.0).igamma_(y)),
 ]
 
 
@@ -170,6 +173,59 @@ def test_special_functions_at_their_poles_and_known_values():
     inverse = lucid.erfinv(y).numpy()
     np.testing.assert_allclose([math.erf(v) for v in inverse[:3]], [0.0, 0.5, -0.9], rtol=1e-15)
     assert inverse[3] == math.inf and inverse[4] == -math.inf and math.isnan(inverse[5])
+
+
+@pytest.mark.parametrize("name", ["igamma", "igammac"])
+def test_igamma_backward_in_input_raises_pytorchs_error(name):
+    a, x = _double(3), _double(3, seed=1)
+    y = getattr(lucid, name)(a, x)
+    with pytest.raises(NotImplementedError, match=f"the derivative for '{name}: input' is not"):
+        y.sum().backward()
+
+
+@requires_torch
+def test_igamma_edge_cases_are_decided_in_pytorchs_order():
+    special = [0.0, 0.5, 1.0, math.inf, math.nan, -1.0]
+    a, x = (np.array(values) for values in zip(*[(u, v) for u in special for v in special]))
+    for name in ("igamma", "igammac"):
+        actual = getattr(lucid, name)(lucid.from_numpy(a), lucid.from_numpy(x)).numpy()
+        expected = getattr(torch, name)(torch.from_numpy(a), torch.from_numpy(x)).numpy()
+        np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=0)
+
+
+def test_igammac_of_a_tiny_a_is_a_times_the_exponential_integral():
+    # Q(a, x) = a E1(x) + O(a^2) as a -> 0, and E1(1) = 0.21938393439552027...
+    a = lucid.tensor([1e-300, 5e-324], dtype=lucid.float64)
+    upper = lucid.igammac(a, lucid.ones(2, dtype=lucid.float64)).numpy()
+    assert upper[0] == pytest.approx(1e-300 * 0.21938393439552027, rel=1e-12)
+    assert upper[1] == 0.0
+    lower = lucid.igamma(a, lucid.ones(2, dtype=lucid.float64)).numpy()
+    np.testing.assert_array_equal(lower, [1.0, 1.0])
+
+
+@pytest.mark.parametrize("n", [30, 5000, 20000])
+def test_igammac_of_an_integer_a_is_the_poisson_tail(n):
+    # Q(n, x) = P(Poisson(x) < n) = sum_{k < n} e^-x x^k / k!, each term taken in logs
+    x = n + math.sqrt(n) * np.array([-3.0, -0.5, 0.0, 0.7, 4.0])
+    a = np.full_like(x, n)
+    expected = [
+        math.fsum(math.exp(k * math.log(v) - v - math.lgamma(k + 1.0)) for k in range(n)) for v in x
+    ]
+    upper = lucid.igammac(lucid.from_numpy(a), lucid.from_numpy(x)).numpy()
+    lower = lucid.igamma(lucid.from_numpy(a), lucid.from_numpy(x)).numpy()
+    # the reference's terms carry rounding of k log x (up to ~2e5): ~1e-11 in the sum
+    np.testing.assert_allclose(upper, expected, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(lower, 1.0 - np.array(expected), rtol=1e-9, atol=1e-10)
+
+
+def test_igamma_and_igammac_add_up_to_one():
+    rng = np.random.default_rng(0)
+    a = 10.0 ** rng.uniform(-3.0, 6.0, 2000)
+    x = a * rng.uniform(0.0, 2.0, 2000)
+    total = lucid.igamma(lucid.from_numpy(a), lucid.from_numpy(x)) + lucid.igammac(
+        lucid.from_numpy(a), lucid.from_numpy(x)
+    )
+    np.testing.assert_allclose(total.numpy(), 1.0, rtol=1e-12)
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
-"""The random fills exponential_, geometric_, log_normal_, cauchy_, random_, bernoulli_ and
-poisson: their distributions (seeded, with bounds of several standard errors, so a correct
-sampler cannot fail them and a wrong parameterisation cannot pass), the generator they draw
-from, and PyTorch's errors for bad arguments."""
+"""The random fills exponential_, geometric_, log_normal_, cauchy_, random_, bernoulli_,
+poisson and binomial: their distributions (seeded, with bounds of several standard errors, so
+a correct sampler cannot fail them and a wrong parameterisation cannot pass), the generator
+they draw from, and PyTorch's errors for bad arguments."""
 
 from __future__ import annotations
 
@@ -127,6 +127,56 @@ def test_poisson_of_zero_rate_is_zero_and_its_gradient_is_zero():
     np.testing.assert_array_equal(rates.grad.numpy(), [0.0, 0.0, 0.0])
 
 
+@pytest.mark.parametrize("count, prob", [(10.0, 0.3), (1000.0, 0.02), (50.0, 0.9)])
+def test_binomial_has_the_mean_and_variance_of_its_count_and_prob(count, prob):
+    counts = lucid.full((SAMPLES,), count, dtype=lucid.float64)
+    probs = lucid.tensor(prob, dtype=lucid.float64)
+    draws = lucid.binomial(counts, probs, generator=lucid.Generator().manual_seed(4)).numpy()
+    variance = count * prob * (1.0 - prob)
+    _assert_mean(draws, count * prob, math.sqrt(variance))
+    assert abs(draws.var() - variance) < 0.05 * variance
+    assert np.all(draws == np.round(draws)) and draws.min() >= 0 and draws.max() <= count
+
+
+def test_binomial_follows_the_generator_and_keeps_the_count_dtype():
+    counts, probs = lucid.full((64,), 20.0), lucid.full((64,), 0.4)
+    first = lucid.binomial(counts, probs, generator=lucid.Generator().manual_seed(8))
+    second = lucid.binomial(counts, probs, generator=lucid.Generator().manual_seed(8))
+    assert first.dtype == lucid.float32
+    np.testing.assert_array_equal(first.numpy(), second.numpy())
+
+
+@requires_torch
+def test_binomial_edge_cases_are_pytorchs():
+    # no trials or no chance: 0; certain success: the count itself (even fractional or inf)
+    count = [0.0, 3.0, 3.0, 3.0, 1.5, 2.5, math.inf, math.inf, -2.0]
+    prob = [math.nan, -0.0, math.nan, 1.0, 2.0, 1.0, 0.0, 1.0, 0.5]
+    expected = torch.binomial(torch.tensor(count), torch.tensor(prob))
+    actual = lucid.binomial(lucid.tensor(count), lucid.tensor(prob))
+    np.testing.assert_array_equal(actual.numpy(), expected.numpy())
+    shape = lucid.binomial(lucid.ones(3, 1), lucid.full((4,), 0.5)).shape
+    assert shape == torch.binomial(torch.ones(3, 1), torch.full((4,), 0.5)).shape
+
+
+def test_binomial_of_a_huge_count_stays_near_its_mean():
+    # beyond NumPy's integer sampler the draw is the normal limit, rounded
+    draws = lucid.binomial(
+        lucid.full((1000,), 1e30, dtype=lucid.float64),
+        lucid.full((1000,), 0.5, dtype=lucid.float64),
+        generator=lucid.Generator().manual_seed(1),
+    ).numpy()
+    assert np.all(np.abs(draws - 5e29) < 6.0 * math.sqrt(2.5e29))
+    assert draws.std() > 0
+
+
+def test_binomial_backward_raises_pytorchs_error():
+    counts = lucid.tensor([5.0, 7.0], requires_grad=True)
+    draws = lucid.binomial(counts, lucid.tensor([0.5, 0.5]))
+    assert draws.grad_fn.name() == "NotImplemented"
+    with pytest.raises(RuntimeError, match="derivative for aten::binomial is not implemented"):
+        draws.sum().backward()
+
+
 def test_same_seed_same_draws_and_the_default_generator_is_seeded_by_manual_seed():
     np.testing.assert_array_equal(_draw("cauchy_", seed=1), _draw("cauchy_", seed=1))
     assert not np.array_equal(_draw("cauchy_", seed=1), _draw("cauchy_", seed=2))
@@ -172,6 +222,14 @@ BAD_CALLS = [
     ("bernoulli", lambda t: t.ones(3, dtype=t.bool).bernoulli()),
     ("poisson", lambda t: t.poisson(t.full((3,), -1.0))),
     ("poisson", lambda t: t.poisson(t.ones(3, dtype=t.int64))),
+    ("binomial", lambda t: t.binomial(t.ones(3, dtype=t.int64), t.ones(3))),
+    ("binomial", lambda t: t.binomial(t.ones(3), t.ones(3, dtype=t.bool))),
+    ("binomial", lambda t: t.binomial(t.ones(3), t.ones(3, dtype=t.float64))),
+    ("binomial", lambda t: t.binomial(t.ones(3, dtype=t.float16), t.ones(3, dtype=t.float16))),
+    ("binomial", lambda t: t.binomial(t.ones(3), 0.5)),
+    ("binomial", lambda t: t.binomial(3.0, t.ones(3))),
+    ("binomial", lambda t: t.binomial(t.ones(3), t.ones(3), generator=3)),
+    ("binomial", lambda t: t.binomial(t.ones(2), t.ones(3))),
 ]
 
 
