@@ -1179,6 +1179,18 @@ def _histogram_edges(input: Tensor, bins: Any, range: Any, dim: int = 0,
     return _linear_edges(low, high, bins, array.dtype)
 
 
+def _histogram_weights(weight: Tensor, array: np.ndarray) -> np.ndarray:
+    """The weight array of histogram/histogramdd, which must share the input's dtype."""
+    weights = _array(weight)
+    if weights.dtype != array.dtype:
+        raise RuntimeError(
+            "lucid.histogramdd: if weight tensor is provided, input tensor and weight tensor "
+            f"should have the same dtype, but got input({dtype_name(array.dtype).lower()}), "
+            f"and weight({dtype_name(weights.dtype).lower()})"
+        )
+    return weights
+
+
 def histogram(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor | None = None,
               density: bool = False) -> HistogramResult:  # fmt: skip
     """(hist, bin_edges): counts (or summed `weight`) of `input` in `bins` equal bins over
@@ -1189,13 +1201,7 @@ def histogram(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor | N
     edges = _histogram_edges(input, bins, range)
     weights = None
     if weight is not None:
-        weights = _array(weight)
-        if weights.dtype != array.dtype:
-            raise RuntimeError(
-                "lucid.histogramdd: if weight tensor is provided, input tensor and weight tensor "
-                f"should have the same dtype, but got input({dtype_name(array.dtype).lower()}), "
-                f"and weight({dtype_name(weights.dtype).lower()})"
-            )
+        weights = _histogram_weights(weight, array)
         if weights.shape != array.shape:
             raise RuntimeError(
                 "lucid.histogramdd: if weight tensor is provided it should have the same shape "
@@ -1271,13 +1277,7 @@ def histogramdd(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor |
     ]
     weights = None
     if weight is not None:
-        weights = _array(weight)
-        if weights.dtype != array.dtype:
-            raise RuntimeError(
-                "lucid.histogramdd: if weight tensor is provided, input tensor and weight tensor "
-                f"should have the same dtype, but got input({dtype_name(array.dtype).lower()}), "
-                f"and weight({dtype_name(weights.dtype).lower()})"
-            )
+        weights = _histogram_weights(weight, array)
         if weights.shape != array.shape[:-1]:
             raise RuntimeError(
                 "lucid.histogramdd: if weight tensor is provided it should have the same shape "
