@@ -656,11 +656,17 @@ def _cpp_scalar_name(numpy_dtype: np.dtype) -> str:
 
 
 class Baddbmm(Function):
+    """beta * input + alpha * (batch1 @ batch2); subclasses change only `_product`."""
+
     _backward_name = "BaddbmmBackward0"
 
     @staticmethod
-    def forward(ctx, input, batch1, batch2, beta, alpha):
-        product = np.matmul(batch1._data, batch2._data)
+    def _product(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.matmul(x, y)
+
+    @classmethod
+    def forward(cls, ctx, input, batch1, batch2, beta, alpha):
+        product = cls._product(batch1._data, batch2._data)
         if alpha != 1:
             product *= alpha
         ctx.save_for_backward(batch1, batch2)
@@ -713,38 +719,21 @@ def baddbmm_(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
     return apply_inplace(Baddbmm, input, batch1, batch2, beta, alpha)
 
 
-class Addbmm(Function):
+class Addbmm(Baddbmm):
+    """beta * input + alpha * the sum over batches of batch1[b] @ batch2[b]; its backward is
+    baddbmm's, the (rows, cols) gradient broadcasting over the batches (every batch's product
+    receives the whole gradient)."""
+
     _backward_name = "AddbmmBackward0"
 
     @staticmethod
-    def forward(ctx, input, batch1, batch2, beta, alpha):
-        x, y = batch1._data, batch2._data
+    def _product(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         batches, rows, inner = x.shape
         # the sum over batches of x[b] @ y[b] is one product of the batches laid side by side
-        product = np.matmul(
+        return np.matmul(
             x.transpose(1, 0, 2).reshape(rows, batches * inner),
             y.reshape(batches * inner, y.shape[2]),
         )
-        if alpha != 1:
-            product *= alpha
-        ctx.save_for_backward(batch1, batch2)
-        ctx.bias_shape = input._data.shape
-        ctx.beta, ctx.alpha = beta, alpha
-        return _wrap(_add_scaled_bias(product, input, beta))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        batch1, batch2 = ctx.saved_tensors
-        grad_input = grad_batch1 = grad_batch2 = None
-        if ctx.needs_input_grad[0]:
-            grad_input = sum_to(_scaled(grad_output, ctx.beta), ctx.bias_shape)
-        scaled = _scaled(grad_output, ctx.alpha)
-        # every batch's product receives the whole gradient
-        if ctx.needs_input_grad[1]:
-            grad_batch1 = matmul(scaled, batch2.mT)
-        if ctx.needs_input_grad[2]:
-            grad_batch2 = matmul(batch1.mT, scaled)
-        return grad_input, grad_batch1, grad_batch2, None, None
 
 
 def _addbmm_arguments(input: Any, batch1: Any, batch2: Any, beta: Any, alpha: Any) -> tuple:
