@@ -1328,14 +1328,20 @@ def remainder_(input: Tensor, other: Any) -> Tensor:
 
 
 # ======================================================= addcmul, addcdiv, gcd, lcm, ldexp, frexp
-def _grad_to(grad: Tensor, input: Tensor) -> Tensor:
-    """`grad` summed back to input's shape and cast to its dtype (operands were promoted)."""
-    grad = sum_to(grad, input._data.shape)
-    if grad._data.dtype != input._data.dtype:
-        from lucid.ops.fills import to
+def _reduce_and_cast(grad: Tensor, shape: tuple[int, ...], numpy_dtype: np.dtype) -> Tensor:
+    """`grad` summed back to an input's shape and cast to its dtype (operands may have been
+    broadcast and promoted)."""
+    grad = sum_to(grad, shape)
+    if grad._data.dtype != numpy_dtype:
+        from lucid.ops.fills import to  # fills builds on this family
 
-        grad = to(grad, input._data.dtype)
+        grad = to(grad, numpy_dtype)
     return grad
+
+
+def _grad_to(grad: Tensor, input: Tensor) -> Tensor:
+    """`grad` summed back to input's shape and cast to its dtype."""
+    return _reduce_and_cast(grad, input._data.shape, input._data.dtype)
 
 
 def _ternary_arrays(op: str, input: Tensor, tensor1: Tensor, tensor2: Tensor) -> tuple:
@@ -1474,11 +1480,12 @@ class Lcm(Function):
         return _wrap(_broadcast_ufunc(np.lcm, x, y))
 
 
-def _broadcast_ufunc(ufunc: Any, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def _broadcast_ufunc(ufunc: Any, x: Any, y: Any) -> np.ndarray:
+    """A binary ufunc whose operands fail to broadcast raises PyTorch's size error."""
     try:
         return ufunc(x, y)
     except ValueError:
-        raise broadcast_error(x.shape, y.shape) from None
+        raise broadcast_error(np.shape(x), np.shape(y)) from None
 
 
 def gcd(input: Tensor, other: Tensor) -> Tensor:

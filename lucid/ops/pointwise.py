@@ -27,6 +27,7 @@ from lucid.ops._common import (
 from lucid.ops._common import dtype_name as _dtype_name
 from lucid.ops._common import not_implemented as _not_implemented
 from lucid.ops._promote import binary_arrays, float_array, scalar_value
+from lucid.ops.arithmetic import _broadcast_ufunc, _grad_to, _reduce_and_cast
 from lucid.ops.arithmetic import pow as _pow
 from lucid.ops.arithmetic import pow_ as _pow_
 from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
@@ -120,19 +121,6 @@ _CPP_TYPE_NAMES = {
 
 def _cpp_name(numpy_dtype: np.dtype) -> str:
     return _CPP_TYPE_NAMES[numpy_dtype.name]
-
-
-def _reduce_and_cast(grad: Tensor, shape: tuple[int, ...], numpy_dtype: np.dtype) -> Tensor:
-    """`grad` summed back to an input's shape and cast to its dtype (operands may have been
-    broadcast and promoted)."""
-    grad = sum_to(grad, shape)
-    if grad._data.dtype != numpy_dtype:
-        grad = to(grad, numpy_dtype)
-    return grad
-
-
-def _grad_for(grad: Tensor, input: Tensor) -> Tensor:
-    return _reduce_and_cast(grad, input._data.shape, input._data.dtype)
 
 
 # ------------------------------------------------------------------ exp / log
@@ -664,9 +652,9 @@ class Atan2(Function):
         is_zero = eq(denominator, 0.0)
         scale = where(is_zero, 0.0, grad_output / where(is_zero, 1.0, denominator))
         if ctx.needs_input_grad[0]:
-            grad_a = _grad_for(scale * b, a)
+            grad_a = _grad_to(scale * b, a)
         if ctx.needs_input_grad[1]:
-            grad_b = _grad_for(scale * -a, b)
+            grad_b = _grad_to(scale * -a, b)
         return grad_a, grad_b
 
 
@@ -896,7 +884,7 @@ class LerpTensor(Function):
         if ctx.needs_input_grad[1]:
             grad_end = sum_to(grad_output * weight, end.shape)
         if ctx.needs_input_grad[2]:
-            grad_weight = _grad_for(grad_output * (end - start), weight)
+            grad_weight = _grad_to(grad_output * (end - start), weight)
         return grad_start, grad_end, grad_weight
 
 
@@ -1034,11 +1022,11 @@ def _clamp_bound_grads(ctx: Any, grad_output: Tensor, x: Tensor, low: Any, high:
     if ctx.needs_input_grad[1]:
         # low is the result where x < low, unless high overrides it (low >= high)
         selected = lt(x, low) if high is None else logical_and(lt(x, low), lt(low, high))
-        grad_low = _grad_for(where(selected, grad_output, 0.0), low)
+        grad_low = _grad_to(where(selected, grad_output, 0.0), low)
     if ctx.needs_input_grad[2]:
         # high is the result where x > high, and wherever high < low
         selected = gt(x, high) if low is None else logical_or(gt(x, high), lt(high, low))
-        grad_high = _grad_for(where(selected, grad_output, 0.0), high)
+        grad_high = _grad_to(where(selected, grad_output, 0.0), high)
     return grad_low, grad_high
 
 
@@ -1057,7 +1045,7 @@ class ClampTensor(Function):
         x, low, high = ctx.saved_tensors
         grad_x = None
         if ctx.needs_input_grad[0]:
-            grad_x = _grad_for(where(_clamp_mask(x, low, high), grad_output, 0.0), x)
+            grad_x = _grad_to(where(_clamp_mask(x, low, high), grad_output, 0.0), x)
         return (grad_x, *_clamp_bound_grads(ctx, grad_output, x, low, high))
 
 
@@ -1662,13 +1650,6 @@ def _float_pair(a: Any, b: Any, kernel: str | None) -> tuple[Any, Any]:
     return x, y
 
 
-def _broadcasting(ufunc: Any, x: Any, y: Any) -> np.ndarray:
-    try:
-        return ufunc(x, y)
-    except ValueError:
-        raise broadcast_error(np.shape(x), np.shape(y)) from None
-
-
 class Sgn(Function):
     _backward_name = "SgnBackward0"
 
@@ -1802,7 +1783,7 @@ class LogAddExp(Function):
     def forward(ctx, a, b):
         x, y = _float_pair(a, b, "logaddexp_cpu")
         ctx.save_for_backward(a, b)
-        return _wrap(_broadcasting(np.logaddexp, x, y))
+        return _wrap(_broadcast_ufunc(np.logaddexp, x, y))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -1810,9 +1791,9 @@ class LogAddExp(Function):
         grad_a = grad_b = None
         # d/da log(e^a + e^b) = 1 / (1 + e^(b - a)), and symmetrically for b
         if ctx.needs_input_grad[0]:
-            grad_a = _grad_for(grad_output / (exp(b - a) + 1.0), a)
+            grad_a = _grad_to(grad_output / (exp(b - a) + 1.0), a)
         if ctx.needs_input_grad[1]:
-            grad_b = _grad_for(grad_output / (exp(a - b) + 1.0), b)
+            grad_b = _grad_to(grad_output / (exp(a - b) + 1.0), b)
         return grad_a, grad_b
 
 
@@ -1829,7 +1810,7 @@ class LogAddExp2(Function):
     def forward(ctx, a, b):
         x, y = _float_pair(a, b, "logaddexp2_cpu")
         ctx.save_for_backward(a, b)
-        return _wrap(_broadcasting(np.logaddexp2, x, y))
+        return _wrap(_broadcast_ufunc(np.logaddexp2, x, y))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -1837,9 +1818,9 @@ class LogAddExp2(Function):
         grad_a = grad_b = None
         # d/da log2(2^a + 2^b) = 1 / (1 + 2^(b - a)), and symmetrically for b
         if ctx.needs_input_grad[0]:
-            grad_a = _grad_for(grad_output / (_pow(2.0, b - a) + 1.0), a)
+            grad_a = _grad_to(grad_output / (_pow(2.0, b - a) + 1.0), a)
         if ctx.needs_input_grad[1]:
-            grad_b = _grad_for(grad_output / (_pow(2.0, a - b) + 1.0), b)
+            grad_b = _grad_to(grad_output / (_pow(2.0, a - b) + 1.0), b)
         return grad_a, grad_b
 
 
@@ -1855,7 +1836,7 @@ class Hypot(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = _float_pair(a, b, "hypot_cpu")
-        result = _wrap(_broadcasting(np.hypot, x, y))
+        result = _wrap(_broadcast_ufunc(np.hypot, x, y))
         ctx.save_for_backward(a, b, result)
         return result
 
@@ -1865,9 +1846,9 @@ class Hypot(Function):
         grad_a = grad_b = None
         # d/da sqrt(a^2 + b^2) = a / hypot(a, b)
         if ctx.needs_input_grad[0]:
-            grad_a = _grad_for(grad_output * a / result, a)
+            grad_a = _grad_to(grad_output * a / result, a)
         if ctx.needs_input_grad[1]:
-            grad_b = _grad_for(grad_output * b / result, b)
+            grad_b = _grad_to(grad_output * b / result, b)
         return grad_a, grad_b
 
 
@@ -1885,7 +1866,7 @@ def hypot_(input: Tensor, other: Tensor) -> Tensor:
 def _copysign_grad(grad_output: Tensor, x: Tensor, result: Tensor) -> Tensor:
     # d/dx copysign(x, y) = result / x: +-1, and 0 where x is 0
     is_zero = eq(x, 0.0)
-    return _grad_for(grad_output * where(is_zero, 0.0, result / where(is_zero, 1.0, x)), x)
+    return _grad_to(grad_output * where(is_zero, 0.0, result / where(is_zero, 1.0, x)), x)
 
 
 class Copysign(Function):
@@ -1894,7 +1875,7 @@ class Copysign(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = _float_pair(a, b, None)
-        result = _wrap(_broadcasting(np.copysign, x, y))
+        result = _wrap(_broadcast_ufunc(np.copysign, x, y))
         ctx.save_for_backward(a, result)
         ctx.other_shape = b._data.shape
         return result
@@ -1990,9 +1971,9 @@ class Xlogy(Function):
         # (PyTorch's convention); d/dy x log(y) = x / y
         if ctx.needs_input_grad[0]:
             derivative = where(logical_and(eq(a, 0.0), le(b, 0.0)), 0.0, log(b))
-            grad_a = _grad_for(grad_output * derivative, a)
+            grad_a = _grad_to(grad_output * derivative, a)
         if ctx.needs_input_grad[1]:
-            grad_b = _grad_for(grad_output * a / b, b)
+            grad_b = _grad_to(grad_output * a / b, b)
         return grad_a, grad_b
 
 
@@ -2009,7 +1990,7 @@ class XlogyScalarSelf(Function):
     @staticmethod
     def backward(ctx, grad_output):
         (b,) = ctx.saved_tensors
-        return None, _grad_for(grad_output * ctx.scalar / b, b)
+        return None, _grad_to(grad_output * ctx.scalar / b, b)
 
 
 class XlogyScalarOther(Function):
@@ -2028,9 +2009,9 @@ class XlogyScalarOther(Function):
         scalar = ctx.scalar
         # d/dx x log(c) = log(c); where log(c) is not finite (c <= 0, nan) it is 0 at x = 0
         if scalar > 0:
-            return _grad_for(grad_output * math.log(scalar), a), None
+            return _grad_to(grad_output * math.log(scalar), a), None
         log_value = -math.inf if scalar == 0 else math.nan
-        return _grad_for(grad_output * where(eq(a, 0.0), 0.0, log_value), a), None
+        return _grad_to(grad_output * where(eq(a, 0.0), 0.0, log_value), a), None
 
 
 def xlogy(input: Any, other: Any) -> Tensor:
@@ -2110,7 +2091,7 @@ class NextAfter(Function):
     def forward(ctx, a, b):
         x, y = _float_pair(a, b, "nextafter_cpu")
         ctx.shapes = (a._data.shape, b._data.shape)
-        return _wrap(_broadcasting(np.nextafter, x, y))
+        return _wrap(_broadcast_ufunc(np.nextafter, x, y))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -2171,9 +2152,9 @@ class ClampMinTensor(Function):
         grad_x = grad_low = None
         # x passes where x >= low; low is the result elsewhere
         if ctx.needs_input_grad[0]:
-            grad_x = _grad_for(where(ge(x, low), grad_output, 0.0), x)
+            grad_x = _grad_to(where(ge(x, low), grad_output, 0.0), x)
         if ctx.needs_input_grad[1]:
-            grad_low = _grad_for(where(lt(x, low), grad_output, 0.0), low)
+            grad_low = _grad_to(where(lt(x, low), grad_output, 0.0), low)
         return grad_x, grad_low
 
 
@@ -2191,9 +2172,9 @@ class ClampMaxTensor(Function):
         grad_x = grad_high = None
         # x passes where x <= high; high is the result elsewhere
         if ctx.needs_input_grad[0]:
-            grad_x = _grad_for(where(le(x, high), grad_output, 0.0), x)
+            grad_x = _grad_to(where(le(x, high), grad_output, 0.0), x)
         if ctx.needs_input_grad[1]:
-            grad_high = _grad_for(where(gt(x, high), grad_output, 0.0), high)
+            grad_high = _grad_to(where(gt(x, high), grad_output, 0.0), high)
         return grad_x, grad_high
 
 
@@ -2452,7 +2433,7 @@ class Igamma(Function):
         if ctx.needs_input_grad[1]:
             # d/dx P(a, x) = x^(a - 1) e^(-x) / Gamma(a) = -d/dx Q(a, x)
             density = exp((a - 1.0) * log(x) - x - lgamma(a))
-            grad_x = _grad_for(-grad_output * density if cls._upper else grad_output * density, x)
+            grad_x = _grad_to(-grad_output * density if cls._upper else grad_output * density, x)
         return None, grad_x
 
 
