@@ -3,6 +3,7 @@ derives the in-place form of any out-of-place op (`exp_` from `Exp`) instead of 
 
 from __future__ import annotations
 
+import collections
 import inspect
 from typing import TYPE_CHECKING, Any
 
@@ -204,3 +205,12 @@ def result_repr(result: tuple, name: str) -> str:
     torch.return_types prints it, under lucid's name."""
     items = ",\n".join(f"{field}={value!r}" for field, value in zip(result._fields, result))
     return f"lucid.return_types.{name}(\n{items})"
+
+
+def result_type(class_name: str, op: str, *fields: str) -> type:
+    """A named-tuple result with `fields` (PyTorch's names), printed as torch.return_types.<op>
+    prints it."""
+    base = collections.namedtuple(class_name, fields)
+    return type(
+        class_name, (base,), {"__slots__": (), "__repr__": lambda self: result_repr(self, op)}
+    )

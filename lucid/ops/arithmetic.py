@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,7 +17,7 @@ from lucid.ops._common import (
     inplace_operand,
     invalid_combination,
     not_implemented,
-    result_repr,
+    result_type,
     zeros_like_grad,
 )
 from lucid.ops._common import dtype_name as _dtype_name
@@ -1547,14 +1547,7 @@ def ldexp_(input: Tensor, other: Tensor) -> Tensor:
     return apply_inplace(Ldexp, input, other)
 
 
-class FrexpResult(NamedTuple):
-    """(mantissa, exponent) of `frexp`, as torch.return_types.frexp."""
-
-    mantissa: Tensor
-    exponent: Tensor
-
-    def __repr__(self) -> str:
-        return result_repr(self, "frexp")
+FrexpResult = result_type("FrexpResult", "frexp", "mantissa", "exponent")
 
 
 class Frexp(Function):

@@ -19,7 +19,13 @@ from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import _TYPE_NAMES, TensorBase, _normalize_dim, _wrap
 from lucid.ops import reduction
-from lucid.ops._common import apply_inplace, check_tensors, invalid_combination, not_implemented
+from lucid.ops._common import (
+    apply_inplace,
+    check_tensors,
+    invalid_combination,
+    not_implemented,
+    result_type,
+)
 from lucid.ops._promote import scalar_value
 from lucid.ops.arithmetic import div, mul
 from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
@@ -2026,18 +2032,8 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, devi
 
 
 # ---------------------------------------------------------------------- sort / argsort / topk
-class SortResult(reduction._ValuesIndices):
-    """(values, indices) of `sort`, as torch.return_types.sort."""
-
-    __slots__ = ()
-    _op = "sort"
-
-
-class TopkResult(reduction._ValuesIndices):
-    """(values, indices) of `topk`, as torch.return_types.topk."""
-
-    __slots__ = ()
-    _op = "topk"
+SortResult = result_type("SortResult", "sort", "values", "indices")
+TopkResult = result_type("TopkResult", "topk", "values", "indices")
 
 
 def _stable_argsort(array: np.ndarray, dim: int, descending: bool) -> np.ndarray:

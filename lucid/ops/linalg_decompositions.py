@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import pointwise as pointwise_ops
 from lucid.ops import reduction as reduction_ops
 from lucid.ops import shape as shape_ops
-from lucid.ops._common import result_repr
+from lucid.ops._common import result_type
 from lucid.ops.arithmetic import matmul
 from lucid.ops.broadcast import broadcast_error, sum_to
 from lucid.ops.linalg import DiagonalGrad
@@ -51,131 +51,23 @@ class LinAlgError(RuntimeError):
 
 
 # --------------------------------------------------------------------------- results
-class InvExResult(NamedTuple):
-    inverse: Tensor
-    info: Tensor
-
-    def __repr__(self) -> str:
-        return result_repr(self, "linalg_inv_ex")
-
-
-class LinalgSlogdetResult(NamedTuple):
-    sign: Tensor
-    logabsdet: Tensor
-
-    def __repr__(self) -> str:
-        return result_repr(self, "linalg_slogdet")
-
-
-class SlogdetResult(NamedTuple):
-    sign: Tensor
-    logabsdet: Tensor
-
-    def __repr__(self) -> str:
-        return result_repr(self, "slogdet")
-
-
-class SolveExResult(NamedTuple):
-    result: Tensor
-    info: Tensor
-
-    def __repr__(self) -> str:
-        return result_repr(self, "linalg_solve_ex")
-
-
-class CholeskyExResult(NamedTuple):
-    L: Tensor
-    info: Tensor
-
-    def __repr__(self) -> str:
-        return result_repr(self, "linalg_cholesky_ex")
-
-
-class LinalgQrResult(NamedTuple):
-    Q: Tensor
-    R: Tensor
-
-    def __repr__(self) -> str:
-        return result_repr(self, "linalg_qr")
-
-
-class QrResult(NamedTuple):
-    Q: Tensor
-    R: Tensor
-
-    def __repr__(self) -> str:
-        return result_repr(self, "qr")
-
-
-class EighResult(NamedTuple):
-    eigenvalues: Tensor
-    eigenvectors: Tensor
-
-    def __repr__(self) -> str:
-        return result_repr(self, "linalg_eigh")
-
-
-class LinalgSvdResult(NamedTuple):
-    U: Tensor
-    S: Tensor
-    Vh: Tensor
-
-    def __repr__(self) -> str:
-        return result_repr(self, "linalg_svd")
-
-
-class SvdResult(NamedTuple):
-    U: Tensor
-    S: Tensor
-    V: Tensor
-
-    def __repr__(self) -> str:
-        return result_repr(self, "svd")
-
-
-class LstsqResult(NamedTuple):
-    solution: Tensor
-    residuals: Tensor
-    rank: Tensor
-    singular_values: Tensor
-
-    def __repr__(self) -> str:
-        return result_repr(self, "linalg_lstsq")
-
-
-class LuFactorResult(NamedTuple):
-    LU: Tensor
-    pivots: Tensor
-
-    def __repr__(self) -> str:
-        return result_repr(self, "linalg_lu_factor")
-
-
-class LuFactorExResult(NamedTuple):
-    LU: Tensor
-    pivots: Tensor
-    info: Tensor
-
-    def __repr__(self) -> str:
-        return result_repr(self, "linalg_lu_factor_ex")
-
-
-class LuResult(NamedTuple):
-    P: Tensor
-    L: Tensor
-    U: Tensor
-
-    def __repr__(self) -> str:
-        return result_repr(self, "linalg_lu")
-
-
-class LuUnpackResult(NamedTuple):
-    P: Tensor
-    L: Tensor
-    U: Tensor
-
-    def __repr__(self) -> str:
-        return result_repr(self, "lu_unpack")
+InvExResult = result_type("InvExResult", "linalg_inv_ex", "inverse", "info")
+LinalgSlogdetResult = result_type("LinalgSlogdetResult", "linalg_slogdet", "sign", "logabsdet")
+SlogdetResult = result_type("SlogdetResult", "slogdet", "sign", "logabsdet")
+SolveExResult = result_type("SolveExResult", "linalg_solve_ex", "result", "info")
+CholeskyExResult = result_type("CholeskyExResult", "linalg_cholesky_ex", "L", "info")
+LinalgQrResult = result_type("LinalgQrResult", "linalg_qr", "Q", "R")
+QrResult = result_type("QrResult", "qr", "Q", "R")
+EighResult = result_type("EighResult", "linalg_eigh", "eigenvalues", "eigenvectors")
+LinalgSvdResult = result_type("LinalgSvdResult", "linalg_svd", "U", "S", "Vh")
+SvdResult = result_type("SvdResult", "svd", "U", "S", "V")
+LstsqResult = result_type(
+    "LstsqResult", "linalg_lstsq", "solution", "residuals", "rank", "singular_values"
+)
+LuFactorResult = result_type("LuFactorResult", "linalg_lu_factor", "LU", "pivots")
+LuFactorExResult = result_type("LuFactorExResult", "linalg_lu_factor_ex", "LU", "pivots", "info")
+LuResult = result_type("LuResult", "linalg_lu", "P", "L", "U")
+LuUnpackResult = result_type("LuUnpackResult", "lu_unpack", "P", "L", "U")
 
 
 # --------------------------------------------------------------------------- checks
@@ -2045,12 +1937,7 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:
 
 
 # ------------------------------------------------------------------ geqrf, orgqr, ormqr
-class GeqrfResult(NamedTuple):
-    a: Tensor
-    tau: Tensor
-
-    def __repr__(self) -> str:
-        return result_repr(self, "geqrf")
+GeqrfResult = result_type("GeqrfResult", "geqrf", "a", "tau")
 
 
 class Geqrf(Function):

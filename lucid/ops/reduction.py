@@ -6,7 +6,7 @@ from __future__ import annotations
 import builtins
 import math
 import warnings
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from lucid.ops._common import (
     apply_inplace,
     check_tensors,
     not_implemented,
-    result_repr,
+    result_type,
     zeros_like_grad,
 )
 from lucid.ops._promote import binary_arrays, float_array
@@ -498,26 +498,10 @@ def std(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: b
 
 
 # ------------------------------------------------------------------------------- max / min
-class _ValuesIndices(NamedTuple):
-    values: Tensor
-    indices: Tensor
-
-    def __repr__(self) -> str:
-        return result_repr(self, self._op)
 
 
-class MaxResult(_ValuesIndices):
-    """(values, indices) of `max` along a dim, as torch.return_types.max."""
-
-    __slots__ = ()
-    _op = "max"
-
-
-class MinResult(_ValuesIndices):
-    """(values, indices) of `min` along a dim, as torch.return_types.min."""
-
-    __slots__ = ()
-    _op = "min"
+MaxResult = result_type("MaxResult", "max", "values", "indices")
+MinResult = result_type("MinResult", "min", "values", "indices")
 
 
 def _extreme_all_forward(ctx, x, ufunc):

@@ -5,7 +5,7 @@ NaN-aware and paired reductions."""
 from __future__ import annotations
 
 import builtins
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,7 +16,13 @@ from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import pointwise as pointwise_ops
 from lucid.ops import reduction
 from lucid.ops import shape as shape_ops
-from lucid.ops._common import check_tensors, dtype_name, invalid_combination, not_implemented
+from lucid.ops._common import (
+    check_tensors,
+    dtype_name,
+    invalid_combination,
+    not_implemented,
+    result_type,
+)
 from lucid.ops.indexing import Scatter, ScatterAdd, Sort, gather
 
 if TYPE_CHECKING:
@@ -33,79 +39,15 @@ __all__ = [
 _INT64 = np.dtype(np.int64)
 
 
-class KthvalueResult(reduction._ValuesIndices):
-    """(values, indices) of `kthvalue`, as torch.return_types.kthvalue."""
-
-    __slots__ = ()
-    _op = "kthvalue"
-
-
-class MedianResult(reduction._ValuesIndices):
-    """(values, indices) of `median` along a dim, as torch.return_types.median."""
-
-    __slots__ = ()
-    _op = "median"
-
-
-class NanmedianResult(reduction._ValuesIndices):
-    """(values, indices) of `nanmedian` along a dim, as torch.return_types.nanmedian."""
-
-    __slots__ = ()
-    _op = "nanmedian"
-
-
-class ModeResult(reduction._ValuesIndices):
-    """(values, indices) of `mode`, as torch.return_types.mode."""
-
-    __slots__ = ()
-    _op = "mode"
-
-
-class CummaxResult(reduction._ValuesIndices):
-    """(values, indices) of `cummax`, as torch.return_types.cummax."""
-
-    __slots__ = ()
-    _op = "cummax"
-
-
-class CumminResult(reduction._ValuesIndices):
-    """(values, indices) of `cummin`, as torch.return_types.cummin."""
-
-    __slots__ = ()
-    _op = "cummin"
-
-
-class AminmaxResult(NamedTuple):
-    """(min, max) of `aminmax`, as torch.return_types.aminmax."""
-
-    min: Tensor
-    max: Tensor
-
-    def __repr__(self) -> str:
-        return f"lucid.return_types.aminmax(\nmin={self.min!r},\nmax={self.max!r})"
-
-
-class HistogramResult(NamedTuple):
-    """(hist, bin_edges) of `histogram`, as torch.return_types.histogram."""
-
-    hist: Tensor
-    bin_edges: Tensor
-
-    def __repr__(self) -> str:
-        return f"lucid.return_types.histogram(\nhist={self.hist!r},\nbin_edges={self.bin_edges!r})"
-
-
-class HistogramddResult(NamedTuple):
-    """(hist, bin_edges) of `histogramdd`, as torch.return_types.histogramdd; bin_edges is a
-    tuple of one edges tensor per dim."""
-
-    hist: Tensor
-    bin_edges: tuple[Tensor, ...]
-
-    def __repr__(self) -> str:
-        return (
-            f"lucid.return_types.histogramdd(\nhist={self.hist!r},\nbin_edges={self.bin_edges!r})"
-        )
+KthvalueResult = result_type("KthvalueResult", "kthvalue", "values", "indices")
+MedianResult = result_type("MedianResult", "median", "values", "indices")
+NanmedianResult = result_type("NanmedianResult", "nanmedian", "values", "indices")
+ModeResult = result_type("ModeResult", "mode", "values", "indices")
+CummaxResult = result_type("CummaxResult", "cummax", "values", "indices")
+CumminResult = result_type("CumminResult", "cummin", "values", "indices")
+AminmaxResult = result_type("AminmaxResult", "aminmax", "min", "max")
+HistogramResult = result_type("HistogramResult", "histogram", "hist", "bin_edges")
+HistogramddResult = result_type("HistogramddResult", "histogramdd", "hist", "bin_edges")
 
 
 # -------------------------------------------------------------------------- argument checks
