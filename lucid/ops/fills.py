@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import devices, dtypes, layouts
+from lucid._core.arguments import argument_error
 from lucid._core.devices import check_device
 from lucid._core.function import Function
 from lucid._core.random import _rng
@@ -611,10 +612,7 @@ def binomial(count: Tensor, prob: Tensor, generator: Any = None) -> Tensor:
     number of trials; a nan or infinite count (where prob is in (0, 1)) gives nan or inf."""
     for position, (name, value) in enumerate((("count", count), ("prob", prob)), start=1):
         if not isinstance(value, TensorBase):
-            raise TypeError(
-                f"binomial(): argument '{name}' (position {position}) must be Tensor, not "
-                f"{type(value).__name__}"
-            )
+            raise argument_error("binomial", name, position, value)
     _check_generator("binomial", generator)
     for name, value in (("count", count), ("prob", prob)):
         if value._data.dtype.kind != "f":

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._core.arguments import raise_argument_error
+from lucid._core.arguments import argument_error, raise_argument_error
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops.arithmetic import _dtype_name, matmul, mul
@@ -571,12 +571,9 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
 # vdot, chain_matmul, cross, cdist, kron and vander.
 # =====================================================================================
 def _require_named_tensors(op: str, **named: Any) -> None:
-    for position, (name, value) in enumerate(named.items()):
+    for position, (name, value) in enumerate(named.items(), start=1):
         if not isinstance(value, TensorBase):
-            raise TypeError(
-                f"{op}(): argument '{name}' (position {position + 1}) must be Tensor, not "
-                f"{type(value).__name__}"
-            )
+            raise argument_error(op, name, position, value)
 
 
 def _scales(numpy_dtype: np.dtype, beta: Any, alpha: Any) -> tuple[Any, Any]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import dtypes
-from lucid._core.arguments import raise_argument_error
+from lucid._core.arguments import argument_error, raise_argument_error
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops import _gamma, _special
@@ -1626,13 +1626,9 @@ def _tensor_other(op: str, other: Any, name: str = "other", input: Any = _UNCHEC
     """PyTorch's TypeError for a non-tensor in a binary op that takes tensors only (`input` is
     checked too when given)."""
     if input is not _UNCHECKED and not isinstance(input, TensorBase):
-        raise TypeError(
-            f"{op}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
-        )
+        raise argument_error(op, "input", 1, input)
     if not isinstance(other, TensorBase):
-        raise TypeError(
-            f"{op}(): argument '{name}' (position 2) must be Tensor, not {type(other).__name__}"
-        )
+        raise argument_error(op, name, 2, other)
 
 
 def _float_pair(a: Any, b: Any, kernel: str | None) -> tuple[Any, Any]:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import dtypes
-from lucid._core.arguments import raise_type_error
+from lucid._core.arguments import argument_error, raise_type_error
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import pointwise as pointwise_ops
@@ -837,10 +837,7 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
     _int_argument("diff", dim, "dim", 3)
     for name, position, value in (("prepend", 4, prepend), ("append", 5, append)):
         if value is not None and not isinstance(value, TensorBase):
-            raise TypeError(
-                f"diff(): argument '{name}' (position {position}) must be Tensor, not "
-                f"{type(value).__name__}"
-            )
+            raise argument_error("diff", name, position, value)
         if value is not None and value._data.ndim != array.ndim:
             raise RuntimeError("diff expects prepend or append to be the same dimension as input")
     if not array.ndim:
