@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import dtypes
+from lucid._core.arguments import argument_error
 from lucid._core.function import Function, op_name
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import (
@@ -75,19 +76,12 @@ def _wrap_python_ints(x: Any, y: Any) -> tuple[Any, Any]:
 
 
 # ----------------------------------------------------------------- arguments
-def _argument_error(op: str, name: str, position: int, value: Any) -> TypeError:
-    return TypeError(
-        f"{op}(): argument '{name}' (position {position}) must be Tensor, not "
-        f"{type(value).__name__}"
-    )
-
-
 def _operand(value: Any, op: str, name: str, position: int) -> Any:
     """A non-tensor operand as a Python scalar, or PyTorch's TypeError for anything else."""
     try:
         return scalar_value(value)
     except TypeError:
-        raise _argument_error(op, name, position, value) from None
+        raise argument_error(op, name, position, value) from None
 
 
 def _scalar_tensor(value: Any) -> Tensor:
@@ -546,7 +540,7 @@ class Neg(Function):
 
 def neg(input: Tensor) -> Tensor:
     if not isinstance(input, TensorBase):
-        raise _argument_error("neg", "input", 1, input)
+        raise argument_error("neg", "input", 1, input)
     _check_not_bool_negation(input)
     return Neg.apply(input)
 
@@ -694,14 +688,14 @@ class Reciprocal(Function):
 
 def reciprocal(input: Tensor) -> Tensor:
     if not isinstance(input, TensorBase):
-        raise _argument_error("reciprocal", "input", 1, input)
+        raise argument_error("reciprocal", "input", 1, input)
     return Reciprocal.apply(input)
 
 
 # --------------------------------------------------------------------- matmul
 def _require_tensor(value: Any, op: str, name: str, position: int) -> None:
     if not isinstance(value, TensorBase):
-        raise _argument_error(op, name, position, value)
+        raise argument_error(op, name, position, value)
 
 
 def _matmul_error(x: np.ndarray, y: np.ndarray) -> RuntimeError:
@@ -862,9 +856,9 @@ class FoldedMatMul(MatMul):
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with NumPy/PyTorch broadcasting rules for 1-D and batched operands."""
     if not isinstance(input, TensorBase):
-        raise _argument_error("matmul", "input", 1, input)
+        raise argument_error("matmul", "input", 1, input)
     if not isinstance(other, TensorBase):
-        raise _argument_error("matmul", "other", 2, other)
+        raise argument_error("matmul", "other", 2, other)
     a_ndim, b_ndim = input._data.ndim, other._data.ndim
     if a_ndim == 2:
         if b_ndim == 2:
@@ -1451,7 +1445,7 @@ def addcdiv_(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1)
 
 def _integer_pair(op: str, a: Tensor, b: Any, kernel: str) -> tuple[np.ndarray, np.ndarray]:
     if not isinstance(b, TensorBase):
-        raise _argument_error(op, "other", 2, b)
+        raise argument_error(op, "other", 2, b)
     x, y = binary_arrays(a, b)
     if x.dtype.kind not in "iu":
         raise not_implemented(kernel, x.dtype)

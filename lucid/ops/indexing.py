@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import dtypes
-from lucid._core.arguments import raise_argument_error, raise_type_error
+from lucid._core.arguments import argument_error, raise_argument_error, raise_type_error
 from lucid._core.devices import check_device
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled
@@ -791,9 +791,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """A copy of `input` with `src` added at `index` along `dim` (repeats add up)."""
     check_tensors(input, index, src)
     if not isinstance(src, TensorBase):
-        raise TypeError(
-            f"scatter_add(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}"
-        )
+        raise argument_error("scatter_add", "src", 3, src)
     dim = _check_scatter(input, dim, index, src)
     return ScatterAdd.apply(input, dim, index, src)
 
@@ -802,9 +800,7 @@ def scatter_add_(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """In-place scatter_add."""
     check_tensors(input, index, src)
     if not isinstance(src, TensorBase):
-        raise TypeError(
-            f"scatter_add_(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}"
-        )
+        raise argument_error("scatter_add_", "src", 3, src)
     dim = _check_scatter(input, dim, index, src)
     return apply_inplace(ScatterAdd, input, dim, index, src)
 
@@ -1222,9 +1218,7 @@ class IndexReduce(ScatterReduction):
 
 def _check_reduce_src(input: Tensor, src: Tensor, name: str) -> None:
     if not isinstance(src, TensorBase):
-        raise TypeError(
-            f"{name}(): argument 'src' (position 4) must be Tensor, not {type(src).__name__}"
-        )
+        raise argument_error(name, "src", 4, src)
 
 
 def _leading_block_of(src: Tensor, index_shape: tuple[int, ...]) -> Tensor:
@@ -1663,9 +1657,7 @@ def _index_put_arguments(name: str, input: Tensor, indices: Any, values: Any,
                 f"{type(item).__name__}"
             )
     if not isinstance(values, TensorBase):
-        raise TypeError(
-            f"{name}(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}"
-        )
+        raise argument_error(name, "values", 2, values)
     if not isinstance(accumulate, bool):
         raise TypeError(
             f"{name}(): argument 'accumulate' must be bool, not {type(accumulate).__name__}"

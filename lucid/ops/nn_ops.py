@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._core.arguments import raise_argument_error
+from lucid._core.arguments import argument_error, raise_argument_error
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import _special
@@ -840,9 +840,7 @@ def _prelu_weight_shape(weight: Tensor, x: Tensor) -> tuple[int, ...]:
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 indicators of `tensor`'s class values along a new last dimension."""
     if not isinstance(tensor, TensorBase):
-        raise TypeError(
-            f"one_hot(): argument 'input' (position 1) must be Tensor, not {type(tensor).__name__}"
-        )
+        raise argument_error("one_hot", "input", 1, tensor)
     indices = tensor._data
     if indices.dtype != np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")

@@ -661,9 +661,7 @@ class Atan2(Function):
 def atan2(input: Tensor, other: Tensor) -> Tensor:
     """The angle of the point (other, input), in (-pi, pi]."""
     if not isinstance(other, TensorBase):
-        raise TypeError(
-            f"atan2(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
-        )
+        raise argument_error("atan2", "other", 2, other)
     return Atan2.apply(input, other)
 
 
@@ -900,9 +898,7 @@ def _check_lerp(input: Tensor, end: Any, weight: Any) -> None:
     """PyTorch's errors for lerp's operands: end a tensor of input's dtype, a float input, and a
     dimensioned tensor weight of input's dtype."""
     if not isinstance(end, TensorBase):
-        raise TypeError(
-            f"lerp(): argument 'end' (position 2) must be Tensor, not {type(end).__name__}"
-        )
+        raise argument_error("lerp", "end", 2, end)
     start_dtype = input._data.dtype
     if end._data.dtype != start_dtype:
         raise RuntimeError(
@@ -1428,9 +1424,7 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
 # ----------------------------------------------------------- logical, bitwise
 def _check_other_tensor(name: str, other: Any) -> None:
     if not isinstance(other, TensorBase):
-        raise TypeError(
-            f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
-        )
+        raise argument_error(name, "other", 2, other)
 
 
 def _logical(name: str, ufunc: Any, input: Tensor, other: Tensor) -> Tensor:
@@ -2746,9 +2740,7 @@ arctanh_ = atanh_
 
 def atan2_(input: Tensor, other: Tensor) -> Tensor:
     if not isinstance(other, TensorBase):
-        raise TypeError(
-            f"atan2_(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}"
-        )
+        raise argument_error("atan2_", "other", 1, other)
     return apply_inplace(Atan2, input, other)
 
 
@@ -2926,9 +2918,7 @@ def logical_not_(input: Tensor) -> Tensor:
 
 def _check_other_operand(name: str, other: Any) -> None:
     if not isinstance(other, TensorBase):
-        raise TypeError(
-            f"{name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}"
-        )
+        raise argument_error(name, "other", 1, other)
 
 
 def logical_and_(input: Tensor, other: Tensor) -> Tensor:

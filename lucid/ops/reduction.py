@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import dtypes
-from lucid._core.arguments import raise_argument_error
+from lucid._core.arguments import argument_error, raise_argument_error
 from lucid._core.function import Function, once_differentiable
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
@@ -1022,9 +1022,7 @@ def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:
     """The p-norm of input - other (broadcasting)."""
     check_tensors(input, other)
     if not isinstance(other, TensorBase):
-        raise TypeError(
-            f"dist(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
-        )
+        raise argument_error("dist", "other", 2, other)
     if input._data.dtype.kind != "f" or other._data.dtype.kind != "f":
         raise RuntimeError("dist only supports floating-point dtypes")
     return Dist.apply(input, other, p)
