@@ -33,6 +33,7 @@ from lucid._core.tensor import Size
 from lucid._tensor import Tensor
 from lucid._tensor_str import set_printoptions
 from lucid.dtypes import (
+    bfloat16,
     bool,
     double,
     dtype,
@@ -40,8 +41,10 @@ from lucid.dtypes import (
     float16,
     float32,
     float64,
+    finfo,
     get_default_dtype,
     half,
+    iinfo,
     int,
     int8,
     int16,
@@ -162,15 +165,14 @@ def can_cast(from_: dtype, to: dtype) -> bool:
                 f"can_cast(): argument '{name}' (position {position}) must be lucid.dtype, not "
                 f"{type(value).__name__}"
             )
-    kinds = {"b": 0, "u": 1, "i": 1, "f": 2}
-    return kinds[to.numpy_dtype.kind] >= kinds[from_.numpy_dtype.kind]
+    return to._category >= from_._category
 
 
 # Subpackages and names that build on the whole namespace load on first use, as attributes
 # (torch.nn is an attribute after `import torch`; so is lucid.nn): `import lucid` stays small,
 # and the package face imports nothing that imports it back.
 _LAZY_SUBPACKAGES = ("nn", "optim", "utils", "debug", "cuda", "backends", "accelerator", "jit")
-_LAZY_SUBPACKAGES += ("linalg",)
+_LAZY_SUBPACKAGES += ("linalg", "amp")
 _LAZY_NAMES = {
     "load": "lucid.utils.serialization",
     "save": "lucid.utils.serialization",

@@ -692,6 +692,9 @@ class Tensor(TensorBase):
     def half(self) -> Tensor:
         return fills.to(self, dtypes.float16)
 
+    def bfloat16(self) -> Tensor:
+        return fills.to(self, dtypes.bfloat16)
+
     def long(self) -> Tensor:
         return fills.to(self, dtypes.int64)
 

@@ -18,7 +18,6 @@ from lucid._core.grad_mode import local_state
 from lucid._core.random import *  # noqa: F403  (the generator functions are lucid's too)
 from lucid._core.random import Generator, _rng
 from lucid._core.tensor import (
-    _TYPE_NAMES,
     Size,
     TensorBase,
     _varargs_shape,
@@ -374,7 +373,7 @@ def _random_float_dtype(dtype: Any, kernel: str) -> np.dtype:
     """The dtype of a continuous distribution's samples; PyTorch has no integer kernels."""
     target = _float_dtype(dtype)
     if target.kind != "f":
-        name = _TYPE_NAMES[target][len("lucid.") : -len("Tensor")]
+        name = dtypes.SCALAR_TYPE_NAMES[target.name]
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
     return target
 

@@ -207,9 +207,9 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(
             MIXED_PRECISION,
             """
-            GradScaler autocast autocast_decrement_nesting autocast_increment_nesting bfloat16
-            clear_autocast_cache finfo get_autocast_cpu_dtype get_autocast_dtype
-            get_autocast_gpu_dtype get_autocast_ipu_dtype get_autocast_xla_dtype iinfo
+            GradScaler autocast autocast_decrement_nesting autocast_increment_nesting
+            clear_autocast_cache get_autocast_cpu_dtype get_autocast_dtype
+            get_autocast_gpu_dtype get_autocast_ipu_dtype get_autocast_xla_dtype
             is_autocast_cache_enabled is_autocast_cpu_enabled is_autocast_enabled
             is_autocast_ipu_enabled is_autocast_xla_enabled set_autocast_cache_enabled
             set_autocast_cpu_dtype set_autocast_cpu_enabled set_autocast_dtype
@@ -295,7 +295,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
             eig lstsq lu lu_solve reinforce solve symeig triangular_solve volatile
             """,
         ),
-        **_names(MIXED_PRECISION, "bfloat16"),
         **_names(DISTRIBUTED, "is_distributed"),
         **_names(NESTED, "as_subclass is_nested module_load to_padded_tensor"),
         **_names(SIGNAL, "istft stft"),

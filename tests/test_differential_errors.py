@@ -589,6 +589,10 @@ def _run(target: Target, library: Any, args: list[Any], kwargs: dict) -> tuple[A
 def _normalized(value: Any) -> Any:
     """A library-neutral form of a result: arrays, tuples, numbers, strings."""
     if isinstance(value, lucid.Tensor) or isinstance(value, torch.Tensor):
+        # NumPy holds bfloat16 only through ml_dtypes and torch refuses to export it: both
+        # sides compare as float32, which holds every bfloat16 exactly.
+        if str(value.dtype).endswith("bfloat16"):
+            value = value.float()
         array = np.array(value.detach().numpy(), copy=True)
         # lucid has no uint64: where PyTorch returns one (hash_tensor), lucid's int64 holds
         # the same bits

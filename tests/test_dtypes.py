@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -214,3 +216,108 @@ def test_float64_stays_float64_through_ops_and_gradients():
 def test_float64_does_not_lose_precision():
     x = lucid.tensor([1.0 + 1e-12], dtype=lucid.float64)
     assert (x - 1.0).item() == pytest.approx(1e-12, rel=1e-3)
+
+
+# ----------------------------------------------------------------- bfloat16
+def test_bfloat16_is_stored_as_ml_dtypes_bfloat16():
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="the bfloat16 extra is not installed")
+    x = lucid.tensor([1.0, 2.5], dtype=lucid.bfloat16)
+    assert x.dtype is lucid.bfloat16 and x.element_size() == 2
+    assert x.numpy().dtype == np.dtype(ml_dtypes.bfloat16)
+    assert lucid.from_numpy(x.numpy()).dtype is lucid.bfloat16
+    assert x.type() == "lucid.BFloat16Tensor"
+    assert lucid.bfloat16.is_floating_point and lucid.bfloat16.is_signed
+
+
+@pytest.mark.parametrize("other", DTYPE_NAMES)
+def test_bfloat16_promote_types_matches_pytorch(other):
+    torch = pytest.importorskip("torch", reason=TORCH_MISSING)
+    for left, right in (("bfloat16", other), (other, "bfloat16")):
+        result = lucid.promote_types(getattr(lucid, left), getattr(lucid, right))
+        expected = torch.promote_types(getattr(torch, left), getattr(torch, right))
+        assert str(result) == str(expected).replace("torch.", "lucid.")
+
+
+def test_bfloat16_can_be_the_default_dtype():
+    pytest.importorskip("ml_dtypes", reason="the bfloat16 extra is not installed")
+    lucid.set_default_dtype(lucid.bfloat16)
+    try:
+        assert lucid.tensor([1.5]).dtype is lucid.bfloat16
+    finally:
+        lucid.set_default_dtype(lucid.float32)
+
+
+# -------------------------------------------------------------- finfo, iinfo
+FLOAT_NAMES = ["float16", "bfloat16", "float32", "float64"]
+
+
+@pytest.mark.parametrize("name", FLOAT_NAMES)
+def test_finfo_matches_pytorch(name):
+    torch = pytest.importorskip("torch", reason=TORCH_MISSING)
+    ours, theirs = lucid.finfo(getattr(lucid, name)), torch.finfo(getattr(torch, name))
+    for field in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype"):
+        assert getattr(ours, field) == getattr(theirs, field), field
+    assert repr(ours) == repr(theirs)
+
+
+def test_finfo_defaults_to_the_default_dtype():
+    assert lucid.finfo() == lucid.finfo(lucid.float32)
+    lucid.set_default_dtype(lucid.float64)
+    try:
+        assert lucid.finfo().dtype == "float64"
+    finally:
+        lucid.set_default_dtype(lucid.float32)
+
+
+@pytest.mark.parametrize("name", ["int8", "int16", "int32", "int64", "uint8"])
+def test_iinfo_matches_pytorch(name):
+    torch = pytest.importorskip("torch", reason=TORCH_MISSING)
+    ours, theirs = lucid.iinfo(getattr(lucid, name)), torch.iinfo(getattr(torch, name))
+    for field in ("bits", "max", "min", "dtype"):
+        assert getattr(ours, field) == getattr(theirs, field), field
+    assert repr(ours) == repr(theirs)
+
+
+@pytest.mark.parametrize(
+    ("function", "argument", "message"),
+    [
+        (lucid.finfo, lucid.int32, "lucid.finfo() requires a floating point input type"),
+        (lucid.finfo, lucid.bool, "lucid.finfo() requires a floating point input type"),
+        (lucid.finfo, 3, "finfo(): argument 'type' (position 1) must be lucid.dtype, not int"),
+        (lucid.iinfo, lucid.float32, "lucid.iinfo() requires an integer input type"),
+        (lucid.iinfo, lucid.bool, "lucid.bool is not supported by lucid.iinfo"),
+    ],
+)
+def test_finfo_and_iinfo_reject_the_other_kind_as_pytorch(function, argument, message):
+    with pytest.raises(TypeError) as error:
+        function(argument)
+    assert str(error.value).startswith(message)
+
+
+_WITHOUT_ML_DTYPES = """
+import sys
+from importlib.abc import MetaPathFinder
+
+class RefuseMlDtypes(MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "ml_dtypes" or name.startswith("ml_dtypes."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, RefuseMlDtypes())
+import lucid
+assert repr(lucid.bfloat16) == "lucid.bfloat16" and lucid.bfloat16.itemsize == 2
+assert lucid.ones(2).sum().item() == 2.0
+try:
+    lucid.zeros(2, dtype=lucid.bfloat16)
+except RuntimeError as error:
+    print(error)
+"""
+
+
+def test_without_ml_dtypes_lucid_imports_and_bfloat16_says_what_to_install():
+    result = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_ML_DTYPES], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert 'pip install "lucid-numerics[bfloat16]"' in result.stdout

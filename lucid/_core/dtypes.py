@@ -1,13 +1,25 @@
-"""Dtype objects over NumPy dtypes, the default dtype, and PyTorch's type-promotion rules."""
+"""Dtype objects over NumPy dtypes, the default dtype, PyTorch's type-promotion rules, and
+finfo/iinfo.
+
+bfloat16 is stored as `ml_dtypes.bfloat16`, a NumPy dtype from the optional `ml_dtypes`
+package (the `bfloat16` extra). Without it `lucid.bfloat16` still exists, so code that names it
+imports, but making a tensor of it raises an error that says what to install.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
+try:
+    import ml_dtypes as _ml_dtypes
+except ImportError:  # pragma: no cover - exercised by the without-extras test
+    _ml_dtypes = None
+
 __all__ = [
     "dtype",
     "float16",
     "half",
+    "bfloat16",
     "float32",
     "float",
     "float64",
@@ -27,6 +39,8 @@ __all__ = [
     "result_type",
     "to_numpy_dtype",
     "from_numpy_dtype",
+    "finfo",
+    "iinfo",
 ]
 
 _builtin_bool = bool
@@ -39,14 +53,21 @@ class dtype:
 
     __slots__ = ("name", "numpy_dtype", "is_floating_point", "is_signed", "itemsize", "_category")
 
-    def __init__(self, name: str, numpy_dtype: np.dtype, category: _builtin_int) -> None:
+    def __init__(
+        self, name: str, numpy_dtype: np.dtype | None, category: _builtin_int, itemsize: int = 0
+    ) -> None:
         self.name = name
-        self.numpy_dtype = np.dtype(numpy_dtype)
+        # None only for bfloat16 without ml_dtypes installed (to_numpy_dtype raises for it).
+        self.numpy_dtype = None if numpy_dtype is None else np.dtype(numpy_dtype)
         # 0 = bool, 1 = integer, 2 = floating: the order PyTorch promotes across.
         self._category = category
         self.is_floating_point = category == 2
-        self.is_signed = self.numpy_dtype.kind in "if"
-        self.itemsize = self.numpy_dtype.itemsize
+        if self.numpy_dtype is None:
+            self.is_signed = True
+            self.itemsize = itemsize
+        else:
+            self.is_signed = self.numpy_dtype.kind in "if" or category == 2
+            self.itemsize = self.numpy_dtype.itemsize
 
     def __repr__(self) -> str:
         return f"lucid.{self.name}"
@@ -59,6 +80,7 @@ class dtype:
 
 
 float16 = half = dtype("float16", np.float16, 2)
+bfloat16 = dtype("bfloat16", None if _ml_dtypes is None else _ml_dtypes.bfloat16, 2, itemsize=2)
 float32 = float = dtype("float32", np.float32, 2)
 float64 = double = dtype("float64", np.float64, 2)
 int8 = dtype("int8", np.int8, 1)
@@ -68,8 +90,26 @@ int64 = long = dtype("int64", np.int64, 1)
 uint8 = dtype("uint8", np.uint8, 1)
 bool = dtype("bool", np.bool_, 0)
 
-_ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool)
-_FROM_NUMPY: dict[np.dtype, dtype] = {d.numpy_dtype: d for d in _ALL}
+_ALL = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool)
+_FROM_NUMPY: dict[np.dtype, dtype] = {d.numpy_dtype: d for d in _ALL if d.numpy_dtype is not None}
+# PyTorch names a dtype in its messages by scalar type ("Half") or by C++ type ("c10::Half").
+SCALAR_TYPE_NAMES = {
+    "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+    "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
+    "bool": "Bool",
+}  # fmt: skip
+C_TYPE_NAMES = {
+    "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+    "int8": "signed char", "int16": "short int", "int32": "int", "int64": "long int",
+    "uint8": "unsigned char", "bool": "bool",
+}  # fmt: skip
+# NumPy kinds of lucid's floating dtypes: "V" is ml_dtypes' bfloat16, which NumPy files as a
+# void-like type; lucid has no other "V" dtype, so `kind in FLOAT_KINDS` means "floating".
+FLOAT_KINDS = "fV"
+_BFLOAT16_MISSING = (
+    "lucid.bfloat16 needs the ml_dtypes package, which gives NumPy a bfloat16 type: "
+    'pip install "lucid-numerics[bfloat16]"'
+)
 
 _default_float = float32
 
@@ -85,7 +125,7 @@ def from_numpy_dtype(numpy_dtype: np.dtype) -> dtype:
         return _FROM_NUMPY[numpy_dtype]
     raise TypeError(
         f"can't convert np.ndarray of type numpy.{numpy_dtype.name}. The only supported types "
-        "are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+        "are: float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool."
     )
 
 
@@ -94,6 +134,8 @@ def to_numpy_dtype(d: dtype | np.dtype | type | str | None) -> np.dtype | None:
     if d is None:
         return None
     if type(d) is dtype:
+        if d.numpy_dtype is None:
+            raise RuntimeError(_BFLOAT16_MISSING)
         return d.numpy_dtype
     if d is _builtin_float:
         # PyTorch reads the Python type `float` as float64, whatever the default dtype.
@@ -124,7 +166,7 @@ def set_default_dtype(d: dtype) -> None:
         raise TypeError(
             "invalid dtype object: only floating-point types are supported as the default type"
         )
-    if d not in (float16, float32, float64):
+    if d not in (float16, bfloat16, float32, float64):
         raise TypeError("only floating-point types are supported as the default type")
     _default_float = d
 
@@ -139,6 +181,12 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
             )
     if type1 is type2:
         return type1
+    # bfloat16 and float16 each hold values the other cannot, so together they need float32.
+    if type1 is bfloat16 or type2 is bfloat16:
+        other = type2 if type1 is bfloat16 else type1
+        if other is float16:
+            return float32
+        return other if other._category == 2 else bfloat16
     # Across categories the higher one's dtype wins as is (int32 + float16 -> float16), where
     # NumPy would widen the float to hold every integer.
     if type1._category != type2._category:
@@ -189,3 +237,84 @@ def result_type(*operands: object) -> dtype:
     if result is None:
         raise TypeError("result_type needs at least one operand")
     return result
+
+
+def _check_dtype_argument(function: str, value: object) -> None:
+    if type(value) is not dtype:
+        raise TypeError(
+            f"{function}(): argument 'type' (position 1) must be lucid.dtype, not "
+            f"{type(value).__name__}"
+        )
+
+
+def _short(value: _builtin_float) -> str:
+    return f"{value:g}"
+
+
+class finfo:
+    """Machine limits of a floating dtype, with PyTorch's attribute names."""
+
+    __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype")
+
+    def __init__(self, type: dtype | None = None) -> None:  # noqa: A002 - PyTorch's name
+        if type is None:
+            type = _default_float
+        _check_dtype_argument("finfo", type)
+        if type._category != 2:
+            raise TypeError(
+                "lucid.finfo() requires a floating point input type. Use lucid.iinfo to handle "
+                "'lucid.finfo'"
+            )
+        numpy_info = (np if type is not bfloat16 else _ml_dtypes).finfo(to_numpy_dtype(type))
+        self.bits = type.itemsize * 8
+        self.eps = _builtin_float(numpy_info.eps)
+        self.max = _builtin_float(numpy_info.max)
+        self.min = _builtin_float(numpy_info.min)
+        self.tiny = self.smallest_normal = _builtin_float(numpy_info.smallest_normal)
+        # 10 ** -precision, computed in float64 (ml_dtypes rounds it to bfloat16).
+        self.resolution = 10.0**-numpy_info.precision
+        self.dtype = type.name
+
+    def __eq__(self, other: object) -> _builtin_bool:
+        return isinstance(other, finfo) and other.dtype == self.dtype
+
+    def __hash__(self) -> _builtin_int:
+        return hash(("finfo", self.dtype))
+
+    def __repr__(self) -> str:
+        return (
+            f"finfo(resolution={_short(self.resolution)}, min={_short(self.min)}, "
+            f"max={_short(self.max)}, eps={_short(self.eps)}, "
+            f"smallest_normal={_short(self.smallest_normal)}, tiny={_short(self.tiny)}, "
+            f"dtype={self.dtype})"
+        )
+
+
+class iinfo:
+    """Machine limits of an integer dtype, with PyTorch's attribute names."""
+
+    __slots__ = ("bits", "max", "min", "dtype")
+
+    def __init__(self, type: dtype) -> None:  # noqa: A002 - PyTorch's name
+        _check_dtype_argument("iinfo", type)
+        if type is bool:
+            raise TypeError("lucid.bool is not supported by lucid.iinfo")
+        if type._category != 1:
+            raise TypeError(
+                "lucid.iinfo() requires an integer input type. Use lucid.finfo to handle "
+                "'lucid.iinfo'"
+            )
+        numpy_info = np.iinfo(type.numpy_dtype)
+        self.bits = numpy_info.bits
+        self.max = _builtin_int(numpy_info.max)
+        self.min = _builtin_int(numpy_info.min)
+        self.dtype = type.name
+
+    def __eq__(self, other: object) -> _builtin_bool:
+        return isinstance(other, iinfo) and other.dtype == self.dtype
+
+    def __hash__(self) -> _builtin_int:
+        return hash(("iinfo", self.dtype))
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={_short(self.min)}, max={_short(self.max)}, dtype={self.dtype})"

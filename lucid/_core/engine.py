@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import observers
+from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.grad_mode import local_state
 from lucid._core.graph import FREED_MESSAGE, AccumulateGrad, accumulator_for
 from lucid._core.tensor import TensorBase, _wrap
@@ -506,7 +507,7 @@ def _make_grads(
             if output._requires_grad:
                 if output._data.size != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if output._data.dtype.kind != "f":
+                if output._data.dtype.kind not in FLOAT_KINDS:
                     raise RuntimeError(
                         "grad can be implicitly created only for real scalar outputs but got "
                         f"{output.dtype}"

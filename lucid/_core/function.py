@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from lucid._core import observers
 from lucid._core.arguments import raise_argument_error
+from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.grad_mode import local_state
 from lucid._core.graph import Node, accumulator_for, next_sequence_nr
 from lucid._core.tensor import TensorBase, _wrap, mark_inference
@@ -176,7 +177,7 @@ class Function:
                 _share_version_with_view_source(output, output._data.base, args)
             if is_recording:
                 array = output._data
-                if array.dtype.kind == "f" and not ctx.non_differentiable:
+                if array.dtype.kind in FLOAT_KINDS and not ctx.non_differentiable:
                     output._requires_grad = True
                     output._grad_fn = ctx
                 ctx.output_meta = ((array.shape, array.dtype),)
@@ -249,7 +250,7 @@ def _finish_outputs(
             # Every tensor output keeps its metadata, so backward can be handed zeros for
             # outputs that are non-differentiable or received no gradient.
             meta.append((out._data.shape, out._data.dtype))
-            if out._data.dtype.kind == "f" and not any(
+            if out._data.dtype.kind in FLOAT_KINDS and not any(
                 out is tensor for tensor in non_differentiable
             ):
                 out._requires_grad = True

@@ -18,7 +18,6 @@ from lucid._core.hooks import RemovableHandle
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
-_FLOAT_KINDS = "f"
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -106,7 +105,7 @@ class TensorBase:
                 "Setting requires_grad=True on inference tensor outside InferenceMode is not "
                 "allowed."
             )
-        if value and self._data.dtype.kind not in _FLOAT_KINDS:
+        if value and self._data.dtype.kind not in dtypes.FLOAT_KINDS:
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients"
             )
@@ -134,8 +133,8 @@ class TensorBase:
                     f"{type(value).__name__}"
                 )
             if value._data.dtype != self._data.dtype:
-                given = _C_TYPE_NAMES[value._data.dtype]
-                expected = _TYPE_NAMES[self._data.dtype][len("lucid.") : -len("Tensor")]
+                given = dtypes.C_TYPE_NAMES[value._data.dtype.name]
+                expected = dtypes.SCALAR_TYPE_NAMES[self._data.dtype.name]
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{given}' to a tensor with "
                     f"grad_dtype '{expected}'. The gradient must match the tensor's grad_dtype "
@@ -228,7 +227,7 @@ class TensorBase:
         return self._data.itemsize
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return self._data.dtype.kind in dtypes.FLOAT_KINDS
 
     def is_contiguous(self) -> bool:
         return self._data.flags.c_contiguous
@@ -494,28 +493,9 @@ def _varargs_shape(args: tuple) -> Any:
     return args
 
 
+# Tensor.type()'s names: "lucid.HalfTensor", "lucid.BFloat16Tensor", ...
 _TYPE_NAMES = {
-    np.dtype(np.float16): "lucid.HalfTensor",
-    np.dtype(np.float32): "lucid.FloatTensor",
-    np.dtype(np.float64): "lucid.DoubleTensor",
-    np.dtype(np.int8): "lucid.CharTensor",
-    np.dtype(np.int16): "lucid.ShortTensor",
-    np.dtype(np.int32): "lucid.IntTensor",
-    np.dtype(np.int64): "lucid.LongTensor",
-    np.dtype(np.uint8): "lucid.ByteTensor",
-    np.dtype(np.bool_): "lucid.BoolTensor",
-}
-
-
-# The C type names PyTorch's grad setter reports for a mismatched gradient dtype.
-_C_TYPE_NAMES = {
-    np.dtype(np.float16): "c10::Half",
-    np.dtype(np.float32): "float",
-    np.dtype(np.float64): "double",
-    np.dtype(np.int8): "signed char",
-    np.dtype(np.int16): "short int",
-    np.dtype(np.int32): "int",
-    np.dtype(np.int64): "long int",
-    np.dtype(np.uint8): "unsigned char",
-    np.dtype(np.bool_): "bool",
+    d.numpy_dtype: f"lucid.{dtypes.SCALAR_TYPE_NAMES[d.name]}Tensor"
+    for d in dtypes._ALL
+    if d.numpy_dtype is not None
 }

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core.arguments import raise_type_error
+from lucid._core.dtypes import SCALAR_TYPE_NAMES
 from lucid._core.function import Function, op_name
 from lucid._core.grad_mode import enable_grad
 from lucid._core.tensor import TensorBase, _wrap
@@ -23,12 +24,6 @@ __all__ = [
     "inplace_operand", "invalid_combination", "not_implemented", "write_inplace",
     "zeros_like_grad",
 ]  # fmt: skip
-
-# PyTorch names dtypes by scalar type in most of its messages.
-SCALAR_TYPE_NAMES = {
-    "float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "int16": "Short",
-    "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool",
-}  # fmt: skip
 
 
 def dtype_name(numpy_dtype: np.dtype) -> str:

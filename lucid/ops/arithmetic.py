@@ -9,6 +9,7 @@ import numpy as np
 
 from lucid._core import dtypes
 from lucid._core.arguments import argument_error
+from lucid._core.dtypes import C_TYPE_NAMES
 from lucid._core.function import Function, op_name
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import (
@@ -43,13 +44,6 @@ __all__ += [
 ]
 
 _INTEGRAL_KINDS = "iub"
-
-# PyTorch names dtypes two ways in its messages: by scalar type and, here, by C type.
-_C_TYPE_NAMES = {
-    "float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
-    "int16": "short int", "int32": "int", "int64": "long int", "uint8": "unsigned char",
-    "bool": "bool",
-}  # fmt: skip
 
 
 def _shape(x: Any) -> tuple[int, ...]:
@@ -741,7 +735,7 @@ def _matmul_dtype_error(x: np.ndarray, y: np.ndarray) -> RuntimeError:
     if y.ndim == 2:
         return RuntimeError(
             "expected m1 and m2 to have the same dtype, but got: "
-            f"{_C_TYPE_NAMES[x.dtype.name]} != {_C_TYPE_NAMES[y.dtype.name]}"
+            f"{C_TYPE_NAMES[x.dtype.name]} != {C_TYPE_NAMES[y.dtype.name]}"
         )
     return RuntimeError(
         f"expected scalar type {_dtype_name(x.dtype)} but found {_dtype_name(y.dtype)}"

@@ -16,10 +16,10 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from lucid._core.arguments import raise_argument_error
+from lucid._core.dtypes import SCALAR_TYPE_NAMES
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import _wrap
-from lucid.ops._common import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
 from lucid.ops._common import check_tensors, not_implemented, zeros_like_grad
 from lucid.ops.arithmetic import matmul
 
@@ -522,8 +522,8 @@ def _check_dtypes(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
     for other in (weight, bias):
         if other is not None and other._data.dtype != input._data.dtype:
             raise RuntimeError(
-                f"expected scalar type {_SCALAR_TYPE_NAMES[input._data.dtype.name]} but found "
-                f"{_SCALAR_TYPE_NAMES[other._data.dtype.name]}"
+                f"expected scalar type {SCALAR_TYPE_NAMES[input._data.dtype.name]} but found "
+                f"{SCALAR_TYPE_NAMES[other._data.dtype.name]}"
             )
 
 

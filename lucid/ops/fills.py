@@ -12,6 +12,7 @@ import numpy as np
 from lucid._core import devices, dtypes, layouts
 from lucid._core.arguments import argument_error
 from lucid._core.devices import check_device
+from lucid._core.dtypes import C_TYPE_NAMES
 from lucid._core.function import Function
 from lucid._core.random import _rng
 from lucid._core.tensor import TensorBase, _wrap
@@ -396,13 +397,6 @@ class CauchyInplace(_RandomFill):
         return median + sigma * np.tan(np.pi * (rng.random(shape, dtype=np.float64) - 0.5))
 
 
-_C_TYPE_NAMES = {
-    "float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
-    "int16": "short int", "int32": "int", "int64": "long int", "uint8": "unsigned char",
-    "bool": "bool",
-}  # fmt: skip
-
-
 def cauchy_(input: Tensor, median: float = 0.0, sigma: float = 1.0, *,
             generator: Any = None) -> Tensor:  # fmt: skip
     """Fill with draws from the Cauchy distribution centred at `median` with scale `sigma`."""
@@ -413,7 +407,7 @@ def cauchy_(input: Tensor, median: float = 0.0, sigma: float = 1.0, *,
     if input._data.dtype.kind != "f":
         raise RuntimeError(
             "Cauchy distribution is a continuous probability distribution. dtype must be a "
-            f"floating point but you specified {_C_TYPE_NAMES[input._data.dtype.name]}"
+            f"floating point but you specified {C_TYPE_NAMES[input._data.dtype.name]}"
         )
     return CauchyInplace.apply(input, generator, median, sigma)
 
@@ -485,9 +479,9 @@ def random_(input: Tensor, *args: Any, generator: Any = None, **kwargs: Any) -> 
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
         if not info.min <= low <= info.max:
-            raise RuntimeError(f"from is out of bounds for {_C_TYPE_NAMES[dtype.name]}")
+            raise RuntimeError(f"from is out of bounds for {C_TYPE_NAMES[dtype.name]}")
         if not info.min <= high - 1 <= info.max:
-            raise RuntimeError(f"to - 1 is out of bounds for {_C_TYPE_NAMES[dtype.name]}")
+            raise RuntimeError(f"to - 1 is out of bounds for {C_TYPE_NAMES[dtype.name]}")
     return RandomInplace.apply(input, generator, low, high)
 
 

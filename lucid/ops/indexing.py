@@ -15,6 +15,7 @@ import numpy as np
 from lucid._core import dtypes
 from lucid._core.arguments import argument_error, raise_argument_error, raise_type_error
 from lucid._core.devices import check_device
+from lucid._core.dtypes import C_TYPE_NAMES, SCALAR_TYPE_NAMES
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import _TYPE_NAMES, TensorBase, _normalize_dim, _wrap
@@ -67,17 +68,6 @@ __all__ += [
 
 _INDEX_ARRAY_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))
 
-# PyTorch names dtypes by their C types in some messages.
-_C_TYPE_NAMES = {
-    "float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
-    "int16": "short int", "int32": "int", "int64": "long int", "uint8": "unsigned char",
-    "bool": "bool",
-}  # fmt: skip
-
-_SCALAR_TYPE_NAMES = {
-    "float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "int16": "Short",
-    "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool",
-}  # fmt: skip
 
 _WHOLE = slice(None)
 
@@ -855,7 +845,7 @@ def _check_mask(mask: Tensor, name: str) -> None:
     if dtype != np.bool_:
         raise RuntimeError(
             f"{name} only supports boolean masks, but got mask with dtype "
-            f"{_C_TYPE_NAMES.get(dtype.name, dtype.name)}"
+            f"{C_TYPE_NAMES.get(dtype.name, dtype.name)}"
         )
 
 
@@ -999,7 +989,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     if array.dtype != np.int64:
         raise RuntimeError(
             "take(): Expected a long tensor for index, but got "
-            f"{_SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)}"
+            f"{SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)}"
         )
     numel = input._data.size
     if array.size and (array.min() < -numel or array.max() >= numel):
@@ -1261,13 +1251,13 @@ def _index_vector(name: str, index: Any) -> np.ndarray:
     if array.ndim > 1:
         raise IndexError(
             f"{name}(): Index is supposed to be a vector, but got dim: {array.ndim} with type: "
-            f"{_SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)} and size: "
+            f"{SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)} and size: "
             f"{list(array.shape)}"
         )
     if array.dtype not in _INDEX_ARRAY_DTYPES:
         raise RuntimeError(
             f"{name}(): Expected dtype int32/int64 for index but got: "
-            f"{_SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)}"
+            f"{SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)}"
         )
     return array.reshape(-1)
 
@@ -1280,8 +1270,8 @@ def _check_index_source(name: str, input: Tensor, dim: int, positions: np.ndarra
     source_shape = source._data.shape
     if source._data.dtype != input._data.dtype:
         raise RuntimeError(
-            f"{name}(): self ({_SCALAR_TYPE_NAMES[input._data.dtype.name]}) and source "
-            f"({_SCALAR_TYPE_NAMES[source._data.dtype.name]}) must have the same scalar type"
+            f"{name}(): self ({SCALAR_TYPE_NAMES[input._data.dtype.name]}) and source "
+            f"({SCALAR_TYPE_NAMES[source._data.dtype.name]}) must have the same scalar type"
         )
     kept = [size for d, size in enumerate(shape) if d != dim]
     kept_source = [size for d, size in enumerate(source_shape) if d != dim]
@@ -1479,7 +1469,7 @@ def _index_copy_arguments(input: Tensor, dim: int, index: Tensor, source: Tensor
     if array.dtype != np.int64:
         raise RuntimeError(
             "index_copy_(): Expected a long tensor for index, but got "
-            f"{_SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)}"
+            f"{SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)}"
         )
     shape = input._data.shape
     dim = _normalize_dim(dim, len(shape))
@@ -1499,8 +1489,8 @@ def _index_copy_arguments(input: Tensor, dim: int, index: Tensor, source: Tensor
     if source._data.dtype != input._data.dtype:
         raise RuntimeError(
             "index_copy_(): self and source expected to have the same dtype, but got (self) "
-            f"{_SCALAR_TYPE_NAMES[input._data.dtype.name]} and (source) "
-            f"{_SCALAR_TYPE_NAMES[source._data.dtype.name]}"
+            f"{SCALAR_TYPE_NAMES[input._data.dtype.name]} and (source) "
+            f"{SCALAR_TYPE_NAMES[source._data.dtype.name]}"
         )
     # PyTorch numbers the dims of the slices, which lack `dim`
     slice_sizes = [(size, source_shape[d]) for d, size in enumerate(shape) if d != dim]
@@ -1671,8 +1661,8 @@ def _index_put_arguments(name: str, input: Tensor, indices: Any, values: Any,
     if values._data.dtype != input._data.dtype:
         raise RuntimeError(
             "Index put requires the source and destination dtypes match, got "
-            f"{_SCALAR_TYPE_NAMES[input._data.dtype.name]} for the destination and "
-            f"{_SCALAR_TYPE_NAMES[values._data.dtype.name]} for the source."
+            f"{SCALAR_TYPE_NAMES[input._data.dtype.name]} for the destination and "
+            f"{SCALAR_TYPE_NAMES[values._data.dtype.name]} for the source."
         )
     shape = input._data.shape
     if len(indices) > len(shape):
@@ -1750,13 +1740,13 @@ def _put_arguments(input: Tensor, index: Tensor, source: Tensor) -> np.ndarray:
     if array.dtype != np.int64:
         raise RuntimeError(
             "put_(): Expected a long tensor for index, but got "
-            f"{_SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)}"
+            f"{SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)}"
         )
     if source._data.dtype != input._data.dtype:
         raise RuntimeError(
             "put_(): self and source expected to have the same dtype, but got self.dtype = "
-            f"{_SCALAR_TYPE_NAMES[input._data.dtype.name]} and source.dtype = "
-            f"{_SCALAR_TYPE_NAMES[source._data.dtype.name]}"
+            f"{SCALAR_TYPE_NAMES[input._data.dtype.name]} and source.dtype = "
+            f"{SCALAR_TYPE_NAMES[source._data.dtype.name]}"
         )
     if source._data.size != array.size:
         raise IndexError(
@@ -1830,13 +1820,13 @@ def _masked_scatter_arguments(input: Tensor, mask: Tensor, source: Tensor,
     if dtype != np.bool_:
         raise RuntimeError(
             "masked_scatter_ only supports boolean masks, but got mask with dtype "
-            f"{_SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)}"
+            f"{SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)}"
         )
     if source._data.dtype != input._data.dtype:
         raise RuntimeError(
             "masked_scatter: expected self and source to have same dtypes but got"
-            f"{_SCALAR_TYPE_NAMES[input._data.dtype.name]} and "
-            f"{_SCALAR_TYPE_NAMES[source._data.dtype.name]}"
+            f"{SCALAR_TYPE_NAMES[input._data.dtype.name]} and "
+            f"{SCALAR_TYPE_NAMES[source._data.dtype.name]}"
         )
     shape = input._data.shape
     mask_shape = mask._data.shape
@@ -1956,7 +1946,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     if array.dtype != np.int64:
         raise RuntimeError(
             "lucid.take_along_dim(): dtype of indices should be Long but got "
-            f"{_SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)}"
+            f"{SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)}"
         )
     if dim is None:
         # views, as PyTorch's: a non-contiguous input or index is refused
@@ -1996,7 +1986,7 @@ def _triangle_indices(name: str, row: int, col: int, offset: int, dtype: Any, de
     target = np.dtype(np.int64) if dtype is None else dtypes.to_numpy_dtype(dtype)
     if target.kind not in "iu":
         raise NotImplementedError(
-            f"\"{name}\" not implemented for '{_SCALAR_TYPE_NAMES[target.name]}'"
+            f"\"{name}\" not implemented for '{SCALAR_TYPE_NAMES[target.name]}'"
         )
     if row < 0:
         raise RuntimeError(f"row must be non-negative, got{row}")
@@ -2320,7 +2310,7 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
         if array.dtype != np.int64:
             raise RuntimeError(
                 "tensor_split expected tensor_indices_or_sections to have dtype of long, but "
-                f"got {_SCALAR_TYPE_NAMES[array.dtype.name]}"
+                f"got {SCALAR_TYPE_NAMES[array.dtype.name]}"
             )
         indices_or_sections = int(array) if array.ndim == 0 else array.tolist()
     elif (

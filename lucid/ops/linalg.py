@@ -643,8 +643,9 @@ def _same_dtype_message(op: str, input: Tensor, batch1: Tensor, batch2: Tensor) 
 
 
 _C_SCALAR_NAMES = {
-    "float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
-    "int16": "short", "int32": "int", "int64": "long", "uint8": "unsigned char", "bool": "bool",
+    "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+    "int8": "signed char", "int16": "short", "int32": "int", "int64": "long",
+    "uint8": "unsigned char", "bool": "bool",
 }  # fmt: skip
 
 

@@ -22,7 +22,7 @@ from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import pointwise as pointwise_ops
 from lucid.ops import reduction as reduction_ops
 from lucid.ops import shape as shape_ops
-from lucid.ops._common import result_type
+from lucid.ops._common import dtype_name, result_type
 from lucid.ops.arithmetic import matmul
 from lucid.ops.broadcast import broadcast_error, sum_to
 from lucid.ops.linalg import DiagonalGrad
@@ -37,11 +37,6 @@ __all__ = [
     "geqrf", "orgqr", "ormqr",
 ]  # fmt: skip
 
-_TYPE_NAMES = {
-    np.dtype(np.float16): "Half", np.dtype(np.float32): "Float", np.dtype(np.float64): "Double",
-    np.dtype(np.int8): "Char", np.dtype(np.int16): "Short", np.dtype(np.int32): "Int",
-    np.dtype(np.int64): "Long", np.dtype(np.uint8): "Byte", np.dtype(np.bool_): "Bool",
-}  # fmt: skip
 _INT32 = np.dtype(np.int32)
 _INT64 = np.dtype(np.int64)
 
@@ -107,7 +102,7 @@ def _check_float(name: str, array: np.ndarray, half: str | None = None) -> None:
     if array.dtype.kind != "f":
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got "
-            f"{_TYPE_NAMES[array.dtype]}"
+            f"{dtype_name(array.dtype)}"
         )
     if array.dtype == np.float16 and half != _HALF_SUPPORTED:
         if half is None:
@@ -119,7 +114,7 @@ def _check_same_dtype(name: str, a: np.ndarray, b: np.ndarray) -> None:
     if a.dtype != b.dtype:
         raise RuntimeError(
             f"{name}: Expected A and B to have the same dtype, but found A of type "
-            f"{_TYPE_NAMES[a.dtype]} and B of type {_TYPE_NAMES[b.dtype]} instead"
+            f"{dtype_name(a.dtype)} and B of type {dtype_name(b.dtype)} instead"
         )
 
 
@@ -809,7 +804,7 @@ def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False, *,
     if b.dtype != factor.dtype:
         raise RuntimeError(
             f"Expected b and A to have the same dtype, but found b of type "
-            f"{_TYPE_NAMES[b.dtype]} and A of type {_TYPE_NAMES[factor.dtype]} instead."
+            f"{dtype_name(b.dtype)} and A of type {dtype_name(factor.dtype)} instead."
         )
     _check_float("cholesky_solve", b, "cholesky_solve_cpu")
     if factor.shape[-1] != factor.shape[-2]:
@@ -984,7 +979,7 @@ def _check_eigh_input(A: Tensor) -> np.ndarray:
     array = _array(A)
     if (array.ndim >= 2 and array.dtype.kind != "f") or array.dtype == np.float16:
         raise NotImplementedError(
-            f"\"linalg_eigh_cpu\" not implemented for '{_TYPE_NAMES[array.dtype]}'"
+            f"\"linalg_eigh_cpu\" not implemented for '{dtype_name(array.dtype)}'"
         )
     return _check_matrix("linalg.eigh", A)
 
@@ -1318,7 +1313,7 @@ def _check_pinv_input(A: Tensor) -> None:
     if array.ndim < 2 or array.dtype.kind != "f" or array.dtype == np.float16:
         shape = ", ".join(map(str, array.shape))
         raise RuntimeError(
-            f"linalg.pinv({_TYPE_NAMES[array.dtype]}{{[{shape}]}}): expected a tensor with 2 or "
+            f"linalg.pinv({dtype_name(array.dtype)}{{[{shape}]}}): expected a tensor with 2 or "
             "more dimensions of float, double, cfloat or cdouble types"
         )
 
@@ -1436,7 +1431,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     if a.dtype != b.dtype:
         raise RuntimeError(
             f"{name}: Expected input and other to have the same dtype, but got input's dtype "
-            f"{_TYPE_NAMES[a.dtype]} and other's dtype {_TYPE_NAMES[b.dtype]}"
+            f"{dtype_name(a.dtype)} and other's dtype {dtype_name(b.dtype)}"
         )
     _check_float("linalg.lstsq", a)
     is_vector = b.ndim == a.ndim - 1
@@ -1739,7 +1734,7 @@ def _cross_checks(name: str, input: Tensor, other: Tensor) -> tuple[np.ndarray, 
         raise RuntimeError(f"{name}: inputs must have the same number of dimensions.")
     if a.dtype != b.dtype:
         raise RuntimeError(
-            f"expected scalar type {_TYPE_NAMES[a.dtype]} but found {_TYPE_NAMES[b.dtype]}"
+            f"expected scalar type {dtype_name(a.dtype)} but found {dtype_name(b.dtype)}"
         )
     if a.dtype == np.bool_:
         raise NotImplementedError("\"cross\" not implemented for 'Bool'")
@@ -1796,7 +1791,7 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Any = None) -> Tensor:
     if a.dtype != b.dtype:
         raise RuntimeError(
             f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
-            f"{_TYPE_NAMES[a.dtype]} and y of type {_TYPE_NAMES[b.dtype]} instead"
+            f"{dtype_name(a.dtype)} and y of type {dtype_name(b.dtype)} instead"
         )
     if a.ndim == 1 and b.ndim == 1 and a.shape != b.shape:
         raise RuntimeError(
@@ -1912,11 +1907,11 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:
             f"{list(t.shape[:-1])}"
         )
     if a.dtype.kind != "f" or a.dtype == np.float16:
-        raise NotImplementedError(f"\"orgqr_cpu\" not implemented for '{_TYPE_NAMES[a.dtype]}'")
+        raise NotImplementedError(f"\"orgqr_cpu\" not implemented for '{dtype_name(a.dtype)}'")
     if t.dtype != a.dtype:
         raise RuntimeError(
-            f"{name}: tau dtype {_TYPE_NAMES[t.dtype]} does not match input dtype "
-            f"{_TYPE_NAMES[a.dtype]}"
+            f"{name}: tau dtype {dtype_name(t.dtype)} does not match input dtype "
+            f"{dtype_name(a.dtype)}"
         )
     rows = np.arange(m)[:, None]
     result = _wrap(np.broadcast_to(np.eye(m, n, dtype=a.dtype), a.shape).copy())
@@ -1972,7 +1967,7 @@ def geqrf(input: Tensor, *, out: Any = None) -> GeqrfResult:
     if array.ndim < 2:
         raise RuntimeError("lucid.geqrf: input must have at least 2 dimensions.")
     if array.dtype.kind != "f" or array.dtype == np.float16:
-        raise NotImplementedError(f"\"geqrf_cpu\" not implemented for '{_TYPE_NAMES[array.dtype]}'")
+        raise NotImplementedError(f"\"geqrf_cpu\" not implemented for '{dtype_name(array.dtype)}'")
     return GeqrfResult(*Geqrf.apply(input))
 
 
@@ -2114,10 +2109,10 @@ def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True,
             # PyTorch's message runs "dtype" into the type name
             raise RuntimeError(
                 f"{name}: Expected input and {what} to have the same dtype, but input has "
-                f"dtype{_TYPE_NAMES[a.dtype]} and {what} has dtype {_TYPE_NAMES[array.dtype]}"
+                f"dtype{dtype_name(a.dtype)} and {what} has dtype {dtype_name(array.dtype)}"
             )
     if a.dtype.kind != "f" or a.dtype == np.float16:
-        raise NotImplementedError(f"\"ormqr_cpu\" not implemented for '{_TYPE_NAMES[a.dtype]}'")
+        raise NotImplementedError(f"\"ormqr_cpu\" not implemented for '{dtype_name(a.dtype)}'")
     return Ormqr.apply(input, input2, input3, bool(left), bool(transpose))
 
 
@@ -2226,7 +2221,7 @@ def _check_lu_input(name: str, A: Tensor, pivot: bool) -> None:
             "instead"
         )
     if array.dtype.kind != "f" or array.dtype == np.float16:
-        raise NotImplementedError(f"\"lu_cpu\" not implemented for '{_TYPE_NAMES[array.dtype]}'")
+        raise NotImplementedError(f"\"lu_cpu\" not implemented for '{dtype_name(array.dtype)}'")
     if not pivot:
         raise RuntimeError(f"{name}: LU without pivoting is not implemented on the CPU")
 

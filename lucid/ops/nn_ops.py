@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core.arguments import argument_error, raise_argument_error
+from lucid._core.dtypes import SCALAR_TYPE_NAMES
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import _special
@@ -1120,11 +1121,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
                            f"ndim = {weight.ndim}")  # fmt: skip
     if input.dtype != weight.dtype:
-        names = {"float64": "Double", "float32": "Float", "float16": "Half"}
         raise RuntimeError(
             "prelu: Type promoting not supported. Got "
-            f"{names.get(str(input.dtype)[6:], input.dtype)} and "
-            f"{names.get(str(weight.dtype)[6:], weight.dtype)}"
+            f"{SCALAR_TYPE_NAMES[input.dtype.name]} and {SCALAR_TYPE_NAMES[weight.dtype.name]}"
         )
     count = weight.numel()
     if count != 1:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core.arguments import raise_argument_error
+from lucid._core.dtypes import C_TYPE_NAMES
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled, no_grad
 from lucid._core.tensor import _wrap
@@ -904,8 +905,6 @@ def rms_norm(
 
 
 # ---------------------------------------------------------------- attention
-# How PyTorch's attention messages name dtypes (C type names).
-_C_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double"}
 
 
 def _attention_mask(attn_mask: Tensor | None, is_causal: bool, query, key, dtype):
@@ -1075,7 +1074,9 @@ def scaled_dot_product_attention(
     if query._data.dtype.kind != "f":
         raise RuntimeError(f"expected scalar type Float but found {dtype_name(query._data.dtype)}")
     if not query._data.dtype == key._data.dtype == value._data.dtype:
-        names = [_C_NAMES.get(t._data.dtype.name, t._data.dtype.name) for t in (query, key, value)]
+        names = [
+            C_TYPE_NAMES.get(t._data.dtype.name, t._data.dtype.name) for t in (query, key, value)
+        ]
         raise RuntimeError(
             f"Expected query, key, and value to have the same dtype, but got query.dtype: "
             f"{names[0]} key.dtype: {names[1]} and value.dtype: {names[2]} instead."

@@ -12,6 +12,7 @@ import numpy as np
 
 from lucid._core import dtypes
 from lucid._core.arguments import argument_error, raise_argument_error
+from lucid._core.dtypes import C_TYPE_NAMES
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops import _gamma, _special
@@ -111,16 +112,9 @@ __all__ += [
 
 _INTEGRAL_KINDS = "iub"
 
-# PyTorch names C++ types, not dtypes, in some dtype-mismatch errors (clamp_, lerp).
-_CPP_TYPE_NAMES = {
-    "float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
-    "int16": "short int", "int32": "int", "int64": "long int", "uint8": "unsigned char",
-    "bool": "bool",
-}  # fmt: skip
-
 
 def _cpp_name(numpy_dtype: np.dtype) -> str:
-    return _CPP_TYPE_NAMES[numpy_dtype.name]
+    return C_TYPE_NAMES[numpy_dtype.name]
 
 
 # ------------------------------------------------------------------ exp / log

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lucid._core.dtypes import SCALAR_TYPE_NAMES
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import _wrap
-from lucid.ops._common import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
 from lucid.ops._common import check_tensors, not_implemented, zeros_like_grad
 from lucid.ops.arithmetic import matmul
 from lucid.ops.convolution import Col2Im, Pair, _size_list, _tuple, _windows
@@ -1118,7 +1118,7 @@ def _unpool_tuple(value: Any, dims: int) -> tuple:
 def _max_unpool(cls, dims, input, indices, out_size) -> Tensor:
     check_tensors(input, indices)
     if indices._data.dtype != np.int64:
-        got = "" if dims == 3 else f" but got: {_SCALAR_TYPE_NAMES[indices._data.dtype.name]}"
+        got = "" if dims == 3 else f" but got: {SCALAR_TYPE_NAMES[indices._data.dtype.name]}"
         raise RuntimeError(f"elements in indices should be type int64{got}")
     if input.dim() not in (dims + 1, dims + 2):
         raise RuntimeError(

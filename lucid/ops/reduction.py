@@ -25,6 +25,7 @@ from lucid.ops import shape as shape_ops
 from lucid.ops._common import (
     apply_inplace,
     check_tensors,
+    dtype_name,
     not_implemented,
     result_type,
     zeros_like_grad,
@@ -42,18 +43,6 @@ __all__ = [
 ]  # fmt: skip
 __all__ += ["hash_tensor"]
 
-# PyTorch's names for dtypes in error messages.
-_SCALAR_TYPE_NAMES = {
-    np.dtype(np.float16): "Half",
-    np.dtype(np.float32): "Float",
-    np.dtype(np.float64): "Double",
-    np.dtype(np.int8): "Char",
-    np.dtype(np.int16): "Short",
-    np.dtype(np.int32): "Int",
-    np.dtype(np.int64): "Long",
-    np.dtype(np.uint8): "Byte",
-    np.dtype(np.bool_): "Bool",
-}
 
 _INT64 = np.dtype(np.int64)
 _FLOAT16 = np.dtype(np.float16)
@@ -277,12 +266,12 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
             if dtype.kind != "f":
                 raise RuntimeError(
                     "mean(): could not infer output dtype. Optional dtype must be either a "
-                    f"floating point or complex dtype. Got: {_SCALAR_TYPE_NAMES[dtype]}"
+                    f"floating point or complex dtype. Got: {dtype_name(dtype)}"
                 )
         elif input._data.dtype.kind != "f":
             raise RuntimeError(
                 "mean(): could not infer output dtype. Input dtype must be either a floating point "
-                f"or complex dtype. Got: {_SCALAR_TYPE_NAMES[input._data.dtype]}"
+                f"or complex dtype. Got: {dtype_name(input._data.dtype)}"
             )
     except AttributeError as error:
         raise_argument_error(error)
@@ -876,20 +865,19 @@ def _check_norm_input(input: Tensor, dtype: Any, name: str) -> Tensor:
     if array_dtype.kind != "f":
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got "
-            f"{_SCALAR_TYPE_NAMES[array_dtype]}"
+            f"{dtype_name(array_dtype)}"
         )
     if dtype is None:
         return input
     target = dtypes.to_numpy_dtype(dtype)
     if target.kind != "f":
         raise RuntimeError(
-            f"{name}: dtype should be floating point or complex, but got "
-            f"{_SCALAR_TYPE_NAMES[target]}"
+            f"{name}: dtype should be floating point or complex, but got {dtype_name(target)}"
         )
     if target.itemsize < array_dtype.itemsize:
         raise RuntimeError(
-            f"{name}: the dtype of the input ({_SCALAR_TYPE_NAMES[array_dtype]}) should be "
-            f"convertible without narrowing to the specified dtype ({_SCALAR_TYPE_NAMES[target]})"
+            f"{name}: the dtype of the input ({dtype_name(array_dtype)}) should be "
+            f"convertible without narrowing to the specified dtype ({dtype_name(target)})"
         )
     return fills_ops.to(input, target)
 
@@ -1351,12 +1339,12 @@ def _check_weights(name: str, weights: Tensor, observations: int, integral: bool
     if integral and array.dtype.kind not in "iu":
         raise RuntimeError(
             f"cov(): expected {name} to have integral dtype but got {name} with "
-            f"{_SCALAR_TYPE_NAMES[array.dtype]} dtype"
+            f"{dtype_name(array.dtype)} dtype"
         )
     if not integral and array.dtype.kind != "f":
         raise RuntimeError(
             f"cov(): expected {name} to have floating point dtype but got {name} with "
-            f"{_SCALAR_TYPE_NAMES[array.dtype]} dtype"
+            f"{dtype_name(array.dtype)} dtype"
         )
     if np.any(array < 0):
         raise RuntimeError(f"cov(): {name} cannot be negative")

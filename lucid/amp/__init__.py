@@ -1,0 +1,3 @@
+"""lucid.amp: mixed precision, as torch.amp: `autocast` (ops run in a lower precision where
+that is safe) and `GradScaler` (loss scaling against float16 gradient underflow), whose skipped
+steps say which op made the gradients non-finite."""
