@@ -194,7 +194,17 @@ def _check_timeout(timeout: Any) -> timedelta:
 def _exit_handler() -> None:
     # Registered after mpi4py's own finalisation hook, so it runs first.
     if _State.broken and _State.mpi is not None:
-        _State.mpi.COMM_WORLD.Abort(1)
+        _abort_job(1)
+
+
+def _abort_job(status: int) -> None:
+    """End every rank of the MPI job now, with exit status `status`."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # MPI's launcher tears the job down at once; give it a moment to forward this rank's last
+    # output (the traceback that says why) first.
+    time.sleep(0.2)
+    _State.mpi.COMM_WORLD.Abort(status)
 
 
 def _install_exception_hook() -> None:
