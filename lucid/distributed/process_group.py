@@ -36,6 +36,8 @@ __all__ = [
 ]
 
 default_pg_timeout = timedelta(minutes=30)
+# How long a wait polls MPI without sleeping before it backs off.
+_SPIN_SECONDS = 0.02
 
 _NOT_INITIALIZED = (
     "Default process group has not been initialized, please make sure to call init_process_group."
@@ -465,17 +467,19 @@ class Work:
         limit = self._group._timeout if timeout is None else _check_timeout(timeout)
         start = time.monotonic()
         deadline = start + limit.total_seconds()
-        # MPI progresses non-blocking collectives inside Test calls, so poll often at first;
-        # back off to a millisecond so that a long wait leaves the cores to the other ranks.
+        # MPI progresses non-blocking collectives only inside MPI calls, and a sleeping rank
+        # stalls its peers' progress too: poll without pause for a while (as MPI's own Wait
+        # does), then back off to a millisecond so that a long wait leaves the cores to others.
+        spin_until = start + _SPIN_SECONDS
         delay = 0.0
         while not self._test():
             now = time.monotonic()
             if now > deadline:
                 self._failed = True
                 _fail(self._group, self._collective, limit, now - start)
-            if delay:
+            if now > spin_until:
                 time.sleep(delay)
-            delay = min(max(delay * 2, 1e-5), 1e-3)
+                delay = min(max(delay * 2, 1e-5), 1e-3)
         self._complete()
         return True
 
