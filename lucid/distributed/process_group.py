@@ -486,5 +486,13 @@ class Work:
     def result(self) -> list[Any]:
         return self._result
 
+    def source_rank(self) -> int:
+        """The sender of a completed `irecv` from any rank, as a global rank."""
+        if self._status is None or not self._completed:
+            raise RuntimeError(
+                "source_rank() is only available on a completed receive from any source"
+            )
+        return self._group._ranks[self._status.Get_source()]
+
     def synchronize(self) -> None:
         self.wait()
