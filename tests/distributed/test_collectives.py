@@ -77,6 +77,14 @@ def test_only_the_mpi_backend_is_accepted():
     assert dist.Backend("MPI") == "mpi"
 
 
+def test_init_checks_its_arguments_before_starting_mpi():
+    with pytest.raises(TypeError, match="Expected timeout argument to be of typedatetime"):
+        dist.init_process_group(timeout=5)
+    with pytest.raises(ValueError, match="init_method 'tcp://h:1' is not supported"):
+        dist.init_process_group(init_method="tcp://h:1")
+    assert not dist.is_initialized()
+
+
 def test_reduce_op_members_are_torchs():
     assert [op.name for op in dist.ReduceOp.RedOpType][:5] == [
         "SUM",
