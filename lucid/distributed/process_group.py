@@ -360,6 +360,9 @@ def new_group(
     me = world.rank()
     color = 0 if me in members else MPI.UNDEFINED
     key = members.index(me) if me in members else 0
+    # MPI's split blocks without a deadline: meet every rank under the timeout first, so a
+    # missing one fails here instead of hanging there.
+    Work([world._comm.Ibarrier()], world, "new_group").wait()
     comm = world._comm.Split(color, key)
     if comm == MPI.COMM_NULL:
         return GroupMember.NON_GROUP_MEMBER
