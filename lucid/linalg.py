@@ -22,6 +22,9 @@ from lucid.ops.linalg_decompositions import (
     householder_product,
     inv,
     inv_ex,
+    ldl_factor,
+    ldl_factor_ex,
+    ldl_solve,
     lstsq,
     lu,
     lu_factor,
@@ -56,5 +59,5 @@ __all__ = [
     "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
     "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
     "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
-    "vector_norm",
+    "vector_norm", "ldl_factor", "ldl_factor_ex", "ldl_solve",
 ]  # fmt: skip

@@ -2344,3 +2344,326 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
         x = LinalgSolveTriangular.apply(lower.mT, x, True, True, True)
         x = matmul(permutation, x)
     return x if left else x.mT
+
+
+# ------------------------------------------------------------------------------ LDL
+LdlFactorResult = result_type("LdlFactorResult", "linalg_ldl_factor", "LD", "pivots")
+LdlFactorExResult = result_type("LdlFactorExResult", "linalg_ldl_factor_ex", "LD", "pivots", "info")
+
+# Bunch and Kaufman's threshold: it bounds the growth of the entries by (1 + 1/alpha)^2 per
+# 2x2 step, the same bound a 1x1 step with partial pivoting would give
+_BUNCH_KAUFMAN_ALPHA = (1.0 + math.sqrt(17.0)) / 8.0
+
+
+def _first_max(magnitude: np.ndarray, valid: np.ndarray) -> tuple[Any, Any]:
+    """The index and value of each row's largest entry within `valid`, as the BLAS torch
+    links picks it: the first largest, or the first NaN if there is one."""
+    index = np.argmax(np.where(valid, magnitude, -1.0), axis=-1)
+    return index, magnitude[np.arange(magnitude.shape[0]), index]
+
+
+def _mirror_lower(block: np.ndarray) -> None:
+    """Copy the strict lower triangle of each matrix over its upper one, in place: the factor
+    reads (and LAPACK updates) the lower triangle only."""
+    upper = np.triu_indices(block.shape[-1], 1)
+    block[:, upper[0], upper[1]] = block[:, upper[1], upper[0]]
+
+
+def _ldl_step(work: np.ndarray, alpha: float) -> tuple[np.ndarray, ...]:
+    """One Bunch-Kaufman pivot choice on the trailing blocks `work` (each symmetric, its
+    first column the one to eliminate): the relative pivot row, the block size (1 or 2) and
+    whether the column is zero or NaN at the diagonal (no elimination then)."""
+    count, m = work.shape[:2]
+    rows = np.arange(count)
+    columns = np.arange(m)
+    absakk = np.abs(work[:, 0, 0])
+    if m > 1:
+        below = np.broadcast_to(columns >= 1, (count, m))
+        imax, colmax = _first_max(np.abs(work[:, :, 0]), below)
+    else:
+        imax, colmax = np.zeros(count, np.int64), np.zeros(count, absakk.dtype)
+    # LAPACK's MAX(a, b) is `a > b ? a : b`: a NaN diagonal with a nonzero column below is
+    # pivoted away, not reported
+    zero = np.where(absakk > colmax, absakk, colmax) == 0
+    # the largest off-diagonal entry of row imax: its part left of the diagonal, then the
+    # part below it (column imax), as LAPACK reads the two from the lower triangle
+    row = np.abs(work[rows, imax, :])
+    _, rowmax = _first_max(row, columns < imax[:, None])
+    has_below = imax < m - 1
+    _, below_max = _first_max(row, columns > imax[:, None])
+    rowmax = np.where(has_below & ~(rowmax > below_max), below_max, rowmax)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        keep = (absakk >= alpha * colmax) | (absakk >= alpha * colmax * (colmax / rowmax))
+    single = keep | (np.abs(work[rows, imax, imax]) >= alpha * rowmax) | zero
+    pivot = np.where(keep | zero, 0, imax)
+    return pivot, np.where(single, 1, 2), zero
+
+
+def _ldl_factor_array(array: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """LDL^T with Bunch-Kaufman pivoting as LAPACK's sytrf (lower): (LD, 1-based pivots, info).
+
+    NumPy exposes no sytrf. The elimination runs one column at a time over the whole batch
+    (the Python loop is over columns, never matrices or entries); a matrix that took a 2x2
+    pivot at the previous column sits the next one out. Each step works on the trailing block
+    kept as a full symmetric matrix mirrored from its lower triangle, so the symmetric row
+    and column interchange is one gather and reads exactly the values LAPACK's lower-triangle
+    swaps move.
+    """
+    batch_shape, n = array.shape[:-2], array.shape[-1]
+    lower = np.tril(array).reshape(math.prod(batch_shape), n, n)
+    work = lower + np.swapaxes(np.tril(lower, -1), -1, -2)
+    ld = np.zeros_like(work)
+    pivots = np.zeros(work.shape[:2], np.int32)
+    info = np.zeros(work.shape[0], np.int32)
+    next_column = np.zeros(work.shape[0], np.int64)
+    for k in range(n):
+        active = np.flatnonzero(next_column == k)
+        if active.size == 0:
+            continue
+        block = work[active, k:, k:]
+        m = n - k
+        pivot, step, zero = _ldl_step(block, _BUNCH_KAUFMAN_ALPHA)
+        info[active] = np.where((info[active] == 0) & zero, k + 1, info[active])
+        # interchange rows and columns kk and kp, kk the last row of the pivot block
+        last = step - 1
+        order = np.tile(np.arange(m), (active.size, 1))
+        entries = np.arange(active.size)
+        order[entries, last] = pivot
+        order[entries, pivot] = last
+        block = block[entries[:, None, None], order[:, :, None], order[:, None, :]]
+        one = np.flatnonzero((step == 1) & ~zero)
+        two = np.flatnonzero(step == 2)
+        columns = ld[active, k:, k:]
+        columns[:, :, 0] = block[:, :, 0]
+        if one.size and m > 1:
+            x = block[one, 1:, 0]
+            inverse = 1.0 / block[one, 0, 0]
+            scaled = inverse[:, None] * x
+            # BLAS's syr skips the rank-1 update when its scale 1/d is zero (d infinite) and
+            # every column j where x_j is zero, so infinities there do not turn into NaNs
+            scaled[x == 0] = 0.0
+            update = np.where((inverse != 0)[:, None, None] & (x != 0)[:, None, :], 1.0, 0.0)
+            with np.errstate(invalid="ignore"):
+                product = x[:, :, None] * scaled[:, None, :]
+            block[one, 1:, 1:] -= np.where(update != 0, product, 0.0)
+            columns[one, 1:, 0] = x * inverse[:, None]
+        if two.size:
+            d = block[two]
+            columns[two, 1, 1] = d[:, 1, 1]
+            if m > 2:
+                d21 = d[:, 1, 0]
+                d11 = d[:, 1, 1] / d21
+                d22 = d[:, 0, 0] / d21
+                t = 1.0 / (d11 * d22 - 1.0)
+                d21 = (t / d21)[:, None]
+                wk = d21 * (d11[:, None] * d[:, 2:, 0] - d[:, 2:, 1])
+                wkp1 = d21 * (d22[:, None] * d[:, 2:, 1] - d[:, 2:, 0])
+                block[two, 2:, 2:] = (d[:, 2:, 2:] - d[:, 2:, 0, None] * wk[:, None, :]) - d[
+                    :, 2:, 1, None
+                ] * wkp1[:, None, :]
+                columns[two, 2:, 0] = wk
+                columns[two, 2:, 1] = wkp1
+        _mirror_lower(block)
+        work[active, k:, k:] = block
+        ld[active, k:, k:] = columns
+        absolute = (k + pivot + 1).astype(np.int32)
+        pivots[active, k] = np.where(step == 1, absolute, -absolute)
+        if two.size:
+            pivots[active[two], k + 1] = -absolute[two]
+        next_column[active] = k + step
+    return (
+        np.tril(ld).reshape(array.shape),
+        pivots.reshape(batch_shape + (n,)),
+        info.reshape(batch_shape),
+    )
+
+
+def _pivot_blocks(pivots: np.ndarray) -> np.ndarray:
+    """Where each (flattened) matrix's pivot blocks start: a negative pivot opens a 2x2 block
+    that also takes the next column, as LAPACK's sytrs reads them."""
+    count, n = pivots.shape
+    starts = np.zeros((count, n), bool)
+    next_column = np.zeros(count, np.int64)
+    for k in range(n):
+        starts[:, k] = next_column == k
+        width = np.where(pivots[:, k] < 0, 2, 1) if k < n - 1 else 1
+        next_column = np.where(starts[:, k], k + width, next_column)
+    return starts
+
+
+def _swap_rows(b: np.ndarray, entries: np.ndarray, row: int, other: np.ndarray) -> None:
+    """Swap row `row` with row `other[i]` of matrix `entries[i]` of `b`, in place."""
+    first = b[entries, row].copy()
+    b[entries, row] = b[entries, other]
+    b[entries, other] = first
+
+
+def _ldl_solve_array(ld: np.ndarray, pivots: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """X with A X = B from sytrf's compact LD and pivots, as LAPACK's sytrs (lower): first
+    L D Y = P B one pivot block at a time down the columns, then L^T P^T X = Y back up, each
+    step over every matrix of the batch whose block starts (or ends) there."""
+    n = ld.shape[-1]
+    count = math.prod(ld.shape[:-2])
+    ld = ld.reshape(count, n, n)
+    pivots = pivots.reshape(count, n).astype(np.int64)
+    x = b.reshape(count, n, b.shape[-1]).copy()
+    starts = _pivot_blocks(pivots)
+    single = starts & (pivots > 0)
+    double = starts & (pivots < 0)
+    double[:, -1] = False
+    # each step's 1x1 or 2x2 division may meet a zero pivot: LAPACK divides all the same
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for k in range(n):
+            one = np.flatnonzero(single[:, k])
+            if one.size:
+                _swap_rows(x, one, k, pivots[one, k] - 1)
+                x[one, k + 1 :] -= ld[one, k + 1 :, k, None] * x[one, k, None, :]
+                x[one, k] *= (1.0 / ld[one, k, k])[:, None]
+            two = np.flatnonzero(double[:, k])
+            if two.size:
+                _swap_rows(x, two, k + 1, -pivots[two, k] - 1)
+                x[two, k + 2 :] -= ld[two, k + 2 :, k, None] * x[two, k, None, :]
+                x[two, k + 2 :] -= ld[two, k + 2 :, k + 1, None] * x[two, k + 1, None, :]
+                off = ld[two, k + 1, k][:, None]
+                upper = ld[two, k, k][:, None] / off
+                lower = ld[two, k + 1, k + 1][:, None] / off
+                denominator = upper * lower - 1.0
+                first = x[two, k] / off
+                second = x[two, k + 1] / off
+                x[two, k] = (lower * first - second) / denominator
+                x[two, k + 1] = (upper * second - first) / denominator
+        for k in range(n - 1, -1, -1):
+            one = np.flatnonzero(single[:, k])
+            if one.size:
+                x[one, k] -= np.einsum("bi,bij->bj", ld[one, k + 1 :, k], x[one, k + 1 :])
+                _swap_rows(x, one, k, pivots[one, k] - 1)
+            two = np.flatnonzero(double[:, k - 1]) if k > 0 else np.empty(0, np.int64)
+            if two.size:
+                tail = x[two, k + 1 :]
+                x[two, k] -= np.einsum("bi,bij->bj", ld[two, k + 1 :, k], tail)
+                x[two, k - 1] -= np.einsum("bi,bij->bj", ld[two, k + 1 :, k - 1], tail)
+                _swap_rows(x, two, k, -pivots[two, k] - 1)
+    return x.reshape(b.shape)
+
+
+def _check_hermitian(name: str, hermitian: Any) -> None:
+    if hermitian.__class__ is not bool:
+        raise TypeError(
+            f"{name}(): argument 'hermitian' must be bool, not {type(hermitian).__name__}"
+        )
+
+
+class LinalgLdlFactorEx(Function):
+    """PyTorch defines no derivative for the LDL factorisation: backward through it is an
+    error."""
+
+    _backward_name = "lucid::autograd::NotImplemented"
+    _op_name = "linalg_ldl_factor_ex"
+
+    @staticmethod
+    def forward(ctx, a, check_errors, name):
+        ld, pivots, info = _ldl_factor_array(a._data)
+        if check_errors and np.any(info):
+            _, code = _batch_prefix(info)
+            raise RuntimeError(f"lucid.linalg.{name}: Unknown error code: {code}.")
+        outputs = (_wrap(ld), _wrap(pivots), _wrap(info))
+        ctx.mark_non_differentiable(*outputs[1:])
+        return outputs
+
+    @staticmethod
+    def backward(ctx, grad_ld, grad_pivots, grad_info):
+        raise RuntimeError("derivative for aten::linalg_ldl_factor_ex is not implemented")
+
+
+def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False,
+                  out: Any = None) -> LdlFactorExResult:  # fmt: skip
+    """The compact LDL^T factorisation of a symmetric (possibly indefinite) matrix with
+    Bunch-Kaufman pivoting, LAPACK's sytrf layout: L below the diagonal, the 1x1 and 2x2
+    blocks of D on it, 1-based pivots (negative for a 2x2 block) and an info code per matrix
+    (the first exactly zero diagonal block). Only the lower triangle of A is read; for real
+    matrices `hermitian` changes nothing."""
+    _refuse_out("ldl_factor_ex", out)
+    _check_hermitian("linalg_ldl_factor_ex", hermitian)
+    _check_matrix("lucid.linalg.ldl_factor_ex", A, half="ldl_factor_kernel_cpu")
+    return LdlFactorExResult(*LinalgLdlFactorEx.apply(A, bool(check_errors), "ldl_factor_ex"))
+
+
+def ldl_factor(A: Tensor, *, hermitian: bool = False, out: Any = None) -> LdlFactorResult:
+    """The compact LDL^T factorisation with Bunch-Kaufman pivoting and its pivots, as
+    ldl_factor_ex gives them; a matrix with an exactly zero diagonal block is an error."""
+    _refuse_out("ldl_factor", out)
+    _check_hermitian("linalg_ldl_factor", hermitian)
+    _check_matrix("lucid.linalg.ldl_factor_ex", A, half="ldl_factor_kernel_cpu")
+    ld, pivots, _ = LinalgLdlFactorEx.apply(A, True, "ldl_factor")
+    return LdlFactorResult(ld, pivots)
+
+
+class LinalgLdlSolve(Function):
+    """PyTorch defines no derivative for ldl_solve: backward through it is an error."""
+
+    _backward_name = "lucid::autograd::NotImplemented"
+    _op_name = "linalg_ldl_solve"
+
+    @staticmethod
+    def forward(ctx, ld, pivots, b):
+        ld_array, pivot_array, b_array = ld._data, pivots._data, b._data
+        batch_ld, batch_b = ld_array.shape[:-2], b_array.shape[:-2]
+        try:
+            batch = np.broadcast_shapes(batch_ld, batch_b)
+        except ValueError:
+            raise broadcast_error(batch_b, batch_ld) from None
+        n = ld_array.shape[-1]
+        ld_array = np.broadcast_to(ld_array, batch + (n, n))
+        pivot_array = np.broadcast_to(pivot_array, batch + (n,))
+        b_array = np.broadcast_to(b_array, batch + b_array.shape[-2:])
+        return _wrap(_ldl_solve_array(ld_array, pivot_array, b_array))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        raise RuntimeError("derivative for aten::linalg_ldl_solve is not implemented")
+
+
+def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False,
+              out: Any = None) -> Tensor:  # fmt: skip
+    """The solution X of A X = B from ldl_factor's compact LD and pivots of A."""
+    _refuse_out("ldl_solve", out)
+    _check_hermitian("linalg_ldl_solve", hermitian)
+    name = "lucid.linalg.ldl_solve"
+    ld = _check_matrix(name, LD)
+    pivot_array, b = _array(pivots), _array(B)
+    if b.dtype != ld.dtype:
+        raise RuntimeError(
+            f"Expected b and A to have the same dtype, but found b of type "
+            f"{_TYPE_NAMES[b.dtype]} and A of type {_TYPE_NAMES[ld.dtype]} instead."
+        )
+    rows = b.shape[_normalize_dim(-2, b.ndim)]
+    n = ld.shape[-1]
+    if rows != n:
+        raise RuntimeError(
+            f"Incompatible matrix sizes for {name}: each A matrix is {n} by {n} but each b "
+            f"matrix is {rows} by {b.shape[-1]}"
+        )
+    if pivot_array.shape != ld.shape[:-1]:
+        shape = ", ".join(map(str, pivot_array.shape))
+        raise RuntimeError(
+            f"{name}: Expected LD.shape[:-1] and pivots.shape to be the same, but got pivots "
+            f"with shape [{shape}] instead"
+        )
+    if pivot_array.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"{name}: Expected pivots to be integers. Got {_TYPE_NAMES[pivot_array.dtype]}"
+        )
+    if ld.dtype == np.float16:
+        raise NotImplementedError("\"ldl_solve_kernel_cpu\" not implemented for 'Half'")
+    magnitude = np.abs(pivot_array.astype(np.int64))
+    if magnitude.size and magnitude.max() > n:
+        raise RuntimeError(
+            "Pivots given to ldl_solve must all satisfy |pivot| <= LD.size(-2). Did you "
+            "properly pass the result of ldl_factor?"
+        )
+    if magnitude.size and magnitude.min() < 1:
+        raise RuntimeError(
+            "Pivots given to ldl_solve must all satisfy |pivot| >= 1. Did you properly pass "
+            "the result of ldl_factor?"
+        )
+    return LinalgLdlSolve.apply(LD, pivots, B)
