@@ -218,7 +218,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """,
         ),
         **_names(DISTRIBUTED, "is_distributed"),
-        **_names(PLANNED, "lobpcg"),
         **_names(SIGNAL, "istft stft"),
         **_names(
             ATEN,
