@@ -14,7 +14,6 @@ from lucid.ops.linalg_decompositions import (
     LinAlgError,
     cholesky_ex,
     cond,
-    det,
     eig,
     eigh,
     eigvals,
@@ -30,9 +29,7 @@ from lucid.ops.linalg_decompositions import (
     lu_factor,
     lu_factor_ex,
     lu_solve,
-    matrix_exp,
     matrix_norm,
-    matrix_power,
     matrix_rank,
     multi_dot,
     norm,
@@ -48,7 +45,10 @@ from lucid.ops.linalg_decompositions import (
 )
 from lucid.ops.linalg_decompositions import linalg_cholesky as cholesky
 from lucid.ops.linalg_decompositions import linalg_cross as cross
+from lucid.ops.linalg_decompositions import linalg_det as det
 from lucid.ops.linalg_decompositions import linalg_diagonal as diagonal
+from lucid.ops.linalg_decompositions import linalg_matrix_exp as matrix_exp
+from lucid.ops.linalg_decompositions import linalg_matrix_power as matrix_power
 from lucid.ops.linalg_decompositions import linalg_qr as qr
 from lucid.ops.linalg_decompositions import linalg_slogdet as slogdet
 from lucid.ops.linalg_decompositions import linalg_svd as svd

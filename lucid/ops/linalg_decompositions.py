@@ -71,12 +71,79 @@ LuUnpackResult = result_type("LuUnpackResult", "lu_unpack", "P", "L", "U")
 
 
 # --------------------------------------------------------------------------- checks
+# PyTorch's binding name and argument names, where they are not the Python function's own,
+# for its "must be Tensor" TypeError: lucid.linalg.cholesky(None) is `linalg_cholesky():
+# argument 'input' (position 1) ...`, lucid.det(None) `det(): argument 'input' ...`.
+_LINALG_INPUT = ("input",)
+_TORCH_ARGUMENTS = {
+    "det": ("det", _LINALG_INPUT),
+    "slogdet": ("slogdet", _LINALG_INPUT),
+    "matrix_exp": ("matrix_exp", _LINALG_INPUT),
+    "matrix_power": ("matrix_power", _LINALG_INPUT),
+    "inverse": ("inverse", _LINALG_INPUT),
+    "linalg_det": ("linalg_det", ("A",)),
+    "linalg_matrix_exp": ("linalg_matrix_exp", _LINALG_INPUT),
+    "linalg_matrix_power": ("linalg_matrix_power", _LINALG_INPUT),
+    "linalg_cholesky": ("linalg_cholesky", _LINALG_INPUT),
+    "cholesky_ex": ("linalg_cholesky_ex", _LINALG_INPUT),
+    "cond": ("linalg_cond", _LINALG_INPUT),
+    "linalg_cross": ("linalg_cross", ("input", "other")),
+    "linalg_diagonal": ("linalg_diagonal", ("A",)),
+    "eig": ("linalg_eig", _LINALG_INPUT),
+    "eigh": ("linalg_eigh", _LINALG_INPUT),
+    "eigvals": ("linalg_eigvals", _LINALG_INPUT),
+    "eigvalsh": ("linalg_eigvalsh", _LINALG_INPUT),
+    "householder_product": ("linalg_householder_product", ("input", "tau")),
+    "inv": ("linalg_inv", ("A",)),
+    "inv_ex": ("linalg_inv_ex", ("A",)),
+    "ldl_factor": ("linalg_ldl_factor", _LINALG_INPUT),
+    "ldl_factor_ex": ("linalg_ldl_factor_ex", _LINALG_INPUT),
+    "ldl_solve": ("linalg_ldl_solve", ("LD", "pivots", "B")),
+    "lstsq": ("linalg_lstsq", ("input", "b")),
+    "lu": ("linalg_lu", ("A",)),
+    "lu_factor": ("linalg_lu_factor", ("A",)),
+    "lu_factor_ex": ("linalg_lu_factor_ex", ("A",)),
+    "lu_solve": ("linalg_lu_solve", ("LU", "pivots", "B")),
+    "matrix_norm": ("linalg_matrix_norm", _LINALG_INPUT),
+    "norm": ("linalg_norm", _LINALG_INPUT),
+    "linalg_qr": ("linalg_qr", ("A",)),
+    "linalg_slogdet": ("linalg_slogdet", ("A",)),
+    "solve": ("linalg_solve", ("A", "B")),
+    "solve_ex": ("linalg_solve_ex", ("A", "B")),
+    "solve_triangular": ("linalg_solve_triangular", ("input", "B")),
+    "linalg_svd": ("linalg_svd", ("A",)),
+    "svdvals": ("linalg_svdvals", ("A",)),
+    "tensorinv": ("linalg_tensorinv", _LINALG_INPUT),
+    "tensorsolve": ("linalg_tensorsolve", ("input", "other")),
+    "vecdot": ("linalg_vecdot", ("x", "y")),
+    "vector_norm": ("linalg_vector_norm", _LINALG_INPUT),
+}
+
+
+def _torch_argument_error(error: TypeError) -> TypeError:
+    """`error`, a "must be Tensor" TypeError naming lucid's function and parameter, in
+    PyTorch's binding and argument names."""
+    op, _, rest = str(error).partition("(): argument '")
+    binding = _TORCH_ARGUMENTS.get(op)
+    if binding is None or not rest:
+        return error
+    name, _, rest = rest.partition("' (position ")
+    position = int(rest.partition(")")[0])
+    names = binding[1]
+    if position <= len(names):
+        name = names[position - 1]
+    return TypeError(f"{binding[0]}(): argument '{name}' (position {rest}")
+
+
 def _array(input: Any) -> np.ndarray:
     """The array of a tensor argument; PyTorch's TypeError for anything else."""
     try:
         return input._data
     except AttributeError as error:
-        raise_argument_error(error)
+        try:
+            raise_argument_error(error)
+        except TypeError as type_error:
+            raise _torch_argument_error(type_error) from None
         raise
 
 
@@ -165,8 +232,8 @@ def _lu_factor_array(array: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
     m, n = array.shape[-2:]
     steps = min(m, n)
     batch = array.shape[:-2]
-    lu = array.reshape((-1, m, n)).copy()
-    count = lu.shape[0]
+    count = math.prod(batch)
+    lu = array.reshape((count, m, n)).copy()
     pivots = np.empty((count, steps), _INT32)
     info = np.zeros(count, _INT32)
     with np.errstate(all="ignore"):
@@ -229,7 +296,7 @@ def _singular_info(array: np.ndarray) -> np.ndarray:
 def _permutation_from_pivots(pivots: np.ndarray, m: int, dtype: np.dtype) -> np.ndarray:
     """The permutation matrices P with A = P L U, from getrf's 1-based row swaps."""
     batch = pivots.shape[:-1]
-    flat = pivots.reshape((-1, pivots.shape[-1])) - 1
+    flat = pivots.reshape((math.prod(batch), pivots.shape[-1])) - 1
     order = np.tile(np.arange(m), (flat.shape[0], 1))
     rows = np.arange(flat.shape[0])
     for k in range(flat.shape[1]):
@@ -355,6 +422,14 @@ def det(A: Tensor, *, out: Any = None) -> Tensor:
     return LinalgDet.apply(A)
 
 
+def linalg_det(A: Tensor, *, out: Any = None) -> Tensor:
+    """The determinant of each square matrix (lucid.linalg.det: PyTorch names its arguments
+    apart from lucid.det's)."""
+    _refuse_out("det", out)
+    _check_matrix("linalg.det", A, half="lu_cpu")
+    return LinalgDet.apply(A)
+
+
 class LinalgSlogdet(Function):
     _backward_name = "LinalgSlogdetBackward0"
     _op_name = "linalg_slogdet"
@@ -474,7 +549,7 @@ class LinalgSolveEx(Function):
 
 def _solve_checks(A: Tensor, B: Tensor, left: bool) -> bool:
     """PyTorch's checks of linalg.solve's arguments; whether B is a (batch of) vectors."""
-    a = _check_matrix("linalg.solve", A)
+    a = _check_matrix("linalg.solve", A, half="lu_cpu")
     b = _array(B)
     _check_same_dtype("linalg.solve", a, b)
     is_vector = left and _is_vector_rhs(a, b)
@@ -494,7 +569,7 @@ def _solve_checks(A: Tensor, B: Tensor, left: bool) -> bool:
     try:
         np.broadcast_shapes(a.shape[:-2], batch_b)
     except ValueError:
-        raise broadcast_error(a.shape[:-2], batch_b) from None
+        raise broadcast_error(batch_b, a.shape[:-2]) from None
     return is_vector
 
 
@@ -597,7 +672,13 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
     upper or lower triangle only."""
     _refuse_out("solve_triangular", out)
     name = "linalg.solve_triangular"
-    a = _check_matrix(name, A)
+    a = _array(A)
+    if a.dtype.kind != "f" or a.dtype == np.float16:
+        # PyTorch's kernel refuses these dtypes before any shape check
+        raise NotImplementedError(
+            f"\"triangular_solve_cpu\" not implemented for '{_TYPE_NAMES[a.dtype]}'"
+        )
+    _check_matrix(name, A)
     b = _array(B)
     if b.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor B must have at least 2 dimensions.")
@@ -612,7 +693,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
     try:
         np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     except ValueError:
-        raise broadcast_error(a.shape[:-2], b.shape[:-2]) from None
+        raise broadcast_error(b.shape[:-2], a.shape[:-2]) from None
     if a.dtype != b.dtype:
         # PyTorch computes in the promoted dtype
         from lucid.ops.fills import to
@@ -1055,10 +1136,28 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> Tensor:
     return LinalgEigh.apply(A, UPLO, False)
 
 
+def _check_general_eigen_input(name: str, A: Tensor) -> None:
+    """The errors PyTorch's eig gives before it computes (lucid then refuses the complex
+    result): the matrix shape, then the dtype of its complex twin."""
+    array = _array(A)
+    if array.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if array.shape[-1] != array.shape[-2]:
+        raise RuntimeError(
+            f"{name}: A must be batches of square matrices, but they are {array.shape[-2]} by "
+            f"{array.shape[-1]} matrices"
+        )
+    if array.dtype.kind != "f":
+        raise RuntimeError(f"Unknown Complex ScalarType for {_TYPE_NAMES[array.dtype]}")
+    if array.dtype == np.float16:
+        raise NotImplementedError("\"linalg_eig_out_cpu\" not implemented for 'Half'")
+
+
 def eig(A: Tensor, *, out: Any = None) -> Any:
     """Not available: the eigen-decomposition of a general matrix is complex, and lucid has
     no complex dtype (use eigh for symmetric matrices)."""
     _refuse_out("eig", out)
+    _check_general_eigen_input("linalg.eig", A)
     raise NotImplementedError(
         "linalg.eig: lucid has no complex dtype, and the eigenvalues and eigenvectors of a "
         "general matrix are complex; use lucid.linalg.eigh for symmetric matrices"
@@ -1068,6 +1167,7 @@ def eig(A: Tensor, *, out: Any = None) -> Any:
 def eigvals(A: Tensor, *, out: Any = None) -> Any:
     """Not available: the eigenvalues of a general matrix are complex (see eig)."""
     _refuse_out("eigvals", out)
+    _check_general_eigen_input("linalg.eigvals", A)
     raise NotImplementedError(
         "linalg.eigvals: lucid has no complex dtype, and the eigenvalues of a general matrix "
         "are complex; use lucid.linalg.eigvalsh for symmetric matrices"
@@ -1438,8 +1538,14 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
             f"{name}: Expected input and other to have the same dtype, but got input's dtype "
             f"{_TYPE_NAMES[a.dtype]} and other's dtype {_TYPE_NAMES[b.dtype]}"
         )
-    _check_float("linalg.lstsq", a)
+    if a.dtype not in (np.float32, np.float64):
+        raise RuntimeError("This function doesn't handle types other than float and double")
     is_vector = b.ndim == a.ndim - 1
+    batch_b = b.shape[:-1] if is_vector else b.shape[:-2]
+    try:
+        np.broadcast_shapes(a.shape[:-2], batch_b)
+    except ValueError:
+        raise broadcast_error(a.shape[:-2], batch_b) from None
     if is_vector and b.shape[-1] != a.shape[-2]:
         raise RuntimeError(f"{name}: input.size(-2) should match other.size(-1)")
     if not is_vector and b.shape[-2] != a.shape[-2]:
@@ -1524,9 +1630,24 @@ def matrix_exp(A: Tensor) -> Tensor:
     return LinalgMatrixExp.apply(A)
 
 
+def linalg_matrix_exp(A: Tensor) -> Tensor:
+    """lucid.linalg.matrix_exp, lucid.matrix_exp under the name PyTorch's errors give it."""
+    _check_matrix("linalg.matrix_exp", A, half=_HALF_SUPPORTED)
+    return LinalgMatrixExp.apply(A)
+
+
 # ----------------------------------------------------------------------- matrix_power
 def matrix_power(A: Tensor, n: int) -> Tensor:
     """A to the integer power n (by repeated squaring; negative n through the inverse)."""
+    return _matrix_power(A, n)
+
+
+def linalg_matrix_power(A: Tensor, n: int) -> Tensor:
+    """lucid.linalg.matrix_power, lucid.matrix_power under the name PyTorch's errors give it."""
+    return _matrix_power(A, n)
+
+
+def _matrix_power(A: Tensor, n: int) -> Tensor:
     array = _array(A)
     if isinstance(n, bool) or not isinstance(n, int | np.integer):
         raise TypeError(
@@ -1630,6 +1751,8 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool 
         )
     if isinstance(ord, str):
         if ord == "fro":
+            # the dtype errors name matrix_norm, not the vector_norm that computes it
+            reduction_ops._check_norm_input(A, dtype, "linalg.matrix_norm")
             return vector_norm(A, 2, dims, keepdim, dtype=dtype)
         A = reduction_ops._check_norm_input(A, dtype, "linalg.matrix_norm")
         result = reduction_ops.sum(svdvals(shape_ops.movedim(A, dims, (-2, -1))), -1)
@@ -1733,7 +1856,10 @@ class LinalgCross(Function):
         return grad_a, grad_b, None
 
 
-def _cross_checks(name: str, input: Tensor, other: Tensor) -> tuple[np.ndarray, np.ndarray]:
+def _cross_checks(name: str, input: Tensor, other: Tensor,
+                  dim: int | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """PyTorch's checks of cross's operands; with `dim` (linalg.cross) the length-3 check
+    comes before broadcasting, as there."""
     a, b = _array(input), _array(other)
     if a.ndim != b.ndim:
         raise RuntimeError(f"{name}: inputs must have the same number of dimensions.")
@@ -1743,6 +1869,13 @@ def _cross_checks(name: str, input: Tensor, other: Tensor) -> tuple[np.ndarray, 
         )
     if a.dtype == np.bool_:
         raise NotImplementedError("\"cross\" not implemented for 'Bool'")
+    if dim is not None:
+        axis = _normalize_dim(dim, a.ndim)
+        if a.shape[axis] != 3 or b.shape[axis] != 3:
+            raise RuntimeError(
+                f"{name}: inputs dimension {dim} must have length 3. Got {a.shape[axis]} "
+                f"and {b.shape[axis]}"
+            )
     try:
         np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
@@ -1752,14 +1885,8 @@ def _cross_checks(name: str, input: Tensor, other: Tensor) -> tuple[np.ndarray, 
 
 def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Any = None) -> Tensor:
     _refuse_out("linalg.cross", out)
-    a, b = _cross_checks("linalg.cross", input, other)
-    axis = _normalize_dim(dim, a.ndim)
-    if a.shape[axis] != 3 or b.shape[axis] != 3:
-        raise RuntimeError(
-            f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[axis]} "
-            f"and {b.shape[axis]}"
-        )
-    return LinalgCross.apply(input, other, axis)
+    a, _ = _cross_checks("linalg.cross", input, other, dim)
+    return LinalgCross.apply(input, other, _normalize_dim(dim, a.ndim))
 
 
 def cross(input: Tensor, other: Tensor, dim: int | None = None, *, out: Any = None) -> Tensor:
@@ -1798,6 +1925,7 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Any = None) -> Tensor:
             f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
             f"{_TYPE_NAMES[a.dtype]} and y of type {_TYPE_NAMES[b.dtype]} instead"
         )
+    _check_float("linalg.vecdot", a, _HALF_SUPPORTED)
     if a.ndim == 1 and b.ndim == 1 and a.shape != b.shape:
         raise RuntimeError(
             f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] "
@@ -1902,7 +2030,12 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:
         raise RuntimeError(
             f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]"
         )
-    if t.ndim < 1 or n < t.shape[-1]:
+    if t.ndim != a.ndim - 1:
+        raise RuntimeError(
+            f"{name}: Expected tau to have one dimension less than input, but got tau.ndim "
+            f"equal to {t.ndim} and input.ndim is equal to {a.ndim}"
+        )
+    if n < t.shape[-1]:
         raise RuntimeError(
             f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]"
         )
@@ -2128,6 +2261,8 @@ def tensorinv(A: Tensor, ind: int = 2, *, out: Any = None) -> Tensor:
     array = _array(A)
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    if ind > array.ndim:
+        raise RuntimeError(f"ArrayRef: invalid slice, N = {ind}; size = {array.ndim}")
     rows = math.prod(array.shape[:ind])
     columns = math.prod(array.shape[ind:])
     if rows != columns:
@@ -2149,20 +2284,25 @@ def tensorsolve(A: Tensor, B: Tensor, dims: Any = None, *, out: Any = None) -> T
         sources = [_normalize_dim(d, array.ndim) for d in dims]
         A = shape_ops.movedim(A, sources, list(range(array.ndim - len(sources), array.ndim)))
         array = A._data
+    if array.ndim < b.ndim:
+        # PyTorch slices A's shape past its end here
+        raise RuntimeError("cannot create std::vector larger than max_size()")
     result_shape = array.shape[b.ndim :]
-    rows = math.prod(array.shape[: b.ndim])
     columns = math.prod(result_shape)
+    # the requirement as PyTorch checks it: the solution has as many entries as B
+    rows = math.prod(b.shape)
     if rows != columns:
         raise RuntimeError(
             "Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
             f"prod(self.shape[:other.ndim]), but got {columns} != {rows}"
         )
-    matrix = shape_ops.reshape(A, (rows, columns))
-    result = solve(matrix, shape_ops.reshape(B, (rows,)))
+    matrix = shape_ops.reshape(A, (columns, columns))
+    result = solve(matrix, shape_ops.reshape(B, (columns,)))
     return shape_ops.reshape(result, result_shape)
 
 
 def linalg_diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    _array(A)
     return _diagonal(A, offset, dim1, dim2)
 
 
@@ -2221,9 +2361,10 @@ def _check_lu_input(name: str, A: Tensor, pivot: bool) -> None:
     array = _array(A)
     if array.ndim < 2:
         shape = ", ".join(map(str, array.shape))
+        # PyTorch's linalg.lu names itself here; lu_factor(_ex) say torch.lu_factor
+        prefix = name if name == "linalg.lu" else "lucid.lu_factor"
         raise RuntimeError(
-            f"lucid.lu_factor: Expected tensor with 2 or more dimensions. Got size: [{shape}] "
-            "instead"
+            f"{prefix}: Expected tensor with 2 or more dimensions. Got size: [{shape}] instead"
         )
     if array.dtype.kind != "f" or array.dtype == np.float16:
         raise NotImplementedError(f"\"lu_cpu\" not implemented for '{_TYPE_NAMES[array.dtype]}'")
@@ -2319,17 +2460,53 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,
     return LuUnpackResult(permutation, lower, upper)
 
 
+def _check_lu_solve_inputs(LU: Tensor, pivots: Tensor, B: Tensor, left: bool) -> None:
+    """PyTorch's checks of lu_solve's arguments, in its order."""
+    name = "linalg.lu_solve"
+    lu_array, pivot_array, b = _array(LU), _array(pivots), _array(B)
+    _check_float(f"lucid.{name}", lu_array, _HALF_SUPPORTED)
+    if lu_array.dtype != b.dtype:
+        raise RuntimeError(
+            f"{name}: Expected LU and B to have the same dtype, but found LU of type "
+            f"{_TYPE_NAMES[lu_array.dtype]} and B of type {_TYPE_NAMES[b.dtype]} instead"
+        )
+    if pivot_array.dtype != _INT32:
+        raise RuntimeError(f"{name}: pivots should be a Tensor of scalar type lucid.int32")
+    _check_matrix(f"lucid.{name}", LU, half=_HALF_SUPPORTED)
+    if b.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor B must have at least 2 dimensions.")
+    n = lu_array.shape[-1]
+    if (b.shape[-2] if left else b.shape[-1]) != n:
+        equation = "AX = B" if left else "XA = B"
+        raise RuntimeError(
+            f"{name}: Incompatible shapes of A and B for the equation {equation} ({n}x{n} and "
+            f"{b.shape[-2]}x{b.shape[-1]})"
+        )
+    if pivot_array.ndim < 1 or pivot_array.shape[-1] != n:
+        raise RuntimeError(
+            f"{name}: Number of pivots per batch should be same as the dimension of the matrix"
+        )
+    if pivot_array.shape != lu_array.shape[:-1]:
+        shape = ", ".join(map(str, pivot_array.shape))
+        raise RuntimeError(
+            f"{name}: Expected LU.shape[:-1] and pivots.shape to be the same, but got pivots "
+            f"with shape [{shape}] instead"
+        )
+    if lu_array.dtype == np.float16:
+        raise NotImplementedError("\"linalg.lu_solve_cpu\" not implemented for 'Half'")
+    try:
+        np.broadcast_shapes(b.shape[:-2], lu_array.shape[:-2])
+    except ValueError:
+        raise broadcast_error(b.shape[:-2], lu_array.shape[:-2]) from None
+
+
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False,
              out: Any = None) -> Tensor:  # fmt: skip
     """The solution of A X = B from A = P L U in lu_factor's form (A^T X = B with adjoint;
     X A = B with left=False), by two triangular solves."""
     _refuse_out("lu_solve", out)
-    _check_matrix("linalg.lu_solve", LU)
-    pivot_array, b = _array(pivots), _array(B)
-    _check_pivots("linalg.lu_solve", pivot_array)
-    if b.ndim < 2:
-        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 dimensions.")
-    permutation, lower, upper = _unpack(LU, pivot_array)
+    _check_lu_solve_inputs(LU, pivots, B, left)
+    permutation, lower, upper = _unpack(LU, _array(pivots))
     # X A = B is A^T X^T = B^T: the other of the two systems, on B^T
     transposed = adjoint == left
     rhs = B if left else B.mT
@@ -2629,7 +2806,7 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False,
     _refuse_out("ldl_solve", out)
     _check_hermitian("linalg_ldl_solve", hermitian)
     name = "lucid.linalg.ldl_solve"
-    ld = _check_matrix(name, LD)
+    ld = _check_matrix(name, LD, half=_HALF_SUPPORTED)
     pivot_array, b = _array(pivots), _array(B)
     if b.dtype != ld.dtype:
         raise RuntimeError(
