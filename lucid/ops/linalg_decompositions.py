@@ -376,6 +376,7 @@ def inv(A: Tensor, *, out: Any = None) -> Tensor:
 def inverse(input: Tensor, *, out: Any = None) -> Tensor:
     """The inverse of each square matrix (lucid.linalg.inv)."""
     _refuse_out("inverse", out)
+    _array(input)
     return inv(input)
 
 
