@@ -213,6 +213,7 @@ _LAZY_NAMES = {
     "geqrf": "lucid.ops.linalg_decompositions",
     "orgqr": "lucid.ops.linalg_decompositions",
     "ormqr": "lucid.ops.linalg_decompositions",
+    "lobpcg": "lucid.ops.lobpcg",
 }
 # The nn.functional ops that torch also has at its top level as the very same function
 _SHARED_WITH_FUNCTIONAL = """

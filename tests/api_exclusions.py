@@ -218,7 +218,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """,
         ),
         **_names(DISTRIBUTED, "is_distributed"),
-        **_names(PLANNED, "lobpcg"),
         **_names(SIGNAL, "istft stft"),
         **_names(
             ATEN,
@@ -329,7 +328,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(INTERNAL, "swap_in_optimizer_params_and_state"),
     },
     "torch.linalg": {
-        **_names(PLANNED, "ldl_factor ldl_factor_ex ldl_solve"),
         **_names(INTERNAL, "common_notes"),
     },
     "torch.utils.data": {

@@ -1208,10 +1208,11 @@ def linalg_vander(x: Tensor, *, N: int | None = None) -> Tensor:
     from lucid.ops.reduction import cumprod
     from lucid.ops.shape import cat
 
-    _require_named_tensors("linalg.vander", x=x)
-    if x._data.dtype == np.bool_:
+    _require_named_tensors("linalg_vander", x=x)
+    if x._data.dtype in (np.bool_, np.float16):
+        kind = "Bool" if x._data.dtype == np.bool_ else "Half"
         raise RuntimeError(
-            "linalg.vander supports floating point, complex, and integer tensors, but got Bool"
+            f"linalg.vander supports floating point, complex, and integer tensors, but got {kind}"
         )
     if N is None:
         N = x._data.shape[-1] if x._data.ndim else 1
