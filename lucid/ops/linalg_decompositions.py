@@ -672,7 +672,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
     if a.dtype.kind != "f" or a.dtype == np.float16:
         # PyTorch's kernel refuses these dtypes before any shape check
         raise NotImplementedError(
-            f"\"triangular_solve_cpu\" not implemented for '{_TYPE_NAMES[a.dtype]}'"
+            f"\"triangular_solve_cpu\" not implemented for '{dtype_name(a.dtype)}'"
         )
     _check_matrix(name, A)
     b = _array(B)
@@ -1144,7 +1144,7 @@ def _check_general_eigen_input(name: str, A: Tensor) -> None:
             f"{array.shape[-1]} matrices"
         )
     if array.dtype.kind != "f":
-        raise RuntimeError(f"Unknown Complex ScalarType for {_TYPE_NAMES[array.dtype]}")
+        raise RuntimeError(f"Unknown Complex ScalarType for {dtype_name(array.dtype)}")
     if array.dtype == np.float16:
         raise NotImplementedError("\"linalg_eig_out_cpu\" not implemented for 'Half'")
 
@@ -2464,7 +2464,7 @@ def _check_lu_solve_inputs(LU: Tensor, pivots: Tensor, B: Tensor, left: bool) ->
     if lu_array.dtype != b.dtype:
         raise RuntimeError(
             f"{name}: Expected LU and B to have the same dtype, but found LU of type "
-            f"{_TYPE_NAMES[lu_array.dtype]} and B of type {_TYPE_NAMES[b.dtype]} instead"
+            f"{dtype_name(lu_array.dtype)} and B of type {dtype_name(b.dtype)} instead"
         )
     if pivot_array.dtype != _INT32:
         raise RuntimeError(f"{name}: pivots should be a Tensor of scalar type lucid.int32")
@@ -2807,7 +2807,7 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False,
     if b.dtype != ld.dtype:
         raise RuntimeError(
             f"Expected b and A to have the same dtype, but found b of type "
-            f"{_TYPE_NAMES[b.dtype]} and A of type {_TYPE_NAMES[ld.dtype]} instead."
+            f"{dtype_name(b.dtype)} and A of type {dtype_name(ld.dtype)} instead."
         )
     rows = b.shape[_normalize_dim(-2, b.ndim)]
     n = ld.shape[-1]
@@ -2824,7 +2824,7 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False,
         )
     if pivot_array.dtype.kind not in "iu":
         raise RuntimeError(
-            f"{name}: Expected pivots to be integers. Got {_TYPE_NAMES[pivot_array.dtype]}"
+            f"{name}: Expected pivots to be integers. Got {dtype_name(pivot_array.dtype)}"
         )
     if ld.dtype == np.float16:
         raise NotImplementedError("\"ldl_solve_kernel_cpu\" not implemented for 'Half'")
