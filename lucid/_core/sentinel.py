@@ -62,6 +62,12 @@ __all__ = [
     "received_op",
     "parent_chain",
     "tensor_stats",
+    "mark_scaled",
+    "is_scaled_backward",
+    "scaled_births",
+    "clear_scaled_births",
+    "register_gradient_scaler",
+    "gradient_scale",
 ]
 
 # lucid's own files are skipped when looking for the user's line.
@@ -768,6 +774,8 @@ def sentinel_check_roots(outputs: tuple, nodes: Any) -> tuple | None:
     Returns the mark `sentinel_check_backward` starts from (the count of recorded births and
     this graph's earliest forward birth), or None when it already warned for this graph.
     """
+    if _scaled_roots and any(output in _scaled_roots for output in outputs):
+        return _check_scaled_roots(outputs, nodes)
     graph_birth = _birth_in_graph(nodes) if _births.events else None
     mark = (_births.count, graph_birth)
     if not is_sentinel_enabled() or local_state.anomaly_enabled:
@@ -804,6 +812,9 @@ def sentinel_check_backward(mark: tuple | None, nodes: Any) -> None:
     """After a backward: gradients made non-finite during it name their birth, and so do
     leaf gradients made non-finite by a value born in forward that the loss did not show."""
     _births.backward_mark = _births.count
+    if mark is not None and len(mark) == 3:
+        _end_scaled_backward(mark)
+        return
     if mark is None or local_state.anomaly_enabled or not is_sentinel_enabled():
         return
     count, graph_birth = mark
@@ -838,6 +849,112 @@ def sentinel_check_backward(mark: tuple | None, nodes: Any) -> None:
             )
             _warn_once(graph_birth, headline)
             return
+
+
+# ------------------------------------------------------------ scaled backwards
+# A GradScaler multiplies the loss by a large scale so that small float16 gradients survive,
+# and lowers the scale when gradients overflow: in a backward from a scaled loss an overflow is
+# how the scale is calibrated, not an anomaly. So the sentinel does not warn about such a
+# backward; it keeps its births for the scaler, which skips the step and says why (and warns
+# itself when the cause is no overflow). Nothing here runs unless a scaler marked a root.
+_scaled_roots: weakref.WeakSet = weakref.WeakSet()
+_scaled_lock = threading.Lock()
+# Enough to name the first birth and a few after it; a backward that overflows everywhere
+# keeps only these.
+_SCALED_BIRTHS_KEPT = 8
+
+
+class _ScaledBackwards(threading.local):
+    def __init__(self) -> None:
+        self.births: list[AnomalyEvent] = []
+        self.active = False  # a scaled backward is running on this thread
+
+
+_scaled = _ScaledBackwards()
+
+
+def mark_scaled(tensor: TensorBase) -> None:
+    """Mark `tensor` as a loss multiplied by a loss scale (GradScaler.scale): births in a
+    backward from it are kept for the scaler (`scaled_births`) instead of warned about."""
+    with _scaled_lock:
+        _scaled_roots.add(tensor)
+
+
+def is_scaled_backward() -> bool:
+    """Whether this thread is running a backward from a scaled loss."""
+    return _scaled.active
+
+
+def scaled_births() -> tuple[AnomalyEvent, ...]:
+    """This thread's births in backwards from scaled losses since `clear_scaled_births()`,
+    in the order they happened: a forward birth the scaled loss carried comes first."""
+    return tuple(_scaled.births)
+
+
+def clear_scaled_births() -> None:
+    _scaled.births = []
+    _scaled.active = False
+
+
+def _keep_scaled(event: AnomalyEvent) -> None:
+    births = _scaled.births
+    if len(births) < _SCALED_BIRTHS_KEPT and not any(event is known for known in births):
+        births.append(event)
+
+
+def _check_scaled_roots(outputs: tuple, nodes: Any) -> tuple:
+    """sentinel_check_roots for a scaled loss: keep, do not warn. The mark's third item says
+    the backward is scaled, and what `is_scaled_backward` said before it."""
+    graph_birth = _birth_in_graph(nodes) if _births.events else None
+    if is_sentinel_enabled() and not local_state.anomaly_enabled and not _allowance.depth:
+        for output in outputs:
+            kind = nonfinite_kind(output._data)
+            if kind is None:
+                continue
+            event = graph_birth if graph_birth is not None else _birth_outside_graph(kind)
+            if event is None:
+                event = input_event(kind, received_op(_nonfinite_leaf(nodes, kind)))
+            _keep_scaled(event)
+            break
+    previous = _scaled.active
+    _scaled.active = True
+    return (_births.count, graph_birth, previous)
+
+
+def _end_scaled_backward(mark: tuple) -> None:
+    count, _, previous = mark
+    _scaled.active = previous
+    if _allowance.depth or local_state.anomaly_enabled or not is_sentinel_enabled():
+        return
+    events = _births.events
+    new = _births.count - count
+    for position in range(max(len(events) - new, 0), len(events)):
+        event = events[position][0]
+        if event.phase in ("backward", "accumulation"):
+            _keep_scaled(event)
+
+
+# Objects that scale gradients (GradScaler), weakly: each answers `gradient_scale_of(tensor)`.
+_gradient_scalers: weakref.WeakSet = weakref.WeakSet()
+
+
+def register_gradient_scaler(scaler: Any) -> None:
+    """Let lucid.debug's gradient checks ask `scaler.gradient_scale_of(tensor)` by what factor
+    a tensor's `.grad` is scaled right now (1.0 once it is unscaled)."""
+    with _scaled_lock:
+        _gradient_scalers.add(scaler)
+
+
+def gradient_scale(tensor: TensorBase) -> float:
+    """The factor by which `tensor.grad` is scaled now (a GradScaler between `scale()` and
+    `unscale_()`), else 1.0: divide a gradient norm by it to judge the unscaled norm."""
+    if not _gradient_scalers:
+        return 1.0
+    for scaler in list(_gradient_scalers):
+        scale = scaler.gradient_scale_of(tensor)
+        if scale != 1.0:
+            return scale
+    return 1.0
 
 
 observers.flag_handler = _on_op_flags
