@@ -774,7 +774,7 @@ def sentinel_check_roots(outputs: tuple, nodes: Any) -> tuple | None:
     Returns the mark `sentinel_check_backward` starts from (the count of recorded births and
     this graph's earliest forward birth), or None when it already warned for this graph.
     """
-    if _scaled_roots and any(output in _scaled_roots for output in outputs):
+    if _scaled_roots and any(_is_scaled(output) for output in outputs):
         return _check_scaled_roots(outputs, nodes)
     graph_birth = _birth_in_graph(nodes) if _births.events else None
     mark = (_births.count, graph_birth)
@@ -857,7 +857,8 @@ def sentinel_check_backward(mark: tuple | None, nodes: Any) -> None:
 # how the scale is calibrated, not an anomaly. So the sentinel does not warn about such a
 # backward; it keeps its births for the scaler, which skips the step and says why (and warns
 # itself when the cause is no overflow). Nothing here runs unless a scaler marked a root.
-_scaled_roots: weakref.WeakSet = weakref.WeakSet()
+# Keyed by id with weak references (a WeakSet would compare tensors with `==`, elementwise).
+_scaled_roots: dict[int, weakref.ref] = {}
 _scaled_lock = threading.Lock()
 # Enough to name the first birth and a few after it; a backward that overflows everywhere
 # keeps only these.
@@ -876,8 +877,21 @@ _scaled = _ScaledBackwards()
 def mark_scaled(tensor: TensorBase) -> None:
     """Mark `tensor` as a loss multiplied by a loss scale (GradScaler.scale): births in a
     backward from it are kept for the scaler (`scaled_births`) instead of warned about."""
-    with _scaled_lock:
-        _scaled_roots.add(tensor)
+    key = id(tensor)
+
+    # Single dict operations, atomic under the GIL: no lock, which the collector could
+    # otherwise re-enter by running this callback while it is held.
+    def forget(_: Any) -> None:
+        if _scaled_roots.get(key) is reference:
+            _scaled_roots.pop(key, None)
+
+    reference = weakref.ref(tensor, forget)
+    _scaled_roots[key] = reference
+
+
+def _is_scaled(tensor: TensorBase) -> bool:
+    reference = _scaled_roots.get(id(tensor))
+    return reference is not None and reference() is tensor
 
 
 def is_scaled_backward() -> bool:

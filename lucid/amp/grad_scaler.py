@@ -71,7 +71,7 @@ class SkippedStep:
     `'invalid operation'` (0/0, inf - inf, ...), `'division by zero'`, `'non-finite forward'`
     (the loss was already non-finite before scaling), `'received'` (a parameter or the input
     already held it) or `'unknown'` (the sentinel is off). `is_overflow` says whether a smaller
-    scale can fix it; when it cannot, the scaler also warns.
+    scale fixes it; when the cause is known and no scale fixes it, the scaler also warns.
     """
 
     iteration: int
@@ -115,7 +115,12 @@ class SkippedStep:
 
     def __str__(self) -> str:
         lines = [self.headline()]
-        if self.is_overflow:
+        if self.mechanism == "unknown":
+            lines.append(
+                "  whether a smaller scale fixes it is unknown: with the sentinel on, the "
+                "scaler tells an overflow of the scale from a NaN no scale can fix"
+            )
+        elif self.is_overflow:
             lines.append(
                 "  this is an overflow of the loss scale: update() lowers the scale and the "
                 "next steps go on"
@@ -476,9 +481,12 @@ class GradScaler:
                   "mechanism": skip.mechanism, "is_overflow": skip.is_overflow,
                   "op": skip.op, "phase": skip.phase, "location": skip.location,
                   "module": skip.module}  # fmt: skip
-        level = logging.INFO if skip.is_overflow else logging.WARNING
+        # An overflow is how the scale calibrates itself, and with the sentinel off the cause
+        # is not known: a line of information. Anything else is a bug: a warning.
+        is_bug = not skip.is_overflow and skip.mechanism != "unknown"
+        level = logging.WARNING if is_bug else logging.INFO
         logger.log(level, "%s", skip.headline(), extra={"lucid_event": record}, stacklevel=3)
-        if not skip.is_overflow:
+        if is_bug:
             warn_at_user_line(NonFiniteWarning(str(skip), first))
 
     @staticmethod
