@@ -344,3 +344,28 @@ def test_optimizer_that_handles_scaling_gets_grad_scale_and_found_inf():
     assert not hasattr(optimizer, "grad_scale") and not hasattr(optimizer, "found_inf")
     scaler.update()
     assert scaler.get_scale() == 1024.0
+
+
+@requires_torch
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_deprecated_aliases_warn_as_torch(device):
+    import importlib
+
+    ours = importlib.import_module(f"lucid.{device}.amp").GradScaler
+    theirs = importlib.import_module(f"torch.{device}.amp").GradScaler
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scaler = ours(init_scale=8.0)
+    with warnings.catch_warnings(record=True) as reference:
+        warnings.simplefilter("always")
+        expected = theirs(init_scale=8.0)
+    assert [w.category for w in caught] == [w.category for w in reference]
+    assert str(caught[0].message) == str(reference[0].message).replace("torch", "lucid")
+    assert caught[0].filename == __file__
+    assert isinstance(scaler, GradScaler) and scaler.is_enabled() == expected.is_enabled()
+    assert scaler.get_scale() == expected.get_scale()
+    assert getattr(lucid, device).amp.GradScaler is ours
+
+
+def test_top_level_grad_scaler_is_lucid_amp_grad_scaler():
+    assert lucid.GradScaler is GradScaler
