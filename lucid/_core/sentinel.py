@@ -66,8 +66,8 @@ __all__ = [
     "is_scaled_backward",
     "scaled_births",
     "clear_scaled_births",
-    "register_gradient_scaler",
     "gradient_scale",
+    "unscale_gradient",
 ]
 
 # lucid's own files are skipped when looking for the user's line.
@@ -859,7 +859,7 @@ def sentinel_check_backward(mark: tuple | None, nodes: Any) -> None:
 # itself when the cause is no overflow). Nothing here runs unless a scaler marked a root.
 # Keyed by id with weak references (a WeakSet would compare tensors with `==`, elementwise).
 _scaled_roots: dict[int, weakref.ref] = {}
-_scaled_lock = threading.Lock()
+_root_scales: dict[int, float] = {}
 # Enough to name the first birth and a few after it; a backward that overflows everywhere
 # keeps only these.
 _SCALED_BIRTHS_KEPT = 8
@@ -874,9 +874,10 @@ class _ScaledBackwards(threading.local):
 _scaled = _ScaledBackwards()
 
 
-def mark_scaled(tensor: TensorBase) -> None:
-    """Mark `tensor` as a loss multiplied by a loss scale (GradScaler.scale): births in a
-    backward from it are kept for the scaler (`scaled_births`) instead of warned about."""
+def mark_scaled(tensor: TensorBase, scale: float) -> None:
+    """Mark `tensor` as a loss multiplied by the loss scale `scale` (GradScaler.scale): births
+    in a backward from it are kept for the scaler (`scaled_births`) instead of warned about,
+    and the gradients it writes are known to carry `scale` (`gradient_scale`)."""
     key = id(tensor)
 
     # Single dict operations, atomic under the GIL: no lock, which the collector could
@@ -884,9 +885,11 @@ def mark_scaled(tensor: TensorBase) -> None:
     def forget(_: Any) -> None:
         if _scaled_roots.get(key) is reference:
             _scaled_roots.pop(key, None)
+            _root_scales.pop(key, None)
 
     reference = weakref.ref(tensor, forget)
     _scaled_roots[key] = reference
+    _root_scales[key] = scale
 
 
 def _is_scaled(tensor: TensorBase) -> bool:
@@ -930,6 +933,10 @@ def _check_scaled_roots(outputs: tuple, nodes: Any) -> tuple:
                 event = input_event(kind, received_op(_nonfinite_leaf(nodes, kind)))
             _keep_scaled(event)
             break
+    for output in outputs:
+        if _is_scaled(output):
+            _note_scaled_leaves(nodes, _root_scales.get(id(output), 1.0))
+            break
     previous = _scaled.active
     _scaled.active = True
     return (_births.count, graph_birth, previous)
@@ -948,27 +955,38 @@ def _end_scaled_backward(mark: tuple) -> None:
             _keep_scaled(event)
 
 
-# Objects that scale gradients (GradScaler), weakly: each answers `gradient_scale_of(tensor)`.
-_gradient_scalers: weakref.WeakSet = weakref.WeakSet()
+# Leaves whose `.grad` a scaled backward wrote, by id: (weak reference, the scale). An entry
+# lasts until the scaler unscales that gradient (`unscale_gradient`); ids are checked against
+# the reference, so a reused id never inherits a scale.
+_scaled_leaves: dict[int, tuple[weakref.ref, float]] = {}
+# Past this many entries the dead ones are dropped (a run that keeps making new parameters).
+_SCALED_LEAVES_PRUNED_AT = 1 << 12
 
 
-def register_gradient_scaler(scaler: Any) -> None:
-    """Let lucid.debug's gradient checks ask `scaler.gradient_scale_of(tensor)` by what factor
-    a tensor's `.grad` is scaled right now (1.0 once it is unscaled)."""
-    with _scaled_lock:
-        _gradient_scalers.add(scaler)
+def _note_scaled_leaves(nodes: Any, scale: float) -> None:
+    leaves = _scaled_leaves
+    if len(leaves) > _SCALED_LEAVES_PRUNED_AT:
+        for key in [key for key, (reference, _) in leaves.items() if reference() is None]:
+            leaves.pop(key, None)
+    for node in nodes:
+        variable = getattr(node, "variable", None)
+        if variable is not None:
+            leaves[id(variable)] = (weakref.ref(variable), scale)
 
 
 def gradient_scale(tensor: TensorBase) -> float:
-    """The factor by which `tensor.grad` is scaled now (a GradScaler between `scale()` and
-    `unscale_()`), else 1.0: divide a gradient norm by it to judge the unscaled norm."""
-    if not _gradient_scalers:
+    """The loss scale `tensor.grad` carries now: that of a GradScaler whose scaled backward
+    wrote it and which has not unscaled it yet, else 1.0. Divide a gradient norm by it to
+    judge the unscaled norm (lucid.debug's gradient checks do)."""
+    entry = _scaled_leaves.get(id(tensor))
+    if entry is None or entry[0]() is not tensor:
         return 1.0
-    for scaler in list(_gradient_scalers):
-        scale = scaler.gradient_scale_of(tensor)
-        if scale != 1.0:
-            return scale
-    return 1.0
+    return entry[1]
+
+
+def unscale_gradient(tensor: TensorBase) -> None:
+    """The scaler divided `tensor.grad` by its scale: it carries none now."""
+    _scaled_leaves.pop(id(tensor), None)
 
 
 observers.flag_handler = _on_op_flags

@@ -26,8 +26,8 @@ from lucid._core.sentinel import (
     mark_scaled,
     nonfinite_kind,
     received_op,
-    register_gradient_scaler,
     scaled_births,
+    unscale_gradient,
     warn_at_user_line,
 )
 from lucid._tensor import Tensor
@@ -65,13 +65,16 @@ class SkippedStep:
 
     `iteration` counts `update()` calls before this step. `parameters` names the parameters
     whose gradients held inf or NaN (dotted names where the optimizer or the model last called
-    knows them). `op`, `phase`, `location` and `module` say where the first non-finite value of
+    knows them), and `kind` what they held (`'nan'` if any held NaN, else `'inf'`). `op`,
+    `phase`, `location` and `module` say where the first non-finite value of
     the scaled backward was born, and `mechanism` how: `'overflow'` (the scaled loss or scaled
     gradients passed the dtype's range: the scale backs off and the next step fixes it),
     `'invalid operation'` (0/0, inf - inf, ...), `'division by zero'`, `'non-finite forward'`
     (the loss was already non-finite before scaling), `'received'` (a parameter or the input
-    already held it) or `'unknown'` (the sentinel is off). `is_overflow` says whether a smaller
+    already held it) or `'unknown'` (the sentinel is off); for a birth in backward `location`
+    is the forward line of the op whose backward made it. `is_overflow` says whether a smaller
     scale fixes it; when the cause is known and no scale fixes it, the scaler also warns.
+    `birth` is the sentinel's full record of the birth.
     """
 
     iteration: int
@@ -104,14 +107,20 @@ class SkippedStep:
                 "no op of the scaled backward created it: it was already in a parameter or "
                 "the input"
             )
-        site = f"{self.op} ({self.phase}) at {self.location}"
-        if self.module:
-            site += f" in module '{self.module}'"
+        module = f" in module '{self.module}'" if self.module else ""
         if self.mechanism == "received":
             return f"first seen as {self.op}, received at {self.location}: no op created it"
-        if self.mechanism == "non-finite forward":
+        if self.phase == "forward":
+            site = f"{self.op} at {self.location}{module}"
+            if self.mechanism == _OVERFLOW:
+                return f"the scaled output overflowed in {site}"
             return f"the loss was already non-finite before scaling, first born in {site}"
-        return f"first born by {self.mechanism} in {site}"
+        where = "a gradient sum for" if self.phase == "accumulation" else "the backward of"
+        born = self.birth.kind if self.birth is not None else self.kind
+        return (
+            f"the first {born} was born by {self.mechanism} in {where} {self.op} (forward at "
+            f"{self.location}{module})"
+        )
 
     def __str__(self) -> str:
         lines = [self.headline()]
@@ -197,14 +206,10 @@ class GradScaler:
                 _refresh_per_optimizer_state
             )
             self._iteration = 0
-            # The scale the gradients of this iteration carry (None: nothing scaled since the
-            # last update()), and the parameters whose gradients unscale_() already divided.
-            self._pending_scale: float | None = None
-            self._unscaled_ids: set[int] = set()
-            # Per optimizer: (group, index) of parameters whose gradients were non-finite.
-            self._nonfinite: dict[int, list[tuple[Tensor, dict, int, int]]] = {}
+            # Per optimizer: (parameter, group, group index, index, held NaN) of each parameter
+            # whose gradient was non-finite when unscale_() looked.
+            self._nonfinite: dict[int, list[tuple[Tensor, dict, int, int, bool]]] = {}
             self._scaling_birth: AnomalyEvent | None = None
-            register_gradient_scaler(self)
 
     # ------------------------------------------------------------------ scale
     def _check_scale_growth_tracker(self, funcname: str) -> tuple[Tensor, Tensor]:
@@ -248,9 +253,7 @@ class GradScaler:
             self._lazy_init_scale_growth_tracker(output.device)
         scale = self._scale
         result = output * scale
-        if self._pending_scale is None:
-            self._pending_scale = scale.item()
-        mark_scaled(result)
+        mark_scaled(result, scale.item())
         # A float16 output times the scale can itself overflow: the one birth the scaler makes.
         if self._scaling_birth is None and _holds_nonfinite(result.detach().numpy()):
             if not _holds_nonfinite(output.detach().numpy()):
@@ -279,11 +282,13 @@ class GradScaler:
                         raise ValueError("Attempting to unscale FP16 gradients.")
                     seen = True
                     # PyTorch judges the scaled values, before the division.
-                    if _holds_nonfinite(grad.numpy()):
-                        nonfinite.append((param, group, group_index, index))
+                    array = grad.numpy()
+                    if _holds_nonfinite(array):
+                        holds_nan = bool(np.isnan(array.astype(np.float32)).any())
+                        nonfinite.append((param, group, group_index, index, holds_nan))
                     if inv_scale != 1.0:
                         grad.mul_(inv_scale)
-                        self._unscaled_ids.add(id(param))
+                        unscale_gradient(param)
         self._nonfinite[id(optimizer)] = nonfinite
         if nonfinite:
             found_inf.fill_(1.0)
@@ -410,8 +415,6 @@ class GradScaler:
             self._update_scale(scale, growth_tracker, any(v.item() for v in found_infs))
         self._per_optimizer_states = defaultdict(_refresh_per_optimizer_state)
         self._iteration += 1
-        self._pending_scale = None
-        self._unscaled_ids = set()
         self._nonfinite = {}
         self._scaling_birth = None
         clear_scaled_births()
@@ -442,13 +445,10 @@ class GradScaler:
         scaling = self._scaling_birth
         first = scaling if scaling is not None else (births[0] if births else None)
         parameters = tuple(
-            self._parameter_name(*found) for found in self._nonfinite.get(id(optimizer), ())
+            self._parameter_name(*entry[:4]) for entry in self._nonfinite.get(id(optimizer), ())
         )
-        kind = first.kind if first is not None else None
-        if kind is None and self._nonfinite.get(id(optimizer)):
-            param = self._nonfinite[id(optimizer)][0][0]
-            array = param.grad.numpy()
-            kind = "nan" if np.isnan(array.astype(np.float32)).any() else "inf"
+        found = self._nonfinite.get(id(optimizer), ())
+        kind = ("nan" if any(entry[-1] for entry in found) else "inf") if found else None
         if first is None:
             mechanism = "received" if is_sentinel_enabled() else "unknown"
             skip = SkippedStep(self._iteration, self.get_scale(), parameters, kind, mechanism,
@@ -500,13 +500,6 @@ class GradScaler:
         if name != "parameter":
             return name
         return f"param_groups[{group_index}]['params'][{index}]"
-
-    def gradient_scale_of(self, tensor: Tensor) -> float:
-        """The factor `tensor.grad` carries now: the scale between `scale()` and the
-        `unscale_()` of its optimizer, else 1.0 (lucid.debug's gradient checks ask)."""
-        if not self._enabled or self._pending_scale is None or id(tensor) in self._unscaled_ids:
-            return 1.0
-        return self._pending_scale
 
     # ------------------------------------------------------------------ state
     def get_scale(self) -> float:
@@ -590,8 +583,6 @@ class GradScaler:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        if self._enabled:
-            register_gradient_scaler(self)
 
     def _check_inf_per_device(self, optimizer: Any) -> dict[Any, Tensor]:
         self._check_scale_growth_tracker("_check_inf_per_device")

@@ -89,7 +89,8 @@ def test_overflow_skip_names_parameters_op_line_and_module():
         _iteration(model, optimizer, scaler, x, y, boost=1e3)
     skip = scaler.last_skip
     assert isinstance(skip, SkippedStep)
-    assert skip.is_overflow and skip.mechanism == "overflow" and skip.kind == "inf"
+    assert skip.is_overflow and skip.mechanism == "overflow" and skip.birth.kind == "inf"
+    assert skip.kind == "nan"  # inf - inf downstream of the overflow
     assert skip.iteration == 1 and skip.scale == 2.0**16
     assert skip.phase == "backward" and skip.module == "head"
     assert skip.location == f"{__file__}:{HALF_LINE}"
