@@ -151,8 +151,9 @@ class GradScaler:
     `last_skip` is None after a step that was taken and a `SkippedStep` after one that was
     skipped, naming the parameters with non-finite gradients and the op, line and module where
     the first Inf/NaN of the scaled backward was born. Each skip is logged in one line to the
-    `lucid.debug` logger (INFO for an overflow, which calibrates the scale; WARNING otherwise),
-    and a skip that no scale can fix (a 0/0, a NaN already in forward) also raises a
+    `lucid.debug` logger (INFO for an overflow, which calibrates the scale, or when the
+    sentinel is off and the cause unknown; WARNING otherwise), and a skip that no scale can
+    fix (a 0/0, a NaN already in forward) also raises a
     `NonFiniteWarning`. The sentinel does not warn about a backward from a scaled loss: its
     overflows are the scaler's to report.
 
