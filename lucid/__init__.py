@@ -172,7 +172,7 @@ def can_cast(from_: dtype, to: dtype) -> bool:
 # (torch.nn is an attribute after `import torch`; so is lucid.nn): `import lucid` stays small,
 # and the package face imports nothing that imports it back.
 _LAZY_SUBPACKAGES = ("nn", "optim", "utils", "debug", "cuda", "backends", "accelerator", "jit")
-_LAZY_SUBPACKAGES += ("linalg", "amp")
+_LAZY_SUBPACKAGES += ("linalg", "amp", "distributed")
 _LAZY_SUBPACKAGES += ("cpu",)
 _LAZY_NAMES = {
     "load": "lucid.utils.serialization",

@@ -302,7 +302,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "torch.nn": {
         **_names(DEPRECATED, "Container"),
-        **_names(DISTRIBUTED, "DataParallel SyncBatchNorm"),
         **_names(INTERNAL, "factory_kwargs"),
     },
     "torch.nn.functional": {
@@ -334,7 +333,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(INTERNAL, "common_notes"),
     },
     "torch.utils.data": {
-        **_names(DISTRIBUTED, "DistributedSampler"),
         **_names(
             DATAPIPES,
             """
