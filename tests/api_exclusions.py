@@ -207,7 +207,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(
             MIXED_PRECISION,
             """
-            GradScaler autocast autocast_decrement_nesting autocast_increment_nesting
+            autocast autocast_decrement_nesting autocast_increment_nesting
             clear_autocast_cache get_autocast_cpu_dtype get_autocast_dtype
             get_autocast_gpu_dtype get_autocast_ipu_dtype get_autocast_xla_dtype
             is_autocast_cache_enabled is_autocast_cpu_enabled is_autocast_enabled
