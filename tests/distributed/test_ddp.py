@@ -1,0 +1,147 @@
+"""DistributedDataParallel on 2 and 3 processes launched with mpiexec: the same parameters as
+one process on the global batch, no_sync, unused parameters, and a NaN planted on rank 1
+named by every rank (ddp_worker.py runs each scenario)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.markers import marked_line
+
+pytest.importorskip("mpi4py", reason="the distributed extra (mpi4py + an MPI) is not installed")
+pytest.importorskip("lucid.distributed", reason="lucid.distributed is not in this tree")
+
+WORKER = Path(__file__).with_name("ddp_worker.py")
+ROOT = WORKER.parent.parent.parent
+MPIEXEC = shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or shutil.which("mpiexec")
+if MPIEXEC is None:
+    pytest.skip("no mpiexec found next to Python or on PATH", allow_module_level=True)
+
+# A launch that does not end in this time has hung: the test fails instead of waiting.
+TIMEOUT = 90
+
+
+def launch(scenario: str, world: int) -> list[dict]:
+    """Every rank's result, in rank order."""
+    environment = dict(os.environ, PYTHONPATH=str(ROOT), LUCID_SENTINEL="1")
+    completed = subprocess.run(
+        [MPIEXEC, "-n", str(world), sys.executable, str(WORKER), scenario],
+        capture_output=True, text=True, timeout=TIMEOUT, env=environment, cwd=ROOT,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    results = [
+        json.loads(line[len("RESULT ") :])
+        for line in completed.stdout.replace("RESULT ", "\nRESULT ").splitlines()
+        if line.startswith("RESULT ")
+    ]
+    assert len(results) == world, completed.stdout + completed.stderr
+    return sorted(results, key=lambda result: result["rank"])
+
+
+@pytest.mark.parametrize("world", [2, 3])
+def test_training_on_shards_equals_one_process_on_the_global_batch(world: int) -> None:
+    for result in launch("equal", world):
+        assert result["mlp"] <= 1e-12
+        assert result["cnn"] <= 1e-12
+
+
+@pytest.mark.parametrize("world", [2, 3])
+def test_no_sync_accumulation_equals_one_process(world: int) -> None:
+    for result in launch("no_sync", world):
+        assert result["mlp"] <= 1e-12
+
+
+def test_unused_parameters_keep_no_gradient_and_missing_ones_raise_next_forward() -> None:
+    for rank, result in enumerate(launch("unused", 3)):
+        assert result["difference"] <= 1e-12
+        assert result["unused_grad_is_none"]
+        assert result["module_is_model"]
+        assert result["keys"] == ["module.used.weight", "module.used.bias",
+                                  "module.unused.weight", "module.unused.bias"]  # fmt: skip
+        assert result["error"].startswith(
+            "Expected to have finished reduction in the prior iteration before starting a new "
+            "one. This error indicates that your module has parameters that were not used in "
+            "producing loss."
+        )
+        assert (
+            f"Parameter indices which did not receive grad for rank {rank}: 2 3"
+            in (result["error"])
+        )
+        assert "unused.weight, unused.bias" in result["error"]
+
+
+PLANTS = {
+    # where: (op, phase, kind, mechanism, marked line)
+    "forward": ("log", "forward", "nan", "invalid operation", "planted forward"),
+    "backward": ("sqrt", "backward", "inf", "division by zero", "planted backward"),
+    "data": ("input", "forward", "nan", None, "batch enters"),
+}
+
+
+def check_named_by_every_rank(results: list[dict], where: str, action: str) -> None:
+    op, phase, kind, mechanism, marker = PLANTS[where]
+    location = f"{WORKER}:{marked_line(WORKER, marker)}"
+    for rank, result in enumerate(results):
+        report = result["outcomes"][1]["report"]
+        assert report["rank"] == rank
+        assert report["birth_rank"] == 1
+        assert report["received"] is (rank != 1)
+        assert (report["op"], report["phase"], report["kind"]) == (op, phase, kind)
+        assert report["mechanism"] == mechanism
+        assert report["location"] == location
+        assert report["step"] == 1 and report["batch_idx"] == 1
+        assert report["sample_indices"] == [len(results) * 4 + 4 + index for index in range(4)]
+        assert report["module_path"] == (None if where == "data" else "module")
+        assert report["action"] == action
+        # The steps before and after are clean on every rank: all ranks stayed in step.
+        for outcome in (result["outcomes"][0], result["outcomes"][2]):
+            assert "raised" not in outcome and outcome["grads_finite"]
+
+
+@pytest.mark.parametrize("where", ["forward", "backward", "data"])
+def test_a_nan_planted_on_rank_1_is_named_by_every_rank_which_all_raise(where: str) -> None:
+    results = launch(f"nan:{where}:raise:plain", 2)
+    check_named_by_every_rank(results, where, "raise")
+    for rank, result in enumerate(results):
+        message = result["outcomes"][1]["message"]
+        assert result["outcomes"][1]["raised"] == "DistributedNonFiniteError"
+        assert "rank 1" in message.splitlines()[0]
+        assert ("received through the gradient all-reduce" in message) is (rank != 1)
+
+
+def test_three_ranks_name_rank_1_and_rank_2_reports_it_received() -> None:
+    check_named_by_every_rank(launch("nan:backward:raise:plain", 3), "backward", "raise")
+
+
+@pytest.mark.parametrize("where", ["forward", "backward", "data"])
+def test_under_detect_anomaly_every_rank_raises_with_the_birth_rank(where: str) -> None:
+    results = launch(f"nan:{where}:raise:anomaly", 2)
+    check_named_by_every_rank(results, where, "raise")
+    assert results[1]["outcomes"][1]["raised"] == "AnomalyError"
+    assert results[0]["outcomes"][1]["raised"] == "DistributedNonFiniteError"
+
+
+def test_skip_sets_gradients_to_none_and_warns_on_every_rank() -> None:
+    results = launch("nan:forward:skip:plain", 2)
+    check_named_by_every_rank(results, "forward", "skip")
+    for result in results:
+        outcome = result["outcomes"][1]
+        assert "raised" not in outcome and outcome["grads_none"]
+        assert outcome["warnings"] == [outcome["warnings"][0]]
+        assert "born on rank 1 in log (forward)" in outcome["warnings"][0]
+
+
+def test_warn_keeps_the_gradients_and_warns_on_every_rank() -> None:
+    results = launch("nan:data:warn:plain", 2)
+    check_named_by_every_rank(results, "data", "warn")
+    for result in results:
+        outcome = result["outcomes"][1]
+        assert not outcome["grads_none"] and not outcome["grads_finite"]
+        assert "arrived in the input batch of rank 1" in outcome["warnings"][0]
