@@ -225,6 +225,36 @@ def scenario_nan(rank: int, world: int, where: str, policy: str, anomaly: bool) 
     return {"outcomes": outcomes}
 
 
+def scenario_guards(rank: int, world: int) -> dict:
+    """GradNormGuard and NaNDetector on every rank of a DDP model (on_nonfinite="warn", so the
+    non-finite gradients reach the guard): the guard sees the global norm, the same on every
+    rank, and fires on every rank at the step of the NaN planted on rank 1 (data)."""
+    lucid.manual_seed(0)
+    model = Planted(None).double()
+    ddp = DistributedDataParallel(model, on_nonfinite="warn")
+    guard = lucid.debug.GradNormGuard(model)
+    generator = np.random.default_rng(5)
+    norms, reasons = [], []
+    with lucid.debug.NaNDetector(ddp, verbose=False) as detector, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for step in range(3):
+            x = generator.standard_normal((world * 4, 4))[rank * 4 : (rank + 1) * 4]
+            if rank == 1 and step == 1:
+                x[0, 0] = np.inf
+            ddp.zero_grad()
+            ddp(lucid.tensor(x)).pow(2).mean().backward()
+            event = guard.check()
+            norms.append(guard.total_norm() if step != 1 else None)
+            reasons.append(None if event is None else event.reason)
+    return {
+        "norms": norms,
+        "reasons": reasons,
+        "detector_triggered": detector.triggered,
+        "detector_kind": None if detector.event is None else detector.event.kind,
+        "birth_rank": ddp.nonfinite_report.birth_rank,
+    }
+
+
 def main() -> None:
     name = sys.argv[1]
     dist.init_process_group("mpi")
@@ -235,6 +265,8 @@ def main() -> None:
         result = scenario_no_sync(rank, world)
     elif name == "unused":
         result = scenario_unused(rank, world)
+    elif name == "guards":
+        result = scenario_guards(rank, world)
     else:
         _, where, policy, anomaly = name.split(":")
         result = scenario_nan(rank, world, where, policy, anomaly == "anomaly")

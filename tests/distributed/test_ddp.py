@@ -145,3 +145,44 @@ def test_warn_keeps_the_gradients_and_warns_on_every_rank() -> None:
         outcome = result["outcomes"][1]
         assert not outcome["grads_none"] and not outcome["grads_finite"]
         assert "arrived in the input batch of rank 1" in outcome["warnings"][0]
+
+
+def test_grad_norm_guard_sees_the_global_norm_and_fires_on_every_rank() -> None:
+    results = launch("guards", 2)
+    assert results[0]["norms"] == results[1]["norms"]
+    for result in results:
+        assert result["reasons"] == [None, "nonfinite", None]
+        assert result["birth_rank"] == 1
+    # The detector reports what its own rank saw: the value arrived in rank 1's batch only.
+    assert [result["detector_triggered"] for result in results] == [False, True]
+    assert results[1]["detector_kind"] == "inf"
+
+
+def test_debug_run_under_mpiexec_saves_one_reproducer_on_the_birth_rank(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import numpy as np\n"
+        "import lucid\n"
+        "import lucid.distributed as dist\n"
+        "from lucid import nn\n"
+        "dist.init_process_group('mpi')\n"
+        "rank = dist.get_rank()\n"
+        "lucid.manual_seed(0)\n"
+        "model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1)).double()\n"
+        "ddp = nn.parallel.DistributedDataParallel(model)\n"
+        "for step in range(3):\n"
+        "    x = np.random.default_rng(step).standard_normal((4, 4))\n"
+        "    h = lucid.tensor(x) * (1e308 if rank == 1 and step == 1 else 1.0)\n"
+        "    ddp(h * 10).sum().backward()\n"
+    )
+    environment = dict(os.environ, PYTHONPATH=str(ROOT))
+    completed = subprocess.run(
+        [MPIEXEC, "-n", "2", sys.executable, "-m", "lucid.debug", "run", str(script)],
+        capture_output=True, text=True, timeout=TIMEOUT, env=environment, cwd=tmp_path,
+    )  # fmt: skip
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert [path.name for path in tmp_path.glob("*.safetensors")] == ["lucid_repro.safetensors"]
+    assert "rank 0 stopped with every rank at the first non-finite value" in completed.stderr
+    assert "an inf was born on rank 1 in mul (forward)" in completed.stderr
+    assert "reproducer: saved by rank 1" in completed.stderr
+    assert "Function 'mul' returned inf values" in completed.stderr

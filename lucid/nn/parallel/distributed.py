@@ -510,7 +510,14 @@ class DistributedDataParallel(Module):
 
     def _on_birth(self, event: AnomalyEvent) -> None:
         if not self._step_active:
-            return
+            if not (is_anomaly_enabled() and self._steps and self.training and is_grad_enabled()
+                    and self.require_backward_grad_sync):  # fmt: skip
+                return
+            # Anomaly mode is about to raise on this rank between two steps (preparing the
+            # next batch): the other ranks will meet the next step's all-reduces, so this
+            # rank takes its part in them now, with its flag set.
+            self._begin_step()
+            self._step_active = True
         phase = _BORN_IN_FORWARD if event.phase == "forward" else _BORN_IN_BACKWARD
         self._note(phase, event)
         if is_anomaly_enabled():
