@@ -171,6 +171,7 @@ def can_cast(from_: dtype, to: dtype) -> bool:
 # and the package face imports nothing that imports it back.
 _LAZY_SUBPACKAGES = ("nn", "optim", "utils", "debug", "cuda", "backends", "accelerator", "jit")
 _LAZY_SUBPACKAGES += ("linalg",)
+_LAZY_SUBPACKAGES += ("distributed",)
 _LAZY_NAMES = {
     "load": "lucid.utils.serialization",
     "save": "lucid.utils.serialization",
