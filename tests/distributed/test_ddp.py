@@ -5,36 +5,25 @@ named by every rank (ddp_worker.py runs each scenario)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.distributed.launch import MPIEXEC, WORKERS, environment, launch, requires_mpi
 from tests.markers import marked_line
 
-pytest.importorskip("mpi4py", reason="the distributed extra (mpi4py + an MPI) is not installed")
-pytest.importorskip("lucid.distributed", reason="lucid.distributed is not in this tree")
+pytestmark = requires_mpi
 
-WORKER = Path(__file__).with_name("ddp_worker.py")
-ROOT = WORKER.parent.parent.parent
-MPIEXEC = shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or shutil.which("mpiexec")
-if MPIEXEC is None:
-    pytest.skip("no mpiexec found next to Python or on PATH", allow_module_level=True)
-
+WORKER = WORKERS / "ddp_worker.py"
 # A launch that does not end in this time has hung: the test fails instead of waiting.
 TIMEOUT = 90
 
 
-def launch(scenario: str, world: int) -> list[dict]:
+def run(scenario: str, world: int) -> list[dict]:
     """Every rank's result, in rank order."""
-    environment = dict(os.environ, PYTHONPATH=str(ROOT), LUCID_SENTINEL="1")
-    completed = subprocess.run(
-        [MPIEXEC, "-n", str(world), sys.executable, str(WORKER), scenario],
-        capture_output=True, text=True, timeout=TIMEOUT, env=environment, cwd=ROOT,
-    )  # fmt: skip
+    completed = launch("ddp_worker.py", world, scenario, timeout=TIMEOUT)
     assert completed.returncode == 0, completed.stdout + completed.stderr
     results = [
         json.loads(line[len("RESULT ") :])
@@ -47,19 +36,19 @@ def launch(scenario: str, world: int) -> list[dict]:
 
 @pytest.mark.parametrize("world", [2, 3])
 def test_training_on_shards_equals_one_process_on_the_global_batch(world: int) -> None:
-    for result in launch("equal", world):
+    for result in run("equal", world):
         assert result["mlp"] <= 1e-12
         assert result["cnn"] <= 1e-12
 
 
 @pytest.mark.parametrize("world", [2, 3])
 def test_no_sync_accumulation_equals_one_process(world: int) -> None:
-    for result in launch("no_sync", world):
+    for result in run("no_sync", world):
         assert result["mlp"] <= 1e-12
 
 
 def test_unused_parameters_keep_no_gradient_and_missing_ones_raise_next_forward() -> None:
-    for rank, result in enumerate(launch("unused", 3)):
+    for rank, result in enumerate(run("unused", 3)):
         assert result["difference"] <= 1e-12
         assert result["unused_grad_is_none"]
         assert result["module_is_model"]
@@ -107,7 +96,7 @@ def check_named_by_every_rank(results: list[dict], where: str, action: str) -> N
 
 @pytest.mark.parametrize("where", ["forward", "backward", "data"])
 def test_a_nan_planted_on_rank_1_is_named_by_every_rank_which_all_raise(where: str) -> None:
-    results = launch(f"nan:{where}:raise:plain", 2)
+    results = run(f"nan:{where}:raise:plain", 2)
     check_named_by_every_rank(results, where, "raise")
     for rank, result in enumerate(results):
         message = result["outcomes"][1]["message"]
@@ -117,19 +106,19 @@ def test_a_nan_planted_on_rank_1_is_named_by_every_rank_which_all_raise(where: s
 
 
 def test_three_ranks_name_rank_1_and_rank_2_reports_it_received() -> None:
-    check_named_by_every_rank(launch("nan:backward:raise:plain", 3), "backward", "raise")
+    check_named_by_every_rank(run("nan:backward:raise:plain", 3), "backward", "raise")
 
 
 @pytest.mark.parametrize("where", ["forward", "backward", "data"])
 def test_under_detect_anomaly_every_rank_raises_with_the_birth_rank(where: str) -> None:
-    results = launch(f"nan:{where}:raise:anomaly", 2)
+    results = run(f"nan:{where}:raise:anomaly", 2)
     check_named_by_every_rank(results, where, "raise")
     assert results[1]["outcomes"][1]["raised"] == "AnomalyError"
     assert results[0]["outcomes"][1]["raised"] == "DistributedNonFiniteError"
 
 
 def test_skip_sets_gradients_to_none_and_warns_on_every_rank() -> None:
-    results = launch("nan:forward:skip:plain", 2)
+    results = run("nan:forward:skip:plain", 2)
     check_named_by_every_rank(results, "forward", "skip")
     for result in results:
         outcome = result["outcomes"][1]
@@ -139,7 +128,7 @@ def test_skip_sets_gradients_to_none_and_warns_on_every_rank() -> None:
 
 
 def test_warn_keeps_the_gradients_and_warns_on_every_rank() -> None:
-    results = launch("nan:data:warn:plain", 2)
+    results = run("nan:data:warn:plain", 2)
     check_named_by_every_rank(results, "data", "warn")
     for result in results:
         outcome = result["outcomes"][1]
@@ -148,7 +137,7 @@ def test_warn_keeps_the_gradients_and_warns_on_every_rank() -> None:
 
 
 def test_grad_norm_guard_sees_the_global_norm_and_fires_on_every_rank() -> None:
-    results = launch("guards", 2)
+    results = run("guards", 2)
     assert results[0]["norms"] == results[1]["norms"]
     for result in results:
         assert result["reasons"] == [None, "nonfinite", None]
@@ -175,10 +164,9 @@ def test_debug_run_under_mpiexec_saves_one_reproducer_on_the_birth_rank(tmp_path
         "    h = lucid.tensor(x) * (1e308 if rank == 1 and step == 1 else 1.0)\n"
         "    ddp(h * 10).sum().backward()\n"
     )
-    environment = dict(os.environ, PYTHONPATH=str(ROOT))
     completed = subprocess.run(
         [MPIEXEC, "-n", "2", sys.executable, "-m", "lucid.debug", "run", str(script)],
-        capture_output=True, text=True, timeout=TIMEOUT, env=environment, cwd=tmp_path,
+        capture_output=True, text=True, timeout=TIMEOUT, env=environment(), cwd=tmp_path,
     )  # fmt: skip
     assert completed.returncode == 1, completed.stdout + completed.stderr
     assert [path.name for path in tmp_path.glob("*.safetensors")] == ["lucid_repro.safetensors"]
