@@ -174,3 +174,10 @@ def test_debug_run_under_mpiexec_saves_one_reproducer_on_the_birth_rank(tmp_path
     assert "an inf was born on rank 1 in mul (forward)" in completed.stderr
     assert "reproducer: saved by rank 1" in completed.stderr
     assert "Function 'mul' returned inf values" in completed.stderr
+
+
+def test_a_value_born_and_masked_out_on_rank_1_stops_no_rank() -> None:
+    for result in run("nan:masked:raise:plain", 2):
+        for outcome in result["outcomes"]:
+            assert "raised" not in outcome and "report" not in outcome
+            assert outcome["grads_finite"]

@@ -9,6 +9,7 @@ own; only when a slot is set do the birth's details travel, from the rank of the
 
 from __future__ import annotations
 
+import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from lucid._core.grad_mode import local_state
 from lucid._core.sentinel import (
     AnomalyError,
     AnomalyEvent,
@@ -30,7 +32,7 @@ from lucid._core.sentinel import (
     warn_at_user_line,
 )
 from lucid._tensor import Tensor
-from lucid.autograd import is_anomaly_enabled, is_grad_enabled
+from lucid.autograd import is_grad_enabled
 from lucid.nn.modules.module import Module
 
 __all__ = ["DistributedDataParallel", "NonFiniteReport", "DistributedNonFiniteError"]
@@ -262,10 +264,18 @@ class DistributedDataParallel(Module):
         self._step_active = False
         self._next_bucket = 0
         self._unfinished = False
+        # The step's earliest sighting on this rank (a birth, or a non-finite batch), and
+        # whether this rank raises (anomaly mode): sightings count only when this rank's
+        # gradients are non-finite, since values born and then masked out harm nothing.
         self._local_code = _CLEAN
         self._local_event: AnomalyEvent | None = None
+        self._raising = False
         self._batch: tuple[int | None, list[int] | None] = (None, None)
         self._steps = 0
+        # Seconds this process spent blocked in the final wait for the all-reduces, and in
+        # the NaN agreement's own work (flags, the gradient finiteness pass): benchmarks read them.
+        self._wait_seconds = 0.0
+        self._agreement_seconds = 0.0
         if init_sync:
             self._broadcast_from_rank0([*params, *module.buffers()])
         self._handles = []
@@ -355,6 +365,7 @@ class DistributedDataParallel(Module):
         self._next_bucket = 0
         self._local_code = _CLEAN
         self._local_event = None
+        self._raising = False
         self._unfinished = True
         for bucket in self._buckets:
             bucket.pending = len(bucket.indices)
@@ -440,19 +451,31 @@ class DistributedDataParallel(Module):
     def _launch(self, bucket_index: int) -> None:
         bucket = self._buckets[bucket_index]
         if bucket_index == len(self._buckets) - 1:
+            start = time.perf_counter()
             self._write_slots(bucket)
+            self._agreement_seconds += time.perf_counter() - start
+        elif bucket_index:
+            # MPI moves a non-blocking collective only inside MPI calls: a test of the
+            # previous one lets it progress while backward goes on.
+            self._buckets[bucket_index - 1].work.is_completed()
         bucket.work = _distributed().all_reduce(
             bucket.tensor, group=self.process_group, async_op=True
         )
 
     def _write_slots(self, bucket: _Bucket) -> None:
         """This rank's flag (and used parameters): the tail of the last bucket."""
-        if self._local_code == _CLEAN and self._gradients_nonfinite():
-            self._note(_NONFINITE_GRADIENT, None)
+        if self._raising:
+            flag = self._local_code + _RAISING
+        elif self._gradients_nonfinite():
+            if self._local_code == _CLEAN:
+                self._local_code = _NONFINITE_GRADIENT
+            flag = self._local_code
+        else:
+            flag = _CLEAN
         world = self._world_size
         tail = bucket.array[bucket.array.size - self._slot_count() :]
         tail.fill(0)
-        tail[self._rank] = self._local_code
+        tail[self._rank] = flag
         if self.find_unused_parameters:
             tail[world:] = self._used
 
@@ -474,11 +497,11 @@ class DistributedDataParallel(Module):
     def _finish(self) -> None:
         """Wait for every bucket, average into `.grad`, then act on the agreed flags."""
         world = self._world_size
+        start = time.perf_counter()
         for bucket in self._buckets:
             bucket.work.wait()
             bucket.work = None
-            if bucket.tensor._data is not bucket.array:
-                bucket.array[...] = bucket.tensor._data
+        self._wait_seconds += time.perf_counter() - start
         self._step_active = False
         self._unfinished = False
         last = self._buckets[-1]
@@ -502,15 +525,13 @@ class DistributedDataParallel(Module):
     # ------------------------------------------------------ NaN agreement
     def _note(self, code: int, event: AnomalyEvent | None) -> None:
         """Keep this rank's earliest sighting of the step."""
-        if self._local_code == _CLEAN or code < self._local_code % _RAISING:
+        if self._local_code == _CLEAN or code < self._local_code:
             self._local_code = code
             self._local_event = event
-        if is_anomaly_enabled():
-            self._local_code = self._local_code % _RAISING + _RAISING
 
     def _on_birth(self, event: AnomalyEvent) -> None:
         if not self._step_active:
-            if not (is_anomaly_enabled() and self._steps and self.training and is_grad_enabled()
+            if not (_anomaly_raises(event) and self._steps and self.training and is_grad_enabled()
                     and self.require_backward_grad_sync):  # fmt: skip
                 return
             # Anomaly mode is about to raise on this rank between two steps (preparing the
@@ -520,7 +541,7 @@ class DistributedDataParallel(Module):
             self._step_active = True
         phase = _BORN_IN_FORWARD if event.phase == "forward" else _BORN_IN_BACKWARD
         self._note(phase, event)
-        if is_anomaly_enabled():
+        if _anomaly_raises(event):
             # Anomaly mode raises right after this on this rank alone.
             self._agree_now()
 
@@ -529,7 +550,7 @@ class DistributedDataParallel(Module):
         so that the other ranks' collectives complete and they learn of this rank's flag."""
         if not self._step_active:
             return
-        self._local_code = self._local_code % _RAISING + _RAISING
+        self._raising = True
         for bucket in self._buckets[self._next_bucket :]:
             bucket.pending = 0
         self._launch_ready_buckets()
@@ -550,7 +571,7 @@ class DistributedDataParallel(Module):
             **facts[0],
         )
         self.nonfinite_report = report
-        if raising and self._rank == birth_rank and self._local_code >= _RAISING:
+        if raising and self._rank == birth_rank and self._raising:
             return  # this rank's own anomaly error follows, with every detail
         message = report.describe()
         if action == "raise":
@@ -567,7 +588,7 @@ class DistributedDataParallel(Module):
         if batch_idx is None:
             batch_idx = self._steps - 1
         event = self._local_event
-        code = self._local_code % _RAISING
+        code = self._local_code
         if event is None:
             kind = "nan"
             for param in self._params:
@@ -643,6 +664,16 @@ def _as_tensor(array: np.ndarray) -> Tensor:
     from lucid.factories import from_numpy
 
     return from_numpy(array)
+
+
+def _anomaly_raises(event: AnomalyEvent) -> bool:
+    """Whether anomaly mode raises at this birth (it is on and checks this kind and phase)."""
+    state = local_state
+    if not state.anomaly_enabled:
+        return False
+    if not (state.anomaly_check_nan if event.kind == "nan" else state.anomaly_check_inf):
+        return False
+    return event.phase != "forward" or state.anomaly_check_forward
 
 
 def _article(kind: str) -> str:

@@ -168,6 +168,9 @@ class Planted(nn.Module):
         h = self.fc1(x)
         if self.plant == "forward":
             h = (h - 1e3).log()  # <planted forward>
+        elif self.plant == "masked":
+            # born and masked out: it reaches neither the loss nor the gradients
+            h = lucid.where(h > 1e9, (h - 1e3).log(), h)
         elif self.plant == "backward":
             h = (h * h).sqrt()  # <planted backward>
         return self.fc2(h.tanh())
