@@ -47,9 +47,13 @@ _INSTALL_HINT = (
 class DistError(RuntimeError):
     """A failure in distributed communication."""
 
+    __module__ = "lucid.distributed"
+
 
 class DistBackendError(DistError):
     """A collective failed or did not finish within the process group's timeout."""
+
+    __module__ = "lucid.distributed"
 
 
 class Backend(str):
@@ -240,11 +244,15 @@ def init_process_group(
         )
     if rank not in (-1, world.Get_rank()):
         raise ValueError(f"rank={rank} does not match this process's MPI rank {world.Get_rank()}")
-    comm = world.Dup()
+    if not _State.exit_handler_registered:
+        atexit.register(_exit_handler)
+        _State.exit_handler_registered = True
+    # Non-blocking, so that a rank that never joins fails the others within the timeout too.
+    comm, request = world.Idup()
     group = ProcessGroup(comm, list(range(comm.Get_size())), group_timeout)
+    Work([request], group, "init_process_group").wait()
     _State.default_group = group
     _State.groups = [group]
-    _State.broken = False
     GroupMember.WORLD = group
     # What torchrun sets, for scripts that read them; plain mpiexec leaves them unset.
     os.environ.setdefault("RANK", str(comm.Get_rank()))
@@ -253,9 +261,6 @@ def init_process_group(
     os.environ.setdefault(
         "LOCAL_WORLD_SIZE", os.environ.get("MPI_LOCALNRANKS", str(comm.Get_size()))
     )
-    if not _State.exit_handler_registered:
-        atexit.register(_exit_handler)
-        _State.exit_handler_registered = True
 
 
 def destroy_process_group(group: ProcessGroup | None = None) -> None:
@@ -336,10 +341,6 @@ def new_group(
     return group
 
 
-def _global_rank(group: ProcessGroup, group_rank: int) -> int:
-    return group._ranks[group_rank]
-
-
 def _group_rank(
     group: ProcessGroup, rank: int | None, group_rank: int | None, role: str, name: str
 ) -> int:
@@ -357,12 +358,16 @@ def _group_rank(
     return group_rank
 
 
+def _this_rank() -> int:
+    return _State.mpi.COMM_WORLD.Get_rank()
+
+
 def _fail(group: ProcessGroup, collective: str, timeout: timedelta, waited: float) -> None:
     _State.broken = True
     raise DistBackendError(
-        f"[Rank {_global_rank(group, group.rank())}] {collective} did not finish within the "
-        f"process group's timeout of {timeout} (waited {waited:.1f} s) in a group of "
-        f"{group.size()} ranks: another rank has died, stalled or not called {collective}. "
+        f"[Rank {_this_rank()}] {collective} did not finish within the process group's timeout "
+        f"of {timeout} (waited {waited:.1f} s) in a group of {len(group._ranks)} ranks: "
+        f"another rank has died, stalled or not called {collective}. "
         "The process group is unusable now; at exit this rank aborts the MPI job."
     )
 
@@ -370,8 +375,8 @@ def _fail(group: ProcessGroup, collective: str, timeout: timedelta, waited: floa
 def _check_usable(group: ProcessGroup, collective: str) -> None:
     if _State.broken:
         raise DistBackendError(
-            f"[Rank {_global_rank(group, group.rank())}] {collective}: the process group is "
-            "broken by an earlier failed collective; start a new job"
+            f"[Rank {_this_rank()}] {collective}: the process group is broken by an earlier "
+            "failed collective; start a new job"
         )
 
 
@@ -409,7 +414,7 @@ class Work:
             self._failed = True
             _State.broken = True
             raise DistBackendError(
-                f"[Rank {_global_rank(self._group, self._group.rank())}] {self._collective} "
+                f"[Rank {_this_rank()}] {self._collective} "
                 f"failed in MPI: {error.Get_error_string()}"
             ) from None
 
