@@ -181,3 +181,28 @@ def test_a_value_born_and_masked_out_on_rank_1_stops_no_rank() -> None:
         for outcome in result["outcomes"]:
             assert "raised" not in outcome and "report" not in outcome
             assert outcome["grads_finite"]
+
+
+def test_buffers_come_from_rank_0_at_construction_and_before_each_forward() -> None:
+    results = run("buffers", 2)
+    assert results[0]["after_construction"] == results[1]["after_construction"] == [1.0] * 3
+    # Each forward starts from rank 0's buffers; each rank then updates them with its batch.
+    assert results[0]["seen"] == results[1]["seen"]
+    assert results[0]["local"] != results[1]["local"]
+
+
+def test_with_the_sentinel_off_non_finite_gradients_still_stop_every_rank(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LUCID_SENTINEL", "0")
+    for rank, result in enumerate(run("nan:data:raise:plain", 2)):
+        outcome = result["outcomes"][1]
+        assert outcome["raised"] == "DistributedNonFiniteError"
+        report = outcome["report"]
+        assert (report["birth_rank"], report["received"]) == (1, rank != 1)
+        assert (report["op"], report["phase"], report["kind"]) == (
+            "no recorded birth",
+            "gradient",
+            "nan",
+        )
+        assert "raised" not in result["outcomes"][2]

@@ -344,8 +344,10 @@ class DistributedDataParallel(Module):
                 self._broadcast_from_rank0(buffers)
         self._step_active = is_grad_enabled() and self.require_backward_grad_sync
         if self._step_active:
+            start = time.perf_counter()
             self._begin_step()
             self._check_inputs(inputs, kwargs)
+            self._agreement_seconds += time.perf_counter() - start
         try:
             output = self.module(*inputs, **kwargs)
         except AnomalyError as error:
@@ -627,10 +629,6 @@ class DistributedDataParallel(Module):
             yield
         finally:
             self.require_backward_grad_sync = previous
-
-    def train(self, mode: bool = True) -> DistributedDataParallel:
-        super().train(mode)
-        return self
 
 
 class _GradientReady:

@@ -258,6 +258,24 @@ def scenario_guards(rank: int, world: int) -> dict:
     }
 
 
+def scenario_buffers(rank: int, world: int) -> dict:
+    """Buffers come from rank 0 at construction and again before every forward."""
+    lucid.manual_seed(rank)
+    model = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3)).double()
+    model[1].running_mean.fill_(float(rank + 1))
+    ddp = DistributedDataParallel(model)
+    after_construction = model[1].running_mean.tolist()
+    seen = []
+    model[1].register_forward_pre_hook(
+        lambda module, args: seen.append(module.running_mean.tolist())
+    )
+    x = lucid.tensor(np.random.default_rng(rank).standard_normal((6, 4)))
+    for _ in range(2):
+        ddp(x).sum().backward()
+    return {"after_construction": after_construction, "seen": seen,
+            "local": model[1].running_mean.tolist()}  # fmt: skip
+
+
 def main() -> None:
     name = sys.argv[1]
     dist.init_process_group("mpi")
@@ -268,6 +286,8 @@ def main() -> None:
         result = scenario_no_sync(rank, world)
     elif name == "unused":
         result = scenario_unused(rank, world)
+    elif name == "buffers":
+        result = scenario_buffers(rank, world)
     elif name == "guards":
         result = scenario_guards(rank, world)
     else:
