@@ -206,3 +206,13 @@ def test_with_the_sentinel_off_non_finite_gradients_still_stop_every_rank(
             "nan",
         )
         assert "raised" not in result["outcomes"][2]
+
+
+def test_births_on_two_ranks_name_the_earlier_phase_and_each_rank_says_what_it_saw() -> None:
+    results = run("nan:two:raise:plain", 3)
+    for rank, result in enumerate(results):
+        report = result["outcomes"][1]["report"]
+        assert (report["birth_rank"], report["op"], report["phase"]) == (2, "log", "forward")
+        assert report["ranks"] == [1, 2]
+        assert report["received"] is (rank == 0)
+    assert "rank 1 saw a non-finite value of its own" in results[1]["outcomes"][1]["message"]

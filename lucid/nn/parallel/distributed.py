@@ -67,8 +67,9 @@ _UNFINISHED_REDUCTION = (
 @dataclass
 class NonFiniteReport:
     """What every rank knows of a step in which some rank saw a NaN or Inf: the rank of the
-    first birth and that rank's facts; `received` on every other rank (the value reached
-    it through the gradient all-reduce, it was not born there)."""
+    first birth (the earliest phase: batch, forward, backward, then the lowest rank) and
+    that rank's facts; `ranks` lists every rank that saw one, and `received` is True on the
+    others (the value reached them through the gradient all-reduce, it was not born there)."""
 
     rank: int
     birth_rank: int
@@ -112,6 +113,8 @@ class NonFiniteReport:
             lines.append(
                 f"  on rank {self.rank} it was received through the gradient all-reduce, not born"
             )
+        elif self.rank != self.birth_rank:
+            lines.append(f"  rank {self.rank} saw a non-finite value of its own later in the step")
         if self.details:
             lines.append(f"rank {self.birth_rank}'s report:")
             lines.append(self.details)
@@ -270,6 +273,8 @@ class DistributedDataParallel(Module):
         self._local_code = _CLEAN
         self._local_event: AnomalyEvent | None = None
         self._raising = False
+        # The batch set_batch named for the coming step, and the one of the step running.
+        self._next_batch: tuple[int | None, list[int] | None] = (None, None)
         self._batch: tuple[int | None, list[int] | None] = (None, None)
         self._steps = 0
         # Seconds this process spent blocked in the final wait for the all-reduces, and in
@@ -363,6 +368,7 @@ class DistributedDataParallel(Module):
 
     def _begin_step(self) -> None:
         self._steps += 1
+        self._batch, self._next_batch = self._next_batch, (None, None)
         self._ready[:] = False
         self._next_bucket = 0
         self._local_code = _CLEAN
@@ -567,7 +573,7 @@ class DistributedDataParallel(Module):
         report = NonFiniteReport(
             rank=self._rank,
             birth_rank=birth_rank,
-            received=self._rank != birth_rank,
+            received=self._rank not in ranks,
             ranks=ranks,
             action=action,
             **facts[0],
@@ -616,9 +622,10 @@ class DistributedDataParallel(Module):
     # ----------------------------------------------------------- the public rest
     def set_batch(self, batch_idx: int, sample_indices: Any = None) -> None:
         """Name the batch of the coming step (and its dataset indices, as a
-        DistributedSampler hands them out) in non-finite reports."""
+        DistributedSampler hands them out) in non-finite reports; a step with none named is
+        reported by its count."""
         samples = None if sample_indices is None else [int(index) for index in sample_indices]
-        self._batch = (int(batch_idx), samples)
+        self._next_batch = (int(batch_idx), samples)
 
     @contextmanager
     def no_sync(self) -> Iterator[None]:

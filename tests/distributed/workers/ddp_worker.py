@@ -188,9 +188,13 @@ def scenario_nan(rank: int, world: int, where: str, policy: str, anomaly: bool) 
         x = x[rank * 4 : (rank + 1) * 4]
         planted = rank == 1 and step == 1
         model.plant = where if planted and where != "data" else None
+        if where == "two" and step == 1:
+            # rank 1 in backward, rank 2 in forward: rank 2's birth comes first in the step
+            planted = rank in (1, 2)
+            model.plant = {1: "backward", 2: "forward"}.get(rank)
         if planted and where == "data":
             x[2, 1] = np.nan
-        if planted and where == "backward":
+        if planted and model.plant == "backward":
             x[0] = 0.0  # fc1 has no bias: a zero row of h, where sqrt's derivative is 1/0
         ddp.set_batch(step, samples)
         ddp.zero_grad()
@@ -215,7 +219,7 @@ def scenario_nan(rank: int, world: int, where: str, policy: str, anomaly: bool) 
         if report is not None and step == 1:
             outcome["report"] = {
                 name: getattr(report, name)
-                for name in ("rank", "birth_rank", "received", "kind", "op", "phase",
+                for name in ("rank", "birth_rank", "received", "ranks", "kind", "op", "phase",
                              "mechanism", "location", "module_path", "step", "batch_idx",
                              "sample_indices", "action")
             }  # fmt: skip
