@@ -216,3 +216,11 @@ def test_births_on_two_ranks_name_the_earlier_phase_and_each_rank_says_what_it_s
         assert report["ranks"] == [1, 2]
         assert report["received"] is (rank == 0)
     assert "rank 1 saw a non-finite value of its own" in results[1]["outcomes"][1]["message"]
+
+
+def test_buckets_follow_reverse_parameter_order_with_a_small_first_bucket() -> None:
+    # Each weight is 512 KiB in float64, each bias 2 KiB.
+    result = run("buckets", 2)[0]
+    assert result["default"] == [[7, 6, 5, 4], [3, 2, 1, 0]]
+    # An explicit cap applies to the first bucket too.
+    assert result["capped"] == [[7, 6], [5, 4], [3, 2], [1, 0]]

@@ -280,6 +280,15 @@ def scenario_buffers(rank: int, world: int) -> dict:
             "local": model[1].running_mean.tolist()}  # fmt: skip
 
 
+def scenario_buckets(rank: int, world: int) -> dict:
+    """Bucket assignment: reverse parameter order, a first bucket of 1 MiB, then 25 MB."""
+    model = nn.Sequential(*(nn.Linear(256, 256) for _ in range(4))).double()
+    default = DistributedDataParallel(model)
+    capped = DistributedDataParallel(model, bucket_cap_mb=0.4)
+    return {"default": [bucket.indices for bucket in default._buckets],
+            "capped": [bucket.indices for bucket in capped._buckets]}  # fmt: skip
+
+
 def main() -> None:
     name = sys.argv[1]
     dist.init_process_group("mpi")
@@ -290,6 +299,8 @@ def main() -> None:
         result = scenario_no_sync(rank, world)
     elif name == "unused":
         result = scenario_unused(rank, world)
+    elif name == "buckets":
+        result = scenario_buckets(rank, world)
     elif name == "buffers":
         result = scenario_buffers(rank, world)
     elif name == "guards":
