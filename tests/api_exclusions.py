@@ -335,7 +335,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(INTERNAL, "common_notes"),
     },
     "torch.utils.data": {
-        **_names(DISTRIBUTED, "DistributedSampler"),
         **_names(
             DATAPIPES,
             """

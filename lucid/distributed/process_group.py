@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import enum
 import os
+import sys
 import time
 from datetime import timedelta
 from typing import Any
@@ -196,6 +197,19 @@ def _exit_handler() -> None:
         _State.mpi.COMM_WORLD.Abort(1)
 
 
+def _install_exception_hook() -> None:
+    """An uncaught exception on one rank ends the whole job: without it, this rank would wait in
+    MPI_Finalize for peers that wait in their next collective for it."""
+    previous = sys.excepthook
+
+    def abort_after_printing(kind: Any, value: Any, traceback: Any) -> None:
+        previous(kind, value, traceback)
+        if is_initialized():
+            _State.broken = True
+
+    sys.excepthook = abort_after_printing
+
+
 def init_process_group(
     backend: str | None = None,
     init_method: str | None = None,
@@ -246,6 +260,7 @@ def init_process_group(
         raise ValueError(f"rank={rank} does not match this process's MPI rank {world.Get_rank()}")
     if not _State.exit_handler_registered:
         atexit.register(_exit_handler)
+        _install_exception_hook()
         _State.exit_handler_registered = True
     # Non-blocking, so that a rank that never joins fails the others within the timeout too.
     comm, request = world.Idup()
