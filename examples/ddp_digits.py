@@ -1,6 +1,6 @@
-"""The digits CNN of examples/demo.py trained data-parallel: every process takes its shard of
-each global batch, DistributedDataParallel averages the gradients, and the result is the
-accuracy one process reaches on the whole batch.
+"""The digits CNN of examples/demo.py trained data-parallel: a DistributedSampler gives every
+process its share of each epoch, DistributedDataParallel averages the gradients, and the
+result is the accuracy one process reaches with the whole global batch.
 
     mpiexec -n 2 python examples/ddp_digits.py            # or -n 1: the same accuracy
     python -m lucid.distributed.run --nproc-per-node 2 examples/ddp_digits.py
@@ -8,7 +8,8 @@ accuracy one process reaches on the whole batch.
 
 With `--plant-nan STEP`, rank 1 gets a blank image at that step; the model scales each image
 by its maximum, so 0/0 makes a NaN there, and every rank stops together, naming rank 1, the
-op, the line and the samples. Needs scikit-learn for the data and the distributed extra.
+op, the line and the samples (as the sampler handed them out). Needs scikit-learn for the
+data and the distributed extra.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from lucid.nn.parallel import DistributedDataParallel
 from lucid.nn.parallel.distributed import DistributedNonFiniteError
 from lucid.optim import Adam
 from lucid.optim.lr_scheduler import CosineAnnealingLR
-from lucid.utils.data import random_split
+from lucid.utils.data import DataLoader, DistributedSampler, random_split
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from demo import accuracy, build_model, load_digits_dataset  # noqa: E402
@@ -66,29 +67,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     train_set, test_set = random_split(
         dataset, [0.8, 0.2], generator=lucid.Generator().manual_seed(options.seed)
     )
-    images, labels = dataset.tensors
-    train_indices = np.asarray(train_set.indices)
+    # Rank r takes every world-th index of one shuffled order, so the shards of a step make up
+    # the batch one process would take from the same order: the same steps, up to rounding.
+    sampler = DistributedSampler(train_set, seed=options.seed, drop_last=True)
+    shard = options.batch_size // world
+    loader = DataLoader(train_set, batch_size=shard, sampler=sampler, drop_last=True)
     model = DigitsNet()
     ddp = DistributedDataParallel(model)
     optimizer = Adam(model.parameters(), lr=options.lr)
-    steps_per_epoch = len(train_indices) // options.batch_size
-    scheduler = CosineAnnealingLR(optimizer, T_max=options.epochs * steps_per_epoch)
+    scheduler = CosineAnnealingLR(optimizer, T_max=options.epochs * len(loader))
     loss_fn = nn.CrossEntropyLoss()
-    shard = options.batch_size // world
     step = 0
     for epoch in range(options.epochs):
-        # The same global order on every rank; each takes its slice of every global batch.
-        order = np.random.default_rng(options.seed + epoch).permutation(train_indices)
-        for batch in range(steps_per_epoch):
-            first = batch * options.batch_size + rank * shard
-            samples = order[first : first + shard]
-            inputs = images[lucid.tensor(samples)]
+        sampler.set_epoch(epoch)
+        shares = list(sampler)  # this rank's indices, in the order the loader batches them
+        for batch, (inputs, targets) in enumerate(loader):
             if options.plant_nan == step and rank == 1:
                 inputs[0] = 0.0  # a blank image: its maximum is 0
-            ddp.set_batch(step, samples)
+            ddp.set_batch(step, shares[batch * shard : (batch + 1) * shard])
             optimizer.zero_grad()
             try:
-                loss = loss_fn(ddp(inputs), labels[lucid.tensor(samples)])
+                loss = loss_fn(ddp(inputs), targets)
                 loss.backward()
             except DistributedNonFiniteError as error:
                 print(f"[rank {rank}] stopped at step {step}: {error}", flush=True)

@@ -36,9 +36,15 @@ def test_two_processes_reach_the_accuracy_of_one() -> None:
 def test_a_nan_planted_on_rank_1_stops_every_rank_naming_rank_1() -> None:
     completed = run_example(2, "--plant-nan", "3", "--max-steps", "6")
     reports = [line for line in completed.stdout.splitlines() if "stopped at step" in line]
+    source = EXAMPLE.read_text().splitlines()
+    line = 1 + next(index for index, text in enumerate(source) if "images / images.amax" in text)
     assert sorted(reports) == [
         f"[rank {rank}] stopped at step 3: a nan was born on rank 1 in div (forward) at "
-        f"{EXAMPLE}:45"
+        f"{EXAMPLE}:{line}"
         for rank in (0, 1)
     ]
     assert "on rank 0 it was received through the gradient all-reduce" in completed.stdout
+    # Both ranks name rank 1's samples, as its DistributedSampler handed them out.
+    samples = [line for line in completed.stdout.splitlines() if line.startswith("  samples: ")]
+    assert len(samples) == 2 and samples[0] == samples[1]
+    assert len(samples[0].split(",")) == 16
