@@ -303,7 +303,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "torch.nn": {
         **_names(DEPRECATED, "Container"),
-        **_names(DISTRIBUTED, "DataParallel SyncBatchNorm"),
         **_names(INTERNAL, "factory_kwargs"),
     },
     "torch.nn.functional": {

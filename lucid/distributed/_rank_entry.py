@@ -7,6 +7,7 @@ Run as a file by mpiexec: `python _rank_entry.py -- script.py args...` (or `-m m
 import os
 import runpy
 import sys
+import time
 import traceback
 
 
@@ -48,6 +49,8 @@ def _abort(status: int, error: BaseException | None) -> None:
         traceback.print_exception(error)
     sys.stdout.flush()
     sys.stderr.flush()
+    # MPI's launcher tears the job down at once; give it a moment to forward this output first.
+    time.sleep(0.2)
     mpi.COMM_WORLD.Abort(status)
 
 

@@ -507,7 +507,7 @@ def recv(
     """Receive into `tensor` from rank `src` (any rank when None); returns the sender's rank."""
     work = irecv(tensor, src, group, tag, group_src)
     work.wait()
-    return work._group._ranks[work._status.Get_source()]
+    return work.source_rank()
 
 
 def _encode(value: Any, collective: str, where: str) -> bytes:

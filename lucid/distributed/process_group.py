@@ -36,6 +36,8 @@ __all__ = [
 ]
 
 default_pg_timeout = timedelta(minutes=30)
+# How long a wait polls MPI without sleeping before it backs off.
+_SPIN_SECONDS = 0.02
 
 _NOT_INITIALIZED = (
     "Default process group has not been initialized, please make sure to call init_process_group."
@@ -194,7 +196,17 @@ def _check_timeout(timeout: Any) -> timedelta:
 def _exit_handler() -> None:
     # Registered after mpi4py's own finalisation hook, so it runs first.
     if _State.broken and _State.mpi is not None:
-        _State.mpi.COMM_WORLD.Abort(1)
+        _abort_job(1)
+
+
+def _abort_job(status: int) -> None:
+    """End every rank of the MPI job now, with exit status `status`."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # MPI's launcher tears the job down at once; give it a moment to forward this rank's last
+    # output (the traceback that says why) first.
+    time.sleep(0.2)
+    _State.mpi.COMM_WORLD.Abort(status)
 
 
 def _install_exception_hook() -> None:
@@ -455,22 +467,32 @@ class Work:
         limit = self._group._timeout if timeout is None else _check_timeout(timeout)
         start = time.monotonic()
         deadline = start + limit.total_seconds()
-        # MPI progresses non-blocking collectives inside Test calls, so poll often at first;
-        # back off to a millisecond so that a long wait leaves the cores to the other ranks.
+        # MPI progresses non-blocking collectives only inside MPI calls, and a sleeping rank
+        # stalls its peers' progress too: poll without pause for a while (as MPI's own Wait
+        # does), then back off to a millisecond so that a long wait leaves the cores to others.
+        spin_until = start + _SPIN_SECONDS
         delay = 0.0
         while not self._test():
             now = time.monotonic()
             if now > deadline:
                 self._failed = True
                 _fail(self._group, self._collective, limit, now - start)
-            if delay:
+            if now > spin_until:
                 time.sleep(delay)
-            delay = min(max(delay * 2, 1e-5), 1e-3)
+                delay = min(max(delay * 2, 1e-5), 1e-3)
         self._complete()
         return True
 
     def result(self) -> list[Any]:
         return self._result
+
+    def source_rank(self) -> int:
+        """The sender of a completed `irecv` from any rank, as a global rank."""
+        if self._status is None or not self._completed:
+            raise RuntimeError(
+                "source_rank() is only available on a completed receive from any source"
+            )
+        return self._group._ranks[self._status.Get_source()]
 
     def synchronize(self) -> None:
         self.wait()

@@ -88,3 +88,9 @@ def test_reduce_op_members_are_torchs():
     assert repr(dist.ReduceOp.SUM) == "<RedOpType.SUM: 0>"
     assert issubclass(dist.DistBackendError, dist.DistError)
     assert issubclass(dist.DistError, RuntimeError)
+
+
+@requires_mpi
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_sync_batchnorm_equals_batchnorm_over_the_global_batch(ranks):
+    assert_every_rank_passed(launch("sync_batchnorm.py", ranks), ranks)

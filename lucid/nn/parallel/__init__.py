@@ -1,5 +1,7 @@
-"""lucid.nn.parallel: data-parallel training over lucid.distributed, mirroring torch.nn.parallel."""
+"""Parallel wrappers of a module, mirroring torch.nn.parallel: DataParallel (in one process)
+and DistributedDataParallel (one replica per process, over lucid.distributed)."""
 
+from lucid.nn.parallel.data_parallel import DataParallel
 from lucid.nn.parallel.distributed import DistributedDataParallel
 
-__all__ = ["DistributedDataParallel"]
+__all__ = ["DataParallel", "DistributedDataParallel"]

@@ -1,7 +1,10 @@
 """A rank that dies or stalls: the others must fail with DistBackendError within the timeout.
 
 argv[1] is what rank 1 does before the job's first all_reduce: "stall" (sleeps far past the
-timeout), "kill" (SIGKILLs itself) or "late" (sleeps past the timeout, then catches up).
+timeout), "kill" (SIGKILLs itself), "late" (sleeps past the timeout, then catches up),
+"absent" (starts MPI but never calls init_process_group) or "recv" (rank 0 waits, with a
+timeout of its own, for a message rank 1 never sends). A rank that never starts MPI at all
+holds the others in MPI's own start-up, which only the launcher bounds.
 """
 
 import os
@@ -26,6 +29,17 @@ except dist.DistBackendError as error:
     raise
 rank = dist.get_rank()
 print(f"rank {rank} started", flush=True)
+if mode == "recv":
+    if rank == 0:
+        work = dist.irecv(lucid.zeros(2), src=1)
+        try:
+            work.wait(timeout=timedelta(milliseconds=300))
+        except dist.DistBackendError as error:
+            print(f"rank 0 caught DistBackendError: {error}", flush=True)
+            assert not work.is_success()
+            raise
+    else:
+        time.sleep(30)
 if rank == 1:
     if mode == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
