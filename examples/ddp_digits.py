@@ -91,6 +91,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 loss.backward()
             except DistributedNonFiniteError as error:
                 print(f"[rank {rank}] stopped at step {step}: {error}", flush=True)
+                # Every rank is here: leave together, since MPI's launcher ends the job as
+                # soon as one process exits with a failure.
+                dist.barrier()
+                dist.destroy_process_group()
                 return 1
             optimizer.step()
             scheduler.step()
