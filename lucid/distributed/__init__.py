@@ -8,7 +8,10 @@ torch, are not recorded by autograd: no gradient flows through `all_reduce` and 
 Needs the `distributed` extra (mpi4py and MPICH): `pip install "lucid-numerics[distributed]"`.
 Every blocking call waits at most the group's `timeout`, then raises DistBackendError; after
 that the group is unusable and the rank aborts the MPI job at exit rather than hang in MPI's
-shutdown. When a rank dies, MPI's launcher (hydra) usually ends the whole job at once.
+shutdown. An uncaught exception on a rank ends the whole job too (its peers would otherwise
+wait for it in their next collective). When a rank dies of a signal or exits non-zero, MPI's
+launcher (MPICH's hydra) ends the job at once; a rank that never starts MPI holds the others
+in MPI's own start-up, which only the launcher (or a job timeout) bounds.
 
 Objects go over the wire as JSON, never as pickles: `broadcast_object_list` and
 `all_gather_object` take JSON-able objects only.

@@ -360,6 +360,9 @@ def new_group(
     me = world.rank()
     color = 0 if me in members else MPI.UNDEFINED
     key = members.index(me) if me in members else 0
+    # MPI's split blocks without a deadline: meet every rank under the timeout first, so a
+    # missing one fails here instead of hanging there.
+    Work([world._comm.Ibarrier()], world, "new_group").wait()
     comm = world._comm.Split(color, key)
     if comm == MPI.COMM_NULL:
         return GroupMember.NON_GROUP_MEMBER
@@ -372,13 +375,16 @@ def _group_rank(
     group: ProcessGroup, rank: int | None, group_rank: int | None, role: str, name: str
 ) -> int:
     """The rank in `group` of a peer given as a global rank or as `group_<role>`."""
-    if rank is not None and group_rank is not None:
-        raise ValueError(f"Can not specify both {role} and group_{role}")
-    if rank is None and group_rank is None:
-        raise ValueError(f"Must specify one of {role} or group_{role}")
-    if group_rank is None:
-        if rank not in group._ranks:
-            raise ValueError(f"Global rank {rank} is not part of group {group}")
+    if group_rank is not None:
+        if rank is not None:
+            raise ValueError("Can't specify both group_rank and global_rank")
+    elif rank is None:
+        raise ValueError("Must specify global_rank or group_rank")
+    elif group is _State.default_group:
+        group_rank = rank
+    elif rank not in group._ranks:
+        raise ValueError(f"Global rank {rank} is not part of group {group}")
+    else:
         group_rank = group._ranks.index(rank)
     if not 0 <= group_rank < group.size():
         raise RuntimeError(f"ProcessGroupMPI::{name}: invalid root rank: {group_rank}")

@@ -3,6 +3,7 @@ underneath, and a failing rank that ends the job at once instead of leaving the 
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -38,7 +39,7 @@ def test_the_launcher_starts_ranks_with_torchruns_environment():
     script = str(WORKERS / "environment.py")
     result, _ = _launcher("--nproc_per_node", "2", script, "a", "--b")
     assert_every_rank_passed(result, 2)
-    seen = sorted(line for line in result.stdout.splitlines() if line.startswith("RANK="))
+    seen = sorted(re.findall(r"RANK=.*?main=__main__", result.stdout))
     assert seen == [
         f"RANK={rank} WORLD_SIZE=2 LOCAL_RANK={rank} LOCAL_WORLD_SIZE=2 OMP_NUM_THREADS=1 "
         "argv=['a', '--b'] main=__main__"

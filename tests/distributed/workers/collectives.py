@@ -57,6 +57,9 @@ base = lucid.tensor(data(rank, (3, 2)))
 view = base.t()
 dist.all_reduce(view)
 np.testing.assert_allclose(base.numpy(), np.stack([data(r, (3, 2)) for r in range(world)]).sum(0))
+empty = lucid.zeros(0, 3)
+dist.all_reduce(empty)
+assert empty.shape == (0, 3)
 scalar = lucid.tensor(float(rank))
 dist.all_reduce(scalar, op=dist.ReduceOp.MAX)
 assert scalar.item() == world - 1
@@ -163,6 +166,9 @@ if rank < 2:
     y = lucid.tensor(data(rank))
     dist.broadcast(y, src=1, group=pair)
     np.testing.assert_array_equal(y.numpy(), data(1))
+    if world == 3:
+        outsider = lambda: dist.broadcast(y, src=2, group=pair)  # noqa: E731
+        raises(ValueError, "Global rank 2 is not part of group", outsider)
 else:
     assert pair is dist.GroupMember.NON_GROUP_MEMBER and dist.get_rank(pair) == -1
 
@@ -185,7 +191,9 @@ raises(
 raises(TypeError, "Expected parameter `tensor` of type lucid.Tensor", lambda: dist.all_reduce([1]))
 raises(TypeError, "op must be", lambda: dist.all_reduce(lucid.zeros(2), op="sum"))
 raises(RuntimeError, "invalid root rank: 7", lambda: dist.broadcast(lucid.zeros(2), group_src=7))
-raises(ValueError, "Global rank 7 is not part of group", lambda: dist.broadcast(lucid.zeros(2), 7))
+raises(RuntimeError, "invalid root rank: 7", lambda: dist.broadcast(lucid.zeros(2), 7))
+raises(ValueError, "Must specify global_rank or group_rank", lambda: dist.broadcast(lucid.ones(1)))
+raises(ValueError, "Can't specify both", lambda: dist.broadcast(lucid.ones(1), 0, group_src=0))
 if rank == 0:
     raises(ValueError, "must be specified on destination", lambda: dist.gather(lucid.zeros(1)))
 else:

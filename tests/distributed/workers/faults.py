@@ -1,10 +1,10 @@
 """A rank that dies or stalls: the others must fail with DistBackendError within the timeout.
 
 argv[1] is what rank 1 does before the job's first all_reduce: "stall" (sleeps far past the
-timeout), "kill" (SIGKILLs itself), "late" (sleeps past the timeout, then catches up),
-"absent" (starts MPI but never calls init_process_group) or "recv" (rank 0 waits, with a
-timeout of its own, for a message rank 1 never sends). A rank that never starts MPI at all
-holds the others in MPI's own start-up, which only the launcher bounds.
+timeout), "kill" (SIGKILLs itself), "absent" (starts MPI but never calls init_process_group)
+or "recv" (rank 0 waits, with a timeout of its own, for a message rank 1 never sends). A rank
+that never starts MPI at all holds the others in MPI's own start-up, which only the launcher
+bounds.
 """
 
 import os
@@ -43,7 +43,7 @@ if mode == "recv":
 if rank == 1:
     if mode == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
-    time.sleep(60 if mode == "stall" else 4)
+    time.sleep(60)
 
 x = lucid.ones(4)
 start = time.monotonic()
