@@ -15,7 +15,7 @@ import numpy as np
 from lucid._core import dtypes
 from lucid._core.arguments import argument_error, raise_argument_error, raise_type_error
 from lucid._core.devices import check_device
-from lucid._core.dtypes import C_TYPE_NAMES, SCALAR_TYPE_NAMES
+from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS, SCALAR_TYPE_NAMES
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import _TYPE_NAMES, TensorBase, _normalize_dim, _wrap
@@ -27,7 +27,7 @@ from lucid.ops._common import (
     not_implemented,
     result_type,
 )
-from lucid.ops._promote import scalar_value
+from lucid.ops._promote import low_precision_of, round_to, scalar_value, widen
 from lucid.ops.arithmetic import div, mul
 from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
 from lucid.ops.fills import contiguous, to
@@ -1054,7 +1054,7 @@ def _identity(reduce: str, dtype: np.dtype) -> Any:
         return 0
     if dtype == np.bool_:
         return reduce == "amin"
-    if dtype.kind == "f":
+    if dtype.kind in FLOAT_KINDS:
         return -np.inf if reduce == "amax" else np.inf
     limits = np.iinfo(dtype)
     return limits.min if reduce == "amax" else limits.max
@@ -1076,7 +1076,7 @@ def _reduce_into(result: np.ndarray, positions: np.ndarray, values: np.ndarray, 
         counts += 1
     else:
         np.maximum(counts, 1, out=counts)
-    if result.dtype.kind == "f":
+    if result.dtype.kind in FLOAT_KINDS:
         np.divide(result, counts, out=result, casting="unsafe")
     else:
         # PyTorch rounds an integer mean down
@@ -1355,6 +1355,12 @@ class IndexAdd(Function):
         ctx.dim, ctx.alpha = dim, alpha
         ctx.source_shape = source._data.shape
         values = source._data
+        low = low_precision_of(x._data.dtype)
+        if low is not None:
+            # float16/bfloat16: x + alpha * source in float32, rounded once
+            result = np.ascontiguousarray(_at_least_1d(widen(x._data)))
+            _add_along(result, dim, index._data.reshape(-1), _at_least_1d(widen(values) * alpha))
+            return _wrap(round_to(result, low).reshape(x._data.shape))
         if alpha != 1:
             values = np.multiply(values, alpha, dtype=x._data.dtype, casting="unsafe")
         is_writable = out is not None and out.flags.c_contiguous and out.flags.writeable
@@ -1386,7 +1392,7 @@ def _index_add_arguments(input: Tensor, dim: int, index: Tensor, source: Tensor,
     positions = _index_vector("index_add_", index)
     dim = _check_index_source("index_add_", input, dim, positions, source)
     alpha = scalar_value(alpha)
-    if input._data.dtype.kind != "f" and isinstance(alpha, float):
+    if input._data.dtype.kind not in FLOAT_KINDS and isinstance(alpha, float):
         alpha = int(alpha)  # PyTorch casts alpha to an integer tensor's dtype
     return dim, alpha
 
@@ -2021,6 +2027,7 @@ TopkResult = result_type("TopkResult", "topk", "values", "indices")
 def _stable_argsort(array: np.ndarray, dim: int, descending: bool) -> np.ndarray:
     """Indices that sort `array` along `dim`, ties in their original order, NaN the largest
     (NumPy's order and PyTorch's)."""
+    array = widen(array)  # NumPy's sorts order bfloat16 NaN wrongly: float32 holds it exactly
     if not descending:
         return np.argsort(array, axis=dim, kind="stable")
     # Sorting the reversed array and reading the result backwards keeps ties in their original
@@ -2038,6 +2045,7 @@ def _topk_indices(array: np.ndarray, k: int, dim: int, largest: bool) -> np.ndar
         return order[(slice(None),) * dim + (slice(0, k),)]
     # A partial partition is linear in the slice; only the k chosen entries are then sorted.
     # Which of several equal entries at the k-th place is chosen is unspecified, as in PyTorch.
+    array = widen(array)
     if largest:
         chosen = np.argpartition(array, size - k, axis=dim)
         chosen = chosen[(slice(None),) * dim + (slice(size - k, None),)]

@@ -12,7 +12,7 @@ import numpy as np
 
 from lucid._core import dtypes
 from lucid._core.arguments import argument_error, raise_argument_error
-from lucid._core.dtypes import C_TYPE_NAMES
+from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops import _gamma, _special
@@ -27,7 +27,15 @@ from lucid.ops._common import (
 )
 from lucid.ops._common import dtype_name as _dtype_name
 from lucid.ops._common import not_implemented as _not_implemented
-from lucid.ops._promote import binary_arrays, float_array, scalar_value
+from lucid.ops._promote import (
+    binary_arrays,
+    float_array,
+    low_precision_of,
+    numpy_finfo,
+    round_to,
+    scalar_value,
+    widen,
+)
 from lucid.ops.arithmetic import _broadcast_ufunc, _grad_to, _reduce_and_cast
 from lucid.ops.arithmetic import pow as _pow
 from lucid.ops.arithmetic import pow_ as _pow_
@@ -191,9 +199,11 @@ class Logit(Function):
         ctx.save_for_backward(x)
         ctx.eps = eps
         array = float_array(x)
+        low = low_precision_of(array.dtype)
+        array = widen(array)  # float16/bfloat16 in float32, rounded once
         if eps is not None and eps >= 0:
             array = np.clip(array, eps, 1.0 - eps)
-        return _wrap(np.log(array / (1.0 - array)))
+        return _wrap(round_to(np.log(array / (1.0 - array)), low))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -283,7 +293,7 @@ class Sqrt(Function):
 
     @staticmethod
     def forward(ctx, x, out=None):
-        if out is not None and out.dtype.kind == "f" and out.flags.writeable:
+        if out is not None and out.dtype.kind in FLOAT_KINDS and out.flags.writeable:
             np.sqrt(out, out=out)
             result = x  # sqrt_ wrote into x's own array: x holds the result to save
         else:
@@ -358,7 +368,7 @@ absolute = abs
 def _sign_array(array: np.ndarray) -> np.ndarray:
     if array.dtype == np.bool_:
         return array.copy()
-    if array.dtype.kind == "f":
+    if array.dtype.kind in FLOAT_KINDS:
         # (x > 0) - (x < 0) is 0 at nan, as PyTorch's sign is (np.sign gives nan)
         return np.subtract(np.greater(array, 0), np.less(array, 0), dtype=array.dtype)
     return np.sign(array)
@@ -789,13 +799,16 @@ class RoundDecimals(_Rounding):
     def forward(ctx, x, decimals):
         ctx.shape = x._data.shape
         array = x._data
-        if array.dtype.kind != "f":
+        if array.dtype.kind not in FLOAT_KINDS:
             raise _not_implemented("round_cpu", array.dtype)
-        # Scale in the input's own precision, as PyTorch does, so results match bit for bit.
+        # Scale in the input's own precision, as PyTorch does, so results match bit for bit
+        # (float16/bfloat16: in float32, rounded once, as PyTorch's kernels compute them).
+        low = low_precision_of(array.dtype)
+        array = widen(array)
         scale = np.asarray(10.0 ** builtins.abs(decimals), dtype=array.dtype)
         if decimals >= 0:
-            return _wrap(np.rint(array * scale) / scale)
-        return _wrap(np.rint(array / scale) * scale)
+            return _wrap(round_to(np.rint(array * scale) / scale, low))
+        return _wrap(round_to(np.rint(array / scale) * scale, low))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -828,8 +841,9 @@ class Lerp(Function):
     @staticmethod
     def forward(ctx, start, end, weight):
         s, e = start._data, end._data
+        low = low_precision_of(s.dtype)
         try:
-            result = _lerp_array(s, e, weight)
+            result = round_to(_lerp_array(widen(s), widen(e), weight), low)
         except ValueError:
             raise broadcast_error(s.shape, e.shape) from None
         ctx.weight = weight
@@ -858,8 +872,9 @@ class LerpTensor(Function):
     def forward(ctx, start, end, weight):
         s, e = start._data, end._data
         w = weight._data.astype(s.dtype, copy=False)
+        low = low_precision_of(s.dtype)
         try:
-            result = _lerp_array(s, e, w)
+            result = round_to(_lerp_array(widen(s), widen(e), widen(w)), low)
         except ValueError:
             broadcast_shapes(s.shape, e.shape, w.shape)
             raise
@@ -906,11 +921,11 @@ def _check_lerp(input: Tensor, end: Any, weight: Any) -> None:
                 f"expected dtype {_cpp_name(start_dtype)} for `weight` but got dtype "
                 f"{_cpp_name(weight._data.dtype)}"
             )
-        if start_dtype.kind != "f":
+        if start_dtype.kind not in FLOAT_KINDS:
             raise _not_implemented("lerp_kernel_tensor", start_dtype)
         return
     scalar_value(weight)
-    if start_dtype.kind != "f":
+    if start_dtype.kind not in FLOAT_KINDS:
         raise _not_implemented("lerp_kernel_scalar", start_dtype)
 
 
@@ -920,13 +935,15 @@ class NanToNum(Function):
     @staticmethod
     def forward(ctx, x, nan, posinf, neginf):
         array = x._data
-        if array.dtype.kind != "f":
+        if array.dtype.kind not in FLOAT_KINDS:
             return _wrap(array.copy())
-        info = np.finfo(array.dtype)
+        info = numpy_finfo(array.dtype)
         posinf = info.max if posinf is None else posinf
         neginf = info.min if neginf is None else neginf
         ctx.save_for_backward(x)
-        return _wrap(np.nan_to_num(array, copy=True, nan=nan, posinf=posinf, neginf=neginf))
+        # NumPy's nan_to_num leaves bfloat16 alone (it is no NumPy float): replace in float32
+        replaced = np.nan_to_num(widen(array), copy=True, nan=nan, posinf=posinf, neginf=neginf)
+        return _wrap(round_to(replaced, low_precision_of(array.dtype)))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -968,7 +985,7 @@ def _clamp_mask(x: Tensor, low: Any, high: Any) -> Tensor:
 def _number_clamp_dtype(x: Tensor, low: Any, high: Any) -> np.dtype:
     """The result dtype of clamping x to number bounds."""
     array_dtype = x._data.dtype
-    if array_dtype.kind == "f":
+    if array_dtype.kind in FLOAT_KINDS:
         # numbers never promote a float tensor
         return array_dtype
     bounds = [bound for bound in (low, high) if bound is not None]
@@ -985,7 +1002,9 @@ class Clamp(Function):
         target = _number_clamp_dtype(x, low, high)
         ctx.save_for_backward(x)
         ctx.low, ctx.high = low, high
-        return _wrap(_clamp_array(x._data.astype(target, copy=False), low, high))
+        array = x._data.astype(target, copy=False)
+        # float16/bfloat16 compare with the bounds at float32 (NumPy would widen the result)
+        return _wrap(round_to(_clamp_array(widen(array), low, high), low_precision_of(target)))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -1120,7 +1139,7 @@ def _select(condition: np.ndarray, x: Any, y: Any) -> np.ndarray:
     reference = x if x_is_array else y
     if (
         not isinstance(reference, np.ndarray)
-        or reference.dtype.kind != "f"
+        or reference.dtype.kind not in FLOAT_KINDS
         or reference.shape != shape
         or condition.dtype != np.bool_
         or (x_is_array and (x.shape != shape or x.dtype != reference.dtype))
@@ -1213,7 +1232,7 @@ def isnan(input: Tensor) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         return _wrap(np.zeros(array.shape, np.bool_))
     return _wrap(np.isnan(array))
 
@@ -1224,7 +1243,7 @@ def isinf(input: Tensor) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         return _wrap(np.zeros(array.shape, np.bool_))
     return _wrap(np.isinf(array))
 
@@ -1235,7 +1254,7 @@ def isfinite(input: Tensor) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         return _wrap(np.ones(array.shape, np.bool_))
     return _wrap(np.isfinite(array))
 
@@ -1246,7 +1265,7 @@ def isposinf(input: Tensor) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         return _wrap(np.zeros(array.shape, np.bool_))
     return _wrap(np.isposinf(array))
 
@@ -1257,7 +1276,7 @@ def isneginf(input: Tensor) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         return _wrap(np.zeros(array.shape, np.bool_))
     return _wrap(np.isneginf(array))
 
@@ -1269,7 +1288,7 @@ def signbit(input: Tensor) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
-    if array.dtype.kind == "f":
+    if array.dtype.kind in FLOAT_KINDS:
         return _wrap(np.signbit(array))
     if array.dtype.kind == "i":
         return _wrap(np.less(array, 0))
@@ -1393,7 +1412,7 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
         exactly = np.equal(x, y)
     except ValueError:
         raise broadcast_error(x.shape, y.shape) from None
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in FLOAT_KINDS:
         # integers: compare in float64 so the difference cannot overflow
         x, y = x.astype(np.float64), y.astype(np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -1472,7 +1491,7 @@ def _bitwise_result(ufunc: Any, kernel: str, a: Any, b: Any, out: np.ndarray | N
         error = cast_error(target, out.dtype)
         if error is not None:
             raise error
-    if target.kind == "f":
+    if target.kind in FLOAT_KINDS:
         raise _not_implemented(kernel, target)
     x, y = _promoted_arrays(a, b)
     try:
@@ -1590,7 +1609,7 @@ def bitwise_not(input: Tensor) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
-    if array.dtype.kind == "f":
+    if array.dtype.kind in FLOAT_KINDS:
         raise _not_implemented("bitwise_not_cpu", array.dtype)
     return _wrap(np.invert(array))
 
@@ -1663,7 +1682,7 @@ class Frac(Function):
     @staticmethod
     def forward(ctx, x):
         array = x._data
-        if array.dtype.kind != "f":
+        if array.dtype.kind not in FLOAT_KINDS:
             raise _not_implemented("frac_cpu", array.dtype)
         return _wrap(array - np.trunc(array))
 
@@ -1734,11 +1753,13 @@ class Sinc(Function):
     def forward(ctx, x):
         array = _float_input(x)
         ctx.save_for_backward(x)
+        low = low_precision_of(array.dtype)
+        array = widen(array)  # float16/bfloat16 in float32, rounded once
         angle = array * np.asarray(math.pi, array.dtype)
         with np.errstate(invalid="ignore", divide="ignore"):
             result = np.sin(angle) / angle
         # sin(pi x) / (pi x) tends to 1 at 0, where the quotient is 0/0
-        return _wrap(np.where(array == 0, np.ones((), array.dtype), result))
+        return _wrap(round_to(np.where(array == 0, np.ones((), array.dtype), result), low))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -2234,12 +2255,12 @@ def nan_to_num_(input: Tensor, nan: float = 0.0, posinf: float | None = None,
 # ------------------------------------------------------ gamma family, erfinv, i0
 def _special_result(function: Any, x: Tensor, native: bool = False) -> np.ndarray:
     """`function` on x's values, in x's float dtype (integers in the default dtype): computed in
-    float64, or in that dtype itself when `native`."""
+    float64, or in that dtype itself when `native` (float32 for float16/bfloat16, as PyTorch)."""
     array = _float_input(x)
     dtype = array.dtype
     # computed on a 1-d array, so the kernels may index a 0-d input too
-    flat = array.reshape(-1) if native else array.reshape(-1).astype(np.float64, copy=False)
-    return function(flat).astype(dtype, copy=False).reshape(array.shape)
+    flat = widen(array.reshape(-1)) if native else array.reshape(-1).astype(np.float64, copy=False)
+    return round_to(function(flat), dtype).reshape(array.shape)
 
 
 class Lgamma(Function):
@@ -2782,7 +2803,7 @@ def _check_lerp_dtypes(input: Tensor, end: Tensor, weight: Tensor | None) -> Non
             f"expected dtype {_cpp_name(start_dtype)} for `weight` but got dtype "
             f"{_cpp_name(weight._data.dtype)}"
         )
-    if start_dtype.kind != "f":
+    if start_dtype.kind not in FLOAT_KINDS:
         kernel = "lerp_kernel_scalar" if weight is None else "lerp_kernel_tensor"
         raise _not_implemented(kernel, start_dtype)
 
@@ -2939,7 +2960,7 @@ class BitwiseNot(Function):
     @staticmethod
     def forward(ctx, x):
         array = x._data
-        if array.dtype.kind == "f":
+        if array.dtype.kind in FLOAT_KINDS:
             raise _not_implemented("bitwise_not_cpu", array.dtype)
         return _wrap(np.invert(array))
 

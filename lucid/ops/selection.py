@@ -11,6 +11,7 @@ import numpy as np
 
 from lucid._core import dtypes
 from lucid._core.arguments import argument_error, raise_type_error
+from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import pointwise as pointwise_ops
@@ -23,6 +24,7 @@ from lucid.ops._common import (
     not_implemented,
     result_type,
 )
+from lucid.ops._promote import is_low_precision, numpy_finfo, round_to, widen
 from lucid.ops.indexing import Scatter, ScatterAdd, Sort, gather
 
 if TYPE_CHECKING:
@@ -128,7 +130,8 @@ def _distribute_backward(ctx: Any, grad_output: Tensor) -> Tensor:
 
 def _partition_indices(array: np.ndarray, k: int, dim: int) -> np.ndarray:
     """Indices (dim kept as size 1) of the k-th smallest entries along `dim`, NaN the largest."""
-    order = np.argpartition(array, k, axis=dim)
+    # (NumPy's sorts order bfloat16 NaN wrongly: float32 holds its values exactly)
+    order = np.argpartition(widen(array), k, axis=dim)
     return np.take(order, [k], axis=dim)
 
 
@@ -175,13 +178,13 @@ def _lower_median(values: np.ndarray) -> Any:
     """The lower median of a flat array without NaN (NaN when empty)."""
     if not values.size:
         # NaN, or what PyTorch's cast of NaN to an integer gives on x86: the lowest value
-        if values.dtype.kind == "f":
+        if values.dtype.kind in FLOAT_KINDS:
             return np.asarray(np.nan, values.dtype)
         return np.asarray(
             np.iinfo(values.dtype).min if values.dtype.kind == "i" else 0, values.dtype
         )
     k = (values.size - 1) // 2
-    return np.partition(values, k)[k]
+    return np.asarray(np.partition(widen(values), k)[k]).astype(values.dtype)
 
 
 class MedianAll(Function):
@@ -190,7 +193,7 @@ class MedianAll(Function):
     @staticmethod
     def forward(ctx, x):
         flat = x._data.reshape(-1)
-        if flat.dtype.kind == "f" and np.isnan(flat).any():
+        if flat.dtype.kind in FLOAT_KINDS and np.isnan(flat).any():
             value = np.asarray(np.nan, flat.dtype)
         else:
             value = _lower_median(flat)
@@ -207,7 +210,7 @@ class NanmedianAll(Function):
     @staticmethod
     def forward(ctx, x):
         flat = x._data.reshape(-1)
-        if flat.dtype.kind == "f":
+        if flat.dtype.kind in FLOAT_KINDS:
             flat = flat[~np.isnan(flat)]
         return _distribute_forward(ctx, x, _lower_median(flat))
 
@@ -225,7 +228,7 @@ class MedianDim(Function):
         indices = None
         if array.ndim:
             indices = _partition_indices(array, (array.shape[dim] - 1) // 2, dim)
-            if array.dtype.kind == "f":
+            if array.dtype.kind in FLOAT_KINDS:
                 # a slice holding NaN has median NaN: its first NaN
                 indices = _first_nan_indices(array, dim, indices)
         return _pick_forward(ctx, x, dim, keepdim, indices)
@@ -243,14 +246,14 @@ class NanmedianDim(Function):
         array = x._data
         indices = None
         if array.ndim:
-            nan = np.isnan(array) if array.dtype.kind == "f" else None
+            nan = np.isnan(array) if array.dtype.kind in FLOAT_KINDS else None
             if nan is None or not nan.any():
                 indices = _partition_indices(array, (array.shape[dim] - 1) // 2, dim)
             else:
                 # NaN sorts last, so the lower median of each slice's numbers sits at a
                 # position that depends on how many numbers it has; an all-NaN slice takes its
                 # first NaN.
-                order = np.argsort(array, axis=dim, kind="stable")
+                order = np.argsort(widen(array), axis=dim, kind="stable")
                 count = np.sum(~nan, axis=dim, keepdims=True)
                 position = np.maximum(count - 1, 0) // 2
                 indices = np.take_along_axis(order, position, dim)
@@ -294,7 +297,7 @@ def _mode_indices(array: np.ndarray, dim: int) -> np.ndarray:
     """Indices (dim kept as size 1) of the most frequent value along `dim`: the smallest of
     equally frequent values, at its last occurrence. Each NaN counts once."""
     rows = np.moveaxis(array, dim, -1)
-    order = np.argsort(rows, axis=-1, kind="stable")
+    order = np.argsort(widen(rows), axis=-1, kind="stable")
     ordered = np.take_along_axis(rows, order, -1)
     size = rows.shape[-1]
     positions = np.arange(size)
@@ -390,11 +393,11 @@ def _unique_flat(array: np.ndarray, return_inverse: bool) -> tuple:
     sort needs no stability (equal values are one entry), and sorting the values alone is
     faster than sorting indices where the inverse is not asked for."""
     if return_inverse:
-        order = np.argsort(array)
+        order = np.argsort(widen(array))
         ordered = array[order]
     else:
         order = None
-        ordered = np.sort(array)
+        ordered = np.sort(widen(array)).astype(array.dtype, copy=False)
     starts = np.ones(ordered.shape, np.bool_)
     starts[1:] = ordered[1:] != ordered[:-1]
     return _runs(ordered, order, starts)
@@ -422,7 +425,7 @@ def _unique_slices(array: np.ndarray, dim: int, consecutive: bool) -> tuple:
         order = None
         ordered = rows
     else:
-        order = np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(size)
+        order = np.lexsort(widen(rows).T[::-1]) if rows.shape[1] else np.arange(size)
         ordered = rows[order]
     starts = np.ones(size, np.bool_)
     starts[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
@@ -508,7 +511,7 @@ def _running_extreme(ctx: Any, x: Tensor, dim: int, ufunc: Any) -> tuple:
     else:
         values = ufunc.accumulate(array, axis=dim)
         reached = array == values
-        if array.dtype.kind == "f":
+        if array.dtype.kind in FLOAT_KINDS:
             reached |= np.isnan(array)
         shape = [1] * array.ndim
         shape[dim] = array.shape[dim]
@@ -599,7 +602,7 @@ class Logcumsumexp(Function):
         # d result_j / d x_i = exp(x_i - result_j) for i <= j. Summed in log space, with the
         # positive and negative parts of the gradient apart, so that no exp overflows; the
         # lowest finite number stands for log(0) so that -inf - (-inf) never meets.
-        lowest = float(np.finfo(grad_output._data.dtype).min)
+        lowest = float(numpy_finfo(grad_output._data.dtype).min)
         log_abs = pointwise_ops.log(pointwise_ops.abs(grad_output))
         where = pointwise_ops.where
         log_positive = where(pointwise_ops.gt(grad_output, 0.0), log_abs, lowest)
@@ -612,7 +615,7 @@ class Logcumsumexp(Function):
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """log(cumsum(exp(input))) along `dim`, without overflow."""
     dim = _cumulative_dim("logcumsumexp", input, dim)
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in FLOAT_KINDS:
         raise not_implemented("logcumsumexp_out_cpu", input._data.dtype)
     return Logcumsumexp.apply(input, dim)
 
@@ -683,7 +686,7 @@ class Nansum(Function):
     def forward(ctx, x, dims, keepdim, dtype):
         array = x._data
         result = np.asarray(reduction._accumulate(np.add.reduce, array, dims, keepdim, dtype))
-        if array.dtype.kind == "f":
+        if array.dtype.kind in FLOAT_KINDS:
             # Most inputs hold no NaN: sum first, and mask the NaNs only where a sum shows one.
             nan = None
             if np.isnan(result).any():
@@ -722,7 +725,7 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *,
             dtype: Any = None) -> Tensor:  # fmt: skip
     """`mean` of the entries that are not NaN (NaN where a slice has none)."""
     array = _array(input)
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         raise RuntimeError(
             "nanmean(): expected input to have floating point or complex dtype but got "
             f"{dtype_name(array.dtype)}"
@@ -807,7 +810,7 @@ class StdMean(Function):
 def _paired_moments(name: str, function: Any, input: Tensor, dim: Any, unbiased: Any,
                     keepdim: bool, correction: Any) -> tuple:  # fmt: skip
     check_tensors(input)
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in FLOAT_KINDS:
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
     dims, dof = reduction._variance_args(name, input, dim, unbiased, correction)
     if dims is None and keepdim:
@@ -873,9 +876,9 @@ def _binary_search(boundaries: np.ndarray, values: np.ndarray, right: bool) -> n
         middle = (start + end) >> 1
         probe = np.take_along_axis(boundaries, np.minimum(middle, size - 1), -1)
         before = probe <= values if right else probe < values
-        if boundaries.dtype.kind == "f":
+        if boundaries.dtype.kind in FLOAT_KINDS:
             before |= np.isnan(probe)
-        if values.dtype.kind == "f":
+        if values.dtype.kind in FLOAT_KINDS:
             before |= np.isnan(values)
         start = np.where(active & before, middle + 1, start)
         end = np.where(active & ~before, middle, end)
@@ -892,12 +895,12 @@ def _search(boundaries: np.ndarray, values: np.ndarray, right: bool) -> np.ndarr
         if array.dtype == np.bool_:
             raise not_implemented("searchsorted_out_cpu", array.dtype)
     common = np.result_type(boundaries.dtype, values.dtype)
-    boundaries = boundaries.astype(common, copy=False)
-    values = values.astype(common, copy=False)
+    boundaries = widen(boundaries.astype(common, copy=False))
+    values = widen(values.astype(common, copy=False))
     if boundaries.shape[-1] == 0 or values.size == 0:
         return np.zeros(values.shape, _INT64)
     side = "right" if right else "left"
-    if boundaries.ndim == 1 and not (common.kind == "f" and np.isnan(boundaries).any()):
+    if boundaries.ndim == 1 and not (common.kind in FLOAT_KINDS and np.isnan(boundaries).any()):
         # NumPy's bisection orders NaN values last, as PyTorch's comparisons do
         return np.searchsorted(boundaries, values, side).astype(_INT64, copy=False)
     if boundaries.ndim == 1:
@@ -1027,7 +1030,7 @@ def _bin_indices(values: np.ndarray, edges: np.ndarray, interpolate: bool) -> np
 
 
 def _float_only(array: np.ndarray) -> None:
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         raise not_implemented("histogram_cpu", array.dtype)
 
 
@@ -1135,7 +1138,10 @@ def histogram(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor | N
     """(hist, bin_edges): counts (or summed `weight`) of `input` in `bins` equal bins over
     `range` (the data's range by default), or between the edges `bins` gives as a tensor."""
     array = _array(input)
-    if array.dtype not in (np.float32, np.float64):
+    # PyTorch's float16/bfloat16 kernel needs given edges or a given range (it computes no
+    # range from the data in these dtypes); the counting runs in float32 here
+    low = is_low_precision(array.dtype) and (isinstance(bins, TensorBase) or range is not None)
+    if array.dtype not in (np.float32, np.float64) and not low:
         raise not_implemented("histogramdd", array.dtype)
     edges = _histogram_edges(input, bins, range)
     weights = None
@@ -1148,14 +1154,14 @@ def histogram(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor | N
                 f"{_shape_text((array.size, 1))} and weight with shape {_shape_text(weights.shape)}"
             )
     bin_count = builtins.max(edges.size - 1, 0)
-    bin_index = _bin_indices(array.reshape(-1), edges, False) if bin_count else None
+    bin_index = _bin_indices(widen(array).reshape(-1), widen(edges), False) if bin_count else None
     if bin_index is None:
         hist = np.zeros(0, array.dtype)
     else:
-        hist = _count_bins(bin_index, bin_count, weights, array.dtype)
+        hist = _count_bins(bin_index, bin_count, widen(weights), np.float32 if low else array.dtype)
     if density and bin_count:
-        hist = (hist / hist.sum() / np.diff(edges)).astype(array.dtype)
-    return HistogramResult(_wrap(hist), _wrap(edges))
+        hist = hist / hist.sum() / np.diff(widen(edges))
+    return HistogramResult(_wrap(round_to(hist, array.dtype)), _wrap(edges))
 
 
 _HISTOGRAMDD_OVERLOADS = tuple(

@@ -3,12 +3,16 @@
 Each row yields: forward vs its NumPy reference (float64), gradcheck and gradgradcheck
 (float64), parity with PyTorch in float32 and float64 (values, shape, dtype and the gradients
 of a seeded random grad_output), and the same parity on extreme values (0, -0.0, ±1e30, ±inf,
-nan, the smallest denormal). Each of a row's error inputs must raise PyTorch's error type and
-message in lucid, and (where torch is installed) the same error in PyTorch.
+nan, the smallest denormal). Rows of the families in LOW_PRECISION_FAMILIES also get both
+parity checks in float16 and bfloat16 (the float32 inputs rounded to the dtype), with the
+dtype's tolerance; where PyTorch's CPU build refuses an op in a dtype, lucid must refuse too.
+Each of a row's error inputs must raise PyTorch's error type and message in lucid, and
+(where torch is installed) the same error in PyTorch.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 import zlib
 from typing import Any
@@ -16,11 +20,32 @@ from typing import Any
 import numpy as np
 import pytest
 
+try:
+    import ml_dtypes
+except ImportError:  # bfloat16 columns skip without it
+    ml_dtypes = None
+
 import lucid
+from lucid._core.dtypes import FLOAT_KINDS
 from tests.ops.op_catalogue import CATALOGUE, ErrorInput, OpCase
 from tests.torch_oracle import TORCH_MISSING
 
 DTYPES = ["float32", "float64"]
+LOW_PRECISION_DTYPES = ["float16", "bfloat16"]
+# Catalogue families (tests/ops/catalogue_<family>.py) whose rows get the float16 and bfloat16
+# columns: a family joins once its ops follow PyTorch's CPU rules for both dtypes.
+LOW_PRECISION_FAMILIES = {
+    "arithmetic",
+    "indexing",
+    "linalg",
+    "pointwise",
+    "reduction",
+    "selection",
+    "shape",
+}
+# torch.testing.assert_close's default (rtol, atol) per dtype; `_scaled_atol` adds the dtype's
+# resolution at the scale of the compared tensor.
+LOW_PRECISION_TOLERANCES = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5)}
 # Float64 parity and the NumPy reference share these tolerances (OpCase documents them).
 RTOL64 = 1e-10
 ATOL64 = 1e-8
@@ -34,6 +59,21 @@ _DIFFERENTIABLE = [row for row in CATALOGUE if row.differentiable]
 _GRADGRAD = [row for row in _DIFFERENTIABLE if row.gradgrad]
 _WITH_TORCH = [row for row in CATALOGUE if row.torch_op is not None]
 _WITH_EXTREMES = [row for row in _WITH_TORCH if row.extremes]
+_LOW_PRECISION_ROW_IDS = {
+    id(row)
+    for family in LOW_PRECISION_FAMILIES
+    for row in importlib.import_module(f"tests.ops.catalogue_{family}").ROWS
+}
+_WITH_LOW_PRECISION = [
+    row for row in _WITH_TORCH if id(row) in _LOW_PRECISION_ROW_IDS and not row.low_precision_skip
+]
+_WITH_LOW_PRECISION_EXTREMES = [
+    pytest.param(row, dtype, id=f"{row.name}-{dtype}")
+    for row in _WITH_LOW_PRECISION
+    if row.extremes
+    for dtype in LOW_PRECISION_DTYPES
+    if dtype != "float16" or not row.float16_extremes_skip
+]
 _ERROR_INPUTS = [(row, error) for row in CATALOGUE for error in row.error_inputs]
 _ERROR_IDS = [
     f"{row.name}-{index}" for row in CATALOGUE for index, _ in enumerate(row.error_inputs)
@@ -45,6 +85,7 @@ def _rows(rows: list[OpCase]) -> Any:
 
 
 dtypes = pytest.mark.parametrize("dtype", DTYPES)
+low_precision_dtypes = pytest.mark.parametrize("dtype", LOW_PRECISION_DTYPES)
 error_inputs = pytest.mark.parametrize(
     "row, error",
     _ERROR_INPUTS,
@@ -65,7 +106,29 @@ def _seed(row: OpCase, purpose: str) -> int:
     return zlib.crc32(f"{row.name}/{purpose}".encode())
 
 
+def _numpy_dtype(dtype: str) -> np.dtype:
+    """The NumPy dtype of a column; bfloat16 is ml_dtypes' (skipped where it is missing)."""
+    if dtype == "bfloat16":
+        if lucid.bfloat16.numpy_dtype is None:
+            pytest.skip("bfloat16 needs the ml_dtypes package")
+        return lucid.bfloat16.numpy_dtype
+    return np.dtype(dtype)
+
+
+def _is_float(array: np.ndarray) -> bool:
+    return array.dtype.kind in FLOAT_KINDS
+
+
+def _finfo(dtype: np.dtype) -> Any:
+    return ml_dtypes.finfo(dtype) if dtype.kind == "V" else np.finfo(dtype)
+
+
 def _make_arrays(row: OpCase, dtype: str) -> list[np.ndarray]:
+    if dtype in LOW_PRECISION_DTYPES:
+        # The float32 inputs, rounded: a row's input makers need not know the dtype.
+        target = _numpy_dtype(dtype)
+        arrays = _make_arrays(row, "float32")
+        return [array.astype(target) if _is_float(array) else array for array in arrays]
     rng = np.random.default_rng(_seed(row, "inputs"))
     if row.make_inputs is not None:
         return [np.asarray(array) for array in row.make_inputs(rng, np.dtype(dtype))]
@@ -77,7 +140,7 @@ def _grad_positions(row: OpCase, arrays: list[np.ndarray]) -> list[int]:
         return []
     if row.grad_inputs is not None:
         return list(row.grad_inputs)
-    return [i for i, array in enumerate(arrays) if array.dtype.kind == "f"]
+    return [i for i, array in enumerate(arrays) if _is_float(array)]
 
 
 def _lucid_inputs(arrays: list[np.ndarray], grad_positions: list[int]) -> list[lucid.Tensor]:
@@ -88,22 +151,34 @@ def _lucid_inputs(arrays: list[np.ndarray], grad_positions: list[int]) -> list[l
 
 
 def _torch_inputs(arrays: list[np.ndarray], grad_positions: list[int]) -> list[Any]:
-    import torch
-
-    tensors = [torch.from_numpy(array.copy()) for array in arrays]
+    tensors = [_torch_tensor(array) for array in arrays]
     for position in grad_positions:
         tensors[position].requires_grad_()
     return tensors
 
 
+def _torch_tensor(array: np.ndarray) -> Any:
+    """A torch tensor of the array's values and dtype (torch reads no ml_dtypes bfloat16)."""
+    import torch
+
+    if array.dtype.kind == "V":
+        # by its bits: torch's own casts would change the sign of NaN
+        bits = torch.from_numpy(np.ascontiguousarray(array).view(np.int16).copy())
+        return bits.view(torch.bfloat16).reshape(array.shape)
+    return torch.from_numpy(array.copy())
+
+
 def _extreme_arrays(row: OpCase, dtype: str) -> list[np.ndarray]:
-    pattern = np.array(
-        [np.finfo(dtype).smallest_subnormal if v == "denormal" else v for v in EXTREME_PATTERN],
-        dtype=dtype,
-    )
+    info = _finfo(_numpy_dtype(dtype))
+    # ±1e30 where the dtype holds it; float16 gets values near its largest instead, so that
+    # ops still meet finite values whose results overflow.
+    large = min(1e30, float(info.max) / 1.1)
+    values = [float(info.smallest_subnormal) if v == "denormal" else v for v in EXTREME_PATTERN]
+    values = [np.copysign(large, v) if abs(v) == 1e30 else v for v in values]
+    pattern = np.array(values).astype(_numpy_dtype(dtype))
     arrays = []
     for index, array in enumerate(_make_arrays(row, dtype)):
-        if array.dtype.kind == "f":
+        if _is_float(array):
             tiled = np.resize(np.roll(pattern, -3 * index), array.size)
             array = tiled.reshape(array.shape).astype(array.dtype)
         arrays.append(array)
@@ -145,7 +220,12 @@ def _to_numpy(value: Any) -> np.ndarray:
     if isinstance(value, lucid.Tensor):
         return value.detach().numpy()
     if hasattr(value, "detach"):
-        return value.detach().cpu().numpy()
+        value = value.detach().cpu()
+        if str(value.dtype) == "torch.bfloat16":
+            return value.float().numpy().astype(lucid.bfloat16.numpy_dtype)
+        return value.numpy()
+    if isinstance(value, list | tuple):
+        return np.asarray([_to_numpy(item) for item in value])
     return np.asarray(value)
 
 
@@ -164,7 +244,27 @@ def _dtype_name(value: Any) -> str:
 def _tolerances(row: OpCase, dtype: str) -> tuple[float, float]:
     if dtype == "float32":
         return row.rtol32, row.atol32
+    if dtype in LOW_PRECISION_TOLERANCES:
+        return LOW_PRECISION_TOLERANCES[dtype]
     return RTOL64, ATOL64
+
+
+def _scaled_atol(expected: Any, dtype: str, atol: float) -> float:
+    """`atol`, plus, for float16 and bfloat16, one unit of the dtype's resolution at the
+    largest finite |value| expected.
+
+    Both libraries round intermediates to the dtype at the scale of the values they combine
+    (a difference that cancels, a gradient made of several rounded factors, a broadcast
+    operand's gradient summed over rounded per-batch products), so where a result is small
+    beside its terms an error of a unit of that scale is rounding, not a wrong answer.
+    """
+    if dtype not in LOW_PRECISION_DTYPES:
+        return atol
+    array = _to_numpy(expected).astype(np.float64)
+    finite = np.abs(array[np.isfinite(array)])
+    if finite.size == 0:
+        return atol
+    return atol + float(_finfo(_numpy_dtype(dtype)).eps) * float(finite.max())
 
 
 def _assert_close(actual: Any, expected: Any, rtol: float, atol: float, what: str) -> None:
@@ -174,7 +274,11 @@ def _assert_close(actual: Any, expected: Any, rtol: float, atol: float, what: st
     assert actual_array.shape == expected_array.shape, (
         f"{what}: shape {actual_array.shape} != expected {expected_array.shape}"
     )
-    if actual_array.dtype.kind == "f" or expected_array.dtype.kind == "f":
+    if _is_float(actual_array) or _is_float(expected_array):
+        if actual_array.dtype.kind == "V" or expected_array.dtype.kind == "V":
+            # NumPy's comparisons do not know bfloat16: compare its exact float32 values.
+            actual_array = actual_array.astype(np.float32)
+            expected_array = expected_array.astype(np.float32)
         np.testing.assert_allclose(
             actual_array, expected_array, rtol=rtol, atol=atol, equal_nan=True, err_msg=what
         )
@@ -190,7 +294,7 @@ def _on_magnitudes(row: OpCase, arrays: list[np.ndarray], grad_positions: list[i
     the absolute grad_output those of each gradient's terms. torch (the oracle) computes them
     in the row's dtype, so a product that overflows counts as an infinite term.
     """
-    absolute = [np.asarray(np.abs(a)) if a.dtype.kind == "f" else a for a in arrays]
+    absolute = [np.asarray(np.abs(a)) if _is_float(a) else a for a in arrays]
     tensors = _torch_inputs(absolute, grad_positions)
     kwargs = {k: abs(v) if isinstance(v, float) else v for k, v in row.kwargs.items()}
     return tensors, _select(row, row.torch_op(*tensors, **kwargs))
@@ -231,6 +335,12 @@ def _assert_sum_close(
     assert actual_array.shape == expected_array.shape, (
         f"{what}: shape {actual_array.shape} != expected {expected_array.shape}"
     )
+    eps = float(_finfo(expected_array.dtype).eps)
+    if expected_array.dtype.kind == "V":
+        # NumPy's comparisons do not know bfloat16: compare its exact float32 values.
+        actual_array = actual_array.astype(np.float32)
+        expected_array = expected_array.astype(np.float32)
+        magnitudes = np.asarray(magnitudes).astype(np.float32)
     finite = np.isfinite(expected_array)
     mismatched = np.argwhere(np.isfinite(actual_array) != finite)
     assert mismatched.size == 0, (
@@ -241,7 +351,8 @@ def _assert_sum_close(
     np.testing.assert_array_equal(
         actual_array[kind_is_fixed], expected_array[kind_is_fixed], err_msg=f"{what}: NaN/inf"
     )
-    bound = (terms - 1) * np.finfo(expected_array.dtype).eps / 2 * magnitudes[finite]
+    # (a row whose op scales by a negative constant gives negative "magnitudes")
+    bound = (terms - 1) * eps / 2 * np.abs(magnitudes[finite]).astype(np.float64)
     error = np.abs(actual_array[finite] - expected_array[finite])
     allowed = atol + rtol * np.abs(expected_array[finite]) + bound
     assert np.all(error <= allowed), (
@@ -289,12 +400,12 @@ def _compare_with_torch(
     sums = order_dependent_sums and row.sums
     if sums:
         # a bound on the number of terms of any output or gradient element
-        terms = sum(array.size for array in arrays if array.dtype.kind == "f") + _size(expected)
+        terms = sum(array.size for array in arrays if _is_float(array)) + _size(expected)
         absolute_inputs, absolute_output = _on_magnitudes(row, arrays, grad_positions)
         magnitudes = _to_numpy(absolute_output)
         _assert_sum_close(actual, expected, magnitudes, terms, rtol, atol, what)
     else:
-        _assert_close(actual, expected, rtol, atol, what)
+        _assert_close(actual, expected, rtol, _scaled_atol(expected, dtype, atol), what)
     assert _dtype_name(actual) == _dtype_name(expected), (
         f"{row.name}: {check}, output dtype {_dtype_name(actual)} != torch's "
         f"{_dtype_name(expected)} ({dtype})"
@@ -305,10 +416,10 @@ def _compare_with_torch(
         f"{row.name}: {check}, output does not require grad but torch's does ({dtype})"
     )
     grad_output = _grad_output(row, _to_numpy(expected))
-    expected.backward(torch.from_numpy(grad_output.copy()))
+    expected.backward(_torch_tensor(grad_output))
     actual.backward(lucid.from_numpy(grad_output.copy()))
     if sums:
-        absolute_output.backward(torch.from_numpy(np.asarray(np.abs(grad_output))))
+        absolute_output.backward(_torch_tensor(np.asarray(np.abs(grad_output))))
     for position in grad_positions:
         # An input backward never reaches has a None grad in one library and may have zeros
         # in the other; both mean zero.
@@ -323,7 +434,8 @@ def _compare_with_torch(
             magnitudes = zeros if magnitude is None else _to_numpy(magnitude)
             _assert_sum_close(actual_grad, expected_grad, magnitudes, terms, rtol, atol, what)
         else:
-            _assert_close(actual_grad, expected_grad, rtol, atol, what)
+            grad_atol = _scaled_atol(expected_grad, dtype, atol)
+            _assert_close(actual_grad, expected_grad, rtol, grad_atol, what)
 
 
 # ---------------------------------------------------------------------------- tests
@@ -371,6 +483,22 @@ def test_extreme_values_match_torch(row: OpCase, dtype: str, torch_oracle: Any) 
     )
 
 
+@low_precision_dtypes
+@_rows(_WITH_LOW_PRECISION)
+def test_low_precision_matches_torch(row: OpCase, dtype: str, torch_oracle: Any) -> None:
+    _compare_with_torch(row, _make_arrays(row, dtype), dtype, "torch parity")
+
+
+@pytest.mark.parametrize("row, dtype", _WITH_LOW_PRECISION_EXTREMES)
+@pytest.mark.filterwarnings("ignore::lucid.autograd.NonFiniteWarning")
+def test_low_precision_extreme_values_match_torch(
+    row: OpCase, dtype: str, torch_oracle: Any
+) -> None:
+    _compare_with_torch(
+        row, _extreme_arrays(row, dtype), dtype, "extreme values", order_dependent_sums=True
+    )
+
+
 @error_inputs
 def test_error_input_raises_pytorchs_error(row: OpCase, error: ErrorInput) -> None:
     with pytest.raises(error.error_type, match=error.match):
@@ -405,3 +533,21 @@ def test_sums_of_extremes_compare_only_what_the_order_cannot_change():
         check([0.0], [np.inf], [np.inf])  # finite where torch is not
     with pytest.raises(AssertionError):
         check([np.inf], [np.nan], [np.nan])  # a NaN term makes every order NaN
+
+
+def test_low_precision_tolerance_allows_one_unit_at_the_tensors_scale_and_no_more():
+    if lucid.bfloat16.numpy_dtype is None:
+        pytest.skip("bfloat16 needs the ml_dtypes package")
+    bfloat16 = lucid.bfloat16.numpy_dtype
+    rtol, atol = LOW_PRECISION_TOLERANCES["bfloat16"]
+
+    def check(actual, expected):
+        actual, expected = (np.array(v, np.float32).astype(bfloat16) for v in (actual, expected))
+        _assert_close(actual, expected, rtol, _scaled_atol(expected, "bfloat16", atol), "x")
+
+    # a result that cancelled to 0.05 beside a 4.0: one unit at 4.0 (2**-5) is rounding
+    check([4.0, 0.05], [4.0, 0.05 + 2.0**-6])
+    with pytest.raises(AssertionError):
+        check([4.0, 0.05], [4.0, 0.05 + 2.0**-4])  # two units at 4.0 is an error
+    with pytest.raises(AssertionError):
+        check([1.0], [1.03125])  # one unit at 1.0 plus the rtol is 0.024, short of 0.031
