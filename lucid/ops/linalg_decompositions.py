@@ -1147,10 +1147,12 @@ def _check_general_eigen_input(name: str, A: Tensor) -> None:
             f"{name}: A must be batches of square matrices, but they are {array.shape[-2]} by "
             f"{array.shape[-1]} matrices"
         )
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         raise RuntimeError(f"Unknown Complex ScalarType for {dtype_name(array.dtype)}")
-    if array.dtype == np.float16:
-        raise NotImplementedError("\"linalg_eig_out_cpu\" not implemented for 'Half'")
+    if array.dtype.itemsize == 2:
+        raise NotImplementedError(
+            f"\"linalg_eig_out_cpu\" not implemented for '{dtype_name(array.dtype)}'"
+        )
 
 
 def eig(A: Tensor, *, out: Any = None) -> Any:
@@ -2492,8 +2494,10 @@ def _check_lu_solve_inputs(LU: Tensor, pivots: Tensor, B: Tensor, left: bool) ->
             f"{name}: Expected LU.shape[:-1] and pivots.shape to be the same, but got pivots "
             f"with shape [{shape}] instead"
         )
-    if lu_array.dtype == np.float16:
-        raise NotImplementedError("\"linalg.lu_solve_cpu\" not implemented for 'Half'")
+    if lu_array.dtype.kind in FLOAT_KINDS and lu_array.dtype.itemsize == 2:
+        raise NotImplementedError(
+            f"\"linalg.lu_solve_cpu\" not implemented for '{dtype_name(lu_array.dtype)}'"
+        )
     try:
         np.broadcast_shapes(b.shape[:-2], lu_array.shape[:-2])
     except ValueError:
@@ -2830,8 +2834,10 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False,
         raise RuntimeError(
             f"{name}: Expected pivots to be integers. Got {dtype_name(pivot_array.dtype)}"
         )
-    if ld.dtype == np.float16:
-        raise NotImplementedError("\"ldl_solve_kernel_cpu\" not implemented for 'Half'")
+    if ld.dtype.kind in FLOAT_KINDS and ld.dtype.itemsize == 2:
+        raise NotImplementedError(
+            f"\"ldl_solve_kernel_cpu\" not implemented for '{dtype_name(ld.dtype)}'"
+        )
     magnitude = np.abs(pivot_array.astype(np.int64))
     if magnitude.size and magnitude.max() > n:
         raise RuntimeError(
