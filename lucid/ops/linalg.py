@@ -11,6 +11,7 @@ import numpy as np
 
 from lucid._core.arguments import argument_error, raise_argument_error
 from lucid._core.function import Function
+from lucid._core.grad_mode import local_state
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops.arithmetic import _dtype_name, matmul, mul
 from lucid.ops.broadcast import sum_to
@@ -1094,6 +1095,8 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     For p = 2, PyTorch's compute modes are kept: a matrix product (faster, less exact for
     nearly equal points) when asked, or by default when either side has more than 25 rows.
     """
+    if local_state.autocast is not None:
+        return local_state.autocast.run(cdist, x1, x2, p, compute_mode)
     from lucid.ops._common import dtype_name
     from lucid.ops.broadcast import broadcast_shapes
 
