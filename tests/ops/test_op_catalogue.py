@@ -3,12 +3,16 @@
 Each row yields: forward vs its NumPy reference (float64), gradcheck and gradgradcheck
 (float64), parity with PyTorch in float32 and float64 (values, shape, dtype and the gradients
 of a seeded random grad_output), and the same parity on extreme values (0, -0.0, ±1e30, ±inf,
-nan, the smallest denormal). Each of a row's error inputs must raise PyTorch's error type and
-message in lucid, and (where torch is installed) the same error in PyTorch.
+nan, the smallest denormal). Rows of the families in LOW_PRECISION_FAMILIES also get both
+parity checks in float16 and bfloat16 (the float32 inputs rounded to the dtype), with the
+dtype's tolerance; where PyTorch's CPU build refuses an op in a dtype, lucid must refuse too.
+Each of a row's error inputs must raise PyTorch's error type and message in lucid, and
+(where torch is installed) the same error in PyTorch.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 import zlib
 from typing import Any
@@ -16,11 +20,23 @@ from typing import Any
 import numpy as np
 import pytest
 
+try:
+    import ml_dtypes
+except ImportError:  # bfloat16 columns skip without it
+    ml_dtypes = None
+
 import lucid
+from lucid._core.dtypes import FLOAT_KINDS
 from tests.ops.op_catalogue import CATALOGUE, ErrorInput, OpCase
 from tests.torch_oracle import TORCH_MISSING
 
 DTYPES = ["float32", "float64"]
+LOW_PRECISION_DTYPES = ["float16", "bfloat16"]
+# Catalogue families (tests/ops/catalogue_<family>.py) whose rows get the float16 and bfloat16
+# columns: a family joins once its ops follow PyTorch's CPU rules for both dtypes.
+LOW_PRECISION_FAMILIES: set[str] = set()
+# torch.testing.assert_close's default (rtol, atol) per dtype.
+LOW_PRECISION_TOLERANCES = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5)}
 # Float64 parity and the NumPy reference share these tolerances (OpCase documents them).
 RTOL64 = 1e-10
 ATOL64 = 1e-8
@@ -34,6 +50,15 @@ _DIFFERENTIABLE = [row for row in CATALOGUE if row.differentiable]
 _GRADGRAD = [row for row in _DIFFERENTIABLE if row.gradgrad]
 _WITH_TORCH = [row for row in CATALOGUE if row.torch_op is not None]
 _WITH_EXTREMES = [row for row in _WITH_TORCH if row.extremes]
+_LOW_PRECISION_ROW_IDS = {
+    id(row)
+    for family in LOW_PRECISION_FAMILIES
+    for row in importlib.import_module(f"tests.ops.catalogue_{family}").ROWS
+}
+_WITH_LOW_PRECISION = [
+    row for row in _WITH_TORCH if id(row) in _LOW_PRECISION_ROW_IDS and not row.low_precision_skip
+]
+_WITH_LOW_PRECISION_EXTREMES = [row for row in _WITH_LOW_PRECISION if row.extremes]
 _ERROR_INPUTS = [(row, error) for row in CATALOGUE for error in row.error_inputs]
 _ERROR_IDS = [
     f"{row.name}-{index}" for row in CATALOGUE for index, _ in enumerate(row.error_inputs)
@@ -45,6 +70,7 @@ def _rows(rows: list[OpCase]) -> Any:
 
 
 dtypes = pytest.mark.parametrize("dtype", DTYPES)
+low_precision_dtypes = pytest.mark.parametrize("dtype", LOW_PRECISION_DTYPES)
 error_inputs = pytest.mark.parametrize(
     "row, error",
     _ERROR_INPUTS,
@@ -65,7 +91,29 @@ def _seed(row: OpCase, purpose: str) -> int:
     return zlib.crc32(f"{row.name}/{purpose}".encode())
 
 
+def _numpy_dtype(dtype: str) -> np.dtype:
+    """The NumPy dtype of a column; bfloat16 is ml_dtypes' (skipped where it is missing)."""
+    if dtype == "bfloat16":
+        if lucid.bfloat16.numpy_dtype is None:
+            pytest.skip("bfloat16 needs the ml_dtypes package")
+        return lucid.bfloat16.numpy_dtype
+    return np.dtype(dtype)
+
+
+def _is_float(array: np.ndarray) -> bool:
+    return array.dtype.kind in FLOAT_KINDS
+
+
+def _finfo(dtype: np.dtype) -> Any:
+    return ml_dtypes.finfo(dtype) if dtype.kind == "V" else np.finfo(dtype)
+
+
 def _make_arrays(row: OpCase, dtype: str) -> list[np.ndarray]:
+    if dtype in LOW_PRECISION_DTYPES:
+        # The float32 inputs, rounded: a row's input makers need not know the dtype.
+        target = _numpy_dtype(dtype)
+        arrays = _make_arrays(row, "float32")
+        return [array.astype(target) if _is_float(array) else array for array in arrays]
     rng = np.random.default_rng(_seed(row, "inputs"))
     if row.make_inputs is not None:
         return [np.asarray(array) for array in row.make_inputs(rng, np.dtype(dtype))]
@@ -77,7 +125,7 @@ def _grad_positions(row: OpCase, arrays: list[np.ndarray]) -> list[int]:
         return []
     if row.grad_inputs is not None:
         return list(row.grad_inputs)
-    return [i for i, array in enumerate(arrays) if array.dtype.kind == "f"]
+    return [i for i, array in enumerate(arrays) if _is_float(array)]
 
 
 def _lucid_inputs(arrays: list[np.ndarray], grad_positions: list[int]) -> list[lucid.Tensor]:
@@ -88,22 +136,34 @@ def _lucid_inputs(arrays: list[np.ndarray], grad_positions: list[int]) -> list[l
 
 
 def _torch_inputs(arrays: list[np.ndarray], grad_positions: list[int]) -> list[Any]:
-    import torch
 
-    tensors = [torch.from_numpy(array.copy()) for array in arrays]
+    tensors = [_torch_tensor(array) for array in arrays]
     for position in grad_positions:
         tensors[position].requires_grad_()
     return tensors
 
 
+def _torch_tensor(array: np.ndarray) -> Any:
+    """A torch tensor of the array's values and dtype (torch reads no ml_dtypes bfloat16)."""
+    import torch
+
+    if array.dtype.kind == "V":
+        bits = np.ascontiguousarray(array).view(np.int16)
+        return torch.from_numpy(bits.copy()).view(torch.bfloat16)
+    return torch.from_numpy(array.copy())
+
+
 def _extreme_arrays(row: OpCase, dtype: str) -> list[np.ndarray]:
-    pattern = np.array(
-        [np.finfo(dtype).smallest_subnormal if v == "denormal" else v for v in EXTREME_PATTERN],
-        dtype=dtype,
-    )
+    info = _finfo(_numpy_dtype(dtype))
+    # ±1e30 where the dtype holds it; float16 gets values near its largest instead, so that
+    # ops still meet finite values whose results overflow.
+    large = min(1e30, float(info.max) / 1.1)
+    values = [float(info.smallest_subnormal) if v == "denormal" else v for v in EXTREME_PATTERN]
+    values = [np.copysign(large, v) if abs(v) == 1e30 else v for v in values]
+    pattern = np.array(values).astype(_numpy_dtype(dtype))
     arrays = []
     for index, array in enumerate(_make_arrays(row, dtype)):
-        if array.dtype.kind == "f":
+        if _is_float(array):
             tiled = np.resize(np.roll(pattern, -3 * index), array.size)
             array = tiled.reshape(array.shape).astype(array.dtype)
         arrays.append(array)
@@ -145,7 +205,13 @@ def _to_numpy(value: Any) -> np.ndarray:
     if isinstance(value, lucid.Tensor):
         return value.detach().numpy()
     if hasattr(value, "detach"):
-        return value.detach().cpu().numpy()
+        value = value.detach().cpu()
+        if str(value.dtype) == "torch.bfloat16":
+            import torch
+
+            bits = value.contiguous().view(torch.int16).numpy()
+            return bits.view(lucid.bfloat16.numpy_dtype)
+        return value.numpy()
     return np.asarray(value)
 
 
@@ -164,6 +230,8 @@ def _dtype_name(value: Any) -> str:
 def _tolerances(row: OpCase, dtype: str) -> tuple[float, float]:
     if dtype == "float32":
         return row.rtol32, row.atol32
+    if dtype in LOW_PRECISION_TOLERANCES:
+        return LOW_PRECISION_TOLERANCES[dtype]
     return RTOL64, ATOL64
 
 
@@ -174,7 +242,11 @@ def _assert_close(actual: Any, expected: Any, rtol: float, atol: float, what: st
     assert actual_array.shape == expected_array.shape, (
         f"{what}: shape {actual_array.shape} != expected {expected_array.shape}"
     )
-    if actual_array.dtype.kind == "f" or expected_array.dtype.kind == "f":
+    if _is_float(actual_array) or _is_float(expected_array):
+        if actual_array.dtype.kind == "V" or expected_array.dtype.kind == "V":
+            # NumPy's comparisons do not know bfloat16: compare its exact float32 values.
+            actual_array = actual_array.astype(np.float32)
+            expected_array = expected_array.astype(np.float32)
         np.testing.assert_allclose(
             actual_array, expected_array, rtol=rtol, atol=atol, equal_nan=True, err_msg=what
         )
@@ -190,7 +262,7 @@ def _on_magnitudes(row: OpCase, arrays: list[np.ndarray], grad_positions: list[i
     the absolute grad_output those of each gradient's terms. torch (the oracle) computes them
     in the row's dtype, so a product that overflows counts as an infinite term.
     """
-    absolute = [np.asarray(np.abs(a)) if a.dtype.kind == "f" else a for a in arrays]
+    absolute = [np.asarray(np.abs(a)) if _is_float(a) else a for a in arrays]
     tensors = _torch_inputs(absolute, grad_positions)
     kwargs = {k: abs(v) if isinstance(v, float) else v for k, v in row.kwargs.items()}
     return tensors, _select(row, row.torch_op(*tensors, **kwargs))
@@ -241,7 +313,7 @@ def _assert_sum_close(
     np.testing.assert_array_equal(
         actual_array[kind_is_fixed], expected_array[kind_is_fixed], err_msg=f"{what}: NaN/inf"
     )
-    bound = (terms - 1) * np.finfo(expected_array.dtype).eps / 2 * magnitudes[finite]
+    bound = (terms - 1) * float(_finfo(expected_array.dtype).eps) / 2 * magnitudes[finite]
     error = np.abs(actual_array[finite] - expected_array[finite])
     allowed = atol + rtol * np.abs(expected_array[finite]) + bound
     assert np.all(error <= allowed), (
@@ -289,7 +361,7 @@ def _compare_with_torch(
     sums = order_dependent_sums and row.sums
     if sums:
         # a bound on the number of terms of any output or gradient element
-        terms = sum(array.size for array in arrays if array.dtype.kind == "f") + _size(expected)
+        terms = sum(array.size for array in arrays if _is_float(array)) + _size(expected)
         absolute_inputs, absolute_output = _on_magnitudes(row, arrays, grad_positions)
         magnitudes = _to_numpy(absolute_output)
         _assert_sum_close(actual, expected, magnitudes, terms, rtol, atol, what)
@@ -305,10 +377,10 @@ def _compare_with_torch(
         f"{row.name}: {check}, output does not require grad but torch's does ({dtype})"
     )
     grad_output = _grad_output(row, _to_numpy(expected))
-    expected.backward(torch.from_numpy(grad_output.copy()))
+    expected.backward(_torch_tensor(grad_output))
     actual.backward(lucid.from_numpy(grad_output.copy()))
     if sums:
-        absolute_output.backward(torch.from_numpy(np.asarray(np.abs(grad_output))))
+        absolute_output.backward(_torch_tensor(np.asarray(np.abs(grad_output))))
     for position in grad_positions:
         # An input backward never reaches has a None grad in one library and may have zeros
         # in the other; both mean zero.
@@ -366,6 +438,23 @@ def test_matches_torch(row: OpCase, dtype: str, torch_oracle: Any) -> None:
 # Non-finite inputs and results are the point here: the sentinel's reports are expected.
 @pytest.mark.filterwarnings("ignore::lucid.autograd.NonFiniteWarning")
 def test_extreme_values_match_torch(row: OpCase, dtype: str, torch_oracle: Any) -> None:
+    _compare_with_torch(
+        row, _extreme_arrays(row, dtype), dtype, "extreme values", order_dependent_sums=True
+    )
+
+
+@low_precision_dtypes
+@_rows(_WITH_LOW_PRECISION)
+def test_low_precision_matches_torch(row: OpCase, dtype: str, torch_oracle: Any) -> None:
+    _compare_with_torch(row, _make_arrays(row, dtype), dtype, "torch parity")
+
+
+@low_precision_dtypes
+@_rows(_WITH_LOW_PRECISION_EXTREMES)
+@pytest.mark.filterwarnings("ignore::lucid.autograd.NonFiniteWarning")
+def test_low_precision_extreme_values_match_torch(
+    row: OpCase, dtype: str, torch_oracle: Any
+) -> None:
     _compare_with_torch(
         row, _extreme_arrays(row, dtype), dtype, "extreme values", order_dependent_sums=True
     )
