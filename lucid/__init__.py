@@ -173,6 +173,7 @@ def can_cast(from_: dtype, to: dtype) -> bool:
 # and the package face imports nothing that imports it back.
 _LAZY_SUBPACKAGES = ("nn", "optim", "utils", "debug", "cuda", "backends", "accelerator", "jit")
 _LAZY_SUBPACKAGES += ("linalg", "amp")
+_LAZY_SUBPACKAGES += ("cpu",)
 _LAZY_NAMES = {
     "load": "lucid.utils.serialization",
     "save": "lucid.utils.serialization",
@@ -232,6 +233,8 @@ _SHARED_WITH_FUNCTIONAL = """
     pairwise_distance pixel_shuffle pixel_unshuffle prelu rrelu_ threshold_
 """
 _LAZY_NAMES.update(dict.fromkeys(_SHARED_WITH_FUNCTIONAL.split(), "lucid.nn.functional"))
+# torch.GradScaler is torch.amp.GradScaler
+_LAZY_NAMES["GradScaler"] = "lucid.amp.grad_scaler"
 
 
 def __getattr__(name: str) -> Any:

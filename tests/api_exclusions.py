@@ -204,7 +204,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """,
         ),
         **_names(DEPRECATED, "lu_solve range set_default_tensor_type triangular_solve"),
-        **_names(MIXED_PRECISION, "GradScaler"),
         **_names(DISTRIBUTED, "is_distributed"),
         **_names(PLANNED, "lobpcg"),
         **_names(SIGNAL, "istft stft"),

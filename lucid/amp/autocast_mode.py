@@ -107,6 +107,8 @@ _POLICIES: dict[Any, str] = {
     nn_ops.prelu: LOWER_PRECISION_FP,
     normalization.scaled_dot_product_attention: LOWER_PRECISION_FP,
     recurrent.FusedLSTMLayer: LOWER_PRECISION_FP,
+    # torch's affine_grid is a batched matmul of a base grid and theta
+    sampling.AffineGridGenerator: LOWER_PRECISION_FP,
     # float32: the losses
     loss.mse_loss: FP32,
     loss.l1_loss: FP32,
@@ -133,8 +135,7 @@ _POLICIES: dict[Any, str] = {
     linalg.cdist: FP32,
     selection.quantile: FP32,
     selection.nanquantile: FP32,
-    sampling.GridSampler2D: FP32,
-    sampling.GridSampler3D: FP32,
+    sampling.grid_sample: FP32,
     pooling.max_pool3d: FP32,
     pooling.avg_pool3d: FP32,
     pooling.adaptive_avg_pool3d: FP32,
