@@ -93,9 +93,9 @@ _POLICIES: dict[Any, str] = {
     arithmetic.Mm: LOWER_PRECISION_FP,
     arithmetic.Bmm: LOWER_PRECISION_FP,
     arithmetic.MatMul: LOWER_PRECISION_FP,
-    arithmetic.Addmm: LOWER_PRECISION_FP,
-    linalg.Baddbmm: LOWER_PRECISION_FP,
-    linalg.Addbmm: LOWER_PRECISION_FP,
+    arithmetic.addmm: LOWER_PRECISION_FP,
+    linalg.baddbmm: LOWER_PRECISION_FP,
+    linalg.addbmm: LOWER_PRECISION_FP,
     linalg_decompositions.vecdot: LOWER_PRECISION_FP,
     normalization.linear: LOWER_PRECISION_FP,
     convolution.conv1d: LOWER_PRECISION_FP,
@@ -173,6 +173,9 @@ _POLICIES: dict[Any, str] = {
     linalg_decompositions.ormqr: FP32,
     linalg_decompositions.tensorinv: FP32,
     linalg_decompositions.tensorsolve: FP32,
+    # one kernel in PyTorch, composed of matmuls here: not autocast inside
+    normalization.bilinear: INPUT_DTYPE,
+    linalg_decompositions.lu_solve: INPUT_DTYPE,
     # promote
     shape.Cat: PROMOTE,
     shape.Stack: PROMOTE,

@@ -989,6 +989,8 @@ class Addmm(Function):
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2); with beta == 0, `input` is ignored (even nan)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(addmm, input, mat1, mat2, beta=beta, alpha=alpha)
     beta, alpha = _addmm_arguments(input, mat1, mat2, beta, alpha)
     return Addmm.apply(input, mat1, mat2, beta, alpha)
 

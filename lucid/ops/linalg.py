@@ -706,6 +706,8 @@ def _baddbmm_arguments(input: Any, batch1: Any, batch2: Any, beta: Any, alpha: A
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
             alpha: Any = 1) -> Tensor:  # fmt: skip
     """beta * input + alpha * (batch1 @ batch2), a batch of matrix products plus a bias."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(baddbmm, input, batch1, batch2, beta=beta, alpha=alpha)
     beta, alpha = _baddbmm_arguments(input, batch1, batch2, beta, alpha)
     return Baddbmm.apply(input, batch1, batch2, beta, alpha)
 
@@ -756,6 +758,8 @@ def _addbmm_arguments(input: Any, batch1: Any, batch2: Any, beta: Any, alpha: An
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
            alpha: Any = 1) -> Tensor:  # fmt: skip
     """beta * input + alpha * sum over b of batch1[b] @ batch2[b]."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(addbmm, input, batch1, batch2, beta=beta, alpha=alpha)
     beta, alpha = _addbmm_arguments(input, batch1, batch2, beta, alpha)
     return Addbmm.apply(input, batch1, batch2, beta, alpha)
 

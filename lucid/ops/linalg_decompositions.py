@@ -2380,6 +2380,10 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
              out: Any = None) -> Tensor:  # fmt: skip
     """The solution of A X = B from A = P L U in lu_factor's form (A^T X = B with adjoint;
     X A = B with left=False), by two triangular solves."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            lu_solve, LU, pivots, B, left=left, adjoint=adjoint, out=out
+        )
     _refuse_out("lu_solve", out)
     _check_matrix("linalg.lu_solve", LU)
     pivot_array, b = _array(pivots), _array(B)

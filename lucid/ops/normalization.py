@@ -59,6 +59,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y_k = input1^T weight_k input2 + bias_k over the last dimension."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(bilinear, input1, input2, weight, bias)
     out_features, in1, in2 = weight.shape
     leading = input1.shape[:-1]
     x1 = input1.reshape(-1, in1)
