@@ -341,3 +341,34 @@ def test_defaults_per_device_type_are_torchs():
         expected = str(torch.get_autocast_dtype(device)).replace("torch", "lucid")
         assert str(lucid.get_autocast_dtype(device)) == expected
         assert lucid.amp.is_autocast_available(device) == torch.amp.is_autocast_available(device)
+
+
+@requires_torch
+@pytest.mark.parametrize(
+    "call",
+    [
+        "cpu.amp.autocast()",
+        "cpu.amp.autocast(dtype=LIB.float16)",
+        "cuda.amp.autocast()",
+        "cuda.amp.custom_fwd(lambda ctx: None)",
+        "cuda.amp.custom_bwd(lambda ctx: None)",
+    ],
+)
+def test_deprecated_device_modules_warn_as_torchs(call):
+    def run(library, name):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            made = eval(f"{name}.{call.replace('LIB', name)}", {name: library})
+            if isinstance(made, library.amp.autocast):
+                with made:
+                    state = library.is_autocast_enabled("cpu"), library.is_autocast_enabled("cuda")
+            else:
+                state = None
+        return [(w.category, str(w.message)) for w in caught], state
+
+    expected_warnings, expected_state = run(torch, "torch")
+    actual_warnings, actual_state = run(lucid, "lucid")
+    assert actual_state == expected_state
+    assert actual_warnings == [
+        (category, message.replace("torch.", "lucid.")) for category, message in expected_warnings
+    ]
