@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 import lucid
+from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.grad_mode import local_state
 from lucid._core.tensor import TensorBase
 from lucid.ops import (
@@ -247,8 +248,8 @@ def _is_eligible(value: Any) -> bool:
     # float64 is never autocast, as in PyTorch
     return (
         isinstance(value, TensorBase)
-        and value._data.dtype.kind in "fV"
-        and (value._data.dtype.itemsize != 8)
+        and value._data.dtype.kind in FLOAT_KINDS
+        and value._data.dtype.itemsize != 8
     )
 
 
@@ -283,6 +284,9 @@ def _widest(args: tuple) -> Any:
 
 def _cast_value(value: Any, target: Any) -> Any:
     if isinstance(value, list | tuple):
+        # a sequence of tensors (cat's); sizes and other sequences pass as they are
+        if not any(isinstance(item, TensorBase) for item in value):
+            return value
         return type(value)(_cast_value(item, target) for item in value)
     if not _is_eligible(value) or value.dtype is target:
         return value

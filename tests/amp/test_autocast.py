@@ -372,3 +372,32 @@ def test_deprecated_device_modules_warn_as_torchs(call):
     assert actual_warnings == [
         (category, message.replace("torch.", "lucid.")) for category, message in expected_warnings
     ]
+
+
+@needs_bfloat16_matmul
+def test_custom_fwd_without_cast_inputs_runs_forward_and_backward_under_the_region():
+    seen = {}
+
+    class Product(lucid.autograd.Function):
+        @staticmethod
+        @lucid.amp.custom_fwd(device_type="cpu")
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            out = lucid.mm(a, b)
+            seen["forward"] = out.dtype
+            return out
+
+        @staticmethod
+        @lucid.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, grad_output):
+            a, b = ctx.saved_tensors
+            grad_a = lucid.mm(grad_output, b.t())
+            seen["backward"] = (lucid.is_autocast_enabled("cpu"), grad_a.dtype)
+            return grad_a.float(), None
+
+    a = lucid.randn(2, 3, requires_grad=True)
+    with lucid.autocast("cpu"):
+        out = Product.apply(a, lucid.randn(3, 2))
+    out.float().sum().backward()
+    assert seen == {"forward": lucid.bfloat16, "backward": (True, lucid.bfloat16)}
+    assert a.grad.dtype is lucid.float32
