@@ -14,7 +14,7 @@ from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import _special
 from lucid.ops._common import apply_inplace, check_tensors
 from lucid.ops._common import dtype_name as _dtype_name
-from lucid.ops._precision import rounded, working
+from lucid.ops._precision import is_low_precision, rounded, working
 from lucid.ops._promote import float_array
 from lucid.ops.broadcast import sum_to
 from lucid.ops.fills import to
@@ -704,8 +704,16 @@ class LogSoftmax(Function):
         if x._data.size == 0:
             result = _wrap(x._data.copy())
         else:
+            dtype = x._data.dtype
             shifted = _shifted(x, dim, "log_softmax")
-            shifted -= np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+            total = np.sum(np.exp(shifted), axis=dim, keepdims=True)
+            if is_low_precision(dtype) and dim == x._data.ndim - 1:
+                # PyTorch's last-dim kernel for float16 and bfloat16 keeps the sum and its log
+                # in the input's dtype; rounding them here gives its results
+                log_total = rounded(np.log(rounded(total, dtype)), dtype).astype(np.float32)
+            else:
+                log_total = np.log(total)
+            shifted -= log_total
             result = _wrap(shifted.reshape(x._data.shape).astype(x._data.dtype, copy=False))
         ctx.save_for_backward(result)
         return result
