@@ -9,6 +9,7 @@ import numpy as np
 
 from lucid._core.arguments import argument_error, raise_argument_error
 from lucid._core.dtypes import FLOAT_KINDS, SCALAR_TYPE_NAMES
+from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import _special
@@ -353,6 +354,10 @@ class Gelu(Function):
         (x,) = ctx.saved_tensors
         if ctx.approximate == "none":
             return GeluBackward.apply(grad_output, x, ctx.cdf), None
+        dtype = x.dtype
+        if is_low_precision(x._data.dtype):
+            # in float32, as PyTorch's kernel: x^3 of a large float16 input stays finite there
+            x, grad_output = to(x, _FLOAT32), to(grad_output, _FLOAT32)
         x_squared = x * x
         inner = (x + x_squared * x * _GELU_KAPPA) * _SQRT_2_OVER_PI
         tanh_inner = tanh(inner)
@@ -362,7 +367,8 @@ class Gelu(Function):
         right_derivative = right_derivative * (
             (x_squared * (3.0 * _GELU_KAPPA) + 1.0) * _SQRT_2_OVER_PI
         )
-        return grad_output * (left_derivative + right_derivative), None
+        grad_x = grad_output * (left_derivative + right_derivative)
+        return (grad_x if grad_x.dtype == dtype else to(grad_x, dtype)), None
 
 
 class GeluBackward(Function):
