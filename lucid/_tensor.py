@@ -16,6 +16,7 @@ from lucid._core import engine as _engine
 from lucid._core import graph as _graph
 from lucid._core import layouts as _layouts
 from lucid._core.devices import check_device
+from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.tensor import _TYPE_NAMES, Size, TensorBase, _varargs_shape, register_tensor_class
 from lucid._tensor_str import _format_tensor
 from lucid.ops import (
@@ -597,7 +598,7 @@ class Tensor(TensorBase):
         python_type = (
             builtins.bool
             if array.dtype == np.bool_
-            else (builtins.float if array.dtype.kind == "f" else builtins.int)
+            else (builtins.float if array.dtype.kind in FLOAT_KINDS else builtins.int)
         )
         values = [
             python_type(callable(*items))
@@ -818,7 +819,7 @@ class Tensor(TensorBase):
     __abs__ = pointwise.abs
 
     def __invert__(self) -> Tensor:
-        if self._data.dtype.kind == "f":
+        if self._data.dtype.kind in FLOAT_KINDS:
             raise TypeError(
                 "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
             )

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import dtypes
+from lucid._core.dtypes import FLOAT_KINDS
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -70,7 +71,7 @@ class _ElementFormat:
     """
 
     def __init__(self, array: np.ndarray) -> None:
-        self.is_float = array.dtype.kind == "f"
+        self.is_float = array.dtype.kind in FLOAT_KINDS
         self.is_whole = True
         self.is_scientific = False
         self.width = 1

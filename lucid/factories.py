@@ -14,6 +14,7 @@ import numpy as np
 from lucid._core import dtypes, random
 from lucid._core.arguments import raise_argument_error, raise_type_error
 from lucid._core.devices import check_device, check_pin_memory
+from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.grad_mode import local_state
 from lucid._core.random import *  # noqa: F403  (the generator functions are lucid's too)
 from lucid._core.random import Generator, _rng
@@ -71,7 +72,7 @@ def _leaf(array: np.ndarray, requires_grad: bool) -> Tensor:
     if local_state.inference:
         mark_inference(result)
     if requires_grad:
-        if array.dtype.kind != "f":
+        if array.dtype.kind not in FLOAT_KINDS:
             # Factories capitalise this message; the requires_grad setter does not (as PyTorch).
             raise RuntimeError(
                 "Only Tensors of floating point and complex dtype can require gradients"
@@ -110,7 +111,7 @@ def _infer_dtype(data: Any) -> np.dtype:
     """PyTorch's inference for Python data: floats -> default dtype, ints -> int64."""
     array = np.asarray(data)
     kind = array.dtype.kind
-    if kind == "f":
+    if kind in FLOAT_KINDS:
         if isinstance(data, np.ndarray | np.generic):
             return array.dtype
         return dtypes.get_default_dtype().numpy_dtype
@@ -329,7 +330,10 @@ def arange(start: Any = None, end: Any = None, step: Any = 1, *, dtype: Any = No
         target = dtypes.to_numpy_dtype(dtype)
     count = builtins.max(0, math.ceil((end - start) / step))
     # Computed in float64 (or int64) then cast, as PyTorch computes start + i * step.
-    values = start + np.arange(count, dtype=np.float64 if target.kind == "f" else np.int64) * step
+    values = (
+        start
+        + np.arange(count, dtype=np.float64 if target.kind in FLOAT_KINDS else np.int64) * step
+    )
     return _leaf(values.astype(target), requires_grad)
 
 
@@ -372,7 +376,7 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
 def _random_float_dtype(dtype: Any, kernel: str) -> np.dtype:
     """The dtype of a continuous distribution's samples; PyTorch has no integer kernels."""
     target = _float_dtype(dtype)
-    if target.kind != "f":
+    if target.kind not in FLOAT_KINDS:
         name = dtypes.SCALAR_TYPE_NAMES[target.name]
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
     return target
@@ -466,7 +470,7 @@ def bernoulli(input: Tensor, p: float | None = None, *,
         raise_type_error(input, "Tensor")
     if p is None:
         probabilities = input._data
-        if probabilities.dtype.kind != "f":
+        if probabilities.dtype.kind not in FLOAT_KINDS:
             raise NotImplementedError(
                 '"bernoulli_tensor_cpu_p_" not implemented for '
                 f"'{_SCALAR_NAMES[probabilities.dtype.name]}'"
@@ -499,7 +503,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     array = input._data
     if array.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         raise RuntimeError(
             "multinomial only supports floating-point dtypes for input, got: "
             f"{_SCALAR_NAMES[array.dtype.name]}"
@@ -633,7 +637,7 @@ def _window(
     symmetric window, one point longer (its last point dropped) when `periodic`."""
     check_device(device)
     numpy_dtype = _float_dtype(dtype)
-    if numpy_dtype.kind != "f":
+    if numpy_dtype.kind not in FLOAT_KINDS:
         raise RuntimeError(
             f"{name} expects floating point dtypes, got: TensorOptions(dtype="
             f"{_WINDOW_C_TYPES[numpy_dtype.name]}, device=cpu, layout=Strided (default), "

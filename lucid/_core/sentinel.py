@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from lucid._core import observers
+from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.function import Function, op_name
 from lucid._core.grad_mode import _DecoratorContextManager, _LocalState, local_state
 from lucid._core.tensor import TensorBase
@@ -189,7 +190,7 @@ def tensor_stats(value: TensorBase) -> dict[str, Any]:
     array = value._data
     stats: dict[str, Any] = {"shape": tuple(array.shape), "dtype": str(value.dtype),
                              "min": None, "max": None, "nan_count": 0, "inf_count": 0}  # fmt: skip
-    if array.dtype.kind == "f" and array.size:
+    if array.dtype.kind in FLOAT_KINDS and array.size:
         finite = np.isfinite(array)
         stats["nan_count"] = int(np.isnan(array).sum())
         stats["inf_count"] = int(np.isinf(array).sum())
@@ -346,7 +347,7 @@ def user_location(flat: tuple) -> tuple[str | None, int | None]:
 # -------------------------------------------------------------- what is wrong
 def nonfinite_kind(array: np.ndarray) -> str | None:
     """'nan' or 'inf' when the array holds one (NaN first), else None; cheap when finite."""
-    if array.dtype.kind != "f" or array.size == 0:
+    if array.dtype.kind not in FLOAT_KINDS or array.size == 0:
         return None
     token = _set_numpy_state(_QUIET_NUMPY)
     try:
@@ -371,7 +372,7 @@ def holds_nonfinite(value: Any, kind: str) -> bool:
     """Whether an input (tensor or Python number) holds a value of `kind`."""
     if isinstance(value, TensorBase):
         array = value._data
-        if array.dtype.kind != "f":
+        if array.dtype.kind not in FLOAT_KINDS:
             return False
         return bool(np.isnan(array).any() if kind == "nan" else np.isinf(array).any())
     if isinstance(value, float):

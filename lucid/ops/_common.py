@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core.arguments import raise_type_error
-from lucid._core.dtypes import SCALAR_TYPE_NAMES
+from lucid._core.dtypes import FLOAT_KINDS, SCALAR_TYPE_NAMES
 from lucid._core.function import Function, op_name
 from lucid._core.grad_mode import enable_grad
 from lucid._core.tensor import TensorBase, _wrap
@@ -96,10 +96,13 @@ def can_write_into(out: np.ndarray | None, other: Any) -> bool:
     """
     if out is None or not out.flags.writeable:
         return False
+    if out.itemsize == 2 and out.dtype.kind in FLOAT_KINDS:
+        # float16 and bfloat16 compute in float32 and round once (the out-of-place path)
+        return False
     if isinstance(other, TensorBase):
         array = other._data
         return array.dtype == out.dtype and array.ndim <= out.ndim
-    return out.dtype.kind == "f" and (other.__class__ is float or other.__class__ is int)
+    return out.dtype.kind in FLOAT_KINDS and (other.__class__ is float or other.__class__ is int)
 
 
 def write_inplace(x: Tensor, result: np.ndarray) -> None:

@@ -22,6 +22,8 @@ import math
 
 import numpy as np
 
+from lucid._core.dtypes import FLOAT_KINDS
+
 __all__ = ["erf", "erfc"]
 
 # Interval bounds on |x|. The 1/0.35 bound is that of the C code, which compares high words: erf
@@ -544,7 +546,7 @@ def _evaluate_single_block(
 
 def _evaluate(x: np.ndarray, complement: bool) -> np.ndarray:
     array = np.asarray(x)
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         raise TypeError(f"erf and erfc take a floating-point array, not {array.dtype}")
     evaluate_block = _evaluate_single_block if array.dtype.itemsize <= 4 else _evaluate_block
     # overflow to inf and underflow to 0 inside the kernels are intended, and so is the invalid

@@ -9,7 +9,7 @@ import numpy as np
 
 from lucid._core import dtypes
 from lucid._core.arguments import argument_error
-from lucid._core.dtypes import C_TYPE_NAMES
+from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS
 from lucid._core.function import Function, op_name
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import (
@@ -23,7 +23,15 @@ from lucid.ops._common import (
     zeros_like_grad,
 )
 from lucid.ops._common import dtype_name as _dtype_name
-from lucid.ops._promote import binary_arrays, float_array, scalar_value
+from lucid.ops._promote import (
+    binary_arrays,
+    float_array,
+    low_precision_of,
+    opmath_arrays,
+    round_to,
+    scalar_value,
+    widen,
+)
 from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
 
 if TYPE_CHECKING:
@@ -51,9 +59,9 @@ def _shape(x: Any) -> tuple[int, ...]:
 
 
 def _binary(ufunc: Any, a: Any, b: Any) -> np.ndarray:
-    x, y = binary_arrays(a, b)
+    x, y, low = opmath_arrays(a, b)
     try:
-        return ufunc(x, y)
+        return round_to(ufunc(x, y), low)
     except ValueError:
         raise broadcast_error(_shape(a), _shape(b)) from None
     except OverflowError:
@@ -121,9 +129,9 @@ class Add(Function):
                 pass
         if alpha == 1:
             return _wrap(_binary(np.add, a, b))
-        x, y = binary_arrays(a, b)
+        x, y, low = opmath_arrays(a, b)
         try:
-            return _wrap(np.add(x, y * alpha))
+            return _wrap(round_to(np.add(x, y * alpha), low))
         except ValueError:
             raise broadcast_error(ctx.a_shape, ctx.b_shape) from None
 
@@ -168,9 +176,9 @@ class Sub(Function):
                 pass
         if alpha == 1:
             return _wrap(_binary(np.subtract, a, b))
-        x, y = binary_arrays(a, b)
+        x, y, low = opmath_arrays(a, b)
         try:
-            return _wrap(np.subtract(x, y * alpha))
+            return _wrap(round_to(np.subtract(x, y * alpha), low))
         except ValueError:
             raise broadcast_error(ctx.a_shape, ctx.b_shape) from None
 
@@ -325,7 +333,7 @@ multiply = mul
 
 # ------------------------------------------------------------------------ div
 def _true_divide(a: Any, b: Any) -> np.ndarray:
-    x, y = binary_arrays(a, b)
+    x, y, low = opmath_arrays(a, b)
     x_integral = (
         x.dtype.kind in _INTEGRAL_KINDS if isinstance(x, np.ndarray) else x.__class__ is not float
     )
@@ -340,7 +348,7 @@ def _true_divide(a: Any, b: Any) -> np.ndarray:
         if isinstance(y, np.ndarray):
             y = y.astype(default)
     try:
-        return np.true_divide(x, y)
+        return round_to(np.true_divide(x, y), low)
     except ValueError:
         raise broadcast_error(_shape(a), _shape(b)) from None
 
@@ -359,7 +367,7 @@ class Div(Function):
             if not a_is_tensor:
                 ctx.a = a
             ctx.a_shape = _shape(a)
-        if not needs_b and can_write_into(out, b) and out.dtype.kind == "f":
+        if not needs_b and can_write_into(out, b) and out.dtype.kind in FLOAT_KINDS:
             try:
                 np.true_divide(out, b._data, out=out)
                 return a
@@ -401,7 +409,7 @@ class DivScalar(Function):
 
 def _rounded_quotient(a: Any, b: Any, rounding_mode: str) -> np.ndarray:
     """a / b rounded toward zero ('trunc') or toward -inf ('floor'), in the promoted dtype."""
-    x, y = binary_arrays(a, b)
+    x, y, low = opmath_arrays(a, b)
     try:
         kind = np.result_type(x, y).kind
         if kind == "b":
@@ -417,9 +425,9 @@ def _rounded_quotient(a: Any, b: Any, rounding_mode: str) -> np.ndarray:
                 quotient = quotient + (inexact & ((np.asarray(x) < 0) != (np.asarray(y) < 0)))
             return quotient
         if rounding_mode == "trunc":
-            return np.trunc(np.true_divide(x, y))
+            return round_to(np.trunc(np.true_divide(x, y)), low)
         # floor_divide rounds the exact quotient, not the rounded x / y (1 // 0.1 == 9)
-        return np.floor_divide(x, y)
+        return round_to(np.floor_divide(x, y), low)
     except ValueError:
         raise broadcast_error(_shape(a), _shape(b)) from None
 
@@ -547,16 +555,21 @@ def _power(a: Any, b: Any) -> np.ndarray:
     """a ** b in the promoted dtype, with PyTorch's integer rules for negative exponents."""
     if isinstance(a, TensorBase) and a._data.dtype == np.bool_:
         raise NotImplementedError("\"pow\" not implemented for 'Bool'")
-    x, y = binary_arrays(a, b)
+    x, y, low = opmath_arrays(a, b)
     try:
         if np.result_type(x, y).kind not in _INTEGRAL_KINDS:
             if y.__class__ in (int, float):
                 if y == 2:
-                    return np.multiply(x, x)
+                    return round_to(np.multiply(x, x), low)
+                if low == np.float16 and y in (0.5, -0.5):
+                    # PyTorch's float16 kernel calls C pow here (+0 for -0 ** 0.5, +inf for
+                    # -inf ** 0.5), where its other kernels and NumPy's scalar-exponent fast
+                    # path take the square root; NumPy's C pow runs for an array exponent
+                    return round_to(np.power(x, np.full(x.shape, y, x.dtype)), low)
                 if y == -0.5:
                     # as PyTorch's rsqrt: -0 gives -inf and -inf gives nan (C pow differs)
-                    return np.reciprocal(np.sqrt(x))
-            return np.power(x, y)
+                    return round_to(np.reciprocal(np.sqrt(x)), low)
+            return round_to(np.power(x, y), low)
         negative = np.asarray(y) < 0
         if not negative.any():
             return np.power(x, y)
@@ -765,7 +778,8 @@ class MatMul(Function):
         if 0 in y.strides:
             y = np.ascontiguousarray(y)
         try:
-            return _wrap(np.matmul(x, y))
+            # NumPy has no float16/bfloat16 BLAS: contract in float32 and round once
+            return _wrap(round_to(np.matmul(widen(x), widen(y)), low_precision_of(x.dtype)))
         except ValueError:
             raise _matmul_error(x, y) from None
 
@@ -791,12 +805,23 @@ class MatMul(Function):
             g = g.unsqueeze(-2)
         elif b_ndim == 1:
             g = g.unsqueeze(-1)
+        # The gradient of an operand broadcast over the batches is one product of the batches
+        # laid side by side, as PyTorch folds it: a single rounding in float16/bfloat16, where
+        # summing rounded per-batch products would lose what cancels.
         if ctx.needs_input_grad[0]:
-            grad_a = sum_to(matmul(g, b2.mT), a2.shape)
+            if a2.ndim == 2 and g.ndim > 2:
+                inner = b2.shape[-2]
+                folded = g.movedim(-2, 0).reshape(a2.shape[0], -1)
+                grad_a = matmul(folded, b2.mT.reshape(-1, inner))
+            else:
+                grad_a = sum_to(matmul(g, b2.mT), a2.shape)
             if a_ndim == 1:
                 grad_a = grad_a.reshape(a.shape)
         if ctx.needs_input_grad[1]:
-            grad_b = sum_to(matmul(a2.mT, g), b2.shape)
+            if b2.ndim == 2 and g.ndim > 2:
+                grad_b = matmul(a2.reshape(-1, a2.shape[-1]).mT, g.reshape(-1, g.shape[-1]))
+            else:
+                grad_b = sum_to(matmul(a2.mT, g), b2.shape)
             if b_ndim == 1:
                 grad_b = grad_b.reshape(b.shape)
         return grad_a, grad_b
@@ -944,13 +969,14 @@ class Addmm(Function):
     @staticmethod
     def forward(ctx, bias, mat1, mat2, beta, alpha):
         x, y = mat1._data, mat2._data
+        low = low_precision_of(x.dtype)
         try:
-            product = np.matmul(x, y)
+            product = np.matmul(widen(x), widen(y))
         except ValueError:
             raise _matmul_error(x, y) from None
         if alpha != 1:
             product *= alpha
-        bias_array = bias._data
+        bias_array = widen(bias._data)
         # NumPy broadcasts the bias: a nested expand op would also pay the sentinel's check
         # over every element of the expanded view
         try:
@@ -967,7 +993,7 @@ class Addmm(Function):
         ctx.save_for_backward(mat1, mat2)
         ctx.bias_shape = bias._data.shape
         ctx.alpha, ctx.beta = alpha, beta
-        return _wrap(product)
+        return _wrap(round_to(product, low))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -1088,14 +1114,14 @@ def minimum(input: Tensor, other: Tensor) -> Tensor:
 
 # ------------------------------------------------------------ fmod / remainder
 def _modulo(ufunc: Any, a: Any, b: Any, kernel: str) -> np.ndarray:
-    x, y = binary_arrays(a, b)
+    x, y, low = opmath_arrays(a, b)
     kind = np.result_type(x, y).kind
     if kind == "b":
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     if kind in _INTEGRAL_KINDS and np.any(np.asarray(y) == 0):
         raise RuntimeError("ZeroDivisionError")
     try:
-        return ufunc(x, y)
+        return round_to(ufunc(x, y), low)
     except ValueError:
         raise broadcast_error(_shape(a), _shape(b)) from None
 
@@ -1362,7 +1388,9 @@ class Addcmul(Function):
         value = _scale_value(value, x.dtype)
         ctx.save_for_backward(input, tensor1, tensor2)
         ctx.value = value
-        return _wrap(x + value * a * b)
+        low = low_precision_of(x.dtype)
+        x, a, b = widen(x), widen(a), widen(b)  # float16/bfloat16: one rounding, as PyTorch
+        return _wrap(round_to(x + value * a * b, low))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -1411,7 +1439,9 @@ class Addcdiv(Function):
         value = _scale_value(value, x.dtype)
         ctx.save_for_backward(input, tensor1, tensor2)
         ctx.value = value
-        return _wrap(x + value * a / b)
+        low = low_precision_of(x.dtype)
+        x, a, b = widen(x), widen(a), widen(b)  # float16/bfloat16: one rounding, as PyTorch
+        return _wrap(round_to(x + value * a / b, low))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -1544,7 +1574,7 @@ class Frexp(Function):
     @staticmethod
     def forward(ctx, x):
         array = x._data
-        if array.dtype.kind != "f":
+        if array.dtype.kind not in FLOAT_KINDS:
             raise RuntimeError("lucid.frexp() only supports floating-point dtypes")
         mantissa, exponent = np.frexp(array)
         exponent = _wrap(exponent.astype(np.int32))

@@ -12,7 +12,7 @@ import numpy as np
 from lucid._core import devices, dtypes, layouts
 from lucid._core.arguments import argument_error
 from lucid._core.devices import check_device
-from lucid._core.dtypes import C_TYPE_NAMES
+from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS
 from lucid._core.function import Function
 from lucid._core.random import _rng
 from lucid._core.tensor import TensorBase, _wrap
@@ -243,7 +243,7 @@ class UniformInplace(Function):
 
 def uniform_(input: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
     """Fill with numbers drawn uniformly from [a, b)."""
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in FLOAT_KINDS:
         raise _not_implemented("check_uniform_bounds", input._data.dtype)
     a, b = scalar_value(a), scalar_value(b)
     if a > b:
@@ -274,7 +274,7 @@ class NormalInplace(Function):
 def normal_(input: Tensor, mean: float = 0.0, std: float = 1.0, *,
             generator: Any = None) -> Tensor:  # fmt: skip
     """Fill with numbers drawn from N(mean, std^2)."""
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in FLOAT_KINDS:
         raise _not_implemented("normal_kernel_cpu", input._data.dtype)
     mean, std = scalar_value(mean), scalar_value(std)
     if std < 0:
@@ -337,7 +337,7 @@ def exponential_(input: Tensor, lambd: float = 1.0, *, generator: Any = None) ->
     lambd = scalar_value(lambd)
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in FLOAT_KINDS:
         raise RuntimeError(
             "Exponential distribution is a continuous probability distribution. dtype must be a "
             f"floating point but you specified {_scalar_name(input._data.dtype)}"
@@ -382,7 +382,7 @@ def log_normal_(input: Tensor, mean: float = 1.0, std: float = 2.0, *,
     mean, std = scalar_value(mean), scalar_value(std)
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in FLOAT_KINDS:
         raise _not_implemented("log_normal_cpu", input._data.dtype)
     return LogNormalInplace.apply(input, generator, mean, std)
 
@@ -404,7 +404,7 @@ def cauchy_(input: Tensor, median: float = 0.0, sigma: float = 1.0, *,
     median, sigma = scalar_value(median), scalar_value(sigma)
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in FLOAT_KINDS:
         raise RuntimeError(
             "Cauchy distribution is a continuous probability distribution. dtype must be a "
             f"floating point but you specified {C_TYPE_NAMES[input._data.dtype.name]}"
@@ -435,7 +435,7 @@ def _default_random_bound(numpy_dtype: np.dtype) -> int:
     2^mantissa bits, inclusive) or the integer type's whole non-negative range."""
     if numpy_dtype == np.bool_:
         return 2
-    if numpy_dtype.kind == "f":
+    if numpy_dtype.kind in FLOAT_KINDS:
         return 2 ** (np.finfo(numpy_dtype).nmant + 1) + 1
     return int(np.iinfo(numpy_dtype).max) + 1
 
@@ -540,7 +540,7 @@ def poisson(input: Tensor, generator: Any = None) -> Tensor:
         raise_type_error(input, "Tensor")
     _check_generator("poisson", generator)
     array = input._data
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         raise _not_implemented("poisson_cpu", array.dtype)
     if np.any(~(array >= 0)):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
@@ -609,7 +609,7 @@ def binomial(count: Tensor, prob: Tensor, generator: Any = None) -> Tensor:
             raise argument_error("binomial", name, position, value)
     _check_generator("binomial", generator)
     for name, value in (("count", count), ("prob", prob)):
-        if value._data.dtype.kind != "f":
+        if value._data.dtype.kind not in FLOAT_KINDS:
             raise ValueError(
                 f"binomial only supports floating-point dtypes for {name}, got: "
                 f"{dtype_name(value._data.dtype)}"
@@ -698,7 +698,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any 
         raise invalid_combination("normal", (mean, std, size), _NORMAL_OVERLOADS)
     check_device(device)
     for value in tensors:
-        if value._data.dtype.kind != "f":
+        if value._data.dtype.kind not in FLOAT_KINDS:
             raise _not_implemented("normal_kernel_cpu", value._data.dtype)
     if isinstance(std, TensorBase):
         if np.any(std._data < 0):

@@ -15,7 +15,7 @@ import numpy as np
 from lucid._core import dtypes
 from lucid._core.arguments import argument_error, raise_argument_error, raise_type_error
 from lucid._core.devices import check_device
-from lucid._core.dtypes import C_TYPE_NAMES, SCALAR_TYPE_NAMES
+from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS, SCALAR_TYPE_NAMES
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import _TYPE_NAMES, TensorBase, _normalize_dim, _wrap
@@ -1054,7 +1054,7 @@ def _identity(reduce: str, dtype: np.dtype) -> Any:
         return 0
     if dtype == np.bool_:
         return reduce == "amin"
-    if dtype.kind == "f":
+    if dtype.kind in FLOAT_KINDS:
         return -np.inf if reduce == "amax" else np.inf
     limits = np.iinfo(dtype)
     return limits.min if reduce == "amax" else limits.max
@@ -1076,7 +1076,7 @@ def _reduce_into(result: np.ndarray, positions: np.ndarray, values: np.ndarray, 
         counts += 1
     else:
         np.maximum(counts, 1, out=counts)
-    if result.dtype.kind == "f":
+    if result.dtype.kind in FLOAT_KINDS:
         np.divide(result, counts, out=result, casting="unsafe")
     else:
         # PyTorch rounds an integer mean down
@@ -1386,7 +1386,7 @@ def _index_add_arguments(input: Tensor, dim: int, index: Tensor, source: Tensor,
     positions = _index_vector("index_add_", index)
     dim = _check_index_source("index_add_", input, dim, positions, source)
     alpha = scalar_value(alpha)
-    if input._data.dtype.kind != "f" and isinstance(alpha, float):
+    if input._data.dtype.kind not in FLOAT_KINDS and isinstance(alpha, float):
         alpha = int(alpha)  # PyTorch casts alpha to an integer tensor's dtype
     return dim, alpha
 

@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core.arguments import argument_error, raise_argument_error
+from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
+from lucid.ops._promote import low_precision_of, round_to, widen
 from lucid.ops.arithmetic import _dtype_name, matmul, mul
 from lucid.ops.broadcast import sum_to
 from lucid.ops.pointwise import clamp, sqrt
@@ -588,8 +590,9 @@ def _scales(numpy_dtype: np.dtype, beta: Any, alpha: Any) -> tuple[Any, Any]:
 
 def _add_scaled_bias(product: np.ndarray, bias: Tensor, beta: Any) -> np.ndarray:
     """product + beta * bias, the bias broadcast to the product; with beta 0 the bias is
-    ignored (nan included), as in PyTorch. A bias that cannot broadcast gets expand's error."""
-    bias_array = bias._data
+    ignored (nan included), as in PyTorch. A bias that cannot broadcast gets expand's error.
+    A float16/bfloat16 bias joins the float32 product at float32 (the caller rounds once)."""
+    bias_array = widen(bias._data)
     try:
         np.broadcast_to(bias_array, product.shape)
     except ValueError:
@@ -664,13 +667,15 @@ class Baddbmm(Function):
 
     @classmethod
     def forward(cls, ctx, input, batch1, batch2, beta, alpha):
-        product = cls._product(batch1._data, batch2._data)
+        # NumPy has no float16/bfloat16 BLAS: contract in float32 and round once
+        product = cls._product(widen(batch1._data), widen(batch2._data))
         if alpha != 1:
             product *= alpha
         ctx.save_for_backward(batch1, batch2)
         ctx.bias_shape = input._data.shape
         ctx.beta, ctx.alpha = beta, alpha
-        return _wrap(_add_scaled_bias(product, input, beta))
+        result = _add_scaled_bias(product, input, beta)
+        return _wrap(round_to(result, low_precision_of(batch1._data.dtype)))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -772,13 +777,14 @@ class Addmv(Function):
 
     @staticmethod
     def forward(ctx, input, mat, vec, beta, alpha):
-        product = np.matmul(mat._data, vec._data)
+        product = np.matmul(widen(mat._data), widen(vec._data))
         if alpha != 1:
             product *= alpha
         ctx.save_for_backward(mat, vec)
         ctx.bias_shape = input._data.shape
         ctx.beta, ctx.alpha = beta, alpha
-        return _wrap(_add_scaled_bias(product, input, beta))
+        result = _add_scaled_bias(product, input, beta)
+        return _wrap(round_to(result, low_precision_of(mat._data.dtype)))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -842,8 +848,8 @@ class Addr(Function):
         from lucid._core import dtypes
 
         target = dtypes.result_type(input, vec1, vec2).numpy_dtype
-        x = vec1._data.astype(target, copy=False)
-        y = vec2._data.astype(target, copy=False)
+        x = widen(vec1._data.astype(target, copy=False))
+        y = widen(vec2._data.astype(target, copy=False))
         if target == np.bool_:
             product = np.logical_and.outer(x, y) & bool(alpha)
         else:
@@ -853,7 +859,8 @@ class Addr(Function):
         ctx.save_for_backward(vec1, vec2)
         ctx.bias = (input._data.shape, input._data.dtype)
         ctx.beta, ctx.alpha = beta, alpha
-        return _wrap(_add_scaled_bias(product, input.to(target), beta))
+        result = _add_scaled_bias(product, input.to(target), beta)
+        return _wrap(round_to(result, low_precision_of(target)))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -903,7 +910,8 @@ class Vdot(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return _wrap(np.asarray(np.dot(a._data, b._data)))
+        product = np.asarray(np.dot(widen(a._data), widen(b._data)))
+        return _wrap(round_to(product, low_precision_of(a._data.dtype)))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -1019,7 +1027,8 @@ class Cdist(Function):
         batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
         a = np.broadcast_to(a, batch + a.shape[-2:])
         b = np.broadcast_to(b, batch + b.shape[-2:])
-        result = _wrap(_cdist_array(a, b, p, use_mm).astype(a.dtype, copy=False))
+        # float16/bfloat16 (the matrix-product path only) compute in float32, rounded once
+        result = _wrap(round_to(_cdist_array(widen(a), widen(b), p, use_mm), a.dtype))
         ctx.save_for_backward(x1, x2, result)
         ctx.p = p
         return result
@@ -1109,7 +1118,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
             f"X1 and X2 must have the same number of columns. X1: {a.shape[-1]} X2: {b.shape[-1]}"
         )
     for name, array in (("X1", a), ("X2", b)):
-        if array.dtype.kind != "f":
+        if array.dtype.kind not in FLOAT_KINDS:
             raise RuntimeError(
                 f"cdist only supports floating-point dtypes, {name} got: {dtype_name(array.dtype)}"
             )
@@ -1126,6 +1135,9 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
         compute_mode == "use_mm_for_euclid_dist"
         or (compute_mode == _CDIST_MODES[0] and (a.shape[-2] > 25 or b.shape[-2] > 25))
     )
+    if a.dtype.itemsize == 2 and not use_mm:
+        # PyTorch's CPU build has a float16/bfloat16 kernel only for the matrix-product path
+        raise NotImplementedError(f"\"cdist\" not implemented for '{dtype_name(a.dtype)}'")
     return Cdist.apply(x1, x2, float(p), use_mm)
 
 
@@ -1142,8 +1154,14 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     _require_named_tensors("pdist", input=input)
     if input._data.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input._data.ndim}D")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in FLOAT_KINDS:
         raise RuntimeError("pdist only supports floating-point dtypes")
+    if input._data.dtype.itemsize == 2:
+        from lucid.ops._common import dtype_name
+
+        raise NotImplementedError(
+            f"\"pdist\" not implemented for '{dtype_name(input._data.dtype)}'"
+        )
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     rows, cols = np.triu_indices(input._data.shape[0], 1)
@@ -1209,9 +1227,12 @@ def linalg_vander(x: Tensor, *, N: int | None = None) -> Tensor:
     from lucid.ops.shape import cat
 
     _require_named_tensors("linalg.vander", x=x)
-    if x._data.dtype == np.bool_:
+    if x._data.dtype == np.bool_ or x._data.dtype.itemsize == 2 and x._data.dtype.kind in "fV":
+        from lucid.ops._common import dtype_name
+
         raise RuntimeError(
-            "linalg.vander supports floating point, complex, and integer tensors, but got Bool"
+            "linalg.vander supports floating point, complex, and integer tensors, but got "
+            f"{dtype_name(x._data.dtype)}"
         )
     if N is None:
         N = x._data.shape[-1] if x._data.ndim else 1

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core.arguments import raise_argument_error
+from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
@@ -99,15 +100,18 @@ _HALF_SUPPORTED = ""
 
 
 def _check_float(name: str, array: np.ndarray, half: str | None = None) -> None:
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got "
             f"{dtype_name(array.dtype)}"
         )
-    if array.dtype == np.float16 and half != _HALF_SUPPORTED:
+    if array.dtype.itemsize == 2 and half != _HALF_SUPPORTED:
+        # float16 and bfloat16 alike: LAPACK has neither
         if half is None:
-            raise RuntimeError(f"{name}: Low precision dtypes not supported. Got Half")
-        raise NotImplementedError(f"\"{half}\" not implemented for 'Half'")
+            raise RuntimeError(
+                f"{name}: Low precision dtypes not supported. Got {dtype_name(array.dtype)}"
+            )
+        raise NotImplementedError(f"\"{half}\" not implemented for '{dtype_name(array.dtype)}'")
 
 
 def _check_same_dtype(name: str, a: np.ndarray, b: np.ndarray) -> None:
@@ -977,7 +981,7 @@ def _check_uplo(UPLO: str) -> None:
 
 def _check_eigh_input(A: Tensor) -> np.ndarray:
     array = _array(A)
-    if (array.ndim >= 2 and array.dtype.kind != "f") or array.dtype == np.float16:
+    if (array.ndim >= 2 and array.dtype.kind not in FLOAT_KINDS) or array.dtype.itemsize == 2:
         raise NotImplementedError(
             f"\"linalg_eigh_cpu\" not implemented for '{dtype_name(array.dtype)}'"
         )
@@ -1310,7 +1314,7 @@ def _pinv_backward(grad: Tensor, pinv_a: Tensor, a: Tensor) -> Tensor:
 
 def _check_pinv_input(A: Tensor) -> None:
     array = _array(A)
-    if array.ndim < 2 or array.dtype.kind != "f" or array.dtype == np.float16:
+    if array.ndim < 2 or array.dtype.kind not in FLOAT_KINDS or array.dtype.itemsize == 2:
         shape = ", ".join(map(str, array.shape))
         raise RuntimeError(
             f"linalg.pinv({dtype_name(array.dtype)}{{[{shape}]}}): expected a tensor with 2 or "
@@ -1566,7 +1570,7 @@ def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: An
         raise RuntimeError(
             "lucid.linalg.matrix_rank: The input tensor input must have at least 2 dimensions."
         )
-    if array.dtype.kind != "f" or array.dtype == np.float16:
+    if array.dtype.kind not in FLOAT_KINDS or array.dtype.itemsize == 2:
         raise RuntimeError("This function doesn't handle types other than float and double")
     if tol is not None:
         atol = tol
@@ -1906,7 +1910,7 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:
             f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
             f"{list(t.shape[:-1])}"
         )
-    if a.dtype.kind != "f" or a.dtype == np.float16:
+    if a.dtype.kind not in FLOAT_KINDS or a.dtype.itemsize == 2:
         raise NotImplementedError(f"\"orgqr_cpu\" not implemented for '{dtype_name(a.dtype)}'")
     if t.dtype != a.dtype:
         raise RuntimeError(
@@ -1966,7 +1970,7 @@ def geqrf(input: Tensor, *, out: Any = None) -> GeqrfResult:
     array = _array(input)
     if array.ndim < 2:
         raise RuntimeError("lucid.geqrf: input must have at least 2 dimensions.")
-    if array.dtype.kind != "f" or array.dtype == np.float16:
+    if array.dtype.kind not in FLOAT_KINDS or array.dtype.itemsize == 2:
         raise NotImplementedError(f"\"geqrf_cpu\" not implemented for '{dtype_name(array.dtype)}'")
     return GeqrfResult(*Geqrf.apply(input))
 
@@ -2111,7 +2115,7 @@ def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True,
                 f"{name}: Expected input and {what} to have the same dtype, but input has "
                 f"dtype{dtype_name(a.dtype)} and {what} has dtype {dtype_name(array.dtype)}"
             )
-    if a.dtype.kind != "f" or a.dtype == np.float16:
+    if a.dtype.kind not in FLOAT_KINDS or a.dtype.itemsize == 2:
         raise NotImplementedError(f"\"ormqr_cpu\" not implemented for '{dtype_name(a.dtype)}'")
     return Ormqr.apply(input, input2, input3, bool(left), bool(transpose))
 
@@ -2220,7 +2224,7 @@ def _check_lu_input(name: str, A: Tensor, pivot: bool) -> None:
             f"lucid.lu_factor: Expected tensor with 2 or more dimensions. Got size: [{shape}] "
             "instead"
         )
-    if array.dtype.kind != "f" or array.dtype == np.float16:
+    if array.dtype.kind not in FLOAT_KINDS or array.dtype.itemsize == 2:
         raise NotImplementedError(f"\"lu_cpu\" not implemented for '{dtype_name(array.dtype)}'")
     if not pivot:
         raise RuntimeError(f"{name}: LU without pivoting is not implemented on the CPU")

@@ -12,7 +12,7 @@ import numpy as np
 
 from lucid._core import dtypes
 from lucid._core.arguments import argument_error, raise_argument_error
-from lucid._core.dtypes import C_TYPE_NAMES
+from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops import _gamma, _special
@@ -283,7 +283,7 @@ class Sqrt(Function):
 
     @staticmethod
     def forward(ctx, x, out=None):
-        if out is not None and out.dtype.kind == "f" and out.flags.writeable:
+        if out is not None and out.dtype.kind in FLOAT_KINDS and out.flags.writeable:
             np.sqrt(out, out=out)
             result = x  # sqrt_ wrote into x's own array: x holds the result to save
         else:
@@ -358,7 +358,7 @@ absolute = abs
 def _sign_array(array: np.ndarray) -> np.ndarray:
     if array.dtype == np.bool_:
         return array.copy()
-    if array.dtype.kind == "f":
+    if array.dtype.kind in FLOAT_KINDS:
         # (x > 0) - (x < 0) is 0 at nan, as PyTorch's sign is (np.sign gives nan)
         return np.subtract(np.greater(array, 0), np.less(array, 0), dtype=array.dtype)
     return np.sign(array)
@@ -789,7 +789,7 @@ class RoundDecimals(_Rounding):
     def forward(ctx, x, decimals):
         ctx.shape = x._data.shape
         array = x._data
-        if array.dtype.kind != "f":
+        if array.dtype.kind not in FLOAT_KINDS:
             raise _not_implemented("round_cpu", array.dtype)
         # Scale in the input's own precision, as PyTorch does, so results match bit for bit.
         scale = np.asarray(10.0 ** builtins.abs(decimals), dtype=array.dtype)
@@ -906,11 +906,11 @@ def _check_lerp(input: Tensor, end: Any, weight: Any) -> None:
                 f"expected dtype {_cpp_name(start_dtype)} for `weight` but got dtype "
                 f"{_cpp_name(weight._data.dtype)}"
             )
-        if start_dtype.kind != "f":
+        if start_dtype.kind not in FLOAT_KINDS:
             raise _not_implemented("lerp_kernel_tensor", start_dtype)
         return
     scalar_value(weight)
-    if start_dtype.kind != "f":
+    if start_dtype.kind not in FLOAT_KINDS:
         raise _not_implemented("lerp_kernel_scalar", start_dtype)
 
 
@@ -920,7 +920,7 @@ class NanToNum(Function):
     @staticmethod
     def forward(ctx, x, nan, posinf, neginf):
         array = x._data
-        if array.dtype.kind != "f":
+        if array.dtype.kind not in FLOAT_KINDS:
             return _wrap(array.copy())
         info = np.finfo(array.dtype)
         posinf = info.max if posinf is None else posinf
@@ -968,7 +968,7 @@ def _clamp_mask(x: Tensor, low: Any, high: Any) -> Tensor:
 def _number_clamp_dtype(x: Tensor, low: Any, high: Any) -> np.dtype:
     """The result dtype of clamping x to number bounds."""
     array_dtype = x._data.dtype
-    if array_dtype.kind == "f":
+    if array_dtype.kind in FLOAT_KINDS:
         # numbers never promote a float tensor
         return array_dtype
     bounds = [bound for bound in (low, high) if bound is not None]
@@ -1120,7 +1120,7 @@ def _select(condition: np.ndarray, x: Any, y: Any) -> np.ndarray:
     reference = x if x_is_array else y
     if (
         not isinstance(reference, np.ndarray)
-        or reference.dtype.kind != "f"
+        or reference.dtype.kind not in FLOAT_KINDS
         or reference.shape != shape
         or condition.dtype != np.bool_
         or (x_is_array and (x.shape != shape or x.dtype != reference.dtype))
@@ -1213,7 +1213,7 @@ def isnan(input: Tensor) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         return _wrap(np.zeros(array.shape, np.bool_))
     return _wrap(np.isnan(array))
 
@@ -1224,7 +1224,7 @@ def isinf(input: Tensor) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         return _wrap(np.zeros(array.shape, np.bool_))
     return _wrap(np.isinf(array))
 
@@ -1235,7 +1235,7 @@ def isfinite(input: Tensor) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         return _wrap(np.ones(array.shape, np.bool_))
     return _wrap(np.isfinite(array))
 
@@ -1246,7 +1246,7 @@ def isposinf(input: Tensor) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         return _wrap(np.zeros(array.shape, np.bool_))
     return _wrap(np.isposinf(array))
 
@@ -1257,7 +1257,7 @@ def isneginf(input: Tensor) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         return _wrap(np.zeros(array.shape, np.bool_))
     return _wrap(np.isneginf(array))
 
@@ -1269,7 +1269,7 @@ def signbit(input: Tensor) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
-    if array.dtype.kind == "f":
+    if array.dtype.kind in FLOAT_KINDS:
         return _wrap(np.signbit(array))
     if array.dtype.kind == "i":
         return _wrap(np.less(array, 0))
@@ -1393,7 +1393,7 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
         exactly = np.equal(x, y)
     except ValueError:
         raise broadcast_error(x.shape, y.shape) from None
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in FLOAT_KINDS:
         # integers: compare in float64 so the difference cannot overflow
         x, y = x.astype(np.float64), y.astype(np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -1472,7 +1472,7 @@ def _bitwise_result(ufunc: Any, kernel: str, a: Any, b: Any, out: np.ndarray | N
         error = cast_error(target, out.dtype)
         if error is not None:
             raise error
-    if target.kind == "f":
+    if target.kind in FLOAT_KINDS:
         raise _not_implemented(kernel, target)
     x, y = _promoted_arrays(a, b)
     try:
@@ -1590,7 +1590,7 @@ def bitwise_not(input: Tensor) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
-    if array.dtype.kind == "f":
+    if array.dtype.kind in FLOAT_KINDS:
         raise _not_implemented("bitwise_not_cpu", array.dtype)
     return _wrap(np.invert(array))
 
@@ -1663,7 +1663,7 @@ class Frac(Function):
     @staticmethod
     def forward(ctx, x):
         array = x._data
-        if array.dtype.kind != "f":
+        if array.dtype.kind not in FLOAT_KINDS:
             raise _not_implemented("frac_cpu", array.dtype)
         return _wrap(array - np.trunc(array))
 
@@ -2782,7 +2782,7 @@ def _check_lerp_dtypes(input: Tensor, end: Tensor, weight: Tensor | None) -> Non
             f"expected dtype {_cpp_name(start_dtype)} for `weight` but got dtype "
             f"{_cpp_name(weight._data.dtype)}"
         )
-    if start_dtype.kind != "f":
+    if start_dtype.kind not in FLOAT_KINDS:
         kernel = "lerp_kernel_scalar" if weight is None else "lerp_kernel_tensor"
         raise _not_implemented(kernel, start_dtype)
 
@@ -2939,7 +2939,7 @@ class BitwiseNot(Function):
     @staticmethod
     def forward(ctx, x):
         array = x._data
-        if array.dtype.kind == "f":
+        if array.dtype.kind in FLOAT_KINDS:
             raise _not_implemented("bitwise_not_cpu", array.dtype)
         return _wrap(np.invert(array))
 

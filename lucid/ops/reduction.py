@@ -12,6 +12,7 @@ import numpy as np
 
 from lucid._core import dtypes
 from lucid._core.arguments import argument_error, raise_argument_error
+from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.function import Function, once_differentiable
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
@@ -30,7 +31,14 @@ from lucid.ops._common import (
     result_type,
     zeros_like_grad,
 )
-from lucid.ops._promote import binary_arrays, float_array
+from lucid.ops._promote import (
+    binary_arrays,
+    float_array,
+    is_low_precision,
+    low_precision_of,
+    round_to,
+    widen,
+)
 from lucid.ops.broadcast import broadcast_error, sum_to
 
 if TYPE_CHECKING:
@@ -48,6 +56,7 @@ _INT64 = np.dtype(np.int64)
 _FLOAT16 = np.dtype(np.float16)
 _FLOAT32 = np.dtype(np.float32)
 _FLOAT64 = np.dtype(np.float64)
+_BFLOAT16 = dtypes.bfloat16.numpy_dtype
 
 # (accumulator, result) dtypes of sum/prod/cumsum/cumprod when no dtype is given: PyTorch
 # returns int64 for integral and bool input, and accumulates half precision in float32.
@@ -60,6 +69,8 @@ _ACCUMULATORS = {
     np.dtype(np.int64): (_INT64, _INT64),
     _FLOAT16: (_FLOAT32, _FLOAT16),
 }
+if _BFLOAT16 is not None:
+    _ACCUMULATORS[_BFLOAT16] = (_FLOAT32, _BFLOAT16)
 
 
 # --------------------------------------------------------------------------------- helpers
@@ -156,7 +167,7 @@ def _accumulate(reduce: Any, array: np.ndarray, axis: Any, keepdim: bool,
     if accumulators is None:
         return reduce(array, axis, None, None, keepdim)
     accumulator, result = accumulators
-    return np.asarray(reduce(array, axis, accumulator, None, keepdim)).astype(result, copy=False)
+    return round_to(np.asarray(reduce(array, axis, accumulator, None, keepdim)), result)
 
 
 # ------------------------------------------------------------------------------------- sum
@@ -212,9 +223,9 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
 def _mean_array(array: np.ndarray, dims: tuple[int, ...] | None, keepdim: bool,
                 dtype: np.dtype | None) -> np.ndarray:  # fmt: skip
     count = array.size if dims is None else _reduced_count(array.shape, dims)
-    if dtype is None and array.dtype == _FLOAT16:
+    if dtype is None and is_low_precision(array.dtype):
         total = np.add.reduce(array, dims, _FLOAT32, None, keepdim)
-        return np.asarray(total / count).astype(_FLOAT16)
+        return round_to(np.asarray(total / np.float32(count)), array.dtype)
     return np.add.reduce(array, dims, dtype, None, keepdim) / count
 
 
@@ -263,12 +274,12 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
     try:
         if dtype is not None:
             dtype = dtypes.to_numpy_dtype(dtype)
-            if dtype.kind != "f":
+            if dtype.kind not in FLOAT_KINDS:
                 raise RuntimeError(
                     "mean(): could not infer output dtype. Optional dtype must be either a "
                     f"floating point or complex dtype. Got: {dtype_name(dtype)}"
                 )
-        elif input._data.dtype.kind != "f":
+        elif input._data.dtype.kind not in FLOAT_KINDS:
             raise RuntimeError(
                 "mean(): could not infer output dtype. Input dtype must be either a floating point "
                 f"or complex dtype. Got: {dtype_name(input._data.dtype)}"
@@ -383,7 +394,7 @@ def _variance_args(name: str, input: Tensor, dim: Any, unbiased: Any,
                    correction: Any) -> tuple[tuple[int, ...] | None, float]:  # fmt: skip
     """The dims and the degrees of freedom (N - correction) of var/std."""
     try:
-        if input._data.dtype.kind != "f":
+        if input._data.dtype.kind not in FLOAT_KINDS:
             raise RuntimeError("std and var only support floating point and complex dtypes")
     except AttributeError as error:
         raise_argument_error(error)
@@ -437,7 +448,7 @@ class Var(Function):
         ctx.keepdim = keepdim
         if ctx.needs_input_grad[0]:
             ctx.save_for_backward(x)
-        return _wrap(np.asarray(_variance(array, dims, dof, keepdim)).astype(array.dtype))
+        return _wrap(round_to(np.asarray(_variance(array, dims, dof, keepdim)), array.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -464,7 +475,7 @@ class Std(Function):
         ctx.dof = dof
         ctx.keepdim = keepdim
         variance = _variance(array, dims, dof, keepdim)
-        result = _wrap(np.asarray(np.sqrt(variance)).astype(array.dtype))
+        result = _wrap(round_to(np.asarray(np.sqrt(variance)), array.dtype))
         if ctx.needs_input_grad[0]:
             ctx.save_for_backward(x, result)
         return result
@@ -735,6 +746,8 @@ class Logsumexp(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         array = float_array(x)
+        low = low_precision_of(array.dtype)
+        array = widen(array)  # float16/bfloat16 accumulate in float32, rounded once
         ctx.shape = array.shape
         ctx.dims = dims
         ctx.keepdim = keepdim
@@ -743,7 +756,7 @@ class Logsumexp(Function):
         peak = np.maximum.reduce(array, dims, None, None, True, -np.inf)
         peak = np.where(np.isfinite(peak), peak, 0).astype(array.dtype, copy=False)
         total = np.add.reduce(np.exp(array - peak), dims, None, None, True)
-        result = np.log(total) + peak
+        result = round_to(np.log(total) + peak, low)
         if not keepdim:
             result = result.reshape(_reduced_shape(array.shape, dims, False))
         result = _wrap(result)
@@ -840,7 +853,8 @@ class LinalgVectorNorm(Function):
     @staticmethod
     def forward(ctx, x, ord, dims, keepdim):
         array = x._data
-        norm = _vector_norm_array(array, ord, dims)
+        # float16/bfloat16 accumulate in float32 and round once
+        norm = round_to(_vector_norm_array(widen(array), ord, dims), low_precision_of(array.dtype))
         result = norm if keepdim else norm.reshape(_reduced_shape(array.shape, dims, False))
         result = _wrap(result)
         if ctx.needs_input_grad[0]:
@@ -862,7 +876,7 @@ class LinalgVectorNorm(Function):
 
 def _check_norm_input(input: Tensor, dtype: Any, name: str) -> Tensor:
     array_dtype = input._data.dtype
-    if array_dtype.kind != "f":
+    if array_dtype.kind not in FLOAT_KINDS:
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got "
             f"{dtype_name(array_dtype)}"
@@ -870,7 +884,7 @@ def _check_norm_input(input: Tensor, dtype: Any, name: str) -> Tensor:
     if dtype is None:
         return input
     target = dtypes.to_numpy_dtype(dtype)
-    if target.kind != "f":
+    if target.kind not in FLOAT_KINDS:
         raise RuntimeError(
             f"{name}: dtype should be floating point or complex, but got {dtype_name(target)}"
         )
@@ -960,6 +974,11 @@ def _matrix_norm(input: Tensor, ord: str, dim: Any, keepdim: bool, dtype: Any) -
             f"linalg.matrix_norm: dims must be different. Got ({dims[0]}, {dims[1]})"
         )
     input = _check_norm_input(input, dtype, "linalg.matrix_norm")
+    if is_low_precision(input._data.dtype):
+        raise RuntimeError(
+            "linalg.matrix_norm: Low precision dtypes not supported. Got "
+            f"{dtype_name(input._data.dtype)}"
+        )
     return NuclearNorm.apply(input, dims, keepdim)
 
 
@@ -984,7 +1003,8 @@ class Dist(Function):
             difference = x - y
         except ValueError:
             raise broadcast_error(a._data.shape, b._data.shape) from None
-        norm = _vector_norm_array(difference, ord, None)
+        norm = _vector_norm_array(widen(difference), ord, None)
+        norm = round_to(norm, low_precision_of(difference.dtype))
         result = _wrap(norm.reshape(()))
         if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
             ctx.ord = ord
@@ -1011,7 +1031,7 @@ def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:
     check_tensors(input, other)
     if not isinstance(other, TensorBase):
         raise argument_error("dist", "other", 2, other)
-    if input._data.dtype.kind != "f" or other._data.dtype.kind != "f":
+    if input._data.dtype.kind not in FLOAT_KINDS or other._data.dtype.kind not in FLOAT_KINDS:
         raise RuntimeError("dist only supports floating-point dtypes")
     return Dist.apply(input, other, p)
 
@@ -1020,16 +1040,18 @@ def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:
 def _accumulate_along(ufunc: Any, array: np.ndarray, dim: int, dtype: np.dtype | None) -> Any:
     """ufunc.accumulate along `dim` in PyTorch's result dtype; a 0-d array is its own result.
 
-    Like PyTorch, half and single precision accumulate in double: a running sum may pass
-    through values out of their range.
+    Like PyTorch, single precision accumulates in double (a running sum may pass through
+    values out of its range) and float16/bfloat16 in float32.
     """
     if dtype is None:
         accumulators = _ACCUMULATORS.get(array.dtype)
         dtype = array.dtype if accumulators is None else accumulators[1]
     if array.ndim == 0:
         return array.astype(dtype)
-    if dtype == _FLOAT32 or dtype == _FLOAT16:
+    if dtype == _FLOAT32:
         return ufunc.accumulate(array, dim, _FLOAT64).astype(dtype)
+    if is_low_precision(dtype):
+        return round_to(ufunc.accumulate(array, dim, _FLOAT32), dtype)
     return ufunc.accumulate(array, dim, dtype)
 
 
@@ -1231,7 +1253,7 @@ def hash_tensor(input: Tensor, dim: Any = None, *, keepdim: bool = False, mode: 
                 )
     if array.dtype.kind == "c":
         raise not_implemented("xor_sum_cpu", array.dtype)
-    if array.dtype.kind == "f":
+    if array.dtype.kind in FLOAT_KINDS:
         bits = array.astype(np.float64).view(np.int64)
     else:
         bits = array.astype(np.int64)
@@ -1341,7 +1363,7 @@ def _check_weights(name: str, weights: Tensor, observations: int, integral: bool
             f"cov(): expected {name} to have integral dtype but got {name} with "
             f"{dtype_name(array.dtype)} dtype"
         )
-    if not integral and array.dtype.kind != "f":
+    if not integral and array.dtype.kind not in FLOAT_KINDS:
         raise RuntimeError(
             f"cov(): expected {name} to have floating point dtype but got {name} with "
             f"{dtype_name(array.dtype)} dtype"
@@ -1364,7 +1386,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
     if input._data.dtype == np.bool_:
         raise RuntimeError("cov(): bool dtype is not supported for input")
     x = input if ndim == 2 else shape_ops.reshape(input, (1, -1))
-    if x._data.dtype.kind not in "f":
+    if x._data.dtype.kind not in FLOAT_KINDS:
         x = fills_ops.to(x, dtypes.get_default_dtype())
     observations = x._data.shape[1]
     weights = None
@@ -1428,7 +1450,7 @@ def _gradient_along(f: Tensor, dim: int, step: Any, edge_order: int) -> Tensor:
 
     if isinstance(step, TensorBase):
         coordinates = step._data
-        if coordinates.dtype.kind != "f":
+        if coordinates.dtype.kind not in FLOAT_KINDS:
             coordinates = coordinates.astype(dtypes.get_default_dtype().numpy_dtype)
         widths = np.diff(coordinates)
         left_widths, right_widths = widths[:-1], widths[1:]
@@ -1495,7 +1517,11 @@ def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None,
             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
             "or `logical_xor()` operator instead."
         )
-    f = input if input._data.dtype.kind == "f" else fills_ops.to(input, dtypes.get_default_dtype())
+    f = (
+        input
+        if input._data.dtype.kind in FLOAT_KINDS
+        else fills_ops.to(input, dtypes.get_default_dtype())
+    )
     steps = _spacing_per_dim(spacing, dims)
     return tuple(_gradient_along(f, d, step, edge_order) for d, step in zip(dims, steps))
 
@@ -1508,18 +1534,27 @@ class Renorm(Function):
     @staticmethod
     def forward(ctx, x, p, others, maxnorm):
         array = x._data
+        low = low_precision_of(array.dtype)
+        if low is not None:
+            # float16/bfloat16: norms and scales stay in float32, the result is rounded once
+            array = widen(array)
         norms = _vector_norm_array(array, p, others)
         with np.errstate(invalid="ignore"):
             exceeds = norms > maxnorm
         scale = np.where(exceeds, maxnorm / np.where(exceeds, norms + 1e-7, 1.0), 1.0)
         ctx.save_for_backward(x)
         ctx.options = (p, others, maxnorm)
-        return _wrap((array * scale.astype(array.dtype)).astype(array.dtype, copy=False))
+        result = (array * scale.astype(array.dtype)).astype(array.dtype, copy=False)
+        return _wrap(round_to(result, low))
 
     @staticmethod
     def backward(ctx, grad_output):
         (x,) = ctx.saved_tensors
         p, others, maxnorm = ctx.options
+        low = low_precision_of(x._data.dtype)
+        if low is not None:
+            # as the forward: norms and scales in float32, the gradient rounded once
+            x, grad_output = fills_ops.to(x, _FLOAT32), fills_ops.to(grad_output, _FLOAT32)
         where = pointwise_ops.where
         norms = _vector_norm(x, p, others, True, None)
         exceeds = norms > maxnorm
@@ -1538,7 +1573,8 @@ class Renorm(Function):
             norm_grad = pointwise_ops.sign(safe_x) * (magnitude / safe_norms) ** (p - 1)
         inner = sum(grad_output * safe_x, others, True)
         correction = inner * norm_grad * (-maxnorm / (denominator * denominator))
-        return grad_output * scale + where(exceeds, correction, 0.0), None, None, None
+        grad = grad_output * scale + where(exceeds, correction, 0.0)
+        return (grad if low is None else fills_ops.to(grad, low)), None, None, None
 
 
 def renorm(input: Tensor, p: Any, dim: int, maxnorm: Any) -> Tensor:

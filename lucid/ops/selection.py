@@ -11,6 +11,7 @@ import numpy as np
 
 from lucid._core import dtypes
 from lucid._core.arguments import argument_error, raise_type_error
+from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import pointwise as pointwise_ops
@@ -175,7 +176,7 @@ def _lower_median(values: np.ndarray) -> Any:
     """The lower median of a flat array without NaN (NaN when empty)."""
     if not values.size:
         # NaN, or what PyTorch's cast of NaN to an integer gives on x86: the lowest value
-        if values.dtype.kind == "f":
+        if values.dtype.kind in FLOAT_KINDS:
             return np.asarray(np.nan, values.dtype)
         return np.asarray(
             np.iinfo(values.dtype).min if values.dtype.kind == "i" else 0, values.dtype
@@ -190,7 +191,7 @@ class MedianAll(Function):
     @staticmethod
     def forward(ctx, x):
         flat = x._data.reshape(-1)
-        if flat.dtype.kind == "f" and np.isnan(flat).any():
+        if flat.dtype.kind in FLOAT_KINDS and np.isnan(flat).any():
             value = np.asarray(np.nan, flat.dtype)
         else:
             value = _lower_median(flat)
@@ -207,7 +208,7 @@ class NanmedianAll(Function):
     @staticmethod
     def forward(ctx, x):
         flat = x._data.reshape(-1)
-        if flat.dtype.kind == "f":
+        if flat.dtype.kind in FLOAT_KINDS:
             flat = flat[~np.isnan(flat)]
         return _distribute_forward(ctx, x, _lower_median(flat))
 
@@ -225,7 +226,7 @@ class MedianDim(Function):
         indices = None
         if array.ndim:
             indices = _partition_indices(array, (array.shape[dim] - 1) // 2, dim)
-            if array.dtype.kind == "f":
+            if array.dtype.kind in FLOAT_KINDS:
                 # a slice holding NaN has median NaN: its first NaN
                 indices = _first_nan_indices(array, dim, indices)
         return _pick_forward(ctx, x, dim, keepdim, indices)
@@ -243,7 +244,7 @@ class NanmedianDim(Function):
         array = x._data
         indices = None
         if array.ndim:
-            nan = np.isnan(array) if array.dtype.kind == "f" else None
+            nan = np.isnan(array) if array.dtype.kind in FLOAT_KINDS else None
             if nan is None or not nan.any():
                 indices = _partition_indices(array, (array.shape[dim] - 1) // 2, dim)
             else:
@@ -508,7 +509,7 @@ def _running_extreme(ctx: Any, x: Tensor, dim: int, ufunc: Any) -> tuple:
     else:
         values = ufunc.accumulate(array, axis=dim)
         reached = array == values
-        if array.dtype.kind == "f":
+        if array.dtype.kind in FLOAT_KINDS:
             reached |= np.isnan(array)
         shape = [1] * array.ndim
         shape[dim] = array.shape[dim]
@@ -612,7 +613,7 @@ class Logcumsumexp(Function):
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """log(cumsum(exp(input))) along `dim`, without overflow."""
     dim = _cumulative_dim("logcumsumexp", input, dim)
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in FLOAT_KINDS:
         raise not_implemented("logcumsumexp_out_cpu", input._data.dtype)
     return Logcumsumexp.apply(input, dim)
 
@@ -683,7 +684,7 @@ class Nansum(Function):
     def forward(ctx, x, dims, keepdim, dtype):
         array = x._data
         result = np.asarray(reduction._accumulate(np.add.reduce, array, dims, keepdim, dtype))
-        if array.dtype.kind == "f":
+        if array.dtype.kind in FLOAT_KINDS:
             # Most inputs hold no NaN: sum first, and mask the NaNs only where a sum shows one.
             nan = None
             if np.isnan(result).any():
@@ -722,7 +723,7 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *,
             dtype: Any = None) -> Tensor:  # fmt: skip
     """`mean` of the entries that are not NaN (NaN where a slice has none)."""
     array = _array(input)
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         raise RuntimeError(
             "nanmean(): expected input to have floating point or complex dtype but got "
             f"{dtype_name(array.dtype)}"
@@ -807,7 +808,7 @@ class StdMean(Function):
 def _paired_moments(name: str, function: Any, input: Tensor, dim: Any, unbiased: Any,
                     keepdim: bool, correction: Any) -> tuple:  # fmt: skip
     check_tensors(input)
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in FLOAT_KINDS:
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
     dims, dof = reduction._variance_args(name, input, dim, unbiased, correction)
     if dims is None and keepdim:
@@ -873,9 +874,9 @@ def _binary_search(boundaries: np.ndarray, values: np.ndarray, right: bool) -> n
         middle = (start + end) >> 1
         probe = np.take_along_axis(boundaries, np.minimum(middle, size - 1), -1)
         before = probe <= values if right else probe < values
-        if boundaries.dtype.kind == "f":
+        if boundaries.dtype.kind in FLOAT_KINDS:
             before |= np.isnan(probe)
-        if values.dtype.kind == "f":
+        if values.dtype.kind in FLOAT_KINDS:
             before |= np.isnan(values)
         start = np.where(active & before, middle + 1, start)
         end = np.where(active & ~before, middle, end)
@@ -897,7 +898,7 @@ def _search(boundaries: np.ndarray, values: np.ndarray, right: bool) -> np.ndarr
     if boundaries.shape[-1] == 0 or values.size == 0:
         return np.zeros(values.shape, _INT64)
     side = "right" if right else "left"
-    if boundaries.ndim == 1 and not (common.kind == "f" and np.isnan(boundaries).any()):
+    if boundaries.ndim == 1 and not (common.kind in FLOAT_KINDS and np.isnan(boundaries).any()):
         # NumPy's bisection orders NaN values last, as PyTorch's comparisons do
         return np.searchsorted(boundaries, values, side).astype(_INT64, copy=False)
     if boundaries.ndim == 1:
@@ -1027,7 +1028,7 @@ def _bin_indices(values: np.ndarray, edges: np.ndarray, interpolate: bool) -> np
 
 
 def _float_only(array: np.ndarray) -> None:
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         raise not_implemented("histogram_cpu", array.dtype)
 
 

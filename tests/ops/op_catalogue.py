@@ -72,8 +72,10 @@ class OpCase:
     sums: bool = False
     # Invalid calls and the error PyTorch raises for each (ErrorInput).
     error_inputs: Sequence[ErrorInput] = ()
-    # Why the row has no float16/bfloat16 parity columns, where its family has them.
+    # Why the row has no float16/bfloat16 parity columns, where its family has them; and why
+    # it has them but not the float16 extreme-value one.
     low_precision_skip: str = ""
+    float16_extremes_skip: str = ""
 
     def __str__(self) -> str:
         return self.name
