@@ -9,13 +9,14 @@ import numpy as np
 
 from lucid._core.arguments import argument_error, raise_argument_error
 from lucid._core.dtypes import FLOAT_KINDS, SCALAR_TYPE_NAMES
+from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
 from lucid._core.grad_mode import local_state
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import _special
 from lucid.ops._common import apply_inplace, check_tensors
 from lucid.ops._common import dtype_name as _dtype_name
-from lucid.ops._precision import rounded, working
+from lucid.ops._precision import is_low_precision, rounded, working
 from lucid.ops._promote import float_array
 from lucid.ops.broadcast import sum_to
 from lucid.ops.fills import to
@@ -354,6 +355,10 @@ class Gelu(Function):
         (x,) = ctx.saved_tensors
         if ctx.approximate == "none":
             return GeluBackward.apply(grad_output, x, ctx.cdf), None
+        dtype = x.dtype
+        if is_low_precision(x._data.dtype):
+            # in float32, as PyTorch's kernel: x^3 of a large float16 input stays finite there
+            x, grad_output = to(x, _FLOAT32), to(grad_output, _FLOAT32)
         x_squared = x * x
         inner = (x + x_squared * x * _GELU_KAPPA) * _SQRT_2_OVER_PI
         tanh_inner = tanh(inner)
@@ -363,7 +368,8 @@ class Gelu(Function):
         right_derivative = right_derivative * (
             (x_squared * (3.0 * _GELU_KAPPA) + 1.0) * _SQRT_2_OVER_PI
         )
-        return grad_output * (left_derivative + right_derivative), None
+        grad_x = grad_output * (left_derivative + right_derivative)
+        return (grad_x if grad_x.dtype == dtype else to(grad_x, dtype)), None
 
 
 class GeluBackward(Function):
@@ -705,8 +711,16 @@ class LogSoftmax(Function):
         if x._data.size == 0:
             result = _wrap(x._data.copy())
         else:
+            dtype = x._data.dtype
             shifted = _shifted(x, dim, "log_softmax")
-            shifted -= np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+            total = np.sum(np.exp(shifted), axis=dim, keepdims=True)
+            if is_low_precision(dtype) and dim == x._data.ndim - 1:
+                # PyTorch's last-dim kernel for float16 and bfloat16 keeps the sum and its log
+                # in the input's dtype; rounding them here gives its results
+                log_total = rounded(np.log(rounded(total, dtype)), dtype).astype(np.float32)
+            else:
+                log_total = np.log(total)
+            shifted -= log_total
             result = _wrap(shifted.reshape(x._data.shape).astype(x._data.dtype, copy=False))
         ctx.save_for_backward(result)
         return result

@@ -246,7 +246,9 @@ class EmbeddingBag(Function):
     def forward(ctx, weight, per_sample_weights, plan):
         entry_rows, bag_of, positions, bags, count, mode, frequency = plan
         ctx.plan = plan
-        array = weight._data
+        # float16 and bfloat16 bags are summed in float32 and rounded once
+        dtype = weight._data.dtype
+        array = working(weight._data)
         dim = array.shape[1]
         sizes = np.bincount(bag_of, minlength=bags)
         ctx.sizes = sizes
@@ -264,15 +266,15 @@ class EmbeddingBag(Function):
             ctx.winners = np.minimum.reduceat(candidates, firsts, axis=0) if filled.size else None
             ctx.filled = filled
             ctx.save_for_backward(weight)
-            return _wrap(result)
+            return _wrap(rounded(result, dtype))
         if per_sample_weights is not None:
-            rows = rows * per_sample_weights._data[positions][:, None]
+            rows = rows * working(per_sample_weights._data)[positions][:, None]
         if filled.size:
             result[filled] = np.add.reduceat(rows, firsts, axis=0)
         if mode == "mean":
             result /= np.maximum(sizes, 1).astype(array.dtype)[:, None]
         ctx.save_for_backward(weight, per_sample_weights)
-        return _wrap(result)
+        return _wrap(rounded(result, dtype))
 
     @staticmethod
     def backward(ctx, grad_output):

@@ -420,7 +420,7 @@ class AvgPool2D(Function):
             ]
             divisor = functools.reduce(np.multiply.outer, divisors).astype(sums.dtype)
         result = sums / divisor
-        if array.dtype.kind != "f":
+        if array.dtype.kind not in FLOAT_KINDS:
             # integer averages round toward zero, as C's division does
             result = (np.sign(sums) * (np.abs(sums) // divisor)).astype(array.dtype)
         ctx.is_batched = is_batched
