@@ -31,6 +31,7 @@ from lucid._core.sentinel import (
     warn_at_user_line,
 )
 from lucid._tensor import Tensor
+from lucid.autograd import Function
 
 __all__ = ["OptState", "GradScaler", "SkippedStep"]
 
@@ -48,6 +49,31 @@ def _holds_nonfinite(array: np.ndarray) -> bool:
     if array.dtype.kind == "V":
         array = array.astype(np.float32)
     return nonfinite_kind(array) is not None
+
+
+class _CheckAndUnscale(Function):
+    """PyTorch's fused non-finite check and unscale: one in-place op over all the gradients
+    of an optimizer (one Function call, not one per gradient). Each gradient is judged before
+    the division, as PyTorch does; the indices of non-finite ones, and whether they held NaN,
+    go into `found`. float32 and float64 gradients are multiplied in their own dtype by the
+    float32 reciprocal; float16 and bfloat16 ones in float32, rounded once."""
+
+    @staticmethod
+    def forward(ctx: Any, inv_scale: float, found: list, *grads: Tensor) -> None:
+        ctx.mark_dirty(*grads)
+        factor = np.float32(inv_scale)
+        for index, grad in enumerate(grads):
+            array = grad.numpy()
+            if _holds_nonfinite(array):
+                found.append((index, bool(np.isnan(array.astype(np.float32)).any())))
+            if inv_scale == 1.0:
+                continue
+            if array.dtype.itemsize >= 4:
+                np.multiply(array, factor, out=array, casting="unsafe")
+            else:
+                array[...] = array.astype(np.float32) * factor
+        # Nothing to hand back: the gradients changed in place (their versions move on).
+        return None
 
 
 def _refresh_per_optimizer_state() -> dict[str, Any]:
@@ -151,8 +177,9 @@ class GradScaler:
     `last_skip` is None after a step that was taken and a `SkippedStep` after one that was
     skipped, naming the parameters with non-finite gradients and the op, line and module where
     the first Inf/NaN of the scaled backward was born. Each skip is logged in one line to the
-    `lucid.debug` logger (INFO for an overflow, which calibrates the scale; WARNING otherwise),
-    and a skip that no scale can fix (a 0/0, a NaN already in forward) also raises a
+    `lucid.debug` logger (INFO for an overflow, which calibrates the scale, or when the
+    sentinel is off and the cause unknown; WARNING otherwise), and a skip that no scale can
+    fix (a 0/0, a NaN already in forward) also raises a
     `NonFiniteWarning`. The sentinel does not warn about a backward from a scaled loss: its
     overflows are the scaler's to report.
 
@@ -266,29 +293,30 @@ class GradScaler:
     ) -> dict[Any, Tensor]:
         """Divide the optimizer's gradients by the scale (`inv_scale` 1.0: only look) and note
         in `found_inf` whether any held inf or NaN; returns {device: found_inf}."""
-        nonfinite = []
-        seen = False
-        with lucid.no_grad():
-            for group_index, group in enumerate(optimizer.param_groups):
-                for index, param in enumerate(group["params"]):
-                    if not isinstance(param, Tensor):
-                        raise AssertionError(
-                            f"expected param to be lucid.Tensor, got {type(param).__name__}"
-                        )
-                    grad = param.grad
-                    if grad is None:
-                        continue
-                    if not allow_fp16 and grad.dtype == lucid.float16:
-                        raise ValueError("Attempting to unscale FP16 gradients.")
-                    seen = True
-                    # PyTorch judges the scaled values, before the division.
-                    array = grad.numpy()
-                    if _holds_nonfinite(array):
-                        holds_nan = bool(np.isnan(array.astype(np.float32)).any())
-                        nonfinite.append((param, group, group_index, index, holds_nan))
-                    if inv_scale != 1.0:
-                        grad.mul_(inv_scale)
-                        unscale_gradient(param)
+        grads = []
+        places = []
+        for group_index, group in enumerate(optimizer.param_groups):
+            for index, param in enumerate(group["params"]):
+                if not isinstance(param, Tensor):
+                    raise AssertionError(
+                        f"expected param to be lucid.Tensor, got {type(param).__name__}"
+                    )
+                grad = param.grad
+                if grad is None:
+                    continue
+                if not allow_fp16 and grad.dtype == lucid.float16:
+                    raise ValueError("Attempting to unscale FP16 gradients.")
+                grads.append(grad)
+                places.append((param, group, group_index, index))
+        found: list[tuple[int, bool]] = []
+        if grads:
+            with lucid.no_grad():
+                _CheckAndUnscale.apply(inv_scale, found, *grads)
+            if inv_scale != 1.0:
+                for param, *_ in places:
+                    unscale_gradient(param)
+        seen = bool(grads)
+        nonfinite = [(*places[index], holds_nan) for index, holds_nan in found]
         self._nonfinite[id(optimizer)] = nonfinite
         if nonfinite:
             found_inf.fill_(1.0)

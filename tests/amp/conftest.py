@@ -1,17 +1,18 @@
-"""The amp tests call models: each test leaves this thread's model-call record as it found it,
-so a later test's report of a NaN input is not placed at an earlier test's model call."""
+"""Each test here leaves the thread as if no model had been called: the sentinel names a value
+received without a model call at the current line, and later test files rely on that."""
 
 from __future__ import annotations
-
-from collections.abc import Iterator
 
 import pytest
 
 from lucid._core.grad_mode import local_state
+from lucid._core.sentinel import reset_sentinel
 
 
 @pytest.fixture(autouse=True)
-def _restore_model_call_record() -> Iterator[None]:
-    saved = (local_state.model_step, local_state.model_call_frames, local_state.model)
+def _no_model_call_outlives_the_test():
     yield
-    local_state.model_step, local_state.model_call_frames, local_state.model = saved
+    local_state.model_step = -1
+    local_state.model = None
+    local_state.model_call_frames = ()
+    reset_sentinel()

@@ -369,3 +369,35 @@ def test_deprecated_aliases_warn_as_torch(device):
 
 def test_top_level_grad_scaler_is_lucid_amp_grad_scaler():
     assert lucid.GradScaler is GradScaler
+
+
+def _autocast_run(lib):
+    """An MLP under float16 autocast with overflows planted at steps 4 and 9."""
+    rng = np.random.default_rng(0)
+    w1 = lib.tensor((rng.standard_normal((64, 32)) * 0.2).astype(np.float32), requires_grad=True)
+    w2 = lib.tensor((rng.standard_normal((10, 64)) * 0.2).astype(np.float32), requires_grad=True)
+    x = lib.tensor(rng.standard_normal((128, 32)).astype(np.float32))
+    y = lib.tensor(rng.integers(0, 10, 128))
+    optimizer = lib.optim.SGD([w1, w2], lr=0.1)
+    scaler = _scaler(lib, growth_interval=3)
+    scales = []
+    for step in range(12):
+        optimizer.zero_grad()
+        with lib.autocast("cpu", dtype=lib.float16):
+            h = lib.nn.functional.linear(x, w1).relu()
+            logits = lib.nn.functional.linear(h, w2) * (30.0 if step in (4, 9) else 1.0)
+            loss = lib.nn.functional.cross_entropy(logits, y)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        scales.append(scaler.get_scale())
+    return scales, np.concatenate([w1.detach().numpy().ravel(), w2.detach().numpy().ravel()])
+
+
+@requires_torch
+@pytest.mark.skipif(not hasattr(lucid, "autocast"), reason="needs lucid.autocast")
+def test_same_trajectory_as_torch_under_float16_autocast():
+    ours, weights = _autocast_run(lucid)
+    theirs, reference = _autocast_run(torch)
+    assert ours == theirs and ours.count(2.0**16) < len(ours)
+    np.testing.assert_allclose(weights, reference, rtol=1e-2, atol=1e-3)

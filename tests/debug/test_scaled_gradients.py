@@ -189,3 +189,22 @@ def test_scaled_bfloat16_gradients_are_judged_unscaled_by_the_headroom():
     scaler.step(optimizer)
     scaler.update()
     np.testing.assert_array_equal(weight.grad.float().numpy(), [1.0, 1.0])
+
+
+@pytest.mark.skipif(
+    not hasattr(lucid, "autocast") or lucid.bfloat16.numpy_dtype is None,
+    reason="needs lucid.autocast and ml_dtypes' bfloat16",
+)
+def test_under_bfloat16_autocast_the_lower_precision_activations_are_watched():
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
+    with lucid.no_grad():
+        model[0].weight.fill_(2e37)  # 4 * 2e37 = 8e37, past 1/8 of bfloat16's max (4.2e37)
+    with NaNDetector(model, verbose=False), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with lucid.autocast("cpu", dtype=lucid.bfloat16):
+            out = model(lucid.ones(3, 4))
+        call_line = inspect.currentframe().f_lineno - 1
+    assert out.dtype == lucid.bfloat16
+    warned = [w for w in caught if issubclass(w.category, HeadroomWarning)]
+    assert "a bfloat16 activation of '0' (made by addmm)" in str(warned[0].message)
+    assert {w.lineno for w in warned} == {call_line}
