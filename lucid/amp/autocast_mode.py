@@ -83,6 +83,9 @@ PROMOTE = "promote"  # cast floating inputs to the widest of their dtypes
 # A composite whose PyTorch counterpart is one kernel that autocast does not list: it runs in
 # its inputs' dtypes as written, without autocast reaching the ops it is made of.
 INPUT_DTYPE = "input_dtype"
+# A composite that PyTorch decomposes into float32-list ops followed by a lower-precision one
+# (pinv: an SVD, then a matmul): computed in float32, its result rounded to the region's dtype.
+FP32_THEN_LOWER_PRECISION_FP = "fp32_then_lower_precision_fp"
 
 # Keyed by an op's Function class (the policy applies in Function.apply) or by a composite's
 # wrapper function (the policy applies where the wrapper calls `local_state.autocast.run`).
@@ -174,6 +177,7 @@ _POLICIES: dict[Any, str] = {
     linalg_decompositions.ormqr: FP32,
     linalg_decompositions.tensorinv: FP32,
     linalg_decompositions.tensorsolve: FP32,
+    linalg_decompositions.pinv: FP32_THEN_LOWER_PRECISION_FP,
     # one kernel in PyTorch, composed of matmuls here: not autocast inside
     normalization.bilinear: INPUT_DTYPE,
     linalg_decompositions.lu_solve: INPUT_DTYPE,
@@ -230,9 +234,12 @@ class _Autocast:
         hook = local_state.autocast
         local_state.autocast = None
         try:
-            return function(*args, **kwargs)
+            result = function(*args, **kwargs)
         finally:
             local_state.autocast = hook
+        if policy == FP32_THEN_LOWER_PRECISION_FP:
+            return _cast_value(result, local_state.autocast_dtypes.get("cpu", _CPU_DEFAULT))
+        return result
 
 
 _HOOK = _Autocast()
@@ -258,7 +265,7 @@ def _cast_arguments(policy: str, args: tuple) -> tuple:
         return args
     if policy == LOWER_PRECISION_FP:
         target = local_state.autocast_dtypes.get("cpu", _CPU_DEFAULT)
-    elif policy == FP32:
+    elif policy == FP32 or policy == FP32_THEN_LOWER_PRECISION_FP:
         target = _FLOAT32
     else:
         target = _widest(args)

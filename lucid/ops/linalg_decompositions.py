@@ -1364,6 +1364,8 @@ def pinv(A: Tensor, rcond: Any = None, hermitian: bool = False, *, atol: Any = N
          rtol: Any = None, out: Any = None) -> Tensor:  # fmt: skip
     """The Moore-Penrose pseudo-inverse of each matrix: singular values at or below
     max(atol, rtol * largest) count as zero (rcond is rtol's older name)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(pinv, A, rcond, hermitian, atol=atol, rtol=rtol, out=out)
     _refuse_out("pinv", out)
     _check_pinv_input(A)
     if rcond is not None:

@@ -7,6 +7,7 @@ import gc
 import threading
 import warnings
 
+import numpy as np
 import pytest
 
 import lucid
@@ -401,3 +402,19 @@ def test_custom_fwd_without_cast_inputs_runs_forward_and_backward_under_the_regi
     out.float().sum().backward()
     assert seen == {"forward": lucid.bfloat16, "backward": (True, lucid.bfloat16)}
     assert a.grad.dtype is lucid.float32
+
+
+@requires_torch
+def test_pinv_computes_in_float32_and_returns_the_lower_precision_as_torchs():
+    array = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        expected = torch.linalg.pinv(torch.from_numpy(array))
+    source = lucid.from_numpy(array).requires_grad_()
+    with lucid.autocast("cpu"):
+        actual = lucid.linalg.pinv(source)
+    assert actual.dtype is lucid.bfloat16 and expected.dtype is torch.bfloat16
+    np.testing.assert_allclose(
+        actual.float().detach().numpy(), expected.float().numpy(), rtol=2e-2, atol=2e-2
+    )
+    actual.float().sum().backward()
+    assert source.grad.dtype is lucid.float32

@@ -31,16 +31,7 @@ def _has_bfloat16_matmul() -> bool:
 
 
 # Rows whose dtypes differ for a reason the rows cannot show on their own.
-_PINV = (
-    "torch's CPU pinv is an SVD (float32 list) followed by a matmul (lower-precision list), so "
-    "it returns bfloat16; lucid's pinv is one op, which autocast does not list"
-)
-KNOWN_DIFFERENCES = {
-    "linalg.pinv": _PINV,
-    "linalg.pinv.wide": _PINV,
-    "linalg.pinv.hermitian": _PINV,
-    "linalg.pinv.rank_deficient_atol": _PINV,
-}
+KNOWN_DIFFERENCES: dict[str, str] = {}
 # A float32-list op followed by a matmul: the matmul's bfloat16 output needs lucid's bfloat16
 # matmul kernel (branch lowprec-core), which the rows' own gap check cannot see.
 MATMUL_AFTER_FLOAT32_OP = {"linalg.svd.wide_projector", "matrix_power.negative"}
