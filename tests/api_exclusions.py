@@ -204,19 +204,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """,
         ),
         **_names(DEPRECATED, "lu_solve range set_default_tensor_type triangular_solve"),
-        **_names(
-            MIXED_PRECISION,
-            """
-            autocast autocast_decrement_nesting autocast_increment_nesting
-            clear_autocast_cache get_autocast_cpu_dtype get_autocast_dtype
-            get_autocast_gpu_dtype get_autocast_ipu_dtype get_autocast_xla_dtype
-            is_autocast_cache_enabled is_autocast_cpu_enabled is_autocast_enabled
-            is_autocast_ipu_enabled is_autocast_xla_enabled set_autocast_cache_enabled
-            set_autocast_cpu_dtype set_autocast_cpu_enabled set_autocast_dtype
-            set_autocast_enabled set_autocast_gpu_dtype set_autocast_ipu_dtype
-            set_autocast_ipu_enabled set_autocast_xla_dtype set_autocast_xla_enabled
-            """,
-        ),
         **_names(DISTRIBUTED, "is_distributed"),
         **_names(SIGNAL, "istft stft"),
         **_names(

@@ -17,11 +17,14 @@ from numpy.lib.stride_tricks import as_strided
 
 from lucid._core.arguments import raise_argument_error
 from lucid._core.dtypes import SCALAR_TYPE_NAMES
+from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
-from lucid._core.grad_mode import is_grad_enabled
+from lucid._core.grad_mode import is_grad_enabled, local_state
 from lucid._core.tensor import _wrap
 from lucid.ops._common import check_tensors, not_implemented, zeros_like_grad
+from lucid.ops._precision import is_low_precision, rounded, working
 from lucid.ops.arithmetic import matmul
+from lucid.ops.fills import to
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -271,8 +274,11 @@ class Convolution(Function):
         ctx, x, weight, bias, stride, padding, dilation, transposed, output_padding, groups
     ):
         is_1d = x._data.ndim == 3
-        x_array = x._data[:, :, None] if is_1d else x._data
-        w_array = weight._data[:, :, None] if is_1d else weight._data
+        # float16 and bfloat16 convolve in float32 (NumPy has no BLAS for them) and the output
+        # is rounded once
+        x_array = working(x._data[:, :, None] if is_1d else x._data)
+        w_array = working(weight._data[:, :, None] if is_1d else weight._data)
+        bias_array = None if bias is None else working(bias._data)
         n, _, *size = x_array.shape
         dims = len(size)
         kernel = w_array.shape[2:]
@@ -292,7 +298,7 @@ class Convolution(Function):
                 group_channels = out_channels // groups
                 w_matrix = w_array.reshape(groups, group_channels, -1)
                 if ones_row:
-                    w_matrix = np.concatenate([w_matrix, bias._data.reshape(1, -1, 1)], axis=2)
+                    w_matrix = np.concatenate([w_matrix, bias_array.reshape(1, -1, 1)], axis=2)
                 kept = (slice(None), slice(None), *(slice(0, o) for o in out_size))
                 for start, stop in windows.blocks():
                     cols = windows.block(start, stop)
@@ -305,7 +311,7 @@ class Convolution(Function):
                         np.copyto(result[start:stop], product)
                     else:
                         np.add(
-                            product, bias._data.reshape(-1, *(1,) * dims), out=result[start:stop]
+                            product, bias_array.reshape(-1, *(1,) * dims), out=result[start:stop]
                         )
         else:
             out_channels = w_array.shape[1] * groups
@@ -321,9 +327,10 @@ class Convolution(Function):
             cols = cols.reshape(n, out_channels, *kernel, *size)
             result = _col2im(cols, out_size, *config)
             if bias is not None:
-                result += bias._data.reshape(-1, *(1,) * dims)
+                result += bias_array.reshape(-1, *(1,) * dims)
         if is_1d:
             result = result[:, :, 0]
+        result = rounded(result, x._data.dtype)
         ctx.is_1d = is_1d
         ctx.config = config
         ctx.transposed = transposed
@@ -350,6 +357,10 @@ class Convolution(Function):
             )  # fmt: skip
         if not ctx.transposed and not is_grad_enabled():
             return _convolution_backward_arrays(ctx, grad_output, x, weight)
+        dtypes = (x.dtype, weight.dtype, grad_output.dtype)
+        if is_low_precision(x._data.dtype):
+            # the same algebra on float32 copies (casts recorded in the graph), rounded once
+            x, weight, grad_output = (to(t, _FLOAT32) for t in (x, weight, grad_output))
         # np.matmul leaves BLAS for operands with zero strides (the expanded gradient of sum)
         grad_output = grad_output.contiguous()
         if ctx.is_1d:
@@ -396,6 +407,11 @@ class Convolution(Function):
         if ctx.is_1d:
             grad_x = None if grad_x is None else grad_x.squeeze(2)
             grad_w = None if grad_w is None else grad_w.squeeze(2)
+        if x.dtype != dtypes[0]:
+            grad_x, grad_w, grad_b = (
+                None if grad is None else to(grad, dtype)
+                for grad, dtype in zip((grad_x, grad_w, grad_b), dtypes)
+            )
         return grad_x, grad_w, grad_b, None, None, None, None, None, None
 
 
@@ -412,9 +428,10 @@ def _convolution_backward_arrays(ctx, grad_output, x, weight):
     """
     groups = ctx.groups
     need_x, need_w, need_b = ctx.needs_input_grad[:3]
-    g = grad_output._data[:, :, None] if ctx.is_1d else grad_output._data
-    x_array = x._data[:, :, None] if ctx.is_1d else x._data
-    w_array = weight._data[:, :, None] if ctx.is_1d else weight._data
+    # float16 and bfloat16 gradients are computed in float32 and rounded once
+    g = working(grad_output._data[:, :, None] if ctx.is_1d else grad_output._data)
+    x_array = working(x._data[:, :, None] if ctx.is_1d else x._data)
+    w_array = working(weight._data[:, :, None] if ctx.is_1d else weight._data)
     n, out_channels, *out_size = g.shape
     dims = len(out_size)
     spatial = tuple(range(2, 2 + dims))
@@ -486,17 +503,19 @@ def _convolution_backward_arrays(ctx, grad_output, x, weight):
     if need_x:
         if windows.canvas:
             grad_x = windows.image(canvas)
-        grad_x = _wrap(grad_x[:, :, 0] if ctx.is_1d else grad_x)
+        grad_x = _wrap(rounded(grad_x[:, :, 0] if ctx.is_1d else grad_x, x._data.dtype))
     else:
         grad_x = None
     if need_w:
         grad_w = product[:, : windows.rows // groups].transpose(0, 2, 1)
-        grad_w = _wrap(np.ascontiguousarray(grad_w).reshape(weight._data.shape))
+        grad_w = np.ascontiguousarray(grad_w).reshape(weight._data.shape)
+        grad_w = _wrap(rounded(grad_w, weight._data.dtype))
     if need_b:
         if ctx.ones_row:
-            grad_b = _wrap(np.ascontiguousarray(product[0, -1]))
+            grad_b = np.ascontiguousarray(product[0, -1])
         else:
-            grad_b = _wrap(g.sum((0, *spatial)))
+            grad_b = g.sum((0, *spatial))
+        grad_b = _wrap(rounded(grad_b, grad_output._data.dtype))
     return grad_x, grad_w, grad_b, None, None, None, None, None, None
 
 
@@ -694,6 +713,10 @@ def conv1d(
     groups: int = 1,
 ) -> Tensor:
     """1-D convolution (cross-correlation) over (N, C, L) or (C, L) input."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            conv1d, input, weight, bias, stride, padding, dilation, groups
+        )
     return _convolution("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -707,6 +730,10 @@ def conv2d(
     groups: int = 1,
 ) -> Tensor:
     """2-D convolution (cross-correlation) over (N, C, H, W) or (C, H, W) input."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            conv2d, input, weight, bias, stride, padding, dilation, groups
+        )
     return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -720,6 +747,10 @@ def conv3d(
     groups: int = 1,
 ) -> Tensor:
     """3-D convolution (cross-correlation) over (N, C, D, H, W) or (C, D, H, W) input."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            conv3d, input, weight, bias, stride, padding, dilation, groups
+        )
     return _convolution("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -743,6 +774,10 @@ def conv_transpose1d(
     dilation: Any = 1,
 ) -> Tensor:
     """1-D transposed convolution (the adjoint of conv1d); weight is (Cin, Cout/groups, k)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            conv_transpose1d, input, weight, bias, stride, padding, output_padding, groups, dilation
+        )
     return _conv_transpose(
         "conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
         dilation,
@@ -760,6 +795,10 @@ def conv_transpose2d(
     dilation: Any = 1,
 ) -> Tensor:
     """2-D transposed convolution (the adjoint of conv2d); weight is (Cin, Cout/groups, kh, kw)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            conv_transpose2d, input, weight, bias, stride, padding, output_padding, groups, dilation
+        )
     return _conv_transpose(
         "conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
         dilation,
@@ -778,6 +817,10 @@ def conv_transpose3d(
 ) -> Tensor:
     """3-D transposed convolution (the adjoint of conv3d); weight is (Cin, Cout/groups, kd, kh,
     kw)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            conv_transpose3d, input, weight, bias, stride, padding, output_padding, groups, dilation
+        )
     return _conv_transpose(
         "conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
         dilation,

@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core.arguments import argument_error
+from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.function import Function
-from lucid._core.grad_mode import is_grad_enabled, no_grad
+from lucid._core.grad_mode import is_grad_enabled, local_state, no_grad
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import check_tensors, not_implemented
+from lucid.ops._precision import is_low_precision, rounded, working, working_dtype
 from lucid.ops.arithmetic import _check_not_bool_negation, _dtype_name, minimum
 from lucid.ops.broadcast import broadcast_shapes
 from lucid.ops.nn_ops import log_softmax, logsigmoid, sigmoid, softmax
@@ -37,7 +39,7 @@ _REDUCTIONS = ("none", "mean", "sum")
 
 def _check_float_kernel(kernel: str, input: Tensor) -> None:
     """PyTorch's kernels for these losses are defined for floating types only."""
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in FLOAT_KINDS:
         raise not_implemented(kernel, input._data.dtype)
 
 
@@ -117,6 +119,10 @@ def mse_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """Mean squared error (input - target)**2, reduced."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            mse_loss, input, target, size_average, reduce, reduction, weight
+        )
     reduction = legacy_reduction(size_average, reduce, reduction)
     _warn_size_mismatch(input, target)
     _check_weight_size(input, weight)
@@ -133,6 +139,10 @@ def l1_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """Mean absolute error |input - target|, reduced."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            l1_loss, input, target, size_average, reduce, reduction, weight
+        )
     reduction = legacy_reduction(size_average, reduce, reduction)
     _warn_size_mismatch(input, target)
     _check_weight_size(input, weight)
@@ -149,11 +159,13 @@ class SmoothL1Loss(Function):
     def forward(ctx, x, y, threshold, scale):
         ctx.save_for_backward(x, y)
         ctx.threshold, ctx.scale = threshold, scale
-        a, b = np.broadcast_arrays(x._data, y._data)
+        # float16 and bfloat16 in float32, rounded once
+        a, b = np.broadcast_arrays(working(x._data), working(y._data))
         difference = np.abs(a - b)
         quadratic = 0.5 * scale * difference * difference
         linear = (difference - 0.5 * threshold) * (threshold * scale)
-        return _wrap(np.where(difference < threshold, quadratic, linear))
+        result = np.where(difference < threshold, quadratic, linear)
+        return _wrap(rounded(result, np.result_type(x._data.dtype, y._data.dtype)))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -185,6 +197,10 @@ def smooth_l1_loss(
     beta: float = 1.0,
 ) -> Tensor:
     """0.5 d**2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            smooth_l1_loss, input, target, size_average, reduce, reduction, beta
+        )
     reduction = legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -204,6 +220,8 @@ def huber_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """0.5 d**2 where |d| < delta, else delta (|d| - 0.5 delta) (d = input - target)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(huber_loss, input, target, reduction, delta, weight)
     reduction = legacy_reduction(None, None, reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
@@ -287,11 +305,23 @@ def _target_weights(
     return row_weight, safe, ignored
 
 
-def _log_softmax_rows(array: np.ndarray) -> np.ndarray:
+def _log_softmax_rows(array: np.ndarray, class_last: bool) -> np.ndarray:
+    """log_softmax over the classes of (M, C) rows. float16 and bfloat16 rows are computed in
+    float32 and rounded as PyTorch's log_softmax of that dtype rounds them (its last-dim
+    kernel also rounds the sum and its log), returned as float32."""
+    dtype = array.dtype
+    array = working(array)
     # subtract the row maximum so large logits don't overflow exp
     shifted = array - np.max(array, axis=1, keepdims=True)
-    shifted -= np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))
-    return shifted
+    total = np.sum(np.exp(shifted), axis=1, keepdims=True)
+    if not is_low_precision(dtype):
+        shifted -= np.log(total)
+        return shifted
+    if class_last:
+        shifted -= rounded(np.log(rounded(total, dtype)), dtype).astype(np.float32)
+    else:
+        shifted -= np.log(total)
+    return rounded(shifted, dtype).astype(np.float32)
 
 
 class CrossEntropy(Function):
@@ -301,12 +331,13 @@ class CrossEntropy(Function):
     _backward_name = "NllLossBackward0"
 
     @staticmethod
-    def forward(ctx, x, target, weight, ignore_index, reduction, label_smoothing):
+    def forward(ctx, x, target, weight, ignore_index, reduction, label_smoothing, class_last):
         array = x._data
-        if array.dtype.kind != "f":
+        if array.dtype.kind not in FLOAT_KINDS:
             raise RuntimeError(f"\"log_softmax\" not implemented for '{_dtype_name(array.dtype)}'")
-        dtype = array.dtype
-        log_probs = _log_softmax_rows(array)
+        # float16 and bfloat16 losses are accumulated in float32 and rounded once
+        dtype = working_dtype(array.dtype)
+        log_probs = _log_softmax_rows(array, class_last)
         indices = target._data
         row_weight, safe, ignored = _target_weights(indices, weight, ignore_index, dtype)
         rows = np.arange(array.shape[0])
@@ -343,8 +374,8 @@ class CrossEntropy(Function):
                 result = loss.astype(dtype, copy=False)
         ctx.save_for_backward(x, target, weight)
         ctx.log_probs = log_probs
-        ctx.config = (ignore_index, reduction, label_smoothing, denominator)
-        return _wrap(result)
+        ctx.config = (ignore_index, reduction, label_smoothing, denominator, class_last)
+        return _wrap(rounded(result, array.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -352,7 +383,7 @@ class CrossEntropy(Function):
         log_probs = ctx.log_probs
         ctx.log_probs = None
         grad_x = CrossEntropyBackward.apply(grad_output, x, target, weight, log_probs, *ctx.config)
-        return grad_x, None, None, None, None, None
+        return grad_x, None, None, None, None, None, None
 
 
 def _target_distribution(
@@ -386,14 +417,29 @@ class CrossEntropyBackward(Function):
 
     @staticmethod
     def forward(
-        ctx, grad_output, x, target, weight, log_probs, ignore_index, reduction, smoothing, denom
+        ctx,
+        grad_output,
+        x,
+        target,
+        weight,
+        log_probs,
+        ignore_index,
+        reduction,
+        smoothing,
+        denom,
+        class_last,
     ):
         ctx.save_for_backward(grad_output, x, target, weight)
-        ctx.config = (ignore_index, reduction, smoothing, denom)
-        dtype = x._data.dtype
+        ctx.config = (ignore_index, reduction, smoothing, denom, class_last)
+        # float16 and bfloat16: computed in float32 from the rounded log-probabilities, with
+        # the gradient of the log-probabilities rounded as PyTorch's nll_loss backward rounds
+        # it, and the result rounded once
+        x_dtype = x._data.dtype
+        dtype = working_dtype(x_dtype)
         if log_probs is None:
-            log_probs = _log_softmax_rows(x._data)
-        scale = grad_output._data.astype(dtype, copy=False) / denom
+            log_probs = _log_softmax_rows(x._data, class_last)
+        scale = working(grad_output._data).astype(dtype, copy=False) / denom
+        scale = rounded(scale, x_dtype).astype(dtype, copy=False)
         if reduction == "none":
             scale = scale[:, None]
         indices = target._data
@@ -403,7 +449,7 @@ class CrossEntropyBackward(Function):
             grad = np.exp(log_probs)
             grad *= scale
             grad[np.arange(indices.shape[0]), safe] -= np.broadcast_to(scale, (len(safe), 1))[:, 0]
-            return _wrap(grad)
+            return _wrap(rounded(grad, x_dtype))
         # G - softmax * sum(G) with G = d loss / d log_probs, built as PyTorch builds it: an
         # ignored row's G is exactly 0 and a class outside the target gets no nll term, so a
         # zero total weight (an infinite scale) gives 0 for ignored rows where PyTorch does
@@ -418,15 +464,16 @@ class CrossEntropyBackward(Function):
             classes = log_probs.shape[1]
             class_weight = np.ones(classes, dtype) if weight is None else weight._data.astype(dtype)
             grad_log_probs -= np.outer(row_scale, class_weight * (smoothing / classes))
+        grad_log_probs = rounded(grad_log_probs, x_dtype).astype(dtype, copy=False)
         grad = np.exp(log_probs)
         grad *= -grad_log_probs.sum(axis=1, keepdims=True)
         grad += grad_log_probs
-        return _wrap(grad.astype(dtype, copy=False))
+        return _wrap(rounded(grad.astype(dtype, copy=False), x_dtype))
 
     @staticmethod
     def backward(ctx, grad_grad):
         grad_output, x, target, weight = ctx.saved_tensors
-        ignore_index, reduction, smoothing, denom = ctx.config
+        ignore_index, reduction, smoothing, denom, _ = ctx.config
         dtype = x._data.dtype
         distribution, total = _target_distribution(
             target._data, weight, ignore_index, smoothing, x.shape[1], dtype
@@ -448,7 +495,7 @@ class CrossEntropyBackward(Function):
             # d softmax / dx applied to grad_grad: p * (gg - sum(gg p)), scaled per row
             weighted = (grad_grad * probabilities).sum(1, keepdim=True)
             grad_x = probabilities * (grad_grad - weighted) * (scale * total_tensor)
-        return grad_grad_output, grad_x, None, None, None, None, None, None, None
+        return grad_grad_output, grad_x, None, None, None, None, None, None, None, None
 
 
 def _restore_shape(loss: Tensor, target: Tensor, reduction: str) -> Tensor:
@@ -467,6 +514,10 @@ def nll_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Negative log-likelihood of log-probabilities `input` (N, C, ...) at class `target`."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            nll_loss, input, target, weight, size_average, ignore_index, reduce, reduction
+        )
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     rows, indices = _class_targets(input, target, weight, ignore_index)
@@ -517,14 +568,30 @@ def cross_entropy(
     Class-index targets take a fused path: log_softmax and nll in one op, whose backward is
     (softmax - one_hot) * scale in one op.
     """
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            cross_entropy,
+            input,
+            target,
+            weight,
+            size_average,
+            ignore_index,
+            reduce,
+            reduction,
+            label_smoothing,
+        )
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    if target._data.dtype.kind == "f" and target.shape == input.shape:
+    if target._data.dtype.kind in FLOAT_KINDS and target.shape == input.shape:
         return _cross_entropy_probabilities(input, target, weight, reduction, label_smoothing)
     rows, indices = _class_targets(input, target, weight, ignore_index)
-    loss = CrossEntropy.apply(rows, indices, weight, ignore_index, reduction, label_smoothing)
+    # whether the classes are the input's last dim, as PyTorch's log_softmax sees them
+    class_last = input.ndim <= 2
+    loss = CrossEntropy.apply(
+        rows, indices, weight, ignore_index, reduction, label_smoothing, class_last
+    )
     return _restore_shape(loss, target, reduction)
 
 
@@ -539,7 +606,8 @@ class BinaryCrossEntropy(Function):
 
     @staticmethod
     def forward(ctx, x, y, weight):
-        p, t = x._data, y._data
+        # float16 and bfloat16 in float32, rounded once
+        p, t = working(x._data), working(y._data)
         if not np.all((p >= 0) & (p <= 1)):
             raise RuntimeError("all elements of input should be between 0 and 1")
         ctx.save_for_backward(x, y, weight)
@@ -549,8 +617,8 @@ class BinaryCrossEntropy(Function):
             log_q = np.maximum(np.log1p(-p), -100.0)
         loss = -(t * log_p + (1.0 - t) * log_q)
         if weight is not None:
-            loss = loss * weight._data
-        return _wrap(loss.astype(p.dtype, copy=False))
+            loss = loss * working(weight._data)
+        return _wrap(rounded(loss.astype(p.dtype, copy=False), x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -576,9 +644,13 @@ def binary_cross_entropy(
     reduction: str = "mean",
 ) -> Tensor:
     """-(t log p + (1 - t) log(1 - p)) for probabilities p = input, logs clamped at -100."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            binary_cross_entropy, input, target, weight, size_average, reduce, reduction
+        )
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_float_kernel("binary_cross_entropy", input)
-    if target._data.dtype.kind != "f":
+    if target._data.dtype.kind not in FLOAT_KINDS:
         raise RuntimeError(
             f"Found dtype {_dtype_name(target._data.dtype)} but expected "
             f"{_dtype_name(input._data.dtype)}"
@@ -603,18 +675,19 @@ class BinaryCrossEntropyWithLogits(Function):
 
     @staticmethod
     def forward(ctx, x, y, weight, pos_weight):
-        z, t = np.broadcast_arrays(x._data, y._data)
+        # float16 and bfloat16 in float32, rounded once
+        z, t = np.broadcast_arrays(working(x._data), working(y._data))
         ctx.save_for_backward(x, y, weight, pos_weight)
         # softplus(-z) = log1p(exp(-|z|)) + max(-z, 0) never overflows
         softplus_negative = np.log1p(np.exp(-np.abs(z))) + np.maximum(-z, 0.0)
         if pos_weight is None:
             loss = (1.0 - t) * z + softplus_negative
         else:
-            log_weight = 1.0 + (pos_weight._data - 1.0) * t
+            log_weight = 1.0 + (working(pos_weight._data) - 1.0) * t
             loss = (1.0 - t) * z + log_weight * softplus_negative
         if weight is not None:
-            loss = loss * weight._data
-        return _wrap(loss.astype(x._data.dtype, copy=False))
+            loss = loss * working(weight._data)
+        return _wrap(rounded(loss.astype(z.dtype, copy=False), x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -650,6 +723,17 @@ def binary_cross_entropy_with_logits(
     pos_weight: Tensor | None = None,
 ) -> Tensor:
     """binary_cross_entropy(sigmoid(input), target), computed stably from the logits."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            binary_cross_entropy_with_logits,
+            input,
+            target,
+            weight,
+            size_average,
+            reduce,
+            reduction,
+            pos_weight,
+        )
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_same_size(input, target, "Target size ({}) must be the same as input size ({})")
     _check_float_kernel("log_sigmoid_cpu", input)
@@ -666,10 +750,14 @@ def kl_div(
     log_target: bool = False,
 ) -> Tensor:
     """Kullback-Leibler divergence of log-probabilities `input` from `target`."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            kl_div, input, target, size_average, reduce, reduction, log_target
+        )
     for position, (name, value) in enumerate((("input", input), ("target", target))):
         if not isinstance(value, TensorBase):
             raise argument_error("kl_div", name, position + 1, value)
-    if input._data.dtype.kind != "f" or target._data.dtype.kind != "f":
+    if input._data.dtype.kind not in FLOAT_KINDS or target._data.dtype.kind not in FLOAT_KINDS:
         raise RuntimeError("kl_div: Integral inputs not supported.")
     if size_average is not None or reduce is not None:
         reduction = legacy_reduction(size_average, reduce, reduction)
@@ -705,6 +793,10 @@ def cosine_embedding_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            cosine_embedding_loss, input1, input2, target, margin, size_average, reduce, reduction
+        )
     reduction = legacy_reduction(size_average, reduce, reduction)
     if target.ndim > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
@@ -753,6 +845,10 @@ def margin_ranking_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """max(0, -target * (input1 - input2) + margin): target 1 ranks input1 first, -1 input2."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            margin_ranking_loss, input1, input2, target, margin, size_average, reduce, reduction
+        )
     check_tensors(input1, input2, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     if input1.ndim != input2.ndim or input1.ndim != target.ndim:
@@ -773,6 +869,10 @@ def hinge_embedding_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """input where target is 1, max(0, margin - input) where it is -1 (input a distance)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            hinge_embedding_loss, input, target, margin, size_average, reduce, reduction
+        )
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     shortfall = _hinge(margin - input)
@@ -796,12 +896,15 @@ class SoftMarginLoss(Function):
         ctx.reduction = reduction
         # exp, then log1p, as PyTorch computes it: a margin below about -710 (float64)
         # overflows to inf there too
-        loss = np.log1p(np.exp(-y._data * x._data)).astype(x._data.dtype, copy=False)
+        # (float16 and bfloat16 in float32, rounded once)
+        dtype = x._data.dtype
+        loss = np.log1p(np.exp(-working(y._data) * working(x._data)))
+        loss = loss.astype(working_dtype(dtype), copy=False)
         if reduction == "mean":
-            return _wrap(np.asarray(loss.sum() / loss.size, loss.dtype))
+            return _wrap(rounded(np.asarray(loss.sum() / loss.size, loss.dtype), dtype))
         if reduction == "sum":
-            return _wrap(np.asarray(loss.sum(), loss.dtype))
-        return _wrap(loss)
+            return _wrap(rounded(np.asarray(loss.sum(), loss.dtype), dtype))
+        return _wrap(rounded(loss, dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -822,11 +925,15 @@ def soft_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Two-class logistic loss log(1 + exp(-target * input)) for targets 1 and -1."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            soft_margin_loss, input, target, size_average, reduce, reduction
+        )
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     # PyTorch's kernel negates the input first, then writes a float result into its dtype
     _check_not_bool_negation(input)
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in FLOAT_KINDS:
         raise RuntimeError(
             "result type Float can't be cast to the desired output type "
             f"{_dtype_name(input._data.dtype)}"
@@ -981,6 +1088,10 @@ def multi_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Multi-class hinge loss of class scores `input` (N, C) or (C,) at class `target`."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            multi_margin_loss, input, target, p, margin, weight, size_average, reduce, reduction
+        )
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     if p != 1 and p != 2:
@@ -998,7 +1109,8 @@ def multi_margin_loss(
         raise RuntimeError(
             f"inconsistent weight size, expected {classes} but got {list(weight.shape)}"
         )
-    if input._data.dtype.kind != "f":
+    if input._data.dtype not in (np.float32, np.float64):
+        # PyTorch's CPU kernel has no float16 or bfloat16 either
         raise not_implemented("multi_margin_loss_cpu_kernel", input._data.dtype)
     _check_long_target(target)
     labels = target._data
@@ -1083,6 +1195,10 @@ def multilabel_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Multi-label hinge loss; each target row lists class indices, ended by the first -1."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            multilabel_margin_loss, input, target, size_average, reduce, reduction
+        )
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     rows, classes = _check_margin_input(input)
@@ -1094,7 +1210,8 @@ def multilabel_margin_loss(
         raise RuntimeError(
             f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}"
         )
-    if input._data.dtype.kind != "f":
+    if input._data.dtype not in (np.float32, np.float64):
+        # PyTorch's CPU kernel has no float16 or bfloat16 either
         raise not_implemented("multilabel_margin_loss_forward_out_frame", input._data.dtype)
     _check_long_target(target)
     labels = target._data
@@ -1115,6 +1232,10 @@ def poisson_nll_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Negative log-likelihood of `target` under Poisson(input), or Poisson(exp(input))."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            poisson_nll_loss, input, target, log_input, full, size_average, eps, reduce, reduction
+        )
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     if log_input:
@@ -1206,6 +1327,20 @@ def triplet_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """max(0, margin + d(anchor, positive) - d(anchor, negative)), d the p-norm distance."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            triplet_margin_loss,
+            anchor,
+            positive,
+            negative,
+            margin,
+            p,
+            eps,
+            swap,
+            size_average,
+            reduce,
+            reduction,
+        )
     check_tensors(anchor, positive, negative)
     reduction = legacy_reduction(size_average, reduce, reduction)
     if margin <= 0:
@@ -1504,11 +1639,23 @@ def ctc_loss(
     `targets` are padded (N, S) or concatenated (sum(target_lengths),); lengths are tensors,
     lists or tuples. 'mean' divides each loss by its target length, then averages.
     """
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            ctc_loss,
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            blank,
+            reduction,
+            zero_infinity,
+        )
     check_tensors(log_probs, targets)
     _check_reduction_only(reduction)
     input_array = _ctc_lengths(input_lengths, "input_lengths")
     target_array = _ctc_lengths(target_lengths, "target_lengths")
-    if log_probs._data.dtype.kind != "f":
+    if log_probs._data.dtype not in (np.float32, np.float64):
+        # PyTorch's CPU kernel has no float16 or bfloat16 either
         raise not_implemented("ctc_loss_cpu", log_probs._data.dtype)
     batched = log_probs.ndim == 3
     if not batched:

@@ -8,12 +8,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core.arguments import argument_error, raise_argument_error
-from lucid._core.dtypes import SCALAR_TYPE_NAMES
+from lucid._core.dtypes import FLOAT_KINDS, SCALAR_TYPE_NAMES
+from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
+from lucid._core.grad_mode import local_state
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import _special
 from lucid.ops._common import apply_inplace, check_tensors
 from lucid.ops._common import dtype_name as _dtype_name
+from lucid.ops._precision import is_low_precision, rounded, working
 from lucid.ops._promote import float_array
 from lucid.ops.broadcast import sum_to
 from lucid.ops.fills import to
@@ -39,11 +42,12 @@ _ONE_SIXTH = float(np.float32(1.0 / 6.0))
 
 
 def _float_input(x: Tensor, kernel: str) -> np.ndarray:
-    """The array of a floating tensor; integer and bool inputs are PyTorch's NotImplementedError."""
+    """The array of a floating tensor in its working precision (float32 for float16 and
+    bfloat16); integer and bool inputs are PyTorch's NotImplementedError."""
     array = x._data
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype_name(array.dtype)}'")
-    return array
+    return working(array)
 
 
 def _sigmoid_array(x: np.ndarray) -> np.ndarray:
@@ -62,7 +66,8 @@ class Sigmoid(Function):
 
     @staticmethod
     def forward(ctx, x):
-        result = _wrap(_sigmoid_array(float_array(x)))
+        array = float_array(x)
+        result = _wrap(rounded(_sigmoid_array(working(array)), array.dtype))
         ctx.save_for_backward(result)
         return result
 
@@ -80,8 +85,8 @@ class SigmoidBackward(Function):
     @staticmethod
     def forward(ctx, grad_output, result):
         ctx.save_for_backward(grad_output, result)
-        y = result._data
-        return _wrap(grad_output._data * (1.0 - y) * y)
+        y = working(result._data)
+        return _wrap(rounded(working(grad_output._data) * (1.0 - y) * y, result._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_grad):
@@ -112,7 +117,8 @@ class LogSigmoid(Function):
         array = _float_input(x, "log_sigmoid_cpu")
         ctx.save_for_backward(x)
         # log sigmoid(x) = min(x, 0) - log(1 + exp(-|x|)): no overflow for any x
-        return _wrap(np.minimum(array, 0) - np.log1p(np.exp(-np.abs(array))))
+        result = np.minimum(array, 0) - np.log1p(np.exp(-np.abs(array)))
+        return _wrap(rounded(result, x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -169,7 +175,7 @@ class LeakyRelu(Function):
         array = _float_input(x, "leaky_relu_cpu")
         ctx.save_for_backward(x)
         ctx.negative_slope = negative_slope
-        return _wrap(np.where(array > 0, array, array * negative_slope))
+        return _wrap(rounded(np.where(array > 0, array, array * negative_slope), x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -187,7 +193,8 @@ class LeakyReluSavingResult(Function):
     def forward(ctx, x, negative_slope):
         array = _float_input(x, "leaky_relu_cpu")
         ctx.negative_slope = negative_slope
-        result = _wrap(np.where(array > 0, array, array * negative_slope))
+        result = np.where(array > 0, array, array * negative_slope)
+        result = _wrap(rounded(result, x._data.dtype))
         ctx.save_for_backward(result)
         return result
 
@@ -231,7 +238,7 @@ class Elu(Function):
         array = _float_input(x, "elu_cpu")
         ctx.save_for_backward(x)
         ctx.alpha, ctx.scale, ctx.input_scale = alpha, scale, input_scale
-        return _wrap(_elu_array(array, alpha, scale, input_scale))
+        return _wrap(rounded(_elu_array(array, alpha, scale, input_scale), x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -257,7 +264,8 @@ class EluSavingResult(Function):
     def forward(ctx, x, alpha, scale, input_scale):
         array = _float_input(x, "elu_cpu")
         ctx.alpha, ctx.scale, ctx.input_scale = alpha, scale, input_scale
-        result = _wrap(_elu_array(array, alpha, scale, input_scale))
+        result = _elu_array(array, alpha, scale, input_scale)
+        result = _wrap(rounded(result, x._data.dtype))
         ctx.save_for_backward(result)
         return result
 
@@ -337,16 +345,20 @@ class Gelu(Function):
         ctx.approximate = approximate
         if approximate == "tanh":
             inner = _SQRT_2_OVER_PI * (array + _GELU_KAPPA * (array * array * array))
-            return _wrap(0.5 * array * (1.0 + np.tanh(inner)))
+            return _wrap(rounded(0.5 * array * (1.0 + np.tanh(inner)), x._data.dtype))
         # erf is costly per element here: keep the CDF for backward instead of recomputing it
         ctx.cdf = _normal_cdf_array(array)
-        return _wrap(array * ctx.cdf)
+        return _wrap(rounded(array * ctx.cdf, x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
         (x,) = ctx.saved_tensors
         if ctx.approximate == "none":
             return GeluBackward.apply(grad_output, x, ctx.cdf), None
+        dtype = x.dtype
+        if is_low_precision(x._data.dtype):
+            # in float32, as PyTorch's kernel: x^3 of a large float16 input stays finite there
+            x, grad_output = to(x, _FLOAT32), to(grad_output, _FLOAT32)
         x_squared = x * x
         inner = (x + x_squared * x * _GELU_KAPPA) * _SQRT_2_OVER_PI
         tanh_inner = tanh(inner)
@@ -356,7 +368,8 @@ class Gelu(Function):
         right_derivative = right_derivative * (
             (x_squared * (3.0 * _GELU_KAPPA) + 1.0) * _SQRT_2_OVER_PI
         )
-        return grad_output * (left_derivative + right_derivative), None
+        grad_x = grad_output * (left_derivative + right_derivative)
+        return (grad_x if grad_x.dtype == dtype else to(grad_x, dtype)), None
 
 
 class GeluBackward(Function):
@@ -368,9 +381,10 @@ class GeluBackward(Function):
     def forward(ctx, grad_output, x, cdf):
         ctx.save_for_backward(grad_output, x)
         ctx.cdf = cdf
-        array = x._data
+        array = working(x._data)
         pdf = np.exp(array * array * -0.5) * _INV_SQRT_2PI
-        return _wrap(grad_output._data * (cdf + array * pdf))
+        result = working(grad_output._data) * (cdf + array * pdf)
+        return _wrap(rounded(result, grad_output._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_grad):
@@ -415,7 +429,7 @@ class Silu(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return _wrap(_silu_array(x))
+        return _wrap(rounded(_silu_array(x), x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -442,7 +456,7 @@ class Softplus(Function):
         scaled = array * beta
         # above the threshold softplus is the identity; exp never sees those values
         smooth = np.log1p(np.exp(np.minimum(scaled, threshold))) / beta
-        return _wrap(np.where(scaled > threshold, array, smooth))
+        return _wrap(rounded(np.where(scaled > threshold, array, smooth), x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -479,7 +493,7 @@ class Mish(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return _wrap(_mish_array(x))
+        return _wrap(rounded(_mish_array(x), x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -499,10 +513,10 @@ def _hardtanh_array(x: Tensor, min_val: float, max_val: float) -> np.ndarray:
     array = x._data
     if array.dtype == np.bool_:
         raise RuntimeError("Bool inputs not supported for hardtanh")
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         # integer inputs keep their dtype: the bounds are truncated to integers
         return np.minimum(np.maximum(array, int(min_val)), int(max_val)).astype(array.dtype)
-    return np.minimum(np.maximum(array, min_val), max_val)
+    return rounded(np.minimum(np.maximum(working(array), min_val), max_val), array.dtype)
 
 
 def _hardtanh_backward(grad_output: Tensor, x: Tensor, min_val: float, max_val: float) -> Tensor:
@@ -568,7 +582,7 @@ class Hardsigmoid(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return _wrap(_hardsigmoid_array(x))
+        return _wrap(rounded(_hardsigmoid_array(x), x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -600,7 +614,7 @@ class Hardswish(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return _wrap(_hardswish_array(x))
+        return _wrap(rounded(_hardswish_array(x), x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -619,12 +633,11 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 def _shifted(x: Tensor, dim: int, kernel: str) -> np.ndarray:
     """x minus its maximum along dim, so exp cannot overflow; computed in float32 at least."""
     array = x._data
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         variant = "_lastdim" if dim >= array.ndim - 1 else ""
         name = f"{kernel}{variant}_kernel_impl"
         raise NotImplementedError(f"\"{name}\" not implemented for '{_dtype_name(array.dtype)}'")
-    if array.dtype == np.float16:
-        array = array.astype(np.float32)
+    array = working(array)
     if array.ndim == 0:
         array = array.reshape(1)
     return array - np.max(array, axis=dim, keepdims=True)
@@ -661,11 +674,12 @@ class SoftmaxBackward(Function):
     def forward(ctx, grad_output, result, dim):
         ctx.save_for_backward(grad_output, result)
         ctx.dim = dim
-        g, y = grad_output._data, result._data
+        dtype = grad_output._data.dtype
+        g, y = working(grad_output._data), working(result._data)
         if y.ndim == 0:
-            return _wrap(g * 0.0)
+            return _wrap(rounded(g * 0.0, dtype))
         weighted = np.sum(g * y, axis=dim, keepdims=True)
-        return _wrap(y * (g - weighted))
+        return _wrap(rounded(y * (g - weighted), dtype))
 
     @staticmethod
     def backward(ctx, grad_grad):
@@ -697,8 +711,16 @@ class LogSoftmax(Function):
         if x._data.size == 0:
             result = _wrap(x._data.copy())
         else:
+            dtype = x._data.dtype
             shifted = _shifted(x, dim, "log_softmax")
-            shifted -= np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+            total = np.sum(np.exp(shifted), axis=dim, keepdims=True)
+            if is_low_precision(dtype) and dim == x._data.ndim - 1:
+                # PyTorch's last-dim kernel for float16 and bfloat16 keeps the sum and its log
+                # in the input's dtype; rounding them here gives its results
+                log_total = rounded(np.log(rounded(total, dtype)), dtype).astype(np.float32)
+            else:
+                log_total = np.log(total)
+            shifted -= log_total
             result = _wrap(shifted.reshape(x._data.shape).astype(x._data.dtype, copy=False))
         ctx.save_for_backward(result)
         return result
@@ -718,10 +740,11 @@ class LogSoftmaxBackward(Function):
     def forward(ctx, grad_output, result, dim):
         ctx.save_for_backward(grad_output, result)
         ctx.dim = dim
-        g, y = grad_output._data, result._data
+        dtype = grad_output._data.dtype
+        g, y = working(grad_output._data), working(result._data)
         if y.ndim == 0:
-            return _wrap(g - np.exp(y) * g)
-        return _wrap(g - np.exp(y) * np.sum(g, axis=dim, keepdims=True))
+            return _wrap(rounded(g - np.exp(y) * g, dtype))
+        return _wrap(rounded(g - np.exp(y) * np.sum(g, axis=dim, keepdims=True), dtype))
 
     @staticmethod
     def backward(ctx, grad_grad):
@@ -787,8 +810,8 @@ class Glu(Function):
     def forward(ctx, x, dim):
         ctx.dim = dim
         ctx.save_for_backward(x)
-        a, b = np.split(x._data, 2, axis=dim)
-        return _wrap(a * _sigmoid_array(b))
+        a, b = np.split(working(x._data), 2, axis=dim)
+        return _wrap(rounded(a * _sigmoid_array(b), x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -875,9 +898,9 @@ class RreluWithNoise(Function):
         else:
             slope = np.asarray((lower + upper) / 2, array.dtype)
         # the noise is the derivative: 1 where the input is positive, its slope elsewhere
-        noise = _wrap(np.where(array > 0, np.ones((), array.dtype), slope))
-        ctx.save_for_backward(noise)
-        return _wrap(array * noise._data)
+        noise = np.where(array > 0, np.ones((), array.dtype), slope)
+        ctx.save_for_backward(_wrap(rounded(noise, x._data.dtype)))
+        return _wrap(rounded(array * noise, x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -954,7 +977,7 @@ def _dropout_impl(input: Tensor, p: float, training: bool, inplace: bool, featur
         return input.mul_(zero) if inplace else input * zero
     keep = _keep_mask(input, p, feature)
     dtype = input._data.dtype
-    if dtype.kind != "f":
+    if dtype.kind not in FLOAT_KINDS:
         # the scaled noise is floating point and cannot be written into an integer input (alpha
         # dropout's shift, noise - 1, has already promoted a bool mask to Long)
         name = "Long" if alpha and dtype == np.bool_ else _dtype_name(dtype)
@@ -1009,7 +1032,7 @@ def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, bat
         dtype = input._data.dtype
         if p == 1:
             return input.mul_(_wrap(np.zeros((), dtype)))
-        if dtype.kind != "f":
+        if dtype.kind not in FLOAT_KINDS:
             raise RuntimeError(
                 f"result type Float can't be cast to the desired output type {_dtype_name(dtype)}"
             )
@@ -1067,10 +1090,11 @@ class WeightNormInterface(Function):
     @staticmethod
     def forward(ctx, v, g, dim):
         others = _dims_except(v.ndim, dim)
-        norm = np.sqrt(np.sum(np.square(v._data), axis=others, keepdims=True))
+        array = working(v._data)
+        norm = np.sqrt(np.sum(np.square(array), axis=others, keepdims=True))
         ctx.dim = dim
         ctx.save_for_backward(v, g)
-        return _wrap(v._data * (g._data / norm))
+        return _wrap(rounded(array * (working(g._data) / norm), v._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -1108,7 +1132,7 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """input where |input| > lambd, else 0."""
     check_tensors(input)
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in FLOAT_KINDS:
         raise NotImplementedError(
             f"\"hardshrink_cpu\" not implemented for '{_dtype_name(input._data.dtype)}'"
         )
@@ -1117,6 +1141,8 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """max(0, input) + weight * min(0, input), weight per channel (dim 1) or shared."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(prelu, input, weight)
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
                            f"ndim = {weight.ndim}")  # fmt: skip

@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core.arguments import raise_argument_error
-from lucid._core.dtypes import C_TYPE_NAMES
+from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS, SCALAR_TYPE_NAMES
+from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
-from lucid._core.grad_mode import is_grad_enabled, no_grad
+from lucid._core.grad_mode import is_grad_enabled, local_state, no_grad
 from lucid._core.tensor import _wrap
 from lucid.ops._common import check_tensors, dtype_name, not_implemented
+from lucid.ops._precision import is_low_precision, rounded, working, working_dtype
 from lucid.ops.arithmetic import add, addmm, matmul, mul, mul_
 from lucid.ops.broadcast import sum_to
 from lucid.ops.indexing import index_select, scatter_add
@@ -35,6 +37,8 @@ __all__ = [
 # ------------------------------------------------------------------- linear
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight.T + bias."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(linear, input, weight, bias)
     check_tensors(input, weight)
     try:
         ndim = input.ndim
@@ -55,6 +59,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y_k = input1^T weight_k input2 + bias_k over the last dimension."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(bilinear, input1, input2, weight, bias)
     out_features, in1, in2 = weight.shape
     leading = input1.shape[:-1]
     x1 = input1.reshape(-1, in1)
@@ -240,7 +246,9 @@ class EmbeddingBag(Function):
     def forward(ctx, weight, per_sample_weights, plan):
         entry_rows, bag_of, positions, bags, count, mode, frequency = plan
         ctx.plan = plan
-        array = weight._data
+        # float16 and bfloat16 bags are summed in float32 and rounded once
+        dtype = weight._data.dtype
+        array = working(weight._data)
         dim = array.shape[1]
         sizes = np.bincount(bag_of, minlength=bags)
         ctx.sizes = sizes
@@ -258,15 +266,15 @@ class EmbeddingBag(Function):
             ctx.winners = np.minimum.reduceat(candidates, firsts, axis=0) if filled.size else None
             ctx.filled = filled
             ctx.save_for_backward(weight)
-            return _wrap(result)
+            return _wrap(rounded(result, dtype))
         if per_sample_weights is not None:
-            rows = rows * per_sample_weights._data[positions][:, None]
+            rows = rows * working(per_sample_weights._data)[positions][:, None]
         if filled.size:
             result[filled] = np.add.reduceat(rows, firsts, axis=0)
         if mode == "mean":
             result /= np.maximum(sizes, 1).astype(array.dtype)[:, None]
         ctx.save_for_backward(weight, per_sample_weights)
-        return _wrap(result)
+        return _wrap(rounded(result, dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -522,7 +530,9 @@ class _Normalize(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, group_shape, axes, param_shape, eps, fixed_stats):
-        array = x._data
+        # float16 and bfloat16 are normalized in float32 (statistics, xhat and rstd, which
+        # backward keeps) and the output rounded once, as PyTorch's CPU kernels do
+        array = working(x._data)
         if fixed_stats is None:
             xhat, rstd = _normalize_arrays(array.reshape(group_shape), axes, eps)
             xhat = xhat.reshape(array.shape)
@@ -532,13 +542,15 @@ class _Normalize(Function):
             xhat = (array - mean_array) * rstd
         output = xhat
         if weight is not None:
-            output = xhat * weight._data.reshape(param_shape)
+            output = xhat * working(weight._data).reshape(param_shape)
         if bias is not None:
             if output is xhat:
-                output = xhat + bias._data.reshape(param_shape)
+                output = xhat + working(bias._data).reshape(param_shape)
             else:
-                output += bias._data.reshape(param_shape)
-        if output is xhat:
+                output += working(bias._data).reshape(param_shape)
+        if is_low_precision(x._data.dtype):
+            output = rounded(output, x._data.dtype)
+        elif output is xhat:
             # xhat is saved for backward; the output must not share its memory
             output = xhat.copy()
         ctx.group_shape, ctx.axes, ctx.param_shape = group_shape, axes, param_shape
@@ -549,32 +561,48 @@ class _Normalize(Function):
     @staticmethod
     def backward(ctx, grad_output):
         x, weight, bias, xhat, rstd = ctx.saved_tensors
-        group_shape, axes, param_shape = ctx.group_shape, ctx.axes, ctx.param_shape
         if not is_grad_enabled():
             return _normalize_backward_arrays(ctx, grad_output, x, weight, bias, xhat, rstd)
-        # create_graph: rebuild xhat from x so that its own derivative is recorded
-        if ctx.fixed_stats is None:
-            grouped, rstd = _normalized_with_graph(x.reshape(group_shape), axes, ctx.eps)
-            xhat = grouped.reshape(x.shape)
+        if is_low_precision(x._data.dtype):
+            # the same formulas on float32 copies (casts recorded in the graph), each gradient
+            # rounded once to its input's dtype
+            from lucid.ops.fills import to  # noqa: PLC0415
+
+            inputs = (x, weight, bias)
+            widened = [None if t is None else to(t, _FLOAT32) for t in (grad_output, *inputs)]
+            grads = _normalize_backward_graph(ctx, *widened, rstd)
+            grads = tuple(None if g is None else to(g, t.dtype) for g, t in zip(grads, inputs))
         else:
-            xhat = (x - _wrap(ctx.fixed_stats[0])) * rstd
-        grad_x = grad_weight = grad_bias = None
-        if ctx.needs_input_grad[0]:
-            grad_xhat = grad_output
-            if weight is not None:
-                grad_xhat = grad_output * weight.reshape(param_shape)
-            if ctx.fixed_stats is not None:
-                # running statistics are constants: the map x -> xhat is affine
-                grad_x = grad_xhat * rstd
-            else:
-                grad_x = _normalize_backward(
-                    grad_xhat.reshape(group_shape), xhat.reshape(group_shape), rstd, axes
-                ).reshape(x.shape)
-        if ctx.needs_input_grad[1]:
-            grad_weight = sum_to(grad_output * xhat, param_shape).reshape(weight.shape)
-        if ctx.needs_input_grad[2]:
-            grad_bias = sum_to(grad_output, param_shape).reshape(bias.shape)
-        return grad_x, grad_weight, grad_bias, None, None, None, None, None
+            grads = _normalize_backward_graph(ctx, grad_output, x, weight, bias, rstd)
+        return (*grads, None, None, None, None, None)
+
+
+def _normalize_backward_graph(ctx, grad_output, x, weight, bias, rstd):
+    """_Normalize's gradients in lucid ops, for create_graph: xhat is rebuilt from x so that
+    its own derivative is recorded."""
+    group_shape, axes, param_shape = ctx.group_shape, ctx.axes, ctx.param_shape
+    if ctx.fixed_stats is None:
+        grouped, rstd = _normalized_with_graph(x.reshape(group_shape), axes, ctx.eps)
+        xhat = grouped.reshape(x.shape)
+    else:
+        xhat = (x - _wrap(ctx.fixed_stats[0])) * rstd
+    grad_x = grad_weight = grad_bias = None
+    if ctx.needs_input_grad[0]:
+        grad_xhat = grad_output
+        if weight is not None:
+            grad_xhat = grad_output * weight.reshape(param_shape)
+        if ctx.fixed_stats is not None:
+            # running statistics are constants: the map x -> xhat is affine
+            grad_x = grad_xhat * rstd
+        else:
+            grad_x = _normalize_backward(
+                grad_xhat.reshape(group_shape), xhat.reshape(group_shape), rstd, axes
+            ).reshape(x.shape)
+    if ctx.needs_input_grad[1]:
+        grad_weight = sum_to(grad_output * xhat, param_shape).reshape(weight.shape)
+    if ctx.needs_input_grad[2]:
+        grad_bias = sum_to(grad_output, param_shape).reshape(bias.shape)
+    return grad_x, grad_weight, grad_bias
 
 
 def _normalize_backward_arrays(ctx, grad_output, x, weight, bias, xhat, rstd):
@@ -584,7 +612,9 @@ def _normalize_backward_arrays(ctx, grad_output, x, weight, bias, xhat, rstd):
     with create_graph the lucid-op formulas of `_Normalize.backward` run instead.
     """
     group_shape, axes, param_shape = ctx.group_shape, ctx.axes, ctx.param_shape
-    g, xhat_array, rstd_array = grad_output._data, xhat._data, rstd._data
+    # float16 and bfloat16 gradients are computed in float32, like xhat and rstd
+    g, xhat_array, rstd_array = working(grad_output._data), xhat._data, rstd._data
+    w = None if weight is None else working(weight._data)
     grad_x = grad_weight = grad_bias = None
     # the axes that weight and bias broadcast over (param_shape aligns with x's trailing dims)
     offset = g.ndim - len(param_shape)
@@ -598,9 +628,10 @@ def _normalize_backward_arrays(ctx, grad_output, x, weight, bias, xhat, rstd):
         and len(axes) == 1
         and g.size
     ):
-        return _layer_norm_backward_arrays(ctx, g, weight, bias, xhat_array, rstd_array)
+        grads = _layer_norm_backward_arrays(ctx, g, w, xhat_array, rstd_array)
+        return (*_rounded_grads(grads, (x, weight, bias)), None, None, None, None, None)
     if ctx.needs_input_grad[0]:
-        grad_xhat = g if weight is None else g * weight._data.reshape(param_shape)
+        grad_xhat = g if w is None else g * w.reshape(param_shape)
         if ctx.fixed_stats is not None:
             grad_x = grad_xhat * rstd_array
         else:
@@ -611,15 +642,23 @@ def _normalize_backward_arrays(ctx, grad_output, x, weight, bias, xhat, rstd):
             result -= xhat_grouped * projection
             result *= rstd_array
             grad_x = result.reshape(g.shape)
-        grad_x = _wrap(grad_x)
     if ctx.needs_input_grad[1]:
-        grad_weight = _wrap(_sum_over(g * xhat_array, param_axes).reshape(weight.shape))
+        grad_weight = _sum_over(g * xhat_array, param_axes).reshape(weight.shape)
     if ctx.needs_input_grad[2]:
-        grad_bias = _wrap(_sum_over(g, param_axes).reshape(bias.shape))
-    return grad_x, grad_weight, grad_bias, None, None, None, None, None
+        grad_bias = _sum_over(g, param_axes).reshape(bias.shape)
+    grads = _rounded_grads((grad_x, grad_weight, grad_bias), (x, weight, bias))
+    return (*grads, None, None, None, None, None)
 
 
-def _layer_norm_backward_arrays(ctx, g, weight, bias, xhat, rstd):
+def _rounded_grads(grads, inputs):
+    """Gradient arrays as tensors, each in its input's dtype."""
+    return tuple(
+        None if grad is None else _wrap(rounded(grad, tensor._data.dtype))
+        for grad, tensor in zip(grads, inputs)
+    )
+
+
+def _layer_norm_backward_arrays(ctx, g, w, xhat, rstd):
     """Layer norm over one trailing dim: row sums become GEMVs with the weight folded in."""
     size = g.shape[-1]
     rows = g.reshape(-1, size)
@@ -628,24 +667,25 @@ def _layer_norm_backward_arrays(ctx, g, weight, bias, xhat, rstd):
     grad_x = grad_weight = grad_bias = None
     g_xhat = rows * xhat_rows
     if ctx.needs_input_grad[1]:
-        grad_weight = _wrap(np.matmul(ones, g_xhat).reshape(weight.shape))
+        grad_weight = np.matmul(ones, g_xhat)
     if ctx.needs_input_grad[2]:
-        grad_bias = _wrap(np.matmul(ones, rows).reshape(bias.shape))
+        grad_bias = np.matmul(ones, rows)
     if ctx.needs_input_grad[0]:
-        w = np.ones(size, g.dtype) if weight is None else weight._data.reshape(size)
+        weighted = w is not None
+        w = np.ones(size, g.dtype) if w is None else w.reshape(size)
         # row means of grad_xhat = g * w and of grad_xhat * xhat, as matrix-vector products
         mean_weights = w * g.dtype.type(1.0 / size)
         rstd_rows = rstd.reshape(-1, 1)
         grad_mean = np.matmul(rows, mean_weights).reshape(-1, 1)
         projection = np.matmul(g_xhat, mean_weights).reshape(-1, 1)
         # grad_x = rstd * (g * w - mean(g * w) - xhat * mean(g * w * xhat))
-        result = rows * w if weight is not None else rows.copy()
+        result = rows * w if weighted else rows.copy()
         result -= grad_mean
         xhat_rows = xhat_rows * projection
         result -= xhat_rows
         result *= rstd_rows
-        grad_x = _wrap(result.reshape(g.shape))
-    return grad_x, grad_weight, grad_bias, None, None, None, None, None
+        grad_x = result.reshape(g.shape)
+    return grad_x, grad_weight, grad_bias
 
 
 class NativeLayerNorm(_Normalize):
@@ -696,8 +736,9 @@ def layer_norm(
     check_tensors(input)
     normalized_shape = _shape_tuple(normalized_shape)
     _check_normalized_shape(input, normalized_shape, weight)
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in FLOAT_KINDS:
         raise not_implemented("LayerNormKernelImpl", input._data.dtype)
+    _check_parameter_dtypes(input, weight, bias)
     ndim = input.ndim
     axes = tuple(range(ndim - len(normalized_shape), ndim))
     shape = tuple(input.shape)
@@ -731,8 +772,9 @@ def group_norm(
                 f"Expected {name} to be a vector of size equal to the number of channels in "
                 f"input, but got {name} of shape {shown} and input of shape {list(shape)}"
             )
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in FLOAT_KINDS:
         raise not_implemented("GroupNormKernelImpl", input._data.dtype)
+    _check_parameter_dtypes(input, weight, bias)
     # An explicit size (not -1): an empty batch has one too.
     group_shape = (shape[0], num_groups, math.prod(shape[1:]) // num_groups)
     param_shape = (channels,) + (1,) * (len(shape) - 2)
@@ -769,6 +811,7 @@ def batch_norm(
                 f"torch.Size({list(shape)})"
             )
         _check_per_channel(checked_channels, weight, bias, running_mean, running_var)
+        _check_parameter_dtypes(input, weight, bias, running_mean, running_var)
         if running_mean is not None or running_var is not None:
             _update_running_stats(input._data, axes, count, running_mean, running_var, momentum)
         return NativeBatchNorm.apply(input, weight, bias, shape, axes, param_shape, eps, None)
@@ -776,12 +819,32 @@ def batch_norm(
         if stats is None:
             raise RuntimeError(f"{name} must be defined in evaluation mode")
     _check_per_channel(checked_channels, weight, bias, running_mean, running_var)
-    dtype = input._data.dtype
+    _check_parameter_dtypes(input, weight, bias, running_mean, running_var)
+    dtype = working_dtype(input._data.dtype)
     mean_array = running_mean._data.astype(dtype, copy=False).reshape(param_shape)
     var_array = running_var._data.astype(dtype, copy=False).reshape(param_shape)
     return NativeBatchNorm.apply(
         input, weight, bias, shape, axes, param_shape, eps, (mean_array, var_array)
     )
+
+
+def _check_parameter_dtypes(input: Tensor, *parameters: Tensor | None) -> None:
+    """PyTorch's CPU rule for the dtypes of a norm's weight, bias and running statistics:
+    all the input's dtype or, for a float16 or bfloat16 input, all float32."""
+    present = [parameter for parameter in parameters if parameter is not None]
+    if not present:
+        return
+    dtype = input._data.dtype
+    if present[0]._data.dtype == dtype:
+        for parameter in present[1:]:
+            if parameter._data.dtype != dtype:
+                raise RuntimeError(
+                    f"expected scalar type {SCALAR_TYPE_NAMES[dtype.name]} but found "
+                    f"{SCALAR_TYPE_NAMES[parameter._data.dtype.name]}"
+                )
+        return
+    if not is_low_precision(dtype) or any(p._data.dtype != np.float32 for p in present):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
 
 
 def _check_per_channel(channels: int, weight: Any, bias: Any, running_mean: Any,
@@ -795,19 +858,21 @@ def _check_per_channel(channels: int, weight: Any, bias: Any, running_mean: Any,
 
 
 def _update_running_stats(array, axes, count, running_mean, running_var, momentum) -> None:
+    array = working(array)
     batch_mean = array.mean(axis=axes)
     batch_var = array.var(axis=axes) * (count / (count - 1))
     # running stats are buffers, not graph inputs: they are updated without a node
-    if running_mean is not None:
-        data = running_mean._data
-        data *= 1.0 - momentum
-        data += momentum * batch_mean.astype(data.dtype)
-        running_mean._version_counter[0] += 1
-    if running_var is not None:
-        data = running_var._data
-        data *= 1.0 - momentum
-        data += momentum * batch_var.astype(data.dtype)
-        running_var._version_counter[0] += 1
+    for running, batch_stat in ((running_mean, batch_mean), (running_var, batch_var)):
+        if running is None:
+            continue
+        data = running._data
+        if is_low_precision(data.dtype):
+            # blended in float32 and rounded once
+            data[...] = working(data) * (1.0 - momentum) + momentum * batch_stat
+        else:
+            data *= 1.0 - momentum
+            data += momentum * batch_stat.astype(data.dtype)
+        running._version_counter[0] += 1
 
 
 class SyncBatchNorm(Function):
@@ -976,6 +1041,10 @@ def local_response_norm(
         raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
     if input.numel() == 0:
         return input
+    if dim > 3 and is_low_precision(input._data.dtype):
+        # PyTorch averages the squares of a 4-D or 5-D input with avg_pool3d, which its CPU
+        # build does not have for float16 and bfloat16
+        raise not_implemented("avg_pool3d_out_frame", input._data.dtype)
     channels = input.shape[1]
     squares = input * input
     # pad the channel dim (the last pair of a pad list addresses dim 1)
@@ -997,14 +1066,24 @@ def rms_norm(
     check_tensors(input)
     normalized_shape = _shape_tuple(normalized_shape)
     _check_normalized_shape(input, normalized_shape, weight)
-    if input._data.dtype.kind != "f":
-        raise not_implemented("rms_norm", input._data.dtype)
+    dtype = input._data.dtype
+    if dtype.kind not in FLOAT_KINDS:
+        raise not_implemented("rms_norm", dtype)
+    # float16 and bfloat16 are normalized in float32 (eps too: float32's) and the result,
+    # weight included, cast back once, as in PyTorch
+    low_precision = is_low_precision(dtype)
+    if low_precision:
+        from lucid.ops.fills import to  # noqa: PLC0415
+
+        input = to(input, _FLOAT32)
     if eps is None:
         eps = float(np.finfo(input._data.dtype).eps)
     ndim = input.ndim
     axes = tuple(range(ndim - len(normalized_shape), ndim))
     output = input * rsqrt(mean(input * input, axes, keepdim=True) + eps)
-    return output if weight is None else output * weight
+    if weight is not None:
+        output = output * weight
+    return to(output, dtype) if low_precision else output
 
 
 # ---------------------------------------------------------------- attention
@@ -1051,7 +1130,9 @@ class ScaledDotProductAttention(Function):
 
     @staticmethod
     def forward(ctx, query, key, value, additive, alive_rows, scale):
-        q, k, v = query._data, key._data, value._data
+        # float16 and bfloat16 attend in float32 (the probabilities backward keeps too), and
+        # the output is rounded once
+        q, k, v = working(query._data), working(key._data), working(value._data)
         ndim = max(q.ndim, k.ndim, v.ndim)
         batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
         keys = k.shape[-2]
@@ -1071,7 +1152,8 @@ class ScaledDotProductAttention(Function):
             probabilities_t *= _keys_first(alive_rows, ndim)
         ctx.additive, ctx.alive_rows, ctx.scale = additive, alive_rows, scale
         ctx.save_for_backward(query, key, value, _wrap(probabilities_t))
-        return _wrap(np.matmul(np.swapaxes(scores_t, -1, -2), v))
+        output = np.matmul(np.swapaxes(scores_t, -1, -2), v)
+        return _wrap(rounded(output, query._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -1079,6 +1161,14 @@ class ScaledDotProductAttention(Function):
         scale = ctx.scale
         if not is_grad_enabled():
             return _attention_backward_arrays(ctx, grad_output, query, key, value, probabilities_t)
+        dtype = query.dtype
+        if is_low_precision(query._data.dtype):
+            # the same formulas on float32 copies (casts recorded in the graph), rounded once
+            from lucid.ops.fills import to  # noqa: PLC0415
+
+            grad_output, query, key, value = (
+                to(t, _FLOAT32) for t in (grad_output, query, key, value)
+            )
         # create_graph: rebuild the probabilities from query and key so they are recorded
         probabilities = _attention_probabilities(query, key, ctx.additive, ctx.alive_rows, scale)
         grad_query = grad_key = grad_value = None
@@ -1095,20 +1185,26 @@ class ScaledDotProductAttention(Function):
                 grad_query = sum_to(matmul(grad_scores, key), query.shape)
             if ctx.needs_input_grad[1]:
                 grad_key = sum_to(matmul(grad_scores.transpose(-2, -1), query), key.shape)
+        if query.dtype != dtype:
+            grad_query, grad_key, grad_value = (
+                None if grad is None else to(grad, dtype)
+                for grad in (grad_query, grad_key, grad_value)
+            )
         return grad_query, grad_key, grad_value, None, None, None
 
 
 def _attention_backward_arrays(ctx, grad_output, query, key, value, probabilities_t):
     """The attention gradients on arrays, keys-first like the forward's probabilities;
     taken only when grad mode is off (no create_graph)."""
-    g, p_t = grad_output._data, probabilities_t._data
-    q, k, v = query._data, key._data, value._data
+    dtype = query._data.dtype
+    g, p_t = working(grad_output._data), probabilities_t._data
+    q, k, v = working(query._data), working(key._data), working(value._data)
     keys = p_t.shape[0]
     # P^T per batch entry, (*batch, Lk, Lq)
     p_views = np.moveaxis(p_t, 0, -2)
     grad_query = grad_key = grad_value = None
     if ctx.needs_input_grad[2]:
-        grad_value = _wrap(_sum_to_shape(np.matmul(p_views, g), v.shape))
+        grad_value = _wrap(rounded(_sum_to_shape(np.matmul(p_views, g), v.shape), dtype))
     if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
         # dP^T = V g^T, then the softmax backward P * (dP - sum over keys of dP * P), scaled
         grad_t = np.empty_like(p_t)
@@ -1121,9 +1217,9 @@ def _attention_backward_arrays(ctx, grad_output, query, key, value, probabilitie
         by_key *= by_key.dtype.type(ctx.scale)
         if ctx.needs_input_grad[0]:
             grad_query = np.matmul(np.swapaxes(grad_views, -1, -2), k)
-            grad_query = _wrap(_sum_to_shape(grad_query, q.shape))
+            grad_query = _wrap(rounded(_sum_to_shape(grad_query, q.shape), dtype))
         if ctx.needs_input_grad[1]:
-            grad_key = _wrap(_sum_to_shape(np.matmul(grad_views, q), k.shape))
+            grad_key = _wrap(rounded(_sum_to_shape(np.matmul(grad_views, q), k.shape), dtype))
     return grad_query, grad_key, grad_value, None, None, None
 
 
@@ -1168,13 +1264,25 @@ def scaled_dot_product_attention(
     A boolean mask marks the keys each query may attend to; a float mask is added to the
     scores. A query that may attend to no key gets a zero output, as in PyTorch's CPU kernel.
     """
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            scaled_dot_product_attention,
+            query,
+            key,
+            value,
+            attn_mask,
+            dropout_p,
+            is_causal,
+            scale,
+            enable_gqa,
+        )
     check_tensors(query, key, value)
     if is_causal and attn_mask is not None:
         raise RuntimeError(
             "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
             "is_causal=True"
         )
-    if query._data.dtype.kind != "f":
+    if query._data.dtype.kind not in FLOAT_KINDS:
         raise RuntimeError(f"expected scalar type Float but found {dtype_name(query._data.dtype)}")
     if not query._data.dtype == key._data.dtype == value._data.dtype:
         names = [
@@ -1189,8 +1297,11 @@ def scaled_dot_product_attention(
         value = _repeat_heads(value, query.shape[-3])
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
-    additive, alive_rows = _attention_mask(attn_mask, is_causal, query, key, query._data.dtype)
+    working_type = working_dtype(query._data.dtype)
+    additive, alive_rows = _attention_mask(attn_mask, is_causal, query, key, working_type)
     if dropout_p > 0.0:
+        if additive is not None:
+            additive = additive.astype(query._data.dtype, copy=False)
         probabilities = _attention_probabilities(query, key, additive, alive_rows, scale)
         return matmul(dropout(probabilities, dropout_p), value)
     return ScaledDotProductAttention.apply(query, key, value, additive, alive_rows, scale)

@@ -15,13 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._core.dtypes import SCALAR_TYPE_NAMES
+from lucid._core.dtypes import FLOAT_KINDS, SCALAR_TYPE_NAMES
+from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
-from lucid._core.grad_mode import is_grad_enabled
+from lucid._core.grad_mode import is_grad_enabled, local_state
 from lucid._core.tensor import _wrap
 from lucid.ops._common import check_tensors, not_implemented, zeros_like_grad
+from lucid.ops._precision import is_low_precision, rounded, working
 from lucid.ops.arithmetic import matmul
 from lucid.ops.convolution import Col2Im, Pair, _size_list, _tuple, _windows
+from lucid.ops.fills import to
 from lucid.ops.indexing import gather, scatter_add
 from lucid.ops.nn_ops import relu
 from lucid.ops.pointwise import where
@@ -218,14 +221,16 @@ class MaxPool2D(Function):
 
     @staticmethod
     def forward(ctx, x, kernel, stride, padding, dilation, out_size, return_indices):
-        array = x._data
+        # float16 and bfloat16 are compared in float32 (ml_dtypes' own loops are slow); every
+        # maximum is one of the inputs, so rounding it back is exact
+        array = working(x._data)
         is_batched = array.ndim == 4
         if not is_batched:
             array = array[None]
         n, c, h, w = array.shape
         kh, kw = kernel
         out_h, out_w = out_size
-        is_float = array.dtype.kind == "f"
+        is_float = array.dtype.kind in FLOAT_KINDS
         fill = -np.inf if is_float else np.iinfo(array.dtype).min
         # windows that tile the input exactly are a reshape of it: their argmax positions are
         # all backward needs (it scatters gradients there, or builds a mask from them)
@@ -277,6 +282,7 @@ class MaxPool2D(Function):
         ctx.tiles = tiles
         ctx.in_size = (h, w)
         ctx.config = (kernel, stride, padding, dilation)
+        values = rounded(values, x._data.dtype)
         if not is_batched:
             values = values[0]
         if not return_indices:
@@ -353,7 +359,7 @@ def max_pool1d(
             "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
             f"for input, but got:{_size_list(input.shape)}"
         )
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in FLOAT_KINDS:
         raise not_implemented("max_pool1d_impl", input._data.dtype)
     if 0 in (input.shape if input.dim() == 2 else input.shape[1:]):
         raise RuntimeError(
@@ -397,7 +403,8 @@ class AvgPool2D(Function):
     @staticmethod
     def forward(ctx, x, kernel, stride, padding, out_size, count_include_pad, divisor_override):
         dims = len(kernel)
-        array = x._data
+        # float16 and bfloat16 windows are summed in float32 and the means rounded once
+        array = working(x._data)
         is_batched = array.ndim == dims + 2
         if not is_batched:
             array = array[None]
@@ -413,13 +420,14 @@ class AvgPool2D(Function):
             ]
             divisor = functools.reduce(np.multiply.outer, divisors).astype(sums.dtype)
         result = sums / divisor
-        if array.dtype.kind != "f":
+        if array.dtype.kind not in FLOAT_KINDS:
             # integer averages round toward zero, as C's division does
             result = (np.sign(sums) * (np.abs(sums) // divisor)).astype(array.dtype)
         ctx.is_batched = is_batched
         ctx.in_size = size
         ctx.config = (kernel, stride, padding, (1,) * dims)
         ctx.save_for_backward(_wrap(divisor))
+        result = rounded(result, x._data.dtype)
         return _wrap(result if is_batched else result[0])
 
     @staticmethod
@@ -429,10 +437,13 @@ class AvgPool2D(Function):
             grad_output = grad_output.unsqueeze(0)
         n, c, *out_size = grad_output.shape
         kernel = ctx.config[0]
-        # every input in a window gets grad / divisor
+        # every input in a window gets grad / divisor (float32 for float16 and bfloat16, whose
+        # divisor is float32, rounded once at the end)
         grad_cols = (grad_output / divisor).reshape(n, c, *(1,) * len(kernel), *out_size)
         grad_cols = grad_cols.expand(n, c, *kernel, *out_size)
         grad_x = Col2Im.apply(grad_cols, ctx.in_size, *ctx.config)
+        if grad_x.dtype != grad_output.dtype:
+            grad_x = to(grad_x, grad_output.dtype)
         if not ctx.is_batched:
             grad_x = grad_x.squeeze(0)
         return grad_x, None, None, None, None, None, None
@@ -535,7 +546,8 @@ class AdaptiveAvgPool2D(Function):
 
     @staticmethod
     def forward(ctx, x, out_size):
-        array = x._data
+        # float16 and bfloat16 windows are summed in float32 and the means rounded once
+        array = working(x._data)
         dims = len(out_size)
         sums = array
         counts = []
@@ -559,18 +571,22 @@ class AdaptiveAvgPool2D(Function):
             for d, out in enumerate(out_size)
         ]
         ctx.save_for_backward(*matrices)
-        return _wrap(sums / divisor)
+        return _wrap(rounded(sums / divisor, x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
         matrices = ctx.saved_tensors
         dims = len(matrices)
-        grad_x = grad_output
+        dtype = grad_output.dtype
+        # float16 and bfloat16 spread the gradient in float32, with the float32 matrices
+        grad_x = (
+            to(grad_output, _FLOAT32) if is_low_precision(grad_output._data.dtype) else grad_output
+        )
         # the pooling is linear, out = P_d x along each dim d, so grad_x = P_d^T grad
         for d, matrix in enumerate(matrices):
             axis = grad_x.dim() - dims + d
             grad_x = matmul(grad_x.transpose(axis, -1), matrix).transpose(axis, -1)
-        return grad_x, None
+        return (grad_x if grad_x.dtype == dtype else to(grad_x, dtype)), None
 
 
 class AdaptiveAvgPool3D(AdaptiveAvgPool2D):
@@ -653,6 +669,8 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
 
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     """Average pooling to a fixed (Do, Ho, Wo) with PyTorch's adaptive window boundaries."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(adaptive_avg_pool3d, input, output_size)
     check_tensors(input)
     _check_output_size_length(input, output_size)
     if input.dim() not in (4, 5):
@@ -709,7 +727,7 @@ def _gathered_max(array: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.n
     # every window holds at least one element
     values = windows.max(axis=-1)
     argmax = windows.argmax(axis=-1)
-    if array.dtype.kind == "f":
+    if array.dtype.kind in FLOAT_KINDS:
         is_nan = np.isnan(windows)
         has_nan = is_nan.any(axis=-1)
         if has_nan.any():
@@ -735,8 +753,11 @@ class AdaptiveMaxPool2D(Function):
 
     @staticmethod
     def forward(ctx, x, positions, out_size, batched):
-        array = x._data if batched else x._data[None]
+        # float16 and bfloat16 are compared in float32 (ml_dtypes' own loops are slow); every
+        # maximum is one of the inputs, so rounding it back is exact
+        array = working(x._data if batched else x._data[None])
         values, indices = _gathered_max(array, _flat_windows(positions, array.shape[2:]))
+        values = rounded(values, x._data.dtype)
         shape = (*array.shape[:2], *out_size)
         values, indices = values.reshape(shape), indices.reshape(shape)
         if not batched:
@@ -875,6 +896,11 @@ def max_pool3d(
     return_indices: bool = False,
 ) -> Any:
     """3-D max pooling over (N, C, D, H, W) or (C, D, H, W) input."""
+    # max_pool3d is on the float32 list; with indices it is another op, which is not
+    if local_state.autocast is not None and not return_indices:
+        return local_state.autocast.run(
+            max_pool3d, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+        )
     kernel, stride_t, padding_t, dilation_t, out_size = _pool3d_config(
         "max_pool3d", input, kernel_size, stride, padding, dilation, ceil_mode, True
     )
@@ -917,6 +943,17 @@ def avg_pool3d(
     divisor_override: int | None = None,
 ) -> Tensor:
     """3-D average pooling over (N, C, D, H, W) or (C, D, H, W) input."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            avg_pool3d,
+            input,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
     kernel, stride_t, padding_t, _, out_size = _pool3d_config(
         "avg_pool3d", input, kernel_size, stride, padding, 1, ceil_mode, False
     )
@@ -969,6 +1006,8 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
 
 def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """Max pooling to a fixed (Do, Ho, Wo) with PyTorch's adaptive window boundaries."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(adaptive_max_pool3d, input, output_size, return_indices)
     return _adaptive_max(
         "adaptive_max_pool3d", AdaptiveMaxPool3D, 3, input, output_size, return_indices
     )
@@ -1154,6 +1193,10 @@ def _max_unpool(cls, dims, input, indices, out_size) -> Tensor:
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                  padding: Any = 0, output_size: Any = None) -> Tensor:  # fmt: skip
     """The partial inverse of max_pool1d: each value at its index, zeros elsewhere."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            max_unpool1d, input, indices, kernel_size, stride, padding, output_size
+        )
     check_tensors(input, indices)
     out = _unpool_size("max_unpool1d", input, kernel_size, stride, padding, output_size)
     result = _max_unpool(MaxUnpool2D, 2, input.unsqueeze(-1), indices.unsqueeze(-1), (*out, 1))
@@ -1163,6 +1206,10 @@ def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                  padding: Any = 0, output_size: Any = None) -> Tensor:  # fmt: skip
     """The partial inverse of max_pool2d: each value at its flat index, zeros elsewhere."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            max_unpool2d, input, indices, kernel_size, stride, padding, output_size
+        )
     check_tensors(input, indices)
     out = _unpool_size("max_unpool2d", input, kernel_size, stride, padding, output_size)
     return _max_unpool(MaxUnpool2D, 2, input, indices, out)
@@ -1171,6 +1218,10 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                  padding: Any = 0, output_size: Any = None) -> Tensor:  # fmt: skip
     """The partial inverse of max_pool3d: each value at its flat index, zeros elsewhere."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            max_unpool3d, input, indices, kernel_size, stride, padding, output_size
+        )
     check_tensors(input, indices)
     out = _unpool_size("max_unpool3d", input, kernel_size, stride, padding, output_size)
     return _max_unpool(MaxUnpool3D, 3, input, indices, out)
@@ -1241,6 +1292,16 @@ def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = No
     """Max over pseudo-randomly placed windows of (N, C, H, W) or (C, H, W) input, to
     `output_size` or `output_ratio` of the input's size; samples come from lucid's generator
     unless `_random_samples` (N, C, 2) gives them."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            fractional_max_pool2d,
+            input,
+            kernel_size,
+            output_size,
+            output_ratio,
+            return_indices,
+            _random_samples,
+        )
     values, indices = _fractional(
         "fractional_max_pool2d", FractionalMaxPool2D, 2, input, kernel_size, output_size,
         output_ratio, _random_samples,
@@ -1253,6 +1314,16 @@ def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = No
                           _random_samples: Tensor | None = None) -> Any:  # fmt: skip
     """Max over pseudo-randomly placed windows of (N, C, D, H, W) or (C, D, H, W) input;
     samples come from lucid's generator unless `_random_samples` (N, C, 3) gives them."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            fractional_max_pool3d,
+            input,
+            kernel_size,
+            output_size,
+            output_ratio,
+            return_indices,
+            _random_samples,
+        )
     values, indices = _fractional(
         "fractional_max_pool3d", FractionalMaxPool3D, 3, input, kernel_size, output_size,
         output_ratio, _random_samples,

@@ -22,6 +22,7 @@ from lucid._core.engine import grad as autograd_grad
 from lucid._core.function import Function
 from lucid._core.grad_mode import enable_grad, is_grad_enabled
 from lucid._core.tensor import _wrap
+from lucid.ops._precision import rounded, working
 from lucid.ops.arithmetic import addmm, matmul
 from lucid.ops.nn_ops import _sigmoid_array, sigmoid
 from lucid.ops.pointwise import tanh
@@ -52,7 +53,9 @@ class FusedLSTMCell(Function):
 
     @staticmethod
     def forward(ctx, gates, c_prev):
-        x, c0 = gates._data, c_prev._data
+        # float16 and bfloat16 steps are computed in float32 (the activations backward keeps
+        # too) and h and c rounded once
+        x, c0 = working(gates._data), working(c_prev._data)
         size = c0.shape[1]
         # one pass of sigmoid over all four blocks, then tanh over the cell candidate block
         act = _sigmoid_array(x)
@@ -64,33 +67,36 @@ class FusedLSTMCell(Function):
         h = o * tanh_c
         ctx.set_materialize_grads(False)
         ctx.save_for_backward(gates, c_prev, _wrap(act), _wrap(tanh_c))
-        return _wrap(h), _wrap(c)
+        dtype = c_prev._data.dtype
+        return _wrap(rounded(h, dtype)), _wrap(rounded(c, dtype))
 
     @staticmethod
     def backward(ctx, grad_h, grad_c):
         gates, c_prev, act, tanh_c = ctx.saved_tensors
         if is_grad_enabled():
             return FusedLSTMCell._graph_backward(ctx, grad_h, grad_c, gates, c_prev)
-        a, tc, c0 = act._data, tanh_c._data, c_prev._data
+        a, tc, c0 = act._data, tanh_c._data, working(c_prev._data)
         size = c0.shape[1]
         i, f, g, o = (a[:, k * size : (k + 1) * size] for k in range(4))
         grad_gates = np.empty_like(a)
         # dc: the incoming cell gradient plus the path through h = o * tanh(c)
         if grad_h is None:
             grad_gates[:, 3 * size :] = 0.0
-            dc = grad_c._data.copy()
+            dc = working(grad_c._data).copy()
         else:
-            gh = grad_h._data
+            gh = working(grad_h._data)
             do = gh * tc
             grad_gates[:, 3 * size :] = do * o * (1.0 - o)
             dc = gh * o * (1.0 - tc * tc)
             if grad_c is not None:
-                dc += grad_c._data
+                dc += working(grad_c._data)
         grad_gates[:, :size] = dc * g * i * (1.0 - i)
         grad_gates[:, size : 2 * size] = dc * c0 * f * (1.0 - f)
         grad_gates[:, 2 * size : 3 * size] = dc * i * (1.0 - g * g)
-        grad_c_prev = _wrap(dc * f) if ctx.needs_input_grad[1] else None
-        grad_x = _wrap(grad_gates) if ctx.needs_input_grad[0] else None
+        grad_c_prev = (
+            _wrap(rounded(dc * f, c_prev._data.dtype)) if ctx.needs_input_grad[1] else None
+        )
+        grad_x = _wrap(rounded(grad_gates, gates._data.dtype)) if ctx.needs_input_grad[0] else None
         return grad_x, grad_c_prev
 
     @staticmethod
@@ -175,22 +181,28 @@ class FusedLSTMLayer(Function):
     def forward(ctx, x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh):
         steps, batch, features = x.shape
         size = h0.shape[1]
-        dtype = np.result_type(x._data, weight_ih._data)
+        # float16 and bfloat16 layers run in float32 (GEMMs and gates, and what backward
+        # keeps) and round their outputs once
+        out_dtype = x._data.dtype
+        x_array, weight_ih_array, weight_hh_array = (
+            working(t._data) for t in (x, weight_ih, weight_hh)
+        )
+        dtype = np.result_type(x_array, weight_ih_array)
         order, scale = _gate_order(size)
         scale = scale.astype(dtype)
         # the weights go to GEMM as C-ordered (in, 4H) arrays, which OpenBLAS multiplies faster
         # than a transposed view
-        input_weight = np.ascontiguousarray((weight_ih._data[order] * scale[:, None]).T)
-        gates = x._data.reshape(steps * batch, features) @ input_weight
+        input_weight = np.ascontiguousarray((weight_ih_array[order] * scale[:, None]).T)
+        gates = x_array.reshape(steps * batch, features) @ input_weight
         if bias_ih is not None:
-            gates += (bias_ih._data + bias_hh._data)[order] * scale
+            gates += (working(bias_ih._data) + working(bias_hh._data))[order] * scale
         gates = gates.reshape(steps, batch, 4 * size)
-        hidden_weight = np.ascontiguousarray((weight_hh._data[order] * scale[:, None]).T)
+        hidden_weight = np.ascontiguousarray((weight_hh_array[order] * scale[:, None]).T)
         acts = np.empty((steps, batch, 4 * size), dtype)
         cells = np.empty((steps + 1, batch, size), dtype)
         tanh_cells = np.empty((steps, batch, size), dtype)
         hidden = np.empty((steps + 1, batch, size), dtype)
-        hidden[0], cells[0] = h0._data, c0._data
+        hidden[0], cells[0] = working(h0._data), working(c0._data)
         product = np.empty((batch, size), dtype)
         for t in range(steps):
             act = acts[t]
@@ -211,7 +223,11 @@ class FusedLSTMLayer(Function):
         # reads.
         saved = (_wrap(acts), _wrap(cells), _wrap(tanh_cells), _wrap(hidden))
         ctx.save_for_backward(x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh, *saved)
-        return _wrap(hidden[1:].copy()), _wrap(hidden[steps].copy()), _wrap(cells[steps].copy())
+        return (
+            _wrap(rounded(hidden[1:], out_dtype).copy()),
+            _wrap(rounded(hidden[steps], out_dtype).copy()),
+            _wrap(rounded(cells[steps], out_dtype).copy()),
+        )
 
     @staticmethod
     def backward(ctx, grad_output, grad_h, grad_c):
@@ -234,10 +250,10 @@ class FusedLSTMLayer(Function):
         np.multiply(i, 1.0 - g * g, out=gate_factors[:, :, 2])
         grad_gates = np.empty((steps, batch, 4 * size), dtype)
         blocks = grad_gates.reshape(steps, batch, 4, size)
-        dh = grad_h._data.copy() if grad_h is not None else np.zeros((batch, size), dtype)
-        dc = grad_c._data.copy() if grad_c is not None else np.zeros((batch, size), dtype)
-        outputs = grad_output._data if grad_output is not None else None
-        hidden_weight = weight_hh._data[order]
+        dh = working(grad_h._data).copy() if grad_h is not None else np.zeros((batch, size), dtype)
+        dc = working(grad_c._data).copy() if grad_c is not None else np.zeros((batch, size), dtype)
+        outputs = working(grad_output._data) if grad_output is not None else None
+        hidden_weight = working(weight_hh._data)[order]
         for t in range(steps - 1, -1, -1):
             if outputs is not None:
                 dh += outputs[t]
@@ -254,20 +270,24 @@ class FusedLSTMLayer(Function):
             rows[order] = inner
             return rows
 
+        def as_input(array: np.ndarray, tensor: Tensor) -> Tensor:
+            return _wrap(rounded(array, tensor._data.dtype))
+
         grad_x = grad_w_ih = grad_w_hh = grad_b_ih = grad_b_hh = None
         if needs[0]:
-            grad_x = _wrap((flat @ weight_ih._data[order]).reshape(x.shape))
-        grad_h0 = _wrap(dh) if needs[1] else None
-        grad_c0 = _wrap(dc) if needs[2] else None
+            grad_x = as_input((flat @ working(weight_ih._data)[order]).reshape(x.shape), x)
+        grad_h0 = as_input(dh, h0) if needs[1] else None
+        grad_c0 = as_input(dc, c0) if needs[2] else None
         if needs[3]:
-            inner = flat.T @ x._data.reshape(steps * batch, features)
-            grad_w_ih = _wrap(in_torch_order(inner))
+            inner = flat.T @ working(x._data).reshape(steps * batch, features)
+            grad_w_ih = as_input(in_torch_order(inner), weight_ih)
         if needs[4]:
-            grad_w_hh = _wrap(in_torch_order(flat.T @ hidden[:steps].reshape(steps * batch, size)))
+            inner = flat.T @ hidden[:steps].reshape(steps * batch, size)
+            grad_w_hh = as_input(in_torch_order(inner), weight_hh)
         if bias_ih is not None and (needs[5] or needs[6]):
             grad_bias = in_torch_order(flat.sum(0))
-            grad_b_ih = _wrap(grad_bias) if needs[5] else None
-            grad_b_hh = _wrap(grad_bias.copy()) if needs[6] else None
+            grad_b_ih = as_input(grad_bias, bias_ih) if needs[5] else None
+            grad_b_hh = as_input(grad_bias.copy(), bias_hh) if needs[6] else None
         return grad_x, grad_h0, grad_c0, grad_w_ih, grad_w_hh, grad_b_ih, grad_b_hh
 
     @staticmethod
@@ -332,7 +352,8 @@ class FusedGRUCell(Function):
 
     @staticmethod
     def forward(ctx, gates_x, gates_h, h):
-        x, hg, h0 = gates_x._data, gates_h._data, h._data
+        # float16 and bfloat16 steps in float32, h' rounded once
+        x, hg, h0 = working(gates_x._data), working(gates_h._data), working(h._data)
         size = h0.shape[1]
         rz = _sigmoid_array(x[:, : 2 * size] + hg[:, : 2 * size])
         r, z = rz[:, :size], rz[:, size:]
@@ -343,28 +364,30 @@ class FusedGRUCell(Function):
         out *= z
         out += n
         ctx.save_for_backward(gates_x, gates_h, h, _wrap(rz), _wrap(n))
-        return _wrap(out)
+        return _wrap(rounded(out, h._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
         gates_x, gates_h, h, rz, n = ctx.saved_tensors
         if is_grad_enabled():
             return FusedGRUCell._graph_backward(ctx, grad_output, gates_x, gates_h, h)
-        g, h0, a, n = grad_output._data, h._data, rz._data, n._data
+        g, h0, a, n = working(grad_output._data), working(h._data), rz._data, n._data
         size = h0.shape[1]
         r, z = a[:, :size], a[:, size:]
-        h_n = gates_h._data[:, 2 * size :]
+        h_n = working(gates_h._data[:, 2 * size :])
         grad_n_pre = g * (1.0 - z) * (1.0 - n * n)
         grad_rz = np.empty_like(a)
         grad_rz[:, :size] = grad_n_pre * h_n * r * (1.0 - r)
         grad_rz[:, size:] = g * (h0 - n) * z * (1.0 - z)
         grad_x = grad_h = grad_prev = None
         if ctx.needs_input_grad[0]:
-            grad_x = _wrap(np.concatenate([grad_rz, grad_n_pre], 1))
+            grad_x = np.concatenate([grad_rz, grad_n_pre], 1)
+            grad_x = _wrap(rounded(grad_x, gates_x._data.dtype))
         if ctx.needs_input_grad[1]:
-            grad_h = _wrap(np.concatenate([grad_rz, grad_n_pre * r], 1))
+            grad_h = np.concatenate([grad_rz, grad_n_pre * r], 1)
+            grad_h = _wrap(rounded(grad_h, gates_h._data.dtype))
         if ctx.needs_input_grad[2]:
-            grad_prev = _wrap(g * z)
+            grad_prev = _wrap(rounded(g * z, h._data.dtype))
         return grad_x, grad_h, grad_prev
 
     @staticmethod

@@ -18,9 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lucid._core.dtypes import FLOAT_KINDS
+from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
+from lucid._core.grad_mode import local_state
 from lucid._core.tensor import _wrap
 from lucid.ops._common import check_tensors, not_implemented
+from lucid.ops._precision import is_low_precision, rounded, working
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -359,7 +363,8 @@ class _Resample(Function):
 
     @staticmethod
     def forward(ctx, x, plan):
-        array = x._data
+        # float16 and bfloat16 are resampled in float32 and rounded once
+        array = working(x._data)
         ctx.plan = plan
         ctx.sizes = sizes = array.shape[array.ndim - len(plan) :]
         if np.isfinite(array).all():
@@ -368,10 +373,10 @@ class _Resample(Function):
             for k, taps in enumerate(plan):
                 matrix = _tap_matrix(taps, sizes[k]).astype(array.dtype)
                 array = _along(array, matrix, len(plan) - k)
-            return _wrap(array)
+            return _wrap(rounded(array, x._data.dtype))
         for k, taps in enumerate(plan):
             array = _apply_taps(array, taps, array.ndim - len(plan) + k)
-        return _wrap(array)
+        return _wrap(rounded(array, x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -387,13 +392,13 @@ class _ResampleAdjoint(Function):
     @staticmethod
     def forward(ctx, grad, plan, sizes):
         ctx.plan = plan
-        array = grad._data
+        array = working(grad._data)
         for k in reversed(range(len(plan))):
             # the gradient is finite where the input was not, so one dense (size, out) matrix
             # per axis (a GEMM) is safe here, and much faster than scattering tap by tap
             matrix = _tap_matrix(plan[k], sizes[k]).T.astype(array.dtype)
             array = _along(array, np.ascontiguousarray(matrix), len(plan) - k)
-        return _wrap(array)
+        return _wrap(rounded(array, grad._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -691,9 +696,11 @@ def interpolate(
             f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {ndim}D) for the "
             f"modes: {_MODES} (got {mode})"
         )
-    if input._data.dtype.kind != "f":
+    dtype = input._data.dtype
+    if dtype.kind not in FLOAT_KINDS or (antialias and is_low_precision(dtype)):
+        # PyTorch's CPU build has no antialiased kernels for float16 and bfloat16 either
         kernel = "compute_index_ranges_weights" if antialias else _INTEGER_KERNELS[mode, spatial]
-        raise not_implemented(kernel, input._data.dtype)
+        raise not_implemented(kernel, dtype)
     if mode == "area":
         return _area(input, sizes)
     _check_interpolate_sizes(input, sizes, mode)
@@ -880,8 +887,9 @@ class AffineGridGenerator(Function):
         columns = [axis.ravel() for axis in reversed(mesh)]
         base = np.stack([*columns, np.ones(columns[0].size)], 1).astype(theta._data.dtype)
         ctx.base = base
-        grid = np.matmul(base, theta._data.swapaxes(1, 2))
-        return _wrap(grid.reshape(size[0], *spatial, len(spatial)))
+        # float16 and bfloat16 multiply in float32 (no BLAS for them) and round once
+        grid = np.matmul(working(base), working(theta._data).swapaxes(1, 2))
+        return _wrap(rounded(grid.reshape(size[0], *spatial, len(spatial)), theta._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -947,12 +955,13 @@ class _GridSampler(Function):
     still gets its zero gradient."""
 
     @staticmethod
-    def forward(ctx, weights, values, grid, shape):
+    def forward(ctx, weights, values, grid, shape, dtype):
         ctx.save_for_backward(weights, values)
         ctx.grid_shape = None if grid is None else tuple(grid.shape)
         products = values._data * weights._data[:, None]
         result = products.sum(2)
-        return _wrap(result.reshape(*result.shape[:2], *shape))
+        # float16 and bfloat16 inputs were sampled in float32: the output is rounded once
+        return _wrap(rounded(result.reshape(*result.shape[:2], *shape), dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -966,7 +975,7 @@ class _GridSampler(Function):
             grad_values = grad * weights.unsqueeze(1)
         if ctx.grid_shape is not None and ctx.needs_input_grad[2]:
             grad_grid = _wrap(np.zeros(ctx.grid_shape, grad_output._data.dtype))
-        return grad_weights, grad_values, grad_grid, None
+        return grad_weights, grad_values, grad_grid, None, None
 
 
 class _TapGather(Function):
@@ -1121,7 +1130,7 @@ def _check_grid_sample(input: Tensor, grid: Tensor, mode: str) -> None:
         )
     if mode == "bicubic" and rank == 5:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in FLOAT_KINDS:
         kernel = "grid_sampler_2d_cpu_kernel_impl" if rank == 4 else "grid_sampler3d_cpu"
         raise not_implemented(kernel, input._data.dtype)
     if grid._data.dtype != input._data.dtype:
@@ -1142,6 +1151,8 @@ def grid_sample(
 ) -> Tensor:
     """Sample (N, C, H, W) input at grid (N, Ho, Wo, 2) of normalised (x, y) points, or
     (N, C, D, H, W) input at (N, Do, Ho, Wo, 3) points (bicubic is 2-D only)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(grid_sample, input, grid, mode, padding_mode, align_corners)
     import warnings  # noqa: PLC0415
 
     from lucid.ops.pointwise import where  # noqa: PLC0415
@@ -1162,6 +1173,14 @@ def grid_sample(
         warnings.warn(_ALIGN_CORNERS_DEFAULT, stacklevel=2)
         align_corners = False
     _check_grid_sample(input, grid, mode)
+    dtype = input._data.dtype
+    if is_low_precision(dtype):
+        # float16 and bfloat16 pixels are weighted and summed in float32 and the output
+        # rounded once by the last step; the coordinates and tap weights stay in the grid's
+        # dtype, rounded op by op as PyTorch's vectorised kernel computes them
+        from lucid.ops.fills import to  # noqa: PLC0415
+
+        input = to(input, _FLOAT32)
     spatial = input.ndim - 2
     batch, channels, *sizes = input.shape
     out_shape = tuple(grid.shape[1:-1])
@@ -1219,4 +1238,4 @@ def grid_sample(
         weights = stack(tap_weights, 1)
         source = None
     function = GridSampler2D if spatial == 2 else GridSampler3D
-    return function.apply(weights, values, source, out_shape)
+    return function.apply(weights, values, source, out_shape, dtype)

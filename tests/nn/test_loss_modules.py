@@ -204,9 +204,11 @@ def test_linear_cross_entropy_options_check_their_fields_as_torch(kwargs: dict, 
 
 
 def test_linear_cross_entropy_options_take_lucids_float_dtypes_only() -> None:
-    for dtype in (lucid.float16, lucid.float32, lucid.float64):
+    for dtype in (lucid.float16, lucid.bfloat16, lucid.float32, lucid.float64):
         assert lucid.nn.LinearCrossEntropyOptions(acc_dtype=dtype).acc_dtype is dtype
-    with pytest.raises(ValueError, match=r"^acc_dtype must be one of \{None, lucid\.float16, "):
+    with pytest.raises(
+        ValueError, match=r"^acc_dtype must be one of \{None, lucid\.float16, lucid\.bfloat16, "
+    ):
         lucid.nn.LinearCrossEntropyOptions(acc_dtype=lucid.int64)
 
 

@@ -47,13 +47,14 @@ class LinearCrossEntropyOptions:
         size = self.batch_chunk_size
         if not (size is None or (isinstance(size, int) and size > 0)):
             raise ValueError(f"batch_chunk_size must be positive int or None, got {size!r}")
-        # PyTorch also takes bfloat16, a dtype lucid does not have
         if self.acc_dtype is not None and self.acc_dtype not in (
             lucid.float16,
+            lucid.bfloat16,
             lucid.float32,
             lucid.float64,
         ):
             raise ValueError(
-                "acc_dtype must be one of {None, lucid.float16, lucid.float32, lucid.float64}, "
-                f"got {self.acc_dtype!r}. Pass acc_dtype=None to let the op pick automatically."
+                "acc_dtype must be one of {None, lucid.float16, lucid.bfloat16, lucid.float32, "
+                f"lucid.float64}}, got {self.acc_dtype!r}. Pass acc_dtype=None to let the op "
+                "pick automatically."
             )

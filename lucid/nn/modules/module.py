@@ -762,6 +762,11 @@ class Module:
     def half(self) -> Module:
         return self._apply_to_tensors(lambda t: t.to(lucid.float16) if t.is_floating_point() else t)
 
+    def bfloat16(self) -> Module:
+        return self._apply_to_tensors(
+            lambda t: t.to(lucid.bfloat16) if t.is_floating_point() else t
+        )
+
     def cpu(self) -> Module:
         return self
 
