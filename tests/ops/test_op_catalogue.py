@@ -34,7 +34,9 @@ DTYPES = ["float32", "float64"]
 LOW_PRECISION_DTYPES = ["float16", "bfloat16"]
 # Catalogue families (tests/ops/catalogue_<family>.py) whose rows get the float16 and bfloat16
 # columns: a family joins once its ops follow PyTorch's CPU rules for both dtypes.
-LOW_PRECISION_FAMILIES = {"arithmetic", "reduction"}
+LOW_PRECISION_FAMILIES = {
+    "arithmetic", "reduction", "nn", "normalization", "convolution", "sampling",
+}  # fmt: skip
 # torch.testing.assert_close's default (rtol, atol) per dtype; `_low_precision_atol` adds the
 # dtype's resolution at the scale of the compared tensor.
 LOW_PRECISION_TOLERANCES = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5)}
@@ -65,6 +67,7 @@ _WITH_LOW_PRECISION_EXTREMES = [
     if row.extremes
     for dtype in LOW_PRECISION_DTYPES
     if dtype != "float16" or not row.float16_extremes_skip
+    if dtype != "bfloat16" or not row.bfloat16_extremes_skip
 ]
 _ERROR_INPUTS = [(row, error) for row in CATALOGUE for error in row.error_inputs]
 _ERROR_IDS = [
