@@ -328,6 +328,47 @@ CASES = [
     ),
 ]
 
+
+def _module_case(name: str, args: tuple, kwargs: dict, shape: tuple, call=None) -> Case:
+    """A torch.nn module and lucid's with the same weights, cast to the input's dtype."""
+    class_name = name.split("[")[0]
+
+    def run(F, L, x):
+        torch.manual_seed(0)
+        torch_module = getattr(torch.nn, class_name)(*args, **kwargs)
+        module = torch_module
+        if L is lucid:
+            module = getattr(nn, class_name)(*args, **kwargs)
+            state = {k: lucid.tensor(v.numpy()) for k, v in torch_module.state_dict().items()}
+            module.load_state_dict(state)
+        module.to(x.dtype)
+        return module(x) if call is None else call(module, x)
+
+    return Case(name, run, [_f(*shape)])
+
+
+CASES += [
+    _module_case("RNN", (6, 5), {}, (3, 2, 6)),
+    _module_case(
+        "RNN[relu 2 layers bidirectional]",
+        (6, 5),
+        {"nonlinearity": "relu", "num_layers": 2, "bidirectional": True},
+        (3, 2, 6),
+    ),
+    _module_case("LSTM", (6, 5), {"num_layers": 2}, (3, 2, 6)),
+    _module_case(
+        "LSTM[proj batch_first]", (6, 5), {"proj_size": 3, "batch_first": True}, (2, 3, 6)
+    ),
+    _module_case("GRU", (6, 5), {"num_layers": 2}, (3, 2, 6)),
+    _module_case("RNNCell", (6, 5), {}, (2, 6)),
+    _module_case("LSTMCell", (6, 5), {}, (2, 6)),
+    _module_case("GRUCell", (6, 5), {}, (2, 6)),
+    _module_case("MultiheadAttention", (8, 2), {}, (3, 2, 8), lambda m, x: m(x, x, x)),
+    _module_case(
+        "TransformerDecoderLayer", (8, 2, 16), {"dropout": 0.0}, (3, 2, 8), lambda m, x: m(x, x)
+    ),
+]
+
 _BY_NAME = {case.name: case for case in CASES}
 
 
