@@ -640,7 +640,7 @@ class Tensor(TensorBase):
         return accumulator.register_hook(run)
 
     def is_signed(self) -> builtins.bool:
-        return self._data.dtype.kind in "if"
+        return self._data.dtype.kind in "ifV"
 
     def is_nonzero(self) -> builtins.bool:
         size = self._data.size

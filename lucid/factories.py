@@ -388,6 +388,12 @@ def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, devi
     check_device(device)
     check_pin_memory(pin_memory)
     target = _random_float_dtype(dtype, "check_uniform_bounds")
+    if target.itemsize == 2:
+        # float16/bfloat16: float32 samples rounded; one that rounds up to 1 wraps to 0, as
+        # PyTorch keeps its samples in [0, 1)
+        values = _rng(generator).random(_size(size), dtype=np.float32).astype(target)
+        values[values == 1] = 0
+        return _leaf(values, requires_grad)
     values = _rng(generator).random(_size(size), dtype=np.float64).astype(target)
     return _leaf(values, requires_grad)
 
@@ -398,6 +404,10 @@ def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, dev
     check_device(device)
     check_pin_memory(pin_memory)
     target = _random_float_dtype(dtype, "normal_kernel_cpu")
+    if target.itemsize == 2:
+        # float16/bfloat16 samples are drawn in float32 and rounded, as PyTorch's
+        values = _rng(generator).standard_normal(_size(size), dtype=np.float32).astype(target)
+        return _leaf(values, requires_grad)
     values = _rng(generator).standard_normal(_size(size), dtype=np.float64).astype(target)
     return _leaf(values, requires_grad)
 

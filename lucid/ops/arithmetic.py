@@ -280,8 +280,10 @@ class Mul(Function):
                 return a
             except ValueError:
                 pass
-        if x.dtype is y.dtype and x.shape == y.shape:
+        if x.dtype is y.dtype and x.shape == y.shape and x.dtype.itemsize != 2:
             return _wrap(np.multiply(x, y))
+        # (float16/bfloat16 go through float32: a product past the dtype's largest value
+        # then raises the overflow flag when rounded)
         return _wrap(_binary(np.multiply, a, b))
 
     @staticmethod

@@ -18,7 +18,7 @@ from lucid._core.random import _rng
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import check_tensors, dtype_name, zeros_like_grad
 from lucid.ops._common import not_implemented as _not_implemented
-from lucid.ops._promote import scalar_value
+from lucid.ops._promote import numpy_finfo, round_to, scalar_value
 from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
 
 if TYPE_CHECKING:
@@ -41,6 +41,9 @@ class To(Function):
     @staticmethod
     def forward(ctx, x, numpy_dtype, copy):
         ctx.input_dtype = x._data.dtype
+        if numpy_dtype.kind == "V" and x._data.dtype != numpy_dtype:
+            # ml_dtypes' cast to bfloat16 raises no overflow flag: round_to raises it
+            return _wrap(round_to(x._data, numpy_dtype))
         return _wrap(x._data.astype(numpy_dtype, copy=copy))
 
     @staticmethod
@@ -436,7 +439,7 @@ def _default_random_bound(numpy_dtype: np.dtype) -> int:
     if numpy_dtype == np.bool_:
         return 2
     if numpy_dtype.kind in FLOAT_KINDS:
-        return 2 ** (np.finfo(numpy_dtype).nmant + 1) + 1
+        return 2 ** (numpy_finfo(numpy_dtype).nmant + 1) + 1
     return int(np.iinfo(numpy_dtype).max) + 1
 
 

@@ -27,7 +27,7 @@ from lucid.ops._common import (
     not_implemented,
     result_type,
 )
-from lucid.ops._promote import scalar_value
+from lucid.ops._promote import low_precision_of, round_to, scalar_value, widen
 from lucid.ops.arithmetic import div, mul
 from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
 from lucid.ops.fills import contiguous, to
@@ -1355,6 +1355,12 @@ class IndexAdd(Function):
         ctx.dim, ctx.alpha = dim, alpha
         ctx.source_shape = source._data.shape
         values = source._data
+        low = low_precision_of(x._data.dtype)
+        if low is not None:
+            # float16/bfloat16: x + alpha * source in float32, rounded once
+            result = np.ascontiguousarray(_at_least_1d(widen(x._data)))
+            _add_along(result, dim, index._data.reshape(-1), _at_least_1d(widen(values) * alpha))
+            return _wrap(round_to(result, low).reshape(x._data.shape))
         if alpha != 1:
             values = np.multiply(values, alpha, dtype=x._data.dtype, casting="unsafe")
         is_writable = out is not None and out.flags.c_contiguous and out.flags.writeable
@@ -2021,6 +2027,7 @@ TopkResult = result_type("TopkResult", "topk", "values", "indices")
 def _stable_argsort(array: np.ndarray, dim: int, descending: bool) -> np.ndarray:
     """Indices that sort `array` along `dim`, ties in their original order, NaN the largest
     (NumPy's order and PyTorch's)."""
+    array = widen(array)  # NumPy's sorts order bfloat16 NaN wrongly: float32 holds it exactly
     if not descending:
         return np.argsort(array, axis=dim, kind="stable")
     # Sorting the reversed array and reading the result backwards keeps ties in their original
@@ -2038,6 +2045,7 @@ def _topk_indices(array: np.ndarray, k: int, dim: int, largest: bool) -> np.ndar
         return order[(slice(None),) * dim + (slice(0, k),)]
     # A partial partition is linear in the slice; only the k chosen entries are then sorted.
     # Which of several equal entries at the k-th place is chosen is unspecified, as in PyTorch.
+    array = widen(array)
     if largest:
         chosen = np.argpartition(array, size - k, axis=dim)
         chosen = chosen[(slice(None),) * dim + (slice(size - k, None),)]

@@ -473,7 +473,7 @@ class LinalgSolveEx(Function):
 
 def _solve_checks(A: Tensor, B: Tensor, left: bool) -> bool:
     """PyTorch's checks of linalg.solve's arguments; whether B is a (batch of) vectors."""
-    a = _check_matrix("linalg.solve", A)
+    a = _check_matrix("linalg.solve", A, half="lu_cpu")
     b = _array(B)
     _check_same_dtype("linalg.solve", a, b)
     is_vector = left and _is_vector_rhs(a, b)
@@ -596,7 +596,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
     upper or lower triangle only."""
     _refuse_out("solve_triangular", out)
     name = "linalg.solve_triangular"
-    a = _check_matrix(name, A)
+    a = _check_matrix(name, A, half="triangular_solve_cpu")
     b = _array(B)
     if b.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor B must have at least 2 dimensions.")

@@ -27,7 +27,15 @@ from lucid.ops._common import (
 )
 from lucid.ops._common import dtype_name as _dtype_name
 from lucid.ops._common import not_implemented as _not_implemented
-from lucid.ops._promote import binary_arrays, float_array, scalar_value
+from lucid.ops._promote import (
+    binary_arrays,
+    float_array,
+    low_precision_of,
+    numpy_finfo,
+    round_to,
+    scalar_value,
+    widen,
+)
 from lucid.ops.arithmetic import _broadcast_ufunc, _grad_to, _reduce_and_cast
 from lucid.ops.arithmetic import pow as _pow
 from lucid.ops.arithmetic import pow_ as _pow_
@@ -191,9 +199,11 @@ class Logit(Function):
         ctx.save_for_backward(x)
         ctx.eps = eps
         array = float_array(x)
+        low = low_precision_of(array.dtype)
+        array = widen(array)  # float16/bfloat16 in float32, rounded once
         if eps is not None and eps >= 0:
             array = np.clip(array, eps, 1.0 - eps)
-        return _wrap(np.log(array / (1.0 - array)))
+        return _wrap(round_to(np.log(array / (1.0 - array)), low))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -791,11 +801,14 @@ class RoundDecimals(_Rounding):
         array = x._data
         if array.dtype.kind not in FLOAT_KINDS:
             raise _not_implemented("round_cpu", array.dtype)
-        # Scale in the input's own precision, as PyTorch does, so results match bit for bit.
+        # Scale in the input's own precision, as PyTorch does, so results match bit for bit
+        # (float16/bfloat16: in float32, rounded once, as PyTorch's kernels compute them).
+        low = low_precision_of(array.dtype)
+        array = widen(array)
         scale = np.asarray(10.0 ** builtins.abs(decimals), dtype=array.dtype)
         if decimals >= 0:
-            return _wrap(np.rint(array * scale) / scale)
-        return _wrap(np.rint(array / scale) * scale)
+            return _wrap(round_to(np.rint(array * scale) / scale, low))
+        return _wrap(round_to(np.rint(array / scale) * scale, low))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -828,8 +841,9 @@ class Lerp(Function):
     @staticmethod
     def forward(ctx, start, end, weight):
         s, e = start._data, end._data
+        low = low_precision_of(s.dtype)
         try:
-            result = _lerp_array(s, e, weight)
+            result = round_to(_lerp_array(widen(s), widen(e), weight), low)
         except ValueError:
             raise broadcast_error(s.shape, e.shape) from None
         ctx.weight = weight
@@ -858,8 +872,9 @@ class LerpTensor(Function):
     def forward(ctx, start, end, weight):
         s, e = start._data, end._data
         w = weight._data.astype(s.dtype, copy=False)
+        low = low_precision_of(s.dtype)
         try:
-            result = _lerp_array(s, e, w)
+            result = round_to(_lerp_array(widen(s), widen(e), widen(w)), low)
         except ValueError:
             broadcast_shapes(s.shape, e.shape, w.shape)
             raise
@@ -922,11 +937,13 @@ class NanToNum(Function):
         array = x._data
         if array.dtype.kind not in FLOAT_KINDS:
             return _wrap(array.copy())
-        info = np.finfo(array.dtype)
+        info = numpy_finfo(array.dtype)
         posinf = info.max if posinf is None else posinf
         neginf = info.min if neginf is None else neginf
         ctx.save_for_backward(x)
-        return _wrap(np.nan_to_num(array, copy=True, nan=nan, posinf=posinf, neginf=neginf))
+        # NumPy's nan_to_num leaves bfloat16 alone (it is no NumPy float): replace in float32
+        replaced = np.nan_to_num(widen(array), copy=True, nan=nan, posinf=posinf, neginf=neginf)
+        return _wrap(round_to(replaced, low_precision_of(array.dtype)))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -985,7 +1002,9 @@ class Clamp(Function):
         target = _number_clamp_dtype(x, low, high)
         ctx.save_for_backward(x)
         ctx.low, ctx.high = low, high
-        return _wrap(_clamp_array(x._data.astype(target, copy=False), low, high))
+        array = x._data.astype(target, copy=False)
+        # float16/bfloat16 compare with the bounds at float32 (NumPy would widen the result)
+        return _wrap(round_to(_clamp_array(widen(array), low, high), low_precision_of(target)))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -1734,11 +1753,13 @@ class Sinc(Function):
     def forward(ctx, x):
         array = _float_input(x)
         ctx.save_for_backward(x)
+        low = low_precision_of(array.dtype)
+        array = widen(array)  # float16/bfloat16 in float32, rounded once
         angle = array * np.asarray(math.pi, array.dtype)
         with np.errstate(invalid="ignore", divide="ignore"):
             result = np.sin(angle) / angle
         # sin(pi x) / (pi x) tends to 1 at 0, where the quotient is 0/0
-        return _wrap(np.where(array == 0, np.ones((), array.dtype), result))
+        return _wrap(round_to(np.where(array == 0, np.ones((), array.dtype), result), low))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -2234,12 +2255,12 @@ def nan_to_num_(input: Tensor, nan: float = 0.0, posinf: float | None = None,
 # ------------------------------------------------------ gamma family, erfinv, i0
 def _special_result(function: Any, x: Tensor, native: bool = False) -> np.ndarray:
     """`function` on x's values, in x's float dtype (integers in the default dtype): computed in
-    float64, or in that dtype itself when `native`."""
+    float64, or in that dtype itself when `native` (float32 for float16/bfloat16, as PyTorch)."""
     array = _float_input(x)
     dtype = array.dtype
     # computed on a 1-d array, so the kernels may index a 0-d input too
-    flat = array.reshape(-1) if native else array.reshape(-1).astype(np.float64, copy=False)
-    return function(flat).astype(dtype, copy=False).reshape(array.shape)
+    flat = widen(array.reshape(-1)) if native else array.reshape(-1).astype(np.float64, copy=False)
+    return round_to(function(flat), dtype).reshape(array.shape)
 
 
 class Lgamma(Function):

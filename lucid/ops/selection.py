@@ -24,6 +24,7 @@ from lucid.ops._common import (
     not_implemented,
     result_type,
 )
+from lucid.ops._promote import is_low_precision, numpy_finfo, round_to, widen
 from lucid.ops.indexing import Scatter, ScatterAdd, Sort, gather
 
 if TYPE_CHECKING:
@@ -129,7 +130,8 @@ def _distribute_backward(ctx: Any, grad_output: Tensor) -> Tensor:
 
 def _partition_indices(array: np.ndarray, k: int, dim: int) -> np.ndarray:
     """Indices (dim kept as size 1) of the k-th smallest entries along `dim`, NaN the largest."""
-    order = np.argpartition(array, k, axis=dim)
+    # (NumPy's sorts order bfloat16 NaN wrongly: float32 holds its values exactly)
+    order = np.argpartition(widen(array), k, axis=dim)
     return np.take(order, [k], axis=dim)
 
 
@@ -182,7 +184,7 @@ def _lower_median(values: np.ndarray) -> Any:
             np.iinfo(values.dtype).min if values.dtype.kind == "i" else 0, values.dtype
         )
     k = (values.size - 1) // 2
-    return np.partition(values, k)[k]
+    return np.asarray(np.partition(widen(values), k)[k]).astype(values.dtype)
 
 
 class MedianAll(Function):
@@ -251,7 +253,7 @@ class NanmedianDim(Function):
                 # NaN sorts last, so the lower median of each slice's numbers sits at a
                 # position that depends on how many numbers it has; an all-NaN slice takes its
                 # first NaN.
-                order = np.argsort(array, axis=dim, kind="stable")
+                order = np.argsort(widen(array), axis=dim, kind="stable")
                 count = np.sum(~nan, axis=dim, keepdims=True)
                 position = np.maximum(count - 1, 0) // 2
                 indices = np.take_along_axis(order, position, dim)
@@ -295,7 +297,7 @@ def _mode_indices(array: np.ndarray, dim: int) -> np.ndarray:
     """Indices (dim kept as size 1) of the most frequent value along `dim`: the smallest of
     equally frequent values, at its last occurrence. Each NaN counts once."""
     rows = np.moveaxis(array, dim, -1)
-    order = np.argsort(rows, axis=-1, kind="stable")
+    order = np.argsort(widen(rows), axis=-1, kind="stable")
     ordered = np.take_along_axis(rows, order, -1)
     size = rows.shape[-1]
     positions = np.arange(size)
@@ -391,11 +393,11 @@ def _unique_flat(array: np.ndarray, return_inverse: bool) -> tuple:
     sort needs no stability (equal values are one entry), and sorting the values alone is
     faster than sorting indices where the inverse is not asked for."""
     if return_inverse:
-        order = np.argsort(array)
+        order = np.argsort(widen(array))
         ordered = array[order]
     else:
         order = None
-        ordered = np.sort(array)
+        ordered = np.sort(widen(array)).astype(array.dtype, copy=False)
     starts = np.ones(ordered.shape, np.bool_)
     starts[1:] = ordered[1:] != ordered[:-1]
     return _runs(ordered, order, starts)
@@ -423,7 +425,7 @@ def _unique_slices(array: np.ndarray, dim: int, consecutive: bool) -> tuple:
         order = None
         ordered = rows
     else:
-        order = np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(size)
+        order = np.lexsort(widen(rows).T[::-1]) if rows.shape[1] else np.arange(size)
         ordered = rows[order]
     starts = np.ones(size, np.bool_)
     starts[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
@@ -600,7 +602,7 @@ class Logcumsumexp(Function):
         # d result_j / d x_i = exp(x_i - result_j) for i <= j. Summed in log space, with the
         # positive and negative parts of the gradient apart, so that no exp overflows; the
         # lowest finite number stands for log(0) so that -inf - (-inf) never meets.
-        lowest = float(np.finfo(grad_output._data.dtype).min)
+        lowest = float(numpy_finfo(grad_output._data.dtype).min)
         log_abs = pointwise_ops.log(pointwise_ops.abs(grad_output))
         where = pointwise_ops.where
         log_positive = where(pointwise_ops.gt(grad_output, 0.0), log_abs, lowest)
@@ -893,8 +895,8 @@ def _search(boundaries: np.ndarray, values: np.ndarray, right: bool) -> np.ndarr
         if array.dtype == np.bool_:
             raise not_implemented("searchsorted_out_cpu", array.dtype)
     common = np.result_type(boundaries.dtype, values.dtype)
-    boundaries = boundaries.astype(common, copy=False)
-    values = values.astype(common, copy=False)
+    boundaries = widen(boundaries.astype(common, copy=False))
+    values = widen(values.astype(common, copy=False))
     if boundaries.shape[-1] == 0 or values.size == 0:
         return np.zeros(values.shape, _INT64)
     side = "right" if right else "left"
@@ -1136,7 +1138,10 @@ def histogram(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor | N
     """(hist, bin_edges): counts (or summed `weight`) of `input` in `bins` equal bins over
     `range` (the data's range by default), or between the edges `bins` gives as a tensor."""
     array = _array(input)
-    if array.dtype not in (np.float32, np.float64):
+    # PyTorch's float16/bfloat16 kernel needs given edges or a given range (it computes no
+    # range from the data in these dtypes); the counting runs in float32 here
+    low = is_low_precision(array.dtype) and (isinstance(bins, TensorBase) or range is not None)
+    if array.dtype not in (np.float32, np.float64) and not low:
         raise not_implemented("histogramdd", array.dtype)
     edges = _histogram_edges(input, bins, range)
     weights = None
@@ -1149,14 +1154,14 @@ def histogram(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor | N
                 f"{_shape_text((array.size, 1))} and weight with shape {_shape_text(weights.shape)}"
             )
     bin_count = builtins.max(edges.size - 1, 0)
-    bin_index = _bin_indices(array.reshape(-1), edges, False) if bin_count else None
+    bin_index = _bin_indices(widen(array).reshape(-1), widen(edges), False) if bin_count else None
     if bin_index is None:
         hist = np.zeros(0, array.dtype)
     else:
-        hist = _count_bins(bin_index, bin_count, weights, array.dtype)
+        hist = _count_bins(bin_index, bin_count, widen(weights), np.float32 if low else array.dtype)
     if density and bin_count:
-        hist = (hist / hist.sum() / np.diff(edges)).astype(array.dtype)
-    return HistogramResult(_wrap(hist), _wrap(edges))
+        hist = hist / hist.sum() / np.diff(widen(edges))
+    return HistogramResult(_wrap(round_to(hist, array.dtype)), _wrap(edges))
 
 
 _HISTOGRAMDD_OVERLOADS = tuple(

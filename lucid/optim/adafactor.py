@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import numpy as np
-
 import lucid
 from lucid.optim.adam import _lerp_
 from lucid.optim.optimizer import Optimizer, _scalar_dtype
@@ -80,7 +78,7 @@ class Adafactor(Optimizer):
                             state["variance"] = lucid.zeros_like(grad)
                     if eps1 is None:
                         # As PyTorch: the first parameter's dtype sets it for the whole group.
-                        eps1 = float(np.finfo(param.dtype.numpy_dtype).eps)
+                        eps1 = lucid.finfo(param.dtype).eps
                     state["step"].add_(1)
                     step = state["step"].item()
                     one_minus_beta2_t = step**beta2_decay

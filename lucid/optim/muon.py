@@ -27,8 +27,8 @@ def _orthogonalize(grad: Tensor, ns_coefficients: tuple[float, float, float], ns
     """An approximate U V^T of G = U S V^T by `ns_steps` steps of X <- a X + (b A + c A^2) X,
     A = X X^T, from X = G / |G|_F (so every singular value starts at most 1).
 
-    PyTorch runs this iteration in bfloat16; lucid, which has no bfloat16, runs it in the
-    gradient's own dtype, so its updates are the more precise ones.
+    Runs in bfloat16, as PyTorch's (each product computed in float32 and rounded); without
+    the ml_dtypes extra, which gives NumPy bfloat16, in the gradient's own dtype.
     """
     if ns_steps >= 100:
         raise ValueError("Number of steps must be less than 100 for computational efficiency")
@@ -39,6 +39,8 @@ def _orthogonalize(grad: Tensor, ns_coefficients: tuple[float, float, float], ns
     a, b, c = ns_coefficients
     # X X^T is the smaller Gram matrix when X is wide
     tall = grad.size(0) > grad.size(1)
+    if lucid.bfloat16.numpy_dtype is not None:
+        grad = grad.bfloat16()
     ortho = grad.t() if tall else grad
     ortho = ortho / ortho.norm().clamp(min=eps)
     for _ in range(ns_steps):

@@ -41,10 +41,12 @@ _DTYPE_CODES = {
     np.dtype(np.float32): "F32",
     np.dtype(np.float64): "F64",
 }
+_BFLOAT16 = lucid.bfloat16.numpy_dtype  # None without the ml_dtypes extra
+if _BFLOAT16 is not None:
+    _DTYPE_CODES[_BFLOAT16] = "BF16"
 _CODE_DTYPES = {code: dtype for dtype, code in _DTYPE_CODES.items()}
 # safetensors dtypes that have no lucid dtype (yet).
 _UNSUPPORTED_CODES = {
-    "BF16": "bfloat16",
     "F8_E4M3": "float8_e4m3fn",
     "F8_E5M2": "float8_e5m2",
     "U16": "uint16",
@@ -52,9 +54,18 @@ _UNSUPPORTED_CODES = {
     "U64": "uint64",
     "C64": "complex64",
 }
+if _BFLOAT16 is None:
+    _UNSUPPORTED_CODES["BF16"] = "bfloat16, which needs the ml_dtypes package"
 
 
 # ----------------------------------------------------------------------------- save
+def _little_endian(array: np.ndarray) -> np.ndarray:
+    """The array's bytes in little-endian order, contiguous (bfloat16 by its 16-bit pattern)."""
+    if array.dtype.kind == "V":
+        return np.ascontiguousarray(array).view(np.uint16).astype("<u2", copy=False)
+    return np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+
+
 class _Encoder:
     """Turns an object tree into tagged JSON plus a table of named tensors."""
 
@@ -116,7 +127,7 @@ def _serialize(obj: Any) -> tuple[bytes, list[np.ndarray]]:
     arrays = []
     offset = 0
     for key, array in encoder.tensors.items():
-        little = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+        little = _little_endian(array)
         header[key] = {
             "dtype": _DTYPE_CODES[array.dtype],
             "shape": list(array.shape),
@@ -263,6 +274,10 @@ def _read_tensor(key: str, entry: Any, data: memoryview) -> np.ndarray:
             f"tensor {key!r} data_offsets [{begin}, {end}] exceed the data section "
             f"({len(data)} bytes): the file is truncated"
         )
+    if dtype.kind == "V":
+        # bfloat16 has no byte order of its own in NumPy: read its bits as 16-bit integers
+        bits = np.frombuffer(data[begin:end], dtype="<u2").astype(np.uint16)
+        return bits.view(dtype).reshape(shape)
     little = np.frombuffer(data[begin:end], dtype=dtype.newbyteorder("<"))
     # A native-order copy: writable, and independent of the file's buffer.
     return little.astype(dtype, copy=True).reshape(shape)
@@ -314,7 +329,8 @@ def load(
     """Load what `save` wrote, or any safetensors file (as a dict of tensors by name).
 
     Raises RuntimeError for truncated, corrupted or foreign files, and for safetensors
-    dtypes lucid has no dtype for (bfloat16, float8, unsigned ints above 8 bits).
+    dtypes lucid has no dtype for (float8, unsigned ints above 8 bits; bfloat16 without
+    the ml_dtypes extra).
 
     Checkpoints hold only data, so loading never executes code whatever `weights_only` says;
     `map_location` and `weights_only` are accepted for PyTorch compatibility (lucid tensors
@@ -380,16 +396,18 @@ def from_torch_state_dict(state_dict: Mapping[str, Any]) -> collections.OrderedD
     """Copy a PyTorch state dict's tensors into lucid tensors, for `Module.load_state_dict`.
 
     Works by duck typing (anything with `.detach().cpu().numpy()`), so torch is not imported;
-    bfloat16 tensors, which NumPy cannot hold, are widened to float32. Other values pass
-    through unchanged.
+    bfloat16 tensors stay bfloat16 (through float32, which holds each of their values
+    exactly). Other values pass through unchanged.
     """
     result = collections.OrderedDict()
     for key, value in state_dict.items():
         if hasattr(value, "detach") and hasattr(value, "cpu") and hasattr(value, "numpy"):
             value = value.detach().cpu()
             if str(getattr(value, "dtype", "")) == "torch.bfloat16":
-                value = value.float()
-            value = lucid.from_numpy(np.array(value.numpy(), copy=True))
+                widened = value.float().numpy()
+                value = lucid.from_numpy(widened.astype(lucid.bfloat16.numpy_dtype or np.float32))
+            else:
+                value = lucid.from_numpy(np.array(value.numpy(), copy=True))
         elif isinstance(value, np.ndarray):
             value = lucid.from_numpy(value.copy())
         result[key] = value

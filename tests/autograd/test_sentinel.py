@@ -178,6 +178,38 @@ def test_float16_exp_overflow_is_detected():
     _assert_at(event, "half-exp")
 
 
+bfloat16_only = pytest.mark.skipif(
+    lucid.bfloat16.numpy_dtype is None, reason="bfloat16 needs the ml_dtypes package"
+)
+
+
+@bfloat16_only
+def test_cast_to_bfloat16_that_overflows_is_a_birth():
+    # ml_dtypes' cast raises no NumPy flag of its own: lucid raises the overflow flag for it
+    x = lucid.tensor([1.0, 3.4e38], requires_grad=True)
+    narrowed = x.to(lucid.bfloat16)  # <bfloat16-cast>
+    event = _only_event(_sentinel_warnings(narrowed.float().sum().backward))
+    assert (event.phase, event.kind, event.mechanism) == ("forward", "inf", "overflow")
+    assert event.op == "to"
+    _assert_at(event, "bfloat16-cast")
+
+
+@bfloat16_only
+def test_bfloat16_product_finite_in_float32_but_not_in_bfloat16_is_a_birth():
+    # 3e38 * 1.132 is finite in float32, where the product is computed, and past bfloat16's
+    # largest value, to which it is rounded
+    x = lucid.tensor([1.0, 3.0e38], dtype=lucid.bfloat16, requires_grad=True)
+    grown = x * 1.132  # <bfloat16-mul>
+    event = _only_event(_sentinel_warnings(grown.float().sum().backward))
+    assert (event.op, event.phase, event.kind, event.mechanism) == (
+        "mul",
+        "forward",
+        "inf",
+        "overflow",
+    )
+    _assert_at(event, "bfloat16-mul")
+
+
 def test_float32_exp_overflow_is_detected():
     x = lucid.tensor([1.0, 100.0], requires_grad=True)
     grown = x.exp()  # <single-exp>

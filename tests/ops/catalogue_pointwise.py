@@ -521,7 +521,18 @@ ROWS: list[OpCase] = [
     _unary("deg2rad", np.deg2rad, low=-360.0, high=360.0),
     _unary("rad2deg", np.rad2deg, low=-7.0, high=7.0),
     _unary("sinc", np.sinc, low=-3.0, high=3.0),
-    OpCase("sinc_", lambda x: x.clone().sinc_(), lambda x: x.clone().sinc_(), np.sinc),
+    OpCase(
+        "sinc_",
+        lambda x: x.clone().sinc_(),
+        lambda x: x.clone().sinc_(),
+        np.sinc,
+        low_precision_skip=(
+            "near 0 its gradient is a difference of two values close to 1 that lucid and "
+            "PyTorch write in different forms (lucid's stays finite for denormals): rounded to "
+            "float16/bfloat16 they cancel to different digits (at x = 0.023 in bfloat16 the "
+            "true -0.076 comes out -0.17 in lucid, -0.29 in PyTorch)"
+        ),
+    ),
     OpCase(
         "frac_", lambda x: x.clone().frac_(), lambda x: x.clone().frac_(), lambda x: x - np.trunc(x)
     ),
@@ -790,6 +801,10 @@ ROWS: list[OpCase] = [
         None,
         low=1.1,
         high=4.0,
+        float16_extremes_skip=(
+            "PyTorch forms x - i / 2 in float16, which rounds the smallest denormal minus 1 to "
+            "-1, a pole of lgamma; lucid forms it in float32"
+        ),
         error_inputs=[
             ErrorInput([(3,)], RuntimeError, "p has to be greater than or equal to 1", {"p": 0}),
             ErrorInput(

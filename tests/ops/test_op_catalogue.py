@@ -35,8 +35,19 @@ LOW_PRECISION_DTYPES = ["float16", "bfloat16"]
 # Catalogue families (tests/ops/catalogue_<family>.py) whose rows get the float16 and bfloat16
 # columns: a family joins once its ops follow PyTorch's CPU rules for both dtypes.
 LOW_PRECISION_FAMILIES = {
-    "arithmetic", "reduction", "nn", "normalization", "convolution", "sampling",
-}  # fmt: skip
+    "arithmetic",
+    "convolution",
+    "indexing",
+    "linalg",
+    "loss",
+    "nn",
+    "normalization",
+    "pointwise",
+    "reduction",
+    "sampling",
+    "selection",
+    "shape",
+}
 # torch.testing.assert_close's default (rtol, atol) per dtype; `_low_precision_atol` adds the
 # dtype's resolution at the scale of the compared tensor.
 LOW_PRECISION_TOLERANCES = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5)}
@@ -158,8 +169,9 @@ def _torch_tensor(array: np.ndarray) -> Any:
     import torch
 
     if array.dtype.kind == "V":
-        # float32 holds every bfloat16 value exactly
-        return torch.from_numpy(array.astype(np.float32)).to(torch.bfloat16)
+        # by its bits: torch's own casts would change the sign of NaN
+        bits = torch.from_numpy(np.ascontiguousarray(array).view(np.int16).copy())
+        return bits.view(torch.bfloat16).reshape(array.shape)
     return torch.from_numpy(array.copy())
 
 

@@ -334,9 +334,23 @@ def test_from_torch_state_dict_gives_same_outputs_as_torch():
 
 
 @requires_torch
-def test_from_torch_state_dict_widens_bfloat16():
-    state = from_torch_state_dict({"w": torch.ones(2, dtype=torch.bfloat16), "n": 3})
-    assert state["w"].dtype == lucid.float32 and state["n"] == 3
+def test_from_torch_state_dict_keeps_bfloat16():
+    weights = torch.tensor([1.0, -2.5, 3.0e38, 1.0e-40]).to(torch.bfloat16)
+    state = from_torch_state_dict({"w": weights, "n": 3})
+    assert state["w"].dtype == lucid.bfloat16 and state["n"] == 3
+    np.testing.assert_array_equal(state["w"].float().numpy(), weights.float().numpy())
+
+
+def test_bfloat16_round_trips_as_bf16(tmp_path):
+    values = lucid.tensor([1.0, -2.5, 3.0e38, float("inf"), 1.0e-40]).bfloat16()
+    path = tmp_path / "bf16.safetensors"
+    save({"w": values}, path)
+    header_length = struct.unpack("<Q", path.read_bytes()[:8])[0]
+    header = json.loads(path.read_bytes()[8 : 8 + header_length])
+    assert header["w"]["dtype"] == "BF16" and header["w"]["data_offsets"] == [0, 10]
+    loaded = load(path)["w"]
+    assert loaded.dtype == lucid.bfloat16
+    np.testing.assert_array_equal(loaded.float().numpy(), values.float().numpy())
 
 
 def test_requires_grad_flag_round_trips():
@@ -422,7 +436,7 @@ def test_any_safetensors_file_loads_as_a_dict_of_tensors(tmp_path, dtype):
 
 @requires_safetensors
 @requires_torch
-def test_safetensors_files_written_from_torch_load_bf16_named_in_the_error(tmp_path):
+def test_safetensors_files_written_from_torch_load_with_bfloat16(tmp_path):
     import safetensors.torch
 
     layer = torch.nn.Linear(3, 2)
@@ -431,9 +445,15 @@ def test_safetensors_files_written_from_torch_load_bf16_named_in_the_error(tmp_p
     model = lucid.nn.Linear(3, 2)
     model.load_state_dict(load(path))
     np.testing.assert_array_equal(model.weight.detach().numpy(), layer.weight.detach().numpy())
-    safetensors.torch.save_file({"w": torch.ones(2, dtype=torch.bfloat16)}, str(path))
-    with pytest.raises(RuntimeError, match="'w' has dtype BF16 .bfloat16."):
-        load(path)
+    weights = torch.tensor([0.1, -7.0, 1.0e30]).to(torch.bfloat16)
+    safetensors.torch.save_file({"w": weights}, str(path))
+    loaded = load(path)["w"]
+    assert loaded.dtype == lucid.bfloat16
+    np.testing.assert_array_equal(loaded.float().numpy(), weights.float().numpy())
+    # and lucid's bfloat16 file is read back by safetensors as torch's bfloat16
+    save({"w": loaded}, path)
+    read = safetensors.torch.load_file(str(path))["w"]
+    assert read.dtype == torch.bfloat16 and torch.equal(read, weights)
 
 
 @requires_safetensors
