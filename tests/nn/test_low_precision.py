@@ -671,3 +671,17 @@ def test_the_cnn_in_bfloat16_matches_torch_with_the_same_weights():
 
 def test_a_bfloat16_transformer_block_matches_torch_with_the_same_weights():
     _check_model(_run_model(_block, (4, 6, 16), _mask_loss, "bfloat16"), "bfloat16")
+
+
+@pytest.mark.usefixtures("fresh_sentinel")
+def test_a_sum_finite_in_float32_that_rounds_to_bfloat16_inf_is_an_overflow_birth():
+    # 2^127 * (1.9921875 + 2^-8): float32 holds it, bfloat16's nearest (ties to even) is inf
+    x = lucid.tensor([[[2.0**64, 2.0**56]]]).to(lucid.bfloat16)
+    weight = lucid.tensor([[[2.0**63 * 1.9921875, 2.0**63]]]).to(lucid.bfloat16)
+    weight.requires_grad_()
+    out = F.conv1d(x, weight)  # <bfloat16-rounding-overflow>
+    assert np.isfinite(F.conv1d(x.float(), weight.float()).item())
+    event = _birth(out.sum().backward)
+    assert (event.op, event.phase, event.kind, event.created) == ("conv1d", "forward", "inf", True)
+    assert event.mechanism == "overflow"
+    assert _at(event, "bfloat16-rounding-overflow")
