@@ -172,7 +172,8 @@ def can_cast(from_: dtype, to: dtype) -> bool:
 # (torch.nn is an attribute after `import torch`; so is lucid.nn): `import lucid` stays small,
 # and the package face imports nothing that imports it back.
 _LAZY_SUBPACKAGES = ("nn", "optim", "utils", "debug", "cuda", "backends", "accelerator", "jit")
-_LAZY_SUBPACKAGES += ("linalg", "amp")
+_LAZY_SUBPACKAGES += ("linalg", "amp", "distributed")
+_LAZY_SUBPACKAGES += ("cpu",)
 _LAZY_NAMES = {
     "load": "lucid.utils.serialization",
     "save": "lucid.utils.serialization",
@@ -213,6 +214,7 @@ _LAZY_NAMES = {
     "geqrf": "lucid.ops.linalg_decompositions",
     "orgqr": "lucid.ops.linalg_decompositions",
     "ormqr": "lucid.ops.linalg_decompositions",
+    "lobpcg": "lucid.ops.lobpcg",
 }
 # The nn.functional ops that torch also has at its top level as the very same function
 _SHARED_WITH_FUNCTIONAL = """
@@ -221,6 +223,8 @@ _SHARED_WITH_FUNCTIONAL = """
     pairwise_distance pixel_shuffle pixel_unshuffle prelu rrelu_ threshold_
 """
 _LAZY_NAMES.update(dict.fromkeys(_SHARED_WITH_FUNCTIONAL.split(), "lucid.nn.functional"))
+# torch.GradScaler is torch.amp.GradScaler
+_LAZY_NAMES["GradScaler"] = "lucid.amp.grad_scaler"
 
 
 def __getattr__(name: str) -> Any:

@@ -14,7 +14,6 @@ from lucid.ops.linalg_decompositions import (
     LinAlgError,
     cholesky_ex,
     cond,
-    det,
     eig,
     eigh,
     eigvals,
@@ -22,14 +21,15 @@ from lucid.ops.linalg_decompositions import (
     householder_product,
     inv,
     inv_ex,
+    ldl_factor,
+    ldl_factor_ex,
+    ldl_solve,
     lstsq,
     lu,
     lu_factor,
     lu_factor_ex,
     lu_solve,
-    matrix_exp,
     matrix_norm,
-    matrix_power,
     matrix_rank,
     multi_dot,
     norm,
@@ -45,7 +45,10 @@ from lucid.ops.linalg_decompositions import (
 )
 from lucid.ops.linalg_decompositions import linalg_cholesky as cholesky
 from lucid.ops.linalg_decompositions import linalg_cross as cross
+from lucid.ops.linalg_decompositions import linalg_det as det
 from lucid.ops.linalg_decompositions import linalg_diagonal as diagonal
+from lucid.ops.linalg_decompositions import linalg_matrix_exp as matrix_exp
+from lucid.ops.linalg_decompositions import linalg_matrix_power as matrix_power
 from lucid.ops.linalg_decompositions import linalg_qr as qr
 from lucid.ops.linalg_decompositions import linalg_slogdet as slogdet
 from lucid.ops.linalg_decompositions import linalg_svd as svd
@@ -56,5 +59,5 @@ __all__ = [
     "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
     "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
     "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
-    "vector_norm",
+    "vector_norm", "ldl_factor", "ldl_factor_ex", "ldl_solve",
 ]  # fmt: skip

@@ -207,7 +207,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(
             MIXED_PRECISION,
             """
-            GradScaler autocast autocast_decrement_nesting autocast_increment_nesting
+            autocast autocast_decrement_nesting autocast_increment_nesting
             clear_autocast_cache get_autocast_cpu_dtype get_autocast_dtype
             get_autocast_gpu_dtype get_autocast_ipu_dtype get_autocast_xla_dtype
             is_autocast_cache_enabled is_autocast_cpu_enabled is_autocast_enabled
@@ -218,7 +218,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """,
         ),
         **_names(DISTRIBUTED, "is_distributed"),
-        **_names(PLANNED, "lobpcg"),
         **_names(SIGNAL, "istft stft"),
         **_names(
             ATEN,
@@ -302,7 +301,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "torch.nn": {
         **_names(DEPRECATED, "Container"),
-        **_names(DISTRIBUTED, "DataParallel SyncBatchNorm"),
         **_names(INTERNAL, "factory_kwargs"),
     },
     "torch.nn.functional": {
@@ -330,11 +328,9 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(INTERNAL, "swap_in_optimizer_params_and_state"),
     },
     "torch.linalg": {
-        **_names(PLANNED, "ldl_factor ldl_factor_ex ldl_solve"),
         **_names(INTERNAL, "common_notes"),
     },
     "torch.utils.data": {
-        **_names(DISTRIBUTED, "DistributedSampler"),
         **_names(
             DATAPIPES,
             """

@@ -1,27 +1,33 @@
 """Differential fuzz of bad and edge inputs against PyTorch (issue 15, section 2).
 
-Every public callable lucid shares with PyTorch (`lucid.*`, `lucid.nn.functional.*`, Tensor
-methods, properties and operators) is called with generated inputs of each applicable kind
-(`KINDS`): wrong dtypes, shape mismatches, out-of-range and float dims, negative and zero
-sizes, out-of-range and float indices, empty and 0-d tensors, None, Python scalars and lists
-in tensor positions, non-contiguous views, in-place ops on leaves that require grad, on views
-of them, with a shape change and through a view of float or integer tensors (the write must
-reach the base). The
-arguments come from lucid's signature, one role per parameter name (`_ROLES`); each call is
-run in lucid and in torch on the same values and classified (`classify`):
+Every public callable lucid shares with PyTorch (`lucid.*`, `lucid.nn.functional.*`,
+`lucid.linalg.*`, Tensor methods, properties and operators) is called with generated inputs of
+each applicable kind (`KINDS`): wrong dtypes, shape mismatches, out-of-range and float dims,
+negative and zero sizes, out-of-range and float indices, empty and 0-d tensors, None, Python
+scalars and lists in tensor positions, non-contiguous views, in-place ops on leaves that
+require grad, on views of them, with a shape change and through a view of float or integer
+tensors (the write must reach the base). The arguments come from lucid's signature, one role
+per parameter name (`_ROLES`); each call is run in lucid and in torch on the same values and
+classified (`classify`):
 
 - numpy: an exception from inside NumPy (last traceback frame in numpy) or in NumPy's words
   reaches the user;
 - silent: PyTorch raises, lucid returns;
 - values: both return, the results (or the tensors written in place) differ;
 - type: both raise, with different exception types (tallied, not asserted);
+- wording: both raise the same type, with messages that differ once "torch" reads "lucid"
+  (lucid.linalg only);
 - refuses: PyTorch returns, lucid raises (tallied, not asserted);
 - same / equal: both raise the same type / both return equal results.
 
 The first three are asserted: a call in one of them must be listed in KNOWN_GAPS
 (tests/differential_known_gaps.py) with that category, and a listed gap that no longer shows
-fails too, so the list only shrinks. Run `python -m tests.test_differential_errors` for the
-full tally; `pytest -s -k tally` prints it too.
+fails too, so the list only shrinks. The `lucid.linalg` functions get inputs of their own
+(`_linalg_kinds`: a symmetric positive-definite A, right-hand sides and pivots that fit it,
+then wrong dtypes, non-square and wrongly shaped matrices, batches that do not broadcast,
+non-tensors), and for them the error itself is held to PyTorch's: `type` and `wording` are
+asserted too. Run `python -m tests.test_differential_errors` for the full tally; `pytest -s -k
+tally` prints it too.
 """
 
 from __future__ import annotations
@@ -60,7 +66,9 @@ CALLS_PER_KIND = 1
 RTOL = 1e-5
 ATOL = 1e-6
 ASSERTED = ("numpy", "silent", "values")
-CATEGORIES = ("numpy", "silent", "values", "type", "refuses", "same", "equal")
+# lucid.linalg's errors are compared word for word as well
+ASSERTED_LINALG = ("numpy", "silent", "values", "type", "wording")
+CATEGORIES = ("numpy", "silent", "values", "type", "wording", "refuses", "same", "equal")
 
 # Excluded callables, with the reason.
 RANDOM = "random: values depend on the generator, not comparable with PyTorch's"
@@ -142,6 +150,10 @@ WRITE_ORDER_UNSPECIFIED = {(f"F.max_unpool{dims}d", "index_out_of_range") for di
 # topk and kthvalue pick ties in no documented order): the values are compared, the indices by
 # shape, and lucid's indices must select its values.
 TIES_UNSPECIFIED = {"lucid.topk", "Tensor.topk", "lucid.kthvalue", "Tensor.kthvalue"}
+# (eigenvalues, eigenvectors) results: each eigenvector is fixed only up to its sign, which
+# LAPACK builds choose differently; the vectors are compared with each column's largest entry
+# made positive.
+SIGN_UNSPECIFIED = {"linalg.eigh"}
 
 # Operators, called as a user writes them (operator.iadd(v, x) is `v += x`, so a missing
 # in-place form shows as a write that goes nowhere).
@@ -259,9 +271,9 @@ class Target:
             return getattr(args[0], name)
         if self.style == "method":
             return getattr(args[0], name)(*args[1:], **kwargs)
-        module = {"lucid": library, "F": library.nn.functional}[prefix]
+        module = {"lucid": library, "F": library.nn.functional, "linalg": library.linalg}[prefix]
         if library is lucid:
-            module = {"lucid": lucid, "F": lucid_functional}[prefix]
+            module = {"lucid": lucid, "F": lucid_functional, "linalg": lucid.linalg}[prefix]
         return getattr(module, name)(*args, **kwargs)
 
 
@@ -297,6 +309,10 @@ def targets() -> tuple[Target, ...]:
             found.append(Target(f"Tensor.{name}", "method", _parameters(attribute, True)))
     for name in (*BINARY_OPERATORS, *INPLACE_OPERATORS, *UNARY_OPERATORS):
         found.append(Target(f"Tensor.{name}", "operator", ()))
+    for name in sorted(_public(lucid.linalg) & _public(torch.linalg)):
+        function = getattr(lucid.linalg, name)
+        if inspect.isfunction(function):
+            found.append(Target(f"linalg.{name}", "function", _parameters(function, False)))
     return tuple(target for target in found if target.name not in EXCLUDED)
 
 
@@ -555,6 +571,83 @@ def _kinds(target: Target, rng: np.random.Generator) -> Iterator[tuple[str, list
             yield "inplace_python_number", [args[0], 2.0, *args[2:]], {}
 
 
+# ------------------------------------------------------------------------ linalg kinds
+def _linalg_base_value(name: str, rng: np.random.Generator) -> tuple[Any, str]:
+    """A valid argument for a lucid.linalg parameter, and its role: `matrix` (square, the
+    one the function factors), `rhs`, `vector`, `pivots` or a plain value."""
+    if name in ("A", "LU", "LD"):
+        m = rng.uniform(-1.0, 1.0, (3, 3))
+        spd = m @ m.T + 3.0 * np.eye(3)
+        return Array(np.tril(spd) if name == "LD" else spd), "matrix"
+    if name == "B":
+        return _floats(rng, (3, 2)), "rhs"
+    if name in ("input", "other", "x", "y"):
+        return _floats(rng, (2, 3)), "vector"
+    if name == "tau":
+        return _floats(rng, (2,)), "vector"
+    if name == "pivots":
+        return Array(np.arange(1, 4, dtype=np.int32)), "pivots"
+    if name == "tensors":
+        return [_floats(rng, (3, 3)), _floats(rng, (3, 2))], "tensors"
+    if name == "n":
+        return 2, "count"
+    if name == "upper":
+        return True, "flag"
+    return _floats(rng, (3, 3)), "matrix"
+
+
+def _linalg_kinds(target: Target, rng: np.random.Generator) -> Iterator[tuple[str, list, dict]]:
+    """(kind, args, kwargs) for a lucid.linalg function: a valid call, then one bad input."""
+    args, kwargs, roles = [], {}, []
+    for parameter in _required(target):
+        value, role = _linalg_base_value(parameter.name, rng)
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY:
+            kwargs[parameter.name] = value
+        else:
+            args.append(value)
+            roles.append(role)
+    floats = _positions(roles, "matrix", "rhs", "vector")
+    yield "valid", args, kwargs
+    yield (
+        "noncontiguous",
+        _with_arrays(args, lambda value: Array(value.array, "transposed")),
+        kwargs,
+    )
+    yield "int_tensor", _with_arrays(args, _float_arrays_to("int64")), kwargs
+    yield "bool_tensor", _with_arrays(args, _float_arrays_to("bool")), kwargs
+    yield "float16", _with_arrays(args, _float_arrays_to("float16")), kwargs
+    yield "float32_with_float64", _mixed_precision(args, floats), kwargs
+    if not floats:
+        return
+    first = floats[0]
+    for kind, shape in (
+        ("non_square", (3, 4)),
+        ("one_d", (3,)),
+        ("zero_d", ()),
+        ("empty_matrix", (0, 0)),
+        ("empty_batch", (0, 3, 3)),
+    ):
+        changed = list(args)
+        changed[first] = Array(rng.uniform(-1.0, 1.0, shape))
+        yield kind, changed, kwargs
+    for kind, value in (("none", None), ("python_list", [[1.0, 2.0], [3.0, 4.0]])):
+        changed = list(args)
+        changed[first] = value
+        yield kind, changed, kwargs
+    tensors = _positions(roles, "matrix", "rhs", "vector", "pivots")
+    if len(tensors) >= 2:
+        # a batch of 2 against a batch of 4: no broadcast
+        changed = list(args)
+        for position, batch in zip(tensors, (2, 4, 4), strict=False):
+            array = args[position].array
+            changed[position] = Array(np.broadcast_to(array, (batch, *array.shape)).copy())
+        yield "batch_mismatch", changed, kwargs
+        changed = list(args)
+        second = tensors[1]
+        changed[second] = Array(rng.uniform(-1.0, 1.0, (5, 1)).astype(args[second].array.dtype))
+        yield "shape_mismatch", changed, kwargs
+
+
 def _mixed_precision(args: list[Any], tensors: list[int]) -> list[Any]:
     changed = list(args)
     if tensors:
@@ -661,6 +754,15 @@ def _ties_difference(actual: Any, expected: Any, input: Any) -> str | None:
     return _difference(selected, values, False) and "indices do not select the values"
 
 
+def _signs_fixed(result: Any) -> Any:
+    """(values, vectors) with each column of vectors turned so its largest entry is positive."""
+    values, vectors = _normalized(result)
+    if vectors.size:
+        largest = np.take_along_axis(vectors, np.abs(vectors).argmax(-2)[..., None, :], -2)
+        vectors = vectors * np.where(largest < 0, -1, 1)
+    return values, vectors
+
+
 def _raised_from_numpy(error: BaseException, torch_error: Any) -> bool:
     """Raised inside NumPy, or in NumPy's words where PyTorch's message has none of them."""
     frames = traceback.extract_tb(error.__traceback__)
@@ -673,6 +775,10 @@ def _raised_from_numpy(error: BaseException, torch_error: Any) -> bool:
 
 def _builtin_base(error_type: type) -> type:
     return next(base for base in error_type.__mro__ if base.__module__ == "builtins")
+
+
+def _message(error: BaseException) -> str:
+    return str(error).replace("torch", "lucid")
 
 
 def classify(target: Target, kind: str, args: list[Any], kwargs: dict) -> Outcome:
@@ -688,6 +794,9 @@ def classify(target: Target, kind: str, args: list[Any], kwargs: dict) -> Outcom
         return Outcome(target.name, kind, "refuses", _describe(actual))
     if torch_status == "error":
         if _builtin_base(type(actual)) is _builtin_base(type(expected)):
+            if target.name.startswith("linalg.") and _message(actual) != _message(expected):
+                detail = f"{_describe(actual)}; torch: {_describe(expected)}"
+                return Outcome(target.name, kind, "wording", detail)
             return Outcome(target.name, kind, "same", _describe(actual))
         slip = " (slip)" if isinstance(actual, SLIPS) else ""
         detail = f"{_describe(actual)}{slip}; torch: {_describe(expected)}"
@@ -695,6 +804,8 @@ def classify(target: Target, kind: str, args: list[Any], kwargs: dict) -> Outcom
     shapes_only = target.name in UNINITIALIZED or (target.name, kind) in WRITE_ORDER_UNSPECIFIED
     if target.name in TIES_UNSPECIFIED:
         difference = _ties_difference(actual, expected, lucid_made[0])
+    elif target.name in SIGN_UNSPECIFIED:
+        difference = _difference(_signs_fixed(actual), _signs_fixed(expected), False)
     else:
         difference = _difference(_normalized(actual), _normalized(expected), shapes_only)
     if difference is None and kind.startswith("inplace"):
@@ -718,9 +829,10 @@ def sweep(name: str) -> tuple[Outcome, ...]:
     """Every call of one target, classified."""
     target = next(target for target in targets() if target.name == name)
     outcomes = []
+    kinds = _linalg_kinds if name.startswith("linalg.") else _kinds
     for repeat in range(CALLS_PER_KIND):
         rng = np.random.default_rng([SEED, zlib.crc32(name.encode()), repeat])
-        for kind, args, kwargs in _kinds(target, rng):
+        for kind, args, kwargs in kinds(target, rng):
             outcomes.append(classify(target, kind, args, kwargs))
     return tuple(outcomes)
 
@@ -736,11 +848,12 @@ def test_bad_inputs_get_pytorchs_answer(name: str) -> None:
     problems = []
     seen = {}
     grad_enabled = lucid.is_grad_enabled()
+    asserted = ASSERTED_LINALG if name.startswith("linalg.") else ASSERTED
     for outcome in sweep(name):
         key = (outcome.target, outcome.kind)
         seen[key] = outcome.category
         known = KNOWN_GAPS.get(key)
-        if outcome.category in ASSERTED and known != outcome.category:
+        if outcome.category in asserted and known != outcome.category:
             problems.append(f"{outcome.kind}: {outcome.category}: {outcome.detail}")
     for key, category in KNOWN_GAPS.items():
         if key[0] == name and seen.get(key) != category:
@@ -756,7 +869,11 @@ def test_known_gaps_name_targets_that_exist() -> None:
     names = set(_target_names())
     stale = sorted({key[0] for key in KNOWN_GAPS} - names)
     assert not stale, f"KNOWN_GAPS names callables that are not targets: {stale}"
-    wrong = sorted(key for key, category in KNOWN_GAPS.items() if category not in ASSERTED)
+    wrong = sorted(
+        key
+        for key, category in KNOWN_GAPS.items()
+        if category not in (ASSERTED_LINALG if key[0].startswith("linalg.") else ASSERTED)
+    )
     assert not wrong, f"KNOWN_GAPS lists categories that are not asserted: {wrong}"
 
 

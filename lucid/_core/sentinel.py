@@ -63,6 +63,12 @@ __all__ = [
     "received_op",
     "parent_chain",
     "tensor_stats",
+    "mark_scaled",
+    "is_scaled_backward",
+    "scaled_births",
+    "clear_scaled_births",
+    "gradient_scale",
+    "unscale_gradient",
 ]
 
 # lucid's own files are skipped when looking for the user's line.
@@ -769,6 +775,8 @@ def sentinel_check_roots(outputs: tuple, nodes: Any) -> tuple | None:
     Returns the mark `sentinel_check_backward` starts from (the count of recorded births and
     this graph's earliest forward birth), or None when it already warned for this graph.
     """
+    if _scaled_roots and any(_is_scaled(output) for output in outputs):
+        return _check_scaled_roots(outputs, nodes)
     graph_birth = _birth_in_graph(nodes) if _births.events else None
     mark = (_births.count, graph_birth)
     if not is_sentinel_enabled() or local_state.anomaly_enabled:
@@ -805,6 +813,9 @@ def sentinel_check_backward(mark: tuple | None, nodes: Any) -> None:
     """After a backward: gradients made non-finite during it name their birth, and so do
     leaf gradients made non-finite by a value born in forward that the loss did not show."""
     _births.backward_mark = _births.count
+    if mark is not None and len(mark) == 3:
+        _end_scaled_backward(mark)
+        return
     if mark is None or local_state.anomaly_enabled or not is_sentinel_enabled():
         return
     count, graph_birth = mark
@@ -839,6 +850,144 @@ def sentinel_check_backward(mark: tuple | None, nodes: Any) -> None:
             )
             _warn_once(graph_birth, headline)
             return
+
+
+# ------------------------------------------------------------ scaled backwards
+# A GradScaler multiplies the loss by a large scale so that small float16 gradients survive,
+# and lowers the scale when gradients overflow: in a backward from a scaled loss an overflow is
+# how the scale is calibrated, not an anomaly. So the sentinel does not warn about such a
+# backward; it keeps its births for the scaler, which skips the step and says why (and warns
+# itself when the cause is no overflow). Nothing here runs unless a scaler marked a root.
+# Keyed by id with weak references (a WeakSet would compare tensors with `==`, elementwise).
+_scaled_roots: dict[int, weakref.ref] = {}
+_root_scales: dict[int, float] = {}
+# Enough to name the first birth and a few after it; a backward that overflows everywhere
+# keeps only these.
+_SCALED_BIRTHS_KEPT = 8
+
+
+class _ScaledBackwards(threading.local):
+    def __init__(self) -> None:
+        self.births: list[AnomalyEvent] = []
+        self.active = False  # a scaled backward is running on this thread
+
+
+_scaled = _ScaledBackwards()
+
+
+def mark_scaled(tensor: TensorBase, scale: float) -> None:
+    """Mark `tensor` as a loss multiplied by the loss scale `scale` (GradScaler.scale): births
+    in a backward from it are kept for the scaler (`scaled_births`) instead of warned about,
+    and the gradients it writes are known to carry `scale` (`gradient_scale`)."""
+    key = id(tensor)
+
+    # Single dict operations, atomic under the GIL: no lock, which the collector could
+    # otherwise re-enter by running this callback while it is held.
+    def forget(_: Any) -> None:
+        if _scaled_roots.get(key) is reference:
+            _scaled_roots.pop(key, None)
+            _root_scales.pop(key, None)
+
+    reference = weakref.ref(tensor, forget)
+    _scaled_roots[key] = reference
+    _root_scales[key] = scale
+
+
+def _is_scaled(tensor: TensorBase) -> bool:
+    reference = _scaled_roots.get(id(tensor))
+    return reference is not None and reference() is tensor
+
+
+def is_scaled_backward() -> bool:
+    """Whether this thread is running a backward from a scaled loss."""
+    return _scaled.active
+
+
+def scaled_births() -> tuple[AnomalyEvent, ...]:
+    """This thread's births in backwards from scaled losses since `clear_scaled_births()`,
+    in the order they happened: a forward birth the scaled loss carried comes first."""
+    return tuple(_scaled.births)
+
+
+def clear_scaled_births() -> None:
+    _scaled.births = []
+    _scaled.active = False
+
+
+def _keep_scaled(event: AnomalyEvent) -> None:
+    births = _scaled.births
+    if len(births) < _SCALED_BIRTHS_KEPT and not any(event is known for known in births):
+        births.append(event)
+
+
+def _check_scaled_roots(outputs: tuple, nodes: Any) -> tuple:
+    """sentinel_check_roots for a scaled loss: keep, do not warn. The mark's third item says
+    the backward is scaled, and what `is_scaled_backward` said before it."""
+    graph_birth = _birth_in_graph(nodes) if _births.events else None
+    if is_sentinel_enabled() and not local_state.anomaly_enabled and not _allowance.depth:
+        for output in outputs:
+            kind = nonfinite_kind(output._data)
+            if kind is None:
+                continue
+            event = graph_birth if graph_birth is not None else _birth_outside_graph(kind)
+            if event is None:
+                event = input_event(kind, received_op(_nonfinite_leaf(nodes, kind)))
+            _keep_scaled(event)
+            break
+    for output in outputs:
+        if _is_scaled(output):
+            _note_scaled_leaves(nodes, _root_scales.get(id(output), 1.0))
+            break
+    previous = _scaled.active
+    _scaled.active = True
+    return (_births.count, graph_birth, previous)
+
+
+def _end_scaled_backward(mark: tuple) -> None:
+    count, _, previous = mark
+    _scaled.active = previous
+    if _allowance.depth or local_state.anomaly_enabled or not is_sentinel_enabled():
+        return
+    events = _births.events
+    new = _births.count - count
+    for position in range(max(len(events) - new, 0), len(events)):
+        event = events[position][0]
+        if event.phase in ("backward", "accumulation"):
+            _keep_scaled(event)
+
+
+# Leaves whose `.grad` a scaled backward wrote, by id: (weak reference, the scale). An entry
+# lasts until the scaler unscales that gradient (`unscale_gradient`); ids are checked against
+# the reference, so a reused id never inherits a scale.
+_scaled_leaves: dict[int, tuple[weakref.ref, float]] = {}
+# Past this many entries the dead ones are dropped (a run that keeps making new parameters).
+_SCALED_LEAVES_PRUNED_AT = 1 << 12
+
+
+def _note_scaled_leaves(nodes: Any, scale: float) -> None:
+    leaves = _scaled_leaves
+    if len(leaves) > _SCALED_LEAVES_PRUNED_AT:
+        for key in [key for key, (reference, _) in leaves.items() if reference() is None]:
+            leaves.pop(key, None)
+    for node in nodes:
+        variable = getattr(node, "variable", None)
+        if variable is not None:
+            leaves[id(variable)] = (weakref.ref(variable), scale)
+
+
+def gradient_scale(tensor: TensorBase) -> float:
+    """The loss scale `tensor.grad` carries now: that of a GradScaler whose scaled backward
+    wrote it and which has not unscaled it yet, else 1.0. Divide a gradient norm by it to
+    judge the unscaled norm (lucid.debug's gradient checks do)."""
+    entry = _scaled_leaves.get(id(tensor))
+    if entry is None or entry[0]() is not tensor:
+        return 1.0
+    return entry[1]
+
+
+def unscale_gradient(tensor: TensorBase) -> None:
+    """The scaler divided `tensor.grad` by its scale: it carries none now."""
+    _scaled_leaves.pop(id(tensor), None)
 
 
 observers.flag_handler = _on_op_flags

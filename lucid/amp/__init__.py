@@ -1,3 +1,7 @@
 """lucid.amp: mixed precision, as torch.amp: `autocast` (ops run in a lower precision where
 that is safe) and `GradScaler` (loss scaling against float16 gradient underflow), whose skipped
 steps say which op made the gradients non-finite."""
+
+from lucid.amp.grad_scaler import GradScaler, SkippedStep
+
+__all__ = ["GradScaler", "SkippedStep"]

@@ -30,6 +30,11 @@ from lucid.nn.modules.module import (
     register_module_forward_hook,
     register_module_forward_pre_hook,
 )
+from lucid.nn.parallel.distributed import (
+    DistributedDataParallel,
+    DistributedNonFiniteError,
+    NonFiniteReport,
+)
 
 __all__ = ["main"]
 
@@ -168,6 +173,26 @@ def _report_anomaly(error: AnomalyError, session: _Session, repro_path: str | No
     _print("\n".join(lines))
 
 
+def _report_other_rank(report: NonFiniteReport) -> None:
+    lines = [
+        "",
+        f"lucid.debug: rank {report.rank} stopped with every rank at the first non-finite value.",
+        report.describe(),
+        f"  reproducer: saved by rank {report.birth_rank}, where the value was born",
+    ]
+    _print("\n".join(lines))
+
+
+def _leave_with_the_other_ranks() -> None:
+    """Every rank stopped at the same agreed step: wait until all have reported (and the birth
+    rank has saved its reproducer), since MPI's launcher ends the whole job as soon as one
+    process exits with a failure."""
+    import lucid.distributed as dist
+
+    if dist.is_initialized():
+        dist.barrier()
+
+
 def _report_detector(event: Any, repro_path: str | None) -> None:
     lines = [
         "",
@@ -217,10 +242,19 @@ def run_script(script: str, args: Sequence[str], repro_path: str | None) -> int:
                     exit_code = _exit_status(exit_.code)
             except Exception as error:
                 anomaly = _anomaly_in(error)
+                if anomaly is None and isinstance(error, DistributedNonFiniteError):
+                    # Under DistributedDataParallel: born on another rank, which saves the
+                    # one reproducer; this rank says where to look.
+                    _report_other_rank(error.report)
+                    _leave_with_the_other_ranks()
+                    return _EXIT_ANOMALY
                 if anomaly is None:
                     raise
             if anomaly is not None:
                 _report_anomaly(anomaly, session, repro_path)
+                model = session.model_state()[0]
+                if isinstance(model, DistributedDataParallel) and model.nonfinite_report:
+                    _leave_with_the_other_ranks()
                 return _EXIT_ANOMALY
             event = session.first_detector_event()
             if event is not None:

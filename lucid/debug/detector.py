@@ -9,7 +9,7 @@ Infinities written as values (attention masks) are what the user asked for, and 
 sentinel the detector does not report them.
 
 This module holds the hooks and the step they follow; the events are made in events.py,
-reported through event_log.py, and the float16 headroom and gradient checks sit in
+reported through event_log.py, and the float16/bfloat16 headroom and gradient checks sit in
 headroom.py and param_grads.py.
 """
 
@@ -33,7 +33,9 @@ from lucid._core.sentinel import (
     capture_frames,
     holds_nonfinite,
     is_nonfinite_allowed,
+    is_scaled_backward,
     is_sentinel_enabled,
+    node_op_name,
     nonfinite_kind,
     remove_birth_listener,
     user_location,
@@ -51,7 +53,7 @@ from lucid.debug.events import (
     _event_from_output,
     _tensors_in,
 )
-from lucid.debug.headroom import _HALF, HeadroomWarning, _HeadroomWatch
+from lucid.debug.headroom import HeadroomWarning, _HeadroomWatch, is_low_precision
 from lucid.debug.param_grads import _check_parameter_grads
 from lucid.nn import Module
 
@@ -177,13 +179,18 @@ class NaNDetector:
       it off, a backward birth shows up a step later as the NaN weights it left behind.
     - `check_grad_norms()`, after `backward()`, puts every parameter gradient that is non-finite
       or has an L2 norm above `grad_norm_warn` into `grad_events`.
+    - Under a `lucid.amp.GradScaler`, gradients that still carry the loss scale are judged
+      unscaled (their norm divided by the scale), and an overflow of the scaled backward is
+      the scaler's to report (it skips the step): neither a backward event nor a gradient
+      event. A NaN of an invalid operation in a scaled backward is still reported.
     - `skip_types`: modules of these types, and everything inside them, are not watched (a
       non-finite value one of them hands on is reported where it next turns up).
       `skip_ops`: ops (e.g. 'masked_fill' or 'MaskedFill') whose non-finite results are
       intended; a module output made non-finite by one of them in that step is not reported.
       Inside `lucid.debug.allow_nonfinite()` nothing is reported.
-    - float16 outputs and gradients past 1/8 of float16's largest value raise one
-      `HeadroomWarning` per module or parameter.
+    - float16 and bfloat16 outputs (under autocast, the lower-precision activations) and
+      gradients past 1/8 of their dtype's largest value raise one `HeadroomWarning` per
+      module or parameter, naming the op that made the value and the user's line.
     - Reports: events go to the `lucid.debug` logger, at WARNING when `verbose` (the first
       event with its full report, later ones in one line), else at DEBUG; with `log_path`,
       each event is also appended to that file as one JSON line (at most `max_events` lines of
@@ -436,17 +443,21 @@ class NaNDetector:
 
     def _output_kind(self, output: Any, path: str) -> str | None:
         if output.__class__ is Tensor:
-            return self._array_kind(output._data, path, "activation")
+            return self._array_kind(output._data, path, "activation", output)
         for tensor in _tensors_in(output):
-            kind = self._array_kind(tensor._data, path, "activation")
+            kind = self._array_kind(tensor._data, path, "activation", tensor)
             if kind is not None:
                 return kind
         return None
 
-    def _array_kind(self, array: np.ndarray, name: str, what: str) -> str | None:
-        if array.dtype is not _HALF:
+    def _array_kind(self, array: np.ndarray, name: str, what: str,
+                    tensor: Tensor | None = None) -> str | None:  # fmt: skip
+        if not is_low_precision(array):
             return nonfinite_kind(array)
-        return self._headroom.half_kind(array, name, what)
+        # float16, or bfloat16 (under autocast, the activations of the lower-precision ops)
+        grad_fn = None if tensor is None else tensor.grad_fn
+        op = None if grad_fn is None else node_op_name(grad_fn)
+        return self._headroom.half_kind(array, name, what, op)
 
     # ------------------------------------------------------------ slow paths
     def _on_bad_output(self, path: str, module: Module, args: tuple, output: Any,
@@ -497,6 +508,12 @@ class NaNDetector:
             self._record(self._birth_event(birth, node, inputs, output, path, False, None))
             return
         if not self.check_backward or self._pending_input is not None:
+            return
+        if is_scaled_backward() and (
+            birth.mechanism == "overflow" or holds_nonfinite(tuple(inputs), "inf")
+        ):
+            # A GradScaler's scaled gradients overflowing (and the NaNs of inf - inf that
+            # follow): how the scale is calibrated. The scaler skips the step and says so.
             return
         if _normalized_op(birth.op or "") in self._skipped_op_keys:
             return

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from lucid._core.sentinel import gradient_scale, scaled_births
 from lucid._tensor import Tensor
 
 if TYPE_CHECKING:
@@ -90,6 +91,13 @@ def _squared_norm(array: np.ndarray) -> float:
     return float(np.dot(scaled, scaled)) * scale * scale
 
 
+def _is_scaler_overflow() -> bool:
+    """Whether this thread's non-finite gradients come from an overflow in a backward from a
+    GradScaler's scaled loss: the scaler skips the step and lowers the scale."""
+    births = scaled_births()
+    return bool(births) and births[0].phase != "forward" and births[0].mechanism == "overflow"
+
+
 def _norm_sort_key(item: tuple[str, float]) -> tuple[int, float]:
     # nan first, then inf, then by size: the culprit of a non-finite norm leads `top`.
     norm = item[1]
@@ -114,6 +122,12 @@ class GradNormGuard:
 
     `model` is an `nn.Module` (parameters named by `named_parameters()`), an iterable of
     tensors (named `param0`, `param1`, ...) or one tensor; parameters are read once, here.
+
+    Under a `lucid.amp.GradScaler` it judges unscaled norms: a gradient that still carries
+    the loss scale (between `scaler.scale(loss).backward()` and `scaler.unscale_`) is divided
+    by it, so a growing scale is no spike. A step whose gradients overflowed in the scaled
+    backward is the scaler's (it skips the step and lowers the scale): `check()` returns None
+    for it and keeps it out of the median.
 
     Example::
 
@@ -180,7 +194,8 @@ class GradNormGuard:
             for param in self._params:
                 grad = param.grad
                 if grad is not None:
-                    squared += _squared_norm(grad.numpy(force=True))
+                    scale = gradient_scale(param)
+                    squared += _squared_norm(grad.numpy(force=True)) / (scale * scale)
         return math.sqrt(squared)
 
     def check(self) -> GradNormEvent | None:
@@ -190,6 +205,8 @@ class GradNormGuard:
         self.step += 1
         reason = None
         if not math.isfinite(total):
+            if _is_scaler_overflow():
+                return None
             reason = "nonfinite"
         elif self.threshold is not None and total > self.threshold:
             reason = "threshold"
@@ -224,7 +241,7 @@ class GradNormGuard:
         # The per-parameter pass only runs here, so healthy steps pay for one dot per tensor.
         with np.errstate(over="ignore", invalid="ignore"):
             param_norms = {
-                name: math.sqrt(_squared_norm(param.grad.numpy(force=True)))
+                name: math.sqrt(_squared_norm(param.grad.numpy(force=True))) / gradient_scale(param)
                 for name, param in self._named_params
                 if param.grad is not None
             }

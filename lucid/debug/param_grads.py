@@ -1,5 +1,6 @@
 """NaNDetector's check of parameter gradients after backward(): non-finite gradients, norms
-above a threshold, and float16 gradients past the headroom."""
+above a threshold, and float16/bfloat16 gradients past the headroom. Gradients that carry a
+GradScaler's loss scale are judged unscaled."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from lucid._core.sentinel import gradient_scale
 from lucid._tensor import Tensor
 from lucid.debug.events import GradEvent
-from lucid.debug.grad_norm import _squared_norm
-from lucid.debug.headroom import _HALF, _HeadroomWatch
+from lucid.debug.grad_norm import _is_scaler_overflow, _squared_norm
+from lucid.debug.headroom import _HeadroomWatch, is_low_precision
 
 
 def _check_parameter_grads(
@@ -31,9 +33,12 @@ def _check_parameter_grads(
             if grad is None:
                 continue
             array = grad._data
-            if array.dtype is _HALF:
-                headroom.half_kind(array, name, "gradient")
-            norm = math.sqrt(_squared_norm(array))
+            scale = gradient_scale(param)
+            if is_low_precision(array):
+                headroom.half_kind(array, name, "gradient", scale=scale)
+            norm = math.sqrt(_squared_norm(array)) / scale
+            if not math.isfinite(norm) and _is_scaler_overflow():
+                continue  # the scaler skips this step and lowers the scale
             if math.isfinite(norm):
                 if threshold is None or norm <= threshold:
                     continue

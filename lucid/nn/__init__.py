@@ -1,11 +1,13 @@
 """lucid.nn: modules, parameters, functional API and initialisation, mirroring torch.nn."""
 
-from lucid.nn import functional, init, modules, utils
+from lucid.nn import functional, init, modules, parallel, utils
 from lucid.nn.modules import *  # noqa: F403
 from lucid.nn.modules import __all__ as _module_names
+from lucid.nn.parallel import DataParallel
 from lucid.nn.parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
 __all__ = [
     "Parameter", "functional", "init", "modules", "utils", *_module_names,
     "Buffer", "UninitializedBuffer", "UninitializedParameter",
+    "parallel", "DataParallel",
 ]  # fmt: skip

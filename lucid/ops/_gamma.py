@@ -200,11 +200,20 @@ def erfinv(y: np.ndarray, newton_steps: int = 3) -> np.ndarray:
     y = np.asarray(y, np.float64)
     with np.errstate(all="ignore"):
         w = -np.log((1.0 - y) * (1.0 + y))
-        central = w < 5.0
-        wc = np.where(central, w - 2.5, np.sqrt(w) - 3.0)
-        p = np.where(central, _ERFINV_CENTRAL[0], _ERFINV_TAIL[0])
-        for low, high in zip(_ERFINV_CENTRAL[1:], _ERFINV_TAIL[1:], strict=True):
-            p = np.where(central, low, high) + p * wc
+        # the central polynomial on every element, in place; the tail one only where it applies
+        # (few elements), each element's arithmetic the same as one where() per coefficient
+        wc = w - 2.5
+        p = np.full_like(wc, _ERFINV_CENTRAL[0])
+        for coefficient in _ERFINV_CENTRAL[1:]:
+            p *= wc
+            p += coefficient
+        tail = np.flatnonzero(~(w < 5.0))
+        if tail.size:
+            wt = np.sqrt(w.reshape(-1)[tail]) - 3.0
+            pt = np.full_like(wt, _ERFINV_TAIL[0])
+            for coefficient in _ERFINV_TAIL[1:]:
+                pt = coefficient + pt * wt
+            p.reshape(-1)[tail] = pt
         x = p * y
         magnitude = np.abs(y)
         # Newton on erf(x) = y; near |y| = 1 on log erfc(|x|) = log(1 - |y|) (1 - |y| is exact

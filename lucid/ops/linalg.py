@@ -1226,7 +1226,7 @@ def linalg_vander(x: Tensor, *, N: int | None = None) -> Tensor:
     from lucid.ops.reduction import cumprod
     from lucid.ops.shape import cat
 
-    _require_named_tensors("linalg.vander", x=x)
+    _require_named_tensors("linalg_vander", x=x)
     if x._data.dtype == np.bool_ or x._data.dtype.itemsize == 2 and x._data.dtype.kind in "fV":
         from lucid.ops._common import dtype_name
 

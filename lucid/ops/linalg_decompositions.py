@@ -67,12 +67,79 @@ LuUnpackResult = result_type("LuUnpackResult", "lu_unpack", "P", "L", "U")
 
 
 # --------------------------------------------------------------------------- checks
+# PyTorch's binding name and argument names, where they are not the Python function's own,
+# for its "must be Tensor" TypeError: lucid.linalg.cholesky(None) is `linalg_cholesky():
+# argument 'input' (position 1) ...`, lucid.det(None) `det(): argument 'input' ...`.
+_LINALG_INPUT = ("input",)
+_TORCH_ARGUMENTS = {
+    "det": ("det", _LINALG_INPUT),
+    "slogdet": ("slogdet", _LINALG_INPUT),
+    "matrix_exp": ("matrix_exp", _LINALG_INPUT),
+    "matrix_power": ("matrix_power", _LINALG_INPUT),
+    "inverse": ("inverse", _LINALG_INPUT),
+    "linalg_det": ("linalg_det", ("A",)),
+    "linalg_matrix_exp": ("linalg_matrix_exp", _LINALG_INPUT),
+    "linalg_matrix_power": ("linalg_matrix_power", _LINALG_INPUT),
+    "linalg_cholesky": ("linalg_cholesky", _LINALG_INPUT),
+    "cholesky_ex": ("linalg_cholesky_ex", _LINALG_INPUT),
+    "cond": ("linalg_cond", _LINALG_INPUT),
+    "linalg_cross": ("linalg_cross", ("input", "other")),
+    "linalg_diagonal": ("linalg_diagonal", ("A",)),
+    "eig": ("linalg_eig", _LINALG_INPUT),
+    "eigh": ("linalg_eigh", _LINALG_INPUT),
+    "eigvals": ("linalg_eigvals", _LINALG_INPUT),
+    "eigvalsh": ("linalg_eigvalsh", _LINALG_INPUT),
+    "householder_product": ("linalg_householder_product", ("input", "tau")),
+    "inv": ("linalg_inv", ("A",)),
+    "inv_ex": ("linalg_inv_ex", ("A",)),
+    "ldl_factor": ("linalg_ldl_factor", _LINALG_INPUT),
+    "ldl_factor_ex": ("linalg_ldl_factor_ex", _LINALG_INPUT),
+    "ldl_solve": ("linalg_ldl_solve", ("LD", "pivots", "B")),
+    "lstsq": ("linalg_lstsq", ("input", "b")),
+    "lu": ("linalg_lu", ("A",)),
+    "lu_factor": ("linalg_lu_factor", ("A",)),
+    "lu_factor_ex": ("linalg_lu_factor_ex", ("A",)),
+    "lu_solve": ("linalg_lu_solve", ("LU", "pivots", "B")),
+    "matrix_norm": ("linalg_matrix_norm", _LINALG_INPUT),
+    "norm": ("linalg_norm", _LINALG_INPUT),
+    "linalg_qr": ("linalg_qr", ("A",)),
+    "linalg_slogdet": ("linalg_slogdet", ("A",)),
+    "solve": ("linalg_solve", ("A", "B")),
+    "solve_ex": ("linalg_solve_ex", ("A", "B")),
+    "solve_triangular": ("linalg_solve_triangular", ("input", "B")),
+    "linalg_svd": ("linalg_svd", ("A",)),
+    "svdvals": ("linalg_svdvals", ("A",)),
+    "tensorinv": ("linalg_tensorinv", _LINALG_INPUT),
+    "tensorsolve": ("linalg_tensorsolve", ("input", "other")),
+    "vecdot": ("linalg_vecdot", ("x", "y")),
+    "vector_norm": ("linalg_vector_norm", _LINALG_INPUT),
+}
+
+
+def _torch_argument_error(error: TypeError) -> TypeError:
+    """`error`, a "must be Tensor" TypeError naming lucid's function and parameter, in
+    PyTorch's binding and argument names."""
+    op, _, rest = str(error).partition("(): argument '")
+    binding = _TORCH_ARGUMENTS.get(op)
+    if binding is None or not rest:
+        return error
+    name, _, rest = rest.partition("' (position ")
+    position = int(rest.partition(")")[0])
+    names = binding[1]
+    if position <= len(names):
+        name = names[position - 1]
+    return TypeError(f"{binding[0]}(): argument '{name}' (position {rest}")
+
+
 def _array(input: Any) -> np.ndarray:
     """The array of a tensor argument; PyTorch's TypeError for anything else."""
     try:
         return input._data
     except AttributeError as error:
-        raise_argument_error(error)
+        try:
+            raise_argument_error(error)
+        except TypeError as type_error:
+            raise _torch_argument_error(type_error) from None
         raise
 
 
@@ -164,8 +231,8 @@ def _lu_factor_array(array: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
     m, n = array.shape[-2:]
     steps = min(m, n)
     batch = array.shape[:-2]
-    lu = array.reshape((-1, m, n)).copy()
-    count = lu.shape[0]
+    count = math.prod(batch)
+    lu = array.reshape((count, m, n)).copy()
     pivots = np.empty((count, steps), _INT32)
     info = np.zeros(count, _INT32)
     with np.errstate(all="ignore"):
@@ -228,7 +295,7 @@ def _singular_info(array: np.ndarray) -> np.ndarray:
 def _permutation_from_pivots(pivots: np.ndarray, m: int, dtype: np.dtype) -> np.ndarray:
     """The permutation matrices P with A = P L U, from getrf's 1-based row swaps."""
     batch = pivots.shape[:-1]
-    flat = pivots.reshape((-1, pivots.shape[-1])) - 1
+    flat = pivots.reshape((math.prod(batch), pivots.shape[-1])) - 1
     order = np.tile(np.arange(m), (flat.shape[0], 1))
     rows = np.arange(flat.shape[0])
     for k in range(flat.shape[1]):
@@ -308,6 +375,7 @@ def inv(A: Tensor, *, out: Any = None) -> Tensor:
 def inverse(input: Tensor, *, out: Any = None) -> Tensor:
     """The inverse of each square matrix (lucid.linalg.inv)."""
     _refuse_out("inverse", out)
+    _array(input)
     return inv(input)
 
 
@@ -349,6 +417,14 @@ class LinalgDet(Function):
 
 def det(A: Tensor, *, out: Any = None) -> Tensor:
     """The determinant of each square matrix."""
+    _refuse_out("det", out)
+    _check_matrix("linalg.det", A, half="lu_cpu")
+    return LinalgDet.apply(A)
+
+
+def linalg_det(A: Tensor, *, out: Any = None) -> Tensor:
+    """The determinant of each square matrix (lucid.linalg.det: PyTorch names its arguments
+    apart from lucid.det's)."""
     _refuse_out("det", out)
     _check_matrix("linalg.det", A, half="lu_cpu")
     return LinalgDet.apply(A)
@@ -493,7 +569,7 @@ def _solve_checks(A: Tensor, B: Tensor, left: bool) -> bool:
     try:
         np.broadcast_shapes(a.shape[:-2], batch_b)
     except ValueError:
-        raise broadcast_error(a.shape[:-2], batch_b) from None
+        raise broadcast_error(batch_b, a.shape[:-2]) from None
     return is_vector
 
 
@@ -596,7 +672,13 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
     upper or lower triangle only."""
     _refuse_out("solve_triangular", out)
     name = "linalg.solve_triangular"
-    a = _check_matrix(name, A, half="triangular_solve_cpu")
+    a = _array(A)
+    if a.dtype.kind != "f" or a.dtype == np.float16:
+        # PyTorch's kernel refuses these dtypes before any shape check
+        raise NotImplementedError(
+            f"\"triangular_solve_cpu\" not implemented for '{dtype_name(a.dtype)}'"
+        )
+    _check_matrix(name, A)
     b = _array(B)
     if b.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor B must have at least 2 dimensions.")
@@ -611,7 +693,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
     try:
         np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     except ValueError:
-        raise broadcast_error(a.shape[:-2], b.shape[:-2]) from None
+        raise broadcast_error(b.shape[:-2], a.shape[:-2]) from None
     if a.dtype != b.dtype:
         # PyTorch computes in the promoted dtype
         from lucid.ops.fills import to
@@ -1054,10 +1136,28 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> Tensor:
     return LinalgEigh.apply(A, UPLO, False)
 
 
+def _check_general_eigen_input(name: str, A: Tensor) -> None:
+    """The errors PyTorch's eig gives before it computes (lucid then refuses the complex
+    result): the matrix shape, then the dtype of its complex twin."""
+    array = _array(A)
+    if array.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if array.shape[-1] != array.shape[-2]:
+        raise RuntimeError(
+            f"{name}: A must be batches of square matrices, but they are {array.shape[-2]} by "
+            f"{array.shape[-1]} matrices"
+        )
+    if array.dtype.kind != "f":
+        raise RuntimeError(f"Unknown Complex ScalarType for {dtype_name(array.dtype)}")
+    if array.dtype == np.float16:
+        raise NotImplementedError("\"linalg_eig_out_cpu\" not implemented for 'Half'")
+
+
 def eig(A: Tensor, *, out: Any = None) -> Any:
     """Not available: the eigen-decomposition of a general matrix is complex, and lucid has
     no complex dtype (use eigh for symmetric matrices)."""
     _refuse_out("eig", out)
+    _check_general_eigen_input("linalg.eig", A)
     raise NotImplementedError(
         "linalg.eig: lucid has no complex dtype, and the eigenvalues and eigenvectors of a "
         "general matrix are complex; use lucid.linalg.eigh for symmetric matrices"
@@ -1067,6 +1167,7 @@ def eig(A: Tensor, *, out: Any = None) -> Any:
 def eigvals(A: Tensor, *, out: Any = None) -> Any:
     """Not available: the eigenvalues of a general matrix are complex (see eig)."""
     _refuse_out("eigvals", out)
+    _check_general_eigen_input("linalg.eigvals", A)
     raise NotImplementedError(
         "linalg.eigvals: lucid has no complex dtype, and the eigenvalues of a general matrix "
         "are complex; use lucid.linalg.eigvalsh for symmetric matrices"
@@ -1437,8 +1538,14 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
             f"{name}: Expected input and other to have the same dtype, but got input's dtype "
             f"{dtype_name(a.dtype)} and other's dtype {dtype_name(b.dtype)}"
         )
-    _check_float("linalg.lstsq", a)
+    if a.dtype not in (np.float32, np.float64):
+        raise RuntimeError("This function doesn't handle types other than float and double")
     is_vector = b.ndim == a.ndim - 1
+    batch_b = b.shape[:-1] if is_vector else b.shape[:-2]
+    try:
+        np.broadcast_shapes(a.shape[:-2], batch_b)
+    except ValueError:
+        raise broadcast_error(a.shape[:-2], batch_b) from None
     if is_vector and b.shape[-1] != a.shape[-2]:
         raise RuntimeError(f"{name}: input.size(-2) should match other.size(-1)")
     if not is_vector and b.shape[-2] != a.shape[-2]:
@@ -1523,9 +1630,24 @@ def matrix_exp(A: Tensor) -> Tensor:
     return LinalgMatrixExp.apply(A)
 
 
+def linalg_matrix_exp(A: Tensor) -> Tensor:
+    """lucid.linalg.matrix_exp, lucid.matrix_exp under the name PyTorch's errors give it."""
+    _check_matrix("linalg.matrix_exp", A, half=_HALF_SUPPORTED)
+    return LinalgMatrixExp.apply(A)
+
+
 # ----------------------------------------------------------------------- matrix_power
 def matrix_power(A: Tensor, n: int) -> Tensor:
     """A to the integer power n (by repeated squaring; negative n through the inverse)."""
+    return _matrix_power(A, n)
+
+
+def linalg_matrix_power(A: Tensor, n: int) -> Tensor:
+    """lucid.linalg.matrix_power, lucid.matrix_power under the name PyTorch's errors give it."""
+    return _matrix_power(A, n)
+
+
+def _matrix_power(A: Tensor, n: int) -> Tensor:
     array = _array(A)
     if isinstance(n, bool) or not isinstance(n, int | np.integer):
         raise TypeError(
@@ -1629,6 +1751,8 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool 
         )
     if isinstance(ord, str):
         if ord == "fro":
+            # the dtype errors name matrix_norm, not the vector_norm that computes it
+            reduction_ops._check_norm_input(A, dtype, "linalg.matrix_norm")
             return vector_norm(A, 2, dims, keepdim, dtype=dtype)
         A = reduction_ops._check_norm_input(A, dtype, "linalg.matrix_norm")
         result = reduction_ops.sum(svdvals(shape_ops.movedim(A, dims, (-2, -1))), -1)
@@ -1732,7 +1856,10 @@ class LinalgCross(Function):
         return grad_a, grad_b, None
 
 
-def _cross_checks(name: str, input: Tensor, other: Tensor) -> tuple[np.ndarray, np.ndarray]:
+def _cross_checks(name: str, input: Tensor, other: Tensor,
+                  dim: int | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """PyTorch's checks of cross's operands; with `dim` (linalg.cross) the length-3 check
+    comes before broadcasting, as there."""
     a, b = _array(input), _array(other)
     if a.ndim != b.ndim:
         raise RuntimeError(f"{name}: inputs must have the same number of dimensions.")
@@ -1742,6 +1869,13 @@ def _cross_checks(name: str, input: Tensor, other: Tensor) -> tuple[np.ndarray, 
         )
     if a.dtype == np.bool_:
         raise NotImplementedError("\"cross\" not implemented for 'Bool'")
+    if dim is not None:
+        axis = _normalize_dim(dim, a.ndim)
+        if a.shape[axis] != 3 or b.shape[axis] != 3:
+            raise RuntimeError(
+                f"{name}: inputs dimension {dim} must have length 3. Got {a.shape[axis]} "
+                f"and {b.shape[axis]}"
+            )
     try:
         np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
@@ -1751,14 +1885,8 @@ def _cross_checks(name: str, input: Tensor, other: Tensor) -> tuple[np.ndarray, 
 
 def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Any = None) -> Tensor:
     _refuse_out("linalg.cross", out)
-    a, b = _cross_checks("linalg.cross", input, other)
-    axis = _normalize_dim(dim, a.ndim)
-    if a.shape[axis] != 3 or b.shape[axis] != 3:
-        raise RuntimeError(
-            f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[axis]} "
-            f"and {b.shape[axis]}"
-        )
-    return LinalgCross.apply(input, other, axis)
+    a, _ = _cross_checks("linalg.cross", input, other, dim)
+    return LinalgCross.apply(input, other, _normalize_dim(dim, a.ndim))
 
 
 def cross(input: Tensor, other: Tensor, dim: int | None = None, *, out: Any = None) -> Tensor:
@@ -1797,6 +1925,7 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Any = None) -> Tensor:
             f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
             f"{dtype_name(a.dtype)} and y of type {dtype_name(b.dtype)} instead"
         )
+    _check_float("linalg.vecdot", a, _HALF_SUPPORTED)
     if a.ndim == 1 and b.ndim == 1 and a.shape != b.shape:
         raise RuntimeError(
             f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] "
@@ -1901,7 +2030,12 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:
         raise RuntimeError(
             f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]"
         )
-    if t.ndim < 1 or n < t.shape[-1]:
+    if t.ndim != a.ndim - 1:
+        raise RuntimeError(
+            f"{name}: Expected tau to have one dimension less than input, but got tau.ndim "
+            f"equal to {t.ndim} and input.ndim is equal to {a.ndim}"
+        )
+    if n < t.shape[-1]:
         raise RuntimeError(
             f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]"
         )
@@ -2127,6 +2261,8 @@ def tensorinv(A: Tensor, ind: int = 2, *, out: Any = None) -> Tensor:
     array = _array(A)
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    if ind > array.ndim:
+        raise RuntimeError(f"ArrayRef: invalid slice, N = {ind}; size = {array.ndim}")
     rows = math.prod(array.shape[:ind])
     columns = math.prod(array.shape[ind:])
     if rows != columns:
@@ -2148,20 +2284,25 @@ def tensorsolve(A: Tensor, B: Tensor, dims: Any = None, *, out: Any = None) -> T
         sources = [_normalize_dim(d, array.ndim) for d in dims]
         A = shape_ops.movedim(A, sources, list(range(array.ndim - len(sources), array.ndim)))
         array = A._data
+    if array.ndim < b.ndim:
+        # PyTorch slices A's shape past its end here
+        raise RuntimeError("cannot create std::vector larger than max_size()")
     result_shape = array.shape[b.ndim :]
-    rows = math.prod(array.shape[: b.ndim])
     columns = math.prod(result_shape)
+    # the requirement as PyTorch checks it: the solution has as many entries as B
+    rows = math.prod(b.shape)
     if rows != columns:
         raise RuntimeError(
             "Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
             f"prod(self.shape[:other.ndim]), but got {columns} != {rows}"
         )
-    matrix = shape_ops.reshape(A, (rows, columns))
-    result = solve(matrix, shape_ops.reshape(B, (rows,)))
+    matrix = shape_ops.reshape(A, (columns, columns))
+    result = solve(matrix, shape_ops.reshape(B, (columns,)))
     return shape_ops.reshape(result, result_shape)
 
 
 def linalg_diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    _array(A)
     return _diagonal(A, offset, dim1, dim2)
 
 
@@ -2220,9 +2361,10 @@ def _check_lu_input(name: str, A: Tensor, pivot: bool) -> None:
     array = _array(A)
     if array.ndim < 2:
         shape = ", ".join(map(str, array.shape))
+        # PyTorch's linalg.lu names itself here; lu_factor(_ex) say torch.lu_factor
+        prefix = name if name == "linalg.lu" else "lucid.lu_factor"
         raise RuntimeError(
-            f"lucid.lu_factor: Expected tensor with 2 or more dimensions. Got size: [{shape}] "
-            "instead"
+            f"{prefix}: Expected tensor with 2 or more dimensions. Got size: [{shape}] instead"
         )
     if array.dtype.kind not in FLOAT_KINDS or array.dtype.itemsize == 2:
         raise NotImplementedError(f"\"lu_cpu\" not implemented for '{dtype_name(array.dtype)}'")
@@ -2318,17 +2460,53 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,
     return LuUnpackResult(permutation, lower, upper)
 
 
+def _check_lu_solve_inputs(LU: Tensor, pivots: Tensor, B: Tensor, left: bool) -> None:
+    """PyTorch's checks of lu_solve's arguments, in its order."""
+    name = "linalg.lu_solve"
+    lu_array, pivot_array, b = _array(LU), _array(pivots), _array(B)
+    _check_float(f"lucid.{name}", lu_array, _HALF_SUPPORTED)
+    if lu_array.dtype != b.dtype:
+        raise RuntimeError(
+            f"{name}: Expected LU and B to have the same dtype, but found LU of type "
+            f"{dtype_name(lu_array.dtype)} and B of type {dtype_name(b.dtype)} instead"
+        )
+    if pivot_array.dtype != _INT32:
+        raise RuntimeError(f"{name}: pivots should be a Tensor of scalar type lucid.int32")
+    _check_matrix(f"lucid.{name}", LU, half=_HALF_SUPPORTED)
+    if b.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor B must have at least 2 dimensions.")
+    n = lu_array.shape[-1]
+    if (b.shape[-2] if left else b.shape[-1]) != n:
+        equation = "AX = B" if left else "XA = B"
+        raise RuntimeError(
+            f"{name}: Incompatible shapes of A and B for the equation {equation} ({n}x{n} and "
+            f"{b.shape[-2]}x{b.shape[-1]})"
+        )
+    if pivot_array.ndim < 1 or pivot_array.shape[-1] != n:
+        raise RuntimeError(
+            f"{name}: Number of pivots per batch should be same as the dimension of the matrix"
+        )
+    if pivot_array.shape != lu_array.shape[:-1]:
+        shape = ", ".join(map(str, pivot_array.shape))
+        raise RuntimeError(
+            f"{name}: Expected LU.shape[:-1] and pivots.shape to be the same, but got pivots "
+            f"with shape [{shape}] instead"
+        )
+    if lu_array.dtype == np.float16:
+        raise NotImplementedError("\"linalg.lu_solve_cpu\" not implemented for 'Half'")
+    try:
+        np.broadcast_shapes(b.shape[:-2], lu_array.shape[:-2])
+    except ValueError:
+        raise broadcast_error(b.shape[:-2], lu_array.shape[:-2]) from None
+
+
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False,
              out: Any = None) -> Tensor:  # fmt: skip
     """The solution of A X = B from A = P L U in lu_factor's form (A^T X = B with adjoint;
     X A = B with left=False), by two triangular solves."""
     _refuse_out("lu_solve", out)
-    _check_matrix("linalg.lu_solve", LU)
-    pivot_array, b = _array(pivots), _array(B)
-    _check_pivots("linalg.lu_solve", pivot_array)
-    if b.ndim < 2:
-        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 dimensions.")
-    permutation, lower, upper = _unpack(LU, pivot_array)
+    _check_lu_solve_inputs(LU, pivots, B, left)
+    permutation, lower, upper = _unpack(LU, _array(pivots))
     # X A = B is A^T X^T = B^T: the other of the two systems, on B^T
     transposed = adjoint == left
     rhs = B if left else B.mT
@@ -2343,3 +2521,326 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
         x = LinalgSolveTriangular.apply(lower.mT, x, True, True, True)
         x = matmul(permutation, x)
     return x if left else x.mT
+
+
+# ------------------------------------------------------------------------------ LDL
+LdlFactorResult = result_type("LdlFactorResult", "linalg_ldl_factor", "LD", "pivots")
+LdlFactorExResult = result_type("LdlFactorExResult", "linalg_ldl_factor_ex", "LD", "pivots", "info")
+
+# Bunch and Kaufman's threshold: it bounds the growth of the entries by (1 + 1/alpha)^2 per
+# 2x2 step, the same bound a 1x1 step with partial pivoting would give
+_BUNCH_KAUFMAN_ALPHA = (1.0 + math.sqrt(17.0)) / 8.0
+
+
+def _first_max(magnitude: np.ndarray, valid: np.ndarray) -> tuple[Any, Any]:
+    """The index and value of each row's largest entry within `valid`, as the BLAS torch
+    links picks it: the first largest, or the first NaN if there is one."""
+    index = np.argmax(np.where(valid, magnitude, -1.0), axis=-1)
+    return index, magnitude[np.arange(magnitude.shape[0]), index]
+
+
+def _mirror_lower(block: np.ndarray) -> None:
+    """Copy the strict lower triangle of each matrix over its upper one, in place: the factor
+    reads (and LAPACK updates) the lower triangle only."""
+    upper = np.triu_indices(block.shape[-1], 1)
+    block[:, upper[0], upper[1]] = block[:, upper[1], upper[0]]
+
+
+def _ldl_step(work: np.ndarray, alpha: float) -> tuple[np.ndarray, ...]:
+    """One Bunch-Kaufman pivot choice on the trailing blocks `work` (each symmetric, its
+    first column the one to eliminate): the relative pivot row, the block size (1 or 2) and
+    whether the column is zero or NaN at the diagonal (no elimination then)."""
+    count, m = work.shape[:2]
+    rows = np.arange(count)
+    columns = np.arange(m)
+    absakk = np.abs(work[:, 0, 0])
+    if m > 1:
+        below = np.broadcast_to(columns >= 1, (count, m))
+        imax, colmax = _first_max(np.abs(work[:, :, 0]), below)
+    else:
+        imax, colmax = np.zeros(count, np.int64), np.zeros(count, absakk.dtype)
+    # LAPACK's MAX(a, b) is `a > b ? a : b`: a NaN diagonal with a nonzero column below is
+    # pivoted away, not reported
+    zero = np.where(absakk > colmax, absakk, colmax) == 0
+    # the largest off-diagonal entry of row imax: its part left of the diagonal, then the
+    # part below it (column imax), as LAPACK reads the two from the lower triangle
+    row = np.abs(work[rows, imax, :])
+    _, rowmax = _first_max(row, columns < imax[:, None])
+    has_below = imax < m - 1
+    _, below_max = _first_max(row, columns > imax[:, None])
+    rowmax = np.where(has_below & ~(rowmax > below_max), below_max, rowmax)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        keep = (absakk >= alpha * colmax) | (absakk >= alpha * colmax * (colmax / rowmax))
+    single = keep | (np.abs(work[rows, imax, imax]) >= alpha * rowmax) | zero
+    pivot = np.where(keep | zero, 0, imax)
+    return pivot, np.where(single, 1, 2), zero
+
+
+def _ldl_factor_array(array: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """LDL^T with Bunch-Kaufman pivoting as LAPACK's sytrf (lower): (LD, 1-based pivots, info).
+
+    NumPy exposes no sytrf. The elimination runs one column at a time over the whole batch
+    (the Python loop is over columns, never matrices or entries); a matrix that took a 2x2
+    pivot at the previous column sits the next one out. Each step works on the trailing block
+    kept as a full symmetric matrix mirrored from its lower triangle, so the symmetric row
+    and column interchange is one gather and reads exactly the values LAPACK's lower-triangle
+    swaps move.
+    """
+    batch_shape, n = array.shape[:-2], array.shape[-1]
+    lower = np.tril(array).reshape(math.prod(batch_shape), n, n)
+    work = lower + np.swapaxes(np.tril(lower, -1), -1, -2)
+    ld = np.zeros_like(work)
+    pivots = np.zeros(work.shape[:2], np.int32)
+    info = np.zeros(work.shape[0], np.int32)
+    next_column = np.zeros(work.shape[0], np.int64)
+    for k in range(n):
+        active = np.flatnonzero(next_column == k)
+        if active.size == 0:
+            continue
+        block = work[active, k:, k:]
+        m = n - k
+        pivot, step, zero = _ldl_step(block, _BUNCH_KAUFMAN_ALPHA)
+        info[active] = np.where((info[active] == 0) & zero, k + 1, info[active])
+        # interchange rows and columns kk and kp, kk the last row of the pivot block
+        last = step - 1
+        order = np.tile(np.arange(m), (active.size, 1))
+        entries = np.arange(active.size)
+        order[entries, last] = pivot
+        order[entries, pivot] = last
+        block = block[entries[:, None, None], order[:, :, None], order[:, None, :]]
+        one = np.flatnonzero((step == 1) & ~zero)
+        two = np.flatnonzero(step == 2)
+        columns = ld[active, k:, k:]
+        columns[:, :, 0] = block[:, :, 0]
+        if one.size and m > 1:
+            x = block[one, 1:, 0]
+            inverse = 1.0 / block[one, 0, 0]
+            scaled = inverse[:, None] * x
+            # BLAS's syr skips the rank-1 update when its scale 1/d is zero (d infinite) and
+            # every column j where x_j is zero, so infinities there do not turn into NaNs
+            scaled[x == 0] = 0.0
+            update = np.where((inverse != 0)[:, None, None] & (x != 0)[:, None, :], 1.0, 0.0)
+            with np.errstate(invalid="ignore"):
+                product = x[:, :, None] * scaled[:, None, :]
+            block[one, 1:, 1:] -= np.where(update != 0, product, 0.0)
+            columns[one, 1:, 0] = x * inverse[:, None]
+        if two.size:
+            d = block[two]
+            columns[two, 1, 1] = d[:, 1, 1]
+            if m > 2:
+                d21 = d[:, 1, 0]
+                d11 = d[:, 1, 1] / d21
+                d22 = d[:, 0, 0] / d21
+                t = 1.0 / (d11 * d22 - 1.0)
+                d21 = (t / d21)[:, None]
+                wk = d21 * (d11[:, None] * d[:, 2:, 0] - d[:, 2:, 1])
+                wkp1 = d21 * (d22[:, None] * d[:, 2:, 1] - d[:, 2:, 0])
+                block[two, 2:, 2:] = (d[:, 2:, 2:] - d[:, 2:, 0, None] * wk[:, None, :]) - d[
+                    :, 2:, 1, None
+                ] * wkp1[:, None, :]
+                columns[two, 2:, 0] = wk
+                columns[two, 2:, 1] = wkp1
+        _mirror_lower(block)
+        work[active, k:, k:] = block
+        ld[active, k:, k:] = columns
+        absolute = (k + pivot + 1).astype(np.int32)
+        pivots[active, k] = np.where(step == 1, absolute, -absolute)
+        if two.size:
+            pivots[active[two], k + 1] = -absolute[two]
+        next_column[active] = k + step
+    return (
+        np.tril(ld).reshape(array.shape),
+        pivots.reshape(batch_shape + (n,)),
+        info.reshape(batch_shape),
+    )
+
+
+def _pivot_blocks(pivots: np.ndarray) -> np.ndarray:
+    """Where each (flattened) matrix's pivot blocks start: a negative pivot opens a 2x2 block
+    that also takes the next column, as LAPACK's sytrs reads them."""
+    count, n = pivots.shape
+    starts = np.zeros((count, n), bool)
+    next_column = np.zeros(count, np.int64)
+    for k in range(n):
+        starts[:, k] = next_column == k
+        width = np.where(pivots[:, k] < 0, 2, 1) if k < n - 1 else 1
+        next_column = np.where(starts[:, k], k + width, next_column)
+    return starts
+
+
+def _swap_rows(b: np.ndarray, entries: np.ndarray, row: int, other: np.ndarray) -> None:
+    """Swap row `row` with row `other[i]` of matrix `entries[i]` of `b`, in place."""
+    first = b[entries, row].copy()
+    b[entries, row] = b[entries, other]
+    b[entries, other] = first
+
+
+def _ldl_solve_array(ld: np.ndarray, pivots: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """X with A X = B from sytrf's compact LD and pivots, as LAPACK's sytrs (lower): first
+    L D Y = P B one pivot block at a time down the columns, then L^T P^T X = Y back up, each
+    step over every matrix of the batch whose block starts (or ends) there."""
+    n = ld.shape[-1]
+    count = math.prod(ld.shape[:-2])
+    ld = ld.reshape(count, n, n)
+    pivots = pivots.reshape(count, n).astype(np.int64)
+    x = b.reshape(count, n, b.shape[-1]).copy()
+    starts = _pivot_blocks(pivots)
+    single = starts & (pivots > 0)
+    double = starts & (pivots < 0)
+    double[:, -1] = False
+    # each step's 1x1 or 2x2 division may meet a zero pivot: LAPACK divides all the same
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for k in range(n):
+            one = np.flatnonzero(single[:, k])
+            if one.size:
+                _swap_rows(x, one, k, pivots[one, k] - 1)
+                x[one, k + 1 :] -= ld[one, k + 1 :, k, None] * x[one, k, None, :]
+                x[one, k] *= (1.0 / ld[one, k, k])[:, None]
+            two = np.flatnonzero(double[:, k])
+            if two.size:
+                _swap_rows(x, two, k + 1, -pivots[two, k] - 1)
+                x[two, k + 2 :] -= ld[two, k + 2 :, k, None] * x[two, k, None, :]
+                x[two, k + 2 :] -= ld[two, k + 2 :, k + 1, None] * x[two, k + 1, None, :]
+                off = ld[two, k + 1, k][:, None]
+                upper = ld[two, k, k][:, None] / off
+                lower = ld[two, k + 1, k + 1][:, None] / off
+                denominator = upper * lower - 1.0
+                first = x[two, k] / off
+                second = x[two, k + 1] / off
+                x[two, k] = (lower * first - second) / denominator
+                x[two, k + 1] = (upper * second - first) / denominator
+        for k in range(n - 1, -1, -1):
+            one = np.flatnonzero(single[:, k])
+            if one.size:
+                x[one, k] -= np.einsum("bi,bij->bj", ld[one, k + 1 :, k], x[one, k + 1 :])
+                _swap_rows(x, one, k, pivots[one, k] - 1)
+            two = np.flatnonzero(double[:, k - 1]) if k > 0 else np.empty(0, np.int64)
+            if two.size:
+                tail = x[two, k + 1 :]
+                x[two, k] -= np.einsum("bi,bij->bj", ld[two, k + 1 :, k], tail)
+                x[two, k - 1] -= np.einsum("bi,bij->bj", ld[two, k + 1 :, k - 1], tail)
+                _swap_rows(x, two, k, -pivots[two, k] - 1)
+    return x.reshape(b.shape)
+
+
+def _check_hermitian(name: str, hermitian: Any) -> None:
+    if hermitian.__class__ is not bool:
+        raise TypeError(
+            f"{name}(): argument 'hermitian' must be bool, not {type(hermitian).__name__}"
+        )
+
+
+class LinalgLdlFactorEx(Function):
+    """PyTorch defines no derivative for the LDL factorisation: backward through it is an
+    error."""
+
+    _backward_name = "lucid::autograd::NotImplemented"
+    _op_name = "linalg_ldl_factor_ex"
+
+    @staticmethod
+    def forward(ctx, a, check_errors, name):
+        ld, pivots, info = _ldl_factor_array(a._data)
+        if check_errors and np.any(info):
+            _, code = _batch_prefix(info)
+            raise RuntimeError(f"lucid.linalg.{name}: Unknown error code: {code}.")
+        outputs = (_wrap(ld), _wrap(pivots), _wrap(info))
+        ctx.mark_non_differentiable(*outputs[1:])
+        return outputs
+
+    @staticmethod
+    def backward(ctx, grad_ld, grad_pivots, grad_info):
+        raise RuntimeError("derivative for aten::linalg_ldl_factor_ex is not implemented")
+
+
+def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False,
+                  out: Any = None) -> LdlFactorExResult:  # fmt: skip
+    """The compact LDL^T factorisation of a symmetric (possibly indefinite) matrix with
+    Bunch-Kaufman pivoting, LAPACK's sytrf layout: L below the diagonal, the 1x1 and 2x2
+    blocks of D on it, 1-based pivots (negative for a 2x2 block) and an info code per matrix
+    (the first exactly zero diagonal block). Only the lower triangle of A is read; for real
+    matrices `hermitian` changes nothing."""
+    _refuse_out("ldl_factor_ex", out)
+    _check_hermitian("linalg_ldl_factor_ex", hermitian)
+    _check_matrix("lucid.linalg.ldl_factor_ex", A, half="ldl_factor_kernel_cpu")
+    return LdlFactorExResult(*LinalgLdlFactorEx.apply(A, bool(check_errors), "ldl_factor_ex"))
+
+
+def ldl_factor(A: Tensor, *, hermitian: bool = False, out: Any = None) -> LdlFactorResult:
+    """The compact LDL^T factorisation with Bunch-Kaufman pivoting and its pivots, as
+    ldl_factor_ex gives them; a matrix with an exactly zero diagonal block is an error."""
+    _refuse_out("ldl_factor", out)
+    _check_hermitian("linalg_ldl_factor", hermitian)
+    _check_matrix("lucid.linalg.ldl_factor_ex", A, half="ldl_factor_kernel_cpu")
+    ld, pivots, _ = LinalgLdlFactorEx.apply(A, True, "ldl_factor")
+    return LdlFactorResult(ld, pivots)
+
+
+class LinalgLdlSolve(Function):
+    """PyTorch defines no derivative for ldl_solve: backward through it is an error."""
+
+    _backward_name = "lucid::autograd::NotImplemented"
+    _op_name = "linalg_ldl_solve"
+
+    @staticmethod
+    def forward(ctx, ld, pivots, b):
+        ld_array, pivot_array, b_array = ld._data, pivots._data, b._data
+        batch_ld, batch_b = ld_array.shape[:-2], b_array.shape[:-2]
+        try:
+            batch = np.broadcast_shapes(batch_ld, batch_b)
+        except ValueError:
+            raise broadcast_error(batch_b, batch_ld) from None
+        n = ld_array.shape[-1]
+        ld_array = np.broadcast_to(ld_array, batch + (n, n))
+        pivot_array = np.broadcast_to(pivot_array, batch + (n,))
+        b_array = np.broadcast_to(b_array, batch + b_array.shape[-2:])
+        return _wrap(_ldl_solve_array(ld_array, pivot_array, b_array))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        raise RuntimeError("derivative for aten::linalg_ldl_solve is not implemented")
+
+
+def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False,
+              out: Any = None) -> Tensor:  # fmt: skip
+    """The solution X of A X = B from ldl_factor's compact LD and pivots of A."""
+    _refuse_out("ldl_solve", out)
+    _check_hermitian("linalg_ldl_solve", hermitian)
+    name = "lucid.linalg.ldl_solve"
+    ld = _check_matrix(name, LD, half=_HALF_SUPPORTED)
+    pivot_array, b = _array(pivots), _array(B)
+    if b.dtype != ld.dtype:
+        raise RuntimeError(
+            f"Expected b and A to have the same dtype, but found b of type "
+            f"{dtype_name(b.dtype)} and A of type {dtype_name(ld.dtype)} instead."
+        )
+    rows = b.shape[_normalize_dim(-2, b.ndim)]
+    n = ld.shape[-1]
+    if rows != n:
+        raise RuntimeError(
+            f"Incompatible matrix sizes for {name}: each A matrix is {n} by {n} but each b "
+            f"matrix is {rows} by {b.shape[-1]}"
+        )
+    if pivot_array.shape != ld.shape[:-1]:
+        shape = ", ".join(map(str, pivot_array.shape))
+        raise RuntimeError(
+            f"{name}: Expected LD.shape[:-1] and pivots.shape to be the same, but got pivots "
+            f"with shape [{shape}] instead"
+        )
+    if pivot_array.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"{name}: Expected pivots to be integers. Got {dtype_name(pivot_array.dtype)}"
+        )
+    if ld.dtype == np.float16:
+        raise NotImplementedError("\"ldl_solve_kernel_cpu\" not implemented for 'Half'")
+    magnitude = np.abs(pivot_array.astype(np.int64))
+    if magnitude.size and magnitude.max() > n:
+        raise RuntimeError(
+            "Pivots given to ldl_solve must all satisfy |pivot| <= LD.size(-2). Did you "
+            "properly pass the result of ldl_factor?"
+        )
+    if magnitude.size and magnitude.min() < 1:
+        raise RuntimeError(
+            "Pivots given to ldl_solve must all satisfy |pivot| >= 1. Did you properly pass "
+            "the result of ldl_factor?"
+        )
+    return LinalgLdlSolve.apply(LD, pivots, B)

@@ -871,6 +871,109 @@ def _update_running_stats(array, axes, count, running_mean, running_var, momentu
         running._version_counter[0] += 1
 
 
+class SyncBatchNorm(Function):
+    """Batch norm whose statistics span the batches of every replica (process).
+
+    `stats` is (mean, rstd, count) over the global batch, from `sync_batch_norm`; `sum_across`
+    maps an array to its elementwise sum over the replicas (an all_reduce the caller supplies,
+    so the op knows no communication). Backward sums the two per-channel gradient reductions
+    across replicas the same way; weight and bias get this replica's share of their gradient,
+    which data-parallel training then averages, as in PyTorch.
+    """
+
+    _backward_name = "SyncBatchNormBackward"
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, param_shape, axes, stats, sum_across):
+        array = x._data
+        mean_array, rstd_array, count = stats
+        rstd = rstd_array.astype(array.dtype).reshape(param_shape)
+        xhat = (array - mean_array.astype(array.dtype).reshape(param_shape)) * rstd
+        output = xhat
+        if weight is not None:
+            output = xhat * weight._data.reshape(param_shape)
+        if bias is not None:
+            output = output + bias._data.reshape(param_shape)
+        if output is xhat:
+            output = xhat.copy()
+        ctx.param_shape, ctx.axes, ctx.count, ctx.sum_across = param_shape, axes, count, sum_across
+        ctx.save_for_backward(weight, _wrap(xhat), _wrap(rstd))
+        return _wrap(output)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        weight, xhat, rstd = ctx.saved_tensors
+        if is_grad_enabled():
+            # the gradient's cross-replica sums are communication, not recorded ops
+            raise RuntimeError(
+                "SyncBatchNorm's backward cannot be differentiated again (create_graph=True)"
+            )
+        param_shape, axes = ctx.param_shape, ctx.axes
+        g, xhat_array = grad_output._data, xhat._data
+        grad_x = grad_weight = grad_bias = None
+        if ctx.needs_input_grad[0]:
+            grad_xhat = g if weight is None else g * weight._data.reshape(param_shape)
+            local = np.stack(
+                [
+                    np.sum(grad_xhat, axis=axes, dtype=np.float64),
+                    np.sum(grad_xhat * xhat_array, axis=axes, dtype=np.float64),
+                ]
+            )
+            means = ctx.sum_across(local) / ctx.count
+            mean_grad = means[0].astype(g.dtype).reshape(param_shape)
+            projection = means[1].astype(g.dtype).reshape(param_shape)
+            # d/dx of (x - mean) * rstd over the global batch, as in batch norm's backward
+            grad_x = _wrap((grad_xhat - mean_grad - xhat_array * projection) * rstd._data)
+        if ctx.needs_input_grad[1]:
+            grad_weight = _wrap(np.sum(g * xhat_array, axis=axes))
+        if ctx.needs_input_grad[2]:
+            grad_bias = _wrap(np.sum(g, axis=axes))
+        return grad_x, grad_weight, grad_bias, None, None, None, None
+
+
+def sync_batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    momentum: float,
+    eps: float,
+    sum_across: Any,
+) -> Tensor:
+    """Training-mode batch norm over the global batch of all replicas; `sum_across` sums an
+    array over the replicas. Updates the running statistics with the global ones."""
+    check_tensors(input)
+    array = input._data
+    shape = tuple(array.shape)
+    channels = shape[1]
+    axes = (0, *range(2, len(shape)))
+    param_shape = (channels,) + (1,) * (len(shape) - 2)
+    _check_per_channel(channels, weight, bias, running_mean, running_var)
+    local_count = math.prod(shape[axis] for axis in axes)
+    # float64 sums: the global count and sums over many replicas' batches stay exact enough
+    totals = sum_across(np.concatenate([[local_count], np.sum(array, axis=axes, dtype=np.float64)]))
+    count = totals[0]
+    mean_array = totals[1:] / count
+    centered = array - mean_array.astype(array.dtype).reshape(param_shape)
+    # the second pass, on centered values, stays accurate when |mean| >> std
+    variance = sum_across(np.sum(np.square(centered), axis=axes, dtype=np.float64)) / count
+    rstd_array = 1.0 / np.sqrt(variance + eps)
+    if running_mean is not None:
+        data = running_mean._data
+        data *= 1.0 - momentum
+        data += (momentum * mean_array).astype(data.dtype)
+        running_mean._version_counter[0] += 1
+    if running_var is not None:
+        data = running_var._data
+        data *= 1.0 - momentum
+        unbiased = variance * (count / max(count - 1, 1))
+        data += (momentum * unbiased).astype(data.dtype)
+        running_var._version_counter[0] += 1
+    stats = (mean_array, rstd_array, count)
+    return SyncBatchNorm.apply(input, weight, bias, param_shape, axes, stats, sum_across)
+
+
 def instance_norm(
     input: Tensor,
     running_mean: Tensor | None = None,

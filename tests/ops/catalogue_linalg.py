@@ -92,6 +92,38 @@ def _squares(tensor: Any) -> Any:
     return tensor * tensor
 
 
+def _indefinite(*shapes: tuple[int, ...]):
+    """Symmetric matrices with a small diagonal (Bunch-Kaufman then takes 2x2 pivots as well
+    as 1x1 ones), then uniform right-hand sides of the further `shapes`."""
+
+    def make(rng: np.random.Generator, dtype: np.dtype) -> list[np.ndarray]:
+        array = rng.uniform(-1.0, 1.0, shapes[0])
+        array = array + np.swapaxes(array, -1, -2)
+        n = shapes[0][-1]
+        array[..., np.arange(n), np.arange(n)] *= 0.05
+        rhs = [rng.uniform(-1.0, 1.0, shape).astype(dtype) for shape in shapes[1:]]
+        return [array.astype(dtype)] + rhs
+
+    return make
+
+
+def _factored(*shapes: tuple[int, ...]):
+    """LD and pivots of _indefinite's matrices (lucid's factor, which the ldl_factor_ex rows
+    hold to torch's), then the right-hand sides."""
+
+    def make(rng: np.random.Generator, dtype: np.dtype) -> list[np.ndarray]:
+        matrix, *rhs = _indefinite(*shapes)(rng, dtype)
+        ld, pivots, _ = lucid.linalg.ldl_factor_ex(lucid.tensor(matrix))
+        return [ld.numpy(), pivots.numpy()] + rhs
+
+    return make
+
+
+def _lower_symmetric(a: np.ndarray) -> np.ndarray:
+    """The symmetric matrix whose lower triangle is a's: what the LDL factorisation reads."""
+    return np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2)
+
+
 # --------------------------------------------------------------------------- references
 def _slogdet_reference(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.linalg.slogdet(a)
@@ -1152,5 +1184,145 @@ ROWS = [
         # so whether an inf there makes 0 * inf depends on where the zeros fall; the other
         # ormqr rows compare extremes
         extremes=False,
+    ),
+    # --------------------------------------------------------------------------- LDL
+    # The compact LD and the pivots are compared with torch's sytrf exactly (pivots) and to
+    # rounding (LD); PyTorch defines no derivative for either op.
+    OpCase(
+        "linalg.ldl_factor_ex.LD",
+        L.ldl_factor_ex,
+        TL.ldl_factor_ex,
+        make_inputs=_indefinite((3, 6, 6)),
+        output_index=0,
+        differentiable=False,
+        error_inputs=[
+            _not_matrix(r"lucid\.linalg\.ldl_factor_ex"),
+            _not_square(r"lucid\.linalg\.ldl_factor_ex"),
+            _integer(r"lucid\.linalg\.ldl_factor_ex"),
+            ErrorInput(
+                [np.ones((2, 2), np.float16)],
+                NotImplementedError,
+                "\"ldl_factor_kernel_cpu\" not implemented for 'Half'",
+            ),
+            ErrorInput(
+                [(2, 2)],
+                TypeError,
+                r"linalg_ldl_factor_ex\(\): argument 'hermitian' must be bool, not int",
+                {"hermitian": 1},
+            ),
+            ErrorInput(
+                [SINGULAR_BATCH],
+                RuntimeError,
+                r"lucid\.linalg\.ldl_factor_ex: Unknown error code: 1\.",
+                {"check_errors": True},
+            ),
+        ],
+    ),
+    OpCase(
+        "linalg.ldl_factor_ex.pivots",
+        L.ldl_factor_ex,
+        TL.ldl_factor_ex,
+        make_inputs=_indefinite((4, 7, 7)),
+        output_index=1,
+        differentiable=False,
+    ),
+    OpCase(
+        "linalg.ldl_factor_ex.info",
+        L.ldl_factor_ex,
+        TL.ldl_factor_ex,
+        make_inputs=lambda rng, dtype: [
+            np.stack([SINGULAR, np.eye(3), np.zeros((3, 3)), np.diag([1.0, 0.0, 2.0])]).astype(
+                dtype
+            )
+        ],
+        output_index=2,
+        differentiable=False,
+    ),
+    OpCase(
+        "linalg.ldl_factor.hermitian",
+        L.ldl_factor,
+        TL.ldl_factor,
+        kwargs={"hermitian": True},
+        make_inputs=_indefinite((5, 5)),
+        output_index=0,
+        differentiable=False,
+        # ldl_factor raises where an extreme input leaves a zero diagonal block
+        extremes=False,
+        error_inputs=[
+            ErrorInput(
+                [SINGULAR_BATCH],
+                RuntimeError,
+                r"lucid\.linalg\.ldl_factor: Unknown error code: 1\.",
+            )
+        ],
+    ),
+    OpCase(
+        "linalg.ldl_solve",
+        lambda a, b: L.ldl_solve(*L.ldl_factor_ex(a)[:2], b),
+        lambda a, b: TL.ldl_solve(*TL.ldl_factor_ex(a)[:2], b),
+        reference=lambda a, b: np.linalg.solve(_lower_symmetric(a), b),
+        make_inputs=_indefinite((2, 5, 5), (2, 5, 3)),
+        differentiable=False,
+    ),
+    OpCase(
+        "linalg.ldl_solve.broadcast",
+        lambda a, b: L.ldl_solve(*L.ldl_factor_ex(a)[:2], b, hermitian=True),
+        lambda a, b: TL.ldl_solve(*TL.ldl_factor_ex(a)[:2], b, hermitian=True),
+        reference=lambda a, b: np.linalg.solve(_lower_symmetric(a), b),
+        make_inputs=_indefinite((4, 4), (2, 4, 2)),
+        differentiable=False,
+    ),
+    OpCase(
+        "linalg.ldl_solve.factored",
+        L.ldl_solve,
+        TL.ldl_solve,
+        make_inputs=_factored((2, 6, 6), (2, 6, 2)),
+        differentiable=False,
+        error_inputs=[
+            ErrorInput(
+                [np.eye(3), np.ones(3, np.int32), np.ones((3, 1), np.float32)],
+                RuntimeError,
+                r"Expected b and A to have the same dtype, but found b of type Float and A of "
+                r"type Double instead\.",
+            ),
+            ErrorInput(
+                [np.eye(3), np.ones(3, np.int32), (4, 1)],
+                RuntimeError,
+                r"Incompatible matrix sizes for lucid\.linalg\.ldl_solve: each A matrix is 3 by "
+                r"3 but each b matrix is 4 by 1",
+            ),
+            ErrorInput(
+                [np.eye(3), np.ones(3, np.int32), (3,)],
+                IndexError,
+                r"Dimension out of range \(expected to be in range of \[-1, 0\], but got -2\)",
+            ),
+            ErrorInput(
+                [np.eye(3), np.ones(2, np.int32), (3, 1)],
+                RuntimeError,
+                r"lucid\.linalg\.ldl_solve: Expected LD\.shape\[:-1\] and pivots\.shape to be the "
+                r"same, but got pivots with shape \[2\] instead",
+            ),
+            ErrorInput(
+                [np.eye(3), (3,), (3, 1)],
+                RuntimeError,
+                r"lucid\.linalg\.ldl_solve: Expected pivots to be integers\. Got Double",
+            ),
+            ErrorInput(
+                [np.eye(3), np.array([1, 2, 4], np.int32), (3, 1)],
+                RuntimeError,
+                r"Pivots given to ldl_solve must all satisfy \|pivot\| <= LD\.size\(-2\)",
+            ),
+            ErrorInput(
+                [np.eye(3), np.array([0, 2, 3], np.int32), (3, 1)],
+                RuntimeError,
+                r"Pivots given to ldl_solve must all satisfy \|pivot\| >= 1",
+            ),
+            ErrorInput(
+                [np.eye(3)[None].repeat(2, 0), np.ones((2, 3), np.int32), (3, 3, 1)],
+                RuntimeError,
+                r"The size of tensor a \(3\) must match the size of tensor b \(2\) at "
+                r"non-singleton dimension 0",
+            ),
+        ],
     ),
 ]

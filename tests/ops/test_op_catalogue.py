@@ -48,8 +48,8 @@ LOW_PRECISION_FAMILIES = {
     "selection",
     "shape",
 }
-# torch.testing.assert_close's default (rtol, atol) per dtype; `_low_precision_atol` adds the
-# dtype's resolution at the scale of the compared tensor.
+# torch.testing.assert_close's default (rtol, atol) per dtype; `_scaled_atol` adds the dtype's
+# resolution at the scale of the compared tensor.
 LOW_PRECISION_TOLERANCES = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5)}
 # Float64 parity and the NumPy reference share these tolerances (OpCase documents them).
 RTOL64 = 1e-10
@@ -157,7 +157,6 @@ def _lucid_inputs(arrays: list[np.ndarray], grad_positions: list[int]) -> list[l
 
 
 def _torch_inputs(arrays: list[np.ndarray], grad_positions: list[int]) -> list[Any]:
-
     tensors = [_torch_tensor(array) for array in arrays]
     for position in grad_positions:
         tensors[position].requires_grad_()
@@ -256,25 +255,22 @@ def _tolerances(row: OpCase, dtype: str) -> tuple[float, float]:
     return RTOL64, ATOL64
 
 
-def _low_precision_atol(expected: Any, dtype: str, atol: float) -> float:
-    """`atol` plus one unit of the dtype's resolution at the largest finite |value| expected.
+def _scaled_atol(expected: Any, dtype: str, atol: float) -> float:
+    """`atol`, plus, for float16 and bfloat16, one unit of the dtype's resolution at the
+    largest finite |value| expected.
 
     Both libraries round intermediates to the dtype at the scale of the values they combine
     (a difference that cancels, a gradient made of several rounded factors, a broadcast
     operand's gradient summed over rounded per-batch products), so where a result is small
     beside its terms an error of a unit of that scale is rounding, not a wrong answer.
     """
+    if dtype not in LOW_PRECISION_DTYPES:
+        return atol
     array = _to_numpy(expected).astype(np.float64)
     finite = np.abs(array[np.isfinite(array)])
     if finite.size == 0:
         return atol
     return atol + float(_finfo(_numpy_dtype(dtype)).eps) * float(finite.max())
-
-
-def _scaled_atol(expected: Any, dtype: str, atol: float) -> float:
-    if dtype in LOW_PRECISION_DTYPES:
-        return _low_precision_atol(expected, dtype, atol)
-    return atol
 
 
 def _assert_close(actual: Any, expected: Any, rtol: float, atol: float, what: str) -> None:
@@ -543,3 +539,21 @@ def test_sums_of_extremes_compare_only_what_the_order_cannot_change():
         check([0.0], [np.inf], [np.inf])  # finite where torch is not
     with pytest.raises(AssertionError):
         check([np.inf], [np.nan], [np.nan])  # a NaN term makes every order NaN
+
+
+def test_low_precision_tolerance_allows_one_unit_at_the_tensors_scale_and_no_more():
+    if lucid.bfloat16.numpy_dtype is None:
+        pytest.skip("bfloat16 needs the ml_dtypes package")
+    bfloat16 = lucid.bfloat16.numpy_dtype
+    rtol, atol = LOW_PRECISION_TOLERANCES["bfloat16"]
+
+    def check(actual, expected):
+        actual, expected = (np.array(v, np.float32).astype(bfloat16) for v in (actual, expected))
+        _assert_close(actual, expected, rtol, _scaled_atol(expected, "bfloat16", atol), "x")
+
+    # a result that cancelled to 0.05 beside a 4.0: one unit at 4.0 (2**-5) is rounding
+    check([4.0, 0.05], [4.0, 0.05 + 2.0**-6])
+    with pytest.raises(AssertionError):
+        check([4.0, 0.05], [4.0, 0.05 + 2.0**-4])  # two units at 4.0 is an error
+    with pytest.raises(AssertionError):
+        check([1.0], [1.03125])  # one unit at 1.0 plus the rtol is 0.024, short of 0.031

@@ -130,6 +130,7 @@ from lucid.nn.modules.lazy import LazyInstanceNorm1d, LazyInstanceNorm2d, LazyIn
 from lucid.nn.modules.lazy import LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d
 from lucid.nn.modules.lazy import LazyConvTranspose2d, LazyConvTranspose3d
 from lucid.nn.modules.linear_cross_entropy_options import LinearCrossEntropyOptions
+from lucid.nn.modules.batchnorm import SyncBatchNorm
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
@@ -166,4 +167,5 @@ __all__ = [
     "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
     "LazyConvTranspose3d",
     "LinearCrossEntropyOptions",
+    "SyncBatchNorm",
 ]  # fmt: skip

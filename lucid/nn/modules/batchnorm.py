@@ -1,4 +1,5 @@
-"""Batch normalization layers with running statistics: BatchNorm1d, 2d and 3d."""
+"""Batch normalization layers with running statistics: BatchNorm1d, 2d and 3d, and
+SyncBatchNorm, whose statistics span every rank of a process group."""
 
 from __future__ import annotations
 
@@ -6,14 +7,17 @@ from collections import ChainMap
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 import lucid
-from lucid import Tensor
+from lucid import Tensor, distributed
 from lucid.nn import functional as F
 from lucid.nn import init
 from lucid.nn.modules.module import Module
 from lucid.nn.parameter import Parameter
+from lucid.ops.normalization import sync_batch_norm
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]
 
 
 class _NormBase(Module):
@@ -152,3 +156,99 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalization whose statistics span the batches of every rank of a process group.
+
+    In training mode with an initialised process group of more than one rank, the per-channel
+    statistics (forward) and gradient sums (backward) are all-reduced over `process_group` (the
+    default group when None); otherwise it is plain batch norm, as in PyTorch. Unlike
+    PyTorch's, it runs on the CPU.
+    """
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        process_group: Any = None,
+        device: Any = None,
+        dtype: Any = None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
+        )
+        self.process_group = process_group
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def _check_non_zero_input_channels(self, input: Tensor) -> None:
+        if input.size(1) == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        self._check_non_zero_input_channels(input)
+        use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)
+        group = self.process_group
+        world_size = 1
+        if use_batch_stats and self.training and distributed.is_initialized():
+            world_size = distributed.get_world_size(group)
+        if world_size == 1:
+            return super().forward(input)
+        average_factor = 0.0 if self.momentum is None else self.momentum
+        if self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:
+                average_factor = 1.0 / float(self.num_batches_tracked)
+
+        def sum_across(array: np.ndarray) -> np.ndarray:
+            total = lucid.from_numpy(np.ascontiguousarray(array))
+            distributed.all_reduce(total, group=group)
+            return total.numpy()
+
+        keep_stats = self.track_running_stats
+        return sync_batch_norm(
+            input,
+            self.running_mean if keep_stats else None,
+            self.running_var if keep_stats else None,
+            self.weight,
+            self.bias,
+            average_factor,
+            self.eps,
+            sum_across,
+        )
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group: Any = None) -> Module:
+        """`module` with every BatchNorm*d layer in it replaced by a SyncBatchNorm that shares
+        its parameters and running statistics."""
+        converted = module
+        if isinstance(module, _BatchNorm):
+            converted = cls(
+                module.num_features,
+                module.eps,
+                module.momentum,
+                module.affine,
+                module.track_running_stats,
+                process_group,
+                bias=module.bias is not None,
+            )
+            if module.affine:
+                with lucid.no_grad():
+                    converted.weight = module.weight
+                    converted.bias = module.bias
+            converted.running_mean = module.running_mean
+            converted.running_var = module.running_var
+            converted.num_batches_tracked = module.num_batches_tracked
+            converted.training = module.training
+        for name, child in module.named_children():
+            converted.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return converted

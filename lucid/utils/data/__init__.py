@@ -11,6 +11,7 @@ from lucid.utils.data.dataset import (
     TensorDataset,
     random_split,
 )
+from lucid.utils.data.distributed import DistributedSampler
 from lucid.utils.data.sampler import (
     BatchSampler,
     RandomSampler,
@@ -40,4 +41,5 @@ __all__ = [
     "StackDataset",
     "WeightedRandomSampler",
     "get_worker_info",
+    "DistributedSampler",
 ]

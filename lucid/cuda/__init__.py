@@ -69,3 +69,12 @@ def empty_cache() -> None:
 
 def memory_allocated(device: Any = None) -> int:
     return 0
+
+
+def __getattr__(name: str) -> Any:
+    # lucid.cuda.amp (its deprecated GradScaler) loads on first use, as lucid's subpackages do.
+    if name == "amp":
+        import importlib
+
+        return importlib.import_module("lucid.cuda.amp")
+    raise AttributeError(f"module 'lucid.cuda' has no attribute '{name}'")
