@@ -3,6 +3,10 @@ with the standard library (`pydoc_data.topics`, so nothing is downloaded).
 
 Run it with `python examples/char_transformer.py` (a few minutes; `--minutes` or `--steps` to
 change that). It prints the loss now and then and, at the end, text sampled from the model.
+With `--bf16` the forward pass and the loss run under `lucid.autocast("cpu", bfloat16)`: the
+linear layers and attention compute in bfloat16, the layer norms, the residual stream, the
+loss and the weights stay in float32 (bfloat16 keeps float32's exponent range, so no loss
+scaling is needed).
 """
 
 from __future__ import annotations
@@ -78,8 +82,9 @@ def sample(model: CharTransformer, prompt: str, length: int, stoi: dict[str, int
 
 def train(steps: int | None = None, minutes: float = 3.0, batch_size: int = 32,
           context: int = 64, lr: float = 2e-3, seed: int = 0, log_every: int = 100,
-          sample_length: int = 400) -> TrainResult:  # fmt: skip
-    """Train for `steps` steps, or for `minutes` of wall time when `steps` is None."""
+          sample_length: int = 400, bf16: bool = False) -> TrainResult:  # fmt: skip
+    """Train for `steps` steps, or for `minutes` of wall time when `steps` is None; with `bf16`,
+    under bfloat16 autocast."""
     lucid.manual_seed(seed)
     rng = np.random.default_rng(seed)
     text = load_text()
@@ -103,8 +108,9 @@ def train(steps: int | None = None, minutes: float = 3.0, batch_size: int = 32,
         starts = rng.integers(0, len(data) - context - 1, size=batch_size)
         windows = np.stack([data[s : s + context + 1] for s in starts])
         inputs, targets = lucid.tensor(windows[:, :-1]), lucid.tensor(windows[:, 1:])
-        logits = model(inputs)
-        loss = F.cross_entropy(logits.reshape(-1, len(itos)), targets.reshape(-1))
+        with lucid.autocast("cpu", dtype=lucid.bfloat16, enabled=bf16):
+            logits = model(inputs)
+            loss = F.cross_entropy(logits.reshape(-1, len(itos)), targets.reshape(-1))
         optimizer.zero_grad()
         loss.backward()
         # a few steep batches early on would otherwise throw the embeddings far off
@@ -131,10 +137,11 @@ def main(argv: Sequence[str] | None = None) -> TrainResult:
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sample-length", type=int, default=400)
+    parser.add_argument("--bf16", action="store_true", help="train under bfloat16 autocast")
     args = parser.parse_args(argv)
     return train(
         args.steps, args.minutes, args.batch_size, args.context, args.lr, args.seed,
-        sample_length=args.sample_length,
+        sample_length=args.sample_length, bf16=args.bf16,
     )  # fmt: skip
 
 

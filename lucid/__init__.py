@@ -216,6 +216,17 @@ _LAZY_NAMES = {
     "ormqr": "lucid.ops.linalg_decompositions",
     "lobpcg": "lucid.ops.lobpcg",
 }
+# Autocast's switches, as torch has them at its top level
+_AUTOCAST_NAMES = """
+    autocast is_autocast_enabled get_autocast_dtype set_autocast_enabled set_autocast_dtype
+    is_autocast_cache_enabled set_autocast_cache_enabled clear_autocast_cache
+    autocast_increment_nesting autocast_decrement_nesting is_autocast_cpu_enabled
+    set_autocast_cpu_enabled get_autocast_cpu_dtype set_autocast_cpu_dtype get_autocast_gpu_dtype
+    set_autocast_gpu_dtype is_autocast_ipu_enabled set_autocast_ipu_enabled get_autocast_ipu_dtype
+    set_autocast_ipu_dtype is_autocast_xla_enabled set_autocast_xla_enabled get_autocast_xla_dtype
+    set_autocast_xla_dtype
+"""
+_LAZY_NAMES.update(dict.fromkeys(_AUTOCAST_NAMES.split(), "lucid.amp.autocast_mode"))
 # The nn.functional ops that torch also has at its top level as the very same function
 _SHARED_WITH_FUNCTIONAL = """
     adaptive_avg_pool1d avg_pool1d bilinear channel_shuffle conv1d conv2d conv3d

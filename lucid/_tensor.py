@@ -491,6 +491,7 @@ class Tensor(TensorBase):
     resolve_neg = pointwise.resolve_neg
     is_conj = pointwise.is_conj
     is_neg = pointwise.is_neg
+    is_distributed = pointwise.is_distributed
     is_complex = pointwise.is_complex
     isreal = pointwise.isreal
     angle = pointwise.angle

@@ -42,9 +42,6 @@ STRIDES = (
 )
 NARROW_DTYPE = "a dtype NumPy cannot hold (float8, float4, sub-byte integers, bit types)"
 DEPRECATED = "deprecated in torch, with its replacement in lucid"
-MIXED_PRECISION = "mixed precision (bfloat16, autocast, GradScaler): planned, issue 18"
-DISTRIBUTED = "multi-process training: planned, issue 19"
-PLANNED = "not yet in lucid: planned, issue 17"
 NESTED = "nested and subclass tensor machinery (torch_function overrides, nested tensors)"
 DATAPIPES = "DataPipes, deprecated in torch.utils.data"
 SIGNAL = "spectral transforms (stft, istft), which produce complex tensors"
@@ -71,9 +68,6 @@ REASONS = [
     STRIDES,
     NARROW_DTYPE,
     DEPRECATED,
-    MIXED_PRECISION,
-    DISTRIBUTED,
-    PLANNED,
     NESTED,
     DATAPIPES,
     SIGNAL,
@@ -204,20 +198,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """,
         ),
         **_names(DEPRECATED, "lu_solve range set_default_tensor_type triangular_solve"),
-        **_names(
-            MIXED_PRECISION,
-            """
-            autocast autocast_decrement_nesting autocast_increment_nesting
-            clear_autocast_cache get_autocast_cpu_dtype get_autocast_dtype
-            get_autocast_gpu_dtype get_autocast_ipu_dtype get_autocast_xla_dtype
-            is_autocast_cache_enabled is_autocast_cpu_enabled is_autocast_enabled
-            is_autocast_ipu_enabled is_autocast_xla_enabled set_autocast_cache_enabled
-            set_autocast_cpu_dtype set_autocast_cpu_enabled set_autocast_dtype
-            set_autocast_enabled set_autocast_gpu_dtype set_autocast_ipu_dtype
-            set_autocast_ipu_enabled set_autocast_xla_dtype set_autocast_xla_enabled
-            """,
-        ),
-        **_names(DISTRIBUTED, "is_distributed"),
         **_names(SIGNAL, "istft stft"),
         **_names(
             ATEN,
@@ -294,7 +274,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
             eig lstsq lu lu_solve reinforce solve symeig triangular_solve volatile
             """,
         ),
-        **_names(DISTRIBUTED, "is_distributed"),
         **_names(NESTED, "as_subclass is_nested module_load to_padded_tensor"),
         **_names(SIGNAL, "istft stft"),
         **_names(INTERNAL, "grad_dtype index"),

@@ -155,3 +155,20 @@ def test_char_transformer_smoke_run(monkeypatch, capsys) -> None:
     assert result.sample.startswith("The ") and len(result.sample) == 4 + 16
     output = capsys.readouterr().out
     assert "step     1  loss" in output and "--- sample after 2 steps ---" in output
+
+
+def _has_bfloat16_matmul() -> bool:
+    low = lucid.ones(2, 2).to(lucid.bfloat16)
+    return lucid.mm(low, low).dtype is lucid.bfloat16
+
+
+@pytest.mark.skipif(
+    not _has_bfloat16_matmul(), reason="lucid's bfloat16 matmul returns float32 (lowprec-core)"
+)
+def test_char_transformer_trains_under_bfloat16_autocast(monkeypatch, capsys) -> None:
+    example = _load_example("char_transformer", monkeypatch)
+    arguments = ["--steps", "3", "--sample-length", "8", "--batch-size", "4", "--bf16"]
+    result = example.main(arguments)
+    assert len(result.losses) == 3 and all(math.isfinite(loss) for loss in result.losses)
+    assert abs(result.losses[0] - math.log(103)) < 1.0
+    assert result.sample.startswith("The ") and len(result.sample) == 4 + 8

@@ -104,6 +104,10 @@ class Function:
         # This is the hottest function in lucid: every op of every forward and backward
         # pass runs it, so it is written flat, with a fast path for single-tensor outputs.
         state = local_state
+        if state.autocast is not None:
+            # Autocast casts the inputs of the ops it lists, through `to`, so the casts are
+            # recorded and backward returns each gradient in its input's dtype.
+            args = state.autocast.cast(cls, args)
         ctx = _new_node(Node)
         ctx.function = cls
         is_recording = False

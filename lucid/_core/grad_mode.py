@@ -51,6 +51,17 @@ class _LocalState(threading.local):
     model_step = -1
     model_call_frames: tuple = ()
     model: object = None  # a weak reference to that model
+    # Autocast (lucid.amp.autocast_mode): the hook Function.apply and the composite ops call
+    # while CPU autocast is on, None while it is off (the single check on the hot path).
+    autocast: Any = None
+    # The device types whose autocast is on, and the dtypes set per device type (both replaced
+    # whole on a change, never mutated, so a new thread starts from the class's empty ones).
+    autocast_devices: frozenset = frozenset()
+    autocast_dtypes: dict = {}
+    autocast_cache_enabled = True
+    autocast_nesting = 0
+    # Casts of weights made in the current autocast region: id -> (weak source, version, cast).
+    autocast_cache: dict | None = None
 
 
 local_state = _LocalState()

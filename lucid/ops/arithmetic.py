@@ -11,6 +11,7 @@ from lucid._core import dtypes
 from lucid._core.arguments import argument_error
 from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS
 from lucid._core.function import Function, op_name
+from lucid._core.grad_mode import local_state
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import (
     apply_inplace,
@@ -876,6 +877,8 @@ class FoldedMatMul(MatMul):
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with NumPy/PyTorch broadcasting rules for 1-D and batched operands."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(matmul, input, other)
     if not isinstance(input, TensorBase):
         raise argument_error("matmul", "input", 1, input)
     if not isinstance(other, TensorBase):
@@ -1014,6 +1017,8 @@ class Addmm(Function):
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2); with beta == 0, `input` is ignored (even nan)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(addmm, input, mat1, mat2, beta=beta, alpha=alpha)
     beta, alpha = _addmm_arguments(input, mat1, mat2, beta, alpha)
     return Addmm.apply(input, mat1, mat2, beta, alpha)
 

@@ -19,7 +19,7 @@ from lucid._core.arguments import raise_argument_error
 from lucid._core.dtypes import SCALAR_TYPE_NAMES
 from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
-from lucid._core.grad_mode import is_grad_enabled
+from lucid._core.grad_mode import is_grad_enabled, local_state
 from lucid._core.tensor import _wrap
 from lucid.ops._common import check_tensors, not_implemented, zeros_like_grad
 from lucid.ops._promote import is_low_precision, round_to, widen
@@ -713,6 +713,10 @@ def conv1d(
     groups: int = 1,
 ) -> Tensor:
     """1-D convolution (cross-correlation) over (N, C, L) or (C, L) input."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            conv1d, input, weight, bias, stride, padding, dilation, groups
+        )
     return _convolution("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -726,6 +730,10 @@ def conv2d(
     groups: int = 1,
 ) -> Tensor:
     """2-D convolution (cross-correlation) over (N, C, H, W) or (C, H, W) input."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            conv2d, input, weight, bias, stride, padding, dilation, groups
+        )
     return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -739,6 +747,10 @@ def conv3d(
     groups: int = 1,
 ) -> Tensor:
     """3-D convolution (cross-correlation) over (N, C, D, H, W) or (C, D, H, W) input."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            conv3d, input, weight, bias, stride, padding, dilation, groups
+        )
     return _convolution("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -762,6 +774,10 @@ def conv_transpose1d(
     dilation: Any = 1,
 ) -> Tensor:
     """1-D transposed convolution (the adjoint of conv1d); weight is (Cin, Cout/groups, k)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            conv_transpose1d, input, weight, bias, stride, padding, output_padding, groups, dilation
+        )
     return _conv_transpose(
         "conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
         dilation,
@@ -779,6 +795,10 @@ def conv_transpose2d(
     dilation: Any = 1,
 ) -> Tensor:
     """2-D transposed convolution (the adjoint of conv2d); weight is (Cin, Cout/groups, kh, kw)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            conv_transpose2d, input, weight, bias, stride, padding, output_padding, groups, dilation
+        )
     return _conv_transpose(
         "conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
         dilation,
@@ -797,6 +817,10 @@ def conv_transpose3d(
 ) -> Tensor:
     """3-D transposed convolution (the adjoint of conv3d); weight is (Cin, Cout/groups, kd, kh,
     kw)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            conv_transpose3d, input, weight, bias, stride, padding, output_padding, groups, dilation
+        )
     return _conv_transpose(
         "conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
         dilation,

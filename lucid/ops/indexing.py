@@ -17,7 +17,7 @@ from lucid._core.arguments import argument_error, raise_argument_error, raise_ty
 from lucid._core.devices import check_device
 from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS, SCALAR_TYPE_NAMES
 from lucid._core.function import Function
-from lucid._core.grad_mode import is_grad_enabled
+from lucid._core.grad_mode import is_grad_enabled, local_state
 from lucid._core.tensor import _TYPE_NAMES, TensorBase, _normalize_dim, _wrap
 from lucid.ops import reduction
 from lucid.ops._common import (
@@ -1519,6 +1519,8 @@ def _index_copy_arguments(input: Tensor, dim: int, index: Tensor, source: Tensor
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of `input` with the slices of `source` written at positions `index` along `dim`
     (which of several slices sent to one position wins is unspecified, as in PyTorch)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(index_copy, input, dim, index, source)
     dim = _index_copy_arguments(input, dim, index, source)
     return IndexCopy.apply(input, dim, index, source)
 

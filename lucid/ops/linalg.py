@@ -12,6 +12,7 @@ import numpy as np
 from lucid._core.arguments import argument_error, raise_argument_error
 from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.function import Function
+from lucid._core.grad_mode import local_state
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops._promote import low_precision_of, round_to, widen
 from lucid.ops.arithmetic import _dtype_name, matmul, mul
@@ -710,6 +711,8 @@ def _baddbmm_arguments(input: Any, batch1: Any, batch2: Any, beta: Any, alpha: A
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
             alpha: Any = 1) -> Tensor:  # fmt: skip
     """beta * input + alpha * (batch1 @ batch2), a batch of matrix products plus a bias."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(baddbmm, input, batch1, batch2, beta=beta, alpha=alpha)
     beta, alpha = _baddbmm_arguments(input, batch1, batch2, beta, alpha)
     return Baddbmm.apply(input, batch1, batch2, beta, alpha)
 
@@ -760,6 +763,8 @@ def _addbmm_arguments(input: Any, batch1: Any, batch2: Any, beta: Any, alpha: An
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
            alpha: Any = 1) -> Tensor:  # fmt: skip
     """beta * input + alpha * sum over b of batch1[b] @ batch2[b]."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(addbmm, input, batch1, batch2, beta=beta, alpha=alpha)
     beta, alpha = _addbmm_arguments(input, batch1, batch2, beta, alpha)
     return Addbmm.apply(input, batch1, batch2, beta, alpha)
 
@@ -1103,6 +1108,8 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     For p = 2, PyTorch's compute modes are kept: a matrix product (faster, less exact for
     nearly equal points) when asked, or by default when either side has more than 25 rows.
     """
+    if local_state.autocast is not None:
+        return local_state.autocast.run(cdist, x1, x2, p, compute_mode)
     from lucid.ops._common import dtype_name
     from lucid.ops.broadcast import broadcast_shapes
 

@@ -18,7 +18,7 @@ import numpy as np
 from lucid._core.arguments import raise_argument_error
 from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.function import Function
-from lucid._core.grad_mode import is_grad_enabled
+from lucid._core.grad_mode import is_grad_enabled, local_state
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import pointwise as pointwise_ops
 from lucid.ops import reduction as reduction_ops
@@ -359,6 +359,8 @@ class LinalgInvEx(Function):
 
 def inv_ex(A: Tensor, *, check_errors: bool = False, out: Any = None) -> InvExResult:
     """The inverse of each matrix and an info code per matrix (nonzero where singular)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(inv_ex, A, check_errors=check_errors, out=out)
     _refuse_out("inv_ex", out)
     _check_matrix("linalg.inv", A)
     inverse, info = LinalgInvEx.apply(A, bool(check_errors))
@@ -367,6 +369,8 @@ def inv_ex(A: Tensor, *, check_errors: bool = False, out: Any = None) -> InvExRe
 
 def inv(A: Tensor, *, out: Any = None) -> Tensor:
     """The inverse of each square matrix; singular matrices raise LinAlgError."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(inv, A, out=out)
     _refuse_out("inv", out)
     _check_matrix("linalg.inv", A)
     return LinalgInvEx.apply(A, True)[0]
@@ -374,6 +378,8 @@ def inv(A: Tensor, *, out: Any = None) -> Tensor:
 
 def inverse(input: Tensor, *, out: Any = None) -> Tensor:
     """The inverse of each square matrix (lucid.linalg.inv)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(inverse, input, out=out)
     _refuse_out("inverse", out)
     _array(input)
     return inv(input)
@@ -576,6 +582,10 @@ def _solve_checks(A: Tensor, B: Tensor, left: bool) -> bool:
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False,
              out: Any = None) -> SolveExResult:  # fmt: skip
     """Solutions of A X = B (X A = B with left=False) and an info code per matrix."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            solve_ex, A, B, left=left, check_errors=check_errors, out=out
+        )
     _refuse_out("solve_ex", out)
     is_vector = _solve_checks(A, B, left)
     result, info = LinalgSolveEx.apply(A, B, bool(left), is_vector, bool(check_errors))
@@ -584,6 +594,8 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Any = None) -> Tensor:
     """The solution X of A X = B (X A = B with left=False), batched and broadcast."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(solve, A, B, left=left, out=out)
     _refuse_out("solve", out)
     is_vector = _solve_checks(A, B, left)
     return LinalgSolveEx.apply(A, B, bool(left), is_vector, True)[0]
@@ -814,6 +826,10 @@ class CholeskyLegacy(Function):
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False,
                 out: Any = None) -> CholeskyExResult:  # fmt: skip
     """The Cholesky factor of each matrix and an info code (nonzero where not positive-definite)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            cholesky_ex, A, upper=upper, check_errors=check_errors, out=out
+        )
     _refuse_out("cholesky_ex", out)
     _check_matrix("linalg.cholesky", A, half="cholesky_cpu")
     factor, info = LinalgCholeskyEx.apply(A, bool(upper), bool(check_errors), "linalg.cholesky")
@@ -821,6 +837,8 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False,
 
 
 def linalg_cholesky(A: Tensor, *, upper: bool = False, out: Any = None) -> Tensor:
+    if local_state.autocast is not None:
+        return local_state.autocast.run(linalg_cholesky, A, upper=upper, out=out)
     _refuse_out("linalg.cholesky", out)
     _check_matrix("linalg.cholesky", A, half="cholesky_cpu")
     return LinalgCholeskyEx.apply(A, bool(upper), True, "linalg.cholesky")[0]
@@ -829,6 +847,8 @@ def linalg_cholesky(A: Tensor, *, upper: bool = False, out: Any = None) -> Tenso
 def cholesky(input: Tensor, upper: bool = False, *, out: Any = None) -> Tensor:
     """The Cholesky factor L (L^T with upper=True) of each symmetric positive-definite matrix;
     deprecated in favour of lucid.linalg.cholesky, as in PyTorch."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(cholesky, input, upper, out=out)
     _refuse_out("cholesky", out)
     warnings.warn(
         "lucid.cholesky is deprecated in favor of lucid.linalg.cholesky and will be removed in "
@@ -878,6 +898,8 @@ class CholeskySolve(Function):
 def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False, *,
                    out: Any = None) -> Tensor:  # fmt: skip
     """The solution of A X = B given B (input) and A's Cholesky factor (input2)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(cholesky_solve, input, input2, upper, out=out)
     _refuse_out("cholesky_solve", out)
     b = _array(input)
     factor = _array(input2)
@@ -933,6 +955,8 @@ class CholeskyInverse(Function):
 
 def cholesky_inverse(input: Tensor, upper: bool = False, *, out: Any = None) -> Tensor:
     """The inverse of A = L L^T (U^T U with upper=True) from its Cholesky factor."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(cholesky_inverse, input, upper, out=out)
     _refuse_out("cholesky_inverse", out)
     array = _array(input)
     if array.ndim < 2:
@@ -1034,6 +1058,8 @@ def _qr_checks(A: Tensor, mode: str) -> None:
 
 
 def linalg_qr(A: Tensor, mode: str = "reduced", *, out: Any = None) -> LinalgQrResult:
+    if local_state.autocast is not None:
+        return local_state.autocast.run(linalg_qr, A, mode, out=out)
     _refuse_out("linalg.qr", out)
     _qr_checks(A, mode)
     return LinalgQrResult(*LinalgQr.apply(A, mode))
@@ -1042,6 +1068,8 @@ def linalg_qr(A: Tensor, mode: str = "reduced", *, out: Any = None) -> LinalgQrR
 def qr(input: Tensor, some: bool = True, *, out: Any = None) -> QrResult:
     """Q and R of each matrix (reduced unless some=False); deprecated in favour of
     lucid.linalg.qr, as in PyTorch."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(qr, input, some, out=out)
     _refuse_out("qr", out)
     warnings.warn(
         "lucid.qr is deprecated in favor of lucid.linalg.qr and will be removed in a future "
@@ -1122,6 +1150,8 @@ class LinalgEigh(Function):
 def eigh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> EighResult:
     """Eigenvalues (ascending) and orthonormal eigenvectors of each symmetric matrix, read from
     its lower (UPLO='L') or upper triangle."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(eigh, A, UPLO, out=out)
     _refuse_out("eigh", out)
     _check_eigh_input(A)
     _check_uplo(UPLO)
@@ -1130,6 +1160,8 @@ def eigh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> EighResult:
 
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> Tensor:
     """Eigenvalues (ascending) of each symmetric matrix."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(eigvalsh, A, UPLO, out=out)
     _refuse_out("eigvalsh", out)
     _check_eigh_input(A)
     _check_uplo(UPLO)
@@ -1147,10 +1179,12 @@ def _check_general_eigen_input(name: str, A: Tensor) -> None:
             f"{name}: A must be batches of square matrices, but they are {array.shape[-2]} by "
             f"{array.shape[-1]} matrices"
         )
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in FLOAT_KINDS:
         raise RuntimeError(f"Unknown Complex ScalarType for {dtype_name(array.dtype)}")
-    if array.dtype == np.float16:
-        raise NotImplementedError("\"linalg_eig_out_cpu\" not implemented for 'Half'")
+    if array.dtype.itemsize == 2:
+        raise NotImplementedError(
+            f"\"linalg_eig_out_cpu\" not implemented for '{dtype_name(array.dtype)}'"
+        )
 
 
 def eig(A: Tensor, *, out: Any = None) -> Any:
@@ -1293,6 +1327,8 @@ def _check_svd_input(A: Tensor) -> None:
 
 def linalg_svd(A: Tensor, full_matrices: bool = True, *, driver: Any = None,
                 out: Any = None) -> LinalgSvdResult:  # fmt: skip
+    if local_state.autocast is not None:
+        return local_state.autocast.run(linalg_svd, A, full_matrices, driver=driver, out=out)
     _refuse_out("linalg.svd", out)
     _check_svd_input(A)
     return LinalgSvdResult(*LinalgSvd.apply(A, bool(full_matrices), True))
@@ -1300,6 +1336,8 @@ def linalg_svd(A: Tensor, full_matrices: bool = True, *, driver: Any = None,
 
 def svdvals(A: Tensor, *, driver: Any = None, out: Any = None) -> Tensor:
     """The singular values of each matrix, in descending order."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(svdvals, A, driver=driver, out=out)
     _refuse_out("svdvals", out)
     _check_svd_input(A)
     return LinalgSvd.apply(A, False, False)
@@ -1309,6 +1347,8 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *,
         out: Any = None) -> SvdResult:  # fmt: skip
     """(U, S, V) with A = U diag(S) V^T (V, not Vh as lucid.linalg.svd returns); reduced
     unless some=False. Without compute_uv, U and V are zeros."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(svd, input, some, compute_uv, out=out)
     _refuse_out("svd", out)
     _check_svd_input(input)
     if not compute_uv:
@@ -1427,6 +1467,8 @@ def pinv(A: Tensor, rcond: Any = None, hermitian: bool = False, *, atol: Any = N
          rtol: Any = None, out: Any = None) -> Tensor:  # fmt: skip
     """The Moore-Penrose pseudo-inverse of each matrix: singular values at or below
     max(atol, rtol * largest) count as zero (rcond is rtol's older name)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(pinv, A, rcond, hermitian, atol=atol, rtol=rtol, out=out)
     _refuse_out("pinv", out)
     _check_pinv_input(A)
     if rcond is not None:
@@ -1436,6 +1478,8 @@ def pinv(A: Tensor, rcond: Any = None, hermitian: bool = False, *, atol: Any = N
 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """The pseudo-inverse, singular values below rcond * largest counting as zero."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(pinverse, input, rcond)
     _check_pinv_input(input)
     return LinalgPinv.apply(input, None, rcond, False)
 
@@ -1520,6 +1564,8 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
           out: Any = None) -> LstsqResult:  # fmt: skip
     """The least-squares solution of A X = B, with the residuals, rank and singular values the
     driver reports (lucid solves through the SVD for every driver)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(lstsq, A, B, rcond, driver=driver, out=out)
     _refuse_out("lstsq", out)
     name = "lucid.linalg.lstsq"
     a, b = _array(A), _array(B)
@@ -1686,6 +1732,10 @@ def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: An
                 rtol: Any = None, out: Any = None) -> Tensor:  # fmt: skip
     """The number of singular values (|eigenvalues| with hermitian) above
     max(atol, rtol * largest); tol is atol's older name."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            matrix_rank, A, tol, hermitian, atol=atol, rtol=rtol, out=out
+        )
     _refuse_out("matrix_rank", out)
     array = _array(A)
     if array.ndim < 2:
@@ -1805,6 +1855,8 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
 def cond(A: Tensor, p: Any = None, *, out: Any = None) -> Tensor:
     """The condition number of each matrix in the p-norm (2 by default: the ratio of the
     extreme singular values)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(cond, A, p, out=out)
     _refuse_out("cond", out)
     array = _array(A)
     if array.ndim < 2:
@@ -1918,6 +1970,8 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None, *, out: Any = No
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Any = None) -> Tensor:
     """The dot product of x and y along dim, broadcasting the other dims."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(vecdot, x, y, dim=dim, out=out)
     _refuse_out("vecdot", out)
     a, b = _array(x), _array(y)
     if a.dtype != b.dtype:
@@ -2020,6 +2074,8 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:
     Composed from matmul, so its backward needs no formula of its own (its grad_fn is the
     last op of the chain, not PyTorch's LinalgHouseholderProductBackward0).
     """
+    if local_state.autocast is not None:
+        return local_state.autocast.run(householder_product, A, tau, out=out)
     _refuse_out("householder_product", out)
     name = "lucid.linalg.householder_product"
     a, t = _array(A), _array(tau)
@@ -2100,6 +2156,8 @@ class Geqrf(Function):
 def geqrf(input: Tensor, *, out: Any = None) -> GeqrfResult:
     """The QR factorisation of each matrix in LAPACK's compact form (a, tau); Q is
     householder_product(a, tau), and ormqr multiplies by it without forming it."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(geqrf, input, out=out)
     _refuse_out("geqrf", out)
     array = _array(input)
     if array.ndim < 2:
@@ -2111,6 +2169,8 @@ def geqrf(input: Tensor, *, out: Any = None) -> GeqrfResult:
 
 def orgqr(input: Tensor, input2: Tensor) -> Tensor:
     """Q from geqrf's (a, tau): PyTorch's older name of linalg.householder_product."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(orgqr, input, input2)
     return householder_product(input, input2)
 
 
@@ -2212,6 +2272,8 @@ def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True,
           transpose: bool = False, *, out: Any = None) -> Tensor:  # fmt: skip
     """op(Q) @ input3 (or input3 @ op(Q) with left=False), op the transpose if `transpose`,
     Q the orthogonal factor held in geqrf's (input, input2)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(ormqr, input, input2, input3, left, transpose, out=out)
     _refuse_out("ormqr", out)
     name = "lucid.ormqr"
     a, tau, other = _array(input), _array(input2), _array(input3)
@@ -2257,6 +2319,8 @@ def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True,
 # ------------------------------------------------------------------ tensorinv, tensorsolve
 def tensorinv(A: Tensor, ind: int = 2, *, out: Any = None) -> Tensor:
     """The inverse of A seen as a map from its first `ind` dims to the rest."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(tensorinv, A, ind, out=out)
     _refuse_out("tensorinv", out)
     array = _array(A)
     if ind <= 0:
@@ -2276,6 +2340,8 @@ def tensorinv(A: Tensor, ind: int = 2, *, out: Any = None) -> Tensor:
 
 def tensorsolve(A: Tensor, B: Tensor, dims: Any = None, *, out: Any = None) -> Tensor:
     """X with tensordot(A, X, X.ndim) = B."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(tensorsolve, A, B, dims, out=out)
     _refuse_out("tensorsolve", out)
     array = _array(A)
     b = _array(B)
@@ -2492,8 +2558,10 @@ def _check_lu_solve_inputs(LU: Tensor, pivots: Tensor, B: Tensor, left: bool) ->
             f"{name}: Expected LU.shape[:-1] and pivots.shape to be the same, but got pivots "
             f"with shape [{shape}] instead"
         )
-    if lu_array.dtype == np.float16:
-        raise NotImplementedError("\"linalg.lu_solve_cpu\" not implemented for 'Half'")
+    if lu_array.dtype.kind in FLOAT_KINDS and lu_array.dtype.itemsize == 2:
+        raise NotImplementedError(
+            f"\"linalg.lu_solve_cpu\" not implemented for '{dtype_name(lu_array.dtype)}'"
+        )
     try:
         np.broadcast_shapes(b.shape[:-2], lu_array.shape[:-2])
     except ValueError:
@@ -2504,6 +2572,10 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
              out: Any = None) -> Tensor:  # fmt: skip
     """The solution of A X = B from A = P L U in lu_factor's form (A^T X = B with adjoint;
     X A = B with left=False), by two triangular solves."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            lu_solve, LU, pivots, B, left=left, adjoint=adjoint, out=out
+        )
     _refuse_out("lu_solve", out)
     _check_lu_solve_inputs(LU, pivots, B, left)
     permutation, lower, upper = _unpack(LU, _array(pivots))
@@ -2830,8 +2902,10 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False,
         raise RuntimeError(
             f"{name}: Expected pivots to be integers. Got {dtype_name(pivot_array.dtype)}"
         )
-    if ld.dtype == np.float16:
-        raise NotImplementedError("\"ldl_solve_kernel_cpu\" not implemented for 'Half'")
+    if ld.dtype.kind in FLOAT_KINDS and ld.dtype.itemsize == 2:
+        raise NotImplementedError(
+            f"\"ldl_solve_kernel_cpu\" not implemented for '{dtype_name(ld.dtype)}'"
+        )
     magnitude = np.abs(pivot_array.astype(np.int64))
     if magnitude.size and magnitude.max() > n:
         raise RuntimeError(

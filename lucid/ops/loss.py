@@ -11,7 +11,7 @@ import numpy as np
 from lucid._core.arguments import argument_error
 from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.function import Function
-from lucid._core.grad_mode import is_grad_enabled, no_grad
+from lucid._core.grad_mode import is_grad_enabled, local_state, no_grad
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import check_tensors, not_implemented
 from lucid.ops._promote import is_low_precision, round_to, widen
@@ -119,6 +119,10 @@ def mse_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """Mean squared error (input - target)**2, reduced."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            mse_loss, input, target, size_average, reduce, reduction, weight
+        )
     reduction = legacy_reduction(size_average, reduce, reduction)
     _warn_size_mismatch(input, target)
     _check_weight_size(input, weight)
@@ -135,6 +139,10 @@ def l1_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """Mean absolute error |input - target|, reduced."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            l1_loss, input, target, size_average, reduce, reduction, weight
+        )
     reduction = legacy_reduction(size_average, reduce, reduction)
     _warn_size_mismatch(input, target)
     _check_weight_size(input, weight)
@@ -189,6 +197,10 @@ def smooth_l1_loss(
     beta: float = 1.0,
 ) -> Tensor:
     """0.5 d**2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            smooth_l1_loss, input, target, size_average, reduce, reduction, beta
+        )
     reduction = legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -208,6 +220,8 @@ def huber_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """0.5 d**2 where |d| < delta, else delta (|d| - 0.5 delta) (d = input - target)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(huber_loss, input, target, reduction, delta, weight)
     reduction = legacy_reduction(None, None, reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
@@ -500,6 +514,10 @@ def nll_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Negative log-likelihood of log-probabilities `input` (N, C, ...) at class `target`."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            nll_loss, input, target, weight, size_average, ignore_index, reduce, reduction
+        )
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     rows, indices = _class_targets(input, target, weight, ignore_index)
@@ -550,6 +568,18 @@ def cross_entropy(
     Class-index targets take a fused path: log_softmax and nll in one op, whose backward is
     (softmax - one_hot) * scale in one op.
     """
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            cross_entropy,
+            input,
+            target,
+            weight,
+            size_average,
+            ignore_index,
+            reduce,
+            reduction,
+            label_smoothing,
+        )
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
@@ -614,6 +644,10 @@ def binary_cross_entropy(
     reduction: str = "mean",
 ) -> Tensor:
     """-(t log p + (1 - t) log(1 - p)) for probabilities p = input, logs clamped at -100."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            binary_cross_entropy, input, target, weight, size_average, reduce, reduction
+        )
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_float_kernel("binary_cross_entropy", input)
     if target._data.dtype.kind not in FLOAT_KINDS:
@@ -689,6 +723,17 @@ def binary_cross_entropy_with_logits(
     pos_weight: Tensor | None = None,
 ) -> Tensor:
     """binary_cross_entropy(sigmoid(input), target), computed stably from the logits."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            binary_cross_entropy_with_logits,
+            input,
+            target,
+            weight,
+            size_average,
+            reduce,
+            reduction,
+            pos_weight,
+        )
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_same_size(input, target, "Target size ({}) must be the same as input size ({})")
     _check_float_kernel("log_sigmoid_cpu", input)
@@ -705,6 +750,10 @@ def kl_div(
     log_target: bool = False,
 ) -> Tensor:
     """Kullback-Leibler divergence of log-probabilities `input` from `target`."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            kl_div, input, target, size_average, reduce, reduction, log_target
+        )
     for position, (name, value) in enumerate((("input", input), ("target", target))):
         if not isinstance(value, TensorBase):
             raise argument_error("kl_div", name, position + 1, value)
@@ -744,6 +793,10 @@ def cosine_embedding_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            cosine_embedding_loss, input1, input2, target, margin, size_average, reduce, reduction
+        )
     reduction = legacy_reduction(size_average, reduce, reduction)
     if target.ndim > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
@@ -792,6 +845,10 @@ def margin_ranking_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """max(0, -target * (input1 - input2) + margin): target 1 ranks input1 first, -1 input2."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            margin_ranking_loss, input1, input2, target, margin, size_average, reduce, reduction
+        )
     check_tensors(input1, input2, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     if input1.ndim != input2.ndim or input1.ndim != target.ndim:
@@ -812,6 +869,10 @@ def hinge_embedding_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """input where target is 1, max(0, margin - input) where it is -1 (input a distance)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            hinge_embedding_loss, input, target, margin, size_average, reduce, reduction
+        )
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     shortfall = _hinge(margin - input)
@@ -864,6 +925,10 @@ def soft_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Two-class logistic loss log(1 + exp(-target * input)) for targets 1 and -1."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            soft_margin_loss, input, target, size_average, reduce, reduction
+        )
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     # PyTorch's kernel negates the input first, then writes a float result into its dtype
@@ -1023,6 +1088,10 @@ def multi_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Multi-class hinge loss of class scores `input` (N, C) or (C,) at class `target`."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            multi_margin_loss, input, target, p, margin, weight, size_average, reduce, reduction
+        )
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     if p != 1 and p != 2:
@@ -1126,6 +1195,10 @@ def multilabel_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Multi-label hinge loss; each target row lists class indices, ended by the first -1."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            multilabel_margin_loss, input, target, size_average, reduce, reduction
+        )
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     rows, classes = _check_margin_input(input)
@@ -1159,6 +1232,10 @@ def poisson_nll_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Negative log-likelihood of `target` under Poisson(input), or Poisson(exp(input))."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            poisson_nll_loss, input, target, log_input, full, size_average, eps, reduce, reduction
+        )
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     if log_input:
@@ -1250,6 +1327,20 @@ def triplet_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """max(0, margin + d(anchor, positive) - d(anchor, negative)), d the p-norm distance."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            triplet_margin_loss,
+            anchor,
+            positive,
+            negative,
+            margin,
+            p,
+            eps,
+            swap,
+            size_average,
+            reduce,
+            reduction,
+        )
     check_tensors(anchor, positive, negative)
     reduction = legacy_reduction(size_average, reduce, reduction)
     if margin <= 0:
@@ -1548,6 +1639,17 @@ def ctc_loss(
     `targets` are padded (N, S) or concatenated (sum(target_lengths),); lengths are tensors,
     lists or tuples. 'mean' divides each loss by its target length, then averages.
     """
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            ctc_loss,
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            blank,
+            reduction,
+            zero_infinity,
+        )
     check_tensors(log_probs, targets)
     _check_reduction_only(reduction)
     input_array = _ctc_lengths(input_lengths, "input_lengths")

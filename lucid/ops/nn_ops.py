@@ -11,6 +11,7 @@ from lucid._core.arguments import argument_error, raise_argument_error
 from lucid._core.dtypes import FLOAT_KINDS, SCALAR_TYPE_NAMES
 from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
+from lucid._core.grad_mode import local_state
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import _special
 from lucid.ops._common import apply_inplace, check_tensors
@@ -1139,6 +1140,8 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """max(0, input) + weight * min(0, input), weight per channel (dim 1) or shared."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(prelu, input, weight)
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
                            f"ndim = {weight.ndim}")  # fmt: skip

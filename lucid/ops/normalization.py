@@ -12,7 +12,7 @@ from lucid._core.arguments import raise_argument_error
 from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS, SCALAR_TYPE_NAMES
 from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
-from lucid._core.grad_mode import is_grad_enabled, no_grad
+from lucid._core.grad_mode import is_grad_enabled, local_state, no_grad
 from lucid._core.tensor import _wrap
 from lucid.ops._common import check_tensors, dtype_name, not_implemented
 from lucid.ops._promote import is_low_precision, round_to, widen
@@ -37,6 +37,8 @@ __all__ = [
 # ------------------------------------------------------------------- linear
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight.T + bias."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(linear, input, weight, bias)
     check_tensors(input, weight)
     try:
         ndim = input.ndim
@@ -57,6 +59,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y_k = input1^T weight_k input2 + bias_k over the last dimension."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(bilinear, input1, input2, weight, bias)
     out_features, in1, in2 = weight.shape
     leading = input1.shape[:-1]
     x1 = input1.reshape(-1, in1)
@@ -1260,6 +1264,18 @@ def scaled_dot_product_attention(
     A boolean mask marks the keys each query may attend to; a float mask is added to the
     scores. A query that may attend to no key gets a zero output, as in PyTorch's CPU kernel.
     """
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            scaled_dot_product_attention,
+            query,
+            key,
+            value,
+            attn_mask,
+            dropout_p,
+            is_causal,
+            scale,
+            enable_gqa,
+        )
     check_tensors(query, key, value)
     if is_causal and attn_mask is not None:
         raise RuntimeError(

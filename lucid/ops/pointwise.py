@@ -111,6 +111,7 @@ __all__ += [
     "resolve_neg",
     "is_conj",
     "is_neg",
+    "is_distributed",
     "is_complex",
     "real",
     "imag",
@@ -3028,6 +3029,12 @@ def is_neg(input: Tensor) -> bool:
 
 
 def is_complex(input: Tensor) -> bool:
+    check_tensors(input)
+    return False
+
+
+def is_distributed(input: Tensor) -> bool:
+    """False: a lucid tensor lives in one process (lucid.distributed moves copies)."""
     check_tensors(input)
     return False
 

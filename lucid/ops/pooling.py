@@ -18,7 +18,7 @@ import numpy as np
 from lucid._core.dtypes import FLOAT_KINDS, SCALAR_TYPE_NAMES
 from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
-from lucid._core.grad_mode import is_grad_enabled
+from lucid._core.grad_mode import is_grad_enabled, local_state
 from lucid._core.tensor import _wrap
 from lucid.ops._common import check_tensors, not_implemented, zeros_like_grad
 from lucid.ops._promote import is_low_precision, round_to, widen
@@ -669,6 +669,8 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
 
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     """Average pooling to a fixed (Do, Ho, Wo) with PyTorch's adaptive window boundaries."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(adaptive_avg_pool3d, input, output_size)
     check_tensors(input)
     _check_output_size_length(input, output_size)
     if input.dim() not in (4, 5):
@@ -894,6 +896,11 @@ def max_pool3d(
     return_indices: bool = False,
 ) -> Any:
     """3-D max pooling over (N, C, D, H, W) or (C, D, H, W) input."""
+    # max_pool3d is on the float32 list; with indices it is another op, which is not
+    if local_state.autocast is not None and not return_indices:
+        return local_state.autocast.run(
+            max_pool3d, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+        )
     kernel, stride_t, padding_t, dilation_t, out_size = _pool3d_config(
         "max_pool3d", input, kernel_size, stride, padding, dilation, ceil_mode, True
     )
@@ -936,6 +943,17 @@ def avg_pool3d(
     divisor_override: int | None = None,
 ) -> Tensor:
     """3-D average pooling over (N, C, D, H, W) or (C, D, H, W) input."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            avg_pool3d,
+            input,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
     kernel, stride_t, padding_t, _, out_size = _pool3d_config(
         "avg_pool3d", input, kernel_size, stride, padding, 1, ceil_mode, False
     )
@@ -988,6 +1006,8 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
 
 def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """Max pooling to a fixed (Do, Ho, Wo) with PyTorch's adaptive window boundaries."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(adaptive_max_pool3d, input, output_size, return_indices)
     return _adaptive_max(
         "adaptive_max_pool3d", AdaptiveMaxPool3D, 3, input, output_size, return_indices
     )
@@ -1173,6 +1193,10 @@ def _max_unpool(cls, dims, input, indices, out_size) -> Tensor:
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                  padding: Any = 0, output_size: Any = None) -> Tensor:  # fmt: skip
     """The partial inverse of max_pool1d: each value at its index, zeros elsewhere."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            max_unpool1d, input, indices, kernel_size, stride, padding, output_size
+        )
     check_tensors(input, indices)
     out = _unpool_size("max_unpool1d", input, kernel_size, stride, padding, output_size)
     result = _max_unpool(MaxUnpool2D, 2, input.unsqueeze(-1), indices.unsqueeze(-1), (*out, 1))
@@ -1182,6 +1206,10 @@ def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                  padding: Any = 0, output_size: Any = None) -> Tensor:  # fmt: skip
     """The partial inverse of max_pool2d: each value at its flat index, zeros elsewhere."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            max_unpool2d, input, indices, kernel_size, stride, padding, output_size
+        )
     check_tensors(input, indices)
     out = _unpool_size("max_unpool2d", input, kernel_size, stride, padding, output_size)
     return _max_unpool(MaxUnpool2D, 2, input, indices, out)
@@ -1190,6 +1218,10 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                  padding: Any = 0, output_size: Any = None) -> Tensor:  # fmt: skip
     """The partial inverse of max_pool3d: each value at its flat index, zeros elsewhere."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            max_unpool3d, input, indices, kernel_size, stride, padding, output_size
+        )
     check_tensors(input, indices)
     out = _unpool_size("max_unpool3d", input, kernel_size, stride, padding, output_size)
     return _max_unpool(MaxUnpool3D, 3, input, indices, out)
@@ -1260,6 +1292,16 @@ def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = No
     """Max over pseudo-randomly placed windows of (N, C, H, W) or (C, H, W) input, to
     `output_size` or `output_ratio` of the input's size; samples come from lucid's generator
     unless `_random_samples` (N, C, 2) gives them."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            fractional_max_pool2d,
+            input,
+            kernel_size,
+            output_size,
+            output_ratio,
+            return_indices,
+            _random_samples,
+        )
     values, indices = _fractional(
         "fractional_max_pool2d", FractionalMaxPool2D, 2, input, kernel_size, output_size,
         output_ratio, _random_samples,
@@ -1272,6 +1314,16 @@ def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = No
                           _random_samples: Tensor | None = None) -> Any:  # fmt: skip
     """Max over pseudo-randomly placed windows of (N, C, D, H, W) or (C, D, H, W) input;
     samples come from lucid's generator unless `_random_samples` (N, C, 3) gives them."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            fractional_max_pool3d,
+            input,
+            kernel_size,
+            output_size,
+            output_ratio,
+            return_indices,
+            _random_samples,
+        )
     values, indices = _fractional(
         "fractional_max_pool3d", FractionalMaxPool3D, 3, input, kernel_size, output_size,
         output_ratio, _random_samples,

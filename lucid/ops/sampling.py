@@ -21,6 +21,7 @@ import numpy as np
 from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
+from lucid._core.grad_mode import local_state
 from lucid._core.tensor import _wrap
 from lucid.ops._common import check_tensors, not_implemented
 from lucid.ops._promote import is_low_precision, round_to, widen
@@ -1150,6 +1151,8 @@ def grid_sample(
 ) -> Tensor:
     """Sample (N, C, H, W) input at grid (N, Ho, Wo, 2) of normalised (x, y) points, or
     (N, C, D, H, W) input at (N, Do, Ho, Wo, 3) points (bicubic is 2-D only)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(grid_sample, input, grid, mode, padding_mode, align_corners)
     import warnings  # noqa: PLC0415
 
     from lucid.ops.pointwise import where  # noqa: PLC0415

@@ -13,6 +13,7 @@ from lucid._core import dtypes
 from lucid._core.arguments import argument_error, raise_type_error
 from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.function import Function
+from lucid._core.grad_mode import local_state
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import pointwise as pointwise_ops
 from lucid.ops import reduction
@@ -1358,11 +1359,19 @@ def quantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = Fals
              interpolation: str = "linear") -> Tensor:  # fmt: skip
     """The `q`-th quantiles over `dim` (of all entries when None), interpolating between the
     two nearest entries as `interpolation` says. A slice holding NaN has quantile NaN."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            quantile, input, q, dim, keepdim, interpolation=interpolation
+        )
     return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
 
 
 def nanquantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,
                 interpolation: str = "linear") -> Tensor:  # fmt: skip
     """`quantile` ignoring NaN (NaN only where a slice is all NaN)."""
+    if local_state.autocast is not None:
+        return local_state.autocast.run(
+            nanquantile, input, q, dim, keepdim, interpolation=interpolation
+        )
     # PyTorch's messages name quantile for both
     return _quantile("quantile", input, q, dim, keepdim, interpolation, True)

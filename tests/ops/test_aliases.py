@@ -223,7 +223,14 @@ def test_complex_queries_of_real_tensors_match_torch():
         if dtype != "float32":
             array = np.nan_to_num(array)
         x, t = lucid.tensor(array), torch.tensor(array)
-        for name in ("is_conj", "is_neg", "is_complex", "is_signed", "is_inference"):
+        for name in (
+            "is_conj",
+            "is_neg",
+            "is_complex",
+            "is_signed",
+            "is_inference",
+            "is_distributed",
+        ):
             assert getattr(lucid, name)(x) == getattr(torch, name)(t), (name, dtype)
             assert getattr(x, name)() == getattr(t, name)(), (name, dtype)
         np.testing.assert_array_equal(lucid.isreal(x).numpy(), torch.isreal(t).numpy())

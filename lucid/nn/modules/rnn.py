@@ -28,6 +28,7 @@ from lucid.ops.recurrent import fused_gru_cell, fused_lstm_cell, fused_lstm_laye
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATE_COUNTS = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+_AUTOCAST_ELIGIBLE = (lucid.float32, lucid.float16, lucid.bfloat16)
 
 
 # ------------------------------------------------------------------ one time step
@@ -351,6 +352,10 @@ class RNNBase(Module):
             return False
         dtype = data.dtype
         tensors = (*start, weight_ih, weight_hh) + ((bias_ih,) if bias_ih is not None else ())
+        if lucid.is_autocast_enabled("cpu"):
+            # autocast casts every float32, float16 and bfloat16 input of the fused layer to
+            # its dtype (PyTorch runs each layer of a CPU LSTM as one autocast op)
+            return all(tensor.dtype in _AUTOCAST_ELIGIBLE for tensor in (data, *tensors))
         return all(tensor.dtype == dtype for tensor in tensors)
 
     def _run_fused_lstm(self, data, batch_sizes, start, reverse, weights) -> tuple:
