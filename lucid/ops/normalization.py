@@ -830,7 +830,8 @@ def batch_norm(
 
 def _check_parameter_dtypes(input: Tensor, *parameters: Tensor | None) -> None:
     """PyTorch's CPU rule for the dtypes of a norm's weight, bias and running statistics:
-    all the input's dtype or, for a float16 or bfloat16 input, all float32."""
+    all the input's dtype or, for a float16 or bfloat16 input, all float32 (the first one
+    present decides which, and PyTorch's message says which rule was broken)."""
     present = [parameter for parameter in parameters if parameter is not None]
     if not present:
         return
@@ -843,6 +844,8 @@ def _check_parameter_dtypes(input: Tensor, *parameters: Tensor | None) -> None:
                     f"{SCALAR_TYPE_NAMES[parameter._data.dtype.name]}"
                 )
         return
+    if dtype == np.float64:
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
     if not is_low_precision(dtype) or any(p._data.dtype != np.float32 for p in present):
         raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
 

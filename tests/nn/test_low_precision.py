@@ -446,6 +446,8 @@ def test_nn_op_matches_torch_in_low_precision(name: str, dtype: str) -> None:
         ("bfloat16", "float32", "bfloat16"),
         ("float32", "bfloat16", None),
         ("float16", "bfloat16", "bfloat16"),
+        ("float32", "float64", None),
+        ("float64", "float32", "float32"),
     ],
 )
 def test_norms_take_float32_parameters_beside_a_low_precision_input_as_torch(

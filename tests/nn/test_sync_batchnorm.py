@@ -30,7 +30,7 @@ def test_without_a_process_group_it_is_batch_norm():
 @requires_torch
 def test_single_process_forward_matches_torch():
     x = np.random.default_rng(1).normal(size=(5, 2, 3, 3))
-    ours = nn.SyncBatchNorm(2, momentum=None)(lucid.tensor(x))
+    ours = nn.SyncBatchNorm(2, momentum=None).double()(lucid.tensor(x))
     theirs = torch.nn.SyncBatchNorm(2, momentum=None).double()(torch.tensor(x))
     np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), atol=1e-12)
 
