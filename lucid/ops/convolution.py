@@ -22,7 +22,7 @@ from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled, local_state
 from lucid._core.tensor import _wrap
 from lucid.ops._common import check_tensors, not_implemented, zeros_like_grad
-from lucid.ops._precision import is_low_precision, rounded, working
+from lucid.ops._promote import is_low_precision, round_to, widen
 from lucid.ops.arithmetic import matmul
 from lucid.ops.fills import to
 
@@ -276,9 +276,9 @@ class Convolution(Function):
         is_1d = x._data.ndim == 3
         # float16 and bfloat16 convolve in float32 (NumPy has no BLAS for them) and the output
         # is rounded once
-        x_array = working(x._data[:, :, None] if is_1d else x._data)
-        w_array = working(weight._data[:, :, None] if is_1d else weight._data)
-        bias_array = None if bias is None else working(bias._data)
+        x_array = widen(x._data[:, :, None] if is_1d else x._data)
+        w_array = widen(weight._data[:, :, None] if is_1d else weight._data)
+        bias_array = None if bias is None else widen(bias._data)
         n, _, *size = x_array.shape
         dims = len(size)
         kernel = w_array.shape[2:]
@@ -330,7 +330,7 @@ class Convolution(Function):
                 result += bias_array.reshape(-1, *(1,) * dims)
         if is_1d:
             result = result[:, :, 0]
-        result = rounded(result, x._data.dtype)
+        result = round_to(result, x._data.dtype)
         ctx.is_1d = is_1d
         ctx.config = config
         ctx.transposed = transposed
@@ -429,9 +429,9 @@ def _convolution_backward_arrays(ctx, grad_output, x, weight):
     groups = ctx.groups
     need_x, need_w, need_b = ctx.needs_input_grad[:3]
     # float16 and bfloat16 gradients are computed in float32 and rounded once
-    g = working(grad_output._data[:, :, None] if ctx.is_1d else grad_output._data)
-    x_array = working(x._data[:, :, None] if ctx.is_1d else x._data)
-    w_array = working(weight._data[:, :, None] if ctx.is_1d else weight._data)
+    g = widen(grad_output._data[:, :, None] if ctx.is_1d else grad_output._data)
+    x_array = widen(x._data[:, :, None] if ctx.is_1d else x._data)
+    w_array = widen(weight._data[:, :, None] if ctx.is_1d else weight._data)
     n, out_channels, *out_size = g.shape
     dims = len(out_size)
     spatial = tuple(range(2, 2 + dims))
@@ -503,19 +503,19 @@ def _convolution_backward_arrays(ctx, grad_output, x, weight):
     if need_x:
         if windows.canvas:
             grad_x = windows.image(canvas)
-        grad_x = _wrap(rounded(grad_x[:, :, 0] if ctx.is_1d else grad_x, x._data.dtype))
+        grad_x = _wrap(round_to(grad_x[:, :, 0] if ctx.is_1d else grad_x, x._data.dtype))
     else:
         grad_x = None
     if need_w:
         grad_w = product[:, : windows.rows // groups].transpose(0, 2, 1)
         grad_w = np.ascontiguousarray(grad_w).reshape(weight._data.shape)
-        grad_w = _wrap(rounded(grad_w, weight._data.dtype))
+        grad_w = _wrap(round_to(grad_w, weight._data.dtype))
     if need_b:
         if ctx.ones_row:
             grad_b = np.ascontiguousarray(product[0, -1])
         else:
             grad_b = g.sum((0, *spatial))
-        grad_b = _wrap(rounded(grad_b, grad_output._data.dtype))
+        grad_b = _wrap(round_to(grad_b, grad_output._data.dtype))
     return grad_x, grad_w, grad_b, None, None, None, None, None, None
 
 

@@ -14,7 +14,7 @@ from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled, local_state, no_grad
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import check_tensors, not_implemented
-from lucid.ops._precision import is_low_precision, rounded, working, working_dtype
+from lucid.ops._promote import is_low_precision, round_to, widen
 from lucid.ops.arithmetic import _check_not_bool_negation, _dtype_name, minimum
 from lucid.ops.broadcast import broadcast_shapes
 from lucid.ops.nn_ops import log_softmax, logsigmoid, sigmoid, softmax
@@ -160,12 +160,12 @@ class SmoothL1Loss(Function):
         ctx.save_for_backward(x, y)
         ctx.threshold, ctx.scale = threshold, scale
         # float16 and bfloat16 in float32, rounded once
-        a, b = np.broadcast_arrays(working(x._data), working(y._data))
+        a, b = np.broadcast_arrays(widen(x._data), widen(y._data))
         difference = np.abs(a - b)
         quadratic = 0.5 * scale * difference * difference
         linear = (difference - 0.5 * threshold) * (threshold * scale)
         result = np.where(difference < threshold, quadratic, linear)
-        return _wrap(rounded(result, np.result_type(x._data.dtype, y._data.dtype)))
+        return _wrap(round_to(result, np.result_type(x._data.dtype, y._data.dtype)))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -310,7 +310,7 @@ def _log_softmax_rows(array: np.ndarray, class_last: bool) -> np.ndarray:
     float32 and rounded as PyTorch's log_softmax of that dtype rounds them (its last-dim
     kernel also rounds the sum and its log), returned as float32."""
     dtype = array.dtype
-    array = working(array)
+    array = widen(array)
     # subtract the row maximum so large logits don't overflow exp
     shifted = array - np.max(array, axis=1, keepdims=True)
     total = np.sum(np.exp(shifted), axis=1, keepdims=True)
@@ -318,10 +318,10 @@ def _log_softmax_rows(array: np.ndarray, class_last: bool) -> np.ndarray:
         shifted -= np.log(total)
         return shifted
     if class_last:
-        shifted -= rounded(np.log(rounded(total, dtype)), dtype).astype(np.float32)
+        shifted -= round_to(np.log(round_to(total, dtype)), dtype).astype(np.float32)
     else:
         shifted -= np.log(total)
-    return rounded(shifted, dtype).astype(np.float32)
+    return round_to(shifted, dtype).astype(np.float32)
 
 
 class CrossEntropy(Function):
@@ -336,8 +336,8 @@ class CrossEntropy(Function):
         if array.dtype.kind not in FLOAT_KINDS:
             raise RuntimeError(f"\"log_softmax\" not implemented for '{_dtype_name(array.dtype)}'")
         # float16 and bfloat16 losses are accumulated in float32 and rounded once
-        dtype = working_dtype(array.dtype)
         log_probs = _log_softmax_rows(array, class_last)
+        dtype = log_probs.dtype
         indices = target._data
         row_weight, safe, ignored = _target_weights(indices, weight, ignore_index, dtype)
         rows = np.arange(array.shape[0])
@@ -375,7 +375,7 @@ class CrossEntropy(Function):
         ctx.save_for_backward(x, target, weight)
         ctx.log_probs = log_probs
         ctx.config = (ignore_index, reduction, label_smoothing, denominator, class_last)
-        return _wrap(rounded(result, array.dtype))
+        return _wrap(round_to(result, array.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -435,11 +435,11 @@ class CrossEntropyBackward(Function):
         # the gradient of the log-probabilities rounded as PyTorch's nll_loss backward rounds
         # it, and the result rounded once
         x_dtype = x._data.dtype
-        dtype = working_dtype(x_dtype)
         if log_probs is None:
             log_probs = _log_softmax_rows(x._data, class_last)
-        scale = working(grad_output._data).astype(dtype, copy=False) / denom
-        scale = rounded(scale, x_dtype).astype(dtype, copy=False)
+        dtype = log_probs.dtype
+        scale = widen(grad_output._data).astype(dtype, copy=False) / denom
+        scale = round_to(scale, x_dtype).astype(dtype, copy=False)
         if reduction == "none":
             scale = scale[:, None]
         indices = target._data
@@ -449,7 +449,7 @@ class CrossEntropyBackward(Function):
             grad = np.exp(log_probs)
             grad *= scale
             grad[np.arange(indices.shape[0]), safe] -= np.broadcast_to(scale, (len(safe), 1))[:, 0]
-            return _wrap(rounded(grad, x_dtype))
+            return _wrap(round_to(grad, x_dtype))
         # G - softmax * sum(G) with G = d loss / d log_probs, built as PyTorch builds it: an
         # ignored row's G is exactly 0 and a class outside the target gets no nll term, so a
         # zero total weight (an infinite scale) gives 0 for ignored rows where PyTorch does
@@ -464,11 +464,11 @@ class CrossEntropyBackward(Function):
             classes = log_probs.shape[1]
             class_weight = np.ones(classes, dtype) if weight is None else weight._data.astype(dtype)
             grad_log_probs -= np.outer(row_scale, class_weight * (smoothing / classes))
-        grad_log_probs = rounded(grad_log_probs, x_dtype).astype(dtype, copy=False)
+        grad_log_probs = round_to(grad_log_probs, x_dtype).astype(dtype, copy=False)
         grad = np.exp(log_probs)
         grad *= -grad_log_probs.sum(axis=1, keepdims=True)
         grad += grad_log_probs
-        return _wrap(rounded(grad.astype(dtype, copy=False), x_dtype))
+        return _wrap(round_to(grad.astype(dtype, copy=False), x_dtype))
 
     @staticmethod
     def backward(ctx, grad_grad):
@@ -607,7 +607,7 @@ class BinaryCrossEntropy(Function):
     @staticmethod
     def forward(ctx, x, y, weight):
         # float16 and bfloat16 in float32, rounded once
-        p, t = working(x._data), working(y._data)
+        p, t = widen(x._data), widen(y._data)
         if not np.all((p >= 0) & (p <= 1)):
             raise RuntimeError("all elements of input should be between 0 and 1")
         ctx.save_for_backward(x, y, weight)
@@ -617,8 +617,8 @@ class BinaryCrossEntropy(Function):
             log_q = np.maximum(np.log1p(-p), -100.0)
         loss = -(t * log_p + (1.0 - t) * log_q)
         if weight is not None:
-            loss = loss * working(weight._data)
-        return _wrap(rounded(loss.astype(p.dtype, copy=False), x._data.dtype))
+            loss = loss * widen(weight._data)
+        return _wrap(round_to(loss.astype(p.dtype, copy=False), x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -676,18 +676,18 @@ class BinaryCrossEntropyWithLogits(Function):
     @staticmethod
     def forward(ctx, x, y, weight, pos_weight):
         # float16 and bfloat16 in float32, rounded once
-        z, t = np.broadcast_arrays(working(x._data), working(y._data))
+        z, t = np.broadcast_arrays(widen(x._data), widen(y._data))
         ctx.save_for_backward(x, y, weight, pos_weight)
         # softplus(-z) = log1p(exp(-|z|)) + max(-z, 0) never overflows
         softplus_negative = np.log1p(np.exp(-np.abs(z))) + np.maximum(-z, 0.0)
         if pos_weight is None:
             loss = (1.0 - t) * z + softplus_negative
         else:
-            log_weight = 1.0 + (working(pos_weight._data) - 1.0) * t
+            log_weight = 1.0 + (widen(pos_weight._data) - 1.0) * t
             loss = (1.0 - t) * z + log_weight * softplus_negative
         if weight is not None:
-            loss = loss * working(weight._data)
-        return _wrap(rounded(loss.astype(z.dtype, copy=False), x._data.dtype))
+            loss = loss * widen(weight._data)
+        return _wrap(round_to(loss.astype(z.dtype, copy=False), x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -898,13 +898,13 @@ class SoftMarginLoss(Function):
         # overflows to inf there too
         # (float16 and bfloat16 in float32, rounded once)
         dtype = x._data.dtype
-        loss = np.log1p(np.exp(-working(y._data) * working(x._data)))
-        loss = loss.astype(working_dtype(dtype), copy=False)
+        loss = np.log1p(np.exp(-widen(y._data) * widen(x._data)))
+        loss = loss.astype(np.float32 if is_low_precision(dtype) else dtype, copy=False)
         if reduction == "mean":
-            return _wrap(rounded(np.asarray(loss.sum() / loss.size, loss.dtype), dtype))
+            return _wrap(round_to(np.asarray(loss.sum() / loss.size, loss.dtype), dtype))
         if reduction == "sum":
-            return _wrap(rounded(np.asarray(loss.sum(), loss.dtype), dtype))
-        return _wrap(rounded(loss, dtype))
+            return _wrap(round_to(np.asarray(loss.sum(), loss.dtype), dtype))
+        return _wrap(round_to(loss, dtype))
 
     @staticmethod
     def backward(ctx, grad_output):

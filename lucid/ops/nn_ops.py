@@ -16,8 +16,7 @@ from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import _special
 from lucid.ops._common import apply_inplace, check_tensors
 from lucid.ops._common import dtype_name as _dtype_name
-from lucid.ops._precision import is_low_precision, rounded, working
-from lucid.ops._promote import float_array
+from lucid.ops._promote import float_array, is_low_precision, round_to, widen
 from lucid.ops.broadcast import sum_to
 from lucid.ops.fills import to
 from lucid.ops.pointwise import exp, tanh, where
@@ -47,7 +46,7 @@ def _float_input(x: Tensor, kernel: str) -> np.ndarray:
     array = x._data
     if array.dtype.kind not in FLOAT_KINDS:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype_name(array.dtype)}'")
-    return working(array)
+    return widen(array)
 
 
 def _sigmoid_array(x: np.ndarray) -> np.ndarray:
@@ -67,7 +66,7 @@ class Sigmoid(Function):
     @staticmethod
     def forward(ctx, x):
         array = float_array(x)
-        result = _wrap(rounded(_sigmoid_array(working(array)), array.dtype))
+        result = _wrap(round_to(_sigmoid_array(widen(array)), array.dtype))
         ctx.save_for_backward(result)
         return result
 
@@ -85,8 +84,8 @@ class SigmoidBackward(Function):
     @staticmethod
     def forward(ctx, grad_output, result):
         ctx.save_for_backward(grad_output, result)
-        y = working(result._data)
-        return _wrap(rounded(working(grad_output._data) * (1.0 - y) * y, result._data.dtype))
+        y = widen(result._data)
+        return _wrap(round_to(widen(grad_output._data) * (1.0 - y) * y, result._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_grad):
@@ -118,7 +117,7 @@ class LogSigmoid(Function):
         ctx.save_for_backward(x)
         # log sigmoid(x) = min(x, 0) - log(1 + exp(-|x|)): no overflow for any x
         result = np.minimum(array, 0) - np.log1p(np.exp(-np.abs(array)))
-        return _wrap(rounded(result, x._data.dtype))
+        return _wrap(round_to(result, x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -175,7 +174,7 @@ class LeakyRelu(Function):
         array = _float_input(x, "leaky_relu_cpu")
         ctx.save_for_backward(x)
         ctx.negative_slope = negative_slope
-        return _wrap(rounded(np.where(array > 0, array, array * negative_slope), x._data.dtype))
+        return _wrap(round_to(np.where(array > 0, array, array * negative_slope), x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -194,7 +193,7 @@ class LeakyReluSavingResult(Function):
         array = _float_input(x, "leaky_relu_cpu")
         ctx.negative_slope = negative_slope
         result = np.where(array > 0, array, array * negative_slope)
-        result = _wrap(rounded(result, x._data.dtype))
+        result = _wrap(round_to(result, x._data.dtype))
         ctx.save_for_backward(result)
         return result
 
@@ -238,7 +237,7 @@ class Elu(Function):
         array = _float_input(x, "elu_cpu")
         ctx.save_for_backward(x)
         ctx.alpha, ctx.scale, ctx.input_scale = alpha, scale, input_scale
-        return _wrap(rounded(_elu_array(array, alpha, scale, input_scale), x._data.dtype))
+        return _wrap(round_to(_elu_array(array, alpha, scale, input_scale), x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -265,7 +264,7 @@ class EluSavingResult(Function):
         array = _float_input(x, "elu_cpu")
         ctx.alpha, ctx.scale, ctx.input_scale = alpha, scale, input_scale
         result = _elu_array(array, alpha, scale, input_scale)
-        result = _wrap(rounded(result, x._data.dtype))
+        result = _wrap(round_to(result, x._data.dtype))
         ctx.save_for_backward(result)
         return result
 
@@ -345,10 +344,10 @@ class Gelu(Function):
         ctx.approximate = approximate
         if approximate == "tanh":
             inner = _SQRT_2_OVER_PI * (array + _GELU_KAPPA * (array * array * array))
-            return _wrap(rounded(0.5 * array * (1.0 + np.tanh(inner)), x._data.dtype))
+            return _wrap(round_to(0.5 * array * (1.0 + np.tanh(inner)), x._data.dtype))
         # erf is costly per element here: keep the CDF for backward instead of recomputing it
         ctx.cdf = _normal_cdf_array(array)
-        return _wrap(rounded(array * ctx.cdf, x._data.dtype))
+        return _wrap(round_to(array * ctx.cdf, x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -381,10 +380,10 @@ class GeluBackward(Function):
     def forward(ctx, grad_output, x, cdf):
         ctx.save_for_backward(grad_output, x)
         ctx.cdf = cdf
-        array = working(x._data)
+        array = widen(x._data)
         pdf = np.exp(array * array * -0.5) * _INV_SQRT_2PI
-        result = working(grad_output._data) * (cdf + array * pdf)
-        return _wrap(rounded(result, grad_output._data.dtype))
+        result = widen(grad_output._data) * (cdf + array * pdf)
+        return _wrap(round_to(result, grad_output._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_grad):
@@ -429,7 +428,7 @@ class Silu(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return _wrap(rounded(_silu_array(x), x._data.dtype))
+        return _wrap(round_to(_silu_array(x), x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -456,7 +455,7 @@ class Softplus(Function):
         scaled = array * beta
         # above the threshold softplus is the identity; exp never sees those values
         smooth = np.log1p(np.exp(np.minimum(scaled, threshold))) / beta
-        return _wrap(rounded(np.where(scaled > threshold, array, smooth), x._data.dtype))
+        return _wrap(round_to(np.where(scaled > threshold, array, smooth), x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -493,7 +492,7 @@ class Mish(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return _wrap(rounded(_mish_array(x), x._data.dtype))
+        return _wrap(round_to(_mish_array(x), x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -516,7 +515,7 @@ def _hardtanh_array(x: Tensor, min_val: float, max_val: float) -> np.ndarray:
     if array.dtype.kind not in FLOAT_KINDS:
         # integer inputs keep their dtype: the bounds are truncated to integers
         return np.minimum(np.maximum(array, int(min_val)), int(max_val)).astype(array.dtype)
-    return rounded(np.minimum(np.maximum(working(array), min_val), max_val), array.dtype)
+    return round_to(np.minimum(np.maximum(widen(array), min_val), max_val), array.dtype)
 
 
 def _hardtanh_backward(grad_output: Tensor, x: Tensor, min_val: float, max_val: float) -> Tensor:
@@ -582,7 +581,7 @@ class Hardsigmoid(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return _wrap(rounded(_hardsigmoid_array(x), x._data.dtype))
+        return _wrap(round_to(_hardsigmoid_array(x), x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -614,7 +613,7 @@ class Hardswish(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return _wrap(rounded(_hardswish_array(x), x._data.dtype))
+        return _wrap(round_to(_hardswish_array(x), x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -637,7 +636,7 @@ def _shifted(x: Tensor, dim: int, kernel: str) -> np.ndarray:
         variant = "_lastdim" if dim >= array.ndim - 1 else ""
         name = f"{kernel}{variant}_kernel_impl"
         raise NotImplementedError(f"\"{name}\" not implemented for '{_dtype_name(array.dtype)}'")
-    array = working(array)
+    array = widen(array)
     if array.ndim == 0:
         array = array.reshape(1)
     return array - np.max(array, axis=dim, keepdims=True)
@@ -675,11 +674,11 @@ class SoftmaxBackward(Function):
         ctx.save_for_backward(grad_output, result)
         ctx.dim = dim
         dtype = grad_output._data.dtype
-        g, y = working(grad_output._data), working(result._data)
+        g, y = widen(grad_output._data), widen(result._data)
         if y.ndim == 0:
-            return _wrap(rounded(g * 0.0, dtype))
+            return _wrap(round_to(g * 0.0, dtype))
         weighted = np.sum(g * y, axis=dim, keepdims=True)
-        return _wrap(rounded(y * (g - weighted), dtype))
+        return _wrap(round_to(y * (g - weighted), dtype))
 
     @staticmethod
     def backward(ctx, grad_grad):
@@ -717,7 +716,7 @@ class LogSoftmax(Function):
             if is_low_precision(dtype) and dim == x._data.ndim - 1:
                 # PyTorch's last-dim kernel for float16 and bfloat16 keeps the sum and its log
                 # in the input's dtype; rounding them here gives its results
-                log_total = rounded(np.log(rounded(total, dtype)), dtype).astype(np.float32)
+                log_total = round_to(np.log(round_to(total, dtype)), dtype).astype(np.float32)
             else:
                 log_total = np.log(total)
             shifted -= log_total
@@ -741,10 +740,10 @@ class LogSoftmaxBackward(Function):
         ctx.save_for_backward(grad_output, result)
         ctx.dim = dim
         dtype = grad_output._data.dtype
-        g, y = working(grad_output._data), working(result._data)
+        g, y = widen(grad_output._data), widen(result._data)
         if y.ndim == 0:
-            return _wrap(rounded(g - np.exp(y) * g, dtype))
-        return _wrap(rounded(g - np.exp(y) * np.sum(g, axis=dim, keepdims=True), dtype))
+            return _wrap(round_to(g - np.exp(y) * g, dtype))
+        return _wrap(round_to(g - np.exp(y) * np.sum(g, axis=dim, keepdims=True), dtype))
 
     @staticmethod
     def backward(ctx, grad_grad):
@@ -810,8 +809,8 @@ class Glu(Function):
     def forward(ctx, x, dim):
         ctx.dim = dim
         ctx.save_for_backward(x)
-        a, b = np.split(working(x._data), 2, axis=dim)
-        return _wrap(rounded(a * _sigmoid_array(b), x._data.dtype))
+        a, b = np.split(widen(x._data), 2, axis=dim)
+        return _wrap(round_to(a * _sigmoid_array(b), x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -899,8 +898,8 @@ class RreluWithNoise(Function):
             slope = np.asarray((lower + upper) / 2, array.dtype)
         # the noise is the derivative: 1 where the input is positive, its slope elsewhere
         noise = np.where(array > 0, np.ones((), array.dtype), slope)
-        ctx.save_for_backward(_wrap(rounded(noise, x._data.dtype)))
-        return _wrap(rounded(array * noise, x._data.dtype))
+        ctx.save_for_backward(_wrap(round_to(noise, x._data.dtype)))
+        return _wrap(round_to(array * noise, x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -1090,11 +1089,11 @@ class WeightNormInterface(Function):
     @staticmethod
     def forward(ctx, v, g, dim):
         others = _dims_except(v.ndim, dim)
-        array = working(v._data)
+        array = widen(v._data)
         norm = np.sqrt(np.sum(np.square(array), axis=others, keepdims=True))
         ctx.dim = dim
         ctx.save_for_backward(v, g)
-        return _wrap(rounded(array * (working(g._data) / norm), v._data.dtype))
+        return _wrap(round_to(array * (widen(g._data) / norm), v._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):

@@ -15,7 +15,7 @@ from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled, local_state, no_grad
 from lucid._core.tensor import _wrap
 from lucid.ops._common import check_tensors, dtype_name, not_implemented
-from lucid.ops._precision import is_low_precision, rounded, working, working_dtype
+from lucid.ops._promote import is_low_precision, round_to, widen
 from lucid.ops.arithmetic import add, addmm, matmul, mul, mul_
 from lucid.ops.broadcast import sum_to
 from lucid.ops.indexing import index_select, scatter_add
@@ -248,7 +248,7 @@ class EmbeddingBag(Function):
         ctx.plan = plan
         # float16 and bfloat16 bags are summed in float32 and rounded once
         dtype = weight._data.dtype
-        array = working(weight._data)
+        array = widen(weight._data)
         dim = array.shape[1]
         sizes = np.bincount(bag_of, minlength=bags)
         ctx.sizes = sizes
@@ -266,15 +266,15 @@ class EmbeddingBag(Function):
             ctx.winners = np.minimum.reduceat(candidates, firsts, axis=0) if filled.size else None
             ctx.filled = filled
             ctx.save_for_backward(weight)
-            return _wrap(rounded(result, dtype))
+            return _wrap(round_to(result, dtype))
         if per_sample_weights is not None:
-            rows = rows * working(per_sample_weights._data)[positions][:, None]
+            rows = rows * widen(per_sample_weights._data)[positions][:, None]
         if filled.size:
             result[filled] = np.add.reduceat(rows, firsts, axis=0)
         if mode == "mean":
             result /= np.maximum(sizes, 1).astype(array.dtype)[:, None]
         ctx.save_for_backward(weight, per_sample_weights)
-        return _wrap(rounded(result, dtype))
+        return _wrap(round_to(result, dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -532,7 +532,7 @@ class _Normalize(Function):
     def forward(ctx, x, weight, bias, group_shape, axes, param_shape, eps, fixed_stats):
         # float16 and bfloat16 are normalized in float32 (statistics, xhat and rstd, which
         # backward keeps) and the output rounded once, as PyTorch's CPU kernels do
-        array = working(x._data)
+        array = widen(x._data)
         if fixed_stats is None:
             xhat, rstd = _normalize_arrays(array.reshape(group_shape), axes, eps)
             xhat = xhat.reshape(array.shape)
@@ -542,14 +542,14 @@ class _Normalize(Function):
             xhat = (array - mean_array) * rstd
         output = xhat
         if weight is not None:
-            output = xhat * working(weight._data).reshape(param_shape)
+            output = xhat * widen(weight._data).reshape(param_shape)
         if bias is not None:
             if output is xhat:
-                output = xhat + working(bias._data).reshape(param_shape)
+                output = xhat + widen(bias._data).reshape(param_shape)
             else:
-                output += working(bias._data).reshape(param_shape)
+                output += widen(bias._data).reshape(param_shape)
         if is_low_precision(x._data.dtype):
-            output = rounded(output, x._data.dtype)
+            output = round_to(output, x._data.dtype)
         elif output is xhat:
             # xhat is saved for backward; the output must not share its memory
             output = xhat.copy()
@@ -613,8 +613,8 @@ def _normalize_backward_arrays(ctx, grad_output, x, weight, bias, xhat, rstd):
     """
     group_shape, axes, param_shape = ctx.group_shape, ctx.axes, ctx.param_shape
     # float16 and bfloat16 gradients are computed in float32, like xhat and rstd
-    g, xhat_array, rstd_array = working(grad_output._data), xhat._data, rstd._data
-    w = None if weight is None else working(weight._data)
+    g, xhat_array, rstd_array = widen(grad_output._data), xhat._data, rstd._data
+    w = None if weight is None else widen(weight._data)
     grad_x = grad_weight = grad_bias = None
     # the axes that weight and bias broadcast over (param_shape aligns with x's trailing dims)
     offset = g.ndim - len(param_shape)
@@ -653,7 +653,7 @@ def _normalize_backward_arrays(ctx, grad_output, x, weight, bias, xhat, rstd):
 def _rounded_grads(grads, inputs):
     """Gradient arrays as tensors, each in its input's dtype."""
     return tuple(
-        None if grad is None else _wrap(rounded(grad, tensor._data.dtype))
+        None if grad is None else _wrap(round_to(grad, tensor._data.dtype))
         for grad, tensor in zip(grads, inputs)
     )
 
@@ -820,7 +820,7 @@ def batch_norm(
             raise RuntimeError(f"{name} must be defined in evaluation mode")
     _check_per_channel(checked_channels, weight, bias, running_mean, running_var)
     _check_parameter_dtypes(input, weight, bias, running_mean, running_var)
-    dtype = working_dtype(input._data.dtype)
+    dtype = widen(input._data[:0]).dtype
     mean_array = running_mean._data.astype(dtype, copy=False).reshape(param_shape)
     var_array = running_var._data.astype(dtype, copy=False).reshape(param_shape)
     return NativeBatchNorm.apply(
@@ -830,7 +830,8 @@ def batch_norm(
 
 def _check_parameter_dtypes(input: Tensor, *parameters: Tensor | None) -> None:
     """PyTorch's CPU rule for the dtypes of a norm's weight, bias and running statistics:
-    all the input's dtype or, for a float16 or bfloat16 input, all float32."""
+    all the input's dtype or, for a float16 or bfloat16 input, all float32 (the first one
+    present decides which, and PyTorch's message says which rule was broken)."""
     present = [parameter for parameter in parameters if parameter is not None]
     if not present:
         return
@@ -843,6 +844,8 @@ def _check_parameter_dtypes(input: Tensor, *parameters: Tensor | None) -> None:
                     f"{SCALAR_TYPE_NAMES[parameter._data.dtype.name]}"
                 )
         return
+    if dtype == np.float64:
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
     if not is_low_precision(dtype) or any(p._data.dtype != np.float32 for p in present):
         raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
 
@@ -858,7 +861,7 @@ def _check_per_channel(channels: int, weight: Any, bias: Any, running_mean: Any,
 
 
 def _update_running_stats(array, axes, count, running_mean, running_var, momentum) -> None:
-    array = working(array)
+    array = widen(array)
     batch_mean = array.mean(axis=axes)
     batch_var = array.var(axis=axes) * (count / (count - 1))
     # running stats are buffers, not graph inputs: they are updated without a node
@@ -868,7 +871,7 @@ def _update_running_stats(array, axes, count, running_mean, running_var, momentu
         data = running._data
         if is_low_precision(data.dtype):
             # blended in float32 and rounded once
-            data[...] = working(data) * (1.0 - momentum) + momentum * batch_stat
+            data[...] = widen(data) * (1.0 - momentum) + momentum * batch_stat
         else:
             data *= 1.0 - momentum
             data += momentum * batch_stat.astype(data.dtype)
@@ -1132,7 +1135,7 @@ class ScaledDotProductAttention(Function):
     def forward(ctx, query, key, value, additive, alive_rows, scale):
         # float16 and bfloat16 attend in float32 (the probabilities backward keeps too), and
         # the output is rounded once
-        q, k, v = working(query._data), working(key._data), working(value._data)
+        q, k, v = widen(query._data), widen(key._data), widen(value._data)
         ndim = max(q.ndim, k.ndim, v.ndim)
         batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
         keys = k.shape[-2]
@@ -1153,7 +1156,7 @@ class ScaledDotProductAttention(Function):
         ctx.additive, ctx.alive_rows, ctx.scale = additive, alive_rows, scale
         ctx.save_for_backward(query, key, value, _wrap(probabilities_t))
         output = np.matmul(np.swapaxes(scores_t, -1, -2), v)
-        return _wrap(rounded(output, query._data.dtype))
+        return _wrap(round_to(output, query._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -1197,14 +1200,14 @@ def _attention_backward_arrays(ctx, grad_output, query, key, value, probabilitie
     """The attention gradients on arrays, keys-first like the forward's probabilities;
     taken only when grad mode is off (no create_graph)."""
     dtype = query._data.dtype
-    g, p_t = working(grad_output._data), probabilities_t._data
-    q, k, v = working(query._data), working(key._data), working(value._data)
+    g, p_t = widen(grad_output._data), probabilities_t._data
+    q, k, v = widen(query._data), widen(key._data), widen(value._data)
     keys = p_t.shape[0]
     # P^T per batch entry, (*batch, Lk, Lq)
     p_views = np.moveaxis(p_t, 0, -2)
     grad_query = grad_key = grad_value = None
     if ctx.needs_input_grad[2]:
-        grad_value = _wrap(rounded(_sum_to_shape(np.matmul(p_views, g), v.shape), dtype))
+        grad_value = _wrap(round_to(_sum_to_shape(np.matmul(p_views, g), v.shape), dtype))
     if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
         # dP^T = V g^T, then the softmax backward P * (dP - sum over keys of dP * P), scaled
         grad_t = np.empty_like(p_t)
@@ -1217,9 +1220,9 @@ def _attention_backward_arrays(ctx, grad_output, query, key, value, probabilitie
         by_key *= by_key.dtype.type(ctx.scale)
         if ctx.needs_input_grad[0]:
             grad_query = np.matmul(np.swapaxes(grad_views, -1, -2), k)
-            grad_query = _wrap(rounded(_sum_to_shape(grad_query, q.shape), dtype))
+            grad_query = _wrap(round_to(_sum_to_shape(grad_query, q.shape), dtype))
         if ctx.needs_input_grad[1]:
-            grad_key = _wrap(rounded(_sum_to_shape(np.matmul(grad_views, q), k.shape), dtype))
+            grad_key = _wrap(round_to(_sum_to_shape(np.matmul(grad_views, q), k.shape), dtype))
     return grad_query, grad_key, grad_value, None, None, None
 
 
@@ -1297,7 +1300,7 @@ def scaled_dot_product_attention(
         value = _repeat_heads(value, query.shape[-3])
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
-    working_type = working_dtype(query._data.dtype)
+    working_type = widen(query._data[:0]).dtype
     additive, alive_rows = _attention_mask(attn_mask, is_causal, query, key, working_type)
     if dropout_p > 0.0:
         if additive is not None:

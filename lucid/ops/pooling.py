@@ -21,7 +21,7 @@ from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled, local_state
 from lucid._core.tensor import _wrap
 from lucid.ops._common import check_tensors, not_implemented, zeros_like_grad
-from lucid.ops._precision import is_low_precision, rounded, working
+from lucid.ops._promote import is_low_precision, round_to, widen
 from lucid.ops.arithmetic import matmul
 from lucid.ops.convolution import Col2Im, Pair, _size_list, _tuple, _windows
 from lucid.ops.fills import to
@@ -223,7 +223,7 @@ class MaxPool2D(Function):
     def forward(ctx, x, kernel, stride, padding, dilation, out_size, return_indices):
         # float16 and bfloat16 are compared in float32 (ml_dtypes' own loops are slow); every
         # maximum is one of the inputs, so rounding it back is exact
-        array = working(x._data)
+        array = widen(x._data)
         is_batched = array.ndim == 4
         if not is_batched:
             array = array[None]
@@ -282,7 +282,7 @@ class MaxPool2D(Function):
         ctx.tiles = tiles
         ctx.in_size = (h, w)
         ctx.config = (kernel, stride, padding, dilation)
-        values = rounded(values, x._data.dtype)
+        values = round_to(values, x._data.dtype)
         if not is_batched:
             values = values[0]
         if not return_indices:
@@ -404,7 +404,7 @@ class AvgPool2D(Function):
     def forward(ctx, x, kernel, stride, padding, out_size, count_include_pad, divisor_override):
         dims = len(kernel)
         # float16 and bfloat16 windows are summed in float32 and the means rounded once
-        array = working(x._data)
+        array = widen(x._data)
         is_batched = array.ndim == dims + 2
         if not is_batched:
             array = array[None]
@@ -427,7 +427,7 @@ class AvgPool2D(Function):
         ctx.in_size = size
         ctx.config = (kernel, stride, padding, (1,) * dims)
         ctx.save_for_backward(_wrap(divisor))
-        result = rounded(result, x._data.dtype)
+        result = round_to(result, x._data.dtype)
         return _wrap(result if is_batched else result[0])
 
     @staticmethod
@@ -547,7 +547,7 @@ class AdaptiveAvgPool2D(Function):
     @staticmethod
     def forward(ctx, x, out_size):
         # float16 and bfloat16 windows are summed in float32 and the means rounded once
-        array = working(x._data)
+        array = widen(x._data)
         dims = len(out_size)
         sums = array
         counts = []
@@ -571,7 +571,7 @@ class AdaptiveAvgPool2D(Function):
             for d, out in enumerate(out_size)
         ]
         ctx.save_for_backward(*matrices)
-        return _wrap(rounded(sums / divisor, x._data.dtype))
+        return _wrap(round_to(sums / divisor, x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -755,9 +755,9 @@ class AdaptiveMaxPool2D(Function):
     def forward(ctx, x, positions, out_size, batched):
         # float16 and bfloat16 are compared in float32 (ml_dtypes' own loops are slow); every
         # maximum is one of the inputs, so rounding it back is exact
-        array = working(x._data if batched else x._data[None])
+        array = widen(x._data if batched else x._data[None])
         values, indices = _gathered_max(array, _flat_windows(positions, array.shape[2:]))
-        values = rounded(values, x._data.dtype)
+        values = round_to(values, x._data.dtype)
         shape = (*array.shape[:2], *out_size)
         values, indices = values.reshape(shape), indices.reshape(shape)
         if not batched:

@@ -22,7 +22,7 @@ from lucid._core.engine import grad as autograd_grad
 from lucid._core.function import Function
 from lucid._core.grad_mode import enable_grad, is_grad_enabled
 from lucid._core.tensor import _wrap
-from lucid.ops._precision import rounded, working
+from lucid.ops._promote import round_to, widen
 from lucid.ops.arithmetic import addmm, matmul
 from lucid.ops.nn_ops import _sigmoid_array, sigmoid
 from lucid.ops.pointwise import tanh
@@ -55,7 +55,7 @@ class FusedLSTMCell(Function):
     def forward(ctx, gates, c_prev):
         # float16 and bfloat16 steps are computed in float32 (the activations backward keeps
         # too) and h and c rounded once
-        x, c0 = working(gates._data), working(c_prev._data)
+        x, c0 = widen(gates._data), widen(c_prev._data)
         size = c0.shape[1]
         # one pass of sigmoid over all four blocks, then tanh over the cell candidate block
         act = _sigmoid_array(x)
@@ -68,35 +68,35 @@ class FusedLSTMCell(Function):
         ctx.set_materialize_grads(False)
         ctx.save_for_backward(gates, c_prev, _wrap(act), _wrap(tanh_c))
         dtype = c_prev._data.dtype
-        return _wrap(rounded(h, dtype)), _wrap(rounded(c, dtype))
+        return _wrap(round_to(h, dtype)), _wrap(round_to(c, dtype))
 
     @staticmethod
     def backward(ctx, grad_h, grad_c):
         gates, c_prev, act, tanh_c = ctx.saved_tensors
         if is_grad_enabled():
             return FusedLSTMCell._graph_backward(ctx, grad_h, grad_c, gates, c_prev)
-        a, tc, c0 = act._data, tanh_c._data, working(c_prev._data)
+        a, tc, c0 = act._data, tanh_c._data, widen(c_prev._data)
         size = c0.shape[1]
         i, f, g, o = (a[:, k * size : (k + 1) * size] for k in range(4))
         grad_gates = np.empty_like(a)
         # dc: the incoming cell gradient plus the path through h = o * tanh(c)
         if grad_h is None:
             grad_gates[:, 3 * size :] = 0.0
-            dc = working(grad_c._data).copy()
+            dc = widen(grad_c._data).copy()
         else:
-            gh = working(grad_h._data)
+            gh = widen(grad_h._data)
             do = gh * tc
             grad_gates[:, 3 * size :] = do * o * (1.0 - o)
             dc = gh * o * (1.0 - tc * tc)
             if grad_c is not None:
-                dc += working(grad_c._data)
+                dc += widen(grad_c._data)
         grad_gates[:, :size] = dc * g * i * (1.0 - i)
         grad_gates[:, size : 2 * size] = dc * c0 * f * (1.0 - f)
         grad_gates[:, 2 * size : 3 * size] = dc * i * (1.0 - g * g)
         grad_c_prev = (
-            _wrap(rounded(dc * f, c_prev._data.dtype)) if ctx.needs_input_grad[1] else None
+            _wrap(round_to(dc * f, c_prev._data.dtype)) if ctx.needs_input_grad[1] else None
         )
-        grad_x = _wrap(rounded(grad_gates, gates._data.dtype)) if ctx.needs_input_grad[0] else None
+        grad_x = _wrap(round_to(grad_gates, gates._data.dtype)) if ctx.needs_input_grad[0] else None
         return grad_x, grad_c_prev
 
     @staticmethod
@@ -185,7 +185,7 @@ class FusedLSTMLayer(Function):
         # keeps) and round their outputs once
         out_dtype = x._data.dtype
         x_array, weight_ih_array, weight_hh_array = (
-            working(t._data) for t in (x, weight_ih, weight_hh)
+            widen(t._data) for t in (x, weight_ih, weight_hh)
         )
         dtype = np.result_type(x_array, weight_ih_array)
         order, scale = _gate_order(size)
@@ -195,14 +195,14 @@ class FusedLSTMLayer(Function):
         input_weight = np.ascontiguousarray((weight_ih_array[order] * scale[:, None]).T)
         gates = x_array.reshape(steps * batch, features) @ input_weight
         if bias_ih is not None:
-            gates += (working(bias_ih._data) + working(bias_hh._data))[order] * scale
+            gates += (widen(bias_ih._data) + widen(bias_hh._data))[order] * scale
         gates = gates.reshape(steps, batch, 4 * size)
         hidden_weight = np.ascontiguousarray((weight_hh_array[order] * scale[:, None]).T)
         acts = np.empty((steps, batch, 4 * size), dtype)
         cells = np.empty((steps + 1, batch, size), dtype)
         tanh_cells = np.empty((steps, batch, size), dtype)
         hidden = np.empty((steps + 1, batch, size), dtype)
-        hidden[0], cells[0] = working(h0._data), working(c0._data)
+        hidden[0], cells[0] = widen(h0._data), widen(c0._data)
         product = np.empty((batch, size), dtype)
         for t in range(steps):
             act = acts[t]
@@ -224,9 +224,9 @@ class FusedLSTMLayer(Function):
         saved = (_wrap(acts), _wrap(cells), _wrap(tanh_cells), _wrap(hidden))
         ctx.save_for_backward(x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh, *saved)
         return (
-            _wrap(rounded(hidden[1:], out_dtype).copy()),
-            _wrap(rounded(hidden[steps], out_dtype).copy()),
-            _wrap(rounded(cells[steps], out_dtype).copy()),
+            _wrap(round_to(hidden[1:], out_dtype).copy()),
+            _wrap(round_to(hidden[steps], out_dtype).copy()),
+            _wrap(round_to(cells[steps], out_dtype).copy()),
         )
 
     @staticmethod
@@ -250,10 +250,10 @@ class FusedLSTMLayer(Function):
         np.multiply(i, 1.0 - g * g, out=gate_factors[:, :, 2])
         grad_gates = np.empty((steps, batch, 4 * size), dtype)
         blocks = grad_gates.reshape(steps, batch, 4, size)
-        dh = working(grad_h._data).copy() if grad_h is not None else np.zeros((batch, size), dtype)
-        dc = working(grad_c._data).copy() if grad_c is not None else np.zeros((batch, size), dtype)
-        outputs = working(grad_output._data) if grad_output is not None else None
-        hidden_weight = working(weight_hh._data)[order]
+        dh = widen(grad_h._data).copy() if grad_h is not None else np.zeros((batch, size), dtype)
+        dc = widen(grad_c._data).copy() if grad_c is not None else np.zeros((batch, size), dtype)
+        outputs = widen(grad_output._data) if grad_output is not None else None
+        hidden_weight = widen(weight_hh._data)[order]
         for t in range(steps - 1, -1, -1):
             if outputs is not None:
                 dh += outputs[t]
@@ -271,15 +271,15 @@ class FusedLSTMLayer(Function):
             return rows
 
         def as_input(array: np.ndarray, tensor: Tensor) -> Tensor:
-            return _wrap(rounded(array, tensor._data.dtype))
+            return _wrap(round_to(array, tensor._data.dtype))
 
         grad_x = grad_w_ih = grad_w_hh = grad_b_ih = grad_b_hh = None
         if needs[0]:
-            grad_x = as_input((flat @ working(weight_ih._data)[order]).reshape(x.shape), x)
+            grad_x = as_input((flat @ widen(weight_ih._data)[order]).reshape(x.shape), x)
         grad_h0 = as_input(dh, h0) if needs[1] else None
         grad_c0 = as_input(dc, c0) if needs[2] else None
         if needs[3]:
-            inner = flat.T @ working(x._data).reshape(steps * batch, features)
+            inner = flat.T @ widen(x._data).reshape(steps * batch, features)
             grad_w_ih = as_input(in_torch_order(inner), weight_ih)
         if needs[4]:
             inner = flat.T @ hidden[:steps].reshape(steps * batch, size)
@@ -353,7 +353,7 @@ class FusedGRUCell(Function):
     @staticmethod
     def forward(ctx, gates_x, gates_h, h):
         # float16 and bfloat16 steps in float32, h' rounded once
-        x, hg, h0 = working(gates_x._data), working(gates_h._data), working(h._data)
+        x, hg, h0 = widen(gates_x._data), widen(gates_h._data), widen(h._data)
         size = h0.shape[1]
         rz = _sigmoid_array(x[:, : 2 * size] + hg[:, : 2 * size])
         r, z = rz[:, :size], rz[:, size:]
@@ -364,17 +364,17 @@ class FusedGRUCell(Function):
         out *= z
         out += n
         ctx.save_for_backward(gates_x, gates_h, h, _wrap(rz), _wrap(n))
-        return _wrap(rounded(out, h._data.dtype))
+        return _wrap(round_to(out, h._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
         gates_x, gates_h, h, rz, n = ctx.saved_tensors
         if is_grad_enabled():
             return FusedGRUCell._graph_backward(ctx, grad_output, gates_x, gates_h, h)
-        g, h0, a, n = working(grad_output._data), working(h._data), rz._data, n._data
+        g, h0, a, n = widen(grad_output._data), widen(h._data), rz._data, n._data
         size = h0.shape[1]
         r, z = a[:, :size], a[:, size:]
-        h_n = working(gates_h._data[:, 2 * size :])
+        h_n = widen(gates_h._data[:, 2 * size :])
         grad_n_pre = g * (1.0 - z) * (1.0 - n * n)
         grad_rz = np.empty_like(a)
         grad_rz[:, :size] = grad_n_pre * h_n * r * (1.0 - r)
@@ -382,12 +382,12 @@ class FusedGRUCell(Function):
         grad_x = grad_h = grad_prev = None
         if ctx.needs_input_grad[0]:
             grad_x = np.concatenate([grad_rz, grad_n_pre], 1)
-            grad_x = _wrap(rounded(grad_x, gates_x._data.dtype))
+            grad_x = _wrap(round_to(grad_x, gates_x._data.dtype))
         if ctx.needs_input_grad[1]:
             grad_h = np.concatenate([grad_rz, grad_n_pre * r], 1)
-            grad_h = _wrap(rounded(grad_h, gates_h._data.dtype))
+            grad_h = _wrap(round_to(grad_h, gates_h._data.dtype))
         if ctx.needs_input_grad[2]:
-            grad_prev = _wrap(rounded(g * z, h._data.dtype))
+            grad_prev = _wrap(round_to(g * z, h._data.dtype))
         return grad_x, grad_h, grad_prev
 
     @staticmethod

@@ -24,7 +24,7 @@ from lucid._core.function import Function
 from lucid._core.grad_mode import local_state
 from lucid._core.tensor import _wrap
 from lucid.ops._common import check_tensors, not_implemented
-from lucid.ops._precision import is_low_precision, rounded, working
+from lucid.ops._promote import is_low_precision, round_to, widen
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -364,7 +364,7 @@ class _Resample(Function):
     @staticmethod
     def forward(ctx, x, plan):
         # float16 and bfloat16 are resampled in float32 and rounded once
-        array = working(x._data)
+        array = widen(x._data)
         ctx.plan = plan
         ctx.sizes = sizes = array.shape[array.ndim - len(plan) :]
         if np.isfinite(array).all():
@@ -373,10 +373,10 @@ class _Resample(Function):
             for k, taps in enumerate(plan):
                 matrix = _tap_matrix(taps, sizes[k]).astype(array.dtype)
                 array = _along(array, matrix, len(plan) - k)
-            return _wrap(rounded(array, x._data.dtype))
+            return _wrap(round_to(array, x._data.dtype))
         for k, taps in enumerate(plan):
             array = _apply_taps(array, taps, array.ndim - len(plan) + k)
-        return _wrap(rounded(array, x._data.dtype))
+        return _wrap(round_to(array, x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -392,13 +392,13 @@ class _ResampleAdjoint(Function):
     @staticmethod
     def forward(ctx, grad, plan, sizes):
         ctx.plan = plan
-        array = working(grad._data)
+        array = widen(grad._data)
         for k in reversed(range(len(plan))):
             # the gradient is finite where the input was not, so one dense (size, out) matrix
             # per axis (a GEMM) is safe here, and much faster than scattering tap by tap
             matrix = _tap_matrix(plan[k], sizes[k]).T.astype(array.dtype)
             array = _along(array, np.ascontiguousarray(matrix), len(plan) - k)
-        return _wrap(rounded(array, grad._data.dtype))
+        return _wrap(round_to(array, grad._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -888,8 +888,8 @@ class AffineGridGenerator(Function):
         base = np.stack([*columns, np.ones(columns[0].size)], 1).astype(theta._data.dtype)
         ctx.base = base
         # float16 and bfloat16 multiply in float32 (no BLAS for them) and round once
-        grid = np.matmul(working(base), working(theta._data).swapaxes(1, 2))
-        return _wrap(rounded(grid.reshape(size[0], *spatial, len(spatial)), theta._data.dtype))
+        grid = np.matmul(widen(base), widen(theta._data).swapaxes(1, 2))
+        return _wrap(round_to(grid.reshape(size[0], *spatial, len(spatial)), theta._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -961,7 +961,7 @@ class _GridSampler(Function):
         products = values._data * weights._data[:, None]
         result = products.sum(2)
         # float16 and bfloat16 inputs were sampled in float32: the output is rounded once
-        return _wrap(rounded(result.reshape(*result.shape[:2], *shape), dtype))
+        return _wrap(round_to(result.reshape(*result.shape[:2], *shape), dtype))
 
     @staticmethod
     def backward(ctx, grad_output):

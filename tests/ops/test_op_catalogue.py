@@ -36,10 +36,15 @@ LOW_PRECISION_DTYPES = ["float16", "bfloat16"]
 # columns: a family joins once its ops follow PyTorch's CPU rules for both dtypes.
 LOW_PRECISION_FAMILIES = {
     "arithmetic",
+    "convolution",
     "indexing",
     "linalg",
+    "loss",
+    "nn",
+    "normalization",
     "pointwise",
     "reduction",
+    "sampling",
     "selection",
     "shape",
 }
@@ -73,6 +78,7 @@ _WITH_LOW_PRECISION_EXTREMES = [
     if row.extremes
     for dtype in LOW_PRECISION_DTYPES
     if dtype != "float16" or not row.float16_extremes_skip
+    if dtype != "bfloat16" or not row.bfloat16_extremes_skip
 ]
 _ERROR_INPUTS = [(row, error) for row in CATALOGUE for error in row.error_inputs]
 _ERROR_IDS = [
