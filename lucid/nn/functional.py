@@ -61,10 +61,10 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     return nn_ops.log_softmax(input, _implicit_dim(input, dim, "log_softmax"), dtype)
 
 
-# --------------------------------------------------------------------- added by issue 16
+# -------------------------------------------------------------------- attention and sampling
 from lucid.nn._attention import multi_head_attention_forward  # noqa: E402, F401
 from lucid.ops._common import not_implemented as _not_implemented  # noqa: E402
-from lucid.ops.sampling import (  # noqa: E402, F401  # noqa: E402, F401
+from lucid.ops.sampling import (  # noqa: E402, F401
     affine_grid,
     channel_shuffle,
     grid_sample,
@@ -214,7 +214,7 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
     return y_hard - y_soft.detach() + y_soft
 
 
-# --------------------------------------------------------------------- added by issue 17
+# ------------------------------------------------------- dropout and in-place activations
 from lucid.ops.nn_ops import (  # noqa: E402, F401
     alpha_dropout,
     celu_,
