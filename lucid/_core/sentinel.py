@@ -571,9 +571,11 @@ def received_op(tensor: TensorBase | None) -> str:
 
 def input_event(kind: str, op: str, module_path: str | None = None) -> AnomalyEvent:
     """A non-finite value received, not born: in the input batch, or in a parameter. Its line
-    is where the batch entered the model (the model call), else the current user line."""
+    is where the batch entered the model (the latest model call, while that model lives), else
+    the current user line."""
     state = local_state
-    frames = state.model_call_frames if state.model_step >= 0 else capture_frames(3, 1)
+    model = state.model() if state.model is not None else None
+    frames = state.model_call_frames if model is not None else capture_frames(3, 1)
     filename, lineno = user_location(frames)
     return AnomalyEvent(op=op, node_name=None, phase="forward", kind=kind, mechanism=None,
                         created=False, filename=filename, lineno=lineno,

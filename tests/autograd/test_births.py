@@ -125,6 +125,19 @@ def test_anomaly_mode_reports_a_nan_input_batch_at_the_model_call_without_a_modu
     assert str(error.value).startswith("The input batch holds nan values")
 
 
+def test_a_nan_input_after_the_model_is_gone_is_reported_at_its_own_line():
+    model = _TwoLayers()
+    model(lucid.ones(1, 2))
+    del model
+    batch = lucid.tensor([[1.0, float("nan")]])
+    weight = lucid.tensor([[0.5], [1.0]], requires_grad=True)
+    with detect_anomaly(), pytest.raises(AnomalyError) as error:
+        (batch @ weight).sum().backward()  # <after-model>
+    event = error.value.event
+    assert (event.op, event.created) == ("input", False)
+    assert _at(event, "after-model")
+
+
 def test_a_nan_already_in_a_parameter_is_reported_as_received():
     model = _TwoLayers()
     with lucid.no_grad():
