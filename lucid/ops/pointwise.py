@@ -1326,6 +1326,9 @@ def _compare(name: str, ufunc: Any, input: Any, other: Any) -> Tensor:
             "(Tensor input, Number other, *, Tensor out = None)",
         ))  # fmt: skip
     x, y = _promoted_arrays(input, _comparison_operand(name, other))
+    # float16/bfloat16 compare exactly in float32, where NumPy's kernels are vectorised (7x
+    # faster than ml_dtypes' element-at-a-time bfloat16 comparisons)
+    x, y = widen(x), widen(y)
     try:
         return _wrap(ufunc(x, y))
     except ValueError:
