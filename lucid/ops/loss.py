@@ -520,6 +520,7 @@ def nll_loss(
         )
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_class_weight(input, weight)
     rows, indices = _class_targets(input, target, weight, ignore_index)
     dtype = rows._data.dtype
     row_weight, safe, ignored = _target_weights(indices._data, weight, ignore_index, dtype)
@@ -586,6 +587,7 @@ def cross_entropy(
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if target._data.dtype.kind in FLOAT_KINDS and target.shape == input.shape:
         return _cross_entropy_probabilities(input, target, weight, reduction, label_smoothing)
+    _check_class_weight(input, weight)
     rows, indices = _class_targets(input, target, weight, ignore_index)
     # whether the classes are the input's last dim, as PyTorch's log_softmax sees them
     class_last = input.ndim <= 2
@@ -665,6 +667,8 @@ def binary_cross_entropy(
     # NaN fails both comparisons, as in PyTorch's check
     if not np.logical_and(targets >= 0, targets <= 1).all():
         raise RuntimeError("all elements of target should be between 0 and 1")
+    if isinstance(weight, TensorBase):
+        _check_not_differentiable("binary_cross_entropy", "weight", weight)
     if weight is not None and weight.shape != input.shape:
         weight = weight.expand(input.shape)
     return _reduce(BinaryCrossEntropy.apply(input, target, weight), reduction)
@@ -736,6 +740,9 @@ def binary_cross_entropy_with_logits(
         )
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_same_size(input, target, "Target size ({}) must be the same as input size ({})")
+    for name, value in (("weight", weight), ("pos_weight", pos_weight)):
+        if isinstance(value, TensorBase):
+            _check_not_differentiable("binary_cross_entropy_with_logits", name, value)
     _check_float_kernel("log_sigmoid_cpu", input)
     return _reduce(BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight), reduction)
 
@@ -828,11 +835,20 @@ def _hinge(input: Tensor) -> Tensor:
 
 
 def _check_not_differentiable(op: str, name: str, value: Tensor) -> None:
+    """PyTorch's kernel has no derivative for this argument: requiring one is an error."""
     if value.requires_grad and is_grad_enabled():
         raise RuntimeError(
             f"The function '{op}' is not differentiable with respect to argument '{name}'. "
             "This input cannot have requires_grad True."
         )
+
+
+def _check_class_weight(input: Tensor, weight: Tensor | None) -> None:
+    """Class weights of nll_loss (and cross_entropy over class indices) take no gradient;
+    PyTorch names the 2-d kernel for inputs of more than two dims."""
+    if isinstance(weight, TensorBase):
+        kernel = "nll_loss_forward" if input.ndim <= 2 else "nll_loss2d_forward"
+        _check_not_differentiable(kernel, "weight", weight)
 
 
 def margin_ranking_loss(
@@ -1098,6 +1114,8 @@ def multi_margin_loss(
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.ndim != 1:
         raise ValueError("weight must be one-dimensional")
+    if isinstance(weight, TensorBase):
+        _check_not_differentiable("multi_margin_loss", "weight", weight)
     rows, classes = _check_margin_input(input)
     if target.ndim > 1 or target.numel() != rows:
         raise RuntimeError(

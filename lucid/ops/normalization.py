@@ -17,7 +17,7 @@ from lucid._core.tensor import _wrap
 from lucid.ops._common import check_tensors, dtype_name, not_implemented
 from lucid.ops._promote import is_low_precision, round_to, widen
 from lucid.ops.arithmetic import add, addmm, matmul, mul, mul_
-from lucid.ops.broadcast import sum_to
+from lucid.ops.broadcast import broadcast_error, sum_to
 from lucid.ops.indexing import index_select, scatter_add
 from lucid.ops.pointwise import rsqrt
 from lucid.ops.reduction import mean, sum
@@ -1095,6 +1095,20 @@ def rms_norm(
 def _attention_mask(attn_mask: Tensor | None, is_causal: bool, query, key, dtype):
     """The additive mask (or None) and, when some row masks every key, the rows still alive."""
     length, source_length = query.shape[-2], key.shape[-2]
+    if attn_mask is not None and not is_causal:
+        # PyTorch reads the mask's last two dims before broadcasting it
+        if attn_mask.ndim == 0:
+            raise IndexError("Dimension specified as -2 but tensor has no dimensions")
+        if attn_mask.ndim == 1:
+            raise IndexError(
+                "Dimension out of range (expected to be in range of [-1, 0], but got -2)"
+            )
+        batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2])
+        scores_shape = (*batch, length, source_length)
+        try:
+            np.broadcast_shapes(scores_shape, attn_mask.shape)
+        except ValueError:
+            raise broadcast_error(scores_shape, attn_mask.shape) from None
     if is_causal:
         allowed = np.tril(np.ones((length, source_length), dtype=bool))
         additive = np.where(allowed, dtype.type(0), dtype.type(-np.inf))

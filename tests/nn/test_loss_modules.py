@@ -1,4 +1,4 @@
-"""Parity of the loss modules of issue 17 (margins, likelihoods, triplets, CTC) with torch.nn."""
+"""Parity of the loss modules (margins, likelihoods, triplets, CTC, class weights) with torch.nn."""
 
 from __future__ import annotations
 
@@ -243,3 +243,55 @@ def test_linear_cross_entropy_loss_keeps_and_prints_its_options() -> None:
     ]
     assert repr(modules[1]) == repr(modules[0])
     assert modules[1].options.allow_retain_graph is True
+
+
+# ------------------------------------------------------ weights that take no gradient
+def _weighted_losses(lib):
+    functional = lib.nn.functional
+    probabilities = lib.tensor(np.full((4, 3), 0.5), requires_grad=True)
+    classes = lib.tensor([0, 1, 2, 0])
+    ones = lib.ones(4, 3, dtype=lib.float64)
+    image = lib.tensor(np.zeros((2, 3, 4, 4)), requires_grad=True)
+    return {
+        "nll_loss": lambda w: functional.nll_loss(probabilities, classes, weight=w),
+        "nll_loss 4-d": lambda w: functional.nll_loss(
+            image, lib.zeros(2, 4, 4, dtype=lib.int64), weight=w
+        ),
+        "cross_entropy": lambda w: functional.cross_entropy(probabilities, classes, weight=w),
+        "cross_entropy smoothed": lambda w: functional.cross_entropy(
+            probabilities, classes, weight=w, label_smoothing=0.1
+        ),
+        "cross_entropy probabilities": lambda w: functional.cross_entropy(
+            probabilities, ones / 3, weight=w
+        ),
+        "binary_cross_entropy": lambda w: functional.binary_cross_entropy(
+            probabilities, ones, weight=w
+        ),
+        "with_logits weight": lambda w: functional.binary_cross_entropy_with_logits(
+            probabilities, ones, weight=w
+        ),
+        "with_logits pos_weight": lambda w: functional.binary_cross_entropy_with_logits(
+            probabilities, ones, pos_weight=w
+        ),
+        "multi_margin_loss": lambda w: functional.multi_margin_loss(
+            probabilities, classes, weight=w
+        ),
+        "multilabel_soft_margin_loss": lambda w: functional.multilabel_soft_margin_loss(
+            probabilities, ones, weight=w
+        ),
+    }
+
+
+@pytest.mark.parametrize("case", list(_weighted_losses(lucid)))
+def test_a_weight_that_requires_grad_gets_torchs_not_differentiable_error(case):
+    outcomes = []
+    for lib in (torch, lucid):
+        weight = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        try:
+            _weighted_losses(lib)[case](weight)
+            outcomes.append("ok")
+        except RuntimeError as error:
+            outcomes.append(str(error))
+    assert outcomes[1] == outcomes[0]
+    with lucid.no_grad():
+        _weighted_losses(lucid)[case](lucid.ones(3, dtype=lucid.float64, requires_grad=True))

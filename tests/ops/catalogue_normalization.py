@@ -240,5 +240,18 @@ ROWS: list[OpCase] = [
         grad_inputs=[0, 1, 2],
         rtol32=1e-4,
         atol32=1e-5,
+        error_inputs=[
+            ErrorInput(
+                [(2, 3, 4, 8), (2, 3, 4, 8), (2, 3, 4, 8), (5, 5)],
+                RuntimeError,
+                r"The size of tensor a \(4\) must match the size of tensor b \(5\) at "
+                r"non-singleton dimension 3",
+            ),
+            ErrorInput(
+                [(2, 3, 4, 8), (2, 3, 4, 8), (2, 3, 4, 8), (4,)],
+                IndexError,
+                r"Dimension out of range \(expected to be in range of \[-1, 0\], but got -2\)",
+            ),
+        ],
     ),
 ]
