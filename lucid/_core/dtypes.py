@@ -239,6 +239,14 @@ def result_type(*operands: object) -> dtype:
     return result
 
 
+def numpy_finfo(numpy_dtype: np.dtype) -> object:
+    """NumPy's finfo of a floating NumPy dtype; ml_dtypes' for bfloat16, which NumPy's finfo
+    does not know."""
+    if numpy_dtype.kind == "V":
+        return _ml_dtypes.finfo(numpy_dtype)
+    return np.finfo(numpy_dtype)
+
+
 def _check_dtype_argument(function: str, value: object) -> None:
     if type(value) is not dtype:
         raise TypeError(
@@ -265,7 +273,7 @@ class finfo:
                 "lucid.finfo() requires a floating point input type. Use lucid.iinfo to handle "
                 "'lucid.finfo'"
             )
-        numpy_info = (np if type is not bfloat16 else _ml_dtypes).finfo(to_numpy_dtype(type))
+        numpy_info = numpy_finfo(to_numpy_dtype(type))
         self.bits = type.itemsize * 8
         self.eps = _builtin_float(numpy_info.eps)
         self.max = _builtin_float(numpy_info.max)

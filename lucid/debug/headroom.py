@@ -19,8 +19,6 @@ _HEADROOM_FRACTION = 8
 _WATCHED: dict[np.dtype, tuple[str, float]] = {_HALF: ("float16", float(np.finfo(np.float16).max))}
 if lucid.bfloat16.numpy_dtype is not None:
     _WATCHED[lucid.bfloat16.numpy_dtype] = ("bfloat16", lucid.finfo(lucid.bfloat16).max)
-# float16's headroom (65504 / 8), kept for readers of the float16 check.
-_HALF_HEADROOM = float(np.finfo(np.float16).max) / _HEADROOM_FRACTION
 
 
 class HeadroomWarning(RuntimeWarning):
@@ -77,8 +75,8 @@ class _HeadroomWatch:
         name: str,
         what: str,
         peak: float,
-        dtype_name: str = "float16",
-        largest: float = _HALF_HEADROOM * _HEADROOM_FRACTION,
+        dtype_name: str,
+        largest: float,
         op: str | None = None,
     ) -> None:
         site = (name, what)

@@ -14,7 +14,7 @@ from lucid._core.dtypes import FLOAT_KINDS, SCALAR_TYPE_NAMES
 from lucid._core.function import Function, op_name
 from lucid._core.grad_mode import enable_grad
 from lucid._core.tensor import TensorBase, _wrap
-from lucid.ops._promote import scalar_value
+from lucid.ops._promote import is_low_precision, scalar_value
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -96,7 +96,7 @@ def can_write_into(out: np.ndarray | None, other: Any) -> bool:
     """
     if out is None or not out.flags.writeable:
         return False
-    if out.itemsize == 2 and out.dtype.kind in FLOAT_KINDS:
+    if is_low_precision(out.dtype):
         # float16 and bfloat16 compute in float32 and round once (the out-of-place path)
         return False
     if isinstance(other, TensorBase):

@@ -19,15 +19,6 @@ _FLOAT32 = np.dtype(np.float32)
 _HUGE = np.array(np.finfo(np.float32).max)
 
 
-def numpy_finfo(dtype: np.dtype) -> Any:
-    """np.finfo, which does not know bfloat16 (ml_dtypes' finfo does)."""
-    if dtype.kind == "V":
-        import ml_dtypes
-
-        return ml_dtypes.finfo(dtype)
-    return np.finfo(dtype)
-
-
 def is_low_precision(dtype: np.dtype) -> bool:
     """float16 or bfloat16: the floating dtypes PyTorch computes in float32 on CPU."""
     return dtype.itemsize == 2 and dtype.kind in dtypes.FLOAT_KINDS

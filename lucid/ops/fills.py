@@ -12,13 +12,13 @@ import numpy as np
 from lucid._core import devices, dtypes, layouts
 from lucid._core.arguments import argument_error
 from lucid._core.devices import check_device
-from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS
+from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS, numpy_finfo
 from lucid._core.function import Function
 from lucid._core.random import _rng
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import check_tensors, dtype_name, zeros_like_grad
 from lucid.ops._common import not_implemented as _not_implemented
-from lucid.ops._promote import numpy_finfo, round_to, scalar_value
+from lucid.ops._promote import round_to, scalar_value
 from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
 
 if TYPE_CHECKING:

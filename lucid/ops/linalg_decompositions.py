@@ -24,6 +24,7 @@ from lucid.ops import pointwise as pointwise_ops
 from lucid.ops import reduction as reduction_ops
 from lucid.ops import shape as shape_ops
 from lucid.ops._common import dtype_name, result_type
+from lucid.ops._promote import is_low_precision
 from lucid.ops.arithmetic import matmul
 from lucid.ops.broadcast import broadcast_error, sum_to
 from lucid.ops.linalg import DiagonalGrad
@@ -2558,7 +2559,7 @@ def _check_lu_solve_inputs(LU: Tensor, pivots: Tensor, B: Tensor, left: bool) ->
             f"{name}: Expected LU.shape[:-1] and pivots.shape to be the same, but got pivots "
             f"with shape [{shape}] instead"
         )
-    if lu_array.dtype.kind in FLOAT_KINDS and lu_array.dtype.itemsize == 2:
+    if is_low_precision(lu_array.dtype):
         raise NotImplementedError(
             f"\"linalg.lu_solve_cpu\" not implemented for '{dtype_name(lu_array.dtype)}'"
         )
@@ -2902,7 +2903,7 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False,
         raise RuntimeError(
             f"{name}: Expected pivots to be integers. Got {dtype_name(pivot_array.dtype)}"
         )
-    if ld.dtype.kind in FLOAT_KINDS and ld.dtype.itemsize == 2:
+    if is_low_precision(ld.dtype):
         raise NotImplementedError(
             f"\"ldl_solve_kernel_cpu\" not implemented for '{dtype_name(ld.dtype)}'"
         )

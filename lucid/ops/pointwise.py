@@ -12,7 +12,7 @@ import numpy as np
 
 from lucid._core import dtypes
 from lucid._core.arguments import argument_error, raise_argument_error
-from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS
+from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS, numpy_finfo
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops import _gamma, _special
@@ -31,7 +31,6 @@ from lucid.ops._promote import (
     binary_arrays,
     float_array,
     low_precision_of,
-    numpy_finfo,
     round_to,
     scalar_value,
     widen,

@@ -11,7 +11,7 @@ import numpy as np
 
 from lucid._core import dtypes
 from lucid._core.arguments import argument_error, raise_type_error
-from lucid._core.dtypes import FLOAT_KINDS
+from lucid._core.dtypes import FLOAT_KINDS, numpy_finfo
 from lucid._core.function import Function
 from lucid._core.grad_mode import local_state
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
@@ -25,7 +25,7 @@ from lucid.ops._common import (
     not_implemented,
     result_type,
 )
-from lucid.ops._promote import is_low_precision, numpy_finfo, round_to, widen
+from lucid.ops._promote import is_low_precision, round_to, widen
 from lucid.ops.indexing import Scatter, ScatterAdd, Sort, gather
 
 if TYPE_CHECKING:
