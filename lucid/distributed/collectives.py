@@ -353,6 +353,35 @@ def reduce(
     return _run(request, group, "reduce", async_op, finish, [tensor])
 
 
+def _check_root_list(
+    collective: str,
+    tensors: list[Tensor] | None,
+    tensor: Tensor,
+    group: ProcessGroup,
+    is_root: bool,
+) -> None:
+    """gather's output list or scatter's input list: given on the root rank only, one tensor
+    per rank, each of `tensor`'s dtype and shape."""
+    parameter = f"{collective}_list"
+    root, side = ("destination", "output") if collective == "gather" else ("source", "input")
+    if not is_root:
+        if tensors:
+            raise ValueError(f"Argument ``{parameter}`` must NOT be specified on non-{root} ranks.")
+        return
+    if not tensors:
+        raise ValueError(f"Argument ``{parameter}`` must be specified on {root} rank.")
+    _check_tensor_list(tensors, parameter)
+    _check_same_dtype([*tensors, tensor])
+    _check_list_length(
+        tensors,
+        group,
+        f"ProcessGroupMPI::{collective}: Incorrect {side} list size {len(tensors)}. "
+        f"{side.capitalize()} list size should be {group.size()}, same as size of the process "
+        "group.",
+    )
+    _check_shapes(tensors, tuple(tensor.shape), collective)
+
+
 def gather(
     tensor: Tensor,
     gather_list: list[Tensor] | None = None,
@@ -368,20 +397,7 @@ def gather(
         dst = 0
     root = _group_rank(group, dst, group_dst, "dst", "gather")
     is_root = group.rank() == root
-    if is_root:
-        if not gather_list:
-            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-        _check_tensor_list(gather_list, "gather_list")
-        _check_same_dtype([*gather_list, tensor])
-        _check_list_length(
-            gather_list,
-            group,
-            f"ProcessGroupMPI::gather: Incorrect output list size {len(gather_list)}. Output "
-            f"list size should be {group.size()}, same as size of the process group.",
-        )
-        _check_shapes(gather_list, tuple(tensor.shape), "gather")
-    elif gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
+    _check_root_list("gather", gather_list, tensor, group, is_root)
     _check_usable(group, "gather")
     send = _staging(tensor._data)
     gathered = np.empty((group.size(), *send.shape), send.dtype) if is_root else None
@@ -411,20 +427,7 @@ def scatter(
         src = 0
     root = _group_rank(group, src, group_src, "src", "scatter")
     is_root = group.rank() == root
-    if is_root:
-        if not scatter_list:
-            raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
-        _check_tensor_list(scatter_list, "scatter_list")
-        _check_same_dtype([*scatter_list, tensor])
-        _check_list_length(
-            scatter_list,
-            group,
-            f"ProcessGroupMPI::scatter: Incorrect input list size {len(scatter_list)}. Input "
-            f"list size should be {group.size()}, same as size of the process group.",
-        )
-        _check_shapes(scatter_list, tuple(tensor.shape), "scatter")
-    elif scatter_list:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
+    _check_root_list("scatter", scatter_list, tensor, group, is_root)
     _check_usable(group, "scatter")
     data = tensor._data
     staged = _staging(data)
