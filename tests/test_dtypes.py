@@ -320,4 +320,5 @@ def test_without_ml_dtypes_lucid_imports_and_bfloat16_says_what_to_install():
         [sys.executable, "-c", _WITHOUT_ML_DTYPES], capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0, result.stderr
-    assert 'pip install "lucid-numerics[bfloat16]"' in result.stdout
+    assert "pip install ml_dtypes" in result.stdout
+    assert 'pip install -e ".[bfloat16]"' in result.stdout

@@ -108,7 +108,7 @@ C_TYPE_NAMES = {
 FLOAT_KINDS = "fV"
 _BFLOAT16_MISSING = (
     "lucid.bfloat16 needs the ml_dtypes package, which gives NumPy a bfloat16 type: "
-    'pip install "lucid-numerics[bfloat16]"'
+    'pip install ml_dtypes (from a lucid checkout: pip install -e ".[bfloat16]")'
 )
 
 _default_float = float32

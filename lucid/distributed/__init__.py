@@ -5,7 +5,8 @@ with MPI's own launcher, `mpiexec -n N python script.py args...`; in the script,
 `init_process_group("mpi")` joins it. Collectives write into their tensors in place and, as in
 torch, are not recorded by autograd: no gradient flows through `all_reduce` and its kin.
 
-Needs the `distributed` extra (mpi4py and MPICH): `pip install "lucid-numerics[distributed]"`.
+Needs mpi4py and an MPI: `pip install mpi4py mpich` (from a lucid checkout, the `distributed`
+extra: `pip install -e ".[distributed]"`).
 Every blocking call waits at most the group's `timeout`, then raises DistBackendError; after
 that the group is unusable and the rank aborts the MPI job at exit rather than hang in MPI's
 shutdown. An uncaught exception on a rank ends the whole job too (its peers would otherwise

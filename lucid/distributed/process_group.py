@@ -42,9 +42,12 @@ _SPIN_SECONDS = 0.02
 _NOT_INITIALIZED = (
     "Default process group has not been initialized, please make sure to call init_process_group."
 )
-_INSTALL_HINT = (
-    'lucid.distributed needs mpi4py and an MPI library: pip install "lucid-numerics[distributed]"'
+# lucid-numerics is installed from a checkout, not from PyPI, so the extra's name is no command
+# a user can run elsewhere; the packages themselves are on PyPI (mpich as a wheel with mpiexec).
+_INSTALL_COMMAND = (
+    'pip install mpi4py mpich (from a lucid checkout: pip install -e ".[distributed]")'
 )
+_INSTALL_HINT = f"lucid.distributed needs mpi4py and an MPI library: {_INSTALL_COMMAND}"
 
 
 class DistError(RuntimeError):

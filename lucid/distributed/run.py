@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from lucid.distributed.process_group import _INSTALL_COMMAND
+
 # Run as a file, not a module: the per-rank start needs nothing of lucid before the script runs.
 _RANK_ENTRY = Path(__file__).with_name("_rank_entry.py")
 
@@ -73,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     if mpiexec is None:
         raise SystemExit(
             f"lucid.distributed.run: no mpiexec next to {sys.executable} or on PATH; "
-            'pip install "lucid-numerics[distributed]" installs MPICH, which has one'
+            f"MPICH has one: {_INSTALL_COMMAND}"
         )
     env = dict(os.environ)
     if options.nproc_per_node > 1:

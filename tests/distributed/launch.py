@@ -27,7 +27,7 @@ def _mpiexec() -> str | None:
 MPIEXEC = _mpiexec()
 MISSING = None
 if importlib.util.find_spec("mpi4py") is None:
-    MISSING = 'mpi4py is not installed (pip install "lucid-numerics[distributed]")'
+    MISSING = "mpi4py is not installed (pip install mpi4py mpich)"
 elif MPIEXEC is None:
     MISSING = "no mpiexec next to the interpreter or on PATH (the MPICH wheel provides one)"
 

@@ -39,7 +39,8 @@ def test_without_mpi4py_init_says_what_to_install():
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
-    assert 'pip install "lucid-numerics[distributed]"' in result.stdout, result.stderr
+    assert "pip install mpi4py mpich" in result.stdout, result.stderr
+    assert 'pip install -e ".[distributed]"' in result.stdout, result.stderr
 
 
 def test_is_available_and_not_initialized():

@@ -67,7 +67,7 @@ def test_an_uncaught_exception_under_plain_mpiexec_ends_the_job():
 
 def test_the_launcher_says_when_there_is_no_mpiexec(monkeypatch):
     monkeypatch.setattr(run, "find_mpiexec", lambda: None)
-    with pytest.raises(SystemExit, match=r'pip install "lucid-numerics\[distributed\]"'):
+    with pytest.raises(SystemExit, match=r"MPICH has one: pip install mpi4py mpich \(from a lucid"):
         run.main(["--nproc-per-node", "2", "train.py"])
 
 
