@@ -2,7 +2,8 @@
 
 Start a job with `python -m lucid.distributed.run --nproc-per-node N script.py args...` or
 with MPI's own launcher, `mpiexec -n N python script.py args...`; in the script,
-`init_process_group("mpi")` joins it. Collectives write into their tensors in place and, as in
+`init_process_group("mpi")` joins it (so does "gloo", what CPU torch scripts write; "nccl"
+raises, since lucid has no CUDA). Collectives write into their tensors in place and, as in
 torch, are not recorded by autograd: no gradient flows through `all_reduce` and its kin.
 
 Needs mpi4py and an MPI: `pip install mpi4py mpich` (from a lucid checkout, the `distributed`

@@ -12,6 +12,7 @@ import enum
 import os
 import sys
 import time
+import warnings
 from datetime import timedelta
 from typing import Any
 
@@ -48,6 +49,16 @@ _INSTALL_COMMAND = (
     'pip install mpi4py mpich (from a lucid checkout: pip install -e ".[distributed]")'
 )
 _INSTALL_HINT = f"lucid.distributed needs mpi4py and an MPI library: {_INSTALL_COMMAND}"
+_GLOO_NOTE = (
+    "lucid.distributed runs backend='gloo' on MPI: the ranks communicate through the MPI job "
+    "they were started in (mpiexec or python -m lucid.distributed.run), with the same "
+    "collectives and results"
+)
+# torch's wording on a build without NCCL, then why lucid has none
+_NO_NCCL = (
+    "Distributed package doesn't have NCCL built in: NCCL needs CUDA, and lucid computes on "
+    "the CPU only; use backend='gloo' or backend='mpi', which both run on MPI"
+)
 
 
 class DistError(RuntimeError):
@@ -63,17 +74,22 @@ class DistBackendError(DistError):
 
 
 class Backend(str):
-    """The name of a communication backend; lucid has one, MPI."""
+    """The name of a communication backend. lucid communicates through one, MPI; torch's names
+    'gloo' and 'nccl' are valid names, and `init_process_group` runs 'gloo' on MPI and refuses
+    'nccl' (it needs CUDA)."""
 
     MPI = "mpi"
+    GLOO = "gloo"
+    NCCL = "nccl"
 
     def __new__(cls, name: str) -> Backend:
         if not isinstance(name, str):
             raise ValueError(f"Backend constructor parameter must be string-ish, but got: {name}")
         value = name.lower()
-        if value != cls.MPI:
+        if value not in (cls.MPI, cls.GLOO, cls.NCCL):
             raise ValueError(
-                f"Invalid backend: '{name}'. lucid.distributed runs on MPI only (backend='mpi')"
+                f"Invalid backend: '{name}'. lucid.distributed runs on MPI (backend='mpi', or "
+                "torch's CPU backend 'gloo', which lucid runs on MPI)"
             )
         return super().__new__(cls, value)
 
@@ -141,6 +157,21 @@ class _State:
     # could wait forever; the exit handler aborts the job instead.
     broken = False
     exit_handler_registered = False
+    gloo_noted = False
+
+
+def _check_backend(backend: Any) -> None:
+    """Accept what CPU scripts pass: 'mpi', or torch's CPU backend 'gloo', which MPI serves
+    (noted once per process); refuse 'nccl', which needs CUDA."""
+    if backend is None:
+        return
+    name = Backend(backend)
+    if name == Backend.NCCL:
+        raise RuntimeError(_NO_NCCL)
+    if name == Backend.GLOO and not _State.gloo_noted:
+        _State.gloo_noted = True
+        # stacklevel 3: the line of the script that called init_process_group or new_group
+        warnings.warn(_GLOO_NOTE, stacklevel=3)
 
 
 def _import_mpi() -> Any:
@@ -242,7 +273,9 @@ def init_process_group(
     Ranks and world size come from MPI (start the job with `mpiexec -n N python script.py` or
     `python -m lucid.distributed.run --nproc-per-node N script.py`); `world_size` and `rank`,
     if given, must agree with it. `timeout` bounds every blocking call: one that does not
-    finish in time raises DistBackendError instead of hanging.
+    finish in time raises DistBackendError instead of hanging. `backend` is 'mpi' or, as CPU
+    torch scripts write, 'gloo', which runs on MPI too (a UserWarning says so, once per
+    process); 'nccl' raises, as on a torch build without NCCL.
 
     Example::
 
@@ -253,8 +286,7 @@ def init_process_group(
     """
     if _State.default_group is not None:
         raise ValueError("trying to initialize the default process group twice!")
-    if backend is not None:
-        Backend(backend)
+    _check_backend(backend)
     if init_method not in (None, "env://"):
         raise ValueError(
             f"init_method {init_method!r} is not supported: MPI's launcher (mpiexec) connects "
@@ -346,8 +378,7 @@ def new_group(
     """A group of some of the default group's ranks; every rank of the default group must call
     it. Ranks outside it get `GroupMember.NON_GROUP_MEMBER`."""
     world = _default_group()
-    if backend is not None:
-        Backend(backend)
+    _check_backend(backend)
     members = list(range(world.size())) if ranks is None else list(ranks)
     for member in members:
         if not isinstance(member, int) or not 0 <= member < world.size():

@@ -72,10 +72,23 @@ def test_destroy_before_init_raises():
         dist.destroy_process_group()
 
 
-def test_only_the_mpi_backend_is_accepted():
-    with pytest.raises(ValueError, match="Invalid backend: 'gloo'"):
-        dist.init_process_group("gloo")
-    assert dist.Backend("MPI") == "mpi"
+def test_an_unknown_backend_is_refused():
+    with pytest.raises(ValueError, match="Invalid backend: 'ucc'"):
+        dist.init_process_group("ucc")
+    assert dist.Backend("MPI") == "mpi" and dist.Backend("Gloo") == dist.Backend.GLOO == "gloo"
+
+
+@pytest.mark.parametrize("backend", ["nccl", "NCCL", dist.Backend.NCCL])
+def test_nccl_raises_torchs_no_nccl_error_before_starting_mpi(backend):
+    # torch's CPU build says "Distributed package doesn't have NCCL built in"
+    with pytest.raises(RuntimeError, match="^Distributed package doesn't have NCCL built in: "):
+        dist.init_process_group(backend)
+    assert not dist.is_initialized()
+
+
+@requires_mpi
+def test_gloo_runs_on_mpi_with_one_note_per_process():
+    assert_every_rank_passed(launch("gloo_backend.py", 2), 2)
 
 
 def test_init_checks_its_arguments_before_starting_mpi():
