@@ -8,12 +8,15 @@ import numpy as np
 import pytest
 
 import lucid
+from lucid._core.sentinel import reset_sentinel
 
 
 @pytest.fixture(autouse=True)
 def _seeded_and_default_state():
     lucid.manual_seed(0)
     np.random.seed(0)
+    # A report's step and phase follow the training loop, which is each test's own.
+    reset_sentinel()
     default_dtype = lucid.get_default_dtype()
     yield
     lucid.set_default_dtype(default_dtype)

@@ -301,6 +301,140 @@ def layer_norm_zero_eps():
     return model, _train(model, lucid.ones(2, 4))
 
 
+class LogFeatures(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        lucid.manual_seed(0)
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x.log())  # <log-features>
+
+
+def model_called_twice_per_iteration():
+    model = LogFeatures()
+    optimizer = lucid.optim.SGD(model.parameters(), lr=0.0)
+    batches = iter([lucid.ones(2, 4)] * 5 + [lucid.zeros(2, 4)])
+
+    def step(model: nn.Module) -> None:
+        optimizer.zero_grad()
+        (model(next(batches)) - model(next(batches))).sum().backward()  # <siamese>
+        optimizer.step()
+
+    return model, step
+
+
+def nan_in_a_parameter_with_a_loss_module():
+    model = Net()
+    criterion = nn.MSELoss()
+    with lucid.no_grad():
+        model.head.weight[0, 1] = float("nan")
+    batch = lucid.ones(2, 4)
+
+    def step(model: nn.Module) -> None:
+        out = model(batch)  # <model-call-criterion>
+        criterion(out, lucid.zeros(2, 2)).backward()
+
+    return model, step
+
+
+def adam_state_overflows():
+    model = Deep()
+    optimizer = lucid.optim.Adam(model.parameters())
+    batch = lucid.full((1, 1), 10.0)
+
+    def step(model: nn.Module) -> None:
+        optimizer.zero_grad()
+        (model(batch) * 1e21).sum().backward()
+        optimizer.step()  # <adam-step>
+
+    return model, step
+
+
+def update_dividing_by_a_zero_norm():
+    model = Deep()
+    optimizer = lucid.optim.SGD(model.parameters(), lr=0.1)
+    batch = lucid.full((1, 1), 10.0)
+
+    def step(model: nn.Module) -> None:
+        optimizer.zero_grad()
+        (model(batch) * 0.0).sum().backward()
+        with lucid.no_grad():
+            norm = sum((p.grad * p.grad).sum() for p in model.parameters()).sqrt()
+            for p in model.parameters():
+                p.grad.div_(norm)  # <clip-by-zero-norm>
+        optimizer.step()
+
+    return model, step
+
+
+class InplaceSquare(nn.Module):
+    def forward(self, x):
+        h = x + 1e20
+        return h.mul_(h)  # <inplace-overflow>
+
+
+def inplace_overflow():
+    model = Net(InplaceSquare())
+    return model, _train(model, lucid.ones(2, 4))
+
+
+class RsqrtThenZero(nn.Module):
+    def forward(self, x):
+        zero = x - x
+        scale = zero.rsqrt()  # <rsqrt-inf>
+        return scale * zero
+
+
+def first_inf_then_nan():
+    model = Net(RsqrtThenZero())
+    return model, _train(model, lucid.ones(2, 4))
+
+
+class LogDetOfNegative(nn.Module):
+    def forward(self, x):
+        reflection = lucid.tensor([[1.0, 0.0], [0.0, -1.0]]) + x[:2, :2] * 0.0
+        return x + lucid.logdet(reflection)  # <logdet>
+
+
+def logdet_of_negative_determinant():
+    model = Net(LogDetOfNegative())
+    return model, _train(model, lucid.ones(2, 4))
+
+
+class ExpInBackward(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grown = (grad_output * 100.0).exp()  # <custom-exp>
+        return grown / grown
+
+
+class CustomExp(nn.Module):
+    def forward(self, x):
+        return ExpInBackward.apply(x)
+
+
+def custom_backward_exp_overflow():
+    model = Net(CustomExp())
+    model.head.weight.data = lucid.ones(2, 4)
+    return model, _train(model, lucid.ones(2, 4))
+
+
+def eval_pass_read_with_item():
+    model = Net(Log())
+    batch = -lucid.ones(2, 4) * 100
+
+    def step(model: nn.Module) -> None:
+        with lucid.no_grad():
+            model(batch).sum().item()
+
+    return model, step
+
+
 # ------------------------------------------------------------------------ the table
 def _facts(op, phase, mechanism, marker, module, step=0) -> Facts:
     return Facts(op, phase, mechanism, _line(marker), module, step)
@@ -312,7 +446,7 @@ SCENARIOS = [
     Scenario("functional op between modules", functional_between_modules,
              _facts("div", "forward", "division by zero", "fwd-functional", None)),
     Scenario("loss", loss_birth,
-             _facts("log", "forward", "division by zero", "loss", None)),
+             _facts("log", "loss", "division by zero", "loss", None)),
     Scenario("backward: sqrt at 0", backward_sqrt_at_zero,
              _facts("sqrt", "backward", "division by zero", "bwd-sqrt", "encoder.2")),
     Scenario("backward: where around sqrt", backward_where_sqrt,
@@ -327,11 +461,11 @@ SCENARIOS = [
     Scenario("fully masked attention rows", fully_masked_attention_rows,
              _facts("softmax", "forward", "invalid operation", "masked-rows", "encoder.2")),
     Scenario("exploding learning rate", exploding_learning_rate,
-             _facts("mul", "forward", "overflow", "explode-loss", None, step=2), steps=3),
+             _facts("mul", "loss", "overflow", "explode-loss", None, step=2), steps=3),
     Scenario("nan in the input batch", nan_in_input_batch,
-             _facts("input", "forward", None, "model-call", None)),
+             _facts("input", "input", None, "model-call", None)),
     Scenario("nan already in a parameter", nan_in_parameter,
-             _facts("head.weight", "forward", None, "model-call", None)),
+             _facts("head.weight", "parameter", None, "model-call", "head")),
     Scenario("a custom Function's backward", custom_function_backward,
              _facts("ZeroOverZero", "backward", "invalid operation", "custom-backward",
                     "encoder.2")),
@@ -343,6 +477,25 @@ SCENARIOS = [
              _facts("acos", "forward", "invalid operation", "acos", "encoder.2")),
     Scenario("LayerNorm with eps 0 on a constant row", layer_norm_zero_eps,
              _facts("layer_norm", "forward", "invalid operation", "net-forward", "encoder.2")),
+    Scenario("a model called twice per iteration", model_called_twice_per_iteration,
+             _facts("log", "forward", "division by zero", "log-features", None, step=2),
+             steps=3),
+    Scenario("nan in a parameter, with a loss module", nan_in_a_parameter_with_a_loss_module,
+             _facts("head.weight", "parameter", None, "model-call-criterion", "head")),
+    Scenario("an Adam state that overflows", adam_state_overflows,
+             _facts("addcmul_", "optimizer", "overflow", "adam-step", "first")),
+    Scenario("an update dividing by a zero norm", update_dividing_by_a_zero_norm,
+             _facts("div_", "update", "invalid operation", "clip-by-zero-norm", None)),
+    Scenario("an in-place op that overflows", inplace_overflow,
+             _facts("mul_", "forward", "overflow", "inplace-overflow", "encoder.2")),
+    Scenario("an inf, then 0 * inf", first_inf_then_nan,
+             _facts("rsqrt", "forward", "division by zero", "rsqrt-inf", "encoder.2")),
+    Scenario("logdet of a negative determinant", logdet_of_negative_determinant,
+             _facts("logdet", "forward", "invalid operation", "logdet", "encoder.2")),
+    Scenario("an overflow inside a custom backward", custom_backward_exp_overflow,
+             _facts("ExpInBackward", "backward", "overflow", "custom-exp", "encoder.2")),
+    Scenario("an eval pass read with item()", eval_pass_read_with_item,
+             _facts("log", "eval", "division by zero", "fwd-in-module", "encoder.2")),
 ]  # fmt: skip
 
 
@@ -426,6 +579,16 @@ def test_every_tier_names_the_same_birth(scenario: Scenario, tier: str):
 
 def test_the_table_covers_every_kind_of_birth():
     phases = {scenario.expected.phase for scenario in SCENARIOS}
-    assert phases == {"forward", "backward", "accumulation"}
+    assert phases == {
+        "input",
+        "parameter",
+        "forward",
+        "loss",
+        "backward",
+        "accumulation",
+        "optimizer",
+        "update",
+        "eval",
+    }
     assert {"input", "head.weight"} <= {scenario.expected.op for scenario in SCENARIOS}
     assert np.isfinite(_line("model-call"))

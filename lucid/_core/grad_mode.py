@@ -46,11 +46,24 @@ class _LocalState(threading.local):
     module_path: tuple = ()
     # Whether Function.apply keeps each recorded node's forward site (the sentinel is on).
     records_forward_sites = False
-    # Steps: the step of the latest outermost nn.Module call (that model's count of earlier
-    # calls; -1 before any), and that call's frames (where the batch entered the model).
+    # The latest outermost call of a module with parameters (the model): that model's count of
+    # earlier calls (-1 before any), the call's frames (where the batch entered the model), a
+    # weak reference to the model, and whether grad was enabled for the call.
     model_step = -1
     model_call_frames: tuple = ()
-    model: object = None  # a weak reference to that model
+    model: object = None
+    model_grad = True
+    # Whether an outermost module call is running, the optimizer whose step() is running
+    # (None outside one), whether a backward ran since the latest optimizer step and whether
+    # the model ran with grad since the latest backward: what tells a report's phase
+    # (forward, loss, update, optimizer, eval).
+    in_model = False
+    optimizer: object = None
+    backward_since_step = False
+    model_since_backward = False
+    # A birth was recorded in an eval pass and not yet reported (no backward will report it):
+    # the model's return and `item`/`tolist`/`numpy` check their value while it is set.
+    eval_births = False
     # Autocast (lucid.amp.autocast_mode): the hook Function.apply and the composite ops call
     # while CPU autocast is on, None while it is off (the single check on the hot path).
     autocast: Any = None

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from lucid._core import observers
+from lucid._core import tensor as _tensor_module
 from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.function import Function, op_name
 from lucid._core.grad_mode import _DecoratorContextManager, _LocalState, local_state
@@ -57,6 +58,17 @@ __all__ = [
     "is_custom_function",
     "enter_model",
     "current_step",
+    "current_model_call",
+    "step_of",
+    "set_step",
+    "register_optimizer",
+    "begin_optimizer_step",
+    "end_optimizer_step",
+    "count_optimizer_step",
+    "forward_phase",
+    "optimizer_site",
+    "leave_model",
+    "report_read",
     "birth_of",
     "birth_during_backward_of",
     "input_event",
@@ -95,7 +107,9 @@ class AnomalyEvent:
 
     op: str | None
     node_name: str | None
-    phase: str  # "forward", "backward", "accumulation" or "input"
+    # "input", "parameter" (received, not born), "forward", "loss", "backward",
+    # "accumulation", "update", "optimizer" or "eval" (NUMERICS.md "Phases")
+    phase: str
     kind: str  # "nan" or "inf"
     mechanism: str | None  # "invalid operation", "division by zero", "overflow" or None
     created: bool
@@ -114,6 +128,15 @@ class AnomalyEvent:
     forward_location: str | None = None
     # What the report cannot know, said instead of guessed.
     note: str | None = None
+    # The model call count beside the step, where the two differ (a model called twice per
+    # iteration); in the optimizer phase, the optimizer's class, the parameter it was updating
+    # and the state that overflowed.
+    model_call: int | None = None
+    optimizer: str | None = None
+    parameter: str | None = None
+    state: str | None = None
+    # The columns of the call on the reported line, to show which of two calls it was.
+    columns: tuple[int, int] | None = None
     # For reproducers: the op's Function class and its inputs at the birth (tensors copied as
     # NumPy arrays, other arguments as given); filled where a reproducer may be wanted.
     op_function: Any = field(default=None, repr=False, compare=False)
@@ -132,10 +155,10 @@ class AnomalyEvent:
             if self.created
             else f"propagated: an input already held {self.kind}"
         )
-        if self.op == "input":
+        if self.phase == "input":
             origin = "received: it arrived in the input batch, no op created it"
-        elif not self.created and self.node_name is None and self.op is not None:
-            origin = "received: it was already in this parameter, no op created it"
+        elif self.phase == "parameter":
+            origin = f"received: the parameter {self.op} already held it, no op created it"
         lines = [
             f"  phase: {self.phase}",
             f"  value: {self.kind} ({origin})",
@@ -145,14 +168,24 @@ class AnomalyEvent:
             lines.append(f"  inner op: {self.inner_op}")
         if self.location:
             lines.append(f"  at: {self.location}")
+            caret = caret_line(self.filename, self.lineno, self.columns, self.inner_op or self.op)
+            if caret is not None:
+                lines.append(f"      {_source_line(self.filename, self.lineno)}")
+                lines.append(f"      {caret}")
         if self.forward_location:
             lines.append(f"  forward call: {self.forward_location}")
+        if self.optimizer:
+            updating = f", updating {self.parameter}" if self.parameter else ""
+            state = f", state {self.state}" if self.state else ""
+            lines.append(f"  optimizer: {self.optimizer}.step(){updating}{state}")
         if self.module_path:
             lines.append(f"  module: {self.module_path}")
         if self.step is not None:
-            lines.append(f"  step: {self.step}")
+            call = self.model_call
+            call_text = "" if call in (None, self.step) else f" (model call {call})"
+            lines.append(f"  step: {self.step}{call_text}")
         for index, stats in enumerate(self.inputs):
-            lines.append(f"  input {index}: " + _format_stats(stats))
+            lines.append(f"  input {index}: " + format_stats(stats))
         for parent in self.parents:
             lines.append(f"  created during the backward of: {parent}")
         if self.note:
@@ -185,11 +218,27 @@ AnomalyError.__module__ = "lucid.autograd.anomaly_mode"
 NonFiniteWarning.__module__ = "lucid.autograd.anomaly_mode"
 
 
-def _format_stats(stats: dict[str, Any]) -> str:
+def format_stats(stats: dict[str, Any]) -> str:
+    """One input of a report: a Python number as itself; a tensor's shape, dtype, min and max
+    (of its finite values, said so when it holds NaN or Inf) and its NaN and Inf counts."""
+    if "scalar" in stats:
+        return f"scalar {stats['scalar']!r}"
+    finite = "finite " if stats["nan_count"] or stats["inf_count"] else ""
     return (
-        f"shape={list(stats['shape'])} dtype={stats['dtype']} min={stats['min']} "
-        f"max={stats['max']} nan={stats['nan_count']} inf={stats['inf_count']}"
+        f"shape={list(stats['shape'])} dtype={stats['dtype']} {finite}min={stats['min']} "
+        f"{finite}max={stats['max']} nan={stats['nan_count']} inf={stats['inf_count']}"
     )
+
+
+def input_stats(values: tuple) -> list[dict[str, Any]]:
+    """The inputs of an op as a report lists them: tensors and Python numbers (`x / 0.0`)."""
+    stats = []
+    for value in values:
+        if isinstance(value, TensorBase):
+            stats.append(tensor_stats(value))
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            stats.append({"scalar": value})
+    return stats
 
 
 def tensor_stats(value: TensorBase) -> dict[str, Any]:
@@ -298,14 +347,48 @@ def capture_frames(skip: int = 2, depth: int = _TRACEBACK_DEPTH) -> tuple:
     Offsets are cheaper to read than line numbers; `_line_of` maps them on error only.
     """
     frame = sys._getframe(skip)
-    while frame is not None and frame.f_code.co_filename.startswith(_LUCID_DIRECTORY):
+    while frame is not None and _is_framework_file(frame.f_code.co_filename):
         frame = frame.f_back
     flat: list[Any] = []
     while frame is not None and len(flat) < 2 * depth:
-        flat.append(frame.f_code)
-        flat.append(frame.f_lasti)
+        if not frame.f_code.co_filename.startswith("<frozen "):
+            flat.append(frame.f_code)
+            flat.append(frame.f_lasti)
         frame = frame.f_back
     return tuple(flat)
+
+
+def _is_framework_file(filename: str) -> bool:
+    """lucid's own files, and the interpreter's frozen modules (`<frozen runpy>` running
+    `python -m`): never the user's line."""
+    return filename.startswith(_LUCID_DIRECTORY) or filename.startswith("<frozen ")
+
+
+def call_columns(flat: tuple) -> tuple[int, int] | None:
+    """The columns of the call on the user's line (Python 3.11 positions), or None."""
+    if not flat:
+        return None
+    code, offset = flat[0], flat[1]
+    positions = list(code.co_positions())
+    index = offset // 2
+    if index >= len(positions):
+        return None
+    _, _, start, end = positions[index]
+    return None if start is None or end is None else (start, end)
+
+
+def caret_line(filename: str | None, lineno: int | None, columns: tuple | None,
+               op: str | None) -> str | None:  # fmt: skip
+    """A caret under the reported call where its line holds two calls of that op."""
+    if filename is None or columns is None or op is None:
+        return None
+    source = _source_line_raw(filename, lineno)
+    name = op.rstrip("_") + "("
+    if source.count(name) < 2:
+        return None
+    start, end = columns
+    indent = len(source) - len(source.lstrip())
+    return " " * (start - indent) + "^" * max(end - start, 1)
 
 
 def _line_of(code: Any, offset: int) -> int | None:
@@ -319,7 +402,7 @@ def warn_at_user_line(message: Any, category: type[Warning] | None = None) -> No
     """Warn pointing at the user's line: the first caller frame outside lucid."""
     level = 2
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_LUCID_DIRECTORY):
+    while frame is not None and _is_framework_file(frame.f_code.co_filename):
         frame = frame.f_back
         level += 1
     warnings.warn(message, category, stacklevel=level)
@@ -330,6 +413,8 @@ def format_frames(flat: tuple) -> list[str]:
     lines = []
     for index in range(len(flat) - 2, -1, -2):
         code = flat[index]
+        if code.co_filename.startswith("<frozen "):
+            continue
         lineno = _line_of(code, flat[index + 1])
         lines.append(f'  File "{code.co_filename}", line {lineno}, in {code.co_name}')
         source = _source_line(code.co_filename, lineno)
@@ -339,9 +424,13 @@ def format_frames(flat: tuple) -> list[str]:
 
 
 def _source_line(filename: str, lineno: int) -> str:
+    return _source_line_raw(filename, lineno).strip()
+
+
+def _source_line_raw(filename: str, lineno: int | None) -> str:
     import linecache
 
-    return linecache.getline(filename, lineno).strip()
+    return linecache.getline(filename, lineno or 0).rstrip("\n")
 
 
 def user_location(flat: tuple) -> tuple[str | None, int | None]:
@@ -511,34 +600,234 @@ def remove_birth_listener(listener: Any) -> None:
 
 
 def reset_sentinel() -> None:
-    """Forget this thread's recorded births and every site already warned about."""
+    """Forget this thread's recorded births, where its training loop is (the latest model,
+    the phase, set_step's step) and every site already warned about."""
     _births.events.clear()
     _births.backward_mark = _births.count
+    state = local_state
+    state.model = None
+    state.model_step = -1
+    state.model_grad = True
+    state.backward_since_step = state.model_since_backward = state.eval_births = False
+    _user_step.value = None
     with _warned_lock:
         _warned_sites.clear()
 
 
+# ------------------------------------------------------------------ the step
+# The step is the training iteration (NUMERICS.md "Decisions"): the number of steps the
+# model's optimizer has taken, model calls only where no optimizer is in use, or what the
+# user said with set_step. Process-wide, like the counts it is made of; weak, so that models
+# and optimizers can still be freed.
+_model_calls: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_optimizer_steps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# The optimizer found for each model (a weak reference), until an optimizer is added.
+_optimizer_of_model: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# Outermost modules with parameters called so far, the latest last: where a parameter's name
+# is looked up.
+_MODELS_KEPT = 8
+_models: deque = deque(maxlen=_MODELS_KEPT)
+
+
+class _UserStep:
+    value: int | None = None  # set_step's, for the whole process
+
+
+_user_step = _UserStep()
+
+
+def set_step(step: int | None) -> None:
+    """Say which training step runs now: every later report names it, until the next call
+    (None goes back to counting optimizer steps)."""
+    if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
+        raise TypeError(f"set_step(): step must be an int or None, not {type(step).__name__}")
+    _user_step.value = step
+
+
+def register_optimizer(optimizer: Any) -> None:
+    """An optimizer was made: from now on its steps are the step of its parameters' model."""
+    _optimizer_steps.setdefault(optimizer, 0)
+    _optimizer_of_model.clear()
+
+
+def _optimizer_of(model: Any) -> Any:
+    """The live optimizer that updates `model`'s first parameter, or None."""
+    reference = _optimizer_of_model.get(model)
+    if reference is not None:
+        return reference()
+    first = next(model.parameters(), None)
+    found = None
+    if first is not None:
+        for optimizer in list(_optimizer_steps.keys()):
+            if any(param is first for group in optimizer.param_groups for param in group["params"]):
+                found = optimizer
+                break
+    _optimizer_of_model[model] = (lambda: None) if found is None else weakref.ref(found)
+    return found
+
+
+def _latest_model() -> Any:
+    reference = local_state.model
+    return None if reference is None else reference()
+
+
+def step_of(model: Any) -> int | None:
+    """The training step for a report about `model` (None: the latest model called)."""
+    if _user_step.value is not None:
+        return _user_step.value
+    if model is None:
+        model = _latest_model()
+    if model is not None:
+        optimizer = _optimizer_of(model)
+        if optimizer is not None:
+            return _optimizer_steps.get(optimizer, 0)
+        calls = _model_calls.get(model)
+        return calls if calls is not None and calls >= 0 else None
+    counts = list(_optimizer_steps.values())
+    # Before any model call: the first step, whether optimizer steps or calls are counted.
+    return max(counts) if counts else 0
+
+
 def current_step() -> int | None:
-    """The step: how many times the model called last on this thread (outermost) had been
-    called before that call; None before any model call."""
+    """The training step now (NUMERICS.md): set_step's, else the optimizer steps the latest
+    model's optimizer has taken, else that model's earlier calls (0 before any)."""
+    return step_of(None)
+
+
+def current_model_call() -> int | None:
+    """How many times the latest model had been called before its latest call."""
     step = local_state.model_step
     return step if step >= 0 else None
 
 
-# Calls of each outermost model so far: a model's step is its own count, as NaNDetector and
-# `python -m lucid.debug` count them. Weak, so a model can still be freed.
-_model_calls: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+def begin_optimizer_step(optimizer: Any) -> tuple:
+    """`optimizer.step()` begins (Optimizer's wrapper): births until it ends are in the
+    optimizer phase. A birth of the update between backward() and this step is reported now,
+    before the parameters change. Returns the mark `end_optimizer_step` takes."""
+    state = local_state
+    if state.backward_since_step and _births.count > _births.backward_mark:
+        _report_since(_births.backward_mark, ("update",),
+                      "the update before optimizer.step() made {kind} values")  # fmt: skip
+    previous = state.optimizer
+    state.optimizer = optimizer
+    return (previous, _births.count)
+
+
+def end_optimizer_step(optimizer: Any, mark: tuple) -> None:
+    """`optimizer.step()` ended: the step count grows, and a birth inside it is reported."""
+    previous, count = mark
+    state = local_state
+    state.optimizer = previous
+    if previous is not None:
+        return  # a step that an enclosing step() of the same update called
+    count_optimizer_step(optimizer)
+    if _births.count > count:
+        _report_since(count, ("optimizer",), "optimizer.step() made {kind} values")
+
+
+def count_optimizer_step(optimizer: Any) -> None:
+    """One more step of `optimizer` (also a step GradScaler skipped): the next iteration."""
+    _optimizer_steps[optimizer] = _optimizer_steps.get(optimizer, 0) + 1
+    local_state.backward_since_step = False
+
+
+def _report_since(count: int, phases: tuple, headline: str) -> None:
+    """Warn about the first birth in `phases` recorded after `count` (none in anomaly mode,
+    which raised at the birth, or inside allow_nonfinite)."""
+    if not is_sentinel_enabled() or local_state.anomaly_enabled or _allowance.depth:
+        return
+    events = _births.events
+    new = _births.count - count
+    for position in range(max(len(events) - new, 0), len(events)):
+        event = events[position][0]
+        if event.phase in phases:
+            text = headline.format(kind=event.kind)
+            _warn_once(event, f"{text}, first born in {event.op} at {event.location}.")
+            return
+
+
+def forward_phase(inputs: tuple) -> str:
+    """The phase of an op outside backward (NUMERICS.md "Phases"), from where it runs."""
+    state = local_state
+    if state.optimizer is not None:
+        return "optimizer"
+    if state.in_model:
+        return "forward" if state.model_grad else "eval"
+    if state.model_since_backward and any(
+        isinstance(value, TensorBase) and value._requires_grad for value in inputs
+    ):
+        return "loss"
+    if not state.enabled:
+        if state.backward_since_step:
+            return "update"
+        if not state.model_grad:
+            return "eval"
+    return "forward"
+
+
+def _parameter_name(tensor: Any) -> tuple[str, str] | None:
+    """(dotted parameter name, owning module path) of a parameter of a model called so far,
+    the latest model first."""
+    for reference in reversed(_models):
+        model = reference()
+        if model is None:
+            continue
+        for name, parameter in model.named_parameters():
+            if parameter is tensor:
+                return name, name.rpartition(".")[0]
+    return None
+
+
+def optimizer_site(inputs: tuple, outputs: tuple) -> tuple[str | None, str | None, str | None]:
+    """In the optimizer phase: (optimizer class, parameter name, state key) of the parameter
+    an op is updating, found by identity among the op's tensors: the parameter, its gradient
+    or one of its state tensors (the state key names the one the op writes or reads)."""
+    optimizer = local_state.optimizer
+    tensors = [value for value in (*outputs, *inputs) if isinstance(value, TensorBase)]
+    for group in optimizer.param_groups:
+        names = group.get("param_names")
+        for position, param in enumerate(group["params"]):
+            state = optimizer.state.get(param, {})
+            key = None
+            for tensor in tensors:
+                for name, value in state.items():
+                    if value is tensor:
+                        key = name
+                        break
+                if key is not None or tensor is param or tensor is param._grad:
+                    break
+            else:
+                continue
+            if names is not None:
+                name = names[position]
+            else:
+                found = _parameter_name(param)
+                name = None if found is None else found[0]
+            return type(optimizer).__name__, name, key
+    return type(optimizer).__name__, None, None
 
 
 def enter_model(model: Any, args: tuple, kwargs: dict) -> None:
-    """An outermost nn.Module call begins (called by Module.__call__): the model's next step.
-    Notes where the batch enters the model, and records a non-finite input as received."""
+    """An outermost nn.Module call begins (called by Module.__call__). A module with
+    parameters is the model: its call count grows, and its call is where the batch enters.
+    A non-finite value in the arguments is recorded as received (parameterless modules, a
+    loss, are never the model, but what they are given is checked the same way)."""
     state = local_state
-    step = _model_calls.get(model, -1) + 1
-    _model_calls[model] = step
-    state.model_step = step
-    state.model = weakref.ref(model)
-    state.model_call_frames = capture_frames(2, 1)
+    if next(model.parameters(), None) is not None:
+        calls = _model_calls.get(model, -1) + 1
+        _model_calls[model] = calls
+        state.model_step = calls
+        if state.model is None or state.model() is not model:
+            state.model = weakref.ref(model)
+            if not any(reference() is model for reference in _models):
+                _models.append(state.model)
+        state.model_call_frames = capture_frames(2, 1)
+        state.model_grad = state.enabled
+        state.model_since_backward = state.enabled
+        state.backward_since_step = False
+        frames = None
+    else:
+        frames = capture_frames(2, 1)
     if state.numpy_extobj is not _SENTINEL_NUMPY or _allowance.depth:
         return
     for value in (*args, *kwargs.values()):
@@ -547,39 +836,67 @@ def enter_model(model: Any, args: tuple, kwargs: dict) -> None:
             if kind is not None:
                 born = birth_of(value)
                 if born is None:
-                    _record(input_event(kind, "input"), None, None)
-                else:
+                    event = input_event(kind, "input")
+                    if frames is not None:
+                        event.filename, event.lineno = user_location(frames)
+                    _record(event, None, None)
+                elif frames is None:
                     # Made by ops on plain tensors before the model call (data preparation):
                     # a birth of the step that feeds it to the model.
-                    born.step = step
+                    born.step = step_of(model)
                 return
+
+
+def leave_model(output: Any) -> None:
+    """An outermost module call returned: in an eval pass (no backward will report), a
+    non-finite output names the birth of its first non-finite value."""
+    state = local_state
+    if state.eval_births and isinstance(output, TensorBase):
+        report_read(output, "left the model")
+
+
+def report_read(tensor: TensorBase, how: str) -> None:
+    """A value of an eval pass is leaving lucid (`item`, `tolist`, `numpy`, the model's
+    return): if it is non-finite, warn about the first birth of the pass."""
+    state = local_state
+    kind = nonfinite_kind(tensor._data)
+    if kind is None:
+        return
+    state.eval_births = False
+    if not is_sentinel_enabled() or state.anomaly_enabled or _allowance.depth:
+        return
+    event = _first_birth_since(_births.backward_mark, kind)
+    if event is not None:
+        born = (f"first born in {event.op}" if event.kind == kind else
+                f"the consequence of the {event.kind} first born in {event.op}")  # fmt: skip
+        _warn_once(event, f"a {kind} value {how}, {born} ({event.phase}) at {event.location}.")
 
 
 def received_op(tensor: TensorBase | None) -> str:
     """How a report names a non-finite value no op created: `input` for data, the dotted
-    name of the parameter of the latest model call that holds it, else `parameter`."""
+    name of the parameter that holds it (in the models called so far), else `parameter`."""
     if tensor is None or not tensor._requires_grad:
         return "input"
-    reference = local_state.model
-    model = None if reference is None else reference()
-    if model is not None:
-        for name, parameter in model.named_parameters():
-            if parameter is tensor:
-                return name
-    return "parameter"
+    found = _parameter_name(tensor)
+    return "parameter" if found is None else found[0]
 
 
 def input_event(kind: str, op: str, module_path: str | None = None) -> AnomalyEvent:
-    """A non-finite value received, not born: in the input batch, or in a parameter. Its line
-    is where the batch entered the model (the latest model call, while that model lives), else
-    the current user line."""
+    """A non-finite value received, not born: in the input batch (op `input`, phase input),
+    or in a parameter (op its name, phase parameter, module its owner). Its line is where the
+    batch entered the model (the latest model call, while that model lives), else the current
+    user line."""
     state = local_state
-    model = state.model() if state.model is not None else None
+    model = _latest_model()
     frames = state.model_call_frames if model is not None else capture_frames(3, 1)
     filename, lineno = user_location(frames)
-    return AnomalyEvent(op=op, node_name=None, phase="forward", kind=kind, mechanism=None,
+    phase = "input" if op == "input" else "parameter"
+    if phase == "parameter" and module_path is None and op != "parameter":
+        module_path = op.rpartition(".")[0] or None
+    return AnomalyEvent(op=op, node_name=None, phase=phase, kind=kind, mechanism=None,
                         created=False, filename=filename, lineno=lineno,
-                        module_path=module_path, step=current_step())  # fmt: skip
+                        module_path=module_path, step=current_step(),
+                        model_call=current_model_call())  # fmt: skip
 
 
 def _record(event: AnomalyEvent, node: Any, owner: Any, output: Any = None) -> None:
@@ -588,6 +905,8 @@ def _record(event: AnomalyEvent, node: Any, owner: Any, output: Any = None) -> N
     reference = None if output is None else weakref.ref(output)
     _births.events.append((event, node, owner, reference))
     _births.count += 1
+    if event.phase == "eval":
+        local_state.eval_births = True
 
 
 def _on_op_flags(node: Any, inputs: tuple, outputs: tuple, flags: list[str]) -> None:
@@ -603,8 +922,8 @@ def _on_op_flags(node: Any, inputs: tuple, outputs: tuple, flags: list[str]) -> 
         kind = nonfinite_kind(out._data)
         if kind is None or any(holds_nonfinite(value, kind) for value in sources):
             continue
-        event = _birth_event(node, kind, flags, index)
-        owner = node if event.phase == "forward" else _owner()
+        event = _birth_event(node, kind, flags, index, inputs, outputs)
+        owner = node if event.phase not in _BACKWARD_PHASES else _owner()
         _record(event, node, owner if owner is not node else None, out)
         for listener in _birth_listeners:
             listener(event, node, inputs, out)
@@ -624,7 +943,11 @@ def _owner() -> Any:
     return state.accumulating if state.accumulating is not None else state.backward_node
 
 
-def _birth_event(node: Any, kind: str, flags: list[str], index: int) -> AnomalyEvent:
+_BACKWARD_PHASES = ("backward", "accumulation")
+
+
+def _birth_event(node: Any, kind: str, flags: list[str], index: int, inputs: tuple,
+                 outputs: tuple) -> AnomalyEvent:  # fmt: skip
     """What the sentinel knows of a birth, from the live stack and the node's forward site.
 
     Forward: the user's line and module on the stack now, and the op function the user
@@ -635,19 +958,24 @@ def _birth_event(node: Any, kind: str, flags: list[str], index: int) -> AnomalyE
     state = local_state
     frames = capture_frames(4)
     filename, lineno = user_location(frames)
+    columns = call_columns(frames)
     module_path = current_module_path()
     op = node_op_name(node)
-    inner_op = forward_location = note = None
+    inner_op = forward_location = note = optimizer = parameter = optimizer_state = None
     if state.accumulating is not None:
         owner, phase = state.accumulating, "accumulation"
     elif state.backward_node is not None:
         owner, phase = state.backward_node, "backward"
     else:
-        owner, phase = node, "forward"
-    if phase == "forward":
+        owner, phase = node, forward_phase(inputs)
+    if phase not in _BACKWARD_PHASES:
         composite = composite_name(4)
         if composite is not None and composite != op:
             op, inner_op = composite, op
+        if phase == "optimizer":
+            optimizer, parameter, optimizer_state = optimizer_site(inputs, outputs)
+            if parameter is not None and module_path is None:
+                module_path = parameter.rpartition(".")[0] or None
     else:
         op = node_op_name(owner)
         forward_file, forward_line, forward_module = site_location(
@@ -664,6 +992,8 @@ def _birth_event(node: Any, kind: str, flags: list[str], index: int) -> AnomalyE
             module_path = forward_module
         elif forward_file is not None:
             filename, lineno, module_path = forward_file, forward_line, forward_module
+            site = getattr(owner, "forward_site", None)
+            columns = None if site is None else call_columns(site[:2])
         else:
             module_path = None
             note = (
@@ -685,6 +1015,11 @@ def _birth_event(node: Any, kind: str, flags: list[str], index: int) -> AnomalyE
         inner_op=inner_op,
         forward_location=forward_location,
         note=note,
+        model_call=current_model_call(),
+        optimizer=optimizer,
+        parameter=parameter,
+        state=optimizer_state,
+        columns=columns,
     )
 
 
@@ -716,13 +1051,31 @@ def _birth_in_graph(nodes: Any) -> AnomalyEvent | None:
 
 
 def _birth_outside_graph(kind: str) -> AnomalyEvent | None:
-    """The earliest birth of `kind` since the previous backward that is no node of the graph:
-    a value received in the input batch, or made by ops on tensors that need no grad."""
+    """The earliest birth since the previous backward that can explain a root of `kind` and
+    is no node of the graph: a value received in the input batch, or made by ops on tensors
+    that need no grad (in the optimizer's or the user's update, preparing data)."""
+    return _first_birth_since(_births.backward_mark, kind)
+
+
+def _first_of(first: AnomalyEvent | None, second: AnomalyEvent | None) -> AnomalyEvent | None:
+    """Whichever of two recorded births came first (the first non-finite value wins)."""
+    if first is None or second is None or first is second:
+        return first if second is None else second if first is None else first
+    for event, *_ in _births.events:
+        if event is first or event is second:
+            return event
+    return first
+
+
+def _first_birth_since(count: int, kind: str) -> AnomalyEvent | None:
+    """The first birth outside backward recorded after `count` that can explain a value of
+    `kind`: one of that kind, or an Inf where the value is NaN (0 * inf, inf - inf: the first
+    non-finite value wins)."""
     events = _births.events
-    new = _births.count - _births.backward_mark
+    new = _births.count - count
     for position in range(max(len(events) - new, 0), len(events)):
         event = events[position][0]
-        if event.kind == kind and event.phase == "forward":
+        if event.phase not in _BACKWARD_PHASES and (event.kind == kind or event.kind == "inf"):
             return event
     return None
 
@@ -745,8 +1098,9 @@ def birth_of(tensor: TensorBase) -> AnomalyEvent | None:
 
 
 def birth_during_backward_of(node: Any) -> AnomalyEvent | None:
-    """The latest birth recorded while `node`'s backward ran (its line is in that backward)."""
-    for event, _, owner, _ in reversed(_births.events):
+    """The first birth recorded while `node`'s backward ran (its line is in that backward):
+    the first non-finite value wins over what later lines of the backward made of it."""
+    for event, _, owner, _ in _births.events:
         if owner is node and event.phase == "backward":
             return event
     return None
@@ -789,7 +1143,7 @@ def sentinel_check_roots(outputs: tuple, nodes: Any) -> tuple | None:
             continue
         if _allowance.depth:
             return None
-        event = graph_birth if graph_birth is not None else _birth_outside_graph(kind)
+        event = _first_of(graph_birth, _birth_outside_graph(kind))
         if event is None:
             leaf = _nonfinite_leaf(nodes, kind)
             event = input_event(kind, received_op(leaf))
@@ -798,13 +1152,18 @@ def sentinel_check_roots(outputs: tuple, nodes: Any) -> tuple | None:
             headline = (
                 f"backward() was called on a {kind} value that no lucid op created: {source}."
             )
-        elif event.op == "input":
+        elif event.phase == "input":
             headline = (f"backward() was called on a {kind} value that arrived in the input "
                         f"batch, which entered the model at {event.location}.")  # fmt: skip
         else:
             outside = "" if event is graph_birth else ", on tensors that need no grad"
-            headline = (f"backward() was called on a {kind} value first born in "
-                        f"{event.op} ({event.phase}) at {event.location}{outside}.")  # fmt: skip
+            if event.kind == kind:
+                born = f"first born in {event.op}"
+            else:
+                born = (f"the consequence of the {event.kind} first born in {event.op}: the "
+                        "first non-finite value")  # fmt: skip
+            headline = (f"backward() was called on a {kind} value {born} ({event.phase}) at "
+                        f"{event.location}{outside}.")  # fmt: skip
         _warn_once(event, headline)
         # One report per graph: the backward's own births are the same story.
         return None
@@ -815,6 +1174,10 @@ def sentinel_check_backward(mark: tuple | None, nodes: Any) -> None:
     """After a backward: gradients made non-finite during it name their birth, and so do
     leaf gradients made non-finite by a value born in forward that the loss did not show."""
     _births.backward_mark = _births.count
+    state = local_state
+    state.backward_since_step = True
+    state.model_since_backward = False
+    state.eval_births = False
     if mark is not None and len(mark) == 3:
         _end_scaled_backward(mark)
         return
@@ -931,7 +1294,7 @@ def _check_scaled_roots(outputs: tuple, nodes: Any) -> tuple:
             kind = nonfinite_kind(output._data)
             if kind is None:
                 continue
-            event = graph_birth if graph_birth is not None else _birth_outside_graph(kind)
+            event = _first_of(graph_birth, _birth_outside_graph(kind))
             if event is None:
                 event = input_event(kind, received_op(_nonfinite_leaf(nodes, kind)))
             _keep_scaled(event)
@@ -993,5 +1356,6 @@ def unscale_gradient(tensor: TensorBase) -> None:
 
 
 observers.flag_handler = _on_op_flags
+_tensor_module.read_handler = report_read
 observers.backward_start_handler = sentinel_check_roots
 observers.backward_end_handler = sentinel_check_backward

@@ -19,6 +19,11 @@ if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
 
+def read_handler(tensor: Any, how: str) -> None:
+    """Replaced by lucid._core.sentinel: called when a value of an eval pass that saw a birth
+    is read (`item`, `tolist`, `numpy`)."""
+
+
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
@@ -244,9 +249,13 @@ class TensorBase:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
+        if local_state.eval_births:
+            read_handler(self, "was read with item()")
         return self._data.reshape(()).item()
 
     def tolist(self) -> Any:
+        if local_state.eval_births:
+            read_handler(self, "was read with tolist()")
         return self._data.tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -255,6 +264,8 @@ class TensorBase:
                 "Can't call numpy() on Tensor that requires grad. "
                 "Use tensor.detach().numpy() instead."
             )
+        if local_state.eval_births:
+            read_handler(self, "was read with numpy()")
         return self._data
 
     def __dlpack__(self, *, stream: Any = None, **kwargs: Any) -> Any:

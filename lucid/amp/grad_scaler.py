@@ -22,6 +22,7 @@ from lucid._core.sentinel import (
     NonFiniteWarning,
     birth_of,
     clear_scaled_births,
+    count_optimizer_step,
     is_sentinel_enabled,
     mark_scaled,
     nonfinite_kind,
@@ -352,6 +353,8 @@ class GradScaler:
             self.last_skip = None
             return optimizer.step(*args, **kwargs)
         self._report_skip(optimizer)
+        # A skipped step is still the loop's iteration: the step count moves on.
+        count_optimizer_step(optimizer)
         return None
 
     def step(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:

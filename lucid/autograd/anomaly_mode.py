@@ -8,8 +8,11 @@ tier, the sentinel, lives in lucid._core.sentinel; its names are re-exported her
 from __future__ import annotations
 
 import dataclasses
+import threading
 import warnings
 from typing import Any
+
+import numpy as np
 
 from lucid._core import observers
 from lucid._core.grad_mode import _DecoratorContextManager, local_state
@@ -20,13 +23,17 @@ from lucid._core.sentinel import (
     allow_nonfinite,
     birth_during_backward_of,
     birth_of,
+    call_columns,
     capture_frames,
     composite_name,
+    current_model_call,
     current_module_path,
     current_step,
     format_frames,
+    forward_phase,
     holds_nonfinite,
     input_event,
+    input_stats,
     is_custom_function,
     is_nonfinite_allowed,
     is_sentinel_enabled,
@@ -35,6 +42,7 @@ from lucid._core.sentinel import (
     module_scope,
     node_op_name,
     nonfinite_kind,
+    optimizer_site,
     parent_chain,
     received_op,
     set_sentinel,
@@ -72,6 +80,32 @@ def is_anomaly_check_nan_enabled() -> bool:
 class _AnomalyObserver:
     """Records forward tracebacks and checks every value while anomaly mode is on."""
 
+    def __init__(self) -> None:
+        # Per thread: the in-place op about to run and what its first input held before the
+        # write, as (node, holds nan, holds inf).
+        self._before_write = threading.local()
+
+    def before_forward(self, node: Any, inputs: tuple) -> None:
+        if node.function._writes_first_input and inputs and isinstance(inputs[0], Tensor):
+            array = inputs[0]._data
+            kind = nonfinite_kind(array)
+            held = (False, False) if kind is None else (bool(np.isnan(array).any()),
+                                                        bool(np.isinf(array).any()))  # fmt: skip
+            self._before_write.value = (node, *held)
+
+    def _sources(self, node: Any, inputs: tuple, kind: str) -> tuple:
+        """The op's inputs as they were before it ran: an in-place op's first input, now
+        overwritten, is judged by what it held before the write (an empty tuple if finite)."""
+        if not node.function._writes_first_input:
+            return inputs
+        before = getattr(self._before_write, "value", None)
+        self._before_write.value = None
+        written = inputs[0]
+        if before is not None and before[0] is node and (before[1] if kind == "nan" else before[2]):
+            return inputs
+        # The written tensor may also be another operand (`h.mul_(h)`): it too held no `kind`.
+        return tuple(value for value in inputs if value is not written)
+
     def after_forward(self, node: Any, inputs: tuple, outputs: tuple) -> None:
         state = local_state
         backward_node = state.backward_node
@@ -82,13 +116,16 @@ class _AnomalyObserver:
             return
         for index, out in enumerate(outputs):
             # A view of an input holds only the input's values: it creates nothing.
-            if not isinstance(out, Tensor) or out._base is not None:
+            if not isinstance(out, Tensor) or (
+                out._base is not None and not any(out is dirty for dirty in node.dirty_tensors)
+            ):
                 continue
             kind = nonfinite_kind(out._data)
             if kind is None or not self._checks(kind) or is_nonfinite_allowed():
                 continue
-            if any(holds_nonfinite(value, kind) for value in inputs):
-                source = next(value for value in inputs if holds_nonfinite(value, kind))
+            sources = self._sources(node, inputs, kind)
+            if any(holds_nonfinite(value, kind) for value in sources):
+                source = next(value for value in sources if holds_nonfinite(value, kind))
                 if isinstance(source, Tensor) and source._base is not None:
                     # A view (a weight's transpose) holds its base's values: judge the base.
                     source = source._base
@@ -98,7 +135,7 @@ class _AnomalyObserver:
                     self._raise_received(node, kind, source, inputs)
                 continue
             self._raise(node, "forward", kind, index, inputs, state.last_flags,
-                        created=True, backward=False)  # fmt: skip
+                        created=True, backward=False, outputs=outputs)  # fmt: skip
 
     def before_backward(self, node: Any, grad_outputs: tuple) -> None:
         local_state.node_flags = None
@@ -146,7 +183,7 @@ class _AnomalyObserver:
             event = input_event(kind, received_op(source))
         event = dataclasses.replace(
             event,
-            inputs=[tensor_stats(value) for value in inputs if isinstance(value, Tensor)],
+            inputs=input_stats(inputs),
             note=f"first consumed by {node_op_name(node)}",
         )
         if event.op == "input":
@@ -161,42 +198,60 @@ class _AnomalyObserver:
         raise AnomalyError(f"{headline}\n{event.describe()}", event)
 
     def _raise(self, node: Any, phase: str, kind: str, index: int, inputs: tuple,
-               flags: list[str] | None, created: bool, backward: bool) -> None:  # fmt: skip
+               flags: list[str] | None, created: bool, backward: bool,
+               outputs: tuple = ()) -> None:  # fmt: skip
         info = getattr(node, "anomaly_info", None)
         frames = info[0] if info else capture_frames()
         filename, lineno = user_location(frames)
+        columns = call_columns(frames)
         op, inner_op, forward_location = node_op_name(node), None, None
+        optimizer = parameter = optimizer_state = birth_mechanism = None
+        module_path = info[1] if info else current_module_path()
         if phase == "forward":
+            phase = forward_phase(inputs)
             composite = composite_name(3)
             if composite is not None and composite != op:
                 op, inner_op = composite, op
+            if phase == "optimizer":
+                optimizer, parameter, optimizer_state = optimizer_site(inputs, outputs)
+                if parameter is not None and module_path is None:
+                    module_path = parameter.rpartition(".")[0] or None
         elif phase == "backward" and is_custom_function(node):
             # The user's own backward: the line inside it where the value was born.
             birth = birth_during_backward_of(node)
             if birth is not None:
                 forward_location = f"{filename}:{lineno}" if filename else None
-                filename, lineno = birth.filename, birth.lineno
+                filename, lineno, columns = birth.filename, birth.lineno, birth.columns
+                flags, created = None, True
+                birth_mechanism = birth.mechanism
         event = AnomalyEvent(
             op=op,
             inner_op=inner_op,
             forward_location=forward_location,
             step=current_step(),
+            model_call=current_model_call(),
+            optimizer=optimizer,
+            parameter=parameter,
+            state=optimizer_state,
             node_name=node.name(),
             phase=phase,
             kind=kind,
-            mechanism=mechanism_of(flags, kind) if created else None,
+            mechanism=birth_mechanism
+            if birth_mechanism
+            else (mechanism_of(flags, kind) if created else None),
             created=created,
             filename=filename,
             lineno=lineno,
-            module_path=info[1] if info else current_module_path(),
-            inputs=[tensor_stats(value) for value in inputs if isinstance(value, Tensor)],
+            module_path=module_path,
+            inputs=input_stats(inputs),
+            columns=columns,
             output_index=index,
             forward_traceback=format_frames(frames) if backward else [],
             parents=parent_chain(node),
             op_function=getattr(node, "function", None),
             # A forward (or input) failure re-runs from the op's own arguments; a backward
             # one would also need the forward arguments, which the node does not keep.
-            op_args=copy_arguments(inputs) if phase == "forward" else None,
+            op_args=copy_arguments(inputs) if phase not in ("backward", "accumulation") else None,
         )
         ordinal = _ordinal(index)
         if phase == "backward":
@@ -205,14 +260,23 @@ class _AnomalyObserver:
             headline = (f"The gradients accumulated for an input of '{node.name()}' sum to {kind} "
                         "values.")  # fmt: skip
         else:
-            headline = (f"Function '{op}' returned {kind} values in its {ordinal} output during "
-                        "the forward pass.")  # fmt: skip
+            headline = (f"Function '{op}' returned {kind} values in its {ordinal} output "
+                        f"{_DURING[phase]}.")  # fmt: skip
         if backward:
             warn_at_user_line(
                 f"Error detected in {node.name()}. Traceback of forward call that caused the "
                 "error:\n" + "\n".join(event.forward_traceback)
             )
         raise AnomalyError(f"{headline}\n{event.describe()}", event)
+
+
+_DURING = {
+    "forward": "during the forward pass",
+    "loss": "computing the loss, outside the model",
+    "eval": "during an eval pass (no grad)",
+    "update": "in the update between backward() and optimizer.step()",
+    "optimizer": "inside optimizer.step()",
+}
 
 
 def copy_arguments(values: Any) -> tuple:

@@ -1,6 +1,6 @@
 """Training-loop tools for finding where NaNs and exploding gradients come from."""
 
-from lucid._core.sentinel import allow_nonfinite
+from lucid._core.sentinel import allow_nonfinite, set_step
 from lucid.debug.detector import NaNDetector, train_with_nan_guard
 from lucid.debug.events import GradEvent, NaNEvent
 from lucid.debug.grad_norm import GradNormEvent, GradNormGuard
@@ -23,6 +23,7 @@ __all__ = [
     "GradEvent",
     "HeadroomWarning",
     "allow_nonfinite",
+    "set_step",
     "train_with_nan_guard",
     "BackwardCall",
     "ReplayResult",

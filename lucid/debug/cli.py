@@ -46,7 +46,7 @@ Find where a NaN or Inf is born in a lucid training script.
       mode on every forward and backward op (NaN and Inf), and a NaNDetector on each
       top-level model. At the first non-finite value the script stops and a root-cause
       report is printed: the op, the line with its source text, the module, the step
-      (0-based count of top-level calls of the model), the op's input statistics and the
+      (the training iteration: optimizer steps taken), the op's input statistics and the
       mechanism (0/0, overflow, ...). A reproducer bundle (batch, RNG state, model state,
       the op's inputs) is saved; the exit code is 1.
       A clean run exits with the script's own exit code (0).
@@ -150,7 +150,18 @@ def _script_environment(script: str, args: Sequence[str]) -> Iterator[None]:
 
 
 def _print(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    # One write for the whole report: the reports of two ranks sharing a terminal must not
+    # interleave mid-line.
+    sys.stderr.flush()
+    data = (text + "\n").encode(sys.stderr.encoding or "utf-8", "replace")
+    try:
+        descriptor = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+        return
+    while data:
+        data = data[os.write(descriptor, data) :]
 
 
 def _report_anomaly(error: AnomalyError, session: _Session, repro_path: str | None) -> None:
@@ -159,15 +170,15 @@ def _report_anomaly(error: AnomalyError, session: _Session, repro_path: str | No
     detector_event = session.first_detector_event()
     if event.step is None:
         event.step = step
-    step_note = "" if model is None or step is None else (
-        f" (0-based count of top-level {type(model).__name__}(...) calls)")  # fmt: skip
+    step_note = (" (the training iteration, from 0: optimizer steps taken, or model calls "
+                 "where no optimizer is used)")  # fmt: skip
     lines = [
         "",
         "lucid.debug: the run stopped at the first non-finite value.",
         str(error).splitlines()[0],
         _root_cause_report(event, model, step_note),
     ]
-    if detector_event is not None and detector_event.batch_idx == step:
+    if detector_event is not None and detector_event.batch_idx == event.step:
         lines.append(f"  detector:  {detector_event.headline()}")
     lines.append(_saved_repro(event, repro_path, model=model, batch=args, rng_state=rng_state))
     _print("\n".join(lines))

@@ -38,6 +38,7 @@ from lucid._core.sentinel import (
     node_op_name,
     nonfinite_kind,
     remove_birth_listener,
+    step_of,
     user_location,
 )
 from lucid._tensor import Tensor
@@ -386,7 +387,11 @@ class NaNDetector:
         stack = local_state.module_path
         local.prefix = stack[-1] if stack else ""
         self._calls += 1
-        self.batch_idx = self._calls - 1 if self._manual_batch is None else self._manual_batch
+        if self._manual_batch is not None:
+            self.batch_idx = self._manual_batch
+        else:
+            step = step_of(module)
+            self.batch_idx = self._calls - 1 if step is None else step
         self._quiet = self._stopped
         self._recording = not self._stopped
         if self._stopped:
@@ -494,7 +499,7 @@ class NaNDetector:
         if self._quiet:
             return
         local = self._local
-        if birth.phase == "forward":
+        if birth.phase not in ("backward", "accumulation"):
             if not local.depth:
                 self._on_birth_outside(birth, node, inputs, output)
                 return
@@ -527,9 +532,13 @@ class NaNDetector:
         preparing a batch."""
         # Kept for train_with_nan_guard's report of a non-finite loss.
         self._outside_birth = (birth, node, inputs, output)
-        if self._calls and any(getattr(value, "requires_grad", False) for value in inputs):
-            # It computes on the model's output or parameters: part of the current step.
-            self._record(self._birth_event(birth, node, inputs, output, None, False, None))
+        if birth.phase in ("loss", "optimizer", "update", "eval") or (
+            self._calls and any(getattr(value, "requires_grad", False) for value in inputs)
+        ):
+            # It computes on the model's output or parameters: part of the current step. An
+            # optimizer's update is named by the module owning the parameter it updates.
+            path = self._relative(birth.module_path) if birth.phase == "optimizer" else None
+            self._record(self._birth_event(birth, node, inputs, output, path, False, None))
         else:
             # Plain tensors (data preparation, metrics): the step is the next model call.
             self._deferred_birth = (birth, node, inputs, output)
@@ -587,6 +596,7 @@ class NaNDetector:
         reproducer needs (the batch, the RNG state at its start, the model)."""
         return {
             "batch_idx": self.batch_idx,
+            "model_call": self._calls - 1 if self._calls else None,
             "batch": copy_arguments(self._batch_args),
             "rng_state": None if self._rng_state is None else _encoded_rng_state(self._rng_state),
             "model": weakref.ref(self.model),

@@ -19,15 +19,23 @@ from lucid.autograd.anomaly_mode import copy_arguments
 class NaNEvent:
     """Where and when a NaN or Inf first appeared during training.
 
-    `layer_name` is the dotted `named_modules()` path of the module whose forward produced the
-    value ("" for the model itself); `module_type` is its class name, or None when the value was
-    made outside the model (in the loss, or by a backward op the model did not record). `phase`
-    is 'forward', 'backward' or 'accumulation' (a gradient sum). `op` and `location` (the user's
-    file:line) come from the sentinel's record of the op that created the value. A value no op
-    created is `received`: `op` is then 'input' (the batch) or the parameter's dotted name, the
-    location is the model call, and no module is named. `op` is None when the sentinel is off.
-    `stats` describes the non-finite output: `nan_count`, `inf_count`, and `min`, `max`,
-    `mean` over its finite values.
+    `batch_idx` (also `step`) is the training step: the optimizer steps taken before it (a
+    skipped GradScaler step counts), the model's calls where no optimizer is in use, or what
+    `set_batch` / `lucid.debug.set_step` said; `model_call` is the model's own call count
+    when it differs (a model called twice per iteration). `layer_name` is the dotted
+    `named_modules()` path of the module whose forward produced the value ("" for the model
+    itself); `module_type` is its class name, or None when the value was made outside the
+    model (in the loss, the training loop, or by a backward op the model did not record).
+    `phase` is 'forward', 'loss', 'backward', 'accumulation' (a gradient sum), 'update' (user
+    code between backward() and the optimizer step), 'optimizer' (inside optimizer.step();
+    `optimizer`, `parameter` and `state` then name the optimizer class, the parameter it was
+    updating and the state it wrote), 'eval' (a model call under no_grad), 'input' or
+    'parameter'. `op` and `location` (the user's file:line) come from the sentinel's record of
+    the op that created the value. A value no op created is `received`: `op` is then 'input'
+    (the batch, phase 'input', no module) or the parameter's dotted name (phase 'parameter',
+    `layer_name` the module that owns it), and the location is the model call. `op` is None
+    when the sentinel is off. `stats` describes the non-finite output: `nan_count`,
+    `inf_count`, and `min`, `max`, `mean` over its finite values.
 
     The fields without a repr serve reproducers: `op_function` (the op's Function class) and
     `op_args` (its inputs at the birth, tensors copied to NumPy arrays), `batch` (the model
@@ -56,25 +64,51 @@ class NaNEvent:
     rng_state: np.ndarray | None = field(default=None, repr=False, compare=False)
     model: Any = field(default=None, repr=False, compare=False)
     received: bool = False
+    model_call: int | None = None
+    optimizer: str | None = None
+    parameter: str | None = None
+    state: str | None = None
+
+    @property
+    def step(self) -> int:
+        """The training step: `batch_idx` by its other name."""
+        return self.batch_idx
+
+    def _step_text(self) -> str:
+        call = self.model_call
+        call_text = "" if call in (None, self.batch_idx) else f" (model call {call})"
+        return f"{self.batch_idx}{call_text}"
 
     @property
     def where(self) -> str:
         """The module in words: `'encoder.1' (Linear)`, the model itself, or outside it."""
         if self.module_type is None:
-            return "outside the model (in the loss or the training loop)"
+            if self.phase == "optimizer":
+                return f"{self.optimizer}.step()" if self.optimizer else "the optimizer's step"
+            if self.phase == "loss":
+                return "the loss, outside the model"
+            return "the training loop, outside the model"
         if self.layer_name == "":
             return f"the model itself ({self.module_type})"
         return f"'{self.layer_name}' ({self.module_type})"
 
     def headline(self) -> str:
         """One line: kind, step, module, op, line."""
+        step = self._step_text()
         if self.received:
-            source = "the input batch" if self.op == "input" else f"the parameter '{self.op}'"
-            text = f"{self.kind} at batch {self.batch_idx} received in {source}, no op made it"
+            if self.phase == "input":
+                source = "the input batch"
+            else:
+                source = f"the parameter '{self.op}' of {self.where}"
+            text = f"{self.kind} at step {step} received in {source}, no op made it"
         else:
-            text = f"{self.kind} at batch {self.batch_idx} in {self.where}, {self.phase}"
+            text = f"{self.kind} at step {step} in {self.where}, {self.phase}"
             if self.op is not None:
                 text += f", made by op {self.op}"
+            if self.phase == "optimizer" and self.parameter:
+                text += f" updating {self.parameter}"
+                if self.state:
+                    text += f" (state {self.state})"
         if self.location is not None:
             text += f" at {self.location}"
         return text
@@ -116,6 +150,10 @@ class NaNEvent:
             "mechanism": self.mechanism,
             "phase": self.phase,
             "received": self.received,
+            "model_call": self.model_call,
+            "optimizer": self.optimizer,
+            "parameter": self.parameter,
+            "state": self.state,
         }
 
 
@@ -237,11 +275,12 @@ def _event_from_birth(
         output_shape=tuple(array.shape),
         stats=_array_stats(array),
         mechanism=_birth_mechanism(birth) + (", outside the model" if module_type is None else ""),
-        phase="accumulation"
-        if birth.phase == "accumulation"
-        else ("backward" if is_backward else "forward"),
+        phase=birth.phase,
         op_function=op_function,
         op_args=op_args,
+        optimizer=birth.optimizer,
+        parameter=birth.parameter,
+        state=birth.state,
         **step,
     )
 
@@ -263,10 +302,9 @@ def _event_from_output(
     params = [name for name, param in module.named_parameters(recurse=False)
               if holds_nonfinite(param, kind)]  # fmt: skip
     if params:
-        # Received, not born: named by the parameter, blaming no module or op.
+        # Received, not born: named by the parameter and the module that owns it, no op.
         name = f"{path}.{params[0]}" if path else params[0]
-        return _event_received(name, kind, module.named_parameters(recurse=False),
-                               params[0], output, location, step)  # fmt: skip
+        return _event_received(name, path, module, kind, params[0], output, location, step)
     if input_has:
         mechanism = (f"its input already held {kind}, made where no op raised a "
                      "floating-point flag")  # fmt: skip
@@ -294,12 +332,15 @@ def _event_from_output(
     )
 
 
-def _event_received(name: str, kind: str, parameters: Any, own_name: str, output: Any,
+def _event_received(name: str, path: str, module: Any, kind: str, own_name: str, output: Any,
                     location: str | None, step: dict[str, Any]) -> NaNEvent:  # fmt: skip
-    """The event of a parameter that already held `kind`: op is its dotted name, no module."""
-    array = dict(parameters)[own_name]._data
-    mechanism = f"the parameter {name} already held {kind}: no op created it"
-    return _received(name, kind, array, False, output, location, mechanism, step)
+    """The event of a parameter that already held `kind`: op is its dotted name, the layer is
+    the module that owns it."""
+    array = dict(module.named_parameters(recurse=False))[own_name]._data
+    mechanism = f"the parameter {name} already held {kind} before the step: no op created it"
+    event = _received(name, kind, array, False, output, location, mechanism, step)
+    event.layer_name, event.module_type, event.phase = path, type(module).__name__, "parameter"
+    return event
 
 
 def _event_from_input(
@@ -329,7 +370,7 @@ def _received(op: str, kind: str, array: np.ndarray, is_input: bool, output: Any
         output_shape=tuple(array.shape),
         stats=_array_stats(array),
         mechanism=mechanism,
-        phase="forward",
+        phase="input" if is_input else "parameter",
         received=True,
         **step,
     )

@@ -8,23 +8,27 @@ import linecache
 import os
 from typing import Any
 
+from lucid._core.sentinel import caret_line, format_stats
+
 _LUCID_DIRECTORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
-def _format_stats(stats: dict[str, Any]) -> str:
-    shape = list(stats.get("shape", ()))
-    return (
-        f"shape={shape} dtype={stats.get('dtype')} min={stats.get('min')} "
-        f"max={stats.get('max')} nan={stats.get('nan_count')} inf={stats.get('inf_count')}"
-    )
+_OUTSIDE = {
+    "loss": "none: in the loss, outside the model",
+    "update": "none: in the update between backward() and optimizer.step()",
+    "optimizer": "none: inside optimizer.step()",
+    "input": "none: the value arrived with the input batch",
+}
 
 
-def _module_label(path: str | None, model: Any) -> str:
+def _module_label(path: str | None, model: Any, phase: str) -> str:
+    if not path and phase in _OUTSIDE:
+        return _OUTSIDE[phase]
     if model is None:
-        return path if path else "(no submodule)"
+        return path if path else "the model itself, or no module (not known)"
     root = type(model).__name__
     if not path:
-        return f"none (outside every submodule of {root})"
+        return f"the model itself ({root}), outside its submodules"
     try:
         kind = type(model.get_submodule(path)).__name__
     except AttributeError:
@@ -41,8 +45,8 @@ def _root_cause_report(event: Any, model: Any = None, step_note: str = "") -> st
         op = f"{event.op} (backward, in {event.node_name})"
     else:
         op = f"{event.op} ({event.phase})"
-    if not event.created and event.node_name is None and event.op is not None:
-        source = "the input batch" if event.op == "input" else f"the parameter {event.op}"
+    if event.phase in ("input", "parameter"):
+        source = "the input batch" if event.phase == "input" else f"the parameter {event.op}"
         value = f"{event.kind}, received: it was already in {source}, no op created it"
     elif event.created:
         value = f"{event.kind}, created by this op (no input held {event.kind})"
@@ -58,13 +62,23 @@ def _root_cause_report(event: Any, model: Any = None, step_note: str = "") -> st
         source = linecache.getline(event.filename, event.lineno or 0).strip()
         if source:
             lines.append(f"             {source}")
+            caret = caret_line(event.filename, event.lineno, event.columns,
+                               event.inner_op or event.op)  # fmt: skip
+            if caret is not None:
+                lines.append(f"             {caret}")
     else:
         lines.append("  line:      unknown")
-    lines.append(f"  module:    {_module_label(event.module_path, model)}")
+    if event.optimizer:
+        updating = f", updating {event.parameter}" if event.parameter else ""
+        state = f", state {event.state}" if event.state else ""
+        lines.append(f"  optimizer: {event.optimizer}.step(){updating}{state}")
+    lines.append(f"  module:    {_module_label(event.module_path, model, event.phase)}")
     step = "unknown" if event.step is None else str(event.step)
+    if event.model_call is not None and event.model_call != event.step:
+        step += f" (model call {event.model_call})"
     lines.append(f"  step:      {step}{step_note}")
     for index, stats in enumerate(event.inputs):
-        lines.append(f"  input {index}:   {_format_stats(stats)}")
+        lines.append(f"  input {index}:   {format_stats(stats)}")
     traceback = _user_frames(event.forward_traceback)
     if event.phase == "backward" and traceback:
         lines.append("  forward traceback of the op:")

@@ -480,7 +480,11 @@ def logdet(input: Tensor) -> Tensor:
     """log det of each square matrix: NaN where the determinant is negative."""
     _check_matrix("logdet", input)
     sign, logabsdet = LinalgSlogdet.apply(input)
-    return pointwise_ops.where(pointwise_ops.lt(sign, 0.0), math.nan, logabsdet)
+    negative = pointwise_ops.lt(sign, 0.0)
+    # log(-1): the NaN of a negative determinant is an invalid operation, which the sentinel
+    # names as this op's birth (a NaN written as a constant would raise no flag).
+    undefined = pointwise_ops.log(pointwise_ops.where(negative, sign, 1.0))
+    return pointwise_ops.where(negative, undefined, logabsdet)
 
 
 # ---------------------------------------------------------------------------- solve

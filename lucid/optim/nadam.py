@@ -83,7 +83,7 @@ class NAdam(Optimizer):
                     mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
                     mu_product.mul_(mu)
                     _lerp_(exp_avg, grad, 1 - beta1)
-                    exp_avg_sq.mul_(beta2).add_(grad.mul(1 - beta2).mul_(grad))
+                    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
                     denom = exp_avg_sq.div(bias_correction2).sqrt_().add_(eps)
                     mu_product_value = mu_product.item()
                     mu_product_next = mu_product_value * mu_next

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -11,6 +12,8 @@ from typing import Any
 
 import lucid
 from lucid import Tensor
+from lucid._core.grad_mode import local_state
+from lucid._core.sentinel import begin_optimizer_step, end_optimizer_step, register_optimizer
 from lucid._tensor import zero_grads
 
 __all__ = ["Optimizer", "required"]
@@ -39,8 +42,30 @@ def _scalar_dtype() -> lucid.dtype:
     return lucid.float64 if lucid.get_default_dtype() == lucid.float64 else lucid.float32
 
 
+def _counted_step(step: Callable[..., Any]) -> Callable[..., Any]:
+    """`step` as every optimizer runs it: the ops inside are the optimizer phase of lucid's
+    reports, and each call is one training step (NUMERICS.md "Decisions")."""
+
+    @functools.wraps(step)
+    def counted_step(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        mark = begin_optimizer_step(self)
+        try:
+            return step(self, *args, **kwargs)
+        finally:
+            end_optimizer_step(self, mark)
+
+    counted_step.counts_steps = True
+    return counted_step
+
+
 class Optimizer:
     """Base class of all optimizers: holds `param_groups` and per-parameter `state`."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "counts_steps", False):
+            cls.step = _counted_step(step)
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         self.defaults = defaults
@@ -58,6 +83,7 @@ class Optimizer:
             param_groups = [{"params": param_groups}]
         for param_group in param_groups:
             self.add_param_group(param_group)
+        register_optimizer(self)
 
     def __getstate__(self) -> dict[str, Any]:
         return {
@@ -161,8 +187,14 @@ class Optimizer:
     def _run_closure(self, closure: Callable[[], Any] | None) -> Any:
         if closure is None:
             return None
-        with lucid.enable_grad():
-            return closure()
+        # The closure's forward and backward are the training pass, not the optimizer's ops.
+        state = local_state
+        running, state.optimizer = state.optimizer, None
+        try:
+            with lucid.enable_grad():
+                return closure()
+        finally:
+            state.optimizer = running
 
     def state_dict(self) -> dict[str, Any]:
         """The optimizer's state and hyperparameters, with parameters replaced by their indices."""

@@ -71,7 +71,7 @@ class RAdam(Optimizer):
                         else:
                             grad = grad.add(param, alpha=weight_decay)
                     _lerp_(exp_avg, grad, 1 - beta1)
-                    exp_avg_sq.mul_(beta2).add_(grad.mul(1 - beta2).mul_(grad))
+                    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
                     bias_correction1 = 1 - beta1**step
                     bias_correction2 = 1 - beta2**step
                     update = (exp_avg / bias_correction1).mul_(lr)

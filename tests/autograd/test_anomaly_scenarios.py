@@ -314,7 +314,7 @@ def test_10_nan_in_the_input_batch_is_reported_as_coming_from_the_input():
             hidden = batch @ weight  # <s10-first-use>
             hidden.relu().sum().backward()
     event = error.value.event
-    assert (event.op, event.phase) == ("input", "forward"), "data NaN is received, not born"
+    assert (event.op, event.phase) == ("input", "input"), "data NaN is received, not born"
     assert event.module_path is None
     assert event.kind == "nan"
     assert event.created is False

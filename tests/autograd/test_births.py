@@ -107,7 +107,7 @@ def test_sentinel_reports_a_nan_input_batch_at_the_model_call_with_its_step():
     loss = model(batch).sum()  # <model-call>
     event = _warned(loss.backward)
     assert (event.op, event.phase, event.created, event.module_path) == (
-        "input", "forward", False, None,
+        "input", "input", False, None,
     )  # fmt: skip
     assert event.step == 1
     assert _at(event, "model-call")
@@ -120,7 +120,7 @@ def test_anomaly_mode_reports_a_nan_input_batch_at_the_model_call_without_a_modu
     with detect_anomaly(), pytest.raises(AnomalyError) as error:
         model(batch).sum().backward()  # <model-call-anomaly>
     event = error.value.event
-    assert (event.op, event.phase, event.module_path, event.step) == ("input", "forward", None, 0)
+    assert (event.op, event.phase, event.module_path, event.step) == ("input", "input", None, 0)
     assert _at(event, "model-call-anomaly")
     assert str(error.value).startswith("The input batch holds nan values")
 
@@ -144,10 +144,11 @@ def test_a_nan_already_in_a_parameter_is_reported_as_received():
         model.first.weight[0, 0] = float("nan")
     loss = model(lucid.ones(1, 2)).sum()
     event = _warned(loss.backward)
-    assert (event.op, event.created, event.module_path) == ("first.weight", False, None)
+    assert (event.op, event.phase, event.created, event.module_path) == (
+        "first.weight", "parameter", False, "first")  # fmt: skip
     with detect_anomaly(), pytest.raises(AnomalyError) as error:
         model(lucid.ones(1, 2))
-    assert (error.value.event.op, error.value.event.module_path) == ("first.weight", None)
+    assert (error.value.event.op, error.value.event.module_path) == ("first.weight", "first")
 
 
 # ------------------------------------------------------------ op names as users write them

@@ -100,7 +100,7 @@ def test_nan_script_prints_the_root_cause_saves_a_reproducer_and_fails(tmp_path)
     assert f"line:      {script}:9" in report
     assert "return (x - x.mean(dim=0)) / std" in report
     assert "module:    norm (ZeroNorm) in Net" in report
-    assert "step:      3 (0-based count of top-level Net(...) calls)" in report
+    assert "step:      3 (the training iteration, from 0" in report
     assert "mechanism: invalid operation" in report
     assert "input 1:   shape=[4] dtype=lucid.float32 min=0.0 max=0.0 nan=0 inf=0" in report
     bundle_path = tmp_path / "lucid_repro.safetensors"

@@ -241,7 +241,7 @@ def test_calls_of_submodules_inside_the_model_are_not_extra_steps():
 
 
 # --------------------------------------------------------------------- naming
-def test_a_nan_parameter_is_received_named_by_the_parameter_and_blames_no_module():
+def test_a_nan_parameter_is_received_named_by_the_parameter_and_its_module():
     model = nn.Sequential(
         OrderedDict(encoder=nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 8)),
                     head=nn.Linear(8, 2))
@@ -252,8 +252,8 @@ def test_a_nan_parameter_is_received_named_by_the_parameter_and_blames_no_module
     assert [event.op for event in detector.events] == ["encoder.2.weight"]
     event = detector.event
     assert (event.layer_name, event.module_type, event.kind, event.phase, event.received) == (
-        "", None, "nan", "forward", True)  # fmt: skip
-    assert "parameter encoder.2.weight already held nan" in event.mechanism
+        "encoder.2", "Linear", "nan", "parameter", True)  # fmt: skip
+    assert "the parameter encoder.2.weight already held nan" in event.mechanism
     assert not event.input_has_nan and event.output_has_nan
     assert event.output_shape == (8, 8)  # the parameter's
 
@@ -284,7 +284,7 @@ def test_an_inf_in_a_parameter_is_still_reported_as_received():
         model(lucid.tensor([[1.0, 0.0]]))
     event = detector.event
     assert (event.layer_name, event.kind, event.op, event.received) == (
-        "",
+        "fc",
         "inf",
         "fc.weight",
         True,
@@ -398,7 +398,7 @@ def test_an_inf_input_is_received_even_where_it_makes_nan_downstream():
     with NaNDetector(model, stop_on_first=False, verbose=False) as detector:
         model(x)
     event = detector.event
-    assert (event.op, event.phase, event.kind, event.layer_name) == ("input", "forward", "inf", "")
+    assert (event.op, event.phase, event.kind, event.layer_name) == ("input", "input", "inf", "")
     assert event.received and event.module_type is None
     assert len(detector.events) == 1
 
@@ -633,7 +633,8 @@ def test_event_str_and_summary_read_well():
         model(lucid.randn(3, 4))
     text = str(detector.event)
     assert text.splitlines()[0].startswith(
-        "NaNDetector: nan at batch 0 received in the parameter 'fc.weight', no op made it"
+        "NaNDetector: nan at step 0 received in the parameter 'fc.weight' of 'fc' (Linear), no "
+        "op made it"
     )
     assert "how: the parameter fc.weight already held nan" in text
     assert "output: shape [2, 4], nan 1, inf 0" in text
@@ -832,3 +833,51 @@ def test_the_sentinel_keeps_the_flags_of_an_op_whose_forward_calls_another_op():
     nn.functional.linear(lucid.full((2, 4), 1e30), weight, lucid.zeros(4))
     (birth, _, _, _) = sentinel._births.events[-1]
     assert (birth.op, birth.kind, birth.mechanism) == ("linear", "inf", "overflow")
+
+
+# ------------------------------------------------------------------------ the step
+def test_the_step_is_the_iteration_when_the_model_is_called_twice_per_step():
+    model = nn.Sequential(OrderedDict(fc=nn.Linear(2, 1)))
+    optimizer = lucid.optim.SGD(model.parameters(), lr=0.0)
+    batches = [lucid.ones(1, 2)] * 5 + [lucid.zeros(1, 2)]
+    with NaNDetector(model, verbose=False) as detector:
+        for step in range(3):
+            optimizer.zero_grad()
+            first, second = batches[2 * step], batches[2 * step + 1]
+            (model(first.log()) - model(second.log())).sum().backward()
+            optimizer.step()
+    event = detector.event
+    assert (event.step, event.batch_idx, event.model_call) == (2, 2, 5)
+    assert "step 2 (model call 5)" in event.headline()
+
+
+def test_set_step_names_the_step_every_tier_reports():
+    model = nn.Sequential(OrderedDict(fc=nn.Linear(2, 1)))
+    lucid.debug.set_step(41)
+    try:
+        with NaNDetector(model, verbose=False) as detector:
+            model(lucid.zeros(1, 2).log())
+        assert detector.event.step == 41
+        with detect_anomaly(), pytest.raises(AnomalyError) as error:
+            model(lucid.zeros(1, 2)).log().sum()
+        assert error.value.event.step == 41
+    finally:
+        lucid.debug.set_step(None)
+    with pytest.raises(TypeError, match="step must be an int or None"):
+        lucid.debug.set_step(1.5)
+
+
+def test_a_skipped_grad_scaler_step_still_counts_as_a_step():
+    from lucid._core.sentinel import step_of
+
+    model = nn.Linear(2, 1)
+    optimizer = lucid.optim.SGD(model.parameters(), lr=0.1)
+    scaler = lucid.amp.GradScaler("cpu")
+    for value in (1.0, float("inf")):
+        optimizer.zero_grad()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            scaler.scale(model(lucid.full((1, 2), value)).sum()).backward()
+            scaler.step(optimizer)
+        scaler.update()
+    assert step_of(model) == 2

@@ -225,7 +225,7 @@ def test_a_loss_birth_is_reported_at_its_step_with_op_and_line():
     # The first event is at step 2, in the loss: not step 3's NaN weights in the layer.
     (event,) = detector.events
     assert (event.batch_idx, event.module_type, event.kind, event.phase) == (
-        2, None, "inf", "forward")  # fmt: skip
+        2, None, "inf", "loss")  # fmt: skip
     assert event.op.lower() == "log"
     assert event.location == f"{__file__}:{marked_line(__file__, 'loss-log')}"
     assert "outside the model" in event.mechanism

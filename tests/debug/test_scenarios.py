@@ -210,7 +210,7 @@ def test_bad_input_batch_is_reported_as_received_with_no_module_blamed():
         for batch in batches:
             model(batch)
     event = _only_event(detector)
-    assert (event.phase, event.layer_name, event.module_type) == ("forward", "", None)
+    assert (event.phase, event.layer_name, event.module_type) == ("input", "", None)
     assert (event.op, event.kind, event.batch_idx, event.received) == ("input", "nan", 2, True)
     assert event.input_has_nan and event.stats["nan_count"] == 1
     assert event.output_shape == (5, 4)

@@ -15,7 +15,7 @@ import lucid
 from lucid import Tensor
 from lucid._core.grad_mode import local_state
 from lucid._core.hooks import RemovableHandle
-from lucid._core.sentinel import enter_model
+from lucid._core.sentinel import enter_model, leave_model
 from lucid._tensor import zero_grads
 from lucid.autograd import Function
 from lucid.nn.parameter import Buffer, Parameter, is_lazy
@@ -266,10 +266,15 @@ class Module:
             enter_model(self, args, kwargs)
             calling.module = self
             calling.path = ""
+            state = local_state
+            state.in_model = True
             try:
-                return self._call_impl(args, kwargs)
+                output = self._call_impl(args, kwargs)
             finally:
                 calling.module = None
+                state.in_model = False
+            leave_model(output)
+            return output
         parent_path = calling.path
         name = _find_path(parent, self)
         if name is None:
