@@ -193,3 +193,36 @@ def test_repro_of_an_unusable_bundle_exits_two(tmp_path, capsys) -> None:
     broken.write_bytes(b"\x00" * 3)
     assert cli.main(["repro", str(broken)]) == 2
     assert "is not a usable reproducer bundle" in capsys.readouterr().err
+
+
+_TRAIN_LOOP = """\
+import sys
+import lucid
+from lucid import nn
+
+lucid.manual_seed(0)
+model = nn.Sequential(nn.Linear(1, 1), nn.Linear(1, 1))
+criterion = nn.MSELoss()
+optimizer = lucid.optim.Adam(model.parameters())
+for step in range(4):
+    optimizer.zero_grad()
+    scale = 1e19 if step == 2 else 1.0
+    # called twice per iteration: the step is the iteration, not the model call
+    out = model(lucid.ones(1, 1)) - model(lucid.zeros(1, 1))
+    criterion(out * scale, lucid.zeros(1, 1)).backward()
+    optimizer.step()
+print("finished")
+"""
+
+
+def test_an_optimizer_birth_is_named_with_its_iteration_state_and_parameter(tmp_path) -> None:
+    script = _script(tmp_path, _TRAIN_LOOP)
+    result = _run("run", "--no-repro", "train.py", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    report = result.stderr
+    assert "inside optimizer.step()" in report
+    assert "op:        addcmul_ (optimizer)" in report
+    assert "optimizer: Adam.step(), updating 0.weight, state exp_avg_sq" in report
+    assert f"line:      {script}:15" in report
+    assert "step:      2 (model call 5)" in report
+    assert "<frozen" not in report
