@@ -61,9 +61,6 @@ class Function:
     # saves as tensors: the node is then freed after backward like one that saved tensors, so
     # a second backward through it raises, as in PyTorch.
     _keeps_values_for_backward = False
-    # True for the in-place form of an op (`mul_`): its first input is overwritten by the
-    # result, so anomaly mode reads that input's values before the op runs.
-    _writes_first_input = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise RuntimeError(

@@ -12,6 +12,9 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.grad_mode import local_state
 from lucid._core.hooks import RemovableHandle
 from lucid._core.tensor import InferenceVersion, _wrap
@@ -79,6 +82,14 @@ class _NodeHooks:
         return handle
 
 
+def _held_nonfinite(tensor: Tensor) -> tuple[bool, bool]:
+    """(holds nan, holds inf); isfinite raises no floating-point flag inside the op."""
+    array = tensor._data
+    if array.dtype.kind not in FLOAT_KINDS or np.isfinite(array).all():
+        return (False, False)
+    return (bool(np.isnan(array).any()), bool(np.isinf(array).any()))
+
+
 class Node(_NodeHooks):
     """A recorded call of a Function: the `ctx` its forward saw and the `grad_fn` of its outputs.
 
@@ -108,6 +119,8 @@ class Node(_NodeHooks):
     # (code, instruction offset, module path) of the op's call, kept while the sentinel is on.
     forward_site: tuple | None = None
     parent: Node | None = None
+    # In anomaly mode, (holds nan, holds inf) of each dirty tensor before the write.
+    held_before_write: tuple[tuple[bool, bool], ...] = ()
 
     # ----------------------------------------------------------- ctx methods
     def save_for_backward(self, *tensors: Tensor | None) -> None:
@@ -136,6 +149,10 @@ class Node(_NodeHooks):
                         "operation."
                     )
         self.dirty_tensors = tensors
+        if local_state.anomaly_enabled:
+            # Anomaly mode judges an in-place op against its inputs as they were before the
+            # write (NUMERICS.md): what each dirty tensor held, read before the forward writes.
+            self.held_before_write = tuple(_held_nonfinite(tensor) for tensor in tensors)
 
     def mark_non_differentiable(self, *tensors: Tensor) -> None:
         self.non_differentiable = tensors

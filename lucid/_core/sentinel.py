@@ -347,21 +347,19 @@ def capture_frames(skip: int = 2, depth: int = _TRACEBACK_DEPTH) -> tuple:
     Offsets are cheaper to read than line numbers; `_line_of` maps them on error only.
     """
     frame = sys._getframe(skip)
-    while frame is not None and _is_framework_file(frame.f_code.co_filename):
+    while frame is not None and frame.f_code.co_filename.startswith(_FRAMEWORK_FILES):
         frame = frame.f_back
     flat: list[Any] = []
     while frame is not None and len(flat) < 2 * depth:
-        if not frame.f_code.co_filename.startswith("<frozen "):
-            flat.append(frame.f_code)
-            flat.append(frame.f_lasti)
+        flat.append(frame.f_code)
+        flat.append(frame.f_lasti)
         frame = frame.f_back
     return tuple(flat)
 
 
-def _is_framework_file(filename: str) -> bool:
-    """lucid's own files, and the interpreter's frozen modules (`<frozen runpy>` running
-    `python -m`): never the user's line."""
-    return filename.startswith(_LUCID_DIRECTORY) or filename.startswith("<frozen ")
+# lucid's own files, and the interpreter's frozen modules (`<frozen runpy>` running
+# `python -m`): never the user's line; frozen frames further out are left out when formatted.
+_FRAMEWORK_FILES = (_LUCID_DIRECTORY, "<frozen ")
 
 
 def call_columns(flat: tuple) -> tuple[int, int] | None:
@@ -402,7 +400,7 @@ def warn_at_user_line(message: Any, category: type[Warning] | None = None) -> No
     """Warn pointing at the user's line: the first caller frame outside lucid."""
     level = 2
     frame = sys._getframe(1)
-    while frame is not None and _is_framework_file(frame.f_code.co_filename):
+    while frame is not None and frame.f_code.co_filename.startswith(_FRAMEWORK_FILES):
         frame = frame.f_back
         level += 1
     warnings.warn(message, category, stacklevel=level)

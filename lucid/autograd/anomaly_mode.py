@@ -8,11 +8,8 @@ tier, the sentinel, lives in lucid._core.sentinel; its names are re-exported her
 from __future__ import annotations
 
 import dataclasses
-import threading
 import warnings
 from typing import Any
-
-import numpy as np
 
 from lucid._core import observers
 from lucid._core.grad_mode import _DecoratorContextManager, local_state
@@ -80,31 +77,21 @@ def is_anomaly_check_nan_enabled() -> bool:
 class _AnomalyObserver:
     """Records forward tracebacks and checks every value while anomaly mode is on."""
 
-    def __init__(self) -> None:
-        # Per thread: the in-place op about to run and what its first input held before the
-        # write, as (node, holds nan, holds inf).
-        self._before_write = threading.local()
-
-    def before_forward(self, node: Any, inputs: tuple) -> None:
-        if node.function._writes_first_input and inputs and isinstance(inputs[0], Tensor):
-            array = inputs[0]._data
-            kind = nonfinite_kind(array)
-            held = (False, False) if kind is None else (bool(np.isnan(array).any()),
-                                                        bool(np.isinf(array).any()))  # fmt: skip
-            self._before_write.value = (node, *held)
-
-    def _sources(self, node: Any, inputs: tuple, kind: str) -> tuple:
-        """The op's inputs as they were before it ran: an in-place op's first input, now
-        overwritten, is judged by what it held before the write (an empty tuple if finite)."""
-        if not node.function._writes_first_input:
+    @staticmethod
+    def _sources(node: Any, inputs: tuple, kind: str) -> tuple:
+        """The op's inputs as they were before it ran: a tensor it wrote in place counts as a
+        source only if it held `kind` before the write (`Node.mark_dirty` read it)."""
+        dirty = node.dirty_tensors
+        if not dirty:
             return inputs
-        before = getattr(self._before_write, "value", None)
-        self._before_write.value = None
-        written = inputs[0]
-        if before is not None and before[0] is node and (before[1] if kind == "nan" else before[2]):
-            return inputs
-        # The written tensor may also be another operand (`h.mul_(h)`): it too held no `kind`.
-        return tuple(value for value in inputs if value is not written)
+        held = node.held_before_write
+        which = 0 if kind == "nan" else 1
+        sources = []
+        for value in inputs:
+            position = next((i for i, tensor in enumerate(dirty) if value is tensor), None)
+            if position is None or (position < len(held) and held[position][which]):
+                sources.append(value)
+        return tuple(sources)
 
     def after_forward(self, node: Any, inputs: tuple, outputs: tuple) -> None:
         state = local_state

@@ -160,7 +160,6 @@ def _inplace_form(function: type[Function]) -> type[Function]:
 
     class InplaceForm(function):  # type: ignore[misc, valid-type]
         _op_name = op_name(function) + "_"
-        _writes_first_input = True
 
         @staticmethod
         def forward(ctx: Any, x: Tensor, *args: Any) -> Tensor:

@@ -762,3 +762,18 @@ def test_forward_traceback_ends_at_the_user_frame():
     assert f"line {_line('traceback-sqrt')}, in test_forward_traceback_ends_at" in frames[-1]
     lucid_directory = str(Path(lucid.__file__).parent)
     assert all(lucid_directory not in line for line in frames)
+
+
+def test_an_inplace_op_is_judged_against_its_input_before_the_write():
+    t = lucid.full((2,), 1e30)
+    with detect_anomaly(), pytest.raises(AnomalyError) as error:
+        t.mul_(lucid.full((2,), 1e30))
+    assert (error.value.event.op, error.value.event.mechanism) == ("mul_", "overflow")
+    assert error.value.event.created
+
+
+def test_an_inplace_op_on_a_value_that_already_held_inf_creates_nothing():
+    t = lucid.tensor([float("inf"), 1.0])
+    with detect_anomaly():
+        t.mul_(lucid.full((2,), 2.0))
+    assert np.isinf(t.numpy()[0])
