@@ -65,6 +65,8 @@ __all__ = [
     "begin_optimizer_step",
     "end_optimizer_step",
     "count_optimizer_step",
+    "save_step_counts",
+    "restore_step_counts",
     "forward_phase",
     "optimizer_site",
     "leave_model",
@@ -162,7 +164,7 @@ class AnomalyEvent:
         lines = [
             f"  phase: {self.phase}",
             f"  value: {self.kind} ({origin})",
-            f"  mechanism: {self.mechanism or 'unknown (no floating-point flag was raised)'}",
+            f"  mechanism: {self.mechanism or _NO_MECHANISM[self.phase in _RECEIVED]}",
         ]
         if self.inner_op:
             lines.append(f"  inner op: {self.inner_op}")
@@ -194,6 +196,10 @@ class AnomalyEvent:
             lines.append("Traceback of forward call that caused the error:")
             lines.extend(self.forward_traceback)
         return "\n".join(lines)
+
+
+_RECEIVED = ("input", "parameter")
+_NO_MECHANISM = ("unknown (no floating-point flag was raised)", "none: received, no op made it")
 
 
 class AnomalyError(RuntimeError):
@@ -721,6 +727,19 @@ def end_optimizer_step(optimizer: Any, mark: tuple) -> None:
     count_optimizer_step(optimizer)
     if _births.count > count:
         _report_since(count, ("optimizer",), "optimizer.step() made {kind} values")
+
+
+def save_step_counts() -> tuple:
+    """The optimizers' step counts and the models' call counts, for `restore_step_counts`:
+    a replayed step must not count twice."""
+    return (list(_optimizer_steps.items()), list(_model_calls.items()), local_state.model_step)
+
+
+def restore_step_counts(saved: tuple) -> None:
+    optimizers, models, model_step = saved
+    _optimizer_steps.update(optimizers)
+    _model_calls.update(models)
+    local_state.model_step = model_step
 
 
 def count_optimizer_step(optimizer: Any) -> None:

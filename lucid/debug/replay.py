@@ -25,6 +25,8 @@ from lucid._core.sentinel import (
     NonFiniteWarning,
     add_birth_listener,
     remove_birth_listener,
+    restore_step_counts,
+    save_step_counts,
 )
 from lucid._tensor import Tensor
 from lucid.autograd.anomaly_mode import copy_arguments
@@ -198,6 +200,7 @@ class _Snapshot:
     def __init__(self, batch: tuple, model: Module | None, optimizer: Optimizer | None,
                  named: list) -> None:  # fmt: skip
         self.rng_state = lucid.get_rng_state()
+        self.step_counts = save_step_counts()
         self.batch = [
             (value, value._version, value.numpy(force=True).copy())
             for value in batch
@@ -225,6 +228,7 @@ class _Snapshot:
 
     def restore(self) -> None:
         lucid.set_rng_state(self.rng_state)
+        restore_step_counts(self.step_counts)
         with lucid.no_grad():
             for tensor, version, array in self.batch:
                 if tensor._version != version:
@@ -344,6 +348,8 @@ def replay_step(
                 step_fn(*batch)
     except AnomalyError as caught:
         error = caught
+        # The replay's own model calls are not the run's: the step is what was replayed.
+        error.event.model_call = None
         if step is not None:
             error.event.step = step
     finally:

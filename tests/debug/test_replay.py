@@ -257,3 +257,14 @@ def test_kept_forward_arguments_are_dropped_once_their_backward_ran() -> None:
         assert len(recorder.kept) > 5
         loss.backward()
         assert len(recorder.kept) == 0
+
+
+def test_a_replayed_step_is_counted_once_and_named_by_the_training_step() -> None:
+    from lucid._core.sentinel import step_of
+
+    model, optimizer, step = _training()
+    for _ in range(2):
+        _replay(step, lucid.randn(8, 4), model=model, optimizer=optimizer)
+    result = _replay(step, lucid.ones(1, 4), model=model, optimizer=optimizer)
+    assert result.event.step == 2 and result.event.model_call is None
+    assert step_of(model) == 2  # put back to before the failed step, as its parameters are
