@@ -10,8 +10,10 @@ from typing import Any
 import numpy as np
 
 import lucid
+from lucid.utils.data._multiprocessing import _MultiProcessingDataLoaderIter
 from lucid.utils.data.dataset import Dataset, IterableDataset
 from lucid.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from lucid.utils.data.worker import _fetch_indexed, _StreamFetcher
 
 __all__ = ["DataLoader", "default_collate", "default_convert"]
 
@@ -77,11 +79,15 @@ def default_convert(data: Any) -> Any:
 class DataLoader:
     """Iterates over a dataset in batches.
 
-    Loading always runs in the calling process: `num_workers` and the worker options
-    (`prefetch_factor`, `persistent_workers`, `multiprocessing_context`, `in_order`) are
-    accepted and validated as PyTorch does, but no worker processes are started, so batches
-    always come in order. `pin_memory` warns and does nothing, as on a PyTorch build without
-    an accelerator.
+    With `num_workers > 0`, batches are loaded by that many worker processes (started with
+    `multiprocessing_context`, by default the platform's start method: fork on Linux), as in
+    PyTorch: each worker seeds lucid's generator, `random` and NumPy's global generator from a
+    base seed drawn from `generator` (so `lucid.manual_seed` repeats them), runs
+    `worker_init_fn(worker_id)`, and loads whole batches; the batches come in sampler order
+    (unless `in_order=False`) and are the same as with `num_workers=0`. An IterableDataset is
+    iterated by every worker, each over its own copy: shard it with `get_worker_info()`.
+    Large arrays come back through shared memory. `pin_memory` warns and does nothing, as on a
+    PyTorch build without an accelerator.
 
     Example::
 
@@ -191,10 +197,18 @@ class DataLoader:
             collate_fn = default_collate if self._auto_collation else default_convert
         self.collate_fn = collate_fn
         self.multiprocessing_context = _start_context(multiprocessing_context, num_workers)
+        # the iterator whose workers persist across epochs (persistent_workers)
+        self._iterator: _MultiProcessingDataLoaderIter | None = None
 
     @property
     def _auto_collation(self) -> bool:
         return self.batch_size is not None or self.batch_sampler is not None
+
+    @property
+    def _index_sampler(self) -> Any:
+        """What is iterated for one batch's index: the batch sampler when batching, else the
+        sampler."""
+        return self.batch_sampler if self._auto_collation else self.sampler
 
     def __iter__(self) -> Iterator[Any]:
         if self.pin_memory:
@@ -209,28 +223,31 @@ class DataLoader:
                 "pinned memory won't be used.",
                 stacklevel=2,
             )
-        if isinstance(self.dataset, IterableDataset):
-            yield from self._iterate_stream()
-        elif self.batch_sampler is not None:
-            for indices in self.batch_sampler:
-                yield self.collate_fn([self.dataset[index] for index in indices])
+        if self.num_workers == 0:
+            return self._single_process_batches()
+        if not self.persistent_workers:
+            return _MultiProcessingDataLoaderIter(self, _base_seed(self.generator))
+        if self._iterator is None or self._iterator._is_stopped:
+            self._iterator = _MultiProcessingDataLoaderIter(self, _base_seed(self.generator))
         else:
-            for index in self.sampler:
-                yield self.collate_fn(self.dataset[index])
+            self._iterator._reset()
+        return self._iterator
 
-    def _iterate_stream(self) -> Iterator[Any]:
-        if self.batch_size is None:
-            for sample in self.dataset:
-                yield self.collate_fn(sample)
+    def _single_process_batches(self) -> Iterator[Any]:
+        # drawn although no worker uses it, as PyTorch does, so that a shared generator gives
+        # the same shuffles whatever num_workers is
+        _base_seed(self.generator)
+        if not isinstance(self.dataset, IterableDataset):
+            for index in self._index_sampler:
+                yield _fetch_indexed(self.dataset, self.collate_fn, self._auto_collation, index)
             return
-        batch = []
-        for sample in self.dataset:
-            batch.append(sample)
-            if len(batch) == self.batch_size:
-                yield self.collate_fn(batch)
-                batch = []
-        if batch and not self.drop_last:
-            yield self.collate_fn(batch)
+        stream = _StreamFetcher(self.dataset, self.collate_fn, self.batch_size, self.drop_last)
+        while True:
+            try:
+                batch = stream.fetch()
+            except StopIteration:
+                return
+            yield batch
 
     def __len__(self) -> int:
         if isinstance(self.dataset, IterableDataset):
@@ -243,6 +260,11 @@ class DataLoader:
         if self.batch_sampler is not None:
             return len(self.batch_sampler)
         return len(self.sampler)
+
+
+def _base_seed(generator: lucid.Generator | None) -> int:
+    """The seed the workers of one iterator derive theirs from (worker i: base seed + i)."""
+    return int(lucid.randint(0, 2**63 - 1, (1,), generator=generator).item())
 
 
 def _start_context(context: Any, num_workers: int) -> Any:
