@@ -1,6 +1,7 @@
 """Loading in worker processes: the iterator a DataLoader with `num_workers > 0` returns. It
 starts the workers, keeps `prefetch_factor` tasks in flight per worker, hands batches out in
-sampler order, and stops the workers when it is exhausted, deleted or broken.
+sampler order (as they come, with `in_order=False`), and stops the workers when it is
+exhausted, deleted or broken.
 
 Each worker has a pipe of tasks and a socket of results (see `_transport`), so the main process
 waits on exactly the worker whose batch is due, and on every worker's exit at the same time:
@@ -224,13 +225,14 @@ class _MultiProcessingDataLoaderIter(Iterator):
                         connection, self._workers.channels[worker]
                     )
                 except (EOFError, OSError):
-                    self._raise_worker_failure()
+                    raise self._worker_failure() from None
                 if epoch == self._epoch:
                     return worker, task, kind, payload
             if any(sentinel in ready for sentinel in sentinels):
-                self._raise_worker_failure()
+                raise self._worker_failure()
 
-    def _raise_worker_failure(self) -> None:
+    def _worker_failure(self) -> RuntimeError:
+        """Stop the workers, and say which died and how (torch's words, then the cause)."""
         processes = self._workers.processes
         # the pipe can close a moment before the exit is visible
         for process in processes:
@@ -240,4 +242,4 @@ class _MultiProcessingDataLoaderIter(Iterator):
         self._finalizer()
         pids = ", ".join(str(process.pid) for process in failed)
         causes = "; ".join(_exit_description(process) for process in failed)
-        raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly ({causes})")
+        return RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly ({causes})")
