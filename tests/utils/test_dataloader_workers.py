@@ -8,7 +8,6 @@ import multiprocessing
 import os
 import random
 import signal
-import socket
 import time
 
 import numpy as np
@@ -440,19 +439,40 @@ def test_a_spawned_worker_loads_a_tensor_dataset():
 
 
 def test_the_transport_carries_nested_tensors_through_shared_memory():
-    here, there = socket.socketpair()
-    from multiprocessing.connection import Connection
-
-    sender, receiver = Connection(os.dup(there.fileno())), Connection(os.dup(here.fileno()))
+    here, there = (_transport.Channel(end) for end in multiprocessing.Pipe(duplex=True))
     leaf = lucid.ones(3, requires_grad=True)
     big = np.arange(40_000, dtype=np.float64)  # out of band
+    words = [f"word {i}" for i in range(20_000)]  # a pickle large enough to be shared too
     message = {"leaf": leaf, "big": lucid.from_numpy(big), "items": [1, "a", (2.5, None)]}
-    _transport.send(sender, there, _transport.encode(message))
-    received = _transport.receive(receiver, here)
+    for sent in (message, words, None):
+        there.send(_transport.encode(sent))
+    received = here.receive()
     assert received["leaf"].requires_grad and received["leaf"].is_leaf
     np.testing.assert_array_equal(received["big"].numpy(), big)
     assert received["items"] == [1, "a", (2.5, None)]
+    assert here.receive() == words and here.receive() is None
     with pytest.raises(RuntimeError, match="Cowardly refusing to serialize non-leaf tensor"):
         _transport.encode(leaf * 2)
-    for end in (sender, receiver, here, there):
-        end.close()
+    here.close()
+    there.close()
+
+
+def _labels(batch):
+    return [f"sample {index:08d}" for index in batch]
+
+
+def _give_up(signal_number, frame):
+    raise TimeoutError("the loader hung")
+
+
+def test_large_tasks_and_large_pickled_batches_do_not_deadlock():
+    # A task frame larger than a pipe's buffer, while the worker sends a batch larger than a
+    # socket's: were both sent through the socket, each process would wait for the other.
+    loader = DataLoader(Numbers(60_000), batch_size=30_000, num_workers=1, collate_fn=_labels)
+    previous = signal.signal(signal.SIGALRM, _give_up)
+    signal.setitimer(signal.ITIMER_REAL, 20)
+    try:
+        assert [len(batch) for batch in loader] == [30_000, 30_000]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

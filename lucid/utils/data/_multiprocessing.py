@@ -14,7 +14,6 @@ import itertools
 import multiprocessing
 import os
 import signal
-import socket
 import time
 import weakref
 from collections.abc import Iterator
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from lucid.utils.data import _transport
 from lucid.utils.data.dataset import IterableDataset
-from lucid.utils.data.worker import _ERROR, _STREAM_END, _LoadingJob, _worker_loop
+from lucid.utils.data.worker import _ERROR, _STOP, _STREAM_END, _LoadingJob, _worker_loop
 
 if TYPE_CHECKING:
     from lucid.utils.data.dataloader import DataLoader
@@ -39,9 +38,8 @@ class _Workers:
     def __init__(self) -> None:
         self.owner = os.getpid()
         self.processes: list[Any] = []
-        self.task_writers: list[Any] = []
-        self.result_readers: list[Any] = []
-        self.channels: list[socket.socket] = []
+        self.tasks: list[_transport.Channel] = []
+        self.results: list[_transport.Channel] = []
         # set before the stop messages, so that a worker drops the tasks queued before them
         self.done: Any = None
         self.stopped = False
@@ -56,13 +54,13 @@ class _Workers:
         self.stopped = True
         if self.done is not None:
             self.done.set()
-        for writer in self.task_writers:
+        for channel in self.tasks:
             try:
-                writer.send(None)
+                channel.send(_transport.encode(_STOP))
             except OSError:
                 pass
         running = {process.sentinel: process for process in self.processes}
-        readers = dict(zip(self.result_readers, self.channels))
+        readers = list(self.results)
         deadline = time.monotonic() + _SHUTDOWN_SECONDS
         while running and time.monotonic() < deadline:
             # Read while waiting: a worker blocked sending a batch could not see its stop.
@@ -71,15 +69,15 @@ class _Workers:
                     del running[ready]
                     continue
                 try:
-                    _transport.discard(ready, readers[ready])
+                    ready.discard()
                 except (EOFError, OSError):
-                    del readers[ready]
+                    readers.remove(ready)
         for process in running.values():
             process.kill()
         for process in self.processes:
             process.join()
-        for connection in [*self.task_writers, *self.result_readers, *self.channels]:
-            connection.close()
+        for channel in [*self.tasks, *self.results]:
+            channel.close()
 
 
 def _exit_description(process: Any) -> str:
@@ -126,21 +124,20 @@ class _MultiProcessingDataLoaderIter(Iterator):
         workers.done = context.Event()
         try:
             for worker_id in range(self._num_workers):
-                task_reader, task_writer = context.Pipe(duplex=False)
-                result_reader, result_writer = context.Pipe(duplex=True)
+                tasks, worker_tasks = context.Pipe(duplex=True)
+                results, worker_results = context.Pipe(duplex=True)
                 process = context.Process(
                     target=_worker_loop,
-                    args=(payload, worker_id, self._num_workers, base_seed, task_reader,
-                          result_writer, workers.done),
+                    args=(payload, worker_id, self._num_workers, base_seed, worker_tasks,
+                          worker_results, workers.done),
                     daemon=True,
                 )  # fmt: skip
                 process.start()
-                task_reader.close()
-                result_writer.close()
+                worker_tasks.close()
+                worker_results.close()
                 workers.processes.append(process)
-                workers.task_writers.append(task_writer)
-                workers.result_readers.append(result_reader)
-                workers.channels.append(socket.socket(fileno=os.dup(result_reader.fileno())))
+                workers.tasks.append(_transport.Channel(tasks))
+                workers.results.append(_transport.Channel(results))
         except BaseException:
             self._finalizer()
             raise
@@ -180,7 +177,7 @@ class _MultiProcessingDataLoaderIter(Iterator):
         except StopIteration:
             self._indices = None
             return
-        self._workers.task_writers[worker].send((self._epoch, self._next_task, index))
+        self._workers.tasks[worker].send(_transport.encode((self._epoch, self._next_task, index)))
         self._in_flight[self._next_task] = worker
         self._next_task += 1
 
@@ -208,7 +205,7 @@ class _MultiProcessingDataLoaderIter(Iterator):
     def _receive(self, workers: list[int]) -> tuple[int, int, Any, Any]:
         """The next current-epoch message from one of `workers`: (worker, task, kind,
         payload). Raises if any worker has died, or after `timeout` seconds."""
-        readers = {self._workers.result_readers[worker]: worker for worker in workers}
+        readers = {self._workers.results[worker]: worker for worker in workers}
         sentinels = [process.sentinel for process in self._workers.processes]
         deadline = time.monotonic() + self._timeout if self._timeout > 0 else None
         while True:
@@ -219,15 +216,12 @@ class _MultiProcessingDataLoaderIter(Iterator):
             for connection in ready:
                 if connection not in readers:
                     continue
-                worker = readers[connection]
                 try:
-                    epoch, task, kind, payload = _transport.receive(
-                        connection, self._workers.channels[worker]
-                    )
+                    epoch, task, kind, payload = connection.receive()
                 except (EOFError, OSError):
                     raise self._worker_failure() from None
                 if epoch == self._epoch:
-                    return worker, task, kind, payload
+                    return readers[connection], task, kind, payload
             if any(sentinel in ready for sentinel in sentinels):
                 raise self._worker_failure()
 

@@ -1,7 +1,8 @@
-"""How a batch travels from a loading worker to the main process: pickled, as multiprocessing's
-own queues do, with every large array buffer out of band in one anonymous shared-memory file
-whose descriptor crosses the socket, so the main process maps the worker's bytes rather than
-reading them through the socket and copying them again.
+"""How objects travel between the main process and a loading worker (tasks one way, batches
+the other): pickled, as multiprocessing's own queues do, with lucid tensors reduced to their
+arrays and every large buffer out of band in one anonymous shared-memory file whose descriptor
+crosses the socket, so the receiver maps the sender's bytes rather than reading them through
+the socket and copying them again.
 
 The file is a memfd: it has no name, so nothing can leak from /dev/shm, whichever process
 dies; its memory goes back once the last array over it is freed. Pickle is used here only
@@ -86,70 +87,92 @@ def _offsets(sizes: Sequence[int]) -> tuple[list[int], int]:
 
 
 def encode(obj: Any) -> tuple[bytes, list[memoryview]]:
-    """Pickle `obj` for `send`: the frame (buffer sizes, then the pickle) and the raw bytes of
-    the buffers that go out of band. Raises what pickling raises, before anything is sent."""
+    """Pickle `obj` for `Channel.send`: the frame and the raw bytes that go to shared memory.
+    Raises what pickling raises, before anything is sent.
+
+    The frame is the number of shared buffers, whether the pickle itself is among them (the
+    last), their sizes, then the pickle if not. A large pickle goes to shared memory as well,
+    so that every frame is small: neither side's socket buffer can fill with frames the other
+    is not reading, which would let the two processes wait on each other.
+    """
     buffers: list[pickle.PickleBuffer] | None = [] if _HAS_MEMFD else None
     body = dumps(obj, buffers)
     raws = [buffer.raw() for buffer in buffers or ()]
+    body_is_shared = _HAS_MEMFD and body.nbytes >= _OUT_OF_BAND_BYTES
+    if body_is_shared:
+        raws.append(body)
     sizes = [raw.nbytes for raw in raws]
-    return struct.pack(f"<I{len(sizes)}Q", len(sizes), *sizes) + body, raws
+    header = struct.pack(f"<IB{len(sizes)}Q", len(sizes), body_is_shared, *sizes)
+    return header if body_is_shared else header + body, raws
 
 
-def send(connection: Connection, channel: socket.socket, encoded: tuple) -> None:
-    """Send what `encode` made down the worker's result `connection`; `channel` is a socket
-    over the same descriptor, for passing the shared file."""
-    frame, raws = encoded
-    connection.send_bytes(frame)
-    if not raws:
-        return
-    offsets, total = _offsets([raw.nbytes for raw in raws])
-    descriptor = os.memfd_create("lucid-dataloader-batch", os.MFD_CLOEXEC)
-    try:
-        os.ftruncate(descriptor, total)
-        for raw, offset in zip(raws, offsets):
-            # pwrite fills the file's pages without mapping them into this process
-            written = 0
-            while written < raw.nbytes:
-                written += os.pwrite(descriptor, raw[written:], offset + written)
-        socket.send_fds(channel, [b"F"], [descriptor])
-    finally:
-        os.close(descriptor)
+class Channel:
+    """One end of a duplex multiprocessing Pipe (a socket pair), sending objects as `encode`
+    makes them and passing the shared file's descriptor beside the frame."""
 
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        # a socket object over the same descriptor, for sendmsg/recvmsg with SCM_RIGHTS
+        self.socket = socket.socket(fileno=os.dup(connection.fileno()))
 
-def _read_frame(connection: Connection) -> tuple[tuple[int, ...], memoryview]:
-    frame = memoryview(connection.recv_bytes())
-    (count,) = struct.unpack_from("<I", frame)
-    sizes = struct.unpack_from(f"<{count}Q", frame, 4)
-    return sizes, frame[4 + 8 * count :]
+    def fileno(self) -> int:
+        return self.connection.fileno()
 
+    def close(self) -> None:
+        self.socket.close()
+        self.connection.close()
 
-def _receive_descriptor(channel: socket.socket) -> int:
-    _, descriptors, _, _ = socket.recv_fds(channel, 1, 1)
-    if not descriptors:
-        raise EOFError("the worker's socket closed before its shared memory arrived")
-    return descriptors[0]
+    def send(self, encoded: tuple[bytes, list[memoryview]]) -> None:
+        frame, raws = encoded
+        self.connection.send_bytes(frame)
+        if not raws:
+            return
+        offsets, total = _offsets([raw.nbytes for raw in raws])
+        descriptor = os.memfd_create("lucid-dataloader", os.MFD_CLOEXEC)
+        try:
+            os.ftruncate(descriptor, total)
+            for raw, offset in zip(raws, offsets):
+                # pwrite fills the file's pages without mapping them into this process
+                written = 0
+                while written < raw.nbytes:
+                    written += os.pwrite(descriptor, raw[written:], offset + written)
+            socket.send_fds(self.socket, [b"F"], [descriptor])
+        finally:
+            os.close(descriptor)
 
+    def _read_frame(self) -> tuple[tuple[int, ...], bool, memoryview]:
+        frame = memoryview(self.connection.recv_bytes())
+        count, body_is_shared = struct.unpack_from("<IB", frame)
+        sizes = struct.unpack_from(f"<{count}Q", frame, 5)
+        return sizes, bool(body_is_shared), frame[5 + 8 * count :]
 
-def receive(connection: Connection, channel: socket.socket) -> Any:
-    """The next object `send` put on the other end; its large arrays lie in shared memory."""
-    sizes, body = _read_frame(connection)
-    if not sizes:
-        return pickle.loads(body)
-    descriptor = _receive_descriptor(channel)
-    offsets, total = _offsets(sizes)
-    try:
-        # Writable, as a batch made in this process would be; the worker has closed its copy,
-        # so nothing else sees the writes.
-        mapped = mmap.mmap(descriptor, total)
-    finally:
-        os.close(descriptor)
-    view = memoryview(mapped)
-    buffers = [view[offset : offset + size] for offset, size in zip(offsets, sizes)]
-    return pickle.loads(body, buffers=buffers)
+    def _receive_descriptor(self) -> int:
+        _, descriptors, _, _ = socket.recv_fds(self.socket, 1, 1)
+        if not descriptors:
+            raise EOFError("the socket closed before the shared memory's descriptor came")
+        return descriptors[0]
 
+    def receive(self) -> Any:
+        """The next object the other end sent; its large arrays lie in shared memory."""
+        sizes, body_is_shared, body = self._read_frame()
+        if not sizes:
+            return pickle.loads(body)
+        descriptor = self._receive_descriptor()
+        offsets, total = _offsets(sizes)
+        try:
+            # Writable, as a batch made in this process would be; the sender has closed its
+            # copy, so nothing else sees the writes.
+            mapped = mmap.mmap(descriptor, total)
+        finally:
+            os.close(descriptor)
+        view = memoryview(mapped)
+        buffers = [view[offset : offset + size] for offset, size in zip(offsets, sizes)]
+        if body_is_shared:
+            body = buffers.pop()
+        return pickle.loads(body, buffers=buffers)
 
-def discard(connection: Connection, channel: socket.socket) -> None:
-    """Read the next message and drop it, releasing its shared memory unmapped."""
-    sizes, _ = _read_frame(connection)
-    if sizes:
-        os.close(_receive_descriptor(channel))
+    def discard(self) -> None:
+        """Read the next message and drop it, unmapped."""
+        sizes, _, _ = self._read_frame()
+        if sizes:
+            os.close(self._receive_descriptor())

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import pickle
 import random
-import socket
 import sys
 import traceback
 from collections.abc import Callable
@@ -158,6 +157,8 @@ class _WorkerError:
 
 # what a worker sends for a task
 _BATCH, _ERROR, _STREAM_END = "batch", "error", "end"
+# what the main process sends to stop a worker
+_STOP = None
 
 
 def _seed(base_seed: int, worker_id: int) -> int:
@@ -194,7 +195,7 @@ def _worker_loop(
         _worker_info = WorkerInfo(
             id=worker_id, num_workers=num_workers, seed=seed, dataset=job.dataset
         )
-        channel = socket.socket(fileno=os.dup(results.fileno()))
+        tasks, results = _transport.Channel(tasks), _transport.Channel(results)
         init_error = None
         if job.worker_init_fn is not None:
             try:
@@ -203,12 +204,12 @@ def _worker_loop(
                 init_error = _WorkerError(worker_id)
         stream, stream_epoch = None, None
         while True:
-            if not tasks.poll(_WATCHDOG_SECONDS):
+            if not tasks.connection.poll(_WATCHDOG_SECONDS):
                 if os.getppid() != parent:
                     return
                 continue
-            task = tasks.recv()
-            if task is None or done.is_set():
+            task = tasks.receive()
+            if task is _STOP or done.is_set():
                 return
             epoch, task_index, index = task
             try:
@@ -237,7 +238,7 @@ def _worker_loop(
                 encoded = _transport.encode((epoch, task_index, _ERROR, _WorkerError(worker_id)))
             # the next task waits without holding this batch's memory
             del payload
-            _transport.send(results, channel, encoded)
+            results.send(encoded)
             del encoded
     except KeyboardInterrupt:
         # Ctrl-C reaches the whole process group; the main process reports it
