@@ -1,7 +1,7 @@
 """DataLoader epochs with 2 worker processes against 0, for lucid and PyTorch side by side.
 
-    python benchmarks/dataloader_workers.py             # 7 rounds a case
-    python benchmarks/dataloader_workers.py --rounds 15
+    python benchmarks/bench_dataloader_workers.py             # 7 rounds a case
+    python benchmarks/bench_dataloader_workers.py --rounds 15
 
 Three datasets: one whose __getitem__ waits 2 ms (I/O-bound loading, where workers overlap
 the waits), one whose __getitem__ does about as much NumPy work (CPU-bound; on a 2-core
