@@ -78,6 +78,8 @@ class OpCase:
     float16_extremes_skip: str = ""
     # Why it has them but not the bfloat16 extreme-value one.
     bfloat16_extremes_skip: str = ""
+    # Why its float16/bfloat16 columns run PyTorch with oneDNN off (empty: as PyTorch chooses).
+    low_precision_without_onednn: str = ""
 
     def __str__(self) -> str:
         return self.name

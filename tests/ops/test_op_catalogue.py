@@ -5,16 +5,19 @@ Each row yields: forward vs its NumPy reference (float64), gradcheck and gradgra
 of a seeded random grad_output), and the same parity on extreme values (0, -0.0, ±1e30, ±inf,
 nan, the smallest denormal). Rows of the families in LOW_PRECISION_FAMILIES also get both
 parity checks in float16 and bfloat16 (the float32 inputs rounded to the dtype), with the
-dtype's tolerance; where PyTorch's CPU build refuses an op in a dtype, lucid must refuse too.
+dtype's tolerance (and with PyTorch's oneDNN off for rows that say why); where PyTorch's CPU
+build refuses an op in a dtype, lucid must refuse too.
 Each of a row's error inputs must raise PyTorch's error type and message in lucid, and
 (where torch is installed) the same error in PyTorch.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import re
 import zlib
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -367,6 +370,27 @@ def _assert_sum_close(
     )
 
 
+@contextlib.contextmanager
+def _torch_kernels(row: OpCase, dtype: str) -> Iterator[None]:
+    """PyTorch's kernels for a column: as it chooses them, or without oneDNN for the float16
+    and bfloat16 columns of a row that says why (`low_precision_without_onednn`).
+
+    The switch is read when PyTorch picks a kernel, in backward as much as in forward, so it
+    spans the whole comparison.
+    """
+    import torch
+
+    if dtype not in LOW_PRECISION_DTYPES or not row.low_precision_without_onednn:
+        yield
+        return
+    enabled = torch.backends.mkldnn.enabled
+    torch.backends.mkldnn.enabled = False
+    try:
+        yield
+    finally:
+        torch.backends.mkldnn.enabled = enabled
+
+
 def _builtin_base(error_type: type) -> type:
     """torch's own error classes (e.g. LinAlgError) compare as the builtin they derive from."""
     return next(base for base in error_type.__mro__ if base.__module__ == "builtins")
@@ -492,7 +516,8 @@ def test_extreme_values_match_torch(row: OpCase, dtype: str, torch_oracle: Any) 
 @low_precision_dtypes
 @_rows(_WITH_LOW_PRECISION)
 def test_low_precision_matches_torch(row: OpCase, dtype: str, torch_oracle: Any) -> None:
-    _compare_with_torch(row, _make_arrays(row, dtype), dtype, "torch parity")
+    with _torch_kernels(row, dtype):
+        _compare_with_torch(row, _make_arrays(row, dtype), dtype, "torch parity")
 
 
 @pytest.mark.parametrize("row, dtype", _WITH_LOW_PRECISION_EXTREMES)
@@ -500,9 +525,10 @@ def test_low_precision_matches_torch(row: OpCase, dtype: str, torch_oracle: Any)
 def test_low_precision_extreme_values_match_torch(
     row: OpCase, dtype: str, torch_oracle: Any
 ) -> None:
-    _compare_with_torch(
-        row, _extreme_arrays(row, dtype), dtype, "extreme values", order_dependent_sums=True
-    )
+    with _torch_kernels(row, dtype):
+        _compare_with_torch(
+            row, _extreme_arrays(row, dtype), dtype, "extreme values", order_dependent_sums=True
+        )
 
 
 @error_inputs
