@@ -722,10 +722,10 @@ def end_optimizer_step(optimizer: Any, mark: tuple) -> None:
     previous, count = mark
     state = local_state
     state.optimizer = previous
-    if previous is not None:
-        return  # a step that an enclosing step() of the same update called
+    if previous is optimizer:
+        return  # a subclass's step() calling its parent's: one step
     count_optimizer_step(optimizer)
-    if _births.count > count:
+    if previous is None and _births.count > count:
         _report_since(count, ("optimizer",), "optimizer.step() made {kind} values")
 
 

@@ -145,3 +145,19 @@ def test_frames_of_a_script_run_by_runpy_hold_no_frozen_frames(tmp_path):
     lines = format_frames(frames)
     assert lines and not any("<frozen" in line for line in lines)
     assert capture_frames(1)  # this test's own frame is kept
+
+
+def test_a_step_that_calls_its_parents_step_counts_once():
+    from lucid._core.sentinel import step_of
+
+    class Wrapped(lucid.optim.SGD):
+        def step(self, closure=None):
+            return super().step(closure)
+
+    model = nn.Linear(2, 1)
+    optimizer = Wrapped(model.parameters(), lr=0.1)
+    for _ in range(3):
+        optimizer.zero_grad()
+        model(lucid.ones(1, 2)).sum().backward()
+        optimizer.step()
+    assert step_of(model) == 3
