@@ -687,9 +687,8 @@ def step_of(model: Any) -> int | None:
             return _optimizer_steps.get(optimizer, 0)
         calls = _model_calls.get(model)
         return calls if calls is not None and calls >= 0 else None
-    counts = list(_optimizer_steps.values())
-    # Before any model call: the first step, whether optimizer steps or calls are counted.
-    return max(counts) if counts else 0
+    # Before the first model call: the first step, whether optimizer steps or calls count.
+    return 0
 
 
 def current_step() -> int | None:
