@@ -59,6 +59,8 @@ __all__ = [
     "enter_model",
     "current_step",
     "current_model_call",
+    "BACKWARD_PHASES",
+    "step_text",
     "step_of",
     "set_step",
     "register_optimizer",
@@ -150,6 +152,19 @@ class AnomalyEvent:
             return None
         return f"{self.filename}:{self.lineno}"
 
+    def optimizer_text(self) -> str:
+        """`Adam.step(), updating 0.weight, state exp_avg_sq` (optimizer phase only)."""
+        updating = f", updating {self.parameter}" if self.parameter else ""
+        state = f", state {self.state}" if self.state else ""
+        return f"{self.optimizer}.step(){updating}{state}"
+
+    def born_text(self, kind: str) -> str:
+        """How a report of a `kind` value names this birth: its own, or the earlier Inf whose
+        consequence the NaN is (the first non-finite value wins)."""
+        if self.kind == kind:
+            return f"first born in {self.op}"
+        return f"the consequence of the {self.kind} first born in {self.op}"
+
     def describe(self) -> str:
         """Every fact of the event, one per line, as the error and the warning print them."""
         origin = (
@@ -177,15 +192,11 @@ class AnomalyEvent:
         if self.forward_location:
             lines.append(f"  forward call: {self.forward_location}")
         if self.optimizer:
-            updating = f", updating {self.parameter}" if self.parameter else ""
-            state = f", state {self.state}" if self.state else ""
-            lines.append(f"  optimizer: {self.optimizer}.step(){updating}{state}")
+            lines.append(f"  optimizer: {self.optimizer_text()}")
         if self.module_path:
             lines.append(f"  module: {self.module_path}")
         if self.step is not None:
-            call = self.model_call
-            call_text = "" if call in (None, self.step) else f" (model call {call})"
-            lines.append(f"  step: {self.step}{call_text}")
+            lines.append(f"  step: {step_text(self.step, self.model_call)}")
         for index, stats in enumerate(self.inputs):
             lines.append(f"  input {index}: " + format_stats(stats))
         for parent in self.parents:
@@ -199,6 +210,8 @@ class AnomalyEvent:
 
 
 _RECEIVED = ("input", "parameter")
+# The phases of a birth while the engine runs backward; every other phase is outside it.
+BACKWARD_PHASES = ("backward", "accumulation")
 _NO_MECHANISM = ("unknown (no floating-point flag was raised)", "none: received, no op made it")
 
 
@@ -222,6 +235,13 @@ class NonFiniteWarning(RuntimeWarning):
 AnomalyEvent.__module__ = "lucid.autograd.anomaly_mode"
 AnomalyError.__module__ = "lucid.autograd.anomaly_mode"
 NonFiniteWarning.__module__ = "lucid.autograd.anomaly_mode"
+
+
+def step_text(step: int, model_call: int | None) -> str:
+    """`4`, or `4 (model call 9)` where the model's call count differs from the step."""
+    if model_call is None or model_call == step:
+        return str(step)
+    return f"{step} (model call {model_call})"
 
 
 def format_stats(stats: dict[str, Any]) -> str:
@@ -752,10 +772,7 @@ def _report_since(count: int, phases: tuple, headline: str) -> None:
     which raised at the birth, or inside allow_nonfinite)."""
     if not is_sentinel_enabled() or local_state.anomaly_enabled or _allowance.depth:
         return
-    events = _births.events
-    new = _births.count - count
-    for position in range(max(len(events) - new, 0), len(events)):
-        event = events[position][0]
+    for event in _events_since(count):
         if event.phase in phases:
             text = headline.format(kind=event.kind)
             _warn_once(event, f"{text}, first born in {event.op} at {event.location}.")
@@ -781,23 +798,28 @@ def forward_phase(inputs: tuple) -> str:
     return "forward"
 
 
-def _parameter_name(tensor: Any) -> tuple[str, str] | None:
-    """(dotted parameter name, owning module path) of a parameter of a model called so far,
-    the latest model first."""
+def _parameter_name(tensor: Any) -> str | None:
+    """The dotted name of a parameter of a model called so far, the latest model first."""
     for reference in reversed(_models):
         model = reference()
         if model is None:
             continue
         for name, parameter in model.named_parameters():
             if parameter is tensor:
-                return name, name.rpartition(".")[0]
+                return name
     return None
 
 
-def optimizer_site(inputs: tuple, outputs: tuple) -> tuple[str | None, str | None, str | None]:
-    """In the optimizer phase: (optimizer class, parameter name, state key) of the parameter
-    an op is updating, found by identity among the op's tensors: the parameter, its gradient
-    or one of its state tensors (the state key names the one the op writes or reads)."""
+def _owning_module(parameter_name: str | None) -> str | None:
+    """The module path of a dotted parameter name (None for the model's own parameter)."""
+    return None if parameter_name is None else parameter_name.rpartition(".")[0] or None
+
+
+def optimizer_site(inputs: tuple, outputs: tuple) -> tuple[str, str | None, str | None, str | None]:
+    """In the optimizer phase: (optimizer class, parameter name, state key, the module owning
+    the parameter) of the parameter an op is updating, found by identity among the op's
+    tensors: the parameter, its gradient or one of its state tensors (the state key names the
+    one the op writes or reads)."""
     optimizer = local_state.optimizer
     tensors = [value for value in (*outputs, *inputs) if isinstance(value, TensorBase)]
     for group in optimizer.param_groups:
@@ -814,13 +836,9 @@ def optimizer_site(inputs: tuple, outputs: tuple) -> tuple[str | None, str | Non
                     break
             else:
                 continue
-            if names is not None:
-                name = names[position]
-            else:
-                found = _parameter_name(param)
-                name = None if found is None else found[0]
-            return type(optimizer).__name__, name, key
-    return type(optimizer).__name__, None, None
+            name = names[position] if names is not None else _parameter_name(param)
+            return type(optimizer).__name__, name, key, _owning_module(name)
+    return type(optimizer).__name__, None, None, None
 
 
 def enter_model(model: Any, args: tuple, kwargs: dict) -> None:
@@ -883,9 +901,8 @@ def report_read(tensor: TensorBase, how: str) -> None:
         return
     event = _first_birth_since(_births.backward_mark, kind)
     if event is not None:
-        born = (f"first born in {event.op}" if event.kind == kind else
-                f"the consequence of the {event.kind} first born in {event.op}")  # fmt: skip
-        _warn_once(event, f"a {kind} value {how}, {born} ({event.phase}) at {event.location}.")
+        _warn_once(event, f"a {kind} value {how}, {event.born_text(kind)} ({event.phase}) at "
+                          f"{event.location}.")  # fmt: skip
 
 
 def received_op(tensor: TensorBase | None) -> str:
@@ -893,8 +910,8 @@ def received_op(tensor: TensorBase | None) -> str:
     name of the parameter that holds it (in the models called so far), else `parameter`."""
     if tensor is None or not tensor._requires_grad:
         return "input"
-    found = _parameter_name(tensor)
-    return "parameter" if found is None else found[0]
+    name = _parameter_name(tensor)
+    return "parameter" if name is None else name
 
 
 def input_event(kind: str, op: str, module_path: str | None = None) -> AnomalyEvent:
@@ -908,7 +925,7 @@ def input_event(kind: str, op: str, module_path: str | None = None) -> AnomalyEv
     filename, lineno = user_location(frames)
     phase = "input" if op == "input" else "parameter"
     if phase == "parameter" and module_path is None and op != "parameter":
-        module_path = op.rpartition(".")[0] or None
+        module_path = _owning_module(op)
     return AnomalyEvent(op=op, node_name=None, phase=phase, kind=kind, mechanism=None,
                         created=False, filename=filename, lineno=lineno,
                         module_path=module_path, step=current_step(),
@@ -939,7 +956,7 @@ def _on_op_flags(node: Any, inputs: tuple, outputs: tuple, flags: list[str]) -> 
         if kind is None or any(holds_nonfinite(value, kind) for value in sources):
             continue
         event = _birth_event(node, kind, flags, index, inputs, outputs)
-        owner = node if event.phase not in _BACKWARD_PHASES else _owner()
+        owner = node if event.phase not in BACKWARD_PHASES else _owner()
         _record(event, node, owner if owner is not node else None, out)
         for listener in _birth_listeners:
             listener(event, node, inputs, out)
@@ -957,9 +974,6 @@ def _owner() -> Any:
     summed, else the one whose backward is running."""
     state = local_state
     return state.accumulating if state.accumulating is not None else state.backward_node
-
-
-_BACKWARD_PHASES = ("backward", "accumulation")
 
 
 def _birth_event(node: Any, kind: str, flags: list[str], index: int, inputs: tuple,
@@ -984,14 +998,13 @@ def _birth_event(node: Any, kind: str, flags: list[str], index: int, inputs: tup
         owner, phase = state.backward_node, "backward"
     else:
         owner, phase = node, forward_phase(inputs)
-    if phase not in _BACKWARD_PHASES:
+    if phase not in BACKWARD_PHASES:
         composite = composite_name(4)
         if composite is not None and composite != op:
             op, inner_op = composite, op
         if phase == "optimizer":
-            optimizer, parameter, optimizer_state = optimizer_site(inputs, outputs)
-            if parameter is not None and module_path is None:
-                module_path = parameter.rpartition(".")[0] or None
+            optimizer, parameter, optimizer_state, owner_path = optimizer_site(inputs, outputs)
+            module_path = module_path or owner_path
     else:
         op = node_op_name(owner)
         forward_file, forward_line, forward_module = site_location(
@@ -1075,23 +1088,30 @@ def _birth_outside_graph(kind: str) -> AnomalyEvent | None:
 
 def _first_of(first: AnomalyEvent | None, second: AnomalyEvent | None) -> AnomalyEvent | None:
     """Whichever of two recorded births came first (the first non-finite value wins)."""
-    if first is None or second is None or first is second:
-        return first if second is None else second if first is None else first
+    if first is None:
+        return second
+    if second is None or first is second:
+        return first
     for event, *_ in _births.events:
         if event is first or event is second:
             return event
     return first
 
 
+def _events_since(count: int) -> Iterator[AnomalyEvent]:
+    """The births recorded after the `count`-th, oldest first (as many as the ring kept)."""
+    events = _births.events
+    new = _births.count - count
+    for position in range(max(len(events) - new, 0), len(events)):
+        yield events[position][0]
+
+
 def _first_birth_since(count: int, kind: str) -> AnomalyEvent | None:
     """The first birth outside backward recorded after `count` that can explain a value of
     `kind`: one of that kind, or an Inf where the value is NaN (0 * inf, inf - inf: the first
     non-finite value wins)."""
-    events = _births.events
-    new = _births.count - count
-    for position in range(max(len(events) - new, 0), len(events)):
-        event = events[position][0]
-        if event.phase not in _BACKWARD_PHASES and (event.kind == kind or event.kind == "inf"):
+    for event in _events_since(count):
+        if event.phase not in BACKWARD_PHASES and (event.kind == kind or event.kind == "inf"):
             return event
     return None
 
@@ -1173,13 +1193,8 @@ def sentinel_check_roots(outputs: tuple, nodes: Any) -> tuple | None:
                         f"batch, which entered the model at {event.location}.")  # fmt: skip
         else:
             outside = "" if event is graph_birth else ", on tensors that need no grad"
-            if event.kind == kind:
-                born = f"first born in {event.op}"
-            else:
-                born = (f"the consequence of the {event.kind} first born in {event.op}: the "
-                        "first non-finite value")  # fmt: skip
-            headline = (f"backward() was called on a {kind} value {born} ({event.phase}) at "
-                        f"{event.location}{outside}.")  # fmt: skip
+            headline = (f"backward() was called on a {kind} value {event.born_text(kind)} "
+                        f"({event.phase}) at {event.location}{outside}.")  # fmt: skip
         _warn_once(event, headline)
         # One report per graph: the backward's own births are the same story.
         return None
@@ -1200,11 +1215,8 @@ def sentinel_check_backward(mark: tuple | None, nodes: Any) -> None:
     if mark is None or local_state.anomaly_enabled or not is_sentinel_enabled():
         return
     count, graph_birth = mark
-    events = _births.events
-    new = _births.count - count
-    for position in range(max(len(events) - new, 0), len(events)):
-        event = events[position][0]
-        if event.phase in ("backward", "accumulation"):
+    for event in _events_since(count):
+        if event.phase in BACKWARD_PHASES:
             if _allowance.depth:
                 return
             where = "a gradient sum for" if event.phase == "accumulation" else "the backward of"
@@ -1329,11 +1341,8 @@ def _end_scaled_backward(mark: tuple) -> None:
     _scaled.active = previous
     if _allowance.depth or local_state.anomaly_enabled or not is_sentinel_enabled():
         return
-    events = _births.events
-    new = _births.count - count
-    for position in range(max(len(events) - new, 0), len(events)):
-        event = events[position][0]
-        if event.phase in ("backward", "accumulation"):
+    for event in _events_since(count):
+        if event.phase in BACKWARD_PHASES:
             _keep_scaled(event)
 
 

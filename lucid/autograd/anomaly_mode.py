@@ -14,6 +14,7 @@ from typing import Any
 from lucid._core import observers
 from lucid._core.grad_mode import _DecoratorContextManager, local_state
 from lucid._core.sentinel import (
+    BACKWARD_PHASES,
     AnomalyError,
     AnomalyEvent,
     NonFiniteWarning,
@@ -192,7 +193,8 @@ class _AnomalyObserver:
         filename, lineno = user_location(frames)
         columns = call_columns(frames)
         op, inner_op, forward_location = node_op_name(node), None, None
-        optimizer = parameter = optimizer_state = birth_mechanism = None
+        optimizer = parameter = optimizer_state = None
+        mechanism = mechanism_of(flags, kind) if created else None
         module_path = info[1] if info else current_module_path()
         if phase == "forward":
             phase = forward_phase(inputs)
@@ -200,17 +202,16 @@ class _AnomalyObserver:
             if composite is not None and composite != op:
                 op, inner_op = composite, op
             if phase == "optimizer":
-                optimizer, parameter, optimizer_state = optimizer_site(inputs, outputs)
-                if parameter is not None and module_path is None:
-                    module_path = parameter.rpartition(".")[0] or None
+                optimizer, parameter, optimizer_state, owner_path = optimizer_site(inputs, outputs)
+                module_path = module_path or owner_path
         elif phase == "backward" and is_custom_function(node):
             # The user's own backward: the line inside it where the value was born.
             birth = birth_during_backward_of(node)
             if birth is not None:
                 forward_location = f"{filename}:{lineno}" if filename else None
                 filename, lineno, columns = birth.filename, birth.lineno, birth.columns
-                flags, created = None, True
-                birth_mechanism = birth.mechanism
+                # Created in that backward, with the flag that fired there.
+                mechanism, created = birth.mechanism, True
         event = AnomalyEvent(
             op=op,
             inner_op=inner_op,
@@ -223,9 +224,7 @@ class _AnomalyObserver:
             node_name=node.name(),
             phase=phase,
             kind=kind,
-            mechanism=birth_mechanism
-            if birth_mechanism
-            else (mechanism_of(flags, kind) if created else None),
+            mechanism=mechanism,
             created=created,
             filename=filename,
             lineno=lineno,
@@ -238,7 +237,7 @@ class _AnomalyObserver:
             op_function=getattr(node, "function", None),
             # A forward (or input) failure re-runs from the op's own arguments; a backward
             # one would also need the forward arguments, which the node does not keep.
-            op_args=copy_arguments(inputs) if phase not in ("backward", "accumulation") else None,
+            op_args=copy_arguments(inputs) if phase not in BACKWARD_PHASES else None,
         )
         ordinal = _ordinal(index)
         if phase == "backward":

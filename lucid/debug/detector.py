@@ -29,6 +29,7 @@ import lucid
 from lucid._core import observers
 from lucid._core.grad_mode import local_state
 from lucid._core.sentinel import (
+    BACKWARD_PHASES,
     add_birth_listener,
     capture_frames,
     holds_nonfinite,
@@ -499,7 +500,7 @@ class NaNDetector:
         if self._quiet:
             return
         local = self._local
-        if birth.phase not in ("backward", "accumulation"):
+        if birth.phase not in BACKWARD_PHASES:
             if not local.depth:
                 self._on_birth_outside(birth, node, inputs, output)
                 return

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from lucid._core.sentinel import holds_nonfinite, is_sentinel_enabled, nonfinite_kind
+from lucid._core.sentinel import holds_nonfinite, is_sentinel_enabled, nonfinite_kind, step_text
 from lucid._tensor import Tensor
 from lucid.autograd.anomaly_mode import copy_arguments
 
@@ -74,11 +74,6 @@ class NaNEvent:
         """The training step: `batch_idx` by its other name."""
         return self.batch_idx
 
-    def _step_text(self) -> str:
-        call = self.model_call
-        call_text = "" if call in (None, self.batch_idx) else f" (model call {call})"
-        return f"{self.batch_idx}{call_text}"
-
     @property
     def where(self) -> str:
         """The module in words: `'encoder.1' (Linear)`, the model itself, or outside it."""
@@ -94,7 +89,7 @@ class NaNEvent:
 
     def headline(self) -> str:
         """One line: kind, step, module, op, line."""
-        step = self._step_text()
+        step = step_text(self.batch_idx, self.model_call)
         if self.received:
             if self.phase == "input":
                 source = "the input batch"

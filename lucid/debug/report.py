@@ -8,7 +8,7 @@ import linecache
 import os
 from typing import Any
 
-from lucid._core.sentinel import caret_line, format_stats
+from lucid._core.sentinel import caret_line, format_stats, step_text
 
 _LUCID_DIRECTORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -69,13 +69,9 @@ def _root_cause_report(event: Any, model: Any = None, step_note: str = "") -> st
     else:
         lines.append("  line:      unknown")
     if event.optimizer:
-        updating = f", updating {event.parameter}" if event.parameter else ""
-        state = f", state {event.state}" if event.state else ""
-        lines.append(f"  optimizer: {event.optimizer}.step(){updating}{state}")
+        lines.append(f"  optimizer: {event.optimizer_text()}")
     lines.append(f"  module:    {_module_label(event.module_path, model, event.phase)}")
-    step = "unknown" if event.step is None else str(event.step)
-    if event.model_call is not None and event.model_call != event.step:
-        step += f" (model call {event.model_call})"
+    step = "unknown" if event.step is None else step_text(event.step, event.model_call)
     lines.append(f"  step:      {step}{step_note}")
     for index, stats in enumerate(event.inputs):
         lines.append(f"  input {index}:   {format_stats(stats)}")
