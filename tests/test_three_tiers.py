@@ -436,6 +436,30 @@ def eval_pass_read_with_item():
 
 
 # ------------------------------------------------------------------------ the table
+class LogOfAViewWrittenInPlace(nn.Module):
+    def forward(self, x):
+        h = x - 2.0
+        h[:, 1:].log_()  # <view-log>
+        return h
+
+
+def forward_inplace_on_a_view():
+    model = Net(LogOfAViewWrittenInPlace())
+    return model, _train(model, lucid.ones(2, 4))
+
+
+class SqrtOfAViewWrittenInPlace(nn.Module):
+    def forward(self, x):
+        h = x - x
+        h.t()[1:].sqrt_()  # <view-sqrt>
+        return h
+
+
+def backward_inplace_on_a_view():
+    model = Net(SqrtOfAViewWrittenInPlace())
+    return model, _train(model, lucid.ones(2, 4))
+
+
 def _facts(op, phase, mechanism, marker, module, step=0) -> Facts:
     return Facts(op, phase, mechanism, _line(marker), module, step)
 
@@ -494,6 +518,10 @@ SCENARIOS = [
              _facts("logdet", "forward", "invalid operation", "logdet", "encoder.2")),
     Scenario("an overflow inside a custom backward", custom_backward_exp_overflow,
              _facts("ExpInBackward", "backward", "overflow", "custom-exp", "encoder.2")),
+    Scenario("an in-place op on a view", forward_inplace_on_a_view,
+             _facts("log_", "forward", "invalid operation", "view-log", "encoder.2")),
+    Scenario("backward of an in-place op on a view", backward_inplace_on_a_view,
+             _facts("sqrt_", "backward", "division by zero", "view-sqrt", "encoder.2")),
     Scenario("an eval pass read with item()", eval_pass_read_with_item,
              _facts("log", "eval", "division by zero", "fwd-in-module", "encoder.2")),
 ]  # fmt: skip

@@ -534,7 +534,7 @@ def _check_requires_grad(outputs: tuple[Tensor, ...]) -> None:
     for index, output in enumerate(outputs):
         if not isinstance(output, TensorBase):
             raise TypeError(f"expected a Tensor in outputs, got {type(output).__name__}")
-        if not output._requires_grad:
+        if not output.requires_grad:  # the property: a view written since is brought up to date
             raise RuntimeError(
                 f"element {index} of tensors does not require grad and does not have a grad_fn"
             )
@@ -582,7 +582,7 @@ def _check_inputs(inputs: tuple) -> None:
     for input in inputs:
         if not isinstance(input, TensorBase):
             raise TypeError(f"expected Tensor inputs, got {type(input).__name__}")
-        if not input._requires_grad:
+        if not input.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
 
 

@@ -23,6 +23,8 @@ import sys
 import weakref
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from lucid._core import observers
 from lucid._core.arguments import raise_argument_error
 from lucid._core.dtypes import FLOAT_KINDS
@@ -40,6 +42,7 @@ FunctionCtx = Node
 _NOT_RECORDING = tuple((False,) * n for n in range(16))
 _NO_EDGE = (None, 0)  # a tensor input that does not require grad
 _new_node = object.__new__
+_ndarray = np.ndarray
 _next_sequence_nr = next_sequence_nr
 _set_numpy_state = observers.numpy_state.set
 _reset_numpy_state = observers.numpy_state.reset
@@ -61,6 +64,8 @@ class Function:
     # saves as tensors: the node is then freed after backward like one that saved tensors, so
     # a second backward through it raises, as in PyTorch.
     _keeps_values_for_backward = False
+    # True for split and unbind, whose outputs PyTorch refuses to write in place.
+    _returns_several_views = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise RuntimeError(
@@ -116,6 +121,8 @@ class Function:
             edges = []
             for arg in args:
                 if isinstance(arg, TensorBase):
+                    if arg._base is not None and arg._view_version != arg._version_counter[0]:
+                        _refresh_view(arg)
                     if arg._requires_grad:
                         is_recording = True
                         needs_input_grad.append(True)
@@ -175,10 +182,10 @@ class Function:
             if is_recording:
                 for arg in args:
                     if output is arg:
-                        output = _alias(arg)
+                        output = _alias_view(arg, cls)
                         break
             if output._data.base is not None:
-                _share_version_with_view_source(output, output._data.base, args)
+                _share_version_with_view_source(output, output._data.base, args, cls, 0)
             if is_recording:
                 array = output._data
                 if array.dtype.kind in FLOAT_KINDS and not ctx.non_differentiable:
@@ -231,14 +238,15 @@ def _finish_outputs(
     is_tuple = type(output) is tuple
     outputs = output if is_tuple else (output,)
     dirty = ctx.dirty_tensors
+    function = ctx.function
     finished = []
-    for out in outputs:
+    for index, out in enumerate(outputs):
         if isinstance(out, TensorBase) and not any(out is tensor for tensor in dirty):
             if is_recording and any(out is arg for arg in args):
                 # Returning an input unchanged must not rewrite the caller's tensor.
-                out = next(_alias(arg) for arg in args if out is arg)
+                out = next(_alias_view(arg, function) for arg in args if out is arg)
             elif out._data.base is not None:
-                _share_version_with_view_source(out, out._data.base, args)
+                _share_version_with_view_source(out, out._data.base, args, function, index)
         finished.append(out)
     outputs = tuple(finished)
     for tensor in dirty:
@@ -263,6 +271,13 @@ def _finish_outputs(
         ctx.output_meta = tuple(meta)
         if ctx.to_save is not None:
             _pack_saved(ctx, outputs)
+        for tensor in dirty:
+            if tensor._base is not None:
+                if len(outputs) != 1:
+                    raise RuntimeError(
+                        "Functions which modify views in-place must return a single Variable"
+                    )
+                _rebase_view(tensor, ctx)
     if watching or state.pending_flags is not None:
         observers.after_forward(ctx, args, outputs)
     if is_tuple:
@@ -288,16 +303,84 @@ def _alias(tensor: Tensor) -> Tensor:
     return alias
 
 
-def _share_version_with_view_source(out: Tensor, base: Any, args: tuple) -> None:
-    """A forward that returns a view of an input shares that input's version counter, and
-    remembers the input's base as its own `_base`."""
+def _alias_view(tensor: Tensor, function: type) -> Tensor:
+    """An input a forward returned as it is: a new tensor viewing all of it."""
+    alias = _wrap(tensor._data)
+    _make_view(alias, tensor, function, 0)
+    return alias
+
+
+def _share_version_with_view_source(
+    out: Tensor, base: Any, args: tuple, function: type, output_nr: int
+) -> None:
+    """A forward that returns a view of an input makes it a view of that input's base."""
+    owner = _memory_owner(base)
     for arg in args:
         if isinstance(arg, TensorBase):
             source = arg._data
-            if source is base or source.base is base:
-                out._version_counter = arg._version_counter
-                out._base = arg if arg._base is None else arg._base
+            if source is owner or source.base is owner or _memory_owner(source) is owner:
+                _make_view(out, arg, function, output_nr)
                 return
+
+
+def _memory_owner(array: Any) -> Any:
+    """The array owning the memory `array` views: NumPy links a view to it through `.base`,
+    directly, or through the objects `as_strided` wraps views in."""
+    base = array.base
+    if base is None:
+        return array
+    if base.__class__ is _ndarray and base.base is None:
+        return base
+    while True:
+        parent = getattr(base, "base", None)
+        if parent is None:
+            return base
+        base = parent
+
+
+def _make_view(out: Tensor, source: Tensor, function: type, output_nr: int) -> None:
+    """`out` shares the version counter of `source` and has its base (the root) as `_base`;
+    `_view_creation` says when an in-place write to it must be refused (Node.mark_dirty):
+    made without grad mode or in inference mode, by a custom Function, or as one of several
+    views (split, unbind). A view of such a view inherits it."""
+    counter = source._version_counter
+    out._version_counter = counter
+    out._view_version = counter[0]
+    parent = source._base
+    creation = None
+    if parent is None:
+        out._base = source
+    else:
+        out._base = parent
+        creation = source._view_creation
+    if creation is None:
+        state = local_state
+        if state.inference:
+            creation = _CREATED_IN_INFERENCE
+        elif not state.enabled:
+            creation = _CREATED_WITHOUT_GRAD
+        elif not function.__module__.startswith("lucid."):
+            creation = ("custom", function, output_nr)
+        elif function._returns_several_views:
+            creation = ("several", function, output_nr)
+    out._view_creation = creation
+
+
+_CREATED_IN_INFERENCE = ("inference",)
+_CREATED_WITHOUT_GRAD = ("no_grad",)
+
+
+def _refresh_view(view: Tensor) -> None:
+    # views.py builds on Function (a cycle broken here, on a path only stale views take).
+    from lucid._core.views import refresh
+
+    refresh(view)
+
+
+def _rebase_view(view: Tensor, node: Node) -> None:
+    from lucid._core.views import rebase
+
+    rebase(view, node)
 
 
 def _pack_saved(ctx: Node, outputs: tuple) -> None:

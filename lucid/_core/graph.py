@@ -37,15 +37,32 @@ FREED_MESSAGE = (
 )
 
 
-# Recording an in-place op on a view would have to rewrite the history of the view's base
-# (PyTorch's CopySlices); lucid does not, so it refuses rather than give wrong gradients.
-_INPLACE_ON_VIEW_MESSAGE = (
-    "{op}: lucid cannot record an in-place operation on a view of another tensor (a slice, "
-    "reshape, transpose, ...) while gradients are being recorded: the base tensor's history "
-    "would not see the change and its gradients would be wrong. Write into the base tensor "
-    "itself (base[index] = value), apply the operation out of place, or clone() the view "
-    "first."
+# PyTorch's refusal of an in-place write through a view, by how the view was made: who made
+# it (its op, or the mode it was made in when it has no grad_fn), then why that forbids it.
+_VIEW_MADE_WITHOUT_GRAD = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
 )
+_VIEW_MADE_IN_INFERENCE = (
+    "A view was created in inference mode and is being modified inplace in normal mode."
+)
+_VIEW_MADE_BY = "Output {output_nr} of {op} is a view and is being modified inplace."
+_VIEW_REFUSAL_REASONS = {
+    "several": " This view is the output of a function that returns multiple views. Such "
+    "functions do not allow the output views to be modified inplace. You should replace the "
+    "inplace operation by an out-of-place one.",
+    "no_grad": " Given that this use case is ambiguous and error-prone, it is forbidden. You "
+    "can clarify your code by moving both the view and the inplace either both inside the "
+    "no_grad block (if you don't want the inplace to be tracked) or both outside (if you want "
+    "the inplace to be tracked).",
+    "inference": " Given that this use case is ambiguous and error-prone, it is forbidden. You "
+    "can clarify your code by moving both the view and the inplace either both inside the "
+    "inference_mode block (if you don't want the inplace to be tracked) or both outside (if "
+    "you want the inplace to be tracked).",
+    "custom": " This view was created inside a custom Function (or because an input was "
+    "returned as-is) and the autograd logic to handle view+inplace would override the custom "
+    "backward associated with the custom Function, leading to incorrect gradients. This "
+    "behavior is forbidden. You can fix this by cloning the output of the custom Function.",
+}
 
 
 _INFERENCE_INPLACE_MESSAGE = (
@@ -136,23 +153,48 @@ class Node(_NodeHooks):
         for tensor in tensors:
             if tensor._version_counter.__class__ is InferenceVersion and not local_state.inference:
                 raise RuntimeError(_INFERENCE_INPLACE_MESSAGE)
-        if self.is_recording:
-            for tensor in tensors:
-                if tensor._base is not None:
-                    raise RuntimeError(_INPLACE_ON_VIEW_MESSAGE.format(op=self.name()))
-                if tensor._grad_fn is None and tensor._requires_grad:
-                    # PyTorch words this differently for built-in ops and custom Functions.
-                    is_builtin = self.function.__module__.startswith("lucid.")
-                    raise RuntimeError(
-                        "a leaf Variable that requires grad "
-                        f"{'is being' if is_builtin else 'has been'} used in an in-place "
-                        "operation."
-                    )
+        for tensor in tensors:
+            if tensor._base is not None:
+                self._check_view_write(tensor)
+            elif self.is_recording and tensor._grad_fn is None and tensor._requires_grad:
+                raise RuntimeError(self._leaf_message("a leaf Variable"))
         self.dirty_tensors = tensors
         if local_state.anomaly_enabled:
             # Anomaly mode judges an in-place op against its inputs as they were before the
             # write (NUMERICS.md): what each dirty tensor held, read before the forward writes.
             self.held_before_write = tuple(_held_nonfinite(tensor) for tensor in tensors)
+
+    def _check_view_write(self, view: Tensor) -> None:
+        """PyTorch's errors for an in-place write through a view that autograd would record
+        (also where the view's base requires grad but the view, made without grad, does not);
+        recorded writes are then rebased onto the base (_core/views.py)."""
+        base = view._base
+        recorded = self.is_recording or (local_state.enabled and base._requires_grad)
+        if not recorded:
+            return
+        creation = view._view_creation
+        if creation is not None:
+            kind = creation[0]
+            if kind == "inference" and local_state.inference:
+                return
+            grad_fn = view._grad_fn
+            if grad_fn is not None:
+                made = _VIEW_MADE_BY.format(output_nr=view._output_nr, op=_op_name(grad_fn))
+            elif kind == "inference":
+                made = _VIEW_MADE_IN_INFERENCE
+            else:
+                made = _VIEW_MADE_WITHOUT_GRAD
+            raise RuntimeError(made + _VIEW_REFUSAL_REASONS[kind])
+        if base._grad_fn is None and base._requires_grad:
+            raise RuntimeError(self._leaf_message("a view of a leaf Variable"))
+
+    def _leaf_message(self, what: str) -> str:
+        # PyTorch words this differently for built-in ops and custom Functions.
+        is_builtin = self.function.__module__.startswith("lucid.")
+        return (
+            f"{what} that requires grad {'is being' if is_builtin else 'has been'} used in an "
+            "in-place operation."
+        )
 
     def mark_non_differentiable(self, *tensors: Tensor) -> None:
         self.non_differentiable = tensors

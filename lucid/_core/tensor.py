@@ -47,6 +47,10 @@ class TensorBase:
         "_retains_grad",
         "_name",
         "_base",
+        # Set only on views (where `_base` is set, no cost in _wrap): the version their
+        # grad_fn was made at, and how they were made (_core/views.py).
+        "_view_version",
+        "_view_creation",
         # Set only by detach_() on a non-leaf: the (grad_fn, output_nr) it had, so that a node
         # that saved it then can refuse it in backward. Unset elsewhere (no cost in _wrap).
         "_detached_from",
@@ -85,14 +89,20 @@ class TensorBase:
 
     @property
     def is_leaf(self) -> bool:
+        if self._base is not None and self._view_version != self._version_counter[0]:
+            _refresh_view(self)
         return self._grad_fn is None
 
     @property
     def grad_fn(self) -> Any:
+        if self._base is not None and self._view_version != self._version_counter[0]:
+            _refresh_view(self)
         return self._grad_fn
 
     @property
     def requires_grad(self) -> bool:
+        if self._base is not None and self._view_version != self._version_counter[0]:
+            _refresh_view(self)
         return self._requires_grad
 
     @requires_grad.setter
@@ -377,6 +387,13 @@ class InferenceVersion(list):
     tensor: in-place updates outside inference mode refuse it (graph.Node.mark_dirty)."""
 
     __slots__ = ()
+
+
+def _refresh_view(view: TensorBase) -> None:
+    # views.py builds on Function, which builds on this module (a cycle broken here).
+    from lucid._core.views import refresh
+
+    refresh(view)
 
 
 def mark_inference(tensor: TensorBase) -> None:

@@ -606,6 +606,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor
 # ----------------------------------------------------------------- splitting
 class Split(Function):
     _backward_name = "SplitBackward0"
+    _returns_several_views = True
 
     @staticmethod
     def forward(ctx, x, sizes, dim):
@@ -691,6 +692,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 
 class Unbind(Function):
     _backward_name = "UnbindBackward0"
+    _returns_several_views = True
 
     @staticmethod
     def forward(ctx, x, dim):

@@ -66,3 +66,10 @@ def test_seq2seq_gru_with_teacher_forcing(rng):
 @pytest.mark.parametrize("name", ["test_sanity_check", "test_more_ops"])
 def test_micrograd_test_suite_checks_its_engine_against_the_framework(framework, name):
     getattr(load("micrograd", framework), name)()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_inplace_writes_through_views_of_activations(rng, dtype):
+    data = {"x": rng.standard_normal((6, 8)), "y": rng.integers(0, 3, 6)}
+    losses = compare("inplace_views", data, steps=5, dtype=dtype)
+    assert losses[-1] < losses[0]
