@@ -107,45 +107,59 @@ def _attention_mask(
     return attn_mask
 
 
-def _project(
-    query: Tensor,
-    key: Tensor,
-    value: Tensor,
-    in_proj_weight: Tensor | None,
-    in_proj_bias: Tensor | None,
-    separate: tuple[Tensor | None, Tensor | None, Tensor | None] | None,
+def _packed_projection(
+    query: Tensor, key: Tensor, value: Tensor, weight: Tensor, bias: Tensor | None
 ) -> tuple[Tensor, Tensor, Tensor]:
-    """The query, key and value projections, sharing GEMMs where the inputs are shared."""
-    if separate is not None:
-        for name, weight in zip("qkv", separate, strict=True):
-            if weight is None:
-                raise AssertionError(
-                    f"use_separate_proj_weight is True but {name}_proj_weight is None"
-                )
-        biases = (None,) * 3 if in_proj_bias is None else in_proj_bias.chunk(3)
-        return tuple(  # type: ignore[return-value]
-            linear(x, w, b) for x, w, b in zip((query, key, value), separate, biases, strict=True)
-        )
-    if in_proj_weight is None:
-        raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+    """The q, k, v projections by one (3E, E) weight, sharing GEMMs where the inputs are shared."""
     embed_dim = query.shape[-1]
     if key is value and query is key:
         # self-attention: one GEMM for all three projections
-        return linear(query, in_proj_weight, in_proj_bias).chunk(3, -1)  # type: ignore[return-value]
+        q, k, v = linear(query, weight, bias).unflatten(-1, (3, embed_dim)).unbind(-2)
+        return q, k, v
     if key is value:
         # encoder-decoder attention: one GEMM for the key and value projections
         split = [embed_dim, 2 * embed_dim]
-        weight_q, weight_kv = in_proj_weight.split(split)
+        weight_q, weight_kv = weight.split(split)
         bias_q = bias_kv = None
-        if in_proj_bias is not None:
-            bias_q, bias_kv = in_proj_bias.split(split)
-        k, v = linear(key, weight_kv, bias_kv).chunk(2, -1)
+        if bias is not None:
+            bias_q, bias_kv = bias.split(split)
+        k, v = linear(key, weight_kv, bias_kv).unflatten(-1, (2, embed_dim)).unbind(-2)
         return linear(query, weight_q, bias_q), k, v
-    weights = in_proj_weight.chunk(3)
-    biases = (None,) * 3 if in_proj_bias is None else in_proj_bias.chunk(3)
-    return tuple(  # type: ignore[return-value]
+    weights = weight.chunk(3)
+    biases = (None, None, None) if bias is None else bias.chunk(3)
+    q, k, v = (
         linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases, strict=True)
     )
+    return q, k, v
+
+
+def _separate_projection(
+    inputs: tuple[Tensor, Tensor, Tensor],
+    weights: tuple[Tensor | None, Tensor | None, Tensor | None],
+    bias: Tensor | None,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """The q, k, v projections by their own weights: (E, E), (E, kdim) and (E, vdim)."""
+    for letter, weight in zip("qkv", weights, strict=True):
+        if weight is None:
+            raise AssertionError(
+                f"use_separate_proj_weight is True but {letter}_proj_weight is None"
+            )
+    biases = (None, None, None) if bias is None else bias.chunk(3)
+    names = ("query", "key", "value")
+    embed_dim = inputs[0].size(-1)
+    for name, x, weight in zip(names, inputs, weights, strict=True):
+        expected = (embed_dim, x.size(-1))
+        if weight.shape != expected:
+            raise AssertionError(
+                f"expecting {name} weights shape of {expected}, but got {weight.shape}"
+            )
+    for name, b in zip(names, biases, strict=True):
+        if b is not None and b.shape != (embed_dim,):
+            raise AssertionError(
+                f"expecting {name} bias shape of {(embed_dim,)}, but got {b.shape}"
+            )
+    q, k, v = (linear(x, w, b) for x, w, b in zip(inputs, weights, biases, strict=True))
+    return q, k, v
 
 
 def _static(tensor: Tensor, name: str, batch_heads: int, head_dim: int) -> Tensor:
@@ -185,9 +199,9 @@ def multi_head_attention_forward(
 ) -> tuple[Tensor, Tensor | None]:
     """Multi-head attention over (L, N, E) query and (S, N, E) key/value (or unbatched).
 
-    Returns the output and, with need_weights, the attention weights (averaged over heads
-    when average_attn_weights). In masks, boolean True marks a key that may NOT be attended
-    to; float masks are added to the scores.
+    Returns the output, (L, N, out_proj_weight.size(0)), and with need_weights the attention
+    weights (averaged over heads when average_attn_weights). In masks, boolean True marks a
+    key that may NOT be attended to; float masks are added to the scores.
     """
     is_batched = _check_shapes(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not is_batched:
@@ -219,17 +233,21 @@ def multi_head_attention_forward(
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
     if use_separate_proj_weight:
+        # kdim and vdim may differ from embed_dim, so only the leading dims must agree
         if tuple(key.shape[:2]) != tuple(value.shape[:2]):
             raise AssertionError(
                 f"key's sequence and batch dims {key.shape[:2]} do not match value's "
                 f"{value.shape[:2]}"
             )
-        separate = (q_proj_weight, k_proj_weight, v_proj_weight)
+    elif tuple(key.shape) != tuple(value.shape):
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+    if not use_separate_proj_weight:
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        q, k, v = _packed_projection(query, key, value, in_proj_weight, in_proj_bias)
     else:
-        if tuple(key.shape) != tuple(value.shape):
-            raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
-        separate = None
-    q, k, v = _project(query, key, value, in_proj_weight, in_proj_bias, separate)
+        separate = (q_proj_weight, k_proj_weight, v_proj_weight)
+        q, k, v = _separate_projection((query, key, value), separate, in_proj_bias)
     heads = batch * num_heads
     attn_mask = _attention_mask(attn_mask, heads, target_length, key.shape[0])
     if bias_k is not None and bias_v is not None:
@@ -282,28 +300,30 @@ def multi_head_attention_forward(
         weights = softmax(scores, -1)
         if dropout_p > 0.0:
             weights = dropout(weights, p=dropout_p)
-        output = lucid.matmul(weights, v)
-        output = output.transpose(0, 1).reshape(target_length * batch, embed_dim)
-        output = linear(output, out_proj_weight, out_proj_bias)
-        output = output.reshape(target_length, batch, embed_dim)
+        output = lucid.matmul(weights, v).transpose(0, 1)
         weights = weights.reshape(batch, num_heads, target_length, source_length)
         if average_attn_weights:
             weights = weights.mean(1)
         if not is_batched:
-            output, weights = output.squeeze(1), weights.squeeze(0)
-        return output, weights
-    if attn_mask is not None:
-        if attn_mask.shape[0] == 1 and attn_mask.dim() == 3:
-            attn_mask = attn_mask.unsqueeze(0)
-        else:
-            attn_mask = attn_mask.reshape(batch, num_heads, -1, source_length)
-    q = q.reshape(batch, num_heads, target_length, head_dim)
-    k = k.reshape(batch, num_heads, source_length, head_dim)
-    v = v.reshape(batch, num_heads, source_length, head_dim)
-    output = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
-    output = output.permute(2, 0, 1, 3).reshape(batch * target_length, embed_dim)
-    output = linear(output, out_proj_weight, out_proj_bias)
-    output = output.reshape(target_length, batch, embed_dim)
+            weights = weights.squeeze(0)
+    else:
+        weights = None
+        if attn_mask is not None:
+            if attn_mask.shape[0] == 1 and attn_mask.dim() == 3:
+                attn_mask = attn_mask.unsqueeze(0)
+            else:
+                attn_mask = attn_mask.reshape(batch, num_heads, -1, source_length)
+        q = q.reshape(batch, num_heads, target_length, head_dim)
+        k = k.reshape(batch, num_heads, source_length, head_dim)
+        v = v.reshape(batch, num_heads, source_length, head_dim)
+        output = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+        output = output.permute(2, 0, 1, 3)
+    # the output projection may change the width (CLIP's attention pool projects to a smaller
+    # output_dim), so the last dim comes from out_proj_weight, not embed_dim
+    output = linear(
+        output.reshape(target_length * batch, embed_dim), out_proj_weight, out_proj_bias
+    )
+    output = output.reshape(target_length, batch, output.shape[-1])
     if not is_batched:
         output = output.squeeze(1)
-    return output, None
+    return output, weights
