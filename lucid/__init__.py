@@ -31,6 +31,19 @@ from lucid._core.layouts import (
 )
 from lucid._core.tensor import Size
 from lucid._tensor import Tensor
+from lucid._legacy_types import (
+    BFloat16Tensor,
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+    set_default_tensor_type,
+)
 from lucid._tensor_str import set_printoptions
 from lucid.dtypes import (
     bfloat16,
@@ -174,6 +187,7 @@ def can_cast(from_: dtype, to: dtype) -> bool:
 _LAZY_SUBPACKAGES = ("nn", "optim", "utils", "debug", "cuda", "backends", "accelerator", "jit")
 _LAZY_SUBPACKAGES += ("linalg", "amp", "distributed")
 _LAZY_SUBPACKAGES += ("cpu",)
+_LAZY_SUBPACKAGES += ("_dynamo", "_inductor")  # torch._dynamo.config and the like
 _LAZY_NAMES = {
     "load": "lucid.utils.serialization",
     "save": "lucid.utils.serialization",

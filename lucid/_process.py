@@ -1,4 +1,5 @@
-"""Process settings PyTorch scripts call: thread counts, and `compile` as a pass-through.
+"""Process settings PyTorch scripts call: thread counts, and `compile` as a pass-through (its
+options are lucid._dynamo.config and lucid._inductor.config).
 
 lucid's intra-op parallelism is NumPy's BLAS. Its thread count is set through `threadpoolctl`
 when that package is installed (it is optional, never a dependency); without it the count
@@ -100,21 +101,62 @@ def compile(model: Callable | None = None, *, fullgraph: builtins.bool = False,
             options: dict | None = None, disable: builtins.bool = False) -> Any:  # fmt: skip
     """Return `model` unchanged: lucid has no compiler, and runs the model eagerly.
 
-    Warns once per process. Works as `lucid.compile(model)` and as `@lucid.compile(...)`.
+    Works as `lucid.compile(model)` and as `@lucid.compile(...)`. `mode` and `options` are
+    checked as torch.compile checks them: not both, a known mode, and with the default backend
+    ("inductor") every option named in `lucid._inductor.config`. Warns once per process that
+    the model runs unchanged, except when eager is what was asked for: `disable=True`, or
+    `lucid._dynamo.config.disable` set. No other `lucid._dynamo.config` or
+    `lucid._inductor.config` option has a meaning for lucid, and none is read.
     """
     if model is None:
-        return lambda function: compile(function)
+
+        def decorate(function: Callable) -> Any:
+            if function is None:
+                raise RuntimeError("Model can't be None")
+            return compile(function, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                           mode=mode, options=options, disable=disable)  # fmt: skip
+
+        return decorate
+    _check_compile_options(backend, mode, options, dynamic)
     if not callable(model):
         raise TypeError(f"A callable function is expected, but {type(model)} is provided.")
-    if not _compile_warned[0]:
-        _compile_warned[0] = True
-        warnings.warn(
-            "lucid.compile returns the model unchanged: lucid has no compiler and runs it "
-            "eagerly, with the same results",
-            UserWarning,
-            stacklevel=2,
-        )
+    if not _compile_warned[0] and not disable:
+        from lucid._dynamo import config
+
+        if not config.disable:
+            _compile_warned[0] = True
+            warnings.warn(
+                "lucid.compile returns the model unchanged: lucid has no compiler and runs it "
+                "eagerly, with the same results",
+                UserWarning,
+                stacklevel=2,
+            )
     return model
+
+
+def _check_compile_options(backend: Any, mode: str | None, options: dict | None,
+                           dynamic: builtins.bool | None) -> None:  # fmt: skip
+    if mode is not None and options is not None:
+        raise RuntimeError(
+            "Either mode or options can be specified, but both can't be specified at the same time."
+        )
+    if backend is not None and backend != "inductor":
+        return  # another backend takes its options as they come
+    from lucid._inductor import config, list_mode_options
+
+    if mode and mode != "default":
+        list_mode_options(mode, dynamic)
+    if not options:
+        return
+    known = config.get_config_copy()
+    for key in options:
+        # torch.compile takes these two out of the options before checking the rest
+        if key in ("guard_filter_fn", "use_aoti"):
+            continue
+        if key.replace("-", "_") not in known:
+            raise RuntimeError(
+                f"Unexpected optimization option {key}, known options are {list(known.keys())}"
+            )
 
 
 # -------------------------------------------------- determinism, precision, warnings

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import operator
 import warnings
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
@@ -10,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from lucid import _legacy_types
 from lucid import factories as _factories
 from lucid._core import dtypes
 from lucid._core import engine as _engine
@@ -31,6 +33,7 @@ from lucid.ops import (
     selection,
 )
 from lucid.ops import shape as shape_ops
+from lucid.ops import storage as storage_ops
 from lucid.ops._common import check_tensors  # `shape` names the shape methods' parameter
 
 
@@ -570,6 +573,85 @@ class Tensor(TensorBase):
     def is_cpu(self) -> builtins.bool:
         return True
 
+    # lucid's tensors are dense, strided, unquantized and in CPU memory: each of these is False.
+    @property
+    def is_meta(self) -> builtins.bool:
+        return False
+
+    @property
+    def is_mps(self) -> builtins.bool:
+        return False
+
+    @property
+    def is_xpu(self) -> builtins.bool:
+        return False
+
+    @property
+    def is_ipu(self) -> builtins.bool:
+        return False
+
+    @property
+    def is_maia(self) -> builtins.bool:
+        return False
+
+    @property
+    def is_mtia(self) -> builtins.bool:
+        return False
+
+    @property
+    def is_xla(self) -> builtins.bool:
+        return False
+
+    @property
+    def is_vulkan(self) -> builtins.bool:
+        return False
+
+    @property
+    def is_mkldnn(self) -> builtins.bool:
+        return False
+
+    @property
+    def is_sparse(self) -> builtins.bool:
+        return False
+
+    @property
+    def is_sparse_csr(self) -> builtins.bool:
+        return False
+
+    @property
+    def is_quantized(self) -> builtins.bool:
+        return False
+
+    @property
+    def is_nested(self) -> builtins.bool:
+        return False
+
+    def is_shared(self) -> builtins.bool:
+        """False: lucid has no shared-memory tensors (share_memory_)."""
+        return False
+
+    def to_dense(self, dtype: Any = None, *, masked_grad: Any = None) -> Tensor:
+        """The tensor itself (it is dense already), or cast to `dtype`."""
+        if dtype is None:
+            return self
+        return fills.to(self, dtype)
+
+    @property
+    def volatile(self) -> builtins.bool:
+        """Removed from PyTorch long ago: warns, and is always False."""
+        warnings.warn(
+            "volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2
+        )
+        return False
+
+    @volatile.setter
+    def volatile(self, value: Any) -> None:
+        warnings.warn(
+            "volatile was removed and now has no effect. Use `with lucid.no_grad():` instead.",
+            UserWarning,
+            stacklevel=2,
+        )
+
     @property
     def layout(self) -> Any:
         return _layouts.strided
@@ -651,6 +733,41 @@ class Tensor(TensorBase):
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return builtins.bool(self._data.reshape(()) != 0)
 
+    # ----------------------------------------------------------- storage and size
+    # resize_ lays a new shape over the storage (lucid.ops.storage has PyTorch's rules and
+    # where lucid must refuse); resize and resize_as are PyTorch's deprecated reshapes.
+    resize_ = storage_ops.resize_
+    resize = storage_ops.resize
+    resize_as = storage_ops.resize_as
+    storage_offset = storage_ops.storage_offset
+
+    def resize_as_(self, tensor: Tensor, *, memory_format: Any = None) -> Tensor:
+        """`self.resize_(tensor.size())`."""
+        if not isinstance(tensor, TensorBase):
+            raise TypeError(
+                "resize_as_(): argument 'the_template' (position 1) must be Tensor, not "
+                f"{storage_ops.torch_type_name(tensor)}"
+            )
+        return storage_ops.resize_as_(self, tensor, memory_format=memory_format)
+
+    def const_data_ptr(self) -> builtins.int:
+        return self.data_ptr()
+
+    def split_with_sizes(self, split_sizes: Any, dim: builtins.int = 0) -> tuple[Tensor, ...]:
+        if not isinstance(split_sizes, tuple | list):
+            raise TypeError(
+                "split_with_sizes(): argument 'split_sizes' (position 1) must be tuple of ints, "
+                f"not {storage_ops.torch_type_name(split_sizes)}"
+            )
+        for position, size in enumerate(split_sizes, 1):
+            if not storage_ops.is_index(size):
+                raise TypeError(
+                    "split_with_sizes(): argument 'split_sizes' failed to unpack the object at "
+                    f'pos {position} with error "type must be tuple of ints,but got '
+                    f'{storage_ops.torch_type_name(size)}"'
+                )
+        return shape_ops.split(self, [operator.index(size) for size in split_sizes], dim)
+
     def is_same_size(self, other: Tensor) -> builtins.bool:
         if not isinstance(other, TensorBase):
             raise TypeError(
@@ -680,10 +797,22 @@ class Tensor(TensorBase):
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
         return fills.to(self, *args, **kwargs)
 
-    def type(self, dtype: Any = None) -> Tensor | str:
+    def type(self, dtype: Any = None, non_blocking: builtins.bool = False, *,
+             memory_format: Any = None) -> Tensor | str:  # fmt: skip
+        """The legacy type's name ("lucid.FloatTensor"), or a cast to a dtype, a legacy type,
+        lucid.Tensor (the default dtype) or a type's name (PyTorch's "torch.FloatTensor" too)."""
+        if not isinstance(non_blocking, builtins.bool):
+            raise TypeError(
+                "type(): argument 'non_blocking' must be bool, not "
+                f"{builtins.type(non_blocking).__name__}"
+            )
         if dtype is None:
             return _TYPE_NAMES[self._data.dtype]
-        return fills.to(self, dtype)
+        if dtype is Tensor:
+            target = dtypes.get_default_dtype()
+        else:
+            target = _legacy_types.type_dtype(dtype)
+        return fills.to(self, target, memory_format=memory_format)
 
     def float(self) -> Tensor:
         return fills.to(self, dtypes.float32)
@@ -903,6 +1032,11 @@ class Tensor(TensorBase):
         return shape_ops.reshape(self, _varargs_shape(shape))
 
     def view(self, *shape: Any) -> Tensor:
+        if not shape:
+            raise TypeError(
+                "view() received an invalid combination of arguments - got (), but expected "
+                "one of:\n * (lucid.dtype dtype)\n * (tuple of ints size)\n"
+            )
         if len(shape) == 1 and not isinstance(shape[0], int | tuple | list | Size):
             return fills.to(self, shape[0])
         return shape_ops.view(self, _varargs_shape(shape))

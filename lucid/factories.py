@@ -6,6 +6,7 @@ import builtins
 import math
 import operator
 import warnings
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -232,7 +233,24 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
             name = f"{kind.__module__}.{name}"
         raise TypeError(f"expected np.ndarray (got {name})")
     dtypes.from_numpy_dtype(ndarray.dtype)
+    owner = ndarray
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    _lent_arrays[id(owner)] = owner
     return _wrap(ndarray)
+
+
+# Memory lent by from_numpy: PyTorch cannot resize such a storage (resize_ refuses it), so
+# lucid does not either. Weak, so a lent array is freed as usual.
+_lent_arrays: weakref.WeakValueDictionary[int, np.ndarray] = weakref.WeakValueDictionary()
+
+
+def is_lent(array: np.ndarray) -> bool:
+    """Whether `array`'s memory came from `from_numpy`."""
+    owner = array
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    return _lent_arrays.get(id(owner)) is owner
 
 
 def scalar_tensor(value: Any, *, dtype: Any = None, device: Any = None,
@@ -303,10 +321,42 @@ _ARANGE_SIGNATURES = (
 )
 
 
+# ------------------------------------------------------- arange, linspace, logspace, bit for bit
+# These compute what PyTorch's CPU kernels compute, to the last bit (checked against torch by
+# tests/test_range_factories_bitwise.py). PyTorch compiles the arange and linspace kernels once
+# per CPU capability, and its AVX2 and AVX-512 builds fuse `start + step * i` into one
+# multiply-add with a single rounding; lucid follows those builds, the ones PyTorch picks on any
+# x86-64 CPU of the last decade (its baseline build, for CPUs without AVX2, rounds twice).
+# NumPy has no fused multiply-add, so `_fma` computes one exactly. logspace is compiled once,
+# unfused, and calls C's pow().
+
+# PyTorch's names of the C++ types in "value cannot be converted to type ... without overflow"
+_CONVERSION_NAMES = {
+    "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+    "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+}  # fmt: skip
+
+
+def _check_arange_bounds(start: Any, end: Any, step: Any) -> None:
+    """PyTorch's checks, in double."""
+    first, last, stride = float(start), float(end), float(step)
+    if not (stride > 0 or stride < 0):
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(first) and math.isfinite(last)):
+        raise RuntimeError(f"unsupported range: {first:g} -> {last:g}")
+    if not ((stride > 0 and last >= first) or (stride < 0 and last <= first)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+
+
 def arange(start: Any = None, end: Any = None, step: Any = 1, *, dtype: Any = None,
            device: Any = None, pin_memory: bool = False,
            requires_grad: bool = False) -> Tensor:  # fmt: skip
-    """Values from `start` to `end` (exclusive) by `step`; int64 when all three are ints."""
+    """Values from `start` to `end` (exclusive) by `step`; int64 when all three are ints.
+
+    Bit for bit PyTorch's CPU result (see `_arange_values`), up to 32768 elements or with one
+    PyTorch thread: beyond that PyTorch splits the range among its threads, and where the
+    pieces start moves the last bit of a few floating-point values.
+    """
     check_device(device)
     check_pin_memory(pin_memory)
     if start is None and end is None:
@@ -319,41 +369,291 @@ def arange(start: Any = None, end: Any = None, step: Any = 1, *, dtype: Any = No
         start = 0
     elif end is None:
         start, end = 0, start
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (end - start) / step < 0:
-        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         integral = all(isinstance(v, int | np.integer) for v in (start, end, step))
         target = np.dtype(np.int64) if integral else dtypes.get_default_dtype().numpy_dtype
     else:
         target = dtypes.to_numpy_dtype(dtype)
-    count = builtins.max(0, math.ceil((end - start) / step))
-    # Computed in float64 (or int64) then cast, as PyTorch computes start + i * step.
-    values = (
-        start
-        + np.arange(count, dtype=np.float64 if target.kind in FLOAT_KINDS else np.int64) * step
-    )
-    return _leaf(values.astype(target), requires_grad)
+    _check_range_dtype("arange_cpu", target)
+    _check_arange_bounds(start, end, step)
+    size = _arange_size(start, end, step, target)
+    return _leaf(_arange_values(start, step, size, target), requires_grad)
 
 
 def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,
              pin_memory: bool = False, requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """`steps` values from `start` to `end`, bit for bit as PyTorch's CPU kernel computes them
+    (see `_linspace_values`)."""
     check_device(device)
     check_pin_memory(pin_memory)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    values = np.linspace(_python_number(start), _python_number(end), steps, dtype=np.float64)
-    return _leaf(values.astype(_float_dtype(dtype)), requires_grad)
+    target = _float_dtype(dtype)
+    start, end = _python_number(start), _python_number(end)
+    if steps <= 1:  # PyTorch fills a single value: only `start` is converted
+        return _leaf(_filled(start, steps, target), requires_grad)
+    _check_range_dtype("linspace_cpu", target)
+    return _leaf(_linspace_values(start, end, steps, target), requires_grad)
 
 
 def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any = None,
              device: Any = None, pin_memory: bool = False,
              requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """`base` to the powers linspace would give, bit for bit as PyTorch's CPU computes them (see
+    `_logspace_values`)."""
     check_device(device)
     check_pin_memory(pin_memory)
-    values = np.logspace(start, end, steps, base=base, dtype=np.float64)
-    return _leaf(values.astype(_float_dtype(dtype)), requires_grad)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    target = _float_dtype(dtype)
+    start, end = _python_number(start), _python_number(end)
+    if steps <= 1:
+        value = _libm_pow(float(base), float(start)) if steps else 0.0
+        return _leaf(_filled(value, steps, target), requires_grad)
+    _check_range_dtype("logspace_cpu", target)
+    return _leaf(_logspace_values(start, end, steps, float(base), target), requires_grad)
+
+
+def _filled(value: Any, count: int, target: np.dtype) -> np.ndarray:
+    """`count` (0 or 1) copies of `value`, converted as PyTorch's fill_ converts it."""
+    if count == 0:
+        return np.empty(0, dtype=target)
+    if target.kind == "b":
+        return np.full(1, bool(value))
+    return np.full(1, _kernel_scalar(value, target), dtype=target)
+
+
+def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(s, e): s = a + b rounded, and a + b = s + e exactly (Knuth's TwoSum)."""
+    s = a + b
+    b_part = s - a
+    return s, (a - (s - b_part)) + (b - b_part)
+
+
+def _split(x: Any) -> tuple[Any, Any]:
+    """x = hi + lo exactly, each with at most 26 significant bits (Veltkamp's split). Integers
+    below 2**26 need no split; values too large for the splitting constant are scaled by a
+    power of two, which is exact."""
+    if x.dtype.kind in "iu" and (x.size == 0 or np.abs(x).max() < 2**26):
+        return x.astype(np.float64), 0.0
+    x = x.astype(np.float64)
+    large = np.abs(x) > 2.0**996
+    x = np.where(large, x * 2.0**-28, x)
+    scaled = 134217729.0 * x  # 2**27 + 1
+    hi = scaled - (scaled - x)
+    scale = np.where(large, 2.0**28, 1.0)
+    return hi * scale, (x - hi) * scale
+
+
+def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(p, e): p = a * b rounded, and a * b = p + e exactly (Dekker's product)."""
+    a_hi, a_lo = _split(a)
+    b_hi, b_lo = _split(b)
+    p = (a_hi + a_lo) * (b_hi + b_lo)
+    return p, ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+
+
+def _add_round_to_odd(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a + b rounded to odd: when inexact, the neighbour of the exact sum whose last bit is 1."""
+    s, error = _two_sum(a, b)
+    bits = np.asarray(s).view(np.int64)
+    # an even inexact sum moves one unit away from zero if the error points that way, else
+    # toward it (the neighbour either way has its last bit set)
+    away = (error > 0) == (s > 0)
+    inexact_even = (error != 0) & (bits & 1 == 0) & np.isfinite(s)
+    step = np.where(inexact_even, np.where(away, 1, -1), 0)
+    return (bits + step).view(np.float64)
+
+
+def _fma(a: Any, b: Any, c: Any) -> np.ndarray:
+    """a * b + c in float64 with one rounding, as an FMA instruction computes it.
+
+    The product is split exactly into two doubles and added to c exactly; the low parts are
+    summed rounded to odd, so that the last addition rounds once (Boldo and Melquiond, "Emulation
+    of FMA and correctly rounded sums", IEEE TC 2008). Where that overflows (or an input is not
+    finite) the unfused result stands in: the FMA's too, but for an overflowing product. Tiny
+    products (below about 1e-290, where the split's parts go subnormal) may be off by a unit.
+    Integer operands (indices) are taken as they are, unconverted, so that they need no split.
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    c = np.asarray(c, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        product, product_error = _two_product(a, b)
+        high, low = _two_sum(c, product)
+        fused = np.asarray(high + _add_round_to_odd(low, product_error))
+        # An exact zero means a * b was exact, so the unfused sum has the zero's sign right
+        # where the last addition above may not.
+        unfinished = ~np.isfinite(fused) | (fused == 0)
+        if unfinished.any():
+            plain = np.broadcast_to(a.astype(np.float64) * b + c, fused.shape)
+            fused[unfinished] = plain[unfinished]
+    return fused
+
+
+def _fma32(a: Any, b: Any, c: Any) -> np.ndarray:
+    """a * b + c for float32 values with one rounding: the product is exact in float64, and the
+    sum there, rounded to odd, rounds to float32 as the exact sum would."""
+    a, b, c = (np.asarray(v, dtype=np.float32).astype(np.float64) for v in (a, b, c))
+    with np.errstate(all="ignore"):
+        return _add_round_to_odd(a * b, c).astype(np.float32)
+
+
+def _kernel_scalar(value: Any, target: np.dtype) -> Any:
+    """A Python number as a PyTorch kernel receives it (`Scalar::to<T>()`): a float truncated
+    toward zero for an integer type, a value outside the type an error (an unsigned type also
+    takes a negative integer down to -max, wrapping it), Half and BFloat16 rounded through
+    float32 as c10 rounds them."""
+    if isinstance(value, bool | np.bool_):
+        value = int(value)
+    overflow = RuntimeError(
+        f"value cannot be converted to type {_CONVERSION_NAMES[target.name]} without overflow"
+    )
+    if target.kind in "iu":
+        info = np.iinfo(target)
+        if isinstance(value, int | np.integer):
+            value = int(value)
+            lowest = -info.max if target.kind == "u" else info.min
+            if value < lowest or value > info.max:
+                raise overflow
+            return np.array(value, dtype=np.int64).astype(target)[()]
+        value = float(value)
+        if math.isnan(value) or value < info.min or value > info.max:
+            raise overflow
+        return np.array(math.trunc(value), dtype=np.int64).astype(target)[()]
+    if isinstance(value, int | np.integer):
+        wide = np.array(int(value), dtype=np.int64)
+    else:
+        wide = np.array(float(value), dtype=np.float64)
+    if np.isfinite(wide) and abs(wide) > dtypes.numpy_finfo(target).max:
+        raise overflow
+    if target.itemsize == 2:  # c10 converts to Half and BFloat16 from float only
+        wide = wide.astype(np.float32)
+    return wide.astype(target)[()]
+
+
+def _check_range_dtype(kernel: str, target: np.dtype) -> None:
+    if target.kind == "b":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
+def _arange_size(start: Any, end: Any, step: Any, target: np.dtype) -> int:
+    """PyTorch's element count: in int64 for an int64 result, else ceil((end - start) / step)
+    in double."""
+    if target == np.int64:
+        first, last = _kernel_scalar(start, target), _kernel_scalar(end, target)
+        stride = int(_kernel_scalar(step, target))
+        if stride == 0:
+            raise ValueError("step must be nonzero")
+        sign = (stride > 0) - (stride < 0)
+        numerator = int(last) - int(first) + stride - sign
+        size = builtins.abs(numerator) // builtins.abs(stride)  # C++ division truncates
+        return size if (numerator >= 0) == (stride > 0) else -size
+    size = math.ceil((float(end) - float(start)) / float(step))
+    if size < 0 or size > np.iinfo(np.int64).max:
+        raise RuntimeError("invalid size, possible overflow?")
+    return size
+
+
+def _arange_values(start: Any, step: Any, size: int, target: np.dtype) -> np.ndarray:
+    """PyTorch's arange kernel. It accumulates in double (float for Half and BFloat16, int64 for
+    integers) and fills 32-byte vectors two at a time: a vector's first lane is start + step * i
+    rounded to the dtype, lane k adds k * step to it; the last size % (2 * lanes) elements come
+    one at a time, as start + step * i."""
+    index = np.arange(size)
+    if target.kind in "iu":
+        first = int(_kernel_scalar(start, np.dtype(np.int64)))
+        stride = int(_kernel_scalar(step, np.dtype(np.int64)))
+        with np.errstate(over="ignore"):
+            return (np.int64(first) + np.int64(stride) * index).astype(target)
+    exact = 2.0 ** (dtypes.numpy_finfo(target).nmant + 1)
+    negative_zero = float(start) == 0 and math.copysign(1.0, float(start)) < 0
+    if float(start).is_integer() and float(step).is_integer() and not negative_zero:
+        if builtins.max(abs(float(start)), abs(float(start) + float(step) * size)) <= exact:
+            # integers the dtype holds exactly: no rounding anywhere, whatever the order
+            return (int(start) + int(step) * index).astype(target)
+    if target.itemsize == 2:  # Half and BFloat16 accumulate in float
+        first = _kernel_scalar(start, np.dtype(np.float32))
+        stride = _kernel_scalar(step, np.dtype(np.float32))
+        fma = _fma32
+    else:
+        first, stride, fma = float(start), float(step), _fma
+    lanes = 32 // target.itemsize
+    vectorized = size - size % (2 * lanes)
+    values = np.empty(size, dtype=target)
+    grid = values[:vectorized].reshape(-1, lanes)
+    with np.errstate(all="ignore"):
+        base = fma(stride, index[:vectorized:lanes], first).astype(target)
+        grid[:, 0] = base
+        lane = np.arange(1, lanes)
+        grid[:, 1:] = fma(lane, stride, base[:, None].astype(np.float64)).astype(target)
+        values[vectorized:] = fma(stride, index[vectorized:], first).astype(target)
+    return values
+
+
+def _linspace_values(start: Any, end: Any, steps: int, target: np.dtype) -> np.ndarray:
+    """PyTorch's linspace kernel: step = (end - start) / (steps - 1) in the dtype (in double for
+    integers), the first half start + step * i and the rest end - step * (steps - 1 - i),
+    fused for float32, float64 and integers, rounded at every operation for Half and
+    BFloat16 (c10 computes those in float, rounding each result)."""
+    first, last = _kernel_scalar(start, target), _kernel_scalar(end, target)
+    halfway = steps // 2
+    up = np.arange(halfway)  # i for the first half
+    down = np.arange(steps - 1 - halfway, -1, -1)  # steps - 1 - i for the rest
+    with np.errstate(all="ignore"):
+        if target.kind in "iu":
+            step = (float(last) - float(first)) / (steps - 1)
+            lower, upper = _fma(step, up, float(first)), _fma(-step, down, float(last))
+        elif target.itemsize == 2:
+            step = (last - first) / np.float32(steps - 1).astype(target)
+            lower = first + step * up.astype(np.float32).astype(target)
+            upper = last - step * down.astype(np.float32).astype(target)
+        else:
+            step = (last - first) / target.type(steps - 1)
+            if target == np.float32:  # the index is converted to float first
+                lower = _fma32(step, up.astype(target), first)
+                upper = _fma32(-step, down.astype(target), last)
+            else:
+                lower, upper = _fma(step, up, first), _fma(-step, down, last)
+        return np.concatenate([lower, upper]).astype(target)
+
+
+def _libm_pow(base: float, exponent: float) -> float:
+    """C's pow(), which PyTorch calls (NumPy's power may use SIMD code that differs from it in
+    the last bit; math.pow is the C library's), with C's results where math.pow raises."""
+    try:
+        return math.pow(base, exponent)
+    except OverflowError:
+        negative = base < 0 and exponent.is_integer() and exponent % 2 == 1
+        return -math.inf if negative else math.inf
+    except ValueError:
+        if base != 0:
+            return math.nan  # a negative base to a fractional power
+        odd = exponent.is_integer() and exponent % 2 == 1
+        return -math.inf if odd and math.copysign(1.0, base) < 0 else math.inf
+
+
+def _logspace_values(start: Any, end: Any, steps: int, base: float, target: np.dtype) -> np.ndarray:
+    """PyTorch's logspace (not a per-capability kernel, so nothing is fused): the exponents as
+    linspace lays them out, with the step in double, and C's pow() of each."""
+    first, last = _kernel_scalar(start, target), _kernel_scalar(end, target)
+    if target.kind in "iu":
+        difference = float(int(last) - int(first))  # C++ promotes small integers to int
+    else:
+        with np.errstate(all="ignore"):
+            difference = float(last - first)
+    step = difference / (steps - 1)
+    index = np.arange(steps)
+    with np.errstate(all="ignore"):
+        exponents = np.where(
+            index < steps // 2,
+            float(first) + step * index,
+            float(last) - step * (steps - 1 - index),
+        )
+    values = np.array([_libm_pow(float(base), exponent) for exponent in exponents.tolist()])
+    if target.kind in FLOAT_KINDS and target.itemsize == 2:
+        values = values.astype(np.float32)  # c10 converts to Half and BFloat16 from float
+    with np.errstate(all="ignore"):
+        return values.astype(target)
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,

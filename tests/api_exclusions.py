@@ -18,6 +18,8 @@ NAMESPACES = [
     ("torch.linalg", "lucid.linalg"),
     ("torch.utils.data", "lucid.utils.data"),
     ("torch.autograd", "lucid.autograd"),
+    ("torch._dynamo", "lucid._dynamo"),
+    ("torch._inductor", "lucid._inductor"),
 ]
 
 # ------------------------------------------------------------------------------------------ reasons
@@ -29,19 +31,29 @@ BACKEND = (
 SPARSE = "sparse tensors and layouts; lucid tensors are dense"
 QUANTIZED = "quantized tensors, dtypes and observers"
 COMPLEX = "complex dtypes; lucid has none"
-JIT = "TorchScript, torch.compile, fx, vmap or symbolic-shape machinery"
+JIT = (
+    "TorchScript, torch.compile, torch.export, fx, vmap, first-class dims or symbolic-shape "
+    "machinery"
+)
 FUNCTIONALIZATION = (
     "a *_copy twin of a view, for torch.compile's functionalization; lucid has the view"
 )
 STORAGE = (
-    "typed storages and the legacy per-dtype tensor classes; a lucid tensor owns a NumPy array"
+    "storage objects and shared memory (storage(), untyped_storage(), the *Storage classes, "
+    "share_memory_); a lucid tensor owns a NumPy array"
 )
 STRIDES = (
-    "explicit strides and storage sharing (as_strided, set_, resize_, storage); a lucid "
-    "tensor is a NumPy array whose strides NumPy owns"
+    "explicit strides (as_strided, set_, new_empty_strided, dim_order); a lucid tensor is a "
+    "NumPy array whose strides NumPy owns"
 )
 NARROW_DTYPE = "a dtype NumPy cannot hold (float8, float4, sub-byte integers, bit types)"
 DEPRECATED = "deprecated in torch, with its replacement in lucid"
+REMOVED = "removed from torch: calling it raises there, naming its replacement, which lucid has"
+UNSAFE = (
+    "an unsafe_* twin that skips autograd's checks on in-place writes to its outputs (views); "
+    "lucid has the checked op"
+)
+ENGINE = "not yet in lucid: it needs the autograd engine (lucid/_core) to act on it"
 NESTED = "nested and subclass tensor machinery (torch_function overrides, nested tensors)"
 DATAPIPES = "DataPipes, deprecated in torch.utils.data"
 SIGNAL = "spectral transforms (stft, istft), which produce complex tensors"
@@ -68,6 +80,9 @@ REASONS = [
     STRIDES,
     NARROW_DTYPE,
     DEPRECATED,
+    REMOVED,
+    UNSAFE,
+    ENGINE,
     NESTED,
     DATAPIPES,
     SIGNAL,
@@ -177,17 +192,13 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(
             STORAGE,
             """
-            BoolStorage BoolTensor ByteStorage ByteTensor CharStorage CharTensor DoubleStorage
-            DoubleTensor FloatStorage FloatTensor IntStorage IntTensor LongStorage LongTensor
-            ShortStorage ShortTensor TypedStorage UntypedStorage is_storage
+            BoolStorage ByteStorage CharStorage DoubleStorage FloatStorage IntStorage
+            LongStorage ShortStorage TypedStorage UntypedStorage is_storage
             """,
         ),
         **_names(
             STRIDES,
-            """
-            as_strided as_strided_ as_strided_scatter empty_permuted empty_strided from_file
-            resize_as_
-            """,
+            "as_strided as_strided_ as_strided_scatter empty_permuted empty_strided from_file",
         ),
         **_names(
             NARROW_DTYPE,
@@ -197,7 +208,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             int6 int7 uint1 uint2 uint3 uint4 uint5 uint6 uint7
             """,
         ),
-        **_names(DEPRECATED, "lu_solve range set_default_tensor_type triangular_solve"),
+        **_names(DEPRECATED, "lu_solve range triangular_solve"),
         **_names(SIGNAL, "istft stft"),
         **_names(
             ATEN,
@@ -222,61 +233,38 @@ EXCLUDED: dict[str, dict[str, str]] = {
         ),
     },
     "torch.Tensor": {
-        **_names(
-            ACCELERATOR,
-            """
-            ipu is_ipu is_maia is_meta is_mkldnn is_mps is_mtia is_vulkan is_xla is_xpu mtia
-            to_mkldnn xpu
-            """,
-        ),
-        **_names(
-            BACKEND,
-            """
-            nonzero_static slice_inverse split_with_sizes unsafe_chunk unsafe_split
-            unsafe_split_with_sizes
-            """,
-        ),
+        **_names(ACCELERATOR, "ipu mtia record_stream to_mkldnn xpu"),
+        **_names(BACKEND, "slice_inverse"),
+        **_names(JIT, "nonzero_static"),
+        **_names(UNSAFE, "unsafe_chunk unsafe_split unsafe_split_with_sizes"),
         **_names(
             SPARSE,
             """
             ccol_indices coalesce col_indices crow_indices dense_dim indices is_coalesced
-            is_sparse is_sparse_csr resize_as_sparse_ row_indices smm sparse_dim sparse_mask
-            sparse_resize_ sparse_resize_and_clear_ sspaddmm to_dense to_sparse to_sparse_bsc
-            to_sparse_bsr to_sparse_coo to_sparse_csc to_sparse_csr values
+            narrow_copy resize_as_sparse_ row_indices smm sparse_dim sparse_mask sparse_resize_
+            sparse_resize_and_clear_ sspaddmm to_sparse to_sparse_bsc to_sparse_bsr to_sparse_coo
+            to_sparse_csc to_sparse_csr values
             """,
         ),
         **_names(
             QUANTIZED,
             """
-            dequantize int_repr is_quantized q_per_channel_axis q_per_channel_scales
-            q_per_channel_zero_points q_scale q_zero_point qscheme
+            dequantize int_repr q_per_channel_axis q_per_channel_scales q_per_channel_zero_points
+            q_scale q_zero_point qscheme
             """,
         ),
         **_names(COMPLEX, "cdouble cfloat chalf"),
-        **_names(FUNCTIONALIZATION, "narrow_copy"),
-        **_names(
-            STORAGE,
-            """
-            is_set_to is_shared share_memory_ storage storage_offset storage_type
-            untyped_storage
-            """,
-        ),
+        **_names(STORAGE, "is_set_to share_memory_ storage storage_type untyped_storage"),
         **_names(
             STRIDES,
-            """
-            as_strided as_strided_ as_strided_scatter const_data_ptr dim_order new_empty_strided
-            record_stream resize resize_ resize_as resize_as_ set_
-            """,
+            "as_strided as_strided_ as_strided_scatter dim_order new_empty_strided set_",
         ),
-        **_names(
-            DEPRECATED,
-            """
-            eig lstsq lu lu_solve reinforce solve symeig triangular_solve volatile
-            """,
-        ),
-        **_names(NESTED, "as_subclass is_nested module_load to_padded_tensor"),
+        **_names(DEPRECATED, "lu lu_solve triangular_solve"),
+        **_names(REMOVED, "eig lstsq reinforce solve symeig"),
+        **_names(NESTED, "as_subclass module_load to_padded_tensor"),
         **_names(SIGNAL, "istft stft"),
-        **_names(INTERNAL, "grad_dtype index"),
+        **_names(ENGINE, "grad_dtype"),
+        **_names(JIT, "index"),
     },
     "torch.nn": {
         **_names(DEPRECATED, "Container"),
@@ -323,6 +311,19 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(JIT, "enforce_grad_layout_policy"),
         **_names(DEPRECATED, "NestedIOFunction variable"),
     },
+    # lucid._dynamo has the config and the calls training scripts make around torch.compile
+    "torch._dynamo": _names(
+        JIT,
+        """
+        OptimizedModule allow_c_slot assume_constant_result disable_nested_graph_breaks
+        disallow_in_graph dont_skip_tracing error_on_graph_break explain export forbid_in_graph
+        is_dynamo_disable_recursive list_backends lookup_backend nonstrict_trace optimize
+        optimize_assert override_cudagraphs override_optimization_hint patch_dynamo_config
+        register_backend replay reset_recompile_user_contexts run set_recursion_limit set_stance
+        skip_frame step_unsupported substitute_in_graph
+        """,
+    ),
+    "torch._inductor": _names(JIT, "compile standalone_compile"),
 }
 
 # (namespace, name) -> {parameter torch accepts and lucid does not: reason}

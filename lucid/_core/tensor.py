@@ -248,6 +248,8 @@ class TensorBase:
         return self._data.flags.c_contiguous
 
     def data_ptr(self) -> int:
+        if self._data.size == 0:
+            return 0  # as PyTorch: a tensor without elements has no storage to point to
         return self._data.__array_interface__["data"][0]
 
     def get_device(self) -> int:

@@ -13,6 +13,7 @@ from lucid.ops import (
     reduction,
     selection,
     shape,
+    storage,
 )
 from lucid.ops.arithmetic import *  # noqa: F403
 from lucid.ops.broadcast import broadcast_shapes, sum_to  # noqa: F401
@@ -24,6 +25,7 @@ from lucid.ops.pointwise import *  # noqa: F403
 from lucid.ops.reduction import *  # noqa: F403
 from lucid.ops.selection import *  # noqa: F403
 from lucid.ops.shape import *  # noqa: F403
+from lucid.ops.storage import *  # noqa: F403
 
 # What `import lucid` exposes: each family's `__all__`, the names `torch` has at its top level.
 # A family keeps its Tensor-method-only forms (`add_`, `view`) and the activations torch has only
@@ -41,6 +43,7 @@ __all__ = [
         reduction,
         shape,
         selection,
+        storage,
     )
     for name in family.__all__
 ] + ["broadcast_shapes"]

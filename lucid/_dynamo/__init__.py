@@ -1,0 +1,99 @@
+"""`lucid._dynamo`: the torch._dynamo names training scripts call around `lucid.compile`.
+
+lucid has no compiler and runs every model eagerly, so these keep torch's signatures and
+argument checks and otherwise do nothing: `reset()` has no cache to clear, `disable` returns the
+function itself (it already runs eagerly), `is_compiling()` is always False, and the
+`mark_*` hints have no compiler to inform. Options live in `lucid._dynamo.config`.
+
+    import lucid._dynamo
+    lucid._dynamo.config.suppress_errors = True
+    lucid._dynamo.reset()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lucid._dynamo import config
+
+__all__ = [
+    "allow_in_graph",
+    "config",
+    "disable",
+    "graph_break",
+    "is_compiling",
+    "mark_dynamic",
+    "mark_static",
+    "mark_static_address",
+    "maybe_mark_dynamic",
+    "reset",
+]
+
+
+def reset() -> None:
+    """Clear the compile caches: lucid has none, so this does nothing (the config is kept, as
+    torch keeps it)."""
+
+
+def disable(
+    fn: Callable | None = None, recursive: bool = True, *, reason: str | None = None,
+    wrapping: bool = True,
+) -> Any:  # fmt: skip
+    """Exclude `fn` from compilation: it is returned unchanged, since lucid runs it eagerly
+    anyway. Works as `@disable` and as `@disable(recursive=False)`."""
+    if fn is None:
+        return lambda function: disable(function, recursive, reason=reason, wrapping=wrapping)
+    if not callable(fn):
+        raise AssertionError("fn must be callable")
+    return fn
+
+
+def allow_in_graph(fn: Any) -> Any:
+    """Let the compiler put `fn` into its graph as is: returns `fn` (a list or tuple of
+    callables gives a list of them)."""
+    if isinstance(fn, list | tuple):
+        return [allow_in_graph(function) for function in fn]
+    if not callable(fn):
+        raise AssertionError("allow_in_graph expects a callable")
+    return fn
+
+
+def graph_break(msg: str = "") -> None:
+    """Force a graph break: there is no graph, so nothing happens."""
+
+
+def is_compiling() -> bool:
+    """Whether this code runs under compilation: never in lucid."""
+    return False
+
+
+def _check_index(index: Any) -> None:
+    if not isinstance(index, int | list | tuple):
+        raise AssertionError(f"Expected index to be int, list, or tuple, got {type(index)}")
+
+
+def mark_dynamic(
+    t: Any, index: int | list[Any] | tuple[Any], *, hint_override: int | None = None,
+    min: int | None = None, max: int | None = None, specialize_on: list[Any] | None = None,
+) -> None:  # fmt: skip
+    """Mark dimension(s) `index` of `t` dynamic for the compiler: a no-op (lucid runs every
+    shape eagerly), after torch's check of `index`."""
+    _check_index(index)
+
+
+def maybe_mark_dynamic(t: Any, index: int | list[Any] | tuple[Any]) -> None:
+    """As `mark_dynamic`, without enforcing it: a no-op after torch's check of `index`."""
+    _check_index(index)
+
+
+def mark_static(t: Any, index: int | list[Any] | tuple[Any] | None = None) -> None:
+    """Mark dimension(s) of `t` static for the compiler: a no-op."""
+
+
+def mark_static_address(t: Any, guard: bool = False) -> None:
+    """Mark a tensor's storage as fixed across calls, for CUDA graphs: a no-op on a tensor."""
+    import lucid
+
+    if not isinstance(t, lucid.Tensor):
+        raise TypeError(f"mark_static_address expects a tensor but received {type(t)}")
