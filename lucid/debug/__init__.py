@@ -1,4 +1,10 @@
-"""Training-loop tools for finding where NaNs and exploding gradients come from."""
+"""Training-loop tools for finding where NaNs and exploding gradients come from.
+
+`lucid.debug.torch` brings them to unmodified PyTorch programs; it loads (with torch) on first
+use only.
+"""
+
+import importlib
 
 from lucid._core.sentinel import allow_nonfinite, set_step
 from lucid.debug.detector import NaNDetector, train_with_nan_guard
@@ -33,3 +39,9 @@ __all__ = [
     "read_repro",
     "save_repro",
 ]
+
+
+def __getattr__(name: str):
+    if name == "torch":
+        return importlib.import_module("lucid.debug.torch")
+    raise AttributeError(f"module 'lucid.debug' has no attribute '{name}'")

@@ -9,6 +9,7 @@ Inf) and a `NaNDetector` on each outermost module with parameters that gets call
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import runpy
 import sys
@@ -50,6 +51,12 @@ Find where a NaN or Inf is born in a lucid training script.
       mechanism (0/0, overflow, ...). A reproducer bundle (batch, RNG state, model state,
       the op's inputs) is saved; the exit code is 1.
       A clean run exits with the script's own exit code (0).
+
+  python -m lucid.debug run [--torch] [-m] train.py [args...]
+      A PyTorch program (one that imports torch and not lucid, or with --torch) runs
+      unchanged under lucid.debug.torch.watch(): one fused check per step, and the first
+      non-finite step replayed to name the op, line, module, phase and step. -m runs a
+      module as python -m does.
 
   python -m lucid.debug repro BUNDLE
       Re-run the culprit op saved in BUNDLE under anomaly mode and print its error
@@ -225,11 +232,50 @@ def _saved_repro(event: Any, repro_path: str | None, **overrides: Any) -> str:
             f"  re-raise it with: python -m lucid.debug repro {path}")  # fmt: skip
 
 
-def run_script(script: str, args: Sequence[str], repro_path: str | None) -> int:
+def _is_torch_program(script: str) -> bool:
+    """A script that imports torch and not lucid: it is debugged with lucid.debug.torch."""
+    try:
+        tree = ast.parse(open(script, encoding="utf-8").read())
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return False
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            imported.add(node.module.split(".")[0])
+    return "torch" in imported and "lucid" not in imported
+
+
+def run_torch(target: str, args: Sequence[str], is_module: bool, rerun: str) -> int:
+    """A PyTorch program, unchanged, under lucid.debug.torch.watch()."""
+    from lucid.debug.torch._cli import run_torch_program
+
+    script = target if not is_module else target.replace(".", os.sep) + ".py"
+    with _script_environment(script, args):
+        try:
+            code = run_torch_program(target, args, is_module, _print, rerun)
+        except SystemExit as exit_:
+            return _exit_status(exit_.code)
+    return 0 if code is None else code
+
+
+def run_script(
+    script: str,
+    args: Sequence[str],
+    repro_path: str | None,
+    torch: bool = False,
+    is_module: bool = False,
+    rerun: str = "auto",
+) -> int:
     """Run `script` under the checks; the exit code `python -m lucid.debug run` returns."""
+    if is_module:
+        return run_torch(script, args, True, rerun) if torch else _run_module(script, args)
     if not os.path.isfile(script):
         _print(f"python -m lucid.debug run: can't open file {script!r}: no such file")
         return 2
+    if torch or _is_torch_program(script):
+        return run_torch(script, args, False, rerun)
     session = _Session()
     sentinel_was_on = is_sentinel_enabled()
     set_sentinel(True)
@@ -276,6 +322,17 @@ def run_script(script: str, args: Sequence[str], repro_path: str | None) -> int:
     return exit_code
 
 
+def _run_module(module: str, args: Sequence[str]) -> int:
+    """`-m package.module` for a lucid program: found as Python finds it, run as a script."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        _print(f"python -m lucid.debug run: no module named {module!r}")
+        return 2
+    return run_script(spec.origin, args, None)
+
+
 def _exit_status(code: Any) -> int:
     if code is None:
         return 0
@@ -320,7 +377,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="where to save the reproducer bundle (default: %(default)s)",
     )
     run.add_argument("--no-repro", action="store_true", help="do not save a reproducer")
-    run.add_argument("script", help="the training script")
+    run.add_argument(
+        "--torch",
+        action="store_true",
+        help="a PyTorch program (found by itself when the script imports torch "
+        "and not lucid): run it unchanged under lucid.debug.torch.watch()",
+    )
+    run.add_argument(
+        "--rerun",
+        choices=("auto", "never", "always"),
+        default="auto",
+        help="torch programs: run the script again with the failing step under the "
+        "instrument when the replay cannot name the op (auto: when the first "
+        "run was short)",
+    )
+    run.add_argument(
+        "-m",
+        dest="module",
+        action="store_true",
+        help="the target is a module to run as `python -m` would",
+    )
+    run.add_argument("script", help="the training script (or, with -m, the module)")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
     repro = commands.add_parser(
         "repro", help="re-raise the error saved in a reproducer bundle",
@@ -330,4 +407,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = parser.parse_args(argv)
     if options.command == "repro":
         return show_repro(options.bundle)
-    return run_script(options.script, options.args, None if options.no_repro else options.repro)
+    return run_script(
+        options.script,
+        options.args,
+        None if options.no_repro else options.repro,
+        torch=options.torch,
+        is_module=options.module,
+        rerun=options.rerun,
+    )

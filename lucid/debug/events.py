@@ -68,6 +68,13 @@ class NaNEvent:
     optimizer: str | None = None
     parameter: str | None = None
     state: str | None = None
+    # Set by lucid.debug.torch: the aten op that made the value, the autograd node a
+    # backward birth ran under, the forward call of a custom Function's backward, and
+    # whether the replay that found it reproduced the run ('bitwise', 'approximately', 'no').
+    aten_op: str | None = None
+    node: str | None = None
+    forward_location: str | None = None
+    replayed: str | None = None
 
     @property
     def step(self) -> int:
@@ -149,6 +156,10 @@ class NaNEvent:
             "optimizer": self.optimizer,
             "parameter": self.parameter,
             "state": self.state,
+            "aten_op": self.aten_op,
+            "node": self.node,
+            "forward_location": self.forward_location,
+            "replayed": self.replayed,
         }
 
 
