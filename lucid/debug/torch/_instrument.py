@@ -330,7 +330,7 @@ class _DispatchMode(_private.TorchDispatchMode):
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: Any = None):
         kwargs = kwargs or {}
         instrument = self.instrument
-        if instrument.stopped or _aliases_an_input(func):
+        if instrument.stopped or instrument.busy or _aliases_an_input(func):
             # A view's values are its input's: it can carry a NaN, never make one.
             return func(*args, **kwargs)
         written = before = None
@@ -338,24 +338,31 @@ class _DispatchMode(_private.TorchDispatchMode):
             # An in-place op is judged against its inputs as they were before the write.
             written = _mutated_arguments(func, args, kwargs)
             inputs = [*_private.tree_flatten((args, kwargs))[0]]
-            before = [
-                value.clone() if _floating(value) and any(value is w for w in written) else value
-                for value in inputs
-            ]
+            with _private.no_torch_function():
+                before = [
+                    value.clone() if _floating(value) and any(value is w for w in written)
+                    else value
+                    for value in inputs
+                ]
         result = func(*args, **kwargs)
         outputs = written if written else _private.tree_flatten(result)[0]
-        for index, output in enumerate(outputs):
-            if not _floating(output):
-                continue
-            has_nan, has_inf = _nonfinite(output)
-            if not (has_nan or (has_inf and instrument.check_inf)):
-                continue
-            inputs = before if before is not None else [*_private.tree_flatten((args, kwargs))[0]]
-            held_nan, held_inf = _held(inputs)
-            instrument.on_nonfinite(
-                func, inputs, output, index, has_nan, has_inf, held_nan, held_inf
-            )
-            break
+        # The checks' own ops are none of the program's: the function mode does not see them.
+        with _private.no_torch_function():
+            for index, output in enumerate(outputs):
+                if not _floating(output):
+                    continue
+                has_nan, has_inf = _nonfinite(output)
+                if not (has_nan or (has_inf and instrument.check_inf)):
+                    continue
+                if before is not None:
+                    inputs = before
+                else:
+                    inputs = [*_private.tree_flatten((args, kwargs))[0]]
+                held_nan, held_inf = _held(inputs)
+                instrument.on_nonfinite(
+                    func, inputs, output, index, has_nan, has_inf, held_nan, held_inf
+                )
+                break
         return result
 
 
@@ -404,6 +411,7 @@ class Instrument:
         self.in_closure = 0
         self.backward_done = False
         self.stopped = False
+        self.busy = False
         self.allowed_seen = False
         # Where the model was called in the user's code, when a replay calls it from lucid.
         self.model_call_site: tuple | None = None
@@ -455,6 +463,16 @@ class Instrument:
 
     # -------------------------------------------------------------- modules
     def _enter_module(self, module: torch.nn.Module, args: tuple) -> None:
+        # The checks' own ops are none of the program's: neither mode looks at them.
+        self.busy = True
+        try:
+            with _private.no_torch_function():
+                self._note_module(module, args)
+        finally:
+            self.busy = False
+        self.modules.append(module)
+
+    def _note_module(self, module: torch.nn.Module, args: tuple) -> None:
         if not self.modules and self.model is None and _has_parameters(module):
             self.model = module
             self.names = {id(m): name for name, m in module.named_modules()}
@@ -463,7 +481,6 @@ class Instrument:
         elif not self.modules and module is self.model:
             self.backward_done = False
             self._check_received(module, args)
-        self.modules.append(module)
 
     def _leave_module(self, module: torch.nn.Module, args: tuple, output: Any) -> None:
         if self.modules and self.modules[-1] is module:

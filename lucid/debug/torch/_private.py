@@ -20,6 +20,7 @@ __all__ = [
     "custom_function_apply",
     "foreach_norm",
     "next_sequence_nr",
+    "no_torch_function",
     "register_module_forward_hook",
     "register_module_forward_pre_hook",
     "register_optimizer_step_post_hook",
@@ -28,6 +29,10 @@ __all__ = [
     "set_custom_function_apply",
     "tree_flatten",
 ]
+
+
+# Inside it no TorchFunctionMode sees a call (the instrument's own checks).
+no_torch_function = torch._C.DisableTorchFunction
 
 
 def current_autograd_node() -> Any:

@@ -127,6 +127,8 @@ class Watch:
         self._step_call: _StepCall | None = None
         self._previous_clean = False
         self._handles: list = []
+        self._module_handles: list = []
+        self._hooked_models: list = []
         self._outer: Watch | None = None
         self._original_backward: Any = None
 
@@ -137,11 +139,18 @@ class Watch:
             self._outer = _active[-1]
             return self._outer
         self._handles = [
-            _private.register_module_forward_pre_hook(self._before_module),
-            _private.register_module_forward_hook(self._after_module, always_call=True),
             _private.register_optimizer_step_pre_hook(self._before_step),
             _private.register_optimizer_step_post_hook(self._after_step),
         ]
+        if self.models:
+            self._hook_models(self.models)
+        else:
+            # Until the model is known every module call is looked at; torch's global module
+            # hooks slow every module's call, so they go once the training loop is found.
+            self._module_handles = [
+                _private.register_module_forward_pre_hook(self._before_module),
+                _private.register_module_forward_hook(self._after_module, always_call=True),
+            ]
         self._original_backward = torch.autograd.backward
         torch.autograd.backward = self._backward
         _active.append(self)
@@ -179,17 +188,19 @@ class Watch:
             self._outer = None
             return
         self._disarm()
-        for handle in self._handles:
+        for handle in self._handles + self._module_handles:
             handle.remove()
         self._handles = []
+        self._module_handles = []
+        self._hooked_models = []
         torch.autograd.backward = self._original_backward
         _active.remove(self)
         self._forget_step()
 
     # -------------------------------------------------------------- the run
     def _watches(self, module: torch.nn.Module) -> bool:
-        if self.models:
-            return any(module is model for model in self.models)
+        if self._hooked_models:
+            return any(module is model for model in self._hooked_models)
         return _has_parameters(module)
 
     def model(self) -> torch.nn.Module | None:
@@ -214,7 +225,7 @@ class Watch:
                 call.grads[id(parameter)] = None if grad is None else grad.clone()
                 call.parameters[id(parameter)] = parameter.detach().clone()
         if self._buffers is None:
-            self._buffers = {name: buffer.clone() for name, buffer in module.named_buffers()}
+            self._buffers = {name: buffer.clone() for name, buffer in _buffers_of(module)}
         if len(self._calls) == _KEPT_CALLS:
             self._calls.pop(0)
         self._calls.append(_ModelCall(module, args, {}, torch.get_rng_state(), _user_frame(3)))
@@ -226,23 +237,26 @@ class Watch:
         call = self._calls[-1]
         if call.model is not module or call.outputs:
             return
+        values = (output,) if type(output) is torch.Tensor else _private.tree_flatten(output)[0]
         outputs = [
             value
-            for value in _private.tree_flatten(output)[0]
+            for value in values
             if isinstance(value, torch.Tensor) and value.is_floating_point()
         ]
         call.outputs = outputs
         if torch.is_grad_enabled():
+            grads = call.grad_outputs
             for index, value in enumerate(outputs):
                 if value.requires_grad:
-                    value.register_hook(functools.partial(_keep_grad, call.grad_outputs, index))
+                    value.register_hook(_grad_keeper(grads, index))
         elif self._main_optimizer is None and self.optimizers == ():
             # An eval pass: no step will check it, so its output is checked here.
             self._check_eval(call)
 
     def _backward(self, tensors: Any, *args: Any, **kwargs: Any) -> Any:
         if not self._replaying:
-            for value in _private.tree_flatten(tensors)[0]:
+            values = tensors if isinstance(tensors, tuple | list) else (tensors,)
+            for value in values:
                 if isinstance(value, torch.Tensor) and value.is_floating_point():
                     self._losses.append(value.detach())
                     del self._losses[:-_KEPT_CALLS]
@@ -285,6 +299,8 @@ class Watch:
     def _after_step(self, optimizer: Any, args: tuple, kwargs: dict) -> None:
         if self._replaying or optimizer is not self._main_optimizer:
             return
+        if self._hooked_models == [] and self.model() is not None:
+            self._settle_on_the_model(optimizer)
         if self._step_call is not None:
             # Under @step the step itself is checked too (its state before is kept), so a
             # birth in the optimizer is replayed there.
@@ -296,6 +312,26 @@ class Watch:
         self._forget_step()
         if self._arm_step == self.step:
             self._arm()
+
+    def _hook_models(self, models: tuple) -> None:
+        for model in models:
+            self._module_handles += [
+                model.register_forward_pre_hook(self._before_module),
+                model.register_forward_hook(self._after_module, always_call=True),
+            ]
+        self._hooked_models = list(models)
+
+    def _settle_on_the_model(self, optimizer: Any) -> None:
+        """After the first step: hook the model alone, if it holds the optimizer's
+        parameters (then no other module's call needs looking at)."""
+        model = self.model()
+        owned = {id(p) for p in model.parameters()}
+        if not all(id(p) in owned for g in optimizer.param_groups for p in g["params"]):
+            return
+        for handle in self._module_handles:
+            handle.remove()
+        self._module_handles = []
+        self._hook_models((model,))
 
     def _forget_step(self) -> None:
         # Batch references are dropped every step, so memory stays flat.
@@ -360,8 +396,8 @@ class Watch:
 
     def _replay_model_calls(self, parameters: list) -> tuple[TorchBirth, str]:
         calls = self._calls
-        model = calls[0].model if calls else None
-        after = {name: b.clone() for name, b in model.named_buffers()} if model else {}
+        model = _eager(calls[0].model) if calls else None
+        after = {name: b.clone() for name, b in model.named_buffers()} if model is not None else {}
         for parameter in parameters:
             parameter.grad = None
         reproduced = "bitwise"
@@ -373,7 +409,7 @@ class Watch:
                 for call in calls:
                     torch.set_rng_state(call.rng_state)
                     instrument.model_call_site = call.site
-                    output = call.model(*call.args, **call.kwargs)
+                    output = _eager(call.model)(*call.args, **call.kwargs)
                     replayed = [
                         v
                         for v in _private.tree_flatten(output)[0]
@@ -398,13 +434,17 @@ class Watch:
                 _load_buffers(model, after)
         if instrument.births:
             return self._as_step_birth(instrument.births[0]), reproduced
-        return self._birth_outside_the_model(calls), reproduced
+        birth = self._birth_outside_the_model(calls)
+        if reproduced == "no" and any(_eager(c.model) is not c.model for c in calls):
+            birth.note = (f"{birth.note}; the model is compiled and the replay ran it eagerly: "
+                          "the value may be made only by the compiled code")
+        return birth, reproduced
 
     def _replay_step_call(self, optimizer: Any, parameters: list) -> tuple[TorchBirth, str]:
         """The whole step of a `@step` function, optimizer step included, then undone."""
         call = self._step_call
         model = self.model()
-        after = {name: b.clone() for name, b in model.named_buffers()} if model else {}
+        after = {name: b.clone() for name, b in model.named_buffers()} if model is not None else {}
         instrument = Instrument(check_inf=self.check_inf, step=self.step, allow=self.allow)
         try:
             _restore_step_state(call, parameters, optimizer)
@@ -538,6 +578,21 @@ def _divergence(losses: list[float]) -> str | None:
     )
 
 
+# A sum reads a tensor once and is cheaper than a norm (measured: a fused _foreach_norm of an
+# MLP's gradients costs twice their sums); past this many tensors, the one fused norm's single
+# call costs less than a call per tensor.
+_SUMMED_TENSORS = 64
+
+
+def _finiteness_values(tensors: list) -> list:
+    """Scalars that are all finite exactly when every element is (sums, or one fused norm
+    of many tensors: an inf or a nan makes either non-finite; an overflow is confirmed
+    after)."""
+    if len(tensors) > _SUMMED_TENSORS:
+        return list(_private.foreach_norm(tensors))
+    return [tensor.sum() for tensor in tensors]
+
+
 def _check_values(tensors: list, loss_count: int, check_inf: bool) -> tuple[bool, float | None]:
     """(all finite, the first scalar loss) from one fused norm of every tensor, read back
     once; a non-finite norm is confirmed per tensor (a norm of large values can overflow)."""
@@ -545,8 +600,8 @@ def _check_values(tensors: list, loss_count: int, check_inf: bool) -> tuple[bool
     tensors = [t for t in tensors if t.is_floating_point() and t.numel()]
     if not tensors:
         return True, None
-    norms = _private.foreach_norm(tensors)
-    values = torch.stack([*norms, *(loss.reshape(()).float() for loss in losses[:1])])
+    values = torch.stack([*_finiteness_values(tensors),
+                          *(loss.reshape(()).float() for loss in losses[:1])])
     read = values.tolist()
     loss = read[-1] if losses else None
     if all(math.isfinite(value) for value in read):
@@ -579,8 +634,34 @@ def _restore_step_state(call: _StepCall, parameters: list, optimizer: Any) -> No
             }
 
 
-def _keep_grad(store: dict, index: int, grad: torch.Tensor) -> None:
-    store[index] = grad
+_buffer_lists: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _buffers_of(model: torch.nn.Module) -> list:
+    """The model's (name, buffer) pairs, listed once per model: walking every module's
+    buffers at each step costs more than the copy of a typical model's few buffers."""
+    pairs = _buffer_lists.get(model)
+    if pairs is None or any(getattr(_owner(model, name), name.rpartition(".")[2], None)
+                            is not buffer for name, buffer in pairs):
+        pairs = _buffer_lists[model] = list(model.named_buffers())
+    return pairs
+
+
+def _owner(model: torch.nn.Module, name: str) -> Any:
+    owner = name.rpartition(".")[0]
+    return model.get_submodule(owner) if owner else model
+
+
+def _eager(model: torch.nn.Module) -> torch.nn.Module:
+    """The module a torch.compile'd model wraps: replays run it eagerly, op by op."""
+    return getattr(model, "_orig_mod", model)
+
+
+def _grad_keeper(store: dict, index: int) -> Any:
+    def keep(grad: torch.Tensor) -> None:
+        store[index] = grad
+
+    return keep
 
 
 def _compare(so_far: str, originals: list, replayed: list) -> str:
@@ -611,8 +692,7 @@ def _all_finite(tensors: list, check_inf: bool) -> bool:
     tensors = [t for t in tensors if t.is_floating_point() and t.numel()]
     if not tensors:
         return True
-    norms = _private.foreach_norm(tensors)
-    if bool(torch.isfinite(torch.stack(norms)).all()):
+    if bool(torch.isfinite(torch.stack(_finiteness_values(tensors))).all()):
         return True
     for tensor in tensors:
         if check_inf:

@@ -371,3 +371,34 @@ def test_watch_replays_the_failing_step_and_names_the_same_birth(case):
 def test_find_birth_of_a_finite_program_is_none():
     model = _net()
     assert _debug_torch().find_birth(_train_steps(model, [torch.ones(2, 4)], steps=2)) is None
+
+
+# ------------------------------------------------------------------ compiled and checkpointed
+class CheckpointedSqrt(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = SqrtAtZero()
+
+    def forward(self, x):
+        return torch.utils.checkpoint.checkpoint(self.inner, x, use_reentrant=False)
+
+
+def test_a_backward_birth_in_a_recomputed_checkpoint_names_the_original_site():
+    program = _train_steps(_net(CheckpointedSqrt()), [torch.ones(2, 4)])
+    event = _debug_torch().find_birth(program)
+    assert _facts_of(event) == Facts("sqrt", "backward", _line("bwd-sqrt"), "2.inner")
+
+
+def test_a_compiled_model_is_replayed_eagerly():
+    model = _net(LogMinusTwo())
+    compiled = torch.compile(model, backend="eager")
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    debug_torch = _debug_torch()
+    with pytest.raises(debug_torch.NonFiniteError) as raised:
+        with debug_torch.watch():
+            optimizer.zero_grad()
+            compiled(torch.ones(2, 4)).pow(2).mean().backward()
+            optimizer.step()
+    event = raised.value.nan_event
+    assert _facts_of(event) == Facts("log", "forward", _line("fwd-in-module"), "2")
+    assert event.replayed == "bitwise"
