@@ -75,6 +75,7 @@ class NaNEvent:
     node: str | None = None
     forward_location: str | None = None
     replayed: str | None = None
+    rank: int | None = None
 
     @property
     def step(self) -> int:
@@ -160,6 +161,7 @@ class NaNEvent:
             "node": self.node,
             "forward_location": self.forward_location,
             "replayed": self.replayed,
+            "rank": self.rank,
         }
 
 

@@ -40,6 +40,7 @@ def to_nan_event(birth: TorchBirth, *, replayed: str | None = None) -> NaNEvent:
         node=birth.node_name,
         forward_location=birth.forward_location,
         replayed=replayed,
+        rank=birth.rank,
     )
 
 

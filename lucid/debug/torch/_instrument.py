@@ -99,6 +99,22 @@ class TorchBirth(AnomalyEvent):
     output_shape: tuple | None = None
     output_stats: dict[str, Any] = field(default_factory=dict)
     received: bool = False
+    # Under torch.distributed: the rank the value was born on, of how many.
+    rank: int | None = None
+    world_size: int | None = None
+
+    def describe(self) -> str:
+        text = super().describe()
+        stats = self.output_stats
+        if stats:
+            text += (
+                f"\n  output: shape={list(stats['shape'])} dtype={stats['dtype']} "
+                f"device={stats['device']} nan={stats['nan_count']} "
+                f"+inf={stats['posinf_count']} -inf={stats['neginf_count']}"
+            )
+        if self.rank is not None:
+            text += f"\n  rank: {self.rank} (of {self.world_size}; every rank agrees)"
+        return text
 
     def headline(self) -> str:
         """torch's anomaly-mode line for a backward birth; its like for the others."""
@@ -237,11 +253,15 @@ def tensor_stats(tensor: torch.Tensor) -> dict[str, Any]:
         values = torch.view_as_real(values)
     values = values.to(torch.float64) if values.is_floating_point() else values
     finite = values[torch.isfinite(values)] if values.is_floating_point() else values.flatten()
+    floating = values.is_floating_point()
     stats: dict[str, Any] = {
         "shape": tuple(tensor.shape),
         "dtype": str(tensor.dtype).replace("torch.", ""),
-        "nan_count": int(torch.isnan(values).sum()) if values.is_floating_point() else 0,
-        "inf_count": int(torch.isinf(values).sum()) if values.is_floating_point() else 0,
+        "device": str(tensor.device),
+        "nan_count": int(torch.isnan(values).sum()) if floating else 0,
+        "inf_count": int(torch.isinf(values).sum()) if floating else 0,
+        "posinf_count": int(torch.isposinf(values).sum()) if floating else 0,
+        "neginf_count": int(torch.isneginf(values).sum()) if floating else 0,
         "min": None,
         "max": None,
         "mean": None,
@@ -340,7 +360,8 @@ class _DispatchMode(_private.TorchDispatchMode):
             inputs = [*_private.tree_flatten((args, kwargs))[0]]
             with _private.no_torch_function():
                 before = [
-                    value.clone() if _floating(value) and any(value is w for w in written)
+                    value.clone()
+                    if _floating(value) and any(value is w for w in written)
                     else value
                     for value in inputs
                 ]

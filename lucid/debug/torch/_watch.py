@@ -14,6 +14,7 @@ back as they were.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -361,6 +362,7 @@ class Watch:
             raise NonFiniteError(message, None, None)
         birth, replayed = self.replay(optimizer)
         self._previous_clean = False
+        birth = _agreed_across_ranks(birth, self.step)
         self._raise(birth, replayed)
 
     def _raise(self, birth: TorchBirth, replayed: str) -> None:
@@ -436,8 +438,10 @@ class Watch:
             return self._as_step_birth(instrument.births[0]), reproduced
         birth = self._birth_outside_the_model(calls)
         if reproduced == "no" and any(_eager(c.model) is not c.model for c in calls):
-            birth.note = (f"{birth.note}; the model is compiled and the replay ran it eagerly: "
-                          "the value may be made only by the compiled code")
+            birth.note = (
+                f"{birth.note}; the model is compiled and the replay ran it eagerly: "
+                "the value may be made only by the compiled code"
+            )
         return birth, reproduced
 
     def _replay_step_call(self, optimizer: Any, parameters: list) -> tuple[TorchBirth, str]:
@@ -540,6 +544,38 @@ class Watch:
         raise NonFiniteError(f"{birth.headline()}\n{birth.describe()}", birth, nan_event)
 
 
+def _evidence(birth: TorchBirth) -> int:
+    """How much a rank's replay saw: 0 the op that made it (or the input or parameter that
+    held it), 1 a non-finite loss of its own, 2 nothing (it came through the all-reduce)."""
+    if birth.op is not None:
+        return 0
+    return 1 if birth.phase == "loss" else 2
+
+
+def _agreed_across_ranks(birth: TorchBirth, step: int) -> TorchBirth:
+    """Under torch.distributed every rank reaches a non-finite step together (the gradients
+    are all-reduced): they gather what each replay saw, and every rank reports the birth of
+    the rank that saw most (the lowest such rank), saying which rank that is."""
+    distributed = torch.distributed
+    if not (distributed.is_available() and distributed.is_initialized()):
+        return birth
+    rank, world = distributed.get_rank(), distributed.get_world_size()
+    gathered: list = [None] * world
+    distributed.all_gather_object(gathered, (_evidence(birth), rank, dataclasses.asdict(birth)))
+    evidence, birth_rank, facts = min(gathered, key=lambda item: (item[0], item[1]))
+    agreed = TorchBirth(**facts)
+    agreed.rank = birth_rank
+    agreed.world_size = world
+    if birth_rank != rank:
+        agreed.note = (
+            f"born on rank {birth_rank}, which reports it too; this rank (rank "
+            f"{rank}) received it through the gradients' all-reduce at step {step}"
+        )
+    elif evidence == 2:
+        agreed.note = "no rank's replay saw the value made: it did not reproduce"
+    return agreed
+
+
 _REPLAYED = {
     "approximately": "the replay reproduced the run's outputs approximately, not bitwise",
     "no": "the replay did not reproduce the run: the report is of the replay",
@@ -600,8 +636,9 @@ def _check_values(tensors: list, loss_count: int, check_inf: bool) -> tuple[bool
     tensors = [t for t in tensors if t.is_floating_point() and t.numel()]
     if not tensors:
         return True, None
-    values = torch.stack([*_finiteness_values(tensors),
-                          *(loss.reshape(()).float() for loss in losses[:1])])
+    values = torch.stack(
+        [*_finiteness_values(tensors), *(loss.reshape(()).float() for loss in losses[:1])]
+    )
     read = values.tolist()
     loss = read[-1] if losses else None
     if all(math.isfinite(value) for value in read):
@@ -641,8 +678,10 @@ def _buffers_of(model: torch.nn.Module) -> list:
     """The model's (name, buffer) pairs, listed once per model: walking every module's
     buffers at each step costs more than the copy of a typical model's few buffers."""
     pairs = _buffer_lists.get(model)
-    if pairs is None or any(getattr(_owner(model, name), name.rpartition(".")[2], None)
-                            is not buffer for name, buffer in pairs):
+    if pairs is None or any(
+        getattr(_owner(model, name), name.rpartition(".")[2], None) is not buffer
+        for name, buffer in pairs
+    ):
         pairs = _buffer_lists[model] = list(model.named_buffers())
     return pairs
 
@@ -653,7 +692,12 @@ def _owner(model: torch.nn.Module, name: str) -> Any:
 
 
 def _eager(model: torch.nn.Module) -> torch.nn.Module:
-    """The module a torch.compile'd model wraps: replays run it eagerly, op by op."""
+    """The module a replay runs: eagerly, op by op (the one torch.compile wraps), and on this
+    rank alone (the one DistributedDataParallel wraps: a replay makes no collective, so a
+    rank that stops at its birth leaves no other rank waiting)."""
+    model = getattr(model, "_orig_mod", model)
+    if isinstance(model, torch.nn.parallel.DistributedDataParallel):
+        model = model.module
     return getattr(model, "_orig_mod", model)
 
 
