@@ -19,6 +19,7 @@ __all__ = [
     "current_autograd_node",
     "custom_function_apply",
     "foreach_norm",
+    "grad_scaler_class",
     "next_sequence_nr",
     "no_torch_function",
     "register_module_forward_hook",
@@ -27,6 +28,7 @@ __all__ = [
     "register_optimizer_step_pre_hook",
     "sequence_nr",
     "set_custom_function_apply",
+    "skipped_by_scaler",
     "tree_flatten",
 ]
 
@@ -57,6 +59,18 @@ def custom_function_apply() -> Any:
 
 def set_custom_function_apply(method: Any) -> None:
     torch.autograd.Function.apply = method
+
+
+def grad_scaler_class() -> Any:
+    """torch.amp.GradScaler, whose `scale` and `step` a watch wraps while it is on."""
+    return torch.amp.GradScaler
+
+
+def skipped_by_scaler(scaler: Any, optimizer: Any) -> bool:
+    """Whether the GradScaler's last step() for `optimizer` found inf/NaN and skipped it."""
+    state = scaler._per_optimizer_states.get(id(optimizer))
+    found = None if state is None else state.get("found_inf_per_device")
+    return bool(found) and sum(value.item() for value in found.values()) > 0
 
 
 def foreach_norm(tensors: list) -> list:

@@ -14,6 +14,7 @@ back as they were.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -27,7 +28,7 @@ from typing import Any
 import torch
 
 from lucid._core.sentinel import AnomalyError
-from lucid.debug.event_log import _EventLog
+from lucid.debug.event_log import _EventLog, logger
 from lucid.debug.events import NaNEvent
 from lucid.debug.torch import _private
 from lucid.debug.torch._events import to_nan_event
@@ -64,6 +65,8 @@ class _ModelCall:
     kwargs: dict
     rng_state: torch.Tensor
     site: tuple  # (filename, line) of the call in the user's code
+    # The CPU autocast dtype the call ran under (None: autocast off), for the replay.
+    autocast: Any = None
     outputs: list = field(default_factory=list)
     grad_outputs: dict = field(default_factory=dict)
 
@@ -130,6 +133,11 @@ class Watch:
         self._handles: list = []
         self._module_handles: list = []
         self._hooked_models: list = []
+        self._scaler_originals: dict = {}
+        # The losses as given to GradScaler.scale (before the scale multiplies them), and the
+        # last step a GradScaler skipped, explained (None after a step that was taken).
+        self._unscaled: list[torch.Tensor] = []
+        self.last_skip: NaNEvent | None = None
         self._outer: Watch | None = None
         self._original_backward: Any = None
 
@@ -154,6 +162,7 @@ class Watch:
             ]
         self._original_backward = torch.autograd.backward
         torch.autograd.backward = self._backward
+        self._wrap_grad_scaler()
         _active.append(self)
         if self._arm_step == self.step:
             self._arm()
@@ -189,6 +198,10 @@ class Watch:
             self._outer = None
             return
         self._disarm()
+        scaler_class = _private.grad_scaler_class()
+        for name, original in self._scaler_originals.items():
+            setattr(scaler_class, name, original)
+        self._scaler_originals = {}
         for handle in self._handles + self._module_handles:
             handle.remove()
         self._handles = []
@@ -229,7 +242,10 @@ class Watch:
             self._buffers = {name: buffer.clone() for name, buffer in _buffers_of(module)}
         if len(self._calls) == _KEPT_CALLS:
             self._calls.pop(0)
-        self._calls.append(_ModelCall(module, args, {}, torch.get_rng_state(), _user_frame(3)))
+        autocast = torch.get_autocast_dtype("cpu") if torch.is_autocast_enabled("cpu") else None
+        self._calls.append(
+            _ModelCall(module, args, {}, torch.get_rng_state(), _user_frame(3), autocast)
+        )
 
     def _after_module(self, module: torch.nn.Module, args: tuple, output: Any) -> None:
         self._depth -= 1
@@ -339,6 +355,48 @@ class Watch:
         self._calls = []
         self._buffers = None
         self._losses = []
+        self._unscaled = []
+
+    # -------------------------------------------------------------- GradScaler
+    def _wrap_grad_scaler(self) -> None:
+        """A GradScaler's overflows are how it calibrates its scale, never births; a step it
+        skips is explained (`last_skip`), and a loss that is non-finite before scaling, which
+        no scale fixes, is a birth."""
+        scaler_class = _private.grad_scaler_class()
+        original_scale, original_step = scaler_class.scale, scaler_class.step
+        self._scaler_originals = {"scale": original_scale, "step": original_step}
+        watch = self
+
+        def scale(scaler: Any, outputs: Any) -> Any:
+            if not watch._replaying and isinstance(outputs, torch.Tensor):
+                watch._unscaled.append(outputs.detach())
+                del watch._unscaled[:-_KEPT_CALLS]
+            return original_scale(scaler, outputs)
+
+        def step(scaler: Any, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+            result = original_step(scaler, optimizer, *args, **kwargs)
+            if not watch._replaying and _private.skipped_by_scaler(scaler, optimizer):
+                watch._on_skipped_step(optimizer, scaler)
+            elif not watch._replaying:
+                watch.last_skip = None
+            return result
+
+        scaler_class.scale, scaler_class.step = scale, step
+
+    def _on_skipped_step(self, optimizer: Any, scaler: Any) -> None:
+        parameters = [p for group in optimizer.param_groups for p in group["params"]]
+        if not _all_finite(self._unscaled, self.check_inf):
+            self._on_nonfinite(optimizer, parameters)  # a non-finite loss: a bug, not a scale
+            return
+        # An overflow of the scaled backward: the replay names where, and nothing is raised.
+        birth, replayed = self.replay(optimizer)
+        birth.note = (f"GradScaler skipped optimizer.step() at step {self.step} (scale "
+                      f"{scaler.get_scale():g}): an overflow of the scaled gradients, which a "
+                      "smaller scale fixes")
+        self.last_skip = to_nan_event(birth, replayed=replayed)
+        logger.info("%s", f"{birth.headline()}\n{birth.describe()}")
+        self.step += 1  # a skipped step is a step, as the scaler counts it
+        self._forget_step()
 
     # -------------------------------------------------------------- a trigger
     def _on_nonfinite(self, optimizer: Any, parameters: list) -> Any:
@@ -411,7 +469,8 @@ class Watch:
                 for call in calls:
                     torch.set_rng_state(call.rng_state)
                     instrument.model_call_site = call.site
-                    output = _eager(call.model)(*call.args, **call.kwargs)
+                    with _autocast(call.autocast):
+                        output = _eager(call.model)(*call.args, **call.kwargs)
                     replayed = [
                         v
                         for v in _private.tree_flatten(output)[0]
@@ -689,6 +748,11 @@ def _buffers_of(model: torch.nn.Module) -> list:
 def _owner(model: torch.nn.Module, name: str) -> Any:
     owner = name.rpartition(".")[0]
     return model.get_submodule(owner) if owner else model
+
+
+def _autocast(dtype: Any) -> Any:
+    """The CPU autocast region a model call ran in, for its replay (none if it ran in none)."""
+    return torch.autocast("cpu", dtype=dtype) if dtype is not None else contextlib.nullcontext()
 
 
 def _eager(model: torch.nn.Module) -> torch.nn.Module:

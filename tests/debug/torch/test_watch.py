@@ -286,20 +286,60 @@ def test_a_birth_under_bfloat16_autocast_is_named():
     assert event.location.endswith(f":{marked_line(_THIS_FILE, 'autocast-linear')}")
 
 
-def test_grad_scaler_overflows_are_not_births():
-    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 1))
+def _scaled_steps(model, steps, batch, watch_options=None, loss_fn=None):
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     scaler = torch.amp.GradScaler("cpu", init_scale=2.0**40)
-    with _debug_torch().watch() as watch:
-        for _ in range(3):
+    skips = []
+    with _debug_torch().watch(**(watch_options or {})) as watch:
+        for _ in range(steps):
             optimizer.zero_grad()
             with torch.autocast("cpu", dtype=torch.float16):
-                loss = model(torch.ones(2, 4)).float().sum()
+                output = model(batch)
+            loss = (loss_fn or (lambda out: out.float().sum()))(output)
             scaler.scale(loss).backward()
             scaler.step(optimizer)
             scaler.update()
+            skips.append(watch.last_skip)
+    return watch, scaler, skips
+
+
+class _ToFloat(torch.nn.Module):
+    def forward(self, x):
+        return x.float()  # <to-float>
+
+
+def test_grad_scaler_overflows_are_no_births_and_a_skipped_step_says_where():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 1), _ToFloat())
+    watch, scaler, skips = _scaled_steps(model, 3, torch.ones(2, 4))
     assert watch.events == []
     assert scaler.get_scale() < 2.0**40  # the scaler did skip overflowing steps
+    skip = skips[0]
+    # The scaled gradient overflows float16 where the float32 output is cast back.
+    assert (skip.op, skip.phase, skip.kind, skip.mechanism) == (
+        "float",
+        "backward",
+        "inf",
+        "overflow",
+    )
+    assert (skip.layer_name, skip.location) == (
+        "2",
+        f"{_THIS_FILE}:{marked_line(_THIS_FILE, 'to-float')}",
+    )
+    assert watch.step == 3  # skipped steps count, as the scaler counts them
+
+
+def _log_of_negative_loss(output):
+    return torch.log(output.float() - 1e6).mean()  # <scaled-nan-loss>
+
+
+def test_a_non_finite_loss_under_a_grad_scaler_is_a_birth():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 1))
+    with pytest.raises(_debug_torch().NonFiniteError) as raised:
+        _scaled_steps(model, 2, torch.ones(2, 4), loss_fn=_log_of_negative_loss)
+    event = raised.value.nan_event
+    assert (event.phase, event.kind) == ("loss", "nan")
 
 
 # ------------------------------------------------------------------ installation
