@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import os
 import runpy
 import sys
@@ -247,14 +248,18 @@ def _is_torch_program(script: str) -> bool:
     return "torch" in imported and "lucid" not in imported
 
 
-def run_torch(target: str, args: Sequence[str], is_module: bool, rerun: str) -> int:
+def run_torch(
+    target: str, args: Sequence[str], is_module: bool, rerun: str, repro_path: str | None = None
+) -> int:
     """A PyTorch program, unchanged, under lucid.debug.torch.watch()."""
     from lucid.debug.torch._cli import run_torch_program
 
     script = target if not is_module else target.replace(".", os.sep) + ".py"
+    if repro_path is not None:
+        repro_path = os.path.abspath(repro_path)  # before the script may chdir
     with _script_environment(script, args):
         try:
-            code = run_torch_program(target, args, is_module, _print, rerun)
+            code = run_torch_program(target, args, is_module, _print, rerun, repro_path)
         except SystemExit as exit_:
             return _exit_status(exit_.code)
     return 0 if code is None else code
@@ -270,12 +275,14 @@ def run_script(
 ) -> int:
     """Run `script` under the checks; the exit code `python -m lucid.debug run` returns."""
     if is_module:
-        return run_torch(script, args, True, rerun) if torch else _run_module(script, args)
+        if torch:
+            return run_torch(script, args, True, rerun, repro_path)
+        return _run_module(script, args)
     if not os.path.isfile(script):
         _print(f"python -m lucid.debug run: can't open file {script!r}: no such file")
         return 2
     if torch or _is_torch_program(script):
-        return run_torch(script, args, False, rerun)
+        return run_torch(script, args, False, rerun, repro_path)
     session = _Session()
     sentinel_was_on = is_sentinel_enabled()
     set_sentinel(True)
@@ -342,8 +349,23 @@ def _exit_status(code: Any) -> int:
     return 1
 
 
+def _is_torch_bundle(path: str) -> bool:
+    """Whether a safetensors file is a torch program's reproducer (its header says so)."""
+    try:
+        with open(path, "rb") as file:
+            length = int.from_bytes(file.read(8), "little")
+            header = json.loads(file.read(min(length, 1 << 24)))
+    except (OSError, ValueError):
+        return False
+    return isinstance(header, dict) and "lucid_torch_repro" in header.get("__metadata__", {})
+
+
 def show_repro(path: str) -> int:
     """Re-raise the reproducer at `path`; the exit code of `python -m lucid.debug repro`."""
+    if _is_torch_bundle(path):
+        from lucid.debug.torch._repro import show_torch_repro
+
+        return show_torch_repro(path, _print)
     try:
         bundle = read_repro(path)
         _print(str(bundle))

@@ -20,6 +20,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 
+from lucid.debug.torch._repro import save_torch_repro
 from lucid.debug.torch._watch import ARM_STEP_VARIABLE, NonFiniteError, watch
 
 __all__ = ["LOSSES_VARIABLE", "run_torch_program"]
@@ -36,6 +37,7 @@ def run_torch_program(
     is_module: bool,
     report: Callable[[str], None],
     rerun: str = "auto",
+    repro_path: str | None = None,
 ) -> int | None:
     """Run the script (or `-m` module) under `watch()`: None when it ran clean (the caller
     then returns the script's own exit status), else the exit code after the report."""
@@ -49,7 +51,15 @@ def run_torch_program(
                 runpy.run_path(os.path.abspath(target), run_name="__main__")
     except NonFiniteError as error:
         return _stopped(
-            error, watcher, target, args, is_module, report, rerun, time.monotonic() - started
+            error,
+            watcher,
+            target,
+            args,
+            is_module,
+            report,
+            rerun,
+            time.monotonic() - started,
+            repro_path,
         )
     except SystemExit as exit_:
         if isinstance(exit_.__context__, NonFiniteError):
@@ -62,6 +72,7 @@ def run_torch_program(
                 report,
                 rerun,
                 time.monotonic() - started,
+                repro_path,
             )
         raise
     return None
@@ -76,8 +87,10 @@ def _stopped(
     report: Callable[[str], None],
     rerun: str,
     elapsed: float,
+    repro_path: str | None,
 ) -> int:
-    report(_report_text(error))
+    text = _report_text(error)
+    report(text + "\n" + _saved_bundle(error, repro_path, text))
     event = error.nan_event
     in_rerun = os.environ.get(ARM_STEP_VARIABLE) is not None
     if event is None or in_rerun or rerun == "never" or not _needs_the_whole_step(event):
@@ -113,6 +126,19 @@ def _stopped(
         return subprocess.run(command, env=environment).returncode
     finally:
         os.unlink(losses.name)
+
+
+def _saved_bundle(error: NonFiniteError, repro_path: str | None, text: str) -> str:
+    if repro_path is None:
+        return "  reproducer: not saved (--no-repro)"
+    try:
+        path = save_torch_repro(error.event, repro_path, text)
+    except (OSError, ValueError, ImportError) as problem:
+        return f"  reproducer: not saved ({problem})"
+    return (
+        f"  reproducer: {path} (the op and its arguments)\n"
+        f"  re-raise it with: python -m lucid.debug repro {path}"
+    )
 
 
 def _needs_the_whole_step(event: object) -> bool:

@@ -381,7 +381,15 @@ class _DispatchMode(_private.TorchDispatchMode):
                     inputs = [*_private.tree_flatten((args, kwargs))[0]]
                 held_nan, held_inf = _held(inputs)
                 instrument.on_nonfinite(
-                    func, inputs, output, index, has_nan, has_inf, held_nan, held_inf
+                    func,
+                    inputs,
+                    output,
+                    index,
+                    has_nan,
+                    has_inf,
+                    held_nan,
+                    held_inf,
+                    _private.tree_flatten((args, kwargs))[1],
                 )
                 break
         return result
@@ -597,6 +605,7 @@ class Instrument:
         has_inf: bool,
         held_nan: bool,
         held_inf: bool,
+        layout: Any = None,
     ) -> None:
         if is_nonfinite_allowed():
             self.allowed_seen = True  # inside lucid.debug.allow_nonfinite(): the user's own
@@ -631,6 +640,14 @@ class Instrument:
         birth.output_stats = tensor_stats(output)
         if phase == "optimizer":
             self._name_optimizer_target(birth, inputs, output)
+        if layout is not None:
+            # For a reproducer: the aten op and its arguments as they were (copied).
+            birth.op_function = func
+            copies = [
+                value.detach().clone() if isinstance(value, torch.Tensor) else value
+                for value in inputs
+            ]
+            birth.op_args = _private.tree_unflatten(copies, layout)
         self._record(birth)
 
     def _forward_birth(self, phase: str, kind: str, mechanism: str, aten: str) -> TorchBirth:

@@ -11,7 +11,7 @@ import torch.nn.modules.module as _module_hooks
 import torch.optim.optimizer as _optimizer_hooks
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_flatten
+from torch.utils._pytree import tree_flatten, tree_unflatten
 
 __all__ = [
     "TorchDispatchMode",
@@ -30,6 +30,7 @@ __all__ = [
     "set_custom_function_apply",
     "skipped_by_scaler",
     "tree_flatten",
+    "tree_unflatten",
 ]
 
 

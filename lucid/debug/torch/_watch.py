@@ -390,9 +390,11 @@ class Watch:
             return
         # An overflow of the scaled backward: the replay names where, and nothing is raised.
         birth, replayed = self.replay(optimizer)
-        birth.note = (f"GradScaler skipped optimizer.step() at step {self.step} (scale "
-                      f"{scaler.get_scale():g}): an overflow of the scaled gradients, which a "
-                      "smaller scale fixes")
+        birth.note = (
+            f"GradScaler skipped optimizer.step() at step {self.step} (scale "
+            f"{scaler.get_scale():g}): an overflow of the scaled gradients, which a "
+            "smaller scale fixes"
+        )
         self.last_skip = to_nan_event(birth, replayed=replayed)
         logger.info("%s", f"{birth.headline()}\n{birth.describe()}")
         self.step += 1  # a skipped step is a step, as the scaler counts it
@@ -620,9 +622,17 @@ def _agreed_across_ranks(birth: TorchBirth, step: int) -> TorchBirth:
         return birth
     rank, world = distributed.get_rank(), distributed.get_world_size()
     gathered: list = [None] * world
-    distributed.all_gather_object(gathered, (_evidence(birth), rank, dataclasses.asdict(birth)))
+    # The facts only: the op and arguments kept for a reproducer stay on their rank.
+    facts = {
+        field.name: getattr(birth, field.name)
+        for field in dataclasses.fields(birth)
+        if field.name not in ("op_function", "op_args")
+    }
+    distributed.all_gather_object(gathered, (_evidence(birth), rank, facts))
     evidence, birth_rank, facts = min(gathered, key=lambda item: (item[0], item[1]))
     agreed = TorchBirth(**facts)
+    if birth_rank == rank:
+        agreed.op_function, agreed.op_args = birth.op_function, birth.op_args
     agreed.rank = birth_rank
     agreed.world_size = world
     if birth_rank != rank:

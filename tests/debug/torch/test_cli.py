@@ -86,3 +86,54 @@ def test_dash_m_runs_a_module(tmp_path):
     result = _run(tmp_path, "--torch", "-m", "project.train", bad_step=2, name="project/train.py")
     assert result.returncode == 1, result.stderr
     assert "  step: 2" in result.stderr
+
+
+def test_the_reproducer_bundle_re_runs_the_op_that_made_the_value(tmp_path):
+    script = tmp_path / "forward.py"
+    script.write_text(
+        "import torch\n"
+        "class Net(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc = torch.nn.Linear(4, 1)\n"
+        "    def forward(self, x):\n"
+        "        return torch.log(self.fc(x) - 1e6)\n"
+        "model = Net()\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for step in range(3):\n"
+        "    optimizer.zero_grad()\n"
+        "    model(torch.ones(2, 4)).mean().backward()\n"
+        "    optimizer.step()\n"
+    )
+    environment = dict(os.environ, PYTHONPATH=str(ROOT))
+    bundle = tmp_path / "bundle.safetensors"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lucid.debug",
+            "run",
+            "--rerun",
+            "never",
+            "--repro",
+            str(bundle),
+            "forward.py",
+        ],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1, result.stderr
+    assert f"re-raise it with: python -m lucid.debug repro {bundle}" in result.stderr
+    again = subprocess.run(
+        [sys.executable, "-m", "lucid.debug", "repro", str(bundle)],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert again.returncode == 1, again.stderr
+    assert "reproduced: aten.log.default made nan values again" in again.stderr
