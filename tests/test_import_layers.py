@@ -30,6 +30,8 @@ ALLOWED_LATE_IMPORTS = {
     ("lucid.ops.fills", "lucid.ops.reduction"),  # a backward sums
     ("lucid.ops.shape", "lucid.ops.indexing"),  # movedim and narrow build on Alias and Slice
     ("lucid.ops.shape", "lucid.ops.reduction"),  # a backward sums
+    # A torch model gets the torch detector (a NaNDetector subclass, in the torch extra).
+    ("lucid.debug.detector", "lucid.debug.torch._detector"),
 }
 
 # Each layer and the layers it may import; a module belongs to the first prefix it matches.

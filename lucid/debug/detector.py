@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import threading
 import weakref
 from collections import deque
@@ -79,6 +80,13 @@ def _caller_location() -> str | None:
     """file:line of the innermost caller outside lucid."""
     filename, lineno = user_location(capture_frames(1, 1))
     return None if filename is None else f"{filename}:{lineno}"
+
+
+def _is_torch_module(value: Any) -> bool:
+    """Whether `value` is a torch.nn.Module, without importing torch (none exists before it
+    is imported)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.nn.Module)
 
 
 def _is_additive_mask(array: np.ndarray) -> bool:
@@ -201,6 +209,10 @@ class NaNDetector:
     The op of a value is known while the sentinel is on (the default); with it off
     (`LUCID_SENTINEL=0`), events still name the module and step, with `op` None.
 
+    A `torch.nn.Module` is watched the same way, with the same arguments and events, through
+    torch's hooks and lucid's exact instrument for torch (lucid.debug.torch; see
+    TorchNaNDetector there for what differs). torch is imported only for a torch model.
+
     Example::
 
         with lucid.debug.NaNDetector(model) as detector:
@@ -212,6 +224,14 @@ class NaNDetector:
                 loss.backward()
                 optimizer.step()
     """
+
+    def __new__(cls, model: Any = None, *args: Any, **kwargs: Any) -> NaNDetector:
+        # A torch model gets the torch detector, a subclass whose module imports torch.
+        if cls is NaNDetector and _is_torch_module(model):
+            from lucid.debug.torch._detector import TorchNaNDetector
+
+            return super().__new__(TorchNaNDetector)
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -229,29 +249,18 @@ class NaNDetector:
     ) -> None:
         if not isinstance(model, Module):
             raise TypeError(f"NaNDetector expects an nn.Module, got {type(model).__name__}")
-        if max_events < 1:
-            raise ValueError(f"max_events must be at least 1, got {max_events}")
-        if grad_norm_warn is not None and not grad_norm_warn > 0:
-            raise ValueError(f"grad_norm_warn must be positive or None, got {grad_norm_warn}")
-        if isinstance(skip_types, type):
-            skip_types = (skip_types,)
-        if isinstance(skip_ops, str):
-            skip_ops = (skip_ops,)
-        self.model = model
-        self.stop_on_first = bool(stop_on_first)
-        self.check_inputs = bool(check_inputs)
-        self.check_backward = bool(check_backward)
-        self.grad_norm_warn = None if grad_norm_warn is None else float(grad_norm_warn)
-        self.skip_types = tuple(skip_types)
-        self.skip_ops = tuple(skip_ops)
-        self.max_events = int(max_events)
-        self.verbose = bool(verbose)
-        self.log_path = None if log_path is None else os.fspath(log_path)
-        self.events: deque[NaNEvent] = deque(maxlen=self.max_events)
-        self.grad_events: deque[GradEvent] = deque(maxlen=self.max_events)
-        self.batch_idx = -1  # the step of the latest model call
-        self._first: NaNEvent | None = None
-        self._skipped_op_keys = frozenset(_normalized_op(name) for name in self.skip_ops)
+        self._set_options(
+            model,
+            stop_on_first,
+            check_inputs,
+            check_backward,
+            grad_norm_warn,
+            skip_types,
+            max_events,
+            verbose,
+            skip_ops,
+            log_path,
+        )
 
         self._modules: dict[str, Module] = {}
         skipped: list[str] = []
@@ -294,6 +303,45 @@ class NaNDetector:
         self._log = _EventLog(self.log_path, self.max_events)
 
     # ------------------------------------------------------------ lifecycle
+    def _set_options(
+        self,
+        model: Any,
+        stop_on_first: bool,
+        check_inputs: bool,
+        check_backward: bool,
+        grad_norm_warn: float | None,
+        skip_types: Any,
+        max_events: int,
+        verbose: bool,
+        skip_ops: Any,
+        log_path: Any,
+    ) -> None:
+        """The arguments, checked as PyTorch-style errors, and the detector's bounded state
+        (shared by the torch detector)."""
+        if max_events < 1:
+            raise ValueError(f"max_events must be at least 1, got {max_events}")
+        if grad_norm_warn is not None and not grad_norm_warn > 0:
+            raise ValueError(f"grad_norm_warn must be positive or None, got {grad_norm_warn}")
+        if isinstance(skip_types, type):
+            skip_types = (skip_types,)
+        if isinstance(skip_ops, str):
+            skip_ops = (skip_ops,)
+        self.model = model
+        self.stop_on_first = bool(stop_on_first)
+        self.check_inputs = bool(check_inputs)
+        self.check_backward = bool(check_backward)
+        self.grad_norm_warn = None if grad_norm_warn is None else float(grad_norm_warn)
+        self.skip_types = tuple(skip_types)
+        self.skip_ops = tuple(skip_ops)
+        self.max_events = int(max_events)
+        self.verbose = bool(verbose)
+        self.log_path = None if log_path is None else os.fspath(log_path)
+        self.events: deque[NaNEvent] = deque(maxlen=self.max_events)
+        self.grad_events: deque[GradEvent] = deque(maxlen=self.max_events)
+        self.batch_idx = -1  # the step of the latest model call
+        self._first: NaNEvent | None = None
+        self._skipped_op_keys = frozenset(_normalized_op(name) for name in self.skip_ops)
+
     def attach(self) -> NaNDetector:
         """Hook the model (a second call does nothing); returns the detector."""
         with self._lock:
@@ -633,6 +681,10 @@ class NaNDetector:
         message = event if first and self.verbose else event.headline()
         self._log.report(message, event.to_dict(), self.verbose)
 
+    def _loss_event(self, loss: Tensor) -> NaNEvent:
+        """A non-finite loss that no event of the model explains (train_with_nan_guard)."""
+        return _event_from_loss(loss, self._outside_birth, self._step_fields())
+
     # ------------------------------------------------------------ gradients
     def check_grad_norms(self) -> list[GradEvent]:
         """After `backward()`: flag non-finite gradients and norms above `grad_norm_warn`.
@@ -714,8 +766,7 @@ def train_with_nan_guard(
             if detector.triggered:
                 break
             if not math.isfinite(value):
-                step = detector._step_fields()
-                detector._record(_event_from_loss(loss, detector._outside_birth, step))
+                detector._record(detector._loss_event(loss))
                 break
             loss.backward()
             if detector.triggered:

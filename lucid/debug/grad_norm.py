@@ -5,10 +5,11 @@ from __future__ import annotations
 import bisect
 import logging
 import math
+import sys
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -98,6 +99,12 @@ def _is_scaler_overflow() -> bool:
     return bool(births) and births[0].phase != "forward" and births[0].mechanism == "overflow"
 
 
+def _is_torch_tensor(value: Any) -> bool:
+    """Whether `value` is a torch.Tensor, without importing torch (none exists before it is)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
 def _norm_sort_key(item: tuple[str, float]) -> tuple[int, float]:
     # nan first, then inf, then by size: the culprit of a non-finite norm leads `top`.
     norm = item[1]
@@ -122,6 +129,10 @@ class GradNormGuard:
 
     `model` is an `nn.Module` (parameters named by `named_parameters()`), an iterable of
     tensors (named `param0`, `param1`, ...) or one tensor; parameters are read once, here.
+    A `torch.nn.Module` or torch tensors work the same way (torch is then used, never
+    imported here): the norms come from one fused `torch._foreach_norm` pass and one host
+    read. A torch `GradScaler`'s scale is not known to the guard, so call `check()` after
+    `scaler.unscale_(optimizer)` there.
 
     Under a `lucid.amp.GradScaler` it judges unscaled norms: a gradient that still carries
     the loss scale (between `scaler.scale(loss).backward()` and `scaler.unscale_`) is divided
@@ -157,7 +168,7 @@ class GradNormGuard:
             raise ValueError(f"warmup must be non-negative, got {warmup}")
         if max_events < 1:
             raise ValueError(f"max_events must be at least 1, got {max_events}")
-        if isinstance(model, Tensor):
+        if isinstance(model, Tensor) or _is_torch_tensor(model):
             self._named_params = [("param0", model)]
         elif callable(getattr(model, "named_parameters", None)):
             self._named_params = list(model.named_parameters())  # type: ignore[union-attr]
@@ -165,6 +176,12 @@ class GradNormGuard:
             tensors = list(model)
             self._named_params = [(f"param{i}", p) for i, p in enumerate(tensors)]
         self._params = [p for _, p in self._named_params]
+        # torch parameters are measured by torch, in lucid.debug.torch (which imports it).
+        self._torch_norms = None
+        if self._params and _is_torch_tensor(self._params[0]):
+            from lucid.debug.torch import _grad_norm
+
+            self._torch_norms = _grad_norm
         self.threshold = None if threshold is None else float(threshold)
         self.spike_factor = None if spike_factor is None else float(spike_factor)
         self.warmup = int(warmup)
@@ -188,6 +205,8 @@ class GradNormGuard:
 
     def total_norm(self) -> float:
         """Global L2 norm of the current gradients (parameters without a gradient skipped)."""
+        if self._torch_norms is not None:
+            return self._torch_norms.total_norm(self._params)
         squared = 0.0
         # An overflowing float32 dot is expected and handled in _squared_norm.
         with np.errstate(over="ignore", invalid="ignore"):
@@ -205,7 +224,7 @@ class GradNormGuard:
         self.step += 1
         reason = None
         if not math.isfinite(total):
-            if _is_scaler_overflow():
+            if self._torch_norms is None and _is_scaler_overflow():
                 return None
             reason = "nonfinite"
         elif self.threshold is not None and total > self.threshold:
@@ -239,12 +258,10 @@ class GradNormGuard:
 
     def _make_event(self, step: int, total: float, reason: str) -> GradNormEvent:
         # The per-parameter pass only runs here, so healthy steps pay for one dot per tensor.
-        with np.errstate(over="ignore", invalid="ignore"):
-            param_norms = {
-                name: math.sqrt(_squared_norm(param.grad.numpy(force=True))) / gradient_scale(param)
-                for name, param in self._named_params
-                if param.grad is not None
-            }
+        if self._torch_norms is not None:
+            param_norms = self._torch_norms.parameter_norms(self._named_params)
+        else:
+            param_norms = self._lucid_parameter_norms()
         top = sorted(param_norms.items(), key=_norm_sort_key)[:_TOP_COUNT]
         return GradNormEvent(
             step=step,
@@ -256,6 +273,14 @@ class GradNormGuard:
             param_norms=param_norms,
             top=top,
         )
+
+    def _lucid_parameter_norms(self) -> dict[str, float]:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return {
+                name: math.sqrt(_squared_norm(param.grad.numpy(force=True))) / gradient_scale(param)
+                for name, param in self._named_params
+                if param.grad is not None
+            }
 
     def __repr__(self) -> str:
         return (
