@@ -283,9 +283,11 @@ def _input_stats(values: list) -> list[dict[str, Any]]:
     return stats
 
 
-def _mutated_arguments(func: Any, args: tuple, kwargs: dict) -> list:
-    """The arguments an aten op writes (self of `mul_`, the lists of `_foreach_add_`)."""
-    written = []
+def _mutated_arguments(func: Any, args: tuple, kwargs: dict) -> tuple[list, list]:
+    """The arguments an aten op writes (self of `mul_`, the lists of `_foreach_add_`), and
+    those of them whose old values it never reads (`out=`, `copy_`, random fills)."""
+    written, unread = [], []
+    overwrites = func._schema.name.split("::")[-1] in _OVERWRITING
     for position, argument in enumerate(func._schema.arguments):
         alias = argument.alias_info
         if alias is None or not alias.is_write:
@@ -296,8 +298,24 @@ def _mutated_arguments(func: Any, args: tuple, kwargs: dict) -> list:
             value = args[position]
         else:
             continue
-        written.extend(_private.tree_flatten(value)[0])
-    return written
+        values = _private.tree_flatten(value)[0]
+        written.extend(values)
+        if overwrites or argument.is_out:
+            unread.extend(values)
+    return written, unread
+
+
+# In-place ops that write every element without reading the old value: that value (often
+# uninitialised memory) is no input of theirs.
+_OVERWRITING = frozenset((
+    "copy_", "fill_", "zero_", "bernoulli_", "normal_", "uniform_", "random_", "exponential_",
+    "geometric_", "cauchy_", "log_normal_", "set_", "resize_", "resize_as_",
+))  # fmt: skip
+# Ops whose output is uninitialised memory, which may hold any bit pattern, NaN included.
+_UNINITIALISED = frozenset((
+    "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::new_empty",
+    "aten::new_empty_strided", "aten::empty_permuted",
+))  # fmt: skip
 
 
 _aliasing: dict[Any, bool] = {}
@@ -350,17 +368,26 @@ class _DispatchMode(_private.TorchDispatchMode):
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: Any = None):
         kwargs = kwargs or {}
         instrument = self.instrument
-        if instrument.stopped or instrument.busy or _aliases_an_input(func):
-            # A view's values are its input's: it can carry a NaN, never make one.
+        if (
+            instrument.stopped
+            or instrument.busy
+            or _aliases_an_input(func)
+            or func._schema.name in _UNINITIALISED
+        ):
+            # A view's values are its input's: it can carry a NaN, never make one. Nor can
+            # uninitialised memory, whatever its bits.
             return func(*args, **kwargs)
         written = before = None
         if func._schema.is_mutable:
-            # An in-place op is judged against its inputs as they were before the write.
-            written = _mutated_arguments(func, args, kwargs)
+            # An in-place op is judged against its inputs as they were before the write (an
+            # output it only overwrites is no input).
+            written, unread = _mutated_arguments(func, args, kwargs)
             inputs = [*_private.tree_flatten((args, kwargs))[0]]
             with _private.no_torch_function():
                 before = [
-                    value.clone()
+                    None
+                    if any(value is u for u in unread)
+                    else value.clone()
                     if _floating(value) and any(value is w for w in written)
                     else value
                     for value in inputs
@@ -389,7 +416,7 @@ class _DispatchMode(_private.TorchDispatchMode):
                     has_inf,
                     held_nan,
                     held_inf,
-                    _private.tree_flatten((args, kwargs))[1],
+                    _private.tree_flatten((args, kwargs)),
                 )
                 break
         return result
@@ -641,13 +668,15 @@ class Instrument:
         if phase == "optimizer":
             self._name_optimizer_target(birth, inputs, output)
         if layout is not None:
-            # For a reproducer: the aten op and its arguments as they were (copied).
+            # For a reproducer: the aten op and its arguments as they were (copied; an output
+            # it only overwrites, as it is now).
+            flat, spec = layout
             birth.op_function = func
             copies = [
                 value.detach().clone() if isinstance(value, torch.Tensor) else value
-                for value in inputs
+                for value in (now if kept is None else kept for kept, now in zip(inputs, flat))
             ]
-            birth.op_args = _private.tree_unflatten(copies, layout)
+            birth.op_args = _private.tree_unflatten(copies, spec)
         self._record(birth)
 
     def _forward_birth(self, phase: str, kind: str, mechanism: str, aten: str) -> TorchBirth:

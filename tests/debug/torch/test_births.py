@@ -402,3 +402,18 @@ def test_a_compiled_model_is_replayed_eagerly():
     event = raised.value.nan_event
     assert _facts_of(event) == Facts("log", "forward", _line("fwd-in-module"), "2")
     assert event.replayed == "bitwise"
+
+
+def test_an_output_only_overwritten_is_no_input_of_the_op():
+    # out= and copy_ never read what they overwrite (often uninitialised memory, NaN bits
+    # included): a 0/0 written over a NaN is still a birth, and a finite copy none.
+    def divide_into_nans():
+        torch.div(torch.zeros(3), torch.zeros(3), out=torch.full((3,), float("nan")))  # <out>
+
+    event = _debug_torch().find_birth(divide_into_nans)
+    assert (event.op, event.phase, event.aten_op) == ("div", "forward", "aten.div.out")
+    assert event.location.endswith(f":{_line('out')}")
+    assert (
+        _debug_torch().find_birth(lambda: torch.full((3,), float("nan")).copy_(torch.ones(3)).exp())
+        is None
+    )
