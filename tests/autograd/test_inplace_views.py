@@ -370,3 +370,35 @@ def _view_without_grad_then(t):
 @pytest.mark.parametrize("name, scenario", ALLOWED, ids=[a[0] for a in ALLOWED])
 def test_inplace_write_through_a_view_is_allowed_where_torch_allows(name, scenario):
     assert _refusal(lucid, scenario) is None
+
+
+def _transposed_base(framework, make_view, x_value, w_value):
+    # The base's own array is column-major here (an op on a transpose keeps its layout).
+    x = framework.tensor(x_value, requires_grad=True)
+    w = framework.tensor(w_value, requires_grad=True)
+    base = x.t() * 1.5
+    view = make_view(base)
+    view.mul_(w).add_(1.0)
+    (base * base).sum().backward()
+    return base.detach().numpy(), x.grad.numpy(), w.grad.numpy()
+
+
+# The views that stay views of a column-major base (view and reshape to other shapes need a
+# copy, or torch refuses them).
+_COLUMN_MAJOR_VIEWS = [kind for kind in VIEW_KINDS if kind[0] in (
+    "slice", "strided_slice", "select", "column", "narrow", "transpose", "t", "permute",
+    "diagonal", "select_of_transpose", "view_of_view", "movedim",
+)]  # fmt: skip
+
+
+@requires_torch
+@pytest.mark.parametrize(
+    "view_name, make_view", _COLUMN_MAJOR_VIEWS, ids=[k[0] for k in _COLUMN_MAJOR_VIEWS]
+)
+def test_a_view_of_a_base_laid_out_column_major_is_rebased_as_torch(rng, view_name, make_view):
+    x_value = rng.uniform(-1, 1, (4, 3))
+    w_value = rng.uniform(0.5, 1.5, ())
+    ours = _transposed_base(lucid, make_view, x_value, w_value)
+    theirs = _transposed_base(torch, make_view, x_value, w_value)
+    for mine, reference in zip(ours, theirs):
+        np.testing.assert_allclose(mine, reference, rtol=1e-12, atol=1e-12)
