@@ -495,14 +495,20 @@ class Watch:
         finally:
             if model is not None:
                 _load_buffers(model, after)
+        compiled = any(hasattr(call.model, "_orig_mod") for call in calls)
         if instrument.births:
-            return self._as_step_birth(instrument.births[0]), reproduced
-        birth = self._birth_outside_the_model(calls)
-        if reproduced == "no" and any(_eager(c.model) is not c.model for c in calls):
-            birth.note = (
-                f"{birth.note}; the model is compiled and the replay ran it eagerly: "
-                "the value may be made only by the compiled code"
+            birth = self._as_step_birth(instrument.births[0])
+        else:
+            birth = self._birth_outside_the_model(calls)
+        if compiled and reproduced != "bitwise":
+            # Inductor draws random numbers its own way unless told to draw as eager does.
+            hint = (
+                "the model is compiled and the replay ran it eagerly, with other values: "
+                "the value may be made only by the compiled code; with "
+                "torch._inductor.config.fallback_random = True compiled random ops draw as "
+                "eager ones do, and the replay can match"
             )
+            birth.note = hint if birth.note is None else f"{birth.note}; {hint}"
         return birth, reproduced
 
     def _replay_step_call(self, optimizer: Any, parameters: list) -> tuple[TorchBirth, str]:

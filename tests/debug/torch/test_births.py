@@ -417,3 +417,31 @@ def test_an_output_only_overwritten_is_no_input_of_the_op():
         _debug_torch().find_birth(lambda: torch.full((3,), float("nan")).copy_(torch.ones(3)).exp())
         is None
     )
+
+
+class LogOnTheFirstCallOnly(torch.nn.Module):
+    """Python state the replay does not restore: its replay differs from the run."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return torch.log(x - (10.0 if self.calls == 1 else -10.0))
+
+
+def test_a_compiled_model_whose_replay_differs_says_so_and_how_to_match_it():
+    model = _net(LogOnTheFirstCallOnly())
+    compiled = torch.compile(model, backend="eager")
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    debug_torch = _debug_torch()
+    with pytest.raises(debug_torch.NonFiniteError) as raised:
+        with debug_torch.watch():
+            optimizer.zero_grad()
+            compiled(torch.ones(2, 4)).pow(2).mean().backward()
+            optimizer.step()
+    assert raised.value.nan_event.replayed == "no"
+    note = raised.value.event.note
+    assert "replay ran it eagerly" in note and "fallback_random = True" in note
+    assert "did not reproduce the run" in str(raised.value)
