@@ -30,7 +30,7 @@ from lucid._core.arguments import raise_argument_error
 from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.grad_mode import local_state
 from lucid._core.graph import Node, accumulator_for, next_sequence_nr
-from lucid._core.tensor import TensorBase, _wrap, mark_inference
+from lucid._core.tensor import TensorBase, _refresh_view, _wrap, mark_inference
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -370,14 +370,8 @@ _CREATED_IN_INFERENCE = ("inference",)
 _CREATED_WITHOUT_GRAD = ("no_grad",)
 
 
-def _refresh_view(view: Tensor) -> None:
-    # views.py builds on Function (a cycle broken here, on a path only stale views take).
-    from lucid._core.views import refresh
-
-    refresh(view)
-
-
 def _rebase_view(view: Tensor, node: Node) -> None:
+    # views.py builds on Function (a cycle broken here, on a path only views written take).
     from lucid._core.views import rebase
 
     rebase(view, node)

@@ -87,22 +87,24 @@ class TensorBase:
     def is_cuda(self) -> bool:
         return False
 
-    @property
-    def is_leaf(self) -> bool:
+    def _bring_view_up_to_date(self) -> None:
+        """A view whose base was written since its grad_fn was made reads the base anew."""
         if self._base is not None and self._view_version != self._version_counter[0]:
             _refresh_view(self)
+
+    @property
+    def is_leaf(self) -> bool:
+        self._bring_view_up_to_date()
         return self._grad_fn is None
 
     @property
     def grad_fn(self) -> Any:
-        if self._base is not None and self._view_version != self._version_counter[0]:
-            _refresh_view(self)
+        self._bring_view_up_to_date()
         return self._grad_fn
 
     @property
     def requires_grad(self) -> bool:
-        if self._base is not None and self._view_version != self._version_counter[0]:
-            _refresh_view(self)
+        self._bring_view_up_to_date()
         return self._requires_grad
 
     @requires_grad.setter
@@ -392,7 +394,8 @@ class InferenceVersion(list):
 
 
 def _refresh_view(view: TensorBase) -> None:
-    # views.py builds on Function, which builds on this module (a cycle broken here).
+    # views.py builds on Function, which builds on this module (a cycle broken here, on a
+    # path only stale views take).
     from lucid._core.views import refresh
 
     refresh(view)
