@@ -20,9 +20,7 @@ nothing is re-run.
 
 from __future__ import annotations
 
-import cmath
 import dataclasses
-import math
 import os
 import threading
 import weakref
@@ -40,7 +38,15 @@ from lucid.debug.events import GradEvent, NaNEvent, _birth_mechanism
 from lucid.debug.torch import _private
 from lucid.debug.torch._events import to_nan_event
 from lucid.debug.torch._grad_norm import parameter_grad_events
-from lucid.debug.torch._instrument import Instrument, TorchBirth, _user_frame, tensor_stats
+from lucid.debug.torch._instrument import (
+    Instrument,
+    TorchBirth,
+    _held,
+    _user_frame,
+    replay_match,
+    tensor_stats,
+)
+from lucid.debug.torch._instrument import is_finite as _is_finite
 
 __all__ = ["TorchNaNDetector"]
 
@@ -104,35 +110,6 @@ def _floating_tensors(value: Any) -> list[torch.Tensor]:
     ]
 
 
-def _is_finite(tensor: torch.Tensor) -> bool:
-    """Whether every element is finite, with one reduction and one host read.
-
-    A sum is finite exactly when every element is, unless finite values overflow it: then
-    the exact (slower, on torch's CPU kernels about 10x) elementwise check decides.
-    """
-    if tensor.numel() == 0:
-        return True
-    values = tensor.detach()
-    if values.dtype in (torch.float16, torch.bfloat16):
-        total = values.sum(dtype=torch.float32).item()
-    else:
-        total = values.sum().item()
-    finite = cmath.isfinite(total) if isinstance(total, complex) else math.isfinite(total)
-    return finite or bool(torch.isfinite(values).all())
-
-
-def _held(tensors: Iterable[torch.Tensor]) -> tuple[bool, bool]:
-    """(holds nan, holds inf) over `tensors`."""
-    nan = inf = False
-    for tensor in tensors:
-        if _is_finite(tensor):
-            continue
-        values = tensor.detach()
-        nan = nan or bool(torch.isnan(values).any())
-        inf = inf or bool(torch.isinf(values).any())
-    return nan, inf
-
-
 def _kind(tensor: torch.Tensor) -> str:
     return "nan" if bool(torch.isnan(tensor.detach()).any()) else "inf"
 
@@ -158,23 +135,6 @@ def _join(path: str, inner: str | None) -> str:
     if not inner:
         return path
     return f"{path}.{inner}" if path else inner
-
-
-def _compare(originals: list, replayed: list) -> str:
-    """'bitwise', 'approximately' or 'no': how a replay's outputs match the run's."""
-    if len(originals) != len(replayed):
-        return "no"
-    result = "bitwise"
-    for original, again in zip(originals, replayed):
-        original, again = original.detach(), again.detach()
-        if original.shape != again.shape:
-            return "no"
-        if torch.equal(original, again):
-            continue
-        if not torch.allclose(original, again, equal_nan=True):
-            return "no"
-        result = "approximately"
-    return result
 
 
 # ------------------------------------------------------------------ detector
@@ -752,7 +712,7 @@ class TorchNaNDetector(NaNDetector):
         def step() -> None:
             with torch.enable_grad():
                 outputs = _floating_tensors(model(*call.args, **call.kwargs))
-                compared[0] = _compare(call.outputs, outputs)
+                compared[0] = replay_match(call.outputs, outputs)
                 pairs = [
                     (output, call.grad_outputs[index])
                     for index, output in enumerate(outputs)

@@ -188,6 +188,11 @@ def _user_frame(depth: int = 2) -> tuple[str | None, int | None]:
     return None, None
 
 
+def _aten_name(aten: str) -> str:
+    """`div` of `aten.div.Tensor`."""
+    return aten.split(".")[1] if aten.startswith("aten.") else aten
+
+
 def _call_name(func: Any) -> tuple[str, str]:
     """(op, qualified name) of a function a TorchFunctionMode sees."""
     name = getattr(func, "__name__", None) or str(func)
@@ -219,10 +224,43 @@ def _floating(value: Any) -> bool:
 
 def _nonfinite(tensor: torch.Tensor) -> tuple[bool, bool]:
     """(holds nan, holds inf); one sum when finite: a finite sum means finite elements (an
-    inf or a nan makes any sum non-finite), and a sum that overflowed is looked at closer."""
-    if tensor.numel() == 0 or bool(torch.isfinite(tensor.sum())):
+    inf or a nan makes any sum non-finite), and a sum that overflowed is looked at closer.
+    Detached, so a check records no autograd node; 2-byte floats are summed in float32, so
+    their finite values rarely overflow the sum."""
+    if tensor.numel() == 0:
         return False, False
-    return bool(torch.isnan(tensor).any()), bool(torch.isinf(tensor).any())
+    values = tensor.detach()
+    low_precision = values.dtype in (torch.float16, torch.bfloat16)
+    total = values.sum(dtype=torch.float32) if low_precision else values.sum()
+    if bool(torch.isfinite(total)):
+        return False, False
+    return bool(torch.isnan(values).any()), bool(torch.isinf(values).any())
+
+
+def is_finite(tensor: torch.Tensor) -> bool:
+    """Whether every element of `tensor` is finite (one sum when it is)."""
+    return not any(_nonfinite(tensor))
+
+
+_MATCHES = ("bitwise", "approximately", "no")
+
+
+def replay_match(originals: list, replayed: list, so_far: str = "bitwise") -> str:
+    """How a replay's outputs match the run's: 'bitwise', 'approximately' or 'no' (never
+    better than `so_far`, the match of the replay's earlier outputs)."""
+    if len(originals) != len(replayed):
+        return "no"
+    result = so_far
+    for original, again in zip(originals, replayed):
+        original, again = original.detach(), again.detach()
+        if original.shape != again.shape:
+            return "no"
+        if torch.equal(original, again):
+            continue
+        if not torch.allclose(original, again, equal_nan=True):
+            return "no"
+        result = max(result, "approximately", key=_MATCHES.index)
+    return result
 
 
 def _held(values: list) -> tuple[bool, bool]:
@@ -650,7 +688,7 @@ class Instrument:
                 self._received_at(inputs, "nan" if has_nan else "inf")
             return
         aten = str(func)
-        base = aten.split(".")[1] if aten.startswith("aten.") else aten
+        base = _aten_name(aten)
         if kind == "nan":
             mechanism = "invalid operation"
         elif base.rstrip("_") in _DIVIDING and _holds_zero(inputs):
@@ -658,9 +696,10 @@ class Instrument:
         else:
             mechanism = "overflow"
         if phase in ("backward", "accumulation"):
-            birth = self._backward_birth(node, phase, kind, mechanism, aten, func)
+            birth = self._backward_birth(node, phase, aten, func)
         else:
-            birth = self._forward_birth(phase, kind, mechanism, aten)
+            birth = self._forward_birth(phase, aten)
+        birth.kind, birth.mechanism = kind, mechanism
         birth.inputs = _input_stats(inputs)
         birth.output_index = index
         birth.output_shape = tuple(output.shape)
@@ -679,34 +718,16 @@ class Instrument:
             birth.op_args = _private.tree_unflatten(copies, spec)
         self._record(birth)
 
-    def _forward_birth(self, phase: str, kind: str, mechanism: str, aten: str) -> TorchBirth:
+    def _forward_birth(self, phase: str, aten: str) -> TorchBirth:
         if self.calls:
             call = self.calls[-1]
-            op, filename, lineno = call.op, call.filename, call.lineno
-            path, module_type = call.module_path, call.module_type
-        else:
-            op = aten.split(".")[1] if aten.startswith("aten.") else aten
-            filename, lineno = _user_frame(3)
-            path, module_type = self.module_here()
-        return TorchBirth(
-            op=op,
-            node_name=None,
-            phase=phase,
-            kind=kind,
-            mechanism=mechanism,
-            created=True,
-            filename=filename,
-            lineno=lineno,
-            module_path=path,
-            step=self.step,
-            inner_op=aten,
-            aten_op=aten,
-            module_type=module_type,
-        )
+            return self._made(call.op, None, phase, aten, call)
+        filename, lineno = _user_frame(3)
+        path, module_type = self.module_here()
+        site = _Call(_aten_name(aten), aten, filename, lineno, path, module_type)
+        return self._made(site.op, None, phase, aten, site)
 
-    def _backward_birth(
-        self, node: Any, phase: str, kind: str, mechanism: str, aten: str, func: Any
-    ) -> TorchBirth:
+    def _backward_birth(self, node: Any, phase: str, aten: str, func: Any) -> TorchBirth:
         name = node.name()
         target = node
         if (
@@ -718,41 +739,43 @@ class Instrument:
             phase = "accumulation"
             target = next((n for n, _ in node.next_functions if n is not None), node)
         call = self.tags.get(target)
-        note = None
-        forward_location = None
         if target.name() == _ACCUMULATE_GRAD:
             variable = target.variable
             op = self._parameter_name(variable) or f"a leaf of shape {list(variable.shape)}"
-            filename = lineno = path = module_type = None
+            birth = self._made(op, name, phase, aten, None)
         elif call is None:
-            op, filename, lineno, path, module_type = name, None, None, None, None
-            note = "the forward call of this node ran before the instrument was on"
+            birth = self._made(name, name, phase, aten, None)
+            birth.note = "the forward call of this node ran before the instrument was on"
         else:
-            op, filename, lineno = call.op, call.filename, call.lineno
-            path, module_type = call.module_path, call.module_type
+            birth = self._made(call.op, name, phase, aten, call)
         forward_cls = getattr(node, "_forward_cls", None)
         if forward_cls is not None and phase == "backward":
             # A custom Function: the line inside its backward, with the forward call beside.
-            op = forward_cls.__name__
+            birth.op = forward_cls.__name__
             if call is not None and call.filename is not None:
-                forward_location = f"{call.filename}:{call.lineno}"
-            filename, lineno = _user_frame(4)
+                birth.forward_location = f"{call.filename}:{call.lineno}"
+            birth.filename, birth.lineno = _user_frame(4)
+        return birth
+
+    def _made(
+        self, op: str, node_name: str | None, phase: str, aten: str, call: _Call | None
+    ) -> TorchBirth:
+        """A birth by `op` (its kind and mechanism filled in by the caller), at the user's
+        line and module of `call` (none where the call is unknown)."""
         return TorchBirth(
             op=op,
-            node_name=name,
+            node_name=node_name,
             phase=phase,
-            kind=kind,
-            mechanism=mechanism,
+            kind="",
+            mechanism=None,
             created=True,
-            filename=filename,
-            lineno=lineno,
-            module_path=path,
+            filename=None if call is None else call.filename,
+            lineno=None if call is None else call.lineno,
+            module_path=None if call is None else call.module_path,
             step=self.step,
             inner_op=aten,
             aten_op=aten,
-            module_type=module_type,
-            note=note,
-            forward_location=forward_location,
+            module_type=None if call is None else call.module_type,
         )
 
     def _received_at(self, inputs: list, kind: str) -> None:

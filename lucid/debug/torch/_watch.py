@@ -37,6 +37,7 @@ from lucid.debug.torch._instrument import (
     TorchBirth,
     _has_parameters,
     _user_frame,
+    replay_match,
     tensor_stats,
 )
 
@@ -478,7 +479,7 @@ class Watch:
                         for v in _private.tree_flatten(output)[0]
                         if isinstance(v, torch.Tensor) and v.is_floating_point()
                     ]
-                    reproduced = _compare(reproduced, call.outputs, replayed)
+                    reproduced = replay_match(call.outputs, replayed, reproduced)
                     pairs = [
                         (out, call.grad_outputs[i])
                         for i, out in enumerate(replayed)
@@ -786,21 +787,6 @@ def _grad_keeper(store: dict, index: int) -> Any:
         store[index] = grad
 
     return keep
-
-
-def _compare(so_far: str, originals: list, replayed: list) -> str:
-    if so_far == "no" or len(originals) != len(replayed):
-        return "no"
-    for original, again in zip(originals, replayed):
-        if torch.equal(original.detach(), again.detach()):
-            continue
-        if original.shape == again.shape and torch.allclose(
-            original.detach(), again.detach(), equal_nan=True
-        ):
-            so_far = "approximately"
-        else:
-            return "no"
-    return so_far
 
 
 def _load_buffers(model: torch.nn.Module, values: dict) -> None:
