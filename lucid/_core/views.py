@@ -41,10 +41,10 @@ def positions_in_base(view: np.ndarray, base: np.ndarray) -> np.ndarray:
     """The row-major index in `base` of the element each element of `view` aliases."""
     itemsize = base.itemsize
     offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    steps = [stride // itemsize for stride in view.strides]
     if base.flags.c_contiguous:
         # A row-major base: an element's index is its distance from the base's first one.
         positions = np.full(view.shape, offset // itemsize, dtype=np.intp)
+        steps = [stride // itemsize for stride in view.strides]
         for axis, (size, step) in enumerate(zip(view.shape, steps)):
             if step and size > 1:
                 shape = [1] * view.ndim
@@ -159,8 +159,9 @@ def _edge_of(tensor: Tensor) -> tuple:
     return (None, 0)
 
 
-def _read_from_base(view: Tensor, base: Tensor) -> None:
-    """Give `view` the grad_fn AsStridedBackward0 of its base's current history."""
+def _read_from_base(view: Tensor, base: Tensor, positions: np.ndarray) -> None:
+    """Give `view` (at `positions` in `base`) the grad_fn AsStridedBackward0 of its base's
+    current history."""
     node = _new_node(Node)
     node.function = _GatherFromBase
     node.is_recording = True
@@ -169,7 +170,7 @@ def _read_from_base(view: Tensor, base: Tensor) -> None:
     node.sequence_nr = next_sequence_nr()
     node.output_meta = ((view._data.shape, view._data.dtype),)
     node.base_shape = base._data.shape
-    node.positions = positions_in_base(view._data, base._data)
+    node.positions = positions
     node.overlaps = _overlaps(view._data)
     view._grad_fn = node
     view._output_nr = 0
@@ -190,7 +191,7 @@ def refresh(view: Tensor) -> None:
         return  # PyTorch tracks no history for these either
     base = view._base
     if base._requires_grad and _is_differentiable(view, base):
-        _read_from_base(view, base)
+        _read_from_base(view, base, positions_in_base(view._data, base._data))
 
 
 def rebase(view: Tensor, node: Node) -> None:
@@ -202,10 +203,11 @@ def rebase(view: Tensor, node: Node) -> None:
             f"{op_name(node.function)}: an in-place operation that requires grad cannot write "
             f"a view of dtype {view.dtype} of a tensor of dtype {base.dtype}"
         )
+    positions = positions_in_base(view._data, base._data)
     copy = _new_node(Node)
     copy.function = _CopySlices
     copy.is_recording = True
-    copy.positions = positions_in_base(view._data, base._data)
+    copy.positions = positions
     copy.input_edges = (_edge_of(base), (node, 0))
     copy.needs_input_grad = (base._requires_grad, True)
     copy.output_meta = ((base._data.shape, base._data.dtype),)
@@ -213,5 +215,5 @@ def rebase(view: Tensor, node: Node) -> None:
     base._grad_fn = copy
     base._output_nr = 0
     base._requires_grad = True
-    _read_from_base(view, base)
+    _read_from_base(view, base, positions)
     view._view_version = view._version_counter[0]
