@@ -21,6 +21,7 @@ import functools
 import math
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -506,6 +507,7 @@ class Instrument:
         self.backward_done = False
         self.stopped = False
         self.busy = False
+        self.thread = threading.get_ident()
         self.allowed_seen = False
         # Where the model was called in the user's code, when a replay calls it from lucid.
         self.model_call_site: tuple | None = None
@@ -523,23 +525,12 @@ class Instrument:
         self._modes = [_FunctionMode(self), _DispatchMode(self)]
         for mode in self._modes:
             mode.__enter__()
-        self._apply = _private.custom_function_apply()
-        _private.set_custom_function_apply(classmethod(self._custom_apply()))
+        _enter_custom_apply(self)
         return self
-
-    def _custom_apply(self) -> Any:
-        original = self._apply.__func__
-
-        def apply(cls: type, *args: Any, **kwargs: Any) -> Any:
-            # A custom Function's forward call is a call like any other (named by its class).
-            bound = functools.partial(original, cls)
-            return self.call(bound, (cls.__name__, cls.__qualname__), args, kwargs)
-
-        return apply
 
     def __exit__(self, *exc_info: Any) -> bool:
         if self._modes:
-            _private.set_custom_function_apply(self._apply)
+            _leave_custom_apply(self)
         for mode in reversed(self._modes):
             mode.__exit__(None, None, None)
         for handle in self._handles:
@@ -557,6 +548,8 @@ class Instrument:
 
     # -------------------------------------------------------------- modules
     def _enter_module(self, module: torch.nn.Module, args: tuple) -> None:
+        if threading.get_ident() != self.thread:
+            return  # the hooks are global; the modes, and this instrument, are per thread
         # The checks' own ops are none of the program's: neither mode looks at them.
         self.busy = True
         try:
@@ -577,7 +570,7 @@ class Instrument:
             self._check_received(module, args)
 
     def _leave_module(self, module: torch.nn.Module, args: tuple, output: Any) -> None:
-        if self.modules and self.modules[-1] is module:
+        if threading.get_ident() == self.thread and self.modules and self.modules[-1] is module:
             self.modules.pop()
 
     def module_here(self) -> tuple[str | None, str | None]:
@@ -593,6 +586,8 @@ class Instrument:
 
     # -------------------------------------------------------------- optimizers
     def _enter_optimizer(self, optimizer: Any, args: tuple, kwargs: dict) -> Any:
+        if threading.get_ident() != self.thread:
+            return None
         self.optimizer = optimizer
         # `args` starts with the optimizer itself; a closure follows it or is a keyword.
         closure = kwargs.get("closure", args[1] if len(args) > 1 else None)
@@ -612,6 +607,8 @@ class Instrument:
         return (args[0], watched_closure, *args[2:]), kwargs
 
     def _leave_optimizer(self, optimizer: Any, args: tuple, kwargs: dict) -> None:
+        if threading.get_ident() != self.thread:
+            return
         self.optimizer = None
         if self.counts_steps:
             self.step += 1
@@ -891,6 +888,51 @@ class Instrument:
         if self.stop_on_first and not self.stopped:
             self.stopped = True
             raise _Stop
+
+
+# Custom Functions' `apply`, which no TorchFunctionMode sees, is wrapped once while any
+# instrument is on, in any thread; the wrapper hands each call to its own thread's innermost
+# instrument (instruments nest, and threads enter and leave them in any order).
+_apply_lock = threading.Lock()
+_apply_state: dict[str, Any] = {"users": 0, "original": None}
+_thread_instruments = threading.local()
+
+
+def _instruments_here() -> list:
+    stack = getattr(_thread_instruments, "stack", None)
+    if stack is None:
+        stack = _thread_instruments.stack = []
+    return stack
+
+
+def _custom_apply(cls: type, *args: Any, **kwargs: Any) -> Any:
+    original = _apply_state["original"].__func__
+    stack = _instruments_here()
+    if not stack:
+        return original(cls, *args, **kwargs)
+    # A custom Function's forward call is a call like any other (named by its class).
+    bound = functools.partial(original, cls)
+    return stack[-1].call(bound, (cls.__name__, cls.__qualname__), args, kwargs)
+
+
+def _enter_custom_apply(instrument: Instrument) -> None:
+    with _apply_lock:
+        if _apply_state["users"] == 0:
+            _apply_state["original"] = _private.custom_function_apply()
+            _private.set_custom_function_apply(classmethod(_custom_apply))
+        _apply_state["users"] += 1
+    _instruments_here().append(instrument)
+
+
+def _leave_custom_apply(instrument: Instrument) -> None:
+    stack = _instruments_here()
+    if instrument in stack:
+        stack.remove(instrument)
+    with _apply_lock:
+        _apply_state["users"] -= 1
+        if _apply_state["users"] == 0:
+            _private.set_custom_function_apply(_apply_state["original"])
+            _apply_state["original"] = None
 
 
 def _has_parameters(module: torch.nn.Module) -> bool:

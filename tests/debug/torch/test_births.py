@@ -445,3 +445,27 @@ def test_a_compiled_model_whose_replay_differs_says_so_and_how_to_match_it():
     note = raised.value.event.note
     assert "replay ran it eagerly" in note and "fallback_random = True" in note
     assert "did not reproduce the run" in str(raised.value)
+
+
+def test_instruments_in_two_threads_keep_their_own_births_and_restore_function_apply():
+    import threading
+
+    original = torch.autograd.Function.__dict__["apply"]
+    found = {}
+    barrier = threading.Barrier(2)
+
+    def run(name, program):
+        barrier.wait()
+        found[name] = _facts_of(_debug_torch().find_birth(program))
+
+    threads = [
+        threading.Thread(target=run, args=("custom", custom_function_backward())),
+        threading.Thread(target=run, args=("forward", forward_in_module())),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert found["custom"] == Facts("ZeroOverZero", "backward", _line("custom-backward"), "2")
+    assert found["forward"] == Facts("log", "forward", _line("fwd-in-module"), "2")
+    assert torch.autograd.Function.__dict__["apply"] is original
