@@ -36,6 +36,7 @@ from lucid.debug.torch._instrument import (
     Instrument,
     TorchBirth,
     _has_parameters,
+    _nonfinite,
     _user_frame,
     replay_match,
     tensor_stats,
@@ -797,18 +798,16 @@ def _load_buffers(model: torch.nn.Module, values: dict) -> None:
 
 
 def _all_finite(tensors: list, check_inf: bool) -> bool:
-    """One fused norm of every tensor, read back once; a non-finite norm is confirmed per
-    tensor (a norm of large finite values can overflow)."""
+    """Sums (or one fused norm) of every tensor, read back once; a non-finite one is
+    confirmed per tensor (large finite values can overflow it)."""
     tensors = [t for t in tensors if t.is_floating_point() and t.numel()]
     if not tensors:
         return True
     if bool(torch.isfinite(torch.stack(_finiteness_values(tensors))).all()):
         return True
     for tensor in tensors:
-        if check_inf:
-            if not bool(torch.isfinite(tensor).all()):
-                return False
-        elif bool(torch.isnan(tensor).any()):
+        has_nan, has_inf = _nonfinite(tensor)
+        if has_nan or (has_inf and check_inf):
             return False
     return True
 
