@@ -229,6 +229,41 @@ def test_bfloat16_is_stored_as_ml_dtypes_bfloat16():
     assert lucid.bfloat16.is_floating_point and lucid.bfloat16.is_signed
 
 
+_FIRST_BFLOAT16_USE = """
+import sys
+import numpy as np
+import lucid
+assert "ml_dtypes" not in sys.modules, "import lucid loaded ml_dtypes"
+{use}
+assert "ml_dtypes" in sys.modules
+"""
+
+# Each first use of bfloat16, in a fresh process, gives the tables keyed by NumPy dtype their
+# bfloat16 entry: sum accumulates in float32, type() names it, load reads it.
+_FIRST_USES = {
+    "factory": "x = lucid.ones(3, dtype=lucid.bfloat16)\n"
+    "assert x.sum().dtype is lucid.bfloat16 and x.type() == 'lucid.BFloat16Tensor'",
+    "an ml_dtypes array made first": "import ml_dtypes\n"
+    "x = lucid.from_numpy(np.ones(3, dtype=ml_dtypes.bfloat16))\n"
+    "assert x.dtype is lucid.bfloat16 and x.type() == 'lucid.BFloat16Tensor'",
+    "a conversion": "x = lucid.ones(3).to(lucid.bfloat16)\nassert x.dtype is lucid.bfloat16",
+    "a checkpoint loaded": "w = lucid.load(PATH)['w']\n"
+    "assert w.dtype is lucid.bfloat16 and w.tolist() == [1.0, 1.0]",
+}
+
+
+@pytest.mark.parametrize("use", sorted(_FIRST_USES))
+def test_ml_dtypes_loads_on_the_first_use_of_bfloat16(use, tmp_path):
+    pytest.importorskip("ml_dtypes", reason="the bfloat16 extra is not installed")
+    path = tmp_path / "bfloat16.safetensors"
+    lucid.save({"w": lucid.ones(2, dtype=lucid.bfloat16)}, str(path))
+    code = _FIRST_BFLOAT16_USE.format(use=_FIRST_USES[use].replace("PATH", repr(str(path))))
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+
+
 @pytest.mark.parametrize("other", DTYPE_NAMES)
 def test_bfloat16_promote_types_matches_pytorch(other):
     torch = pytest.importorskip("torch", reason=TORCH_MISSING)

@@ -4,16 +4,19 @@ finfo/iinfo.
 bfloat16 is stored as `ml_dtypes.bfloat16`, a NumPy dtype from the optional `ml_dtypes`
 package (the `bfloat16` extra). Without it `lucid.bfloat16` still exists, so code that names it
 imports, but making a tensor of it raises an error that says what to install.
+
+ml_dtypes is imported on the first read of `bfloat16.numpy_dtype` (or the first bfloat16 NumPy
+array lucid meets), not with lucid: its C extension takes several times as long to load as
+the rest of lucid together.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-try:
-    import ml_dtypes as _ml_dtypes
-except ImportError:  # pragma: no cover - exercised by the without-extras test
-    _ml_dtypes = None
+_ml_dtypes = None  # the ml_dtypes module once bfloat16 is loaded
 
 __all__ = [
     "dtype",
@@ -57,17 +60,24 @@ class dtype:
         self, name: str, numpy_dtype: np.dtype | None, category: _builtin_int, itemsize: int = 0
     ) -> None:
         self.name = name
-        # None only for bfloat16 without ml_dtypes installed (to_numpy_dtype raises for it).
-        self.numpy_dtype = None if numpy_dtype is None else np.dtype(numpy_dtype)
         # 0 = bool, 1 = integer, 2 = floating: the order PyTorch promotes across.
         self._category = category
         self.is_floating_point = category == 2
-        if self.numpy_dtype is None:
+        if numpy_dtype is None:
+            # bfloat16: the slot stays unset until _load_bfloat16 fills it (None when
+            # ml_dtypes is not installed; to_numpy_dtype then raises).
             self.is_signed = True
             self.itemsize = itemsize
         else:
+            self.numpy_dtype = np.dtype(numpy_dtype)
             self.is_signed = self.numpy_dtype.kind in "if" or category == 2
             self.itemsize = self.numpy_dtype.itemsize
+
+    def __getattr__(self, name: str) -> object:
+        # Reached only while bfloat16's numpy_dtype slot is unset, i.e. before its first use.
+        if name == "numpy_dtype" and self.name == "bfloat16":
+            return _load_bfloat16()
+        raise AttributeError(f"'lucid.dtype' object has no attribute '{name}'")
 
     def __repr__(self) -> str:
         return f"lucid.{self.name}"
@@ -80,7 +90,7 @@ class dtype:
 
 
 float16 = half = dtype("float16", np.float16, 2)
-bfloat16 = dtype("bfloat16", None if _ml_dtypes is None else _ml_dtypes.bfloat16, 2, itemsize=2)
+bfloat16 = dtype("bfloat16", None, 2, itemsize=2)
 float32 = float = dtype("float32", np.float32, 2)
 float64 = double = dtype("float64", np.float64, 2)
 int8 = dtype("int8", np.int8, 1)
@@ -91,7 +101,36 @@ uint8 = dtype("uint8", np.uint8, 1)
 bool = dtype("bool", np.bool_, 0)
 
 _ALL = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool)
-_FROM_NUMPY: dict[np.dtype, dtype] = {d.numpy_dtype: d for d in _ALL if d.numpy_dtype is not None}
+_FROM_NUMPY: dict[np.dtype, dtype] = {d.numpy_dtype: d for d in _ALL if d is not bfloat16}
+# What else learns bfloat16's NumPy dtype when it loads (tables keyed by NumPy dtype).
+_BFLOAT16_CALLBACKS: list[Callable[[np.dtype], None]] = []
+
+
+def _load_bfloat16() -> np.dtype | None:
+    """Import ml_dtypes and give bfloat16 its NumPy dtype, None when ml_dtypes is missing."""
+    global _ml_dtypes
+    try:
+        import ml_dtypes
+    except ImportError:  # pragma: no cover - exercised by the without-extras test
+        bfloat16.numpy_dtype = None
+        return None
+    _ml_dtypes = ml_dtypes
+    numpy_dtype = np.dtype(ml_dtypes.bfloat16)
+    _FROM_NUMPY[numpy_dtype] = bfloat16
+    bfloat16.numpy_dtype = numpy_dtype
+    for callback in _BFLOAT16_CALLBACKS:
+        callback(numpy_dtype)
+    return numpy_dtype
+
+
+def when_bfloat16_loads(callback: Callable[[np.dtype], None]) -> None:
+    """Call `callback(numpy_dtype)` once bfloat16 has a NumPy dtype: now if it has one
+    already, else when ml_dtypes is first loaded (never without ml_dtypes)."""
+    _BFLOAT16_CALLBACKS.append(callback)
+    if _ml_dtypes is not None:
+        callback(bfloat16.numpy_dtype)
+
+
 # PyTorch names a dtype in its messages by scalar type ("Half") or by C++ type ("c10::Half").
 SCALAR_TYPE_NAMES = {
     "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
@@ -123,6 +162,9 @@ def from_numpy_dtype(numpy_dtype: np.dtype) -> dtype:
     numpy_dtype = np.dtype(numpy_dtype)
     if numpy_dtype in _FROM_NUMPY:
         return _FROM_NUMPY[numpy_dtype]
+    if numpy_dtype.name == "bfloat16" and _ml_dtypes is None and bfloat16.numpy_dtype is not None:
+        # A bfloat16 array made with ml_dtypes before lucid loaded it: loading registered it.
+        return from_numpy_dtype(numpy_dtype)
     raise TypeError(
         f"can't convert np.ndarray of type numpy.{numpy_dtype.name}. The only supported types "
         "are: float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool."

@@ -530,5 +530,8 @@ def _varargs_shape(args: tuple) -> Any:
 _TYPE_NAMES = {
     d.numpy_dtype: f"lucid.{dtypes.SCALAR_TYPE_NAMES[d.name]}Tensor"
     for d in dtypes._ALL
-    if d.numpy_dtype is not None
+    if d is not dtypes.bfloat16
 }
+dtypes.when_bfloat16_loads(
+    lambda bfloat16: _TYPE_NAMES.__setitem__(bfloat16, "lucid.BFloat16Tensor")
+)

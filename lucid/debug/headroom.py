@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 import lucid
+from lucid._core.dtypes import when_bfloat16_loads
 from lucid._core.sentinel import warn_at_user_line
 
 _HALF = np.dtype(np.float16)
@@ -17,8 +18,9 @@ _HEADROOM_FRACTION = 8
 # The watched dtypes: NumPy dtype -> (name, largest finite value). bfloat16 only where
 # ml_dtypes gives NumPy the type.
 _WATCHED: dict[np.dtype, tuple[str, float]] = {_HALF: ("float16", float(np.finfo(np.float16).max))}
-if lucid.bfloat16.numpy_dtype is not None:
-    _WATCHED[lucid.bfloat16.numpy_dtype] = ("bfloat16", lucid.finfo(lucid.bfloat16).max)
+when_bfloat16_loads(
+    lambda bfloat16: _WATCHED.__setitem__(bfloat16, ("bfloat16", lucid.finfo(lucid.bfloat16).max))
+)
 
 
 class HeadroomWarning(RuntimeWarning):

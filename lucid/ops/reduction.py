@@ -56,7 +56,6 @@ _INT64 = np.dtype(np.int64)
 _FLOAT16 = np.dtype(np.float16)
 _FLOAT32 = np.dtype(np.float32)
 _FLOAT64 = np.dtype(np.float64)
-_BFLOAT16 = dtypes.bfloat16.numpy_dtype
 
 # (accumulator, result) dtypes of sum/prod/cumsum/cumprod when no dtype is given: PyTorch
 # returns int64 for integral and bool input, and accumulates half precision in float32.
@@ -69,8 +68,9 @@ _ACCUMULATORS = {
     np.dtype(np.int64): (_INT64, _INT64),
     _FLOAT16: (_FLOAT32, _FLOAT16),
 }
-if _BFLOAT16 is not None:
-    _ACCUMULATORS[_BFLOAT16] = (_FLOAT32, _BFLOAT16)
+dtypes.when_bfloat16_loads(
+    lambda bfloat16: _ACCUMULATORS.__setitem__(bfloat16, (_FLOAT32, bfloat16))
+)
 
 
 # --------------------------------------------------------------------------------- helpers

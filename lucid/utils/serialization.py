@@ -21,6 +21,7 @@ from typing import IO, Any
 import numpy as np
 
 import lucid
+from lucid._core.dtypes import when_bfloat16_loads
 from lucid.utils.atomic import write_atomically
 
 __all__ = ["save", "load", "from_dlpack", "from_torch_state_dict"]
@@ -41,10 +42,15 @@ _DTYPE_CODES = {
     np.dtype(np.float32): "F32",
     np.dtype(np.float64): "F64",
 }
-_BFLOAT16 = lucid.bfloat16.numpy_dtype  # None without the ml_dtypes extra
-if _BFLOAT16 is not None:
-    _DTYPE_CODES[_BFLOAT16] = "BF16"
 _CODE_DTYPES = {code: dtype for dtype, code in _DTYPE_CODES.items()}
+
+
+def _register_bfloat16(bfloat16: np.dtype) -> None:
+    _DTYPE_CODES[bfloat16] = "BF16"
+    _CODE_DTYPES["BF16"] = bfloat16
+
+
+when_bfloat16_loads(_register_bfloat16)
 # safetensors dtypes that have no lucid dtype (yet).
 _UNSUPPORTED_CODES = {
     "F8_E4M3": "float8_e4m3fn",
@@ -54,8 +60,6 @@ _UNSUPPORTED_CODES = {
     "U64": "uint64",
     "C64": "complex64",
 }
-if _BFLOAT16 is None:
-    _UNSUPPORTED_CODES["BF16"] = "bfloat16, which needs the ml_dtypes package"
 
 
 # ----------------------------------------------------------------------------- save
@@ -242,12 +246,16 @@ def _read_tensor(key: str, entry: Any, data: memoryview) -> np.ndarray:
     if not isinstance(entry, dict):
         raise _corrupt(f"corrupted checkpoint: the entry for tensor {key!r} is not an object")
     code = entry.get("dtype")
-    dtype = _CODE_DTYPES.get(code) if isinstance(code, str) else None
-    if isinstance(code, str) and code in _UNSUPPORTED_CODES:
+    if code == "BF16" and lucid.bfloat16.numpy_dtype is None:  # the read loads ml_dtypes
+        unsupported = "bfloat16, which needs the ml_dtypes package"
+    else:
+        unsupported = _UNSUPPORTED_CODES.get(code) if isinstance(code, str) else None
+    if unsupported is not None:
         raise RuntimeError(
-            f"lucid.load: tensor {key!r} has dtype {code} ({_UNSUPPORTED_CODES[code]}), which "
+            f"lucid.load: tensor {key!r} has dtype {code} ({unsupported}), which "
             "lucid does not support: convert it before saving (e.g. to float32)"
         )
+    dtype = _CODE_DTYPES.get(code) if isinstance(code, str) else None
     if dtype is None:
         raise _corrupt(
             f"corrupted checkpoint: tensor {key!r} has unknown dtype {entry.get('dtype')!r}"
