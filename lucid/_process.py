@@ -1,9 +1,8 @@
 """Process settings PyTorch scripts call: thread counts, and `compile` as a pass-through (its
 options are lucid._dynamo.config and lucid._inductor.config).
 
-lucid's intra-op parallelism is NumPy's BLAS. Its thread count is set through `threadpoolctl`
-when that package is installed (it is optional, never a dependency); without it the count
-is recorded and reported, and BLAS keeps the threads it started with.
+lucid's intra-op parallelism is NumPy's BLAS. Its thread count is set and read through
+`threadpoolctl` (a dependency, imported on the first call: it adds to `import lucid`'s time).
 """
 
 from __future__ import annotations
@@ -48,29 +47,25 @@ def _check_thread_count(function: str, value: Any) -> None:
 
 
 def _blas_threads() -> builtins.int | None:
-    try:
-        import threadpoolctl
-    except ImportError:
-        return None
+    import threadpoolctl
+
     counts = [pool["num_threads"] for pool in threadpoolctl.threadpool_info()
               if pool.get("user_api") == "blas"]  # fmt: skip
     return max(counts) if counts else None
 
 
 def set_num_threads(num: builtins.int) -> None:
-    """Set the number of threads BLAS uses (through `threadpoolctl`, if installed)."""
+    """Set the number of threads BLAS uses."""
+    import threadpoolctl
+
     _check_thread_count("set_num_threads", num)
     _settings["threads"] = num
-    try:
-        import threadpoolctl
-    except ImportError:
-        return
     # Not a context manager: the limit stays in force, as torch.set_num_threads's does.
     threadpoolctl.threadpool_limits(limits=num, user_api="blas")
 
 
 def get_num_threads() -> builtins.int:
-    """The number of threads BLAS uses (as last set, else as `threadpoolctl` reports)."""
+    """The number of threads BLAS uses (as last set, else as BLAS reports it)."""
     if _settings["threads"] is not None:
         return _settings["threads"]
     return _blas_threads() or os.cpu_count() or 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +22,26 @@ def _seeded_and_default_state():
     yield
     lucid.set_default_dtype(default_dtype)
     assert lucid.is_grad_enabled(), "a test leaked no_grad state"
+
+
+# Test files that start processes (MPI ranks, gloo ranks, data-loader workers, re-run scripts
+# under the launcher): marked `multiprocess`, so `pytest -m "not multiprocess"` is the quick loop.
+MULTIPROCESS_FILES = {
+    "tests/distributed/test_collectives.py",
+    "tests/distributed/test_ddp.py",
+    "tests/distributed/test_ddp_digits.py",
+    "tests/distributed/test_faults.py",
+    "tests/distributed/test_launcher.py",
+    "tests/debug/torch/test_ddp.py",
+    "tests/utils/test_dataloader_workers.py",
+}
+_ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_collection_modifyitems(items) -> None:
+    for item in items:
+        if Path(item.fspath).resolve().relative_to(_ROOT).as_posix() in MULTIPROCESS_FILES:
+            item.add_marker(pytest.mark.multiprocess)
 
 
 @pytest.fixture

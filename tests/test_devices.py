@@ -156,6 +156,22 @@ def test_process_answers_match_pytorchs():
     assert repr(lucid.device("cuda:1")) == repr(torch.device("cuda:1"))
 
 
+def test_set_num_threads_sets_blas_threads(monkeypatch):
+    import threadpoolctl
+
+    from lucid import _process
+
+    monkeypatch.setattr(_process, "_settings", {"threads": None, "interop_threads": None})
+    before = lucid.get_num_threads()
+    try:
+        lucid.set_num_threads(1)
+        blas = [pool["num_threads"] for pool in threadpoolctl.threadpool_info()
+                if pool["user_api"] == "blas"]  # fmt: skip
+        assert blas and set(blas) == {1}
+    finally:
+        lucid.set_num_threads(before)
+
+
 def test_thread_counts(monkeypatch):
     from lucid import _process
 
