@@ -333,7 +333,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(_INSTALL_HINT, file=sys.stderr)
         return 1
-    print("Act one: train a CNN on the 8x8 digits.")
+    # flush: in a log (stdout a pipe) the heading would otherwise land after the epoch lines.
+    print("Act one: train a CNN on the 8x8 digits.", flush=True)
     result = train(args.epochs, args.batch_size, args.lr, args.seed, dataset=dataset)
     print(f"test accuracy: {result.test_accuracy:.2%} ({result.seconds:.1f} s)")
     bug_hunt(args.seed, dataset=dataset)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -114,6 +115,31 @@ def test_demo_training_redirected_to_a_log_writes_no_carriage_returns() -> None:
     assert len(lines) == 2  # one line per epoch, none per batch
     assert lines[0].startswith("epoch  1/2 [") and " 4/4 loss=" in lines[0]
     assert lines[1].startswith("epoch  2/2 [") and " 4/4 loss=" in lines[1]
+
+
+def test_demo_heading_comes_before_the_training_in_a_log() -> None:
+    # `python examples/demo.py > train.log 2>&1`: stdout is block-buffered into a pipe, the
+    # epoch lines go to stderr; the heading must still come first.
+    code = (
+        "import importlib.util, sys, lucid; from lucid.utils.data import TensorDataset\n"
+        f"spec = importlib.util.spec_from_file_location('demo', {str(EXAMPLES / 'demo.py')!r})\n"
+        "demo = importlib.util.module_from_spec(spec); sys.modules['demo'] = demo\n"
+        "spec.loader.exec_module(demo)\n"
+        "images = lucid.rand(40, 1, 8, 8, generator=lucid.Generator().manual_seed(1))\n"
+        "dataset = TensorDataset(images, lucid.arange(40) % 10)\n"
+        "demo.load_digits_dataset = lambda: dataset\n"
+        "demo.bug_hunt = lambda seed, dataset: None\n"
+        "demo.main(['--epochs', '1'])\n"
+    )
+    buffered = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, timeout=60, cwd=EXAMPLES.parent, env=buffered,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout
+    lines = result.stdout.splitlines()
+    assert lines[0] == "Act one: train a CNN on the 8x8 digits.", lines
+    assert lines[1].startswith("epoch  1/1 [") and lines[2].startswith("test accuracy: ")
 
 
 def test_demo_without_sklearn_prints_install_hint(demo, monkeypatch, capsys) -> None:
