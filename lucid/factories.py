@@ -138,6 +138,12 @@ def _nested_arrays(data: Any) -> Any:
     return data
 
 
+# A value past the target dtype's range becomes inf (or, for an integer dtype, what the cast
+# gives), as torch.tensor makes it, without NumPy's RuntimeWarning.
+def _quiet_cast() -> np.errstate:
+    return np.errstate(over="ignore", invalid="ignore")
+
+
 # ------------------------------------------------------------------ factories
 def tensor(
     data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
@@ -160,12 +166,14 @@ def tensor(
             stacklevel=2,
         )
         source = data._data
-        array = source.astype(dtypes.to_numpy_dtype(dtype) or source.dtype, copy=True)
+        with _quiet_cast():
+            array = source.astype(dtypes.to_numpy_dtype(dtype) or source.dtype, copy=True)
     else:
         plain = _nested_arrays(data)
         try:
             target = dtypes.to_numpy_dtype(dtype) if dtype is not None else _infer_dtype(plain)
-            array = np.array(plain, dtype=target)
+            with _quiet_cast():
+                array = np.array(plain, dtype=target)
         except ValueError:
             error = _ragged_error(plain)
             if error is None:
@@ -220,7 +228,8 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     if isinstance(data, np.ndarray):
         dtypes.from_numpy_dtype(data.dtype)
         target = dtypes.to_numpy_dtype(dtype) if dtype is not None else data.dtype
-        return _wrap(data.astype(target, copy=False))
+        with _quiet_cast():
+            return _wrap(data.astype(target, copy=False))
     return tensor(data, dtype=dtype)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -65,6 +66,26 @@ def test_tensor_dtype_keyword_converts():
     x = lucid.tensor([1.7, -1.7], dtype=lucid.int32)
     assert x.dtype == lucid.int32 and x.tolist() == [1, -1]
     assert lucid.tensor([1, 2], dtype=lucid.float64).dtype == lucid.float64
+
+
+_OUT_OF_RANGE = {
+    "a Python float": lambda dtype: lucid.tensor(1e30, dtype=dtype),
+    "a list": lambda dtype: lucid.tensor([1e30, -1e30], dtype=dtype),
+    "an ndarray": lambda dtype: lucid.tensor(np.array([1e30, -1e30]), dtype=dtype),
+    "as_tensor of an ndarray": lambda dtype: lucid.as_tensor(np.array([1e30, -1e30]), dtype=dtype),
+}
+
+
+@pytest.mark.parametrize("source", sorted(_OUT_OF_RANGE))
+def test_tensor_of_a_value_past_the_dtypes_range_is_inf_without_a_numpy_warning(source):
+    # torch.tensor(1e30, dtype=torch.float16) is inf, with no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = _OUT_OF_RANGE[source](lucid.float16)
+    assert result.dtype is lucid.float16
+    assert np.isposinf(result.numpy().ravel()[0])
+    if result.numel() == 2:
+        assert np.isneginf(result.numpy()[1])
 
 
 def test_tensor_requires_grad_keyword_makes_a_leaf():
