@@ -291,6 +291,30 @@ def _read_tensor(key: str, entry: Any, data: memoryview) -> np.ndarray:
     return little.astype(dtype, copy=True).reshape(shape)
 
 
+def _check_layout(header: dict, size: int) -> None:
+    """The safetensors rule (its package refuses a file that breaks it): the tensors' byte
+    ranges, in order, cover the data section exactly, with no overlap, gap or trailing byte."""
+    position = 0
+    for key, entry in sorted(header.items(), key=lambda item: tuple(item[1]["data_offsets"])):
+        begin, end = entry["data_offsets"]
+        if begin < position:
+            raise _corrupt(
+                f"corrupted checkpoint: tensor {key!r} data_offsets [{begin}, {end}] overlap "
+                f"another tensor's bytes (which end at {position})"
+            )
+        if begin > position:
+            raise _corrupt(
+                f"corrupted checkpoint: bytes [{position}, {begin}] of the data section belong "
+                f"to no tensor (tensor {key!r} starts at {begin})"
+            )
+        position = end
+    if position != size:
+        raise _corrupt(
+            f"corrupted checkpoint: the data section has {size - position} bytes after the "
+            "last tensor"
+        )
+
+
 class _Decoder:
     def __init__(self, tensors: dict[str, lucid.Tensor]) -> None:
         self.tensors = tensors
@@ -361,6 +385,7 @@ def load(
     tensors = {
         key: lucid.from_numpy(_read_tensor(key, entry, data)) for key, entry in header.items()
     }
+    _check_layout(header, len(data))
     if metadata is None:
         # A file lucid did not write: its tensors, by name, in the file's order.
         return tensors

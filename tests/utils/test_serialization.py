@@ -189,6 +189,26 @@ def test_foreign_or_corrupt_files_raise_clear_errors(content, message):
         load(io.BytesIO(content))
 
 
+_LAYOUTS = {
+    "overlapping": ([("a", [0, 8]), ("b", [4, 12])], 12, "overlap another tensor's bytes"),
+    "the same bytes twice": ([("a", [0, 8]), ("b", [0, 8])], 8, "overlap another tensor's bytes"),
+    "a gap": ([("a", [0, 8]), ("b", [12, 20])], 20, r"bytes \[8, 12\] .* belong to no tensor"),
+    "trailing bytes": ([("a", [0, 8])], 12, "4 bytes after the last tensor"),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(_LAYOUTS))
+def test_tensors_whose_bytes_do_not_tile_the_data_are_refused_as_safetensors_does(layout):
+    entries, size, message = _LAYOUTS[layout]
+    header = {key: {"dtype": "F32", "shape": [2], "data_offsets": o} for key, o in entries}
+    content = _with_header(header) + bytes(size)
+    safetensors_numpy = pytest.importorskip("safetensors.numpy")
+    with pytest.raises(Exception, match="invalid offset|file not fully covered"):
+        safetensors_numpy.load(content)
+    with pytest.raises(RuntimeError, match=message):
+        load(io.BytesIO(content))
+
+
 class _NeverUnpickled:
     def __reduce__(self):
         # unpickling this would raise: loading must fail on the file type before that
