@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -38,3 +39,26 @@ def test_readme_says_the_test_extra_pulls_the_cuda_build_and_how_to_get_the_cpu_
     assert readme.index(cpu_install) < readme.index(
         '.venv/bin/pip install -q -e ".[test]"', readme.index(cpu_install)
     )
+
+
+def _installed_by(extra: str, extras: dict) -> list[str]:
+    """The package names an extra installs, with the extras of lucid's it includes expanded."""
+    names = []
+    for requirement in extras[extra]:
+        name = re.split(r"[<>=!\[ ;]", requirement, maxsplit=1)[0]
+        if name == "lucid-numerics":
+            for included in re.findall(r"\w+", requirement.split("[", 1)[1]):
+                names += _installed_by(included, extras)
+        else:
+            names.append(name)
+    return names
+
+
+def test_readme_names_every_package_the_test_extra_installs() -> None:
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    readme = (ROOT / "README.md").read_text()
+    described = readme[readme.index("Run the tests") : readme.index('".[test]"')].lower()
+    packages = _installed_by("test", extras["optional-dependencies"])
+    spoken = {"torch": "pytorch"}  # how the README names a package
+    missing = [name for name in packages if spoken.get(name, name).lower() not in described]
+    assert not missing, f"the README's test command does not say it installs {missing}"

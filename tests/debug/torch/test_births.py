@@ -4,6 +4,8 @@ phase, line (this file's marked line), module and step."""
 
 from __future__ import annotations
 
+import shutil
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -402,6 +404,27 @@ def test_a_compiled_model_is_replayed_eagerly():
     event = raised.value.nan_event
     assert _facts_of(event) == Facts("log", "forward", _line("fwd-in-module"), "2")
     assert event.replayed == "bitwise"
+
+
+@pytest.mark.skipif(
+    shutil.which("g++") is None and shutil.which("c++") is None,
+    reason="torch's inductor compiles C++ on the CPU: no C++ compiler here",
+)
+def test_a_model_compiled_by_inductor_is_replayed_eagerly():
+    model = _net(LogMinusTwo())
+    compiled = torch.compile(model)  # the default backend, inductor: fused C++ kernels
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    debug_torch = _debug_torch()
+    with pytest.raises(debug_torch.NonFiniteError) as raised:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # torch: global hooks fire twice
+            with debug_torch.watch():
+                optimizer.zero_grad()
+                compiled(torch.ones(2, 4)).pow(2).mean().backward()
+                optimizer.step()
+    event = raised.value.nan_event
+    assert _facts_of(event) == Facts("log", "forward", _line("fwd-in-module"), "2")
+    assert event.replayed in ("bitwise", "approximately")
 
 
 def test_an_output_only_overwritten_is_no_input_of_the_op():
