@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import operator
 import warnings
@@ -102,6 +103,117 @@ def _size(size: tuple) -> tuple[int, ...]:
     return tuple(result)
 
 
+# The keyword tail every factory overload in PyTorch's messages ends with.
+_FACTORY_KEYWORDS = (
+    "Tensor out = None, lucid.dtype dtype = None, lucid.layout layout = None, lucid.device "
+    "device = None, bool pin_memory = False, bool requires_grad = False)"
+)
+_GENERATOR_KEYWORD = "lucid.Generator generator, "
+# PyTorch's overloads of the factories whose bad arguments it reports against all of them.
+_OVERLOADS = {
+    "linspace": tuple(
+        f"({first} start, {second} end, int steps, *, {_FACTORY_KEYWORDS}"
+        for first, second in (
+            ("Tensor", "Tensor"),
+            ("Number", "Tensor"),
+            ("Tensor", "Number"),
+            ("Number", "Number"),
+        )  # fmt: skip
+    ),
+    "logspace": tuple(
+        f"({first} start, {second} end, int steps, float base = 10.0, *, {_FACTORY_KEYWORDS}"
+        for first, second in (
+            ("Tensor", "Tensor"),
+            ("Number", "Tensor"),
+            ("Tensor", "Number"),
+            ("Number", "Number"),
+        )  # fmt: skip
+    ),
+    "randint": tuple(
+        f"({head}, *, {generator}{_FACTORY_KEYWORDS}"
+        for head in ("int high, tuple of ints size", "int low, int high, tuple of ints size")
+        for generator in (_GENERATOR_KEYWORD, "")
+    ),
+    **{
+        name: tuple(
+            f"({head}, *, {generator}{_FACTORY_KEYWORDS}" for generator in (_GENERATOR_KEYWORD, "")
+        )  # fmt: skip
+        for name, head in (
+            ("rand", "tuple of ints size"),
+            ("randn", "tuple of ints size"),
+            ("randperm", "int n"),
+        )  # fmt: skip
+    },
+}
+
+
+def _type_word(value: Any) -> str:
+    return "Tensor" if isinstance(value, TensorBase) else type(value).__name__
+
+
+def _invalid_combination(function: str, args: tuple, **keywords: Any) -> TypeError:
+    """PyTorch's TypeError for arguments that match none of `function`'s overloads."""
+    got = [_type_word(value) for value in args]
+    got += [f"{name}={_type_word(value)}" for name, value in keywords.items()]
+    expected = "".join(f"\n * {overload}" for overload in _OVERLOADS[function])
+    return TypeError(
+        f"{function}() received an invalid combination of arguments - got ({', '.join(got)}), "
+        f"but expected one of:{expected}\n"
+    )
+
+
+def _check_dtype(function: str, dtype: Any) -> None:
+    """torch's refusal of a dtype that is no dtype (a string, a NumPy type); Python's float,
+    int and bool are dtypes to torch too."""
+    if dtype is None or type(dtype) is dtypes.dtype or dtype in (builtins.float, builtins.int,
+                                                                 builtins.bool):  # fmt: skip
+        return
+    raise TypeError(
+        f"{function}(): argument 'dtype' must be lucid.dtype, not {type(dtype).__name__}"
+    )
+
+
+def _generator_rng(function: str, generator: Any, args: tuple) -> np.random.Generator:
+    if generator is not None and not isinstance(generator, Generator):
+        raise _invalid_combination(function, args, generator=generator)
+    return _rng(generator)
+
+
+# The most bytes one allocation may ask for: PyTorch computes a storage's size in int64.
+_MAX_BYTES = 2**63 - 1
+
+
+def _allocated(make: Any, shape: tuple[int, ...], target: np.dtype) -> np.ndarray:
+    """`make()`, with PyTorch's RuntimeErrors for a size past int64 or memory the machine
+    lacks (NumPy's MemoryError or "array is too big" would quote its own internals)."""
+    nbytes = math.prod(shape) * target.itemsize
+    if nbytes > _MAX_BYTES:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+    try:
+        return make()
+    except (MemoryError, ValueError) as error:
+        if isinstance(error, ValueError) and "too big" not in str(error):
+            raise
+        raise RuntimeError(
+            f"DefaultCPUAllocator: can't allocate memory: you tried to allocate {nbytes} bytes. "
+            "Error code 12 (Cannot allocate memory)"
+        ) from None
+
+
+def _size_keyword(function: Any) -> Any:
+    """Let `function(*size)` take `size=` too, as PyTorch's factories do."""
+
+    @functools.wraps(function)
+    def factory(*args: Any, **kwargs: Any) -> Any:
+        if "size" in kwargs:
+            if args:
+                raise TypeError(f"{function.__name__}() got multiple values for argument 'size'")
+            args = (kwargs.pop("size"),)
+        return function(*args, **kwargs)
+
+    return factory
+
+
 def _float_dtype(dtype: Any) -> np.dtype:
     if dtype is None:
         return dtypes.get_default_dtype().numpy_dtype
@@ -123,19 +235,64 @@ def _infer_dtype(data: Any) -> np.dtype:
     if kind == "b":
         return np.dtype(np.bool_)
     if kind == "O":
-        raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+        if _first_leaf(data, _is_huge_int) is not _NOT_FOUND:
+            raise ValueError("Overflow when unpacking long long")
+        odd = _first_leaf(
+            data, lambda value: not isinstance(value, bool | int | float | np.generic)
+        )
+        raise RuntimeError(
+            f"Could not infer dtype of {type(data if odd is _NOT_FOUND else odd).__name__}"
+        )
     if kind in "US":
         raise TypeError("new(): invalid data type 'str'")
     raise TypeError(f"can't convert data of type {array.dtype} to a lucid tensor")
 
 
 def _nested_arrays(data: Any) -> Any:
-    """Unwrap tensors nested in lists so NumPy sees plain values."""
+    """Tensors nested in lists as the scalars PyTorch reads them as (a tensor of one element,
+    whatever its shape; any other is PyTorch's ValueError), so NumPy sees plain values."""
     if isinstance(data, TensorBase):
-        return data._data
+        if data._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return data._data.reshape(())[()]
     if isinstance(data, list | tuple):
         return [_nested_arrays(item) for item in data]
     return data
+
+
+_NOT_FOUND = object()
+
+
+def _first_leaf(data: Any, wanted: Any) -> Any:
+    """The first value in nested lists for which `wanted(value)` holds, else _NOT_FOUND."""
+    if isinstance(data, list | tuple):
+        for item in data:
+            found = _first_leaf(item, wanted)
+            if found is not _NOT_FOUND:
+                return found
+        return _NOT_FOUND
+    return data if wanted(data) else _NOT_FOUND
+
+
+def _is_huge_int(value: Any) -> bool:
+    return type(value) is int and not -(2**63) <= value < 2**63
+
+
+def _checked_integers(plain: Any, target: np.dtype) -> np.ndarray:
+    """Python data as integers of `target`, refused as PyTorch refuses a value out of the
+    type's range (an unsigned type takes negative integers down to -max, wrapping them)."""
+    wide = np.array(plain)
+    if wide.dtype.kind == "b":
+        return wide.astype(target)
+    limits = np.iinfo(target)
+    low = -int(limits.max) if wide.dtype.kind in "iu" and limits.min == 0 else int(limits.min)
+    if wide.size and (
+        (wide.dtype.kind == "f" and np.isnan(wide).any())
+        or wide.min() < low
+        or wide.max() > int(limits.max)
+    ):
+        raise RuntimeError(f"value cannot be converted to type {target.name} without overflow")
+    return wide.astype(target)
 
 
 # A value past the target dtype's range becomes inf (or, for an integer dtype, what the cast
@@ -169,11 +326,17 @@ def tensor(
         with _quiet_cast():
             array = source.astype(dtypes.to_numpy_dtype(dtype) or source.dtype, copy=True)
     else:
+        _check_dtype("tensor", dtype)
         plain = _nested_arrays(data)
         try:
             target = dtypes.to_numpy_dtype(dtype) if dtype is not None else _infer_dtype(plain)
-            with _quiet_cast():
-                array = np.array(plain, dtype=target)
+            if target.kind in "iu" and not isinstance(plain, np.ndarray | np.generic):
+                if _first_leaf(plain, _is_huge_int) is not _NOT_FOUND:
+                    raise ValueError("Overflow when unpacking long long")
+                array = _checked_integers(plain, target)
+            else:
+                with _quiet_cast():
+                    array = np.array(plain, dtype=target)
         except ValueError:
             error = _ragged_error(plain)
             if error is None:
@@ -198,7 +361,13 @@ def _ragged_error(data: Any) -> Exception | None:
 
     def first_error(item: Any, dim: int) -> Exception | None:
         if dim == len(shape):
-            return None
+            if not _is_sequence(item):
+                return None
+            # A sequence where the first element at this depth was a number: PyTorch reads
+            # it as a number of that kind.
+            if isinstance(probe, float | np.floating):
+                return TypeError(f"must be real number, not {type(item).__name__}")
+            return TypeError(f"'{type(item).__name__}' object cannot be interpreted as an integer")
         if not _is_sequence(item):
             return TypeError("not a sequence")
         if len(item) != shape[dim]:
@@ -275,44 +444,65 @@ def scalar_tensor(value: Any, *, dtype: Any = None, device: Any = None,
     return _leaf(np.array(value, dtype=_float_dtype(dtype)), requires_grad)
 
 
+@_size_keyword
 def zeros(*size: Any, dtype: Any = None, device: Any = None, pin_memory: bool = False,
           requires_grad: bool = False, out: Any = None) -> Tensor:  # fmt: skip
     check_device(device)
     check_pin_memory(pin_memory)
+    _check_dtype("zeros", dtype)
     try:
         shape = _size(size)
     except RuntimeError:
         # PyTorch's zeros checks sizes itself, with its own wording.
         raise RuntimeError("zeros: Dimension size must be non-negative.") from None
-    return _leaf(np.zeros(shape, _float_dtype(dtype)), requires_grad)
+    target = _float_dtype(dtype)
+    return _leaf(_allocated(lambda: np.zeros(shape, target), shape, target), requires_grad)
 
 
+@_size_keyword
 def ones(*size: Any, dtype: Any = None, device: Any = None, pin_memory: bool = False,
          requires_grad: bool = False, out: Any = None) -> Tensor:  # fmt: skip
     check_device(device)
     check_pin_memory(pin_memory)
-    return _leaf(np.ones(_size(size), _float_dtype(dtype)), requires_grad)
+    _check_dtype("ones", dtype)
+    shape, target = _size(size), _float_dtype(dtype)
+    return _leaf(_allocated(lambda: np.ones(shape, target), shape, target), requires_grad)
 
 
+@_size_keyword
 def empty(*size: Any, dtype: Any = None, device: Any = None, pin_memory: bool = False,
           requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
     check_device(device)
     check_pin_memory(pin_memory)
-    return _leaf(np.empty(_size(size), _float_dtype(dtype)), requires_grad)
+    _check_dtype("empty", dtype)
+    shape, target = _size(size), _float_dtype(dtype)
+    return _leaf(_allocated(lambda: np.empty(shape, target), shape, target), requires_grad)
 
 
 def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
          pin_memory: bool = False, requires_grad: bool = False) -> Tensor:  # fmt: skip
     check_device(device)
     check_pin_memory(pin_memory)
-    if dtype is None:
-        # A fill value is a scalar: tensors and NumPy scalars infer like Python numbers.
-        if isinstance(fill_value, TensorBase | np.generic):
-            fill_value = fill_value.item()
-        target = _infer_dtype(fill_value)
-    else:
-        target = dtypes.to_numpy_dtype(dtype)
-    return _leaf(np.full(_size((size,)), fill_value, target), requires_grad)
+    _check_dtype("full", dtype)
+    fill_value = _fill_number("full", fill_value)
+    target = _infer_dtype(fill_value) if dtype is None else dtypes.to_numpy_dtype(dtype)
+    shape = _size((size,))
+    return _leaf(_allocated(lambda: np.full(shape, fill_value, target), shape, target),
+                 requires_grad)  # fmt: skip
+
+
+def _fill_number(function: str, value: Any) -> Any:
+    """A fill value as a Python number: a number, a NumPy scalar or a 0-d tensor (PyTorch's
+    `Number`); anything else is its TypeError."""
+    if isinstance(value, TensorBase) and value._data.ndim == 0:
+        return value.item()
+    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+        return value.item()
+    if isinstance(value, bool | int | float):
+        return value
+    raise TypeError(
+        f"{function}(): argument 'fill_value' (position 2) must be Number, not {_type_word(value)}"
+    )
 
 
 def _python_number(value: Any) -> Any:
@@ -395,8 +585,11 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
     (see `_linspace_values`)."""
     check_device(device)
     check_pin_memory(pin_memory)
+    if not isinstance(steps, int | np.integer) or isinstance(steps, bool):
+        raise _invalid_combination("linspace", (start, end, steps))
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    _check_dtype("linspace", dtype)
     target = _float_dtype(dtype)
     start, end = _python_number(start), _python_number(end)
     if steps <= 1:  # PyTorch fills a single value: only `start` is converted
@@ -412,8 +605,11 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any
     `_logspace_values`)."""
     check_device(device)
     check_pin_memory(pin_memory)
+    if not isinstance(steps, int | np.integer) or isinstance(steps, bool):
+        raise _invalid_combination("logspace", (start, end, steps))
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    _check_dtype("logspace", dtype)
     target = _float_dtype(dtype)
     start, end = _python_number(start), _python_number(end)
     if steps <= 1:
@@ -691,33 +887,43 @@ def _random_float_dtype(dtype: Any, kernel: str) -> np.dtype:
     return target
 
 
+@_size_keyword
 def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
          pin_memory: bool = False, requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Uniform samples on [0, 1)."""
     check_device(device)
     check_pin_memory(pin_memory)
+    _check_dtype("rand", dtype)
+    rng = _generator_rng("rand", generator, size)
     target = _random_float_dtype(dtype, "check_uniform_bounds")
+    shape = _size(size)
     if target.itemsize == 2:
         # float16/bfloat16: float32 samples rounded; one that rounds up to 1 wraps to 0, as
         # PyTorch keeps its samples in [0, 1)
-        values = _rng(generator).random(_size(size), dtype=np.float32).astype(target)
+        values = _allocated(lambda: rng.random(shape, dtype=np.float32), shape, target)
+        values = values.astype(target)
         values[values == 1] = 0
         return _leaf(values, requires_grad)
-    values = _rng(generator).random(_size(size), dtype=np.float64).astype(target)
+    values = _allocated(lambda: rng.random(shape), shape, target).astype(target)
     return _leaf(values, requires_grad)
 
 
+@_size_keyword
 def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
           pin_memory: bool = False, requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Standard normal samples."""
     check_device(device)
     check_pin_memory(pin_memory)
+    _check_dtype("randn", dtype)
+    rng = _generator_rng("randn", generator, size)
     target = _random_float_dtype(dtype, "normal_kernel_cpu")
+    shape = _size(size)
     if target.itemsize == 2:
         # float16/bfloat16 samples are drawn in float32 and rounded, as PyTorch's
-        values = _rng(generator).standard_normal(_size(size), dtype=np.float32).astype(target)
+        values = _allocated(lambda: rng.standard_normal(shape, dtype=np.float32), shape, target)
+        values = values.astype(target)
         return _leaf(values, requires_grad)
-    values = _rng(generator).standard_normal(_size(size), dtype=np.float64).astype(target)
+    values = _allocated(lambda: rng.standard_normal(shape), shape, target).astype(target)
     return _leaf(values, requires_grad)
 
 
@@ -727,18 +933,27 @@ def randint(low: int, high: int | None = None, size: Any = None, *,
     """Integers uniform on [low, high); `randint(high, size)` as in PyTorch."""
     check_device(device)
     check_pin_memory(pin_memory)
+    given = tuple(value for value in (low, high, size) if value is not None)
     if size is None:
         if high is None or not isinstance(high, tuple | list | Size):
             raise TypeError("randint() missing required argument 'size'")
         low, high, size = 0, low, high
     elif high is None:
         low, high = 0, low
+    bounds_are_ints = all(isinstance(v, int | np.integer) and not isinstance(v, bool)
+                          for v in (low, high))  # fmt: skip
+    if not bounds_are_ints or (generator is not None and not isinstance(generator, Generator)):
+        keywords = {} if generator is None else {"generator": generator}
+        raise _invalid_combination("randint", given, **keywords)
+    _check_dtype("randint", dtype)
     if high <= low:
         raise RuntimeError(
             f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
         )
     target = dtypes.to_numpy_dtype(dtype) if dtype is not None else np.dtype(np.int64)
-    values = _rng(generator).integers(low, high, _size((size,)), dtype=np.int64).astype(target)
+    shape = _size((size,))
+    values = _allocated(lambda: _rng(generator).integers(low, high, shape, dtype=np.int64),
+                        shape, target).astype(target)  # fmt: skip
     return _leaf(values, requires_grad)
 
 
@@ -747,9 +962,11 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
              requires_grad: bool = False) -> Tensor:  # fmt: skip
     check_device(device)
     check_pin_memory(pin_memory)
+    rng = _generator_rng("randperm", generator, (n,))
+    _check_dtype("randperm", dtype)
     target = dtypes.to_numpy_dtype(dtype) if dtype is not None else np.dtype(np.int64)
     _size((n,))
-    return _leaf(_rng(generator).permutation(n).astype(target), requires_grad)
+    return _leaf(rng.permutation(n).astype(target), requires_grad)
 
 
 def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *,
@@ -810,8 +1027,6 @@ def bernoulli(input: Tensor, p: float | None = None, *,
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator: Generator | None = None) -> Tensor:  # fmt: skip
     """Indices drawn from the categories of each row of `input`, weighted by its entries."""
-    from lucid._core.arguments import raise_type_error
-
     if not isinstance(input, TensorBase):
         raise_type_error(input, "Tensor")
     if isinstance(num_samples, bool) or not isinstance(num_samples, int | np.integer):
@@ -901,6 +1116,8 @@ def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any 
     check_device(device)
     if not isinstance(input, TensorBase):
         raise_type_error(input, "Tensor")
+    _check_dtype("full_like", dtype)
+    fill_value = _fill_number("full_like", fill_value)
     return _leaf(np.full(input._data.shape, fill_value, _like_dtype(input, dtype)), requires_grad)
 
 
@@ -1048,7 +1265,7 @@ def bartlett_window(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    """The Bartlett (triangular) window, 1 - |2n / N - 1|."""
+    """The Bartlett (triangular) window, `1 - |2n / N - 1|`."""
     return _window(
         "bartlett_window",
         window_length,

@@ -426,3 +426,90 @@ def test_get_rng_state_and_set_rng_state_replay_default_draws():
 def test_scalar_tensor():
     x = lucid.scalar_tensor(3)
     assert x.shape == () and x.dtype == lucid.float32 and x.item() == 3.0
+
+
+# Bad arguments to factories, by class, each raised as torch raises it: the same exception type
+# and message, "torch." read as "lucid." (torch's allocator prefixes its message with the C++
+# line that failed, which lucid has no counterpart for).
+_BAD_FACTORY_CALLS = {
+    "float steps": lambda lib: lib.linspace(0, 1, 2.5),
+    "float steps, logspace": lambda lib: lib.logspace(0, 1, 2.5),
+    "float randint low": lambda lib: lib.randint(0.5, 3, (2,)),
+    "float randint high": lambda lib: lib.randint(0, 3.5, (2,)),
+    "a storage past int64": lambda lib: lib.randn(2**31, 2**31),
+    "memory the machine lacks": lambda lib: lib.zeros(10**12),
+    "memory the machine lacks, full": lambda lib: lib.full((10**12,), 1.0),
+    "memory the machine lacks, rand": lambda lib: lib.rand(10**12),
+    "size= beside sizes": lambda lib: lib.zeros((2,), size=(3,)),
+    "int8 past its range": lambda lib: lib.tensor(300, dtype=lib.int8),
+    "int8 past its range, nested": lambda lib: lib.tensor([[1], [-129]], dtype=lib.int8),
+    "uint8 below -255": lambda lib: lib.tensor(-256, dtype=lib.uint8),
+    "uint8 of a negative float": lambda lib: lib.tensor(-0.5, dtype=lib.uint8),
+    "int32 of nan": lambda lib: lib.tensor(float("nan"), dtype=lib.int32),
+    "int64 of inf": lambda lib: lib.tensor([float("inf")], dtype=lib.int64),
+    "an int past int64": lambda lib: lib.tensor(2**70),
+    "an int past int64, nested": lambda lib: lib.tensor([1, 2**64]),
+    "a list where an int belongs": lambda lib: lib.tensor([1, [2, 3]]),
+    "a list where a float belongs": lambda lib: lib.tensor([1.0, [2.0, 3.0]]),
+    "an object": lambda lib: lib.tensor([object()]),
+    "None among numbers": lambda lib: lib.tensor([1, None]),
+    "tensors of several elements": lambda lib: lib.tensor([lib.ones(2), lib.ones(2)]),
+    "a string dtype": lambda lib: lib.zeros(2, dtype="float32"),
+    "a string dtype, tensor": lambda lib: lib.tensor([1.0], dtype="float32"),
+    "a NumPy dtype": lambda lib: lib.ones(2, dtype=np.float32),
+    "a string fill": lambda lib: lib.full_like(lib.ones(2), "a"),
+    "a tensor fill": lambda lib: lib.full_like(lib.ones(2), lib.ones(2)),
+    "a one-element tensor fill": lambda lib: lib.full_like(lib.ones(2), lib.ones(1)),
+    "a string fill, full": lambda lib: lib.full((2,), "a"),
+    "a string generator": lambda lib: lib.randn(3, generator="x"),
+    "a string generator, rand": lambda lib: lib.rand(3, generator="x"),
+    "a string generator, randperm": lambda lib: lib.randperm(3, generator="x"),
+    "a string generator, randint": lambda lib: lib.randint(0, 3, (2,), generator="x"),
+}
+
+
+def _raised(call):
+    try:
+        call()
+    except Exception as error:  # noqa: BLE001 - the exception itself is what is compared
+        return type(error), str(error).replace("torch.", "lucid.")
+    return None
+
+
+@pytest.mark.parametrize("case", sorted(_BAD_FACTORY_CALLS))
+def test_bad_factory_arguments_raise_as_torch_does(case):
+    torch = pytest.importorskip("torch", reason="torch is the oracle")
+    expected = _raised(lambda: _BAD_FACTORY_CALLS[case](torch))
+    got = _raised(lambda: _BAD_FACTORY_CALLS[case](lucid))
+    assert expected is not None and got is not None, (expected, got)
+    assert got[0] is expected[0], (got, expected)
+    if "DefaultCPUAllocator" in expected[1]:
+        assert expected[1].endswith(got[1]), (got[1], expected[1])
+    else:
+        assert got[1] == expected[1]
+
+
+_GOOD_FACTORY_CALLS = {
+    "size=": lambda lib: lib.ones(size=(2, 3)),
+    "size=, randn shape": lambda lib: lib.randn(size=(2, 3)).shape,
+    "uint8 wraps a negative int": lambda lib: lib.tensor([-1, -200, 255], dtype=lib.uint8),
+    "a tensor of one element is a scalar": lambda lib: lib.tensor([lib.ones(1), lib.ones(1, 1)]),
+    "a 0-d tensor fill": lambda lib: lib.full_like(lib.ones(2), lib.tensor(3.0)),
+    "a bool fill": lambda lib: lib.full((2,), True),
+    "Python's float as a dtype": lambda lib: lib.zeros(2, dtype=float),
+    "an int past int64 as a float": lambda lib: lib.tensor(2**70, dtype=lib.float32),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_GOOD_FACTORY_CALLS))
+def test_factory_calls_torch_takes_give_torch_values(case):
+    torch = pytest.importorskip("torch", reason="torch is the oracle")
+    expected = _GOOD_FACTORY_CALLS[case](torch)
+    got = _GOOD_FACTORY_CALLS[case](lucid)
+    if isinstance(expected, torch.Size):
+        assert tuple(got) == tuple(expected)
+        return
+    assert str(got.dtype).replace("lucid.", "") == str(expected.dtype).replace("torch.", "")
+    assert got.shape == tuple(expected.shape)
+    if case != "size=":  # ones' values are ones; randn's are random
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
