@@ -513,3 +513,28 @@ def test_factory_calls_torch_takes_give_torch_values(case):
     assert got.shape == tuple(expected.shape)
     if case != "size=":  # ones' values are ones; randn's are random
         np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+_BAD_CORE_CALLS = {
+    "a Size of a float": lambda lib: lib.Size([2.5]),
+    "a Size of a string": lambda lib: lib.Size([2, "a"]),
+    "a Size of a float tensor": lambda lib: lib.Size([lib.tensor(2.0)]),
+    "a Generator on no device": lambda lib: lib.Generator("foo"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_BAD_CORE_CALLS))
+def test_bad_sizes_and_generators_raise_as_torch_does(case):
+    torch = pytest.importorskip("torch", reason="torch is the oracle")
+    expected = _raised(lambda: _BAD_CORE_CALLS[case](torch))
+    got = _raised(lambda: _BAD_CORE_CALLS[case](lucid))
+    assert expected is not None and got == expected
+
+
+def test_a_size_takes_what_converts_to_an_index_as_torch_does():
+    torch = pytest.importorskip("torch", reason="torch is the oracle")
+    values = [np.int64(2), True, 3]
+    assert tuple(lucid.Size([*values, lucid.tensor(4)])) == tuple(
+        torch.Size([*values, torch.tensor(4)])
+    )
+    assert type(lucid.broadcast_shapes((2, 1), (1, 3))) is lucid.Size

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from lucid._core import dtypes
+from lucid._core.devices import check_device
 from lucid._core.tensor import TensorBase, _wrap
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ class Generator:
     """A seeded source of random numbers (wraps NumPy's PCG64)."""
 
     def __init__(self, device: str = "cpu") -> None:
+        check_device(device)
         self._seed = 67280421310721
         self._rng = np.random.Generator(np.random.PCG64(self._seed))
 

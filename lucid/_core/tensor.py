@@ -4,6 +4,7 @@ hooks) and `_wrap`; the methods that compute live on lucid.Tensor, which builds 
 from __future__ import annotations
 
 import builtins
+import operator
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -69,7 +70,7 @@ class TensorBase:
     # ----------------------------------------------------------------- metadata
     @property
     def shape(self) -> Size:
-        return Size(self._data.shape)
+        return _shape_size(self._data.shape)
 
     @property
     def dtype(self) -> dtypes.dtype:
@@ -215,7 +216,7 @@ class TensorBase:
 
     def size(self, dim: int | None = None) -> Size | int:
         if dim is None:
-            return Size(self._data.shape)
+            return _shape_size(self._data.shape)
         return self._data.shape[_normalize_dim(dim, self._data.ndim)]
 
     def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
@@ -411,6 +412,26 @@ class Size(tuple):
 
     __slots__ = ()
 
+    def __new__(cls, sizes: Any = ()) -> Size:
+        values = tuple(sizes)
+        if all(type(value) is int for value in values):
+            return tuple.__new__(cls, values)
+        checked = []
+        for index, value in enumerate(values):
+            # PyTorch takes what converts to an index: NumPy integers, bools, integer tensors
+            # of one element, but no float, string or float tensor.
+            floating = isinstance(value, TensorBase) and value._data.dtype.kind not in "biu"
+            try:
+                if floating:
+                    raise TypeError
+                checked.append(operator.index(value))
+            except TypeError:
+                name = "Tensor" if isinstance(value, TensorBase) else type(value).__name__
+                raise TypeError(
+                    f"lucid.Size() takes an iterable of 'int' (item {index} is '{name}')"
+                ) from None
+        return tuple.__new__(cls, checked)
+
     def __repr__(self) -> str:
         return f"lucid.Size({list(self)})"
 
@@ -430,6 +451,11 @@ class Size(tuple):
 
     def __radd__(self, other: Any) -> Size:
         return Size(tuple.__add__(other, self))
+
+
+def _shape_size(shape: tuple[int, ...]) -> Size:
+    """A NumPy shape as a Size, unchecked: its entries are ints (the hot path of `.shape`)."""
+    return tuple.__new__(Size, shape)
 
 
 def _init_tensor(tensor: TensorBase, array: np.ndarray) -> None:

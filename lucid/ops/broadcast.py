@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from lucid._core.tensor import Size
+
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
@@ -43,7 +45,7 @@ def broadcast_error(shape_a: Sequence[int], shape_b: Sequence[int]) -> RuntimeEr
     return RuntimeError(f"shapes {list(shape_a)} and {list(shape_b)} cannot be broadcast")
 
 
-def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+def broadcast_shapes(*shapes: Sequence[int]) -> Size:
     """The shape the given shapes broadcast to (PyTorch's torch.broadcast_shapes)."""
     result: tuple[int, ...] = ()
     for shape in shapes:
@@ -57,4 +59,4 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
                 raise broadcast_error(result, shape)
             merged.append(size_b if size_a == 1 else size_a)
         result = tuple(merged)
-    return result
+    return Size(result)
