@@ -13,6 +13,10 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from lucid._core.devices import check_device, device
+from lucid._core.tensor import TensorBase
+from lucid._dynamo import list_backends
+
 __all__ = [
     "compile",
     "get_num_interop_threads",
@@ -135,6 +139,11 @@ def _check_compile_options(backend: Any, mode: str | None, options: dict | None,
         raise RuntimeError(
             "Either mode or options can be specified, but both can't be specified at the same time."
         )
+    if isinstance(backend, str) and backend not in list_backends(exclude_tags=()):
+        raise RuntimeError(
+            f"Invalid backend: {backend!r}, see `lucid._dynamo.list_backends()` for available "
+            "backends."
+        )
     if backend is not None and backend != "inductor":
         return  # another backend takes its options as they come
     from lucid._inductor import config, list_mode_options
@@ -254,21 +263,15 @@ def is_warn_always_enabled() -> builtins.bool:
 
 def set_default_device(device: Any) -> None:
     """Only the CPU (or None, which means it) can be the default device."""
-    from lucid._core.devices import check_device
-
     check_device(device)
 
 
 def get_default_device() -> Any:
-    from lucid._core.devices import device
-
     return device("cpu")
 
 
 def typename(obj: Any) -> str:
     """PyTorch's legacy type name of a tensor (`lucid.FloatTensor`), else the object's type."""
-    from lucid._core.tensor import TensorBase
-
     if isinstance(obj, TensorBase):
         return obj.type()
     module = type(obj).__module__

@@ -492,3 +492,27 @@ def test_a_script_that_sets_compile_options_trains_as_in_torch(rng, both_configs
 
 if __name__ == "__main__":
     _write_tables()
+
+
+@requires_torch
+@pytest.mark.parametrize("exclude_tags", [("debug", "experimental"), ()])
+def test_list_backends_names_torchs_backends(exclude_tags):
+    import torch._dynamo
+
+    assert lucid._dynamo.list_backends(exclude_tags) == torch._dynamo.list_backends(exclude_tags)
+
+
+@requires_torch
+def test_compile_refuses_an_unknown_backend_with_torchs_message():
+    import torch
+
+    with pytest.raises(RuntimeError) as expected:
+        torch.compile(torch.nn.Linear(2, 2), backend="nonexistent")
+    with pytest.raises(RuntimeError) as got:
+        lucid.compile(lucid.nn.Linear(2, 2), backend="nonexistent")
+    assert str(got.value) == str(expected.value).replace("torch.", "lucid.")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for backend in ("eager", "aot_eager", "inductor", lambda gm, inputs: gm):
+            model = lucid.nn.Linear(2, 2)
+            assert lucid.compile(model, backend=backend) is model

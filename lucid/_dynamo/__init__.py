@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import lucid
 from lucid._dynamo import config
 
 __all__ = [
@@ -23,12 +24,33 @@ __all__ = [
     "disable",
     "graph_break",
     "is_compiling",
+    "list_backends",
     "mark_dynamic",
     "mark_static",
     "mark_static_address",
     "maybe_mark_dynamic",
     "reset",
 ]
+
+
+# torch 2.13's registered compiler backends: the four it lists by default, and those it tags
+# "debug" or "experimental" (listed only with `exclude_tags=()`).
+_LISTED_BACKENDS = ("cudagraphs", "inductor", "openxla", "tvm")
+_TAGGED_BACKENDS = (
+    "aot_eager", "aot_eager_decomp_partition", "aot_eager_decomp_partition_crossref",
+    "aot_eager_decomp_partition_with_mode", "aot_eager_default_partitioner", "aot_ts",
+    "dynamo_accuracy_minifier_backend", "dynamo_minifier_backend", "eager", "eager_debug",
+    "eager_noexcept", "invoke_subgraph", "non_leaf_compile_error_TESTING_ONLY", "openxla_eval",
+    "pre_dispatch_eager", "relu_accuracy_error_TESTING_ONLY", "relu_compile_error_TESTING_ONLY",
+    "relu_runtime_error_TESTING_ONLY", "ts",
+)  # fmt: skip
+
+
+def list_backends(exclude_tags: Any = ("debug", "experimental")) -> list[str]:
+    """torch's compiler backend names (lucid runs every one of them eagerly); with
+    `exclude_tags=()` the debug and experimental ones too."""
+    names = _LISTED_BACKENDS if exclude_tags else _LISTED_BACKENDS + _TAGGED_BACKENDS
+    return sorted(names)
 
 
 def reset() -> None:
@@ -93,7 +115,5 @@ def mark_static(t: Any, index: int | list[Any] | tuple[Any] | None = None) -> No
 
 def mark_static_address(t: Any, guard: bool = False) -> None:
     """Mark a tensor's storage as fixed across calls, for CUDA graphs: a no-op on a tensor."""
-    import lucid
-
     if not isinstance(t, lucid.Tensor):
         raise TypeError(f"mark_static_address expects a tensor but received {type(t)}")
