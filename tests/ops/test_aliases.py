@@ -219,9 +219,8 @@ def test_complex_queries_of_real_tensors_match_torch():
     torch = _library("torch")
     values = np.array([[-1.5, 0.0, 2.0], [-0.0, np.nan, 1.0]])
     for dtype in ("float32", "int64", "uint8", "bool"):
-        array = values.astype(dtype) if dtype != "float32" else values.astype(np.float32)
-        if dtype != "float32":
-            array = np.nan_to_num(array)
+        array = values.astype(np.float32) if dtype == "float32" else np.nan_to_num(values)
+        array = array.astype(dtype)
         x, t = lucid.tensor(array), torch.tensor(array)
         for name in (
             "is_conj",

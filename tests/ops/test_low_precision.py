@@ -234,8 +234,14 @@ def test_optimizers_step_low_precision_parameters_as_torch(name, options, dtype)
     # PyTorch's own kernels round a few products differently (its scalar and vector loops
     # differ), so a unit of the dtype at the parameters' scale is allowed
     expected = torch_param.detach().float().numpy()
-    tolerance = lucid.finfo(dtype).eps * np.abs(expected).max()
-    np.testing.assert_allclose(_values(lucid_param.detach()), expected, rtol=0, atol=tolerance)
+    actual = _values(lucid_param.detach())
+    # float16's eps of 1e-8 underflows, so Adam's first steps can divide by zero: the same
+    # elements must be non-finite, with the same values, and the rest within a unit
+    finite = np.isfinite(expected)
+    np.testing.assert_array_equal(actual[~finite], expected[~finite])
+    if finite.any():
+        tolerance = lucid.finfo(dtype).eps * np.abs(expected[finite]).max()
+        np.testing.assert_allclose(actual[finite], expected[finite], rtol=0, atol=tolerance)
 
 
 @requires_torch
