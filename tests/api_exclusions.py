@@ -317,7 +317,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         """
         OptimizedModule allow_c_slot assume_constant_result disable_nested_graph_breaks
         disallow_in_graph dont_skip_tracing error_on_graph_break explain export forbid_in_graph
-        is_dynamo_disable_recursive list_backends lookup_backend nonstrict_trace optimize
+        is_dynamo_disable_recursive lookup_backend nonstrict_trace optimize
         optimize_assert override_cudagraphs override_optimization_hint patch_dynamo_config
         register_backend replay reset_recompile_user_contexts run set_recursion_limit set_stance
         skip_frame step_unsupported substitute_in_graph
