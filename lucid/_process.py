@@ -15,6 +15,7 @@ from typing import Any
 
 from lucid._core.devices import check_device, device
 from lucid._core.tensor import TensorBase
+from lucid._dynamo import config as _dynamo_config
 from lucid._dynamo import list_backends
 
 __all__ = [
@@ -120,9 +121,7 @@ def compile(model: Callable | None = None, *, fullgraph: builtins.bool = False,
     if not callable(model):
         raise TypeError(f"A callable function is expected, but {type(model)} is provided.")
     if not _compile_warned[0] and not disable:
-        from lucid._dynamo import config
-
-        if not config.disable:
+        if not _dynamo_config.disable:
             _compile_warned[0] = True
             warnings.warn(
                 "lucid.compile returns the model unchanged: lucid has no compiler and runs it "

@@ -22,15 +22,20 @@ from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.tensor import _TYPE_NAMES, Size, TensorBase, _varargs_shape, register_tensor_class
 from lucid._tensor_str import _format_tensor
 from lucid.ops import (
+    activations,
     arithmetic,
     broadcast,
+    cumulative,
+    distances,
     fills,
     indexing,
-    linalg,
-    nn_ops,
+    joining,
+    matrices,
     pointwise,
+    products,
     reduction,
-    selection,
+    sorting,
+    statistics,
 )
 from lucid.ops import shape as shape_ops
 from lucid.ops import storage as storage_ops
@@ -64,12 +69,12 @@ class Tensor(TensorBase):
     pow = arithmetic.pow
     pow_ = arithmetic.pow_
     reciprocal = arithmetic.reciprocal
-    matmul = arithmetic.matmul
-    mm = arithmetic.mm
-    bmm = arithmetic.bmm
-    mv = arithmetic.mv
-    outer = arithmetic.outer
-    addmm = arithmetic.addmm
+    matmul = products.matmul
+    mm = products.mm
+    bmm = products.bmm
+    mv = products.mv
+    outer = products.outer
+    addmm = products.addmm
     maximum = arithmetic.maximum
     minimum = arithmetic.minimum
     fmod = arithmetic.fmod
@@ -102,12 +107,12 @@ class Tensor(TensorBase):
     acos = pointwise.acos
     atan = pointwise.atan
     atan2 = pointwise.atan2
-    sigmoid = nn_ops.sigmoid
-    relu_ = nn_ops.relu_
-    diagonal = linalg.diagonal
-    diag = linalg.diag
-    trace = linalg.trace
-    inner = linalg.inner
+    sigmoid = activations.sigmoid
+    relu_ = activations.relu_
+    diagonal = matrices.diagonal
+    diag = matrices.diag
+    trace = matrices.trace
+    inner = products.inner
     clamp = pointwise.clamp
     clamp_ = pointwise.clamp_
     floor = pointwise.floor
@@ -164,9 +169,9 @@ class Tensor(TensorBase):
     logsumexp = reduction.logsumexp
     norm = reduction.norm
     count_nonzero = reduction.count_nonzero
-    dist = reduction.dist
-    cumsum = reduction.cumsum
-    cumprod = reduction.cumprod
+    dist = distances.dist
+    cumsum = cumulative.cumsum
+    cumprod = cumulative.cumprod
     all = reduction.all
     any = reduction.any
     # shape
@@ -179,43 +184,43 @@ class Tensor(TensorBase):
     movedim = shape_ops.movedim
     broadcast_to = shape_ops.broadcast_to
     take = indexing.take
-    sort = indexing.sort
-    argsort = indexing.argsort
-    topk = indexing.topk
-    chunk = shape_ops.chunk
-    unbind = shape_ops.unbind
+    sort = sorting.sort
+    argsort = sorting.argsort
+    topk = sorting.topk
+    chunk = joining.chunk
+    unbind = joining.unbind
     narrow = shape_ops.narrow
     roll = shape_ops.roll
     scatter_add = indexing.scatter_add
     index_select = indexing.index_select
     masked_select = indexing.masked_select
-    tril = shape_ops.tril
-    triu = shape_ops.triu
+    tril = matrices.tril
+    triu = matrices.triu
     # selection
-    unique = selection.unique
-    unique_consecutive = selection.unique_consecutive
-    msort = selection.msort
-    kthvalue = selection.kthvalue
-    median = selection.median
-    nanmedian = selection.nanmedian
-    mode = selection.mode
-    quantile = selection.quantile
-    nanquantile = selection.nanquantile
-    histc = selection.histc
-    histogram = selection.histogram
-    bincount = selection.bincount
-    cummax = selection.cummax
-    cummin = selection.cummin
-    logcumsumexp = selection.logcumsumexp
-    diff = selection.diff
-    aminmax = selection.aminmax
-    nansum = selection.nansum
-    nanmean = selection.nanmean
+    unique = sorting.unique
+    unique_consecutive = sorting.unique_consecutive
+    msort = sorting.msort
+    kthvalue = sorting.kthvalue
+    median = sorting.median
+    nanmedian = sorting.nanmedian
+    mode = sorting.mode
+    quantile = sorting.quantile
+    nanquantile = sorting.nanquantile
+    histc = statistics.histc
+    histogram = statistics.histogram
+    bincount = statistics.bincount
+    cummax = cumulative.cummax
+    cummin = cumulative.cummin
+    logcumsumexp = cumulative.logcumsumexp
+    diff = cumulative.diff
+    aminmax = reduction.aminmax
+    nansum = reduction.nansum
+    nanmean = reduction.nanmean
 
     def split(self, split_size: Any, dim: builtins.int = 0) -> tuple[Tensor, ...]:
         # Tensor.split names its first parameter split_size where torch.split has
         # split_size_or_sections
-        return shape_ops.split(self, split_size, dim)
+        return joining.split(self, split_size, dim)
 
     # Matrix functions: their op family loads on first use, with lucid.linalg, so that
     # `import lucid` does not pay for it; each method hands over to its function.
@@ -289,8 +294,8 @@ class Tensor(TensorBase):
     select_scatter = indexing.select_scatter
     slice_scatter = indexing.slice_scatter
     take_along_dim = indexing.take_along_dim
-    diag_embed = linalg.diag_embed
-    diagonal_scatter = linalg.diagonal_scatter
+    diag_embed = matrices.diag_embed
+    diagonal_scatter = matrices.diagonal_scatter
     # math, shape and random ops
     sgn = pointwise.sgn
     sgn_ = pointwise.sgn_
@@ -333,25 +338,25 @@ class Tensor(TensorBase):
     ldexp_ = arithmetic.ldexp_
     frexp = arithmetic.frexp
     float_power = pointwise.float_power
-    float_power_ = arithmetic.float_power_
+    float_power_ = pointwise.float_power_
     fmod_ = arithmetic.fmod_
-    addmm_ = arithmetic.addmm_
-    baddbmm = linalg.baddbmm
-    baddbmm_ = linalg.baddbmm_
-    addbmm = linalg.addbmm
-    addbmm_ = linalg.addbmm_
-    addmv = linalg.addmv
-    addmv_ = linalg.addmv_
-    addr = linalg.addr
-    addr_ = linalg.addr_
-    vdot = linalg.vdot
-    ger = arithmetic.ger
+    addmm_ = products.addmm_
+    baddbmm = products.baddbmm
+    baddbmm_ = products.baddbmm_
+    addbmm = products.addbmm
+    addbmm_ = products.addbmm_
+    addmv = products.addmv
+    addmv_ = products.addmv_
+    addr = products.addr
+    addr_ = products.addr_
+    vdot = products.vdot
+    ger = products.ger
     rot90 = shape_ops.rot90
     fliplr = shape_ops.fliplr
     flipud = shape_ops.flipud
-    tril_ = shape_ops.tril_
-    triu_ = shape_ops.triu_
-    kron = linalg.kron
+    tril_ = matrices.tril_
+    triu_ = matrices.triu_
+    kron = products.kron
     exponential_ = fills.exponential_
     geometric_ = fills.geometric_
     log_normal_ = fills.log_normal_
@@ -410,7 +415,7 @@ class Tensor(TensorBase):
     sinh_ = pointwise.sinh_
     tan_ = pointwise.tan_
     tanh_ = pointwise.tanh_
-    sigmoid_ = nn_ops.sigmoid_
+    sigmoid_ = activations.sigmoid_
     log_ = pointwise.log_
     log10_ = pointwise.log10_
     log1p_ = pointwise.log1p_
@@ -460,8 +465,8 @@ class Tensor(TensorBase):
     true_divide_ = arithmetic.div_
     multiply_ = arithmetic.mul_
     subtract_ = arithmetic.sub_
-    cumsum_ = reduction.cumsum_
-    cumprod_ = reduction.cumprod_
+    cumsum_ = cumulative.cumsum_
+    cumprod_ = cumulative.cumprod_
     ravel = shape_ops.ravel
     squeeze_ = shape_ops.squeeze_
     unsqueeze_ = shape_ops.unsqueeze_
@@ -469,24 +474,24 @@ class Tensor(TensorBase):
     transpose_ = shape_ops.transpose_
     swapaxes_ = shape_ops.swapaxes_
     swapdims_ = shape_ops.swapdims_
-    tensor_split = indexing.tensor_split
-    hsplit = indexing.hsplit
-    vsplit = indexing.vsplit
-    dsplit = indexing.dsplit
+    tensor_split = joining.tensor_split
+    hsplit = joining.hsplit
+    vsplit = joining.vsplit
+    dsplit = joining.dsplit
     argwhere = indexing.argwhere
-    repeat_interleave = indexing.repeat_interleave
+    repeat_interleave = shape_ops.repeat_interleave
     select = indexing.select
-    fill_diagonal_ = indexing.fill_diagonal_
+    fill_diagonal_ = matrices.fill_diagonal_
     unfold = shape_ops.unfold
     fmax = arithmetic.fmax
     fmin = arithmetic.fmin
     renorm = reduction.renorm
     renorm_ = reduction.renorm_
-    hardshrink = nn_ops.hardshrink
-    prelu = nn_ops.prelu
-    diagflat = linalg.diagflat
-    cov = reduction.cov
-    corrcoef = linalg.corrcoef
+    hardshrink = activations.hardshrink
+    prelu = activations.prelu
+    diagflat = matrices.diagflat
+    cov = statistics.cov
+    corrcoef = statistics.corrcoef
     conj = pointwise.conj
     conj_physical = pointwise.conj_physical
     conj_physical_ = pointwise.conj_physical_
@@ -627,7 +632,7 @@ class Tensor(TensorBase):
         return False
 
     def is_shared(self) -> builtins.bool:
-        """False: lucid has no shared-memory tensors (share_memory_)."""
+        """False: lucid has no shared-memory tensors (`share_memory_`)."""
         return False
 
     def to_dense(self, dtype: Any = None, *, masked_grad: Any = None) -> Tensor:
@@ -766,7 +771,7 @@ class Tensor(TensorBase):
                     f'pos {position} with error "type must be tuple of ints,but got '
                     f'{storage_ops.torch_type_name(size)}"'
                 )
-        return shape_ops.split(self, [operator.index(size) for size in split_sizes], dim)
+        return joining.split(self, [operator.index(size) for size in split_sizes], dim)
 
     def is_same_size(self, other: Tensor) -> builtins.bool:
         if not isinstance(other, TensorBase):
@@ -779,7 +784,7 @@ class Tensor(TensorBase):
     def __iter__(self) -> Iterator[Tensor]:
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return iter(shape_ops.unbind(self, 0))
+        return iter(joining.unbind(self, 0))
 
     def __repr__(self) -> str:
         return _format_tensor(self)
@@ -936,10 +941,10 @@ class Tensor(TensorBase):
     def __ipow__(self, exponent: Any) -> Tensor:
         return arithmetic.pow_(self, exponent)
 
-    __matmul__ = arithmetic.matmul
+    __matmul__ = products.matmul
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return arithmetic.matmul(other, self)
+        return products.matmul(other, self)
 
     __neg__ = arithmetic.neg
 
@@ -1006,14 +1011,14 @@ class Tensor(TensorBase):
         return arithmetic.div(self, other, rounding_mode="floor")
 
     def dot(self, other: Tensor) -> Tensor:
-        return arithmetic.dot(self, other)
+        return products.dot(self, other)
 
     # --------------------------------------------------------------- pointwise
     def clip_(self, min: Any = None, max: Any = None) -> Tensor:
         return pointwise.clamp_(self, min, max)
 
     def relu(self) -> Tensor:
-        return nn_ops.relu(self)
+        return activations.relu(self)
 
     def clip(self, min: Any = None, max: Any = None) -> Tensor:
         return pointwise.clamp(self, min, max)
@@ -1022,10 +1027,10 @@ class Tensor(TensorBase):
         return fills.copy_(self, src)
 
     def softmax(self, dim: int, dtype: Any = None) -> Tensor:
-        return nn_ops.softmax(self, dim, dtype=dtype)
+        return activations.softmax(self, dim, dtype=dtype)
 
     def log_softmax(self, dim: int, dtype: Any = None) -> Tensor:
-        return nn_ops.log_softmax(self, dim, dtype=dtype)
+        return activations.log_softmax(self, dim, dtype=dtype)
 
     # ------------------------------------------------------------------- shape
     def reshape(self, *shape: Any) -> Tensor:
@@ -1137,6 +1142,6 @@ def zero_grads(params: Iterable[Tensor], set_to_none: bool) -> None:
 
 def _matrix_functions() -> Any:
     """The family of the matrix functions, imported on the first call of one of them."""
-    from lucid.ops import linalg_decompositions
+    from lucid.ops import decompositions
 
-    return linalg_decompositions
+    return decompositions

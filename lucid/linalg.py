@@ -8,9 +8,7 @@ Example::
     lucid.linalg.eigh(a + a.mT).eigenvalues
 """
 
-from lucid.ops.arithmetic import matmul
-from lucid.ops.linalg import linalg_vander as vander
-from lucid.ops.linalg_decompositions import (
+from lucid.ops.decompositions import (
     LinAlgError,
     cholesky_ex,
     cond,
@@ -43,15 +41,17 @@ from lucid.ops.linalg_decompositions import (
     vecdot,
     vector_norm,
 )
-from lucid.ops.linalg_decompositions import linalg_cholesky as cholesky
-from lucid.ops.linalg_decompositions import linalg_cross as cross
-from lucid.ops.linalg_decompositions import linalg_det as det
-from lucid.ops.linalg_decompositions import linalg_diagonal as diagonal
-from lucid.ops.linalg_decompositions import linalg_matrix_exp as matrix_exp
-from lucid.ops.linalg_decompositions import linalg_matrix_power as matrix_power
-from lucid.ops.linalg_decompositions import linalg_qr as qr
-from lucid.ops.linalg_decompositions import linalg_slogdet as slogdet
-from lucid.ops.linalg_decompositions import linalg_svd as svd
+from lucid.ops.decompositions import linalg_cholesky as cholesky
+from lucid.ops.decompositions import linalg_cross as cross
+from lucid.ops.decompositions import linalg_det as det
+from lucid.ops.decompositions import linalg_diagonal as diagonal
+from lucid.ops.decompositions import linalg_matrix_exp as matrix_exp
+from lucid.ops.decompositions import linalg_matrix_power as matrix_power
+from lucid.ops.decompositions import linalg_qr as qr
+from lucid.ops.decompositions import linalg_slogdet as slogdet
+from lucid.ops.decompositions import linalg_svd as svd
+from lucid.ops.matrices import linalg_vander as vander
+from lucid.ops.products import matmul
 
 __all__ = [
     "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh",

@@ -82,6 +82,8 @@ def _find_parameter(frame: FrameType, culprit: Any, tensor_only: bool) -> tuple[
     no default or a default of None), with PyTorch's 1-based position (methods skip self)."""
     code = frame.f_code
     function = frame.f_globals.get(code.co_name)
+    # an op decorated with autocast_op: the defaults are the undecorated function's
+    function = getattr(function, "__wrapped__", function)
     defaults = getattr(function, "__defaults__", None) or ()
     names = code.co_varnames[: code.co_argcount]
     first_default = len(names) - len(defaults)

@@ -30,20 +30,22 @@ from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.grad_mode import local_state
 from lucid._core.tensor import TensorBase
 from lucid.ops import (
-    arithmetic,
+    activations,
+    attention,
     convolution,
+    decompositions,
+    distances,
     indexing,
-    linalg,
-    linalg_decompositions,
+    joining,
+    linear,
     loss,
-    nn_ops,
-    normalization,
+    matrices,
     pooling,
+    products,
     recurrent,
     reduction,
     sampling,
-    selection,
-    shape,
+    sorting,
 )
 
 __all__ = [
@@ -88,28 +90,29 @@ INPUT_DTYPE = "input_dtype"
 FP32_THEN_LOWER_PRECISION_FP = "fp32_then_lower_precision_fp"
 
 # Keyed by an op's Function class (the policy applies in Function.apply) or by a composite's
-# wrapper function (the policy applies where the wrapper calls `local_state.autocast.run`).
+# wrapper function, decorated with `autocast_op` (lucid/ops/_common.py), which hands the call
+# to `_Autocast.run`; max_pool3d alone calls `run` itself, since with indices it is not listed.
 _POLICIES: dict[Any, str] = {
     # lower precision: contractions, convolutions, attention, the fused LSTM layer. matmul is
     # one op to autocast whatever kernel its operands pick; mv and dot (Mv, Dot on their own)
     # are not listed.
-    arithmetic.matmul: LOWER_PRECISION_FP,
-    arithmetic.Mm: LOWER_PRECISION_FP,
-    arithmetic.Bmm: LOWER_PRECISION_FP,
-    arithmetic.MatMul: LOWER_PRECISION_FP,
-    arithmetic.addmm: LOWER_PRECISION_FP,
-    linalg.baddbmm: LOWER_PRECISION_FP,
-    linalg.addbmm: LOWER_PRECISION_FP,
-    linalg_decompositions.vecdot: LOWER_PRECISION_FP,
-    normalization.linear: LOWER_PRECISION_FP,
+    products.matmul: LOWER_PRECISION_FP,
+    products.Mm: LOWER_PRECISION_FP,
+    products.Bmm: LOWER_PRECISION_FP,
+    products.MatMul: LOWER_PRECISION_FP,
+    products.addmm: LOWER_PRECISION_FP,
+    products.baddbmm: LOWER_PRECISION_FP,
+    products.addbmm: LOWER_PRECISION_FP,
+    decompositions.vecdot: LOWER_PRECISION_FP,
+    linear.linear: LOWER_PRECISION_FP,
     convolution.conv1d: LOWER_PRECISION_FP,
     convolution.conv2d: LOWER_PRECISION_FP,
     convolution.conv3d: LOWER_PRECISION_FP,
     convolution.conv_transpose1d: LOWER_PRECISION_FP,
     convolution.conv_transpose2d: LOWER_PRECISION_FP,
     convolution.conv_transpose3d: LOWER_PRECISION_FP,
-    nn_ops.prelu: LOWER_PRECISION_FP,
-    normalization.scaled_dot_product_attention: LOWER_PRECISION_FP,
+    activations.prelu: LOWER_PRECISION_FP,
+    attention.scaled_dot_product_attention: LOWER_PRECISION_FP,
     recurrent.FusedLSTMLayer: LOWER_PRECISION_FP,
     # torch's affine_grid is a batched matmul of a base grid and theta
     sampling.AffineGridGenerator: LOWER_PRECISION_FP,
@@ -135,10 +138,10 @@ _POLICIES: dict[Any, str] = {
     # float32: products, distances, quantiles, sampling, the 3-D pools and unpooling
     reduction.Prod: FP32,
     reduction.ProdDim: FP32,
-    linalg.Trace: FP32,
-    linalg.cdist: FP32,
-    selection.quantile: FP32,
-    selection.nanquantile: FP32,
+    matrices.Trace: FP32,
+    distances.cdist: FP32,
+    sorting.quantile: FP32,
+    sorting.nanquantile: FP32,
     sampling.grid_sample: FP32,
     pooling.max_pool3d: FP32,
     pooling.avg_pool3d: FP32,
@@ -150,40 +153,40 @@ _POLICIES: dict[Any, str] = {
     pooling.fractional_max_pool2d: FP32,
     pooling.fractional_max_pool3d: FP32,
     # float32: the decompositions and solvers
-    linalg_decompositions.inv_ex: FP32,
-    linalg_decompositions.inv: FP32,
-    linalg_decompositions.inverse: FP32,
-    linalg_decompositions.solve_ex: FP32,
-    linalg_decompositions.solve: FP32,
-    linalg_decompositions.cholesky_ex: FP32,
-    linalg_decompositions.linalg_cholesky: FP32,
-    linalg_decompositions.cholesky: FP32,
-    linalg_decompositions.cholesky_solve: FP32,
-    linalg_decompositions.cholesky_inverse: FP32,
-    linalg_decompositions.linalg_qr: FP32,
-    linalg_decompositions.qr: FP32,
-    linalg_decompositions.eigh: FP32,
-    linalg_decompositions.eigvalsh: FP32,
-    linalg_decompositions.linalg_svd: FP32,
-    linalg_decompositions.svdvals: FP32,
-    linalg_decompositions.svd: FP32,
-    linalg_decompositions.pinverse: FP32,
-    linalg_decompositions.lstsq: FP32,
-    linalg_decompositions.matrix_rank: FP32,
-    linalg_decompositions.cond: FP32,
-    linalg_decompositions.householder_product: FP32,
-    linalg_decompositions.geqrf: FP32,
-    linalg_decompositions.orgqr: FP32,
-    linalg_decompositions.ormqr: FP32,
-    linalg_decompositions.tensorinv: FP32,
-    linalg_decompositions.tensorsolve: FP32,
-    linalg_decompositions.pinv: FP32_THEN_LOWER_PRECISION_FP,
+    decompositions.inv_ex: FP32,
+    decompositions.inv: FP32,
+    decompositions.inverse: FP32,
+    decompositions.solve_ex: FP32,
+    decompositions.solve: FP32,
+    decompositions.cholesky_ex: FP32,
+    decompositions.linalg_cholesky: FP32,
+    decompositions.cholesky: FP32,
+    decompositions.cholesky_solve: FP32,
+    decompositions.cholesky_inverse: FP32,
+    decompositions.linalg_qr: FP32,
+    decompositions.qr: FP32,
+    decompositions.eigh: FP32,
+    decompositions.eigvalsh: FP32,
+    decompositions.linalg_svd: FP32,
+    decompositions.svdvals: FP32,
+    decompositions.svd: FP32,
+    decompositions.pinverse: FP32,
+    decompositions.lstsq: FP32,
+    decompositions.matrix_rank: FP32,
+    decompositions.cond: FP32,
+    decompositions.householder_product: FP32,
+    decompositions.geqrf: FP32,
+    decompositions.orgqr: FP32,
+    decompositions.ormqr: FP32,
+    decompositions.tensorinv: FP32,
+    decompositions.tensorsolve: FP32,
+    decompositions.pinv: FP32_THEN_LOWER_PRECISION_FP,
     # one kernel in PyTorch, composed of matmuls here: not autocast inside
-    normalization.bilinear: INPUT_DTYPE,
-    linalg_decompositions.lu_solve: INPUT_DTYPE,
+    linear.bilinear: INPUT_DTYPE,
+    decompositions.lu_solve: INPUT_DTYPE,
     # promote
-    shape.Cat: PROMOTE,
-    shape.Stack: PROMOTE,
+    joining.Cat: PROMOTE,
+    joining.Stack: PROMOTE,
     indexing.index_copy: PROMOTE,
 }
 
@@ -224,13 +227,16 @@ class _Autocast:
         return _cast_arguments(policy, args)
 
     def run(self, function: Callable, *args: Any, **kwargs: Any) -> Any:
-        """Call a composite op with its inputs cast by its policy, and autocast off inside it
-        (it is one op to autocast, as its PyTorch counterpart is)."""
+        """Call a composite op (the `autocast_op` function that `_POLICIES` names) with its
+        inputs cast by its policy, and autocast off inside it (it is one op to autocast, as
+        its PyTorch counterpart is)."""
         policy = _POLICIES[function]
         node = local_state.backward_node
         if node is None or not _is_builtin(node):
-            args = _cast_arguments(policy, args)
-            kwargs = dict(zip(kwargs, _cast_arguments(policy, tuple(kwargs.values())), strict=True))
+            # one cast over both, so the promote policy's widest dtype sees every argument
+            values = _cast_arguments(policy, args + tuple(kwargs.values()))
+            args = values[: len(args)]
+            kwargs = dict(zip(kwargs, values[len(args) :], strict=True))
         hook = local_state.autocast
         local_state.autocast = None
         try:

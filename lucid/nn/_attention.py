@@ -7,8 +7,10 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 import lucid
-from lucid.ops.nn_ops import softmax
-from lucid.ops.normalization import dropout, linear, scaled_dot_product_attention
+from lucid.ops.activations import softmax
+from lucid.ops.attention import scaled_dot_product_attention
+from lucid.ops.dropout import dropout
+from lucid.ops.linear import linear
 
 if TYPE_CHECKING:
     from lucid import Tensor

@@ -6,11 +6,10 @@ import warnings
 from typing import Any
 
 from lucid._tensor import Tensor
-from lucid.ops import nn_ops
-from lucid.ops.convolution import *  # noqa: F403
-from lucid.ops.linalg import pdist  # noqa: F401
-from lucid.ops.loss import *  # noqa: F403
-from lucid.ops.nn_ops import (  # noqa: F401
+from lucid.factories import rand_like as _rand_like
+from lucid.factories import zeros_like as _zeros_like
+from lucid.ops import activations
+from lucid.ops.activations import (  # noqa: F401
     celu,
     elu,
     gelu,
@@ -21,7 +20,6 @@ from lucid.ops.nn_ops import (  # noqa: F401
     leaky_relu,
     logsigmoid,
     mish,
-    one_hot,
     prelu,
     relu,
     relu6,
@@ -30,8 +28,16 @@ from lucid.ops.nn_ops import (  # noqa: F401
     silu,
     softplus,
 )
+from lucid.ops.attention import *  # noqa: F403
+from lucid.ops.convolution import *  # noqa: F403
+from lucid.ops.distances import pdist  # noqa: F401
+from lucid.ops.dropout import *  # noqa: F403
+from lucid.ops.embedding import *  # noqa: F403
+from lucid.ops.linear import *  # noqa: F403
+from lucid.ops.loss import *  # noqa: F403
 from lucid.ops.normalization import *  # noqa: F403
 from lucid.ops.pointwise import tanh  # noqa: F401
+from lucid.ops.pointwise import where as _where
 from lucid.ops.pooling import *  # noqa: F403
 
 
@@ -52,13 +58,13 @@ def _implicit_dim(input: Tensor, dim: int | None, name: str) -> int | None:
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: Any = None) -> Tensor:  # fmt: skip
     """exp(input) / sum(exp(input)) along dim; without `dim`, PyTorch's implicit choice."""
-    return nn_ops.softmax(input, _implicit_dim(input, dim, "softmax"), dtype)
+    return activations.softmax(input, _implicit_dim(input, dim, "softmax"), dtype)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                 dtype: Any = None) -> Tensor:  # fmt: skip
     """input - logsumexp(input) along dim; without `dim`, PyTorch's implicit choice."""
-    return nn_ops.log_softmax(input, _implicit_dim(input, dim, "log_softmax"), dtype)
+    return activations.log_softmax(input, _implicit_dim(input, dim, "log_softmax"), dtype)
 
 
 # -------------------------------------------------------------------- attention and sampling
@@ -142,17 +148,17 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
             f"Halving dimension must be even, but dimension {dim % input.ndim} is size "
             f"{input.shape[dim]}"
         )
-    return nn_ops.Glu.apply(input, dim)
+    return activations.Glu.apply(input, dim)
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: Any = None) -> Tensor:  # fmt: skip
     """softmax(-input) along dim."""
-    return nn_ops.softmax(-input, _implicit_dim(input, dim, "softmin"), dtype)
+    return activations.softmax(-input, _implicit_dim(input, dim, "softmin"), dtype)
 
 
 def softsign(input: Tensor) -> Tensor:
-    """input / (1 + |input|)."""
+    """`input / (1 + |input|)`."""
     return input / (input.abs() + 1)
 
 
@@ -161,10 +167,8 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     _float_only(input, "softshrink_check")
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {float(lambd)}.")
-    from lucid.ops.pointwise import where  # noqa: PLC0415
-
-    shrunk = where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
-    return where(input.isnan(), input, shrunk)
+    shrunk = _where(input > lambd, input - lambd, _where(input < -lambd, input + lambd, 0.0))
+    return _where(input.isnan(), input, shrunk)
 
 
 def tanhshrink(input: Tensor) -> Tensor:
@@ -188,9 +192,7 @@ def _threshold(input: Tensor, bound: float, value: float, inplace: bool, op: str
                         f"not {type(input).__name__}")  # fmt: skip
     _number(bound, op, "threshold", 2)
     _number(value, op, "value", 3)
-    from lucid.ops.pointwise import where  # noqa: PLC0415
-
-    result = where(input <= bound, value, input)
+    result = _where(input <= bound, value, input)
     if inplace:
         return input.copy_(result)
     return result
@@ -202,26 +204,20 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
     the forward pass and the soft sample's gradient in the backward (straight through)."""
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
-    from lucid.factories import rand_like, zeros_like  # noqa: PLC0415
-
     # -log(Exponential(1)) is Gumbel(0, 1); 1 - U keeps the uniform draw off zero
-    gumbels = -(-(1 - rand_like(logits)).log()).log()
+    gumbels = -(-(1 - _rand_like(logits)).log()).log()
     y_soft = ((logits + gumbels) / tau).softmax(dim)
     if not hard:
         return y_soft
     index = y_soft.max(dim, keepdim=True)[1]
-    y_hard = zeros_like(logits).scatter(dim, index, 1.0)
+    y_hard = _zeros_like(logits).scatter(dim, index, 1.0)
     return y_hard - y_soft.detach() + y_soft
 
 
-# ------------------------------------------------------- dropout and in-place activations
-from lucid.ops.nn_ops import (  # noqa: E402, F401
-    alpha_dropout,
+# ----------------------------------------------------------- rrelu and in-place activations
+from lucid.ops.activations import (  # noqa: E402, F401
     celu_,
-    dropout1d,
-    dropout3d,
     elu_,
-    feature_alpha_dropout,
     hardtanh_,
     leaky_relu_,
     relu_,

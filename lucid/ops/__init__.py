@@ -4,27 +4,39 @@ Every family's `__all__` is importable from here, and is what `import lucid` exp
 """
 
 from lucid.ops import (
+    activations,
     arithmetic,
+    combinatorics,
+    cumulative,
+    distances,
     fills,
     indexing,
-    linalg,
-    nn_ops,
+    joining,
+    matrices,
     pointwise,
+    products,
     reduction,
-    selection,
     shape,
+    sorting,
+    statistics,
     storage,
 )
+from lucid.ops.activations import *  # noqa: F403
 from lucid.ops.arithmetic import *  # noqa: F403
 from lucid.ops.broadcast import broadcast_shapes, sum_to  # noqa: F401
+from lucid.ops.combinatorics import *  # noqa: F403
+from lucid.ops.cumulative import *  # noqa: F403
+from lucid.ops.distances import *  # noqa: F403
 from lucid.ops.fills import *  # noqa: F403
 from lucid.ops.indexing import *  # noqa: F403
-from lucid.ops.linalg import *  # noqa: F403
-from lucid.ops.nn_ops import *  # noqa: F403
+from lucid.ops.joining import *  # noqa: F403
+from lucid.ops.matrices import *  # noqa: F403
 from lucid.ops.pointwise import *  # noqa: F403
+from lucid.ops.products import *  # noqa: F403
 from lucid.ops.reduction import *  # noqa: F403
-from lucid.ops.selection import *  # noqa: F403
 from lucid.ops.shape import *  # noqa: F403
+from lucid.ops.sorting import *  # noqa: F403
+from lucid.ops.statistics import *  # noqa: F403
 from lucid.ops.storage import *  # noqa: F403
 
 # What `import lucid` exposes: each family's `__all__`, the names `torch` has at its top level.
@@ -34,15 +46,21 @@ from lucid.ops.storage import *  # noqa: F403
 __all__ = [
     name
     for family in (
+        activations,
         arithmetic,
+        combinatorics,
+        cumulative,
+        distances,
         fills,
         indexing,
-        linalg,
-        nn_ops,
+        joining,
+        matrices,
         pointwise,
+        products,
         reduction,
         shape,
-        selection,
+        sorting,
+        statistics,
         storage,
     )
     for name in family.__all__

@@ -1,18 +1,21 @@
-"""Helpers shared by the op families: PyTorch's dtype names in messages, and `apply_inplace`, which
-derives the in-place form of any out-of-place op (`exp_` from `Exp`) instead of a twin class."""
+"""Helpers shared by the op families: PyTorch's dtype names in messages, `apply_inplace`, which
+derives the in-place form of any out-of-place op (`exp_` from `Exp`) instead of a twin class,
+and `autocast_op`, a composite op's one entry to autocast."""
 
 from __future__ import annotations
 
 import collections
+import functools
 import inspect
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from lucid._core.arguments import raise_type_error
+from lucid._core.arguments import argument_error, raise_type_error
 from lucid._core.dtypes import FLOAT_KINDS, SCALAR_TYPE_NAMES
 from lucid._core.function import Function, op_name
-from lucid._core.grad_mode import enable_grad
+from lucid._core.grad_mode import enable_grad, local_state
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._promote import is_low_precision, scalar_value
 
@@ -20,10 +23,34 @@ if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
 __all__ = [
-    "apply_inplace", "can_write_into", "check_tensors", "cast_error", "dtype_name",
+    "apply_inplace", "autocast_op", "can_write_into", "check_tensors", "cast_error", "dtype_name",
     "inplace_operand", "invalid_combination", "not_implemented", "write_inplace",
     "zeros_like_grad",
 ]  # fmt: skip
+
+
+_Op = TypeVar("_Op", bound=Callable[..., Any])
+
+
+def autocast_op(function: _Op) -> _Op:
+    """Make a composite op one op to autocast, as its PyTorch counterpart is one kernel.
+
+    While CPU autocast is on, a call goes to the hook (`_Autocast.run` in
+    lucid/amp/autocast_mode.py), which casts the arguments by the policy `_POLICIES` keys by
+    this decorated function and calls it again with autocast off; otherwise the cost is one
+    attribute check and one call. Ops that are one Function need no decorator: autocast
+    reaches them in `Function.apply`.
+    """
+
+    # a private name in the frame, so the sentinel's reports name the op, not this wrapper
+    @functools.wraps(function)
+    def _autocast_entry(*args: Any, **kwargs: Any) -> Any:
+        hook = local_state.autocast
+        if hook is not None:
+            return hook.run(_autocast_entry, *args, **kwargs)
+        return function(*args, **kwargs)
+
+    return _autocast_entry  # type: ignore[return-value]
 
 
 def dtype_name(numpy_dtype: np.dtype) -> str:
@@ -212,3 +239,22 @@ def result_type(class_name: str, op: str, *fields: str) -> type:
     return type(
         class_name, (base,), {"__slots__": (), "__repr__": lambda self: result_repr(self, op)}
     )
+
+
+def _require_named_tensors(op: str, **named: Any) -> None:
+    for position, (name, value) in enumerate(named.items(), start=1):
+        if not isinstance(value, TensorBase):
+            raise argument_error(op, name, position, value)
+
+
+def _array(input: Any) -> np.ndarray:
+    check_tensors(input)
+    return input._data
+
+
+def _int_argument(name: str, value: Any, argument: str, position: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(
+            f"{name}(): argument '{argument}' (position {position}) must be int, not "
+            f"{type(value).__name__}"
+        )

@@ -1,4 +1,5 @@
-"""Arithmetic ops: add, sub, mul, div, pow, matmul family, maximum/minimum, fmod, remainder."""
+"""Arithmetic ops: add, sub, mul, div, pow, neg, reciprocal, maximum/minimum, fmax/fmin, fmod,
+remainder, addcmul, addcdiv, gcd, lcm, ldexp, frexp, each with its in-place form below it."""
 
 from __future__ import annotations
 
@@ -9,9 +10,8 @@ import numpy as np
 
 from lucid._core import dtypes
 from lucid._core.arguments import argument_error
-from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS
+from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.function import Function, op_name
-from lucid._core.grad_mode import local_state
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import (
     apply_inplace,
@@ -23,7 +23,6 @@ from lucid.ops._common import (
     result_type,
     zeros_like_grad,
 )
-from lucid.ops._common import dtype_name as _dtype_name
 from lucid.ops._promote import (
     binary_arrays,
     float_array,
@@ -33,24 +32,18 @@ from lucid.ops._promote import (
     scalar_value,
     widen,
 )
-from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
+from lucid.ops.broadcast import broadcast_error, common_shape, sum_to
+from lucid.ops.fills import to
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
 __all__ = [
     "add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide",
-    "floor_divide", "neg", "negative", "pow", "reciprocal", "matmul", "mm", "bmm", "mv", "dot",
-    "outer", "ger", "addmm", "maximum", "minimum", "fmod", "remainder", "neg_",
-    "addcmul", "addcdiv", "gcd", "gcd_", "lcm", "lcm_", "ldexp", "ldexp_", "frexp",
+    "floor_divide", "neg", "negative", "pow", "reciprocal", "maximum", "minimum", "fmod",
+    "remainder", "neg_", "addcmul", "addcdiv", "gcd", "gcd_", "lcm", "lcm_", "ldexp", "ldexp_",
+    "frexp", "negative_", "reciprocal_", "positive", "fmax", "fmin",
 ]  # fmt: skip
-__all__ += [
-    "negative_",
-    "reciprocal_",
-    "positive",
-    "fmax",
-    "fmin",
-]
 
 _INTEGRAL_KINDS = "iub"
 
@@ -111,6 +104,17 @@ def _check_alpha(input: Any, other: Any, alpha: Any) -> None:
         )
 
 
+def _inplace_operand(value: Any, op: str) -> Any:
+    if isinstance(value, TensorBase):
+        return value
+    return _operand(value, op, "other", 1)
+
+
+def _require_tensor(value: Any, op: str, name: str, position: int) -> None:
+    if not isinstance(value, TensorBase):
+        raise argument_error(op, name, position, value)
+
+
 # ------------------------------------------------------------------ add / sub
 class Add(Function):
     _backward_name = "AddBackward0"
@@ -158,6 +162,13 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     if alpha.__class__ is not int or alpha != 1:
         _check_alpha(input, other, alpha)
     return Add.apply(input, other, alpha)
+
+
+def add_(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    other = _inplace_operand(other, "add_")
+    if alpha.__class__ is not int or alpha != 1:
+        _check_alpha(input, other, alpha)
+    return apply_inplace(Add, input, other, alpha)
 
 
 class Sub(Function):
@@ -249,6 +260,14 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
 subtract = sub
 
 
+def sub_(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    other = _inplace_operand(other, "sub_")
+    _check_no_bool(input, other)
+    if alpha.__class__ is not int or alpha != 1:
+        _check_alpha(input, other, alpha)
+    return apply_inplace(Sub, input, other, alpha)
+
+
 def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """other - alpha * input (also the reflected `other - input`)."""
     if not isinstance(input, TensorBase):
@@ -332,6 +351,13 @@ def mul(input: Any, other: Any) -> Tensor:
 
 
 multiply = mul
+
+
+def mul_(input: Tensor, other: Any) -> Tensor:
+    other = _inplace_operand(other, "mul_")
+    if isinstance(other, TensorBase):
+        return apply_inplace(Mul, input, other)
+    return apply_inplace(MulScalar, input, other)
 
 
 # ------------------------------------------------------------------------ div
@@ -484,6 +510,16 @@ def true_divide(dividend: Any, divisor: Any) -> Tensor:
     return div(dividend, divisor)
 
 
+def div_(input: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    other = _inplace_operand(other, "div_")
+    if rounding_mode is not None:
+        _check_rounding_mode(rounding_mode)
+        return apply_inplace(DivRounding, input, other, rounding_mode)
+    if isinstance(other, TensorBase):
+        return apply_inplace(Div, input, other)
+    return apply_inplace(DivScalar, input, other)
+
+
 class FloorDivide(Function):
     """PyTorch defines no derivative for floor_divide: backward through it is an error."""
 
@@ -508,6 +544,10 @@ def floor_divide(input: Any, other: Any) -> Tensor:
         if not isinstance(other, TensorBase):
             input = _scalar_tensor(input)
     return FloorDivide.apply(input, other)
+
+
+def floor_divide_(input: Tensor, other: Any) -> Tensor:
+    return apply_inplace(FloorDivide, input, inplace_operand(other, "floor_divide_"))
 
 
 def rdiv(input: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tensor:
@@ -551,6 +591,15 @@ def neg(input: Tensor) -> Tensor:
 
 
 negative = neg
+
+
+def neg_(input: Tensor) -> Tensor:
+    check_tensors(input)
+    _check_not_bool_negation(input)
+    return apply_inplace(Neg, input)
+
+
+negative_ = neg_
 
 
 # ------------------------------------------------------------------------ pow
@@ -680,6 +729,22 @@ def pow(input: Any, exponent: Any) -> Tensor:
     return PowScalarBase.apply(input, exponent)
 
 
+def pow_(input: Tensor, exponent: Any) -> Tensor:
+    if isinstance(exponent, TensorBase):
+        return apply_inplace(PowTensor, input, exponent)
+    try:
+        exponent = scalar_value(exponent)
+    except TypeError:
+        name = type(exponent).__name__
+        raise TypeError(
+            f"pow_() received an invalid combination of arguments - got ({name}), but expected "
+            "one of:\n * (Tensor exponent)\n      didn't match because some of the arguments "
+            f"have invalid types: (!{name}!)\n * (Number exponent)\n      didn't match because "
+            f"some of the arguments have invalid types: (!{name}!)\n"
+        ) from None
+    return apply_inplace(Pow, input, exponent)
+
+
 class Reciprocal(Function):
     _backward_name = "ReciprocalBackward0"
 
@@ -702,360 +767,9 @@ def reciprocal(input: Tensor) -> Tensor:
     return Reciprocal.apply(input)
 
 
-# --------------------------------------------------------------------- matmul
-def _require_tensor(value: Any, op: str, name: str, position: int) -> None:
-    if not isinstance(value, TensorBase):
-        raise argument_error(op, name, position, value)
-
-
-def _matmul_error(x: np.ndarray, y: np.ndarray) -> RuntimeError:
-    """PyTorch's message for operands whose inner (or batch) sizes do not match."""
-    if x.ndim == 1 and y.ndim == 1:
-        return RuntimeError(
-            f"inconsistent tensor size, expected tensor [{x.shape[0]}] and src [{y.shape[0]}] to "
-            f"have the same number of elements, but got {x.shape[0]} and {y.shape[0]} elements "
-            "respectively"
-        )
-    if y.ndim == 1:
-        # PyTorch folds the batch dimensions of x into its rows and calls mv.
-        rows = math.prod(x.shape[:-1])
-        return RuntimeError(
-            f"size mismatch, got input ({rows}), mat ({rows}x{x.shape[-1]}), vec ({y.shape[0]})"
-        )
-    if y.ndim == 2:
-        rows = math.prod(x.shape[:-1])
-        return RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{x.shape[-1]} and "
-            f"{y.shape[0]}x{y.shape[1]})"
-        )
-    batch = math.prod(broadcast_shapes(x.shape[:-2], y.shape[:-2]))
-    return RuntimeError(
-        f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, "
-        f"{x.shape[-1]}] but got: [{batch}, {y.shape[-2]}]."
-    )
-
-
-def _matmul_dtype_error(x: np.ndarray, y: np.ndarray) -> RuntimeError:
-    """PyTorch's message for operands of different dtypes, which depends on the kernel used."""
-    if x.ndim == 1 and y.ndim == 1:
-        return RuntimeError(
-            "dot : expected both vectors to have same dtype, but found "
-            f"{_dtype_name(x.dtype)} and {_dtype_name(y.dtype)}"
-        )
-    if y.ndim == 1:
-        vector, matrix = _dtype_name(y.dtype), _dtype_name(x.dtype)
-        return RuntimeError(
-            "addmv input tensors must have the same dtype, but got "
-            f"{vector}, {matrix}, and {vector}"
-        )
-    if y.ndim == 2:
-        return RuntimeError(
-            "expected m1 and m2 to have the same dtype, but got: "
-            f"{C_TYPE_NAMES[x.dtype.name]} != {C_TYPE_NAMES[y.dtype.name]}"
-        )
-    return RuntimeError(
-        f"expected scalar type {_dtype_name(x.dtype)} but found {_dtype_name(y.dtype)}"
-    )
-
-
-class MatMul(Function):
-    """Every matrix product; the subclasses below only carry PyTorch's grad_fn names."""
-
-    _op_name = "matmul"
-    _backward_name = "UnsafeViewBackward0"
-    # PyTorch's kernel for the product, named when it refuses bool operands.
-    _kernel = "addmm_impl_cpu_"
-
-    @staticmethod
-    def forward(ctx, a, b):
-        x, y = a._data, b._data
-        if x.dtype != y.dtype:
-            raise _matmul_dtype_error(x, y)
-        if x.dtype.kind == "b":
-            raise not_implemented(ctx.function._kernel, x.dtype)
-        ctx.save_for_backward(a, b)
-        # np.matmul falls off its BLAS path for zero-stride (expanded) operands, such as the
-        # gradient of a sum: one copy is far cheaper than the slow loop.
-        if 0 in x.strides:
-            x = np.ascontiguousarray(x)
-        if 0 in y.strides:
-            y = np.ascontiguousarray(y)
-        try:
-            # NumPy has no float16/bfloat16 BLAS: contract in float32 and round once
-            return _wrap(round_to(np.matmul(widen(x), widen(y)), low_precision_of(x.dtype)))
-        except ValueError:
-            raise _matmul_error(x, y) from None
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        a, b = ctx.saved_tensors
-        a_ndim, b_ndim = a._data.ndim, b._data.ndim
-        grad_a = grad_b = None
-        if a_ndim == 2 and b_ndim == 2:
-            # d(AB)/dA = G B^T, d(AB)/dB = A^T G
-            if ctx.needs_input_grad[0]:
-                grad_a = matmul(grad_output, b.mT)
-            if ctx.needs_input_grad[1]:
-                grad_b = _matrix_grad_in_layout_of(b, a, grad_output)
-            return grad_a, grad_b
-        # Vectors become matrices (a row for a, a column for b) so one rule covers every case.
-        a2 = a.unsqueeze(0) if a_ndim == 1 else a
-        b2 = b.unsqueeze(-1) if b_ndim == 1 else b
-        g = grad_output
-        if a_ndim == 1 and b_ndim == 1:
-            g = g.reshape(1, 1)
-        elif a_ndim == 1:
-            g = g.unsqueeze(-2)
-        elif b_ndim == 1:
-            g = g.unsqueeze(-1)
-        # The gradient of an operand broadcast over the batches is one product of the batches
-        # laid side by side, as PyTorch folds it: a single rounding in float16/bfloat16, where
-        # summing rounded per-batch products would lose what cancels.
-        if ctx.needs_input_grad[0]:
-            if a2.ndim == 2 and g.ndim > 2:
-                inner = b2.shape[-2]
-                folded = g.movedim(-2, 0).reshape(a2.shape[0], -1)
-                grad_a = matmul(folded, b2.mT.reshape(-1, inner))
-            else:
-                grad_a = sum_to(matmul(g, b2.mT), a2.shape)
-            if a_ndim == 1:
-                grad_a = grad_a.reshape(a.shape)
-        if ctx.needs_input_grad[1]:
-            if b2.ndim == 2 and g.ndim > 2:
-                grad_b = matmul(a2.reshape(-1, a2.shape[-1]).mT, g.reshape(-1, g.shape[-1]))
-            else:
-                grad_b = sum_to(matmul(a2.mT, g), b2.shape)
-            if b_ndim == 1:
-                grad_b = grad_b.reshape(b.shape)
-        return grad_a, grad_b
-
-
-def _matrix_grad_in_layout_of(b: Tensor, a: Tensor, grad_output: Tensor) -> Tensor:
-    """A^T G, the gradient of B in A @ B, computed in B's memory layout.
-
-    When B is a transposed view (a Linear weight used as `w.t()`), (G^T A)^T is the same
-    matrix, and transposing it back gives a contiguous gradient for the weight that the
-    engine can keep as `.grad` without copying it.
-    """
-    if b._data.flags.f_contiguous and not b._data.flags.c_contiguous:
-        return matmul(grad_output.mT, a).mT
-    return matmul(a.mT, grad_output)
-
-
-class Mm(MatMul):
-    _backward_name = "MmBackward0"
-
-
-class Mv(MatMul):
-    _backward_name = "MvBackward0"
-    _kernel = "addmv_impl_cpu"
-
-
-class Dot(MatMul):
-    _backward_name = "DotBackward0"
-    _kernel = "dot"
-
-
-class VecMat(MatMul):
-    """vector @ matrix: PyTorch computes it as a squeezed matrix product."""
-
-    _op_name = "matmul"
-    _backward_name = "SqueezeBackward4"
-
-
-class Bmm(MatMul):
-    _backward_name = "BmmBackward0"
-    _kernel = "bmm"
-
-
-class FoldedMatMul(MatMul):
-    """matrix @ batch when the matrix needs a gradient: PyTorch folds it and copies back."""
-
-    _op_name = "matmul"
-    _backward_name = "CloneBackward0"
-
-
-def matmul(input: Tensor, other: Tensor) -> Tensor:
-    """Matrix product with NumPy/PyTorch broadcasting rules for 1-D and batched operands."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(matmul, input, other)
-    if not isinstance(input, TensorBase):
-        raise argument_error("matmul", "input", 1, input)
-    if not isinstance(other, TensorBase):
-        raise argument_error("matmul", "other", 2, other)
-    a_ndim, b_ndim = input._data.ndim, other._data.ndim
-    if a_ndim == 2:
-        if b_ndim == 2:
-            return Mm.apply(input, other)
-        if b_ndim == 1:
-            return Mv.apply(input, other)
-    if a_ndim == 0 or b_ndim == 0:
-        raise RuntimeError(
-            f"both arguments to matmul need to be at least 1D, but they are {a_ndim}D and {b_ndim}D"
-        )
-    if a_ndim == 1:
-        if b_ndim == 1:
-            return Dot.apply(input, other)
-        if b_ndim == 2:
-            return VecMat.apply(input, other)
-    if a_ndim == 2 and input._requires_grad:
-        return FoldedMatMul.apply(input, other)
-    return MatMul.apply(input, other)
-
-
-def mm(input: Tensor, mat2: Tensor) -> Tensor:
-    """Product of two matrices (no broadcasting)."""
-    _require_tensor(input, "mm", "input", 1)
-    _require_tensor(mat2, "mm", "mat2", 2)
-    if input._data.ndim != 2:
-        raise RuntimeError("self must be a matrix")
-    if mat2._data.ndim != 2:
-        raise RuntimeError("mat2 must be a matrix")
-    return Mm.apply(input, mat2)
-
-
-def bmm(input: Tensor, mat2: Tensor) -> Tensor:
-    """Batched product of two 3-D tensors with equal batch sizes (no broadcasting)."""
-    _require_tensor(input, "bmm", "input", 1)
-    _require_tensor(mat2, "bmm", "mat2", 2)
-    if input._data.ndim != 3:
-        raise RuntimeError("batch1 must be a 3D tensor")
-    if mat2._data.ndim != 3:
-        raise RuntimeError("batch2 must be a 3D tensor")
-    batch, _, inner = input._data.shape
-    if mat2._data.shape[:2] != (batch, inner):
-        raise RuntimeError(
-            f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {inner}] "
-            f"but got: [{mat2._data.shape[0]}, {mat2._data.shape[1]}]."
-        )
-    return Bmm.apply(input, mat2)
-
-
-def mv(input: Tensor, vec: Tensor) -> Tensor:
-    """Matrix-vector product."""
-    _require_tensor(input, "mv", "input", 1)
-    _require_tensor(vec, "mv", "vec", 2)
-    if input._data.ndim != 2 or vec._data.ndim != 1:
-        raise RuntimeError(
-            f"vector + matrix @ vector expected, got 1, {input._data.ndim}, {vec._data.ndim}"
-        )
-    return Mv.apply(input, vec)
-
-
-def dot(input: Tensor, tensor: Tensor) -> Tensor:
-    """Inner product of two 1-D tensors."""
-    _require_tensor(input, "dot", "input", 1)
-    _require_tensor(tensor, "dot", "tensor", 2)
-    if input._data.ndim != 1 or tensor._data.ndim != 1:
-        raise RuntimeError(
-            f"1D tensors expected, but got {input._data.ndim}D and {tensor._data.ndim}D tensors"
-        )
-    return Dot.apply(input, tensor)
-
-
-def outer(input: Tensor, vec2: Tensor) -> Tensor:
-    """The outer product of two vectors: a column times a row, broadcast."""
-    _require_tensor(input, "outer", "input", 1)
-    _require_tensor(vec2, "outer", "vec2", 2)
-    for name, vector in (("self", input), ("vec2", vec2)):
-        if vector._data.ndim != 1:
-            raise RuntimeError(
-                f"outer: Expected 1-D argument {name}, but got {vector._data.ndim}-D"
-            )
-    return mul(input.unsqueeze(1), vec2)
-
-
-ger = outer
-
-
-class Addmm(Function):
-    _backward_name = "AddmmBackward0"
-
-    @staticmethod
-    def forward(ctx, bias, mat1, mat2, beta, alpha):
-        x, y = mat1._data, mat2._data
-        low = low_precision_of(x.dtype)
-        try:
-            product = np.matmul(widen(x), widen(y))
-        except ValueError:
-            raise _matmul_error(x, y) from None
-        if alpha != 1:
-            product *= alpha
-        bias_array = widen(bias._data)
-        # NumPy broadcasts the bias: a nested expand op would also pay the sentinel's check
-        # over every element of the expanded view
-        try:
-            if beta != 0:
-                product += bias_array if beta == 1 else beta * bias_array
-            elif bias_array.shape != product.shape:
-                np.broadcast_to(bias_array, product.shape)
-        except ValueError:
-            from lucid.ops.shape import expand
-
-            # raises PyTorch's message for a bias that cannot broadcast to the product
-            expand(bias, product.shape)
-            raise
-        ctx.save_for_backward(mat1, mat2)
-        ctx.bias_shape = bias._data.shape
-        ctx.alpha, ctx.beta = alpha, beta
-        return _wrap(round_to(product, low))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        mat1, mat2 = ctx.saved_tensors
-        grad_bias = grad_mat1 = grad_mat2 = None
-        if ctx.needs_input_grad[0]:
-            grad_bias = grad_output if ctx.beta == 1 else grad_output * ctx.beta
-            grad_bias = sum_to(grad_bias, ctx.bias_shape)
-        scaled = grad_output if ctx.alpha == 1 else grad_output * ctx.alpha
-        if ctx.needs_input_grad[1]:
-            grad_mat1 = matmul(scaled, mat2.mT)
-        if ctx.needs_input_grad[2]:
-            grad_mat2 = _matrix_grad_in_layout_of(mat2, mat1, scaled)
-        return grad_bias, grad_mat1, grad_mat2, None, None
-
-
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
-    """beta * input + alpha * (mat1 @ mat2); with beta == 0, `input` is ignored (even nan)."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(addmm, input, mat1, mat2, beta=beta, alpha=alpha)
-    beta, alpha = _addmm_arguments(input, mat1, mat2, beta, alpha)
-    return Addmm.apply(input, mat1, mat2, beta, alpha)
-
-
-def addmm_(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
-    beta, alpha = _addmm_arguments(input, mat1, mat2, beta, alpha)
-    return apply_inplace(Addmm, input, mat1, mat2, beta, alpha)
-
-
-def _addmm_arguments(input: Any, mat1: Any, mat2: Any, beta: Any, alpha: Any) -> tuple[Any, Any]:
-    """addmm's scales, after PyTorch's errors for its operands."""
-    if not (
-        isinstance(input, TensorBase)
-        and isinstance(mat1, TensorBase)
-        and isinstance(mat2, TensorBase)
-    ):
-        for position, (name, value) in enumerate(
-            (("input", input), ("mat1", mat1), ("mat2", mat2))
-        ):
-            _require_tensor(value, "addmm", name, position + 1)
-    x, y = mat1._data, mat2._data
-    if x.ndim != 2 or y.ndim != 2:
-        name, ndim = ("mat1", x.ndim) if x.ndim != 2 else ("mat2", y.ndim)
-        raise RuntimeError(f"{name} must be a matrix, got {ndim}-D tensor")
-    dtype = y.dtype
-    if input._data.dtype != dtype or x.dtype != dtype:
-        name, other = (
-            ("self", input._data.dtype) if input._data.dtype != dtype else ("mat1", x.dtype)
-        )
-        raise RuntimeError(
-            f"{name} and mat2 must have the same dtype, but got {_dtype_name(other)} and "
-            f"{_dtype_name(dtype)}"
-        )
-    if dtype.kind in _INTEGRAL_KINDS:
-        # integer products take integer scales, as PyTorch casts them
-        beta, alpha = int(beta), int(alpha)
-    return beta, alpha
+def reciprocal_(input: Tensor) -> Tensor:
+    check_tensors(input)
+    return apply_inplace(Reciprocal, input)
 
 
 # ------------------------------------------------------------ maximum/minimum
@@ -1187,6 +901,13 @@ def fmod(input: Tensor, other: Any) -> Tensor:
     return Fmod.apply(input, other)
 
 
+def fmod_(input: Tensor, other: Any) -> Tensor:
+    other = inplace_operand(other, "fmod_")
+    if isinstance(other, TensorBase):
+        return apply_inplace(FmodTensor, input, other)
+    return apply_inplace(Fmod, input, other)
+
+
 class Remainder(Function):
     """remainder with a scalar divisor."""
 
@@ -1276,71 +997,6 @@ def remainder(input: Any, other: Any) -> Tensor:
     return RemainderScalarDividend.apply(input, other)
 
 
-# ------------------------------------------------------------------ in-place
-def _inplace_operand(value: Any, op: str) -> Any:
-    if isinstance(value, TensorBase):
-        return value
-    return _operand(value, op, "other", 1)
-
-
-def add_(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
-    other = _inplace_operand(other, "add_")
-    if alpha.__class__ is not int or alpha != 1:
-        _check_alpha(input, other, alpha)
-    return apply_inplace(Add, input, other, alpha)
-
-
-def sub_(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
-    other = _inplace_operand(other, "sub_")
-    _check_no_bool(input, other)
-    if alpha.__class__ is not int or alpha != 1:
-        _check_alpha(input, other, alpha)
-    return apply_inplace(Sub, input, other, alpha)
-
-
-def mul_(input: Tensor, other: Any) -> Tensor:
-    other = _inplace_operand(other, "mul_")
-    if isinstance(other, TensorBase):
-        return apply_inplace(Mul, input, other)
-    return apply_inplace(MulScalar, input, other)
-
-
-def div_(input: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tensor:
-    other = _inplace_operand(other, "div_")
-    if rounding_mode is not None:
-        _check_rounding_mode(rounding_mode)
-        return apply_inplace(DivRounding, input, other, rounding_mode)
-    if isinstance(other, TensorBase):
-        return apply_inplace(Div, input, other)
-    return apply_inplace(DivScalar, input, other)
-
-
-def pow_(input: Tensor, exponent: Any) -> Tensor:
-    if isinstance(exponent, TensorBase):
-        return apply_inplace(PowTensor, input, exponent)
-    try:
-        exponent = scalar_value(exponent)
-    except TypeError:
-        name = type(exponent).__name__
-        raise TypeError(
-            f"pow_() received an invalid combination of arguments - got ({name}), but expected "
-            "one of:\n * (Tensor exponent)\n      didn't match because some of the arguments "
-            f"have invalid types: (!{name}!)\n * (Number exponent)\n      didn't match because "
-            f"some of the arguments have invalid types: (!{name}!)\n"
-        ) from None
-    return apply_inplace(Pow, input, exponent)
-
-
-def neg_(input: Tensor) -> Tensor:
-    check_tensors(input)
-    _check_not_bool_negation(input)
-    return apply_inplace(Neg, input)
-
-
-def floor_divide_(input: Tensor, other: Any) -> Tensor:
-    return apply_inplace(FloorDivide, input, inplace_operand(other, "floor_divide_"))
-
-
 def remainder_(input: Tensor, other: Any) -> Tensor:
     other = inplace_operand(other, "remainder_")
     if isinstance(other, TensorBase):
@@ -1354,8 +1010,6 @@ def _reduce_and_cast(grad: Tensor, shape: tuple[int, ...], numpy_dtype: np.dtype
     broadcast and promoted)."""
     grad = sum_to(grad, shape)
     if grad._data.dtype != numpy_dtype:
-        from lucid.ops.fills import to  # fills builds on this family
-
         grad = to(grad, numpy_dtype)
     return grad
 
@@ -1371,7 +1025,7 @@ def _ternary_arrays(op: str, input: Tensor, tensor1: Tensor, tensor2: Tensor) ->
         (("input", input), ("tensor1", tensor1), ("tensor2", tensor2))
     ):
         _require_tensor(value, op, name, position + 1)
-    broadcast_shapes(input._data.shape, tensor1._data.shape, tensor2._data.shape)
+    common_shape(input._data.shape, tensor1._data.shape, tensor2._data.shape)
     target = dtypes.result_type(input, tensor1, tensor2).numpy_dtype
     return tuple(t._data.astype(target, copy=False) for t in (input, tensor1, tensor2))
 
@@ -1596,38 +1250,9 @@ class Frexp(Function):
 
 
 def frexp(input: Tensor) -> FrexpResult:
-    """input as mantissa * 2**exponent, with |mantissa| in [0.5, 1) and an int32 exponent."""
+    """input as mantissa * 2**exponent, with `|mantissa|` in [0.5, 1) and an int32 exponent."""
     check_tensors(input)
     return FrexpResult(*Frexp.apply(input))
-
-
-def float_power_(input: Tensor, exponent: Any) -> Tensor:
-    """In-place float_power: only a float64 tensor can hold its result."""
-    if input._data.dtype != np.float64:
-        raise RuntimeError(
-            f"the base given to float_power_ has dtype {_dtype_name(input._data.dtype)} but the "
-            "operation's result requires dtype Double"
-        )
-    if isinstance(exponent, TensorBase):
-        from lucid.ops.fills import to
-
-        return apply_inplace(PowTensor, input, to(exponent, dtypes.float64))
-    return apply_inplace(Pow, input, float(scalar_value(exponent)))
-
-
-def fmod_(input: Tensor, other: Any) -> Tensor:
-    other = inplace_operand(other, "fmod_")
-    if isinstance(other, TensorBase):
-        return apply_inplace(FmodTensor, input, other)
-    return apply_inplace(Fmod, input, other)
-
-
-negative_ = neg_
-
-
-def reciprocal_(input: Tensor) -> Tensor:
-    check_tensors(input)
-    return apply_inplace(Reciprocal, input)
 
 
 def positive(input: Tensor) -> Tensor:

@@ -45,8 +45,9 @@ def broadcast_error(shape_a: Sequence[int], shape_b: Sequence[int]) -> RuntimeEr
     return RuntimeError(f"shapes {list(shape_a)} and {list(shape_b)} cannot be broadcast")
 
 
-def broadcast_shapes(*shapes: Sequence[int]) -> Size:
-    """The shape the given shapes broadcast to (PyTorch's torch.broadcast_shapes)."""
+def common_shape(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """The shape an op's operands broadcast to, or the op's broadcast error (the message
+    torch's ops give, which differs from broadcast_shapes')."""
     result: tuple[int, ...] = ()
     for shape in shapes:
         shape = tuple(shape)
@@ -57,6 +58,30 @@ def broadcast_shapes(*shapes: Sequence[int]) -> Size:
         for size_a, size_b in zip(a, b):
             if size_a != size_b and size_a != 1 and size_b != 1:
                 raise broadcast_error(result, shape)
+            merged.append(size_b if size_a == 1 else size_a)
+        result = tuple(merged)
+    return result
+
+
+def broadcast_shapes(*shapes: Sequence[int] | int) -> Size:
+    """The shape the given shapes broadcast to (PyTorch's torch.broadcast_shapes); an int is a
+    shape of one dimension."""
+    result: tuple[int, ...] = ()
+    for index, given in enumerate(shapes):
+        shape = (given,) if isinstance(given, int) else tuple(given)
+        if any(size < 0 for size in shape):
+            raise ValueError("Attempting to broadcast a dimension with negative length!")
+        ndim = max(len(result), len(shape))
+        a = (1,) * (ndim - len(result)) + result
+        b = (1,) * (ndim - len(shape)) + shape
+        merged = []
+        for dim, (size_a, size_b) in enumerate(zip(a, b)):
+            if size_a != size_b and size_a != 1 and size_b != 1:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {size_b} at {dim - ndim}! "
+                    f"Mismatching argument at index {index} had {given}; but expected shape "
+                    f"should be broadcastable to {list(result)}"
+                )
             merged.append(size_b if size_a == 1 else size_a)
         result = tuple(merged)
     return Size(result)

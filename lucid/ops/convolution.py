@@ -19,12 +19,14 @@ from lucid._core.arguments import raise_argument_error
 from lucid._core.dtypes import SCALAR_TYPE_NAMES
 from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
-from lucid._core.grad_mode import is_grad_enabled, local_state
+from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import _wrap
-from lucid.ops._common import check_tensors, not_implemented, zeros_like_grad
+from lucid.factories import zeros
+from lucid.ops._common import autocast_op, check_tensors, not_implemented, zeros_like_grad
 from lucid.ops._promote import is_low_precision, round_to, widen
-from lucid.ops.arithmetic import matmul
 from lucid.ops.fills import to
+from lucid.ops.joining import cat
+from lucid.ops.products import matmul
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -691,9 +693,6 @@ def _convolution(
 
 
 def _pad_right(input: Tensor, extra: tuple[int, ...]) -> Tensor:
-    from lucid.factories import zeros  # noqa: PLC0415
-    from lucid.ops.shape import cat  # noqa: PLC0415  (kept local: only 'same' padding needs it)
-
     for axis, amount in enumerate(extra):
         if amount:
             dim = input.dim() - len(extra) + axis
@@ -703,6 +702,7 @@ def _pad_right(input: Tensor, extra: tuple[int, ...]) -> Tensor:
     return input
 
 
+@autocast_op
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -713,13 +713,10 @@ def conv1d(
     groups: int = 1,
 ) -> Tensor:
     """1-D convolution (cross-correlation) over (N, C, L) or (C, L) input."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            conv1d, input, weight, bias, stride, padding, dilation, groups
-        )
     return _convolution("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op
 def conv2d(
     input: Tensor,
     weight: Tensor,
@@ -730,13 +727,10 @@ def conv2d(
     groups: int = 1,
 ) -> Tensor:
     """2-D convolution (cross-correlation) over (N, C, H, W) or (C, H, W) input."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            conv2d, input, weight, bias, stride, padding, dilation, groups
-        )
     return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op
 def conv3d(
     input: Tensor,
     weight: Tensor,
@@ -747,10 +741,6 @@ def conv3d(
     groups: int = 1,
 ) -> Tensor:
     """3-D convolution (cross-correlation) over (N, C, D, H, W) or (C, D, H, W) input."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            conv3d, input, weight, bias, stride, padding, dilation, groups
-        )
     return _convolution("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -763,6 +753,7 @@ def _conv_transpose(name, dims, input, weight, bias, stride, padding, output_pad
     )
 
 
+@autocast_op
 def conv_transpose1d(
     input: Tensor,
     weight: Tensor,
@@ -774,16 +765,13 @@ def conv_transpose1d(
     dilation: Any = 1,
 ) -> Tensor:
     """1-D transposed convolution (the adjoint of conv1d); weight is (Cin, Cout/groups, k)."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            conv_transpose1d, input, weight, bias, stride, padding, output_padding, groups, dilation
-        )
     return _conv_transpose(
         "conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
         dilation,
     )  # fmt: skip
 
 
+@autocast_op
 def conv_transpose2d(
     input: Tensor,
     weight: Tensor,
@@ -795,16 +783,13 @@ def conv_transpose2d(
     dilation: Any = 1,
 ) -> Tensor:
     """2-D transposed convolution (the adjoint of conv2d); weight is (Cin, Cout/groups, kh, kw)."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            conv_transpose2d, input, weight, bias, stride, padding, output_padding, groups, dilation
-        )
     return _conv_transpose(
         "conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
         dilation,
     )  # fmt: skip
 
 
+@autocast_op
 def conv_transpose3d(
     input: Tensor,
     weight: Tensor,
@@ -817,10 +802,6 @@ def conv_transpose3d(
 ) -> Tensor:
     """3-D transposed convolution (the adjoint of conv3d); weight is (Cin, Cout/groups, kd, kh,
     kw)."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            conv_transpose3d, input, weight, bias, stride, padding, output_padding, groups, dilation
-        )
     return _conv_transpose(
         "conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
         dilation,

@@ -9,17 +9,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lucid import factories
 from lucid._core import devices, dtypes, layouts
-from lucid._core.arguments import argument_error
+from lucid._core.arguments import argument_error, raise_type_error
 from lucid._core.devices import check_device
 from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS, numpy_finfo
 from lucid._core.function import Function
-from lucid._core.random import _rng
+from lucid._core.random import Generator, _rng
 from lucid._core.tensor import TensorBase, _wrap
-from lucid.ops._common import check_tensors, dtype_name, zeros_like_grad
+from lucid.ops._common import check_tensors, dtype_name, invalid_combination, zeros_like_grad
 from lucid.ops._common import not_implemented as _not_implemented
 from lucid.ops._promote import round_to, scalar_value
-from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
+from lucid.ops.broadcast import broadcast_error, common_shape, sum_to
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -199,7 +200,7 @@ class CopyInplace(Function):
         target = x._data
         source = src._data if isinstance(src, TensorBase) else np.asarray(src)
         if source.shape != target.shape:
-            shape = broadcast_shapes(target.shape, source.shape)
+            shape = common_shape(target.shape, source.shape)
             if shape != target.shape:
                 raise RuntimeError(
                     f"output with shape {list(target.shape)} doesn't match the broadcast shape "
@@ -287,8 +288,6 @@ def normal_(input: Tensor, mean: float = 0.0, std: float = 1.0, *,
 
 # ======================================================= the other random fills, poisson
 def _check_generator(op: str, generator: Any) -> None:
-    from lucid._core.random import Generator
-
     if generator is not None and not isinstance(generator, Generator):
         raise TypeError(
             f"{op}(): argument 'generator' must be lucid.Generator, not {type(generator).__name__}"
@@ -428,8 +427,6 @@ class RandomInplace(_RandomFill):
 
 
 def _scalar_name(numpy_dtype: np.dtype) -> str:
-    from lucid.ops._common import dtype_name
-
     return dtype_name(numpy_dtype)
 
 
@@ -537,8 +534,6 @@ class Poisson(Function):
 
 def poisson(input: Tensor, generator: Any = None) -> Tensor:
     """Draws from Poisson distributions with the rates in `input`."""
-    from lucid._core.arguments import raise_type_error
-
     if not isinstance(input, TensorBase):
         raise_type_error(input, "Tensor")
     _check_generator("poisson", generator)
@@ -635,7 +630,7 @@ class _Normal(Function):
         mean_array = mean._data if isinstance(mean, TensorBase) else mean
         std_array = std._data if isinstance(std, TensorBase) else std
         target = (mean if isinstance(mean, TensorBase) else std)._data.dtype
-        shape = broadcast_shapes(np.shape(mean_array), np.shape(std_array))
+        shape = common_shape(np.shape(mean_array), np.shape(std_array))
         noise = _rng(generator).standard_normal(shape, dtype=np.float64)
         result = _wrap((mean_array + std_array * noise).astype(target))
         ctx.save_for_backward(
@@ -685,9 +680,6 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any 
            requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Normal draws: tensor means and/or stds (broadcast, differentiable in both), or two
     numbers with a `size`."""
-    from lucid import factories
-    from lucid.ops._common import invalid_combination
-
     _check_generator("normal", generator)
     tensors = [value for value in (mean, std) if isinstance(value, TensorBase)]
     if not tensors:
@@ -713,7 +705,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any 
     if not isinstance(mean, TensorBase):
         mean = scalar_value(mean)
     if isinstance(mean, TensorBase) and isinstance(std, TensorBase):
-        broadcast_shapes(mean._data.shape, std._data.shape)
+        common_shape(mean._data.shape, std._data.shape)
         return NormalTensors.apply(mean, std, generator)
     if isinstance(mean, TensorBase):
         return NormalTensorFloat.apply(mean, std, generator)

@@ -1,70 +1,40 @@
 """Indexing ops: tensor[index] and tensor[index] = value, gather, scatter, scatter_add,
 scatter_reduce, index_select, index_add/copy/fill/reduce, index_put, put, masked_fill,
-masked_scatter, masked_select, select/slice_scatter, take, take_along_dim, nonzero,
-tril/triu_indices, and the ops that select by order: sort, argsort, topk."""
+masked_scatter, masked_select, select, select/slice_scatter, take, take_along_dim, nonzero,
+argwhere, unravel_index."""
 
 from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lucid._core import dtypes
-from lucid._core.arguments import argument_error, raise_argument_error, raise_type_error
-from lucid._core.devices import check_device
+from lucid._core.arguments import argument_error, raise_argument_error
 from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS, SCALAR_TYPE_NAMES
 from lucid._core.function import Function
-from lucid._core.grad_mode import is_grad_enabled, local_state
+from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import _TYPE_NAMES, TensorBase, _normalize_dim, _wrap
 from lucid.ops import reduction
-from lucid.ops._common import (
-    apply_inplace,
-    check_tensors,
-    invalid_combination,
-    not_implemented,
-    result_type,
-)
+from lucid.ops._common import apply_inplace, autocast_op, check_tensors, not_implemented
 from lucid.ops._promote import low_precision_of, round_to, scalar_value, widen
 from lucid.ops.arithmetic import div, mul
-from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
-from lucid.ops.fills import contiguous, to
+from lucid.ops.broadcast import broadcast_error, sum_to
+from lucid.ops.fills import to
 from lucid.ops.pointwise import where
-from lucid.ops.shape import View, cat, expand, expand_shape, reshape, unsqueeze, view
+from lucid.ops.shape import View, expand, expand_shape, view
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
 __all__ = [
     "gather", "scatter", "scatter_add", "index_select", "masked_fill", "masked_select", "take",
-    "nonzero", "sort", "argsort", "topk",
-    "scatter_reduce", "index_add", "index_copy", "index_fill", "index_reduce", "index_put",
-    "index_put_",
-    "put", "masked_scatter", "select_scatter", "slice_scatter", "take_along_dim",
-    "tril_indices", "triu_indices",
+    "nonzero", "scatter_reduce", "index_add", "index_copy", "index_fill", "index_reduce",
+    "index_put", "index_put_", "put", "masked_scatter", "select_scatter", "slice_scatter",
+    "take_along_dim", "select", "argwhere", "unravel_index",
 ]  # fmt: skip
-__all__ += [
-    "atleast_1d",
-    "atleast_2d",
-    "atleast_3d",
-    "hstack",
-    "vstack",
-    "row_stack",
-    "dstack",
-    "column_stack",
-    "tensor_split",
-    "hsplit",
-    "vsplit",
-    "dsplit",
-    "broadcast_tensors",
-    "select",
-    "argwhere",
-    "isin",
-    "unravel_index",
-    "repeat_interleave",
-]
 
 _INDEX_ARRAY_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))
 
@@ -1516,11 +1486,10 @@ def _index_copy_arguments(input: Tensor, dim: int, index: Tensor, source: Tensor
     return dim
 
 
+@autocast_op
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of `input` with the slices of `source` written at positions `index` along `dim`
     (which of several slices sent to one position wins is unspecified, as in PyTorch)."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(index_copy, input, dim, index, source)
     dim = _index_copy_arguments(input, dim, index, source)
     return IndexCopy.apply(input, dim, index, source)
 
@@ -1987,416 +1956,6 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     return gather(input, dim, indices)
 
 
-# ------------------------------------------------------------------ tril / triu indices
-def _triangle_indices(name: str, row: int, col: int, offset: int, dtype: Any, device: Any,
-                      lower: bool) -> Tensor:  # fmt: skip
-    check_device(device)
-    target = np.dtype(np.int64) if dtype is None else dtypes.to_numpy_dtype(dtype)
-    if target.kind not in "iu":
-        raise NotImplementedError(
-            f"\"{name}\" not implemented for '{SCALAR_TYPE_NAMES[target.name]}'"
-        )
-    if row < 0:
-        raise RuntimeError(f"row must be non-negative, got{row}")
-    if col < 0:
-        raise RuntimeError(f"col must be non-negative, got{col}")
-    if lower:
-        rows, cols = np.tril_indices(row, offset, col)
-    else:
-        rows, cols = np.triu_indices(row, offset, col)
-    return _wrap(np.stack((rows, cols)).astype(target))
-
-
-def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
-                 layout: Any = None) -> Tensor:  # fmt: skip
-    """The (row, column) coordinates of a row x col matrix's lower triangle (on and below
-    diagonal `offset`) as a 2 x N tensor, row by row."""
-    return _triangle_indices("tril_indices", row, col, offset, dtype, device, True)
-
-
-def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
-                 layout: Any = None) -> Tensor:  # fmt: skip
-    """The (row, column) coordinates of a row x col matrix's upper triangle (on and above
-    diagonal `offset`) as a 2 x N tensor, row by row."""
-    return _triangle_indices("triu_indices", row, col, offset, dtype, device, False)
-
-
-# ---------------------------------------------------------------------- sort / argsort / topk
-SortResult = result_type("SortResult", "sort", "values", "indices")
-TopkResult = result_type("TopkResult", "topk", "values", "indices")
-
-
-def _stable_argsort(array: np.ndarray, dim: int, descending: bool) -> np.ndarray:
-    """Indices that sort `array` along `dim`, ties in their original order, NaN the largest
-    (NumPy's order and PyTorch's)."""
-    array = widen(array)  # NumPy's sorts order bfloat16 NaN wrongly: float32 holds it exactly
-    if not descending:
-        return np.argsort(array, axis=dim, kind="stable")
-    # Sorting the reversed array and reading the result backwards keeps ties in their original
-    # order; negating instead would overflow integers and break bools.
-    last = array.shape[dim] - 1
-    order = np.argsort(np.flip(array, dim), axis=dim, kind="stable")
-    return last - np.flip(order, dim)
-
-
-def _topk_indices(array: np.ndarray, k: int, dim: int, largest: bool) -> np.ndarray:
-    """Indices of the k largest (smallest) entries along `dim`, in sorted order."""
-    size = array.shape[dim]
-    if k == 0 or 8 * k >= size:
-        order = _stable_argsort(array, dim, largest)
-        return order[(slice(None),) * dim + (slice(0, k),)]
-    # A partial partition is linear in the slice; only the k chosen entries are then sorted.
-    # Which of several equal entries at the k-th place is chosen is unspecified, as in PyTorch.
-    array = widen(array)
-    if largest:
-        chosen = np.argpartition(array, size - k, axis=dim)
-        chosen = chosen[(slice(None),) * dim + (slice(size - k, None),)]
-    else:
-        chosen = np.argpartition(array, k - 1, axis=dim)
-        chosen = chosen[(slice(None),) * dim + (slice(0, k),)]
-    chosen = np.sort(chosen, axis=dim)
-    order = _stable_argsort(np.take_along_axis(array, chosen, dim), dim, largest)
-    return np.take_along_axis(chosen, order, dim)
-
-
-def _selection_backward(ctx, grad_values: Tensor) -> Tensor:
-    """The gradient of values taken at `indices` along `dim`: each goes back to its place."""
-    (indices,) = ctx.saved_tensors
-    if not ctx.shape:
-        return grad_values
-    zeros = _wrap(np.zeros(ctx.shape, grad_values._data.dtype))
-    return Scatter.apply(zeros, ctx.dim, indices, grad_values)
-
-
-def _selection_forward(ctx: Any, x: Tensor, dim: int, choose: Any) -> tuple:
-    """(values, int64 indices) of the entries `choose(array)` picks along `dim`, keeping what
-    `_selection_backward` needs. A 0-d input is its own pick (PyTorch returns it even for a
-    top-0)."""
-    array = x._data
-    if array.ndim:
-        indices = choose(array)
-        values = np.take_along_axis(array, indices, dim)
-    else:
-        indices = np.zeros((), np.int64)
-        values = array.copy()
-    indices = _wrap(indices.astype(np.int64, copy=False))
-    if ctx.needs_input_grad[0]:
-        ctx.shape = array.shape
-        ctx.dim = dim
-        ctx.save_for_backward(indices)
-    return _wrap(values), indices
-
-
-class Sort(Function):
-    _backward_name = "SortBackward0"
-
-    @staticmethod
-    def forward(ctx, x, dim, descending):
-        return _selection_forward(ctx, x, dim, lambda a: _stable_argsort(a, dim, descending))
-
-    @staticmethod
-    def backward(ctx, grad_values, grad_indices):
-        return _selection_backward(ctx, grad_values), None, None
-
-
-class Topk(Function):
-    _backward_name = "TopkBackward0"
-
-    @staticmethod
-    def forward(ctx, x, k, dim, largest):
-        return _selection_forward(ctx, x, dim, lambda a: _topk_indices(a, k, dim, largest))
-
-    @staticmethod
-    def backward(ctx, grad_values, grad_indices):
-        return _selection_backward(ctx, grad_values), None, None, None
-
-
-_SORT_OVERLOADS = (
-    "(Tensor input, *, bool stable, int dim = -1, bool descending = False, tuple of Tensors "
-    "out = None)",
-    "(Tensor input, int dim = -1, bool descending = False, *, tuple of Tensors out = None)",
-)
-_ARGSORT_OVERLOADS = (
-    "(Tensor input, *, bool stable, int dim = -1, bool descending = False, Tensor out = None)",
-    "(Tensor input, int dim = -1, bool descending = False)",
-)
-
-
-def _sort_arguments(name: str, overloads: tuple[str, ...], input: Any, dim: Any,
-                    descending: Any, stable: Any, stable_may_be_none: bool) -> int:  # fmt: skip
-    """The normalized dim, after PyTorch's checks of sort's and argsort's arguments."""
-    check_tensors(input)
-    stable_is_valid = isinstance(stable, bool) or (stable is None and stable_may_be_none)
-    if (
-        not isinstance(dim, int)
-        or isinstance(dim, bool)
-        or not isinstance(descending, bool)
-        or not stable_is_valid
-    ):
-        raise invalid_combination(name, (input, dim, descending), overloads)
-    return _normalize_dim(dim, input._data.ndim)
-
-
-def sort(input: Tensor, dim: int = -1, descending: bool = False, *,
-         stable: bool | None = False) -> SortResult:  # fmt: skip
-    """(values, indices) of `input` sorted along `dim`; NaN sorts as the largest value.
-
-    Equal values keep their original order whether or not `stable` is set (PyTorch's CPU sort
-    is stable too).
-    """
-    dim = _sort_arguments("sort", _SORT_OVERLOADS, input, dim, descending, stable, True)
-    return SortResult(*Sort.apply(input, dim, descending))
-
-
-def argsort(input: Tensor, dim: int = -1, descending: bool = False, *,
-            stable: bool = False) -> Tensor:  # fmt: skip
-    """Indices that sort `input` along `dim` (the indices of `sort`)."""
-    dim = _sort_arguments("argsort", _ARGSORT_OVERLOADS, input, dim, descending, stable, False)
-    array = input._data
-    if not array.ndim:
-        return _wrap(np.zeros((), np.int64))
-    return _wrap(_stable_argsort(array, dim, descending).astype(np.int64, copy=False))
-
-
-def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
-         sorted: bool = True) -> TopkResult:  # fmt: skip
-    """The `k` largest (or smallest) entries along `dim` and their indices; NaN counts as the
-    largest value. The result is always in sorted order (PyTorch leaves the order unspecified
-    when `sorted` is False)."""
-    check_tensors(input)
-    if not isinstance(k, int) or isinstance(k, bool):
-        raise_type_error(k, "int")
-    if not isinstance(dim, int) or isinstance(dim, bool):
-        raise_type_error(dim, "int")
-    if not isinstance(largest, bool):
-        raise_type_error(largest, "bool")
-    if not isinstance(sorted, bool):
-        raise_type_error(sorted, "bool")
-    array = input._data
-    dim = _normalize_dim(dim, array.ndim)
-    if array.dtype == np.bool_:
-        raise RuntimeError("topk does not support bool dtypes on CPU")
-    if k < 0 or k > (array.shape[dim] if array.ndim else 1):
-        raise RuntimeError("selected index k out of range")
-    return TopkResult(*Topk.apply(input, k, dim, largest))
-
-
-# ------------------------------------------------------------- stacking and splitting
-def _tensor_sequence(name: str, tensors: Any) -> list:
-    if isinstance(tensors, TensorBase) or not isinstance(tensors, list | tuple):
-        raise TypeError(
-            f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
-            f"{type(tensors).__name__}"
-        )
-    if not tensors:
-        raise RuntimeError(f"{name} expects a non-empty TensorList")
-    check_tensors(*tensors)
-    return list(tensors)
-
-
-def _atleast(name: str, raise_to: Any, tensors: tuple) -> Any:
-    if len(tensors) == 1 and isinstance(tensors[0], list | tuple):
-        check_tensors(*tensors[0])
-        return tuple(raise_to(t) for t in tensors[0])
-    for value in tensors:
-        if not isinstance(value, TensorBase):
-            got = ", ".join(type(v).__name__ for v in tensors)
-            marked = ", ".join(f"!{type(v).__name__}!" for v in tensors)
-            raise TypeError(
-                f"{name}() received an invalid combination of arguments - got ({got}), but "
-                f"expected one of:\n * (Tensor input)\n      didn't match because some of the "
-                f"arguments have invalid types: ({marked})\n * (tuple of Tensors tensors)\n"
-                f"      didn't match because some of the arguments have invalid types: "
-                f"({marked})\n"
-            )
-    if len(tensors) == 1:
-        return raise_to(tensors[0])
-    return tuple(raise_to(t) for t in tensors)
-
-
-def _at_least_1d_view(x: Tensor) -> Tensor:
-    return reshape(x, (1,)) if x._data.ndim == 0 else x
-
-
-def _at_least_2d_view(x: Tensor) -> Tensor:
-    ndim = x._data.ndim
-    if ndim == 0:
-        return reshape(x, (1, 1))
-    return unsqueeze(x, 0) if ndim == 1 else x
-
-
-def _at_least_3d_view(x: Tensor) -> Tensor:
-    ndim = x._data.ndim
-    if ndim == 0:
-        return reshape(x, (1, 1, 1))
-    if ndim == 1:
-        return unsqueeze(unsqueeze(x, 0), -1)
-    return unsqueeze(x, -1) if ndim == 2 else x
-
-
-def atleast_1d(*tensors: Any) -> Any:
-    """Each input with at least one dimension (0-d becomes shape (1,))."""
-    return _atleast("atleast_1d", _at_least_1d_view, tensors)
-
-
-def atleast_2d(*tensors: Any) -> Any:
-    """Each input with at least two dimensions (a vector becomes a row)."""
-    return _atleast("atleast_2d", _at_least_2d_view, tensors)
-
-
-def atleast_3d(*tensors: Any) -> Any:
-    """Each input with at least three dimensions (a vector v becomes shape (1, len(v), 1))."""
-    return _atleast("atleast_3d", _at_least_3d_view, tensors)
-
-
-def hstack(tensors: Sequence[Tensor], *, out: Any = None) -> Tensor:
-    """Concatenate column-wise: along dim 1, or dim 0 when every input is 1-d or 0-d."""
-    tensors = [_at_least_1d_view(t) for t in _tensor_sequence("hstack", tensors)]
-    dim = 0 if all(t._data.ndim == 1 for t in tensors) else 1
-    return cat(tensors, dim)
-
-
-def vstack(tensors: Sequence[Tensor], *, out: Any = None) -> Tensor:
-    """Concatenate row-wise, vectors becoming rows."""
-    return cat([_at_least_2d_view(t) for t in _tensor_sequence("vstack", tensors)], 0)
-
-
-def row_stack(tensors: Sequence[Tensor], *, out: Any = None) -> Tensor:
-    return cat([_at_least_2d_view(t) for t in _tensor_sequence("row_stack", tensors)], 0)
-
-
-def dstack(tensors: Sequence[Tensor], *, out: Any = None) -> Tensor:
-    """Concatenate depth-wise (along dim 2), after atleast_3d."""
-    return cat([_at_least_3d_view(t) for t in _tensor_sequence("dstack", tensors)], 2)
-
-
-def column_stack(tensors: Sequence[Tensor], *, out: Any = None) -> Tensor:
-    """Concatenate along dim 1, vectors and scalars becoming columns."""
-    tensors = _tensor_sequence("column_stack", tensors)
-    columns = [reshape(t, (t._data.size, 1)) if t._data.ndim <= 1 else t for t in tensors]
-    return cat(columns, 1)
-
-
-_TENSOR_SPLIT_SIGNATURES = (
-    "(Tensor input, tuple of ints indices, int dim = 0)",
-    "(Tensor input, Tensor tensor_indices_or_sections, int dim = 0)",
-    "(Tensor input, int sections, int dim = 0)",
-)
-
-
-def _split_bounds(size: int, indices_or_sections: Any) -> list[tuple[int, int]]:
-    if isinstance(indices_or_sections, int):
-        sections = indices_or_sections
-        if sections <= 0:
-            raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
-        # The first size % sections parts are one longer.
-        base, extra = divmod(size, sections)
-        starts = [i * base + min(i, extra) for i in range(sections + 1)]
-        return list(zip(starts[:-1], starts[1:]))
-    bounds = [0] + [int(i) for i in indices_or_sections] + [size]
-    pairs = []
-    for start, stop in zip(bounds[:-1], bounds[1:]):
-        start = min(max(start + size if start < 0 else start, 0), size)
-        stop = min(max(stop + size if stop < 0 else stop, 0), size)
-        pairs.append((start, max(start, stop)))
-    return pairs
-
-
-def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
-    """Split into `sections` nearly equal parts, or at the given indices, along `dim` (views)."""
-    check_tensors(input)
-    shape = input._data.shape
-    if not shape:
-        raise RuntimeError(
-            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"
-        )
-    if isinstance(indices_or_sections, TensorBase):
-        array = indices_or_sections._data
-        if array.ndim > 1:
-            raise RuntimeError(
-                "tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
-                f"one-dimensional tensor, but got a tensor with {array.ndim} dims"
-            )
-        if array.dtype != np.int64:
-            raise RuntimeError(
-                "tensor_split expected tensor_indices_or_sections to have dtype of long, but "
-                f"got {SCALAR_TYPE_NAMES[array.dtype.name]}"
-            )
-        indices_or_sections = int(array) if array.ndim == 0 else array.tolist()
-    elif (
-        isinstance(indices_or_sections, bool)
-        or not isinstance(indices_or_sections, int | list | tuple)
-        or (
-            isinstance(indices_or_sections, list | tuple)
-            and not all(isinstance(i, int) for i in indices_or_sections)
-        )
-    ):
-        error = invalid_combination(
-            "tensor_split", (input, indices_or_sections), _TENSOR_SPLIT_SIGNATURES
-        )
-        raise TypeError(f"{error}\n")
-    dim = _normalize_dim(dim, len(shape))
-    lead = (_WHOLE,) * dim
-    return tuple(
-        Slice.apply(input, lead + (slice(start, stop), Ellipsis), False)
-        for start, stop in _split_bounds(shape[dim], indices_or_sections)
-    )
-
-
-def _directional_split(name: str, input: Tensor, sections: Any, dim: int, min_dims: int) -> Any:
-    check_tensors(input)
-    if isinstance(sections, bool) or not (
-        isinstance(sections, int)
-        or (isinstance(sections, list | tuple) and all(isinstance(i, int) for i in sections))
-    ):
-        error = invalid_combination(
-            name,
-            (input, sections),
-            ("(Tensor input, int sections)", "(Tensor input, tuple of ints indices)"),
-        )
-        raise TypeError(f"{error}\n")
-    ndim = input._data.ndim
-    if ndim < min_dims:
-        raise RuntimeError(
-            f"lucid.{name} requires a tensor with at least {min_dims} dimension, but got a "
-            f"tensor with {ndim} dimensions!"
-        )
-    if isinstance(sections, int) and not isinstance(sections, bool):
-        size = input._data.shape[dim]
-        if sections == 0 or size % sections:
-            raise RuntimeError(
-                f"lucid.{name} attempted to split along dimension {dim}, but the size of the "
-                f"dimension {size} is not divisible by the split_size {sections}!"
-            )
-    return tensor_split(input, sections, dim)
-
-
-def hsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
-    """tensor_split along dim 1 (dim 0 for a vector); an int must divide the size evenly."""
-    check_tensors(input)
-    dim = 1 if input._data.ndim > 1 else 0
-    return _directional_split("hsplit", input, indices_or_sections, dim, 1)
-
-
-def vsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
-    """tensor_split along dim 0 of a tensor of at least two dimensions."""
-    return _directional_split("vsplit", input, indices_or_sections, 0, 2)
-
-
-def dsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
-    """tensor_split along dim 2 of a tensor of at least three dimensions."""
-    return _directional_split("dsplit", input, indices_or_sections, 2, 3)
-
-
-def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
-    """The inputs expanded to their common broadcast shape (views; unchanged where equal)."""
-    if len(tensors) == 1 and isinstance(tensors[0], list | tuple):
-        tensors = tuple(tensors[0])
-    check_tensors(*tensors)
-    shape = broadcast_shapes(*(t._data.shape for t in tensors))
-    return tuple(t if t._data.shape == shape else expand(t, shape) for t in tensors)
-
-
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """The slice at `index` of dimension `dim`, which is removed (a view)."""
     check_tensors(input)
@@ -2419,34 +1978,6 @@ def argwhere(input: Tensor) -> Tensor:
     return nonzero(input)
 
 
-def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
-         invert: bool = False) -> Tensor:  # fmt: skip
-    """Whether each of `elements` occurs in `test_elements` (either may be a number)."""
-
-    def is_number(value: Any) -> bool:
-        return isinstance(value, int | float) and not isinstance(value, TensorBase)
-
-    if not (
-        (isinstance(elements, TensorBase) or is_number(elements))
-        and (isinstance(test_elements, TensorBase) or is_number(test_elements))
-        and (isinstance(elements, TensorBase) or isinstance(test_elements, TensorBase))
-    ):
-        raise invalid_combination("isin", (elements, test_elements), (
-            "(Tensor elements, Tensor test_elements, *, bool assume_unique = False, "
-            "bool invert = False, Tensor out = None)",
-            "(Number element, Tensor test_elements, *, bool assume_unique = False, "
-            "bool invert = False, Tensor out = None)",
-            "(Tensor elements, Number test_element, *, bool assume_unique = False, "
-            "bool invert = False, Tensor out = None)",
-        ))  # fmt: skip
-    values = elements._data if isinstance(elements, TensorBase) else np.asarray(elements)
-    tests = test_elements._data if isinstance(test_elements, TensorBase) else test_elements
-    for array in (values, np.asarray(tests)):
-        if array.dtype == np.bool_:
-            raise RuntimeError("Unsupported input type encountered for isin(): Bool")
-    return _wrap(np.isin(values, tests, assume_unique=assume_unique, invert=invert))
-
-
 def unravel_index(indices: Tensor, shape: Any) -> tuple[Tensor, ...]:
     """Flat indices into `shape` as one int64 tensor of coordinates per dimension."""
     check_tensors(indices)
@@ -2463,89 +1994,3 @@ def unravel_index(indices: Tensor, shape: Any) -> tuple[Tensor, ...]:
     # Negative flat indices count from the end, as Python's do.
     flat = np.mod(array.astype(np.int64), max(math.prod(shape), 1))
     return tuple(_wrap(np.asarray(c, np.int64)) for c in np.unravel_index(flat, shape))
-
-
-def repeat_interleave(input: Any, repeats: Any = None, dim: int | None = None, *,
-                      output_size: int | None = None) -> Tensor:  # fmt: skip
-    """Each element (or slice along `dim`) repeated `repeats` times in place; a tensor of
-    counts alone repeats its positions: repeat_interleave(tensor([1, 2])) is tensor([0, 1, 1])."""
-    check_tensors(input)
-    if repeats is None:
-        counts = input._data
-        if counts.dtype.kind not in "iu":
-            raise not_implemented("repeat_interleave_cpu", counts.dtype)
-        if counts.ndim > 1:
-            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-        if counts.size and counts.min() < 0:
-            raise RuntimeError("repeats can not be negative")
-        return _wrap(np.repeat(np.arange(counts.size, dtype=np.int64), counts))
-    if dim is None:
-        input = reshape(input, (-1,))
-        dim = 0
-    dim = _normalize_dim(dim, input._data.ndim)
-    size = input._data.shape[dim] if input._data.ndim else 1
-    if isinstance(repeats, TensorBase):
-        counts = repeats._data
-        if counts.ndim > 1:
-            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-        if counts.ndim == 1 and counts.size != 1 and counts.size != size:
-            raise RuntimeError(
-                "repeats must have the same size as input along dim, but got "
-                f"repeats.size(0) = {counts.size} and input.size({dim}) = {size}"
-            )
-        if counts.size and counts.min() < 0:
-            raise RuntimeError("repeats can not be negative")
-        if counts.ndim == 0 or counts.size == 1:
-            repeats = int(counts.reshape(()))
-        else:
-            positions = np.repeat(np.arange(size, dtype=np.int64), counts)
-            return index_select(input, dim, _wrap(positions))
-    repeats = operator.index(repeats)
-    if repeats < 0:
-        raise RuntimeError("Repeats must be non-negative")
-    if input._data.ndim == 0:
-        input = reshape(input, (1,))
-    shape = input._data.shape
-    # Each slice along dim repeated as a broadcast copy, then merged: one copy of the result.
-    expanded = expand(unsqueeze(input, dim + 1), shape[: dim + 1] + (repeats,) + shape[dim + 1 :])
-    merged = shape[:dim] + (shape[dim] * repeats,) + shape[dim + 1 :]
-    return View.apply(contiguous(expanded), merged)
-
-
-class FillDiagonal(Function):
-    """Write `value` on the main diagonal (entries whose indices are all equal)."""
-
-    _backward_name = "lucid::autograd::CopySlices"
-
-    @staticmethod
-    def forward(ctx, x, positions, value):
-        ctx.positions = positions
-        result = x._data.copy()
-        result[positions] = value
-        return _wrap(result)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        # the written entries no longer depend on x
-        return FillDiagonal.apply(grad_output, ctx.positions, 0), None, None
-
-
-def fill_diagonal_(input: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
-    """Fill the main diagonal in place; `wrap` restarts it below a tall matrix's square part
-    every ncols + 1 rows."""
-    check_tensors(input)
-    shape = input._data.shape
-    if len(shape) < 2:
-        raise RuntimeError("dimensions must larger than 1")
-    if len(shape) > 2 and len(set(shape)) != 1:
-        raise RuntimeError("all dimensions of input must be of equal length")
-    if len(shape) > 2:
-        diagonal = np.arange(shape[0])
-        positions = (diagonal,) * len(shape)
-    else:
-        rows, columns = shape
-        # A flat step of columns + 1 walks the diagonal; without wrap it stops at the square.
-        stop = rows * columns if wrap else min(rows, columns) * columns
-        flat = np.arange(0, stop, columns + 1)
-        positions = (flat // columns, flat % columns)
-    return apply_inplace(FillDiagonal, input, positions, scalar_value(fill_value))

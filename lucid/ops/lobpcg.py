@@ -20,8 +20,9 @@ from lucid._core.dtypes import from_numpy_dtype
 from lucid._core.function import Function
 from lucid._core.tensor import _wrap
 from lucid.factories import randn
-from lucid.ops import linalg_decompositions as decompositions
-from lucid.ops.arithmetic import matmul, reciprocal
+from lucid.ops import decompositions
+from lucid.ops.arithmetic import reciprocal
+from lucid.ops.products import matmul
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor

@@ -11,14 +11,15 @@ import numpy as np
 from lucid._core.arguments import argument_error
 from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.function import Function
-from lucid._core.grad_mode import is_grad_enabled, local_state, no_grad
+from lucid._core.grad_mode import is_grad_enabled, no_grad
 from lucid._core.tensor import TensorBase, _wrap
-from lucid.ops._common import check_tensors, not_implemented
+from lucid.ops._common import autocast_op, check_tensors, not_implemented
+from lucid.ops._common import dtype_name as _dtype_name
 from lucid.ops._promote import is_low_precision, round_to, widen
-from lucid.ops.arithmetic import _check_not_bool_negation, _dtype_name, minimum
-from lucid.ops.broadcast import broadcast_shapes
-from lucid.ops.nn_ops import log_softmax, logsigmoid, sigmoid, softmax
-from lucid.ops.normalization import linear
+from lucid.ops.activations import log_softmax, logsigmoid, sigmoid, softmax
+from lucid.ops.arithmetic import _check_not_bool_negation, minimum
+from lucid.ops.broadcast import common_shape
+from lucid.ops.linear import linear
 from lucid.ops.pointwise import Clamp, clamp, exp, log, where
 
 if TYPE_CHECKING:
@@ -110,6 +111,7 @@ def _weighted_mean(loss: Tensor, weight: Tensor | None, reduction: str) -> Tenso
     return _reduce(loss, reduction)
 
 
+@autocast_op
 def mse_loss(
     input: Tensor,
     target: Tensor,
@@ -119,10 +121,6 @@ def mse_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """Mean squared error (input - target)**2, reduced."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            mse_loss, input, target, size_average, reduce, reduction, weight
-        )
     reduction = legacy_reduction(size_average, reduce, reduction)
     _warn_size_mismatch(input, target)
     _check_weight_size(input, weight)
@@ -130,6 +128,7 @@ def mse_loss(
     return _weighted_mean(difference * difference, weight, reduction)
 
 
+@autocast_op
 def l1_loss(
     input: Tensor,
     target: Tensor,
@@ -138,11 +137,7 @@ def l1_loss(
     reduction: str = "mean",
     weight: Tensor | None = None,
 ) -> Tensor:
-    """Mean absolute error |input - target|, reduced."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            l1_loss, input, target, size_average, reduce, reduction, weight
-        )
+    """Mean absolute error `|input - target|`, reduced."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _warn_size_mismatch(input, target)
     _check_weight_size(input, weight)
@@ -188,6 +183,7 @@ class HuberLoss(SmoothL1Loss):
     _backward_name = "HuberLossBackward0"
 
 
+@autocast_op
 def smooth_l1_loss(
     input: Tensor,
     target: Tensor,
@@ -196,22 +192,19 @@ def smooth_l1_loss(
     reduction: str = "mean",
     beta: float = 1.0,
 ) -> Tensor:
-    """0.5 d**2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target)."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            smooth_l1_loss, input, target, size_average, reduce, reduction, beta
-        )
+    """`0.5 d**2 / beta` where `|d| < beta`, else `|d| - 0.5 beta` (`d = input - target`)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _check_float_kernel("smooth_l1_cpu", input)
     _warn_size_mismatch(input, target)
-    broadcast_shapes(input.shape, target.shape)
+    common_shape(input.shape, target.shape)
     if beta == 0:
         return _reduce((input - target).abs(), reduction)
     return _reduce(SmoothL1Loss.apply(input, target, float(beta), 1.0 / beta), reduction)
 
 
+@autocast_op
 def huber_loss(
     input: Tensor,
     target: Tensor,
@@ -219,15 +212,13 @@ def huber_loss(
     delta: float = 1.0,
     weight: Tensor | None = None,
 ) -> Tensor:
-    """0.5 d**2 where |d| < delta, else delta (|d| - 0.5 delta) (d = input - target)."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(huber_loss, input, target, reduction, delta, weight)
+    """`0.5 d**2` where `|d| < delta`, else `delta (|d| - 0.5 delta)` (`d = input - target`)."""
     reduction = legacy_reduction(None, None, reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _check_float_kernel("huber_cpu", input)
     _warn_size_mismatch(input, target)
-    broadcast_shapes(input.shape, target.shape)
+    common_shape(input.shape, target.shape)
     _check_weight_size(input, weight)
     loss = HuberLoss.apply(input, target, float(delta), 1.0)
     if weight is not None:
@@ -504,6 +495,7 @@ def _restore_shape(loss: Tensor, target: Tensor, reduction: str) -> Tensor:
     return loss
 
 
+@autocast_op
 def nll_loss(
     input: Tensor,
     target: Tensor,
@@ -514,10 +506,6 @@ def nll_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Negative log-likelihood of log-probabilities `input` (N, C, ...) at class `target`."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            nll_loss, input, target, weight, size_average, ignore_index, reduce, reduction
-        )
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_class_weight(input, weight)
@@ -554,6 +542,7 @@ def _cross_entropy_probabilities(
     return _reduce(loss, reduction)
 
 
+@autocast_op
 def cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -569,18 +558,6 @@ def cross_entropy(
     Class-index targets take a fused path: log_softmax and nll in one op, whose backward is
     (softmax - one_hot) * scale in one op.
     """
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            cross_entropy,
-            input,
-            target,
-            weight,
-            size_average,
-            ignore_index,
-            reduce,
-            reduction,
-            label_smoothing,
-        )
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
@@ -637,6 +614,7 @@ class BinaryCrossEntropy(Function):
         return grad_x, grad_y, None
 
 
+@autocast_op
 def binary_cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -646,10 +624,6 @@ def binary_cross_entropy(
     reduction: str = "mean",
 ) -> Tensor:
     """-(t log p + (1 - t) log(1 - p)) for probabilities p = input, logs clamped at -100."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            binary_cross_entropy, input, target, weight, size_average, reduce, reduction
-        )
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_float_kernel("binary_cross_entropy", input)
     if target._data.dtype.kind not in FLOAT_KINDS:
@@ -717,6 +691,7 @@ class BinaryCrossEntropyWithLogits(Function):
         return grad_x, grad_y, None, None
 
 
+@autocast_op
 def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,
@@ -727,17 +702,6 @@ def binary_cross_entropy_with_logits(
     pos_weight: Tensor | None = None,
 ) -> Tensor:
     """binary_cross_entropy(sigmoid(input), target), computed stably from the logits."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            binary_cross_entropy_with_logits,
-            input,
-            target,
-            weight,
-            size_average,
-            reduce,
-            reduction,
-            pos_weight,
-        )
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_same_size(input, target, "Target size ({}) must be the same as input size ({})")
     for name, value in (("weight", weight), ("pos_weight", pos_weight)):
@@ -748,6 +712,7 @@ def binary_cross_entropy_with_logits(
 
 
 # -------------------------------------------------------------- divergences
+@autocast_op
 def kl_div(
     input: Tensor,
     target: Tensor,
@@ -757,10 +722,6 @@ def kl_div(
     log_target: bool = False,
 ) -> Tensor:
     """Kullback-Leibler divergence of log-probabilities `input` from `target`."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            kl_div, input, target, size_average, reduce, reduction, log_target
-        )
     for position, (name, value) in enumerate((("input", input), ("target", target))):
         if not isinstance(value, TensorBase):
             raise argument_error("kl_div", name, position + 1, value)
@@ -790,6 +751,7 @@ def kl_div(
     return _reduce(loss, reduction)
 
 
+@autocast_op
 def cosine_embedding_loss(
     input1: Tensor,
     input2: Tensor,
@@ -800,10 +762,6 @@ def cosine_embedding_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            cosine_embedding_loss, input1, input2, target, margin, size_average, reduce, reduction
-        )
     reduction = legacy_reduction(size_average, reduce, reduction)
     if target.ndim > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
@@ -851,6 +809,7 @@ def _check_class_weight(input: Tensor, weight: Tensor | None) -> None:
         _check_not_differentiable(kernel, "weight", weight)
 
 
+@autocast_op
 def margin_ranking_loss(
     input1: Tensor,
     input2: Tensor,
@@ -861,10 +820,6 @@ def margin_ranking_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """max(0, -target * (input1 - input2) + margin): target 1 ranks input1 first, -1 input2."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            margin_ranking_loss, input1, input2, target, margin, size_average, reduce, reduction
-        )
     check_tensors(input1, input2, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     if input1.ndim != input2.ndim or input1.ndim != target.ndim:
@@ -876,6 +831,7 @@ def margin_ranking_loss(
     return _reduce(_hinge(-target * (input1 - input2) + margin), reduction)
 
 
+@autocast_op
 def hinge_embedding_loss(
     input: Tensor,
     target: Tensor,
@@ -885,10 +841,6 @@ def hinge_embedding_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """input where target is 1, max(0, margin - input) where it is -1 (input a distance)."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            hinge_embedding_loss, input, target, margin, size_average, reduce, reduction
-        )
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     shortfall = _hinge(margin - input)
@@ -933,6 +885,7 @@ class SoftMarginLoss(Function):
         return grad.sum_to_size(x.shape), None, None
 
 
+@autocast_op
 def soft_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -941,10 +894,6 @@ def soft_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Two-class logistic loss log(1 + exp(-target * input)) for targets 1 and -1."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            soft_margin_loss, input, target, size_average, reduce, reduction
-        )
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     # PyTorch's kernel negates the input first, then writes a float result into its dtype
@@ -955,7 +904,7 @@ def soft_margin_loss(
             f"{_dtype_name(input._data.dtype)}"
         )
     _check_not_differentiable("soft_margin_loss", "target", target)
-    shape = broadcast_shapes(input.shape, target.shape)
+    shape = common_shape(input.shape, target.shape)
     if tuple(shape) != tuple(input.shape):
         raise RuntimeError(
             f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(shape)}"
@@ -1093,6 +1042,7 @@ class MultiMarginLossBackward(Function):
         raise RuntimeError("derivative for aten::multi_margin_loss_backward is not implemented")
 
 
+@autocast_op
 def multi_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -1104,10 +1054,6 @@ def multi_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Multi-class hinge loss of class scores `input` (N, C) or (C,) at class `target`."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            multi_margin_loss, input, target, p, margin, weight, size_average, reduce, reduction
-        )
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     if p != 1 and p != 2:
@@ -1205,6 +1151,7 @@ class MultilabelMarginLossBackward(Function):
         )
 
 
+@autocast_op
 def multilabel_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -1213,10 +1160,6 @@ def multilabel_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Multi-label hinge loss; each target row lists class indices, ended by the first -1."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            multilabel_margin_loss, input, target, size_average, reduce, reduction
-        )
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     rows, classes = _check_margin_input(input)
@@ -1239,6 +1182,7 @@ def multilabel_margin_loss(
 
 
 # ---------------------------------------------------------- likelihoods
+@autocast_op
 def poisson_nll_loss(
     input: Tensor,
     target: Tensor,
@@ -1250,10 +1194,6 @@ def poisson_nll_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Negative log-likelihood of `target` under Poisson(input), or Poisson(exp(input))."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            poisson_nll_loss, input, target, log_input, full, size_average, eps, reduce, reduction
-        )
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     if log_input:
@@ -1332,6 +1272,7 @@ def _triplet_loss(
     return _hinge(margin + positive_distance - negative_distance)
 
 
+@autocast_op
 def triplet_margin_loss(
     anchor: Tensor,
     positive: Tensor,
@@ -1345,20 +1286,6 @@ def triplet_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """max(0, margin + d(anchor, positive) - d(anchor, negative)), d the p-norm distance."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            triplet_margin_loss,
-            anchor,
-            positive,
-            negative,
-            margin,
-            p,
-            eps,
-            swap,
-            size_average,
-            reduce,
-            reduction,
-        )
     check_tensors(anchor, positive, negative)
     reduction = legacy_reduction(size_average, reduce, reduction)
     if margin <= 0:
@@ -1643,6 +1570,7 @@ def _ctc_check(
             )
 
 
+@autocast_op
 def ctc_loss(
     log_probs: Tensor,
     targets: Tensor,
@@ -1657,17 +1585,6 @@ def ctc_loss(
     `targets` are padded (N, S) or concatenated (sum(target_lengths),); lengths are tensors,
     lists or tuples. 'mean' divides each loss by its target length, then averages.
     """
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            ctc_loss,
-            log_probs,
-            targets,
-            input_lengths,
-            target_lengths,
-            blank,
-            reduction,
-            zero_infinity,
-        )
     check_tensors(log_probs, targets)
     _check_reduction_only(reduction)
     input_array = _ctc_lengths(input_lengths, "input_lengths")

@@ -1,476 +1,32 @@
-"""Neural-network ops: linear layers, dropout, embedding, normalization and attention."""
+"""Neural-network ops: layer, group, batch (and sync batch), instance, local response and RMS
+normalization, and weight_norm (used through lucid.nn.functional and lucid.nn.utils)."""
 
 from __future__ import annotations
 
 import math
-import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._core.arguments import raise_argument_error
-from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS, SCALAR_TYPE_NAMES
+from lucid._core.dtypes import FLOAT_KINDS, SCALAR_TYPE_NAMES
 from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
-from lucid._core.grad_mode import is_grad_enabled, local_state, no_grad
+from lucid._core.grad_mode import is_grad_enabled, no_grad
 from lucid._core.tensor import _wrap
-from lucid.ops._common import check_tensors, dtype_name, not_implemented
+from lucid.ops._common import check_tensors, not_implemented
 from lucid.ops._promote import is_low_precision, round_to, widen
-from lucid.ops.arithmetic import add, addmm, matmul, mul, mul_
-from lucid.ops.broadcast import broadcast_error, sum_to
-from lucid.ops.indexing import index_select, scatter_add
+from lucid.ops.broadcast import sum_to
+from lucid.ops.fills import to
 from lucid.ops.pointwise import rsqrt
-from lucid.ops.reduction import mean, sum
+from lucid.ops.reduction import mean
 from lucid.ops.sampling import pad
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
 __all__ = [
-    "linear", "bilinear", "dropout", "dropout2d", "embedding", "batch_norm", "layer_norm",
-    "group_norm", "rms_norm", "scaled_dot_product_attention",
-    "instance_norm", "local_response_norm",
-    "embedding_bag",
+    "batch_norm", "layer_norm", "group_norm", "rms_norm", "instance_norm", "local_response_norm",
 ]  # fmt: skip
-
-
-# ------------------------------------------------------------------- linear
-def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """input @ weight.T + bias."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(linear, input, weight, bias)
-    check_tensors(input, weight)
-    try:
-        ndim = input.ndim
-    except AttributeError as error:
-        raise_argument_error(error)
-        raise
-    if ndim == 2:
-        if bias is None:
-            return matmul(input, weight.t())
-        return addmm(bias, input, weight.t())
-    if ndim > 2 and bias is not None:
-        # one GEMM over the flattened leading dims is faster than a batched matmul
-        flat = input.reshape(-1, input.shape[-1])
-        return addmm(bias, flat, weight.t()).view(*input.shape[:-1], weight.shape[0])
-    output = matmul(input, weight.t())
-    return output if bias is None else add(output, bias)
-
-
-def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """y_k = input1^T weight_k input2 + bias_k over the last dimension."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(bilinear, input1, input2, weight, bias)
-    out_features, in1, in2 = weight.shape
-    leading = input1.shape[:-1]
-    x1 = input1.reshape(-1, in1)
-    x2 = input2.reshape(-1, 1, in2)
-    # (B, in1) @ (in1, out*in2) contracts input1 with every weight slice in one GEMM
-    mixed = matmul(x1, weight.permute(1, 0, 2).reshape(in1, out_features * in2))
-    output = sum(mixed.reshape(-1, out_features, in2) * x2, -1)
-    if bias is not None:
-        output = output + bias
-    return output.reshape(*leading, out_features)
-
-
-# ------------------------------------------------------------------ dropout
-def _check_probability(p: float) -> None:
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-
-
-def _dropout_with_mask(input: Tensor, mask_shape: tuple[int, ...], p: float, inplace: bool):
-    from lucid._core.random import _rng
-
-    array = input._data
-    if p == 1.0:
-        scaled = np.zeros(mask_shape, array.dtype)
-    else:
-        keep = _rng(None).random(mask_shape) >= p
-        scaled = keep.astype(array.dtype) * np.asarray(1.0 / (1.0 - p), array.dtype)
-    mask = _wrap(scaled)
-    if inplace:
-        return mul_(input, mask)
-    return mul(input, mask)
-
-
-def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero each element with probability p and scale the rest by 1/(1-p) (when training)."""
-    _check_probability(p)
-    if not training or p == 0.0:
-        return input
-    try:
-        shape = input.shape
-    except AttributeError as error:
-        raise_argument_error(error)
-        raise
-    return _dropout_with_mask(input, shape, p, inplace)
-
-
-def dropout2d(
-    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
-) -> Tensor:
-    """Zero whole channels (dim 1 of (N, C, H, W)) with probability p."""
-    _check_probability(p)
-    ndim = input.ndim
-    if ndim not in (3, 4):
-        warnings.warn(
-            f"dropout2d: Received a {ndim}-D input to dropout2d, which is deprecated and will "
-            "result in an error in a future release. To retain the behavior and silence this "
-            "warning, please use dropout instead. Note that dropout2d exists to provide "
-            "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, and "
-            "an optional batch dimension (i.e. 3D or 4D inputs).",
-            stacklevel=2,
-        )
-    elif ndim == 3:
-        warnings.warn(
-            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
-            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
-            "the channel dim. This behavior will change in a future release to interpret the "
-            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
-            "channel-wise dropout behavior, please switch to using dropout1d instead.",
-            stacklevel=2,
-        )
-    if not training or p == 0.0:
-        return input
-    if ndim < 2:
-        return _dropout_with_mask(input, input.shape, p, inplace)
-    mask_shape = tuple(input.shape[:2]) + (1,) * (ndim - 2)
-    return _dropout_with_mask(input, mask_shape, p, inplace)
-
-
-# ---------------------------------------------------------------- embedding
-class Embedding(Function):
-    _backward_name = "EmbeddingBackward0"
-    _keeps_values_for_backward = True  # PyTorch saves the indices
-
-    @staticmethod
-    def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
-        ctx.indices = indices
-        ctx.padding_idx = padding_idx
-        ctx.scale_grad_by_freq = scale_grad_by_freq
-        ctx.num_weights = weight._data.shape[0]
-        return _wrap(weight._data[indices])
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        if not ctx.needs_input_grad[0]:
-            return None, None, None, None
-        indices = ctx.indices.reshape(-1)
-        dim = grad_output.shape[-1]
-        rows = grad_output.reshape(-1, dim)
-        row_scale = None
-        if ctx.padding_idx is not None:
-            # the padding row is a fixed vector: it never receives gradient
-            row_scale = (indices != ctx.padding_idx).astype(rows._data.dtype)
-        if ctx.scale_grad_by_freq:
-            counts = np.bincount(indices, minlength=ctx.num_weights)
-            frequency = 1.0 / counts[indices]
-            row_scale = frequency if row_scale is None else row_scale * frequency
-        if row_scale is not None:
-            rows = rows * _wrap(row_scale.astype(rows._data.dtype).reshape(-1, 1))
-        target = _wrap(np.zeros((ctx.num_weights, dim), rows._data.dtype))
-        index = _wrap(np.broadcast_to(indices.reshape(-1, 1), (indices.size, dim)))
-        # scatter_add accumulates rows whose index repeats
-        return scatter_add(target, 0, index, rows), None, None, None
-
-
-class EmbeddingRenorm(Function):
-    _backward_name = "EmbeddingRenormBackward0"
-    _keeps_values_for_backward = True  # PyTorch saves the indices
-
-    @staticmethod
-    def forward(ctx, weight, indices, max_norm, norm_type):
-        ctx.mark_dirty(weight)
-        array = weight._data
-        rows = np.unique(indices)
-        selected = array[rows]
-        norms = np.linalg.norm(selected, ord=norm_type, axis=1)
-        over = norms > max_norm
-        # the small constant keeps renormalised rows just under max_norm, as PyTorch does
-        scale = np.where(over, max_norm / (norms + 1e-7), 1.0).astype(array.dtype)
-        array[rows] = selected * scale[:, None]
-        return weight
-
-
-def embedding(
-    input: Tensor,
-    weight: Tensor,
-    padding_idx: int | None = None,
-    max_norm: float | None = None,
-    norm_type: float = 2.0,
-    scale_grad_by_freq: bool = False,
-    sparse: bool = False,
-) -> Tensor:
-    """Rows of `weight` picked by the integer tensor `input` (sparse gradients are dense)."""
-    check_tensors(input, weight)
-    if input._data.dtype.kind not in "iu":
-        raise RuntimeError(
-            "Expected tensor for argument #1 'indices' to have one of the following scalar "
-            f"types: Long, Int; but got {input.dtype} instead (while checking arguments for "
-            "embedding)"
-        )
-    if weight.ndim != 2:
-        raise RuntimeError("'weight' must be 2-D")
-    num_weights = weight.shape[0]
-    if padding_idx is not None:
-        if padding_idx > 0:
-            if padding_idx >= num_weights:
-                raise AssertionError("Padding_idx must be within num_embeddings")
-        elif padding_idx < 0:
-            if padding_idx < -num_weights:
-                raise AssertionError("Padding_idx must be within num_embeddings")
-            padding_idx = num_weights + padding_idx
-    indices = input._data
-    if indices.size and (indices.min() < 0 or indices.max() >= num_weights):
-        raise IndexError("index out of range in self")
-    if max_norm is not None:
-        with no_grad():
-            EmbeddingRenorm.apply(weight, indices, max_norm, norm_type)
-    return Embedding.apply(weight, indices, padding_idx, scale_grad_by_freq)
-
-
-class EmbeddingBag(Function):
-    """Sums, means or maxes of bags of weight rows; entries are the kept (non-padding) ones.
-
-    `entry_rows` are the weight rows of the entries in input order and `bag_of` each entry's
-    bag (non-decreasing); `positions` are the entries' places in the flat input, where the
-    gradient of per_sample_weights goes.
-    """
-
-    _backward_name = "EmbeddingBagBackward0"
-    _op_name = "embedding_bag"
-    _keeps_values_for_backward = True  # PyTorch saves the indices and bag assignment
-
-    @staticmethod
-    def forward(ctx, weight, per_sample_weights, plan):
-        entry_rows, bag_of, positions, bags, count, mode, frequency = plan
-        ctx.plan = plan
-        # float16 and bfloat16 bags are summed in float32 and rounded once
-        dtype = weight._data.dtype
-        array = widen(weight._data)
-        dim = array.shape[1]
-        sizes = np.bincount(bag_of, minlength=bags)
-        ctx.sizes = sizes
-        result = np.zeros((bags, dim), array.dtype)
-        filled = np.flatnonzero(sizes)
-        firsts = np.concatenate(([0], np.cumsum(sizes)[:-1]))[filled]
-        rows = array[entry_rows]
-        if mode == "max":
-            if filled.size:
-                result[filled] = np.maximum.reduceat(rows, firsts, axis=0)
-            # the first entry of its bag that holds each maximum, per feature
-            best = result[bag_of]
-            is_max = (rows == best) | (np.isnan(rows) & np.isnan(best))
-            candidates = np.where(is_max, np.arange(entry_rows.size)[:, None], entry_rows.size)
-            ctx.winners = np.minimum.reduceat(candidates, firsts, axis=0) if filled.size else None
-            ctx.filled = filled
-            ctx.save_for_backward(weight)
-            return _wrap(round_to(result, dtype))
-        if per_sample_weights is not None:
-            rows = rows * widen(per_sample_weights._data)[positions][:, None]
-        if filled.size:
-            result[filled] = np.add.reduceat(rows, firsts, axis=0)
-        if mode == "mean":
-            result /= np.maximum(sizes, 1).astype(array.dtype)[:, None]
-        ctx.save_for_backward(weight, per_sample_weights)
-        return _wrap(round_to(result, dtype))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        entry_rows, bag_of, positions, bags, count, mode, frequency = ctx.plan
-        dtype = grad_output._data.dtype
-        num_weights, dim = ctx.saved_tensors[0].shape
-        target = _wrap(np.zeros((num_weights, dim), dtype))
-        if mode == "max":
-            if ctx.winners is None or not ctx.needs_input_grad[0]:
-                return None, None, None
-            # each filled bag's gradient goes, feature by feature, to the row that won it
-            winners = ctx.winners
-            grad_rows = index_select(grad_output, 0, _wrap(ctx.filled))
-            index = _wrap(entry_rows[winners])
-            return scatter_add(target, 0, index, grad_rows), None, None
-        weight, per_sample_weights = ctx.saved_tensors
-        grad_entries = index_select(grad_output, 0, _wrap(bag_of))
-        scale = np.ones(entry_rows.size)
-        if mode == "mean":
-            scale = scale / np.maximum(ctx.sizes, 1)[bag_of]
-        grad_weight = grad_per_sample = None
-        if ctx.needs_input_grad[0]:
-            entry_scale = scale if frequency is None else scale * frequency
-            scaled = grad_entries * _wrap(entry_scale.astype(dtype)[:, None])
-            if per_sample_weights is not None:
-                chosen = index_select(per_sample_weights, 0, _wrap(positions))
-                scaled = scaled * chosen.unsqueeze(1)
-            index = _wrap(np.broadcast_to(entry_rows[:, None], (entry_rows.size, dim)))
-            grad_weight = scatter_add(target, 0, index, scaled)
-        if per_sample_weights is not None and ctx.needs_input_grad[1]:
-            rows = index_select(weight, 0, _wrap(entry_rows))
-            products = sum(grad_entries * rows, 1)
-            grad_per_sample = scatter_add(
-                _wrap(np.zeros(count, dtype)), 0, _wrap(positions), products
-            )
-        return grad_weight, grad_per_sample, None
-
-
-def _frequency_scale(indices: np.ndarray) -> np.ndarray:
-    """Per entry, the factor scale_grad_by_freq applies to its gradient.
-
-    PyTorch's kernel sorts the indices into runs of equal values and divides run k by the
-    count of the value at sorted position k, which is the run's own count only while every
-    earlier run has length one; lucid divides by the same numbers so that gradients agree.
-    """
-    if not indices.size:
-        return np.ones(0)
-    order = np.argsort(indices, kind="stable")
-    ordered = indices[order]
-    run_of = np.cumsum(np.r_[True, ordered[1:] != ordered[:-1]]) - 1
-    divisor = np.empty(indices.size)
-    divisor[order] = np.bincount(indices)[ordered[run_of]]
-    return 1.0 / divisor
-
-
-def _bag_arguments(input, offsets, per_sample_weights):
-    """PyTorch's checks of embedding_bag's shapes: (flat indices, offsets, include_last_offset
-    override or None, flat per_sample_weights)."""
-    if input.ndim == 2:
-        if offsets is not None:
-            raise ValueError(
-                "if input is 2D, then offsets has to be None, as input is treated is a "
-                "mini-batch of fixed length sequences. However, found offsets of type "
-                f"{type(offsets)}"
-            )
-        starts = np.arange(0, input.numel(), max(input.shape[1], 1), dtype=np.int64)
-        if not input.shape[1]:
-            starts = np.zeros(input.shape[0], dtype=np.int64)
-        if per_sample_weights is not None:
-            per_sample_weights = per_sample_weights.reshape(-1)
-        return input._data.reshape(-1), starts, False, per_sample_weights
-    if input.ndim == 1:
-        if offsets is None:
-            raise ValueError("offsets has to be a 1D Tensor but got None")
-        if offsets.ndim != 1:
-            raise ValueError("offsets has to be a 1D Tensor")
-        return input._data, None, None, per_sample_weights
-    raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
-
-
-def _check_indices(array: np.ndarray, kind: str) -> None:
-    if array.dtype.kind not in "iu":
-        raise RuntimeError(
-            "Expected tensor for argument #1 'indices' to have one of the following scalar "
-            f"types: Long, Int; but got torch.{dtype_name(array.dtype)}Tensor instead (while "
-            f"checking arguments for {kind})"
-        )
-
-
-def embedding_bag(
-    input: Tensor,
-    weight: Tensor,
-    offsets: Tensor | None = None,
-    max_norm: float | None = None,
-    norm_type: float = 2,
-    scale_grad_by_freq: bool = False,
-    mode: str = "mean",
-    sparse: bool = False,
-    per_sample_weights: Tensor | None = None,
-    include_last_offset: bool = False,
-    padding_idx: int | None = None,
-) -> Tensor:
-    """Sums, means or maxes of bags of `weight` rows, without materialising the lookups per bag.
-
-    A 1-D `input` is split into bags at `offsets`; a 2-D one is one bag per row. Entries equal
-    to `padding_idx` are left out of their bag (and of a mean's count); an empty bag is zeros.
-
-    >>> embedding_bag(lucid.tensor([1, 2, 4]), lucid.ones(5, 2), lucid.tensor([0, 1]), mode="sum")
-    tensor([[1., 1.],
-            [2., 2.]])
-    """
-    check_tensors(input, weight)
-    if weight.dtype == "int64" and input.is_floating_point():
-        warnings.warn(
-            "Argument order of nn.functional.embedding_bag was changed. Usage "
-            "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
-            "`embedding_bag(input, weight, ...)`.",
-            stacklevel=2,
-        )
-        weight, input = input, weight
-    if per_sample_weights is not None and input.shape != per_sample_weights.shape:
-        raise ValueError(
-            f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, "
-            f"then it must have the same shape as the input ({input.shape})"
-        )
-    if weight.ndim != 2:
-        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
-    indices, starts, forced_last, per_sample_weights = _bag_arguments(
-        input, offsets, per_sample_weights
-    )
-    if forced_last is not None:
-        include_last_offset = forced_last
-    if mode == "max":
-        if scale_grad_by_freq:
-            raise ValueError("max mode does not support scaling the gradient by the frequency")
-        if sparse:
-            raise ValueError("max mode does not support sparse weights")
-    elif mode not in ("sum", "mean"):
-        raise ValueError("mode has to be one of sum, mean or max")
-    _check_indices(indices, "embedding_bag")
-    offsets_type = dtype_name(indices.dtype)
-    if starts is None:
-        _check_indices(offsets._data, "embedding_bag")
-        offsets_type = dtype_name(offsets._data.dtype)
-        starts = offsets._data.astype(np.int64)
-    num_weights, dim = weight.shape
-    if max_norm is not None:
-        with no_grad():
-            EmbeddingRenorm.apply(weight, indices, max_norm, norm_type)
-    if per_sample_weights is not None and mode != "sum":
-        raise NotImplementedError(
-            "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
-            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
-            "GitHub."
-        )
-    if padding_idx is not None:
-        if not -num_weights <= padding_idx < num_weights:
-            raise RuntimeError(
-                "padding_idx must be within the number of embeddings, "
-                f"-{num_weights} through {num_weights - 1}, but got {padding_idx}"
-            )
-        padding_idx %= num_weights
-    count = indices.size
-    if starts.size:
-        if starts[0] != 0:
-            raise RuntimeError(
-                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "
-                f"start from position 0. However, got {starts[0]}\n"
-                f"[ torch.{offsets_type}Tensor{{}} ]"
-            )
-        if starts[-1] > count:
-            raise RuntimeError(
-                f"offsets[-1] can not be greater than input's length {count} but got "
-                f"offsets[-1] of {starts[-1]}"
-            )
-    if count and (indices.min() < 0 or indices.max() >= num_weights):
-        bad = indices[(indices < 0) | (indices >= num_weights)][0]
-        raise RuntimeError(
-            f"embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be {bad}"
-        )
-    if include_last_offset:
-        # the last offset only closes the list: PyTorch's last bag runs to the input's end
-        starts = starts[:-1]
-    bags = starts.size
-    position = np.arange(count)
-    # each entry's bag: the last bag starting at or before it (empty bags share its start)
-    bag_of = np.searchsorted(starts, position, side="right") - 1
-    keep = bag_of >= 0
-    if padding_idx is not None:
-        keep &= indices != padding_idx
-    kept = np.flatnonzero(keep)
-    frequency = None
-    if scale_grad_by_freq:
-        frequency = _frequency_scale(indices)[kept]
-    plan = (indices[kept], bag_of[kept], kept, bags, count, mode, frequency)
-    return EmbeddingBag.apply(weight, per_sample_weights, plan)
 
 
 # ------------------------------------------------------------ normalization
@@ -566,8 +122,6 @@ class _Normalize(Function):
         if is_low_precision(x._data.dtype):
             # the same formulas on float32 copies (casts recorded in the graph), each gradient
             # rounded once to its input's dtype
-            from lucid.ops.fills import to  # noqa: PLC0415
-
             inputs = (x, weight, bias)
             widened = [None if t is None else to(t, _FLOAT32) for t in (grad_output, *inputs)]
             grads = _normalize_backward_graph(ctx, *widened, rstd)
@@ -752,7 +306,7 @@ def group_norm(
     bias: Tensor | None = None,
     eps: float = 1e-05,
 ) -> Tensor:
-    """Normalize each of `num_groups` channel groups of (N, C, *) over its channels and space."""
+    """Normalize each of `num_groups` channel groups of `(N, C, *)` over its channels and space."""
     if input.ndim < 2:
         raise RuntimeError(
             f"Expected at least 2 dimensions for input tensor but received {input.ndim}"
@@ -991,9 +545,9 @@ def instance_norm(
     momentum: float = 0.1,
     eps: float = 1e-05,
 ) -> Tensor:
-    """Normalize each (sample, channel) of (N, C, *) input over its spatial dims.
+    """Normalize each (sample, channel) of `(N, C, *)` input over its spatial dims.
 
-    As in PyTorch, this is batch norm of the input viewed as (1, N * C, *), with the
+    As in PyTorch, this is batch norm of the input viewed as `(1, N * C, *)`, with the
     per-channel vectors repeated N times; the running statistics get the batch average.
     """
     check_tensors(input)
@@ -1076,8 +630,6 @@ def rms_norm(
     # weight included, cast back once, as in PyTorch
     low_precision = is_low_precision(dtype)
     if low_precision:
-        from lucid.ops.fills import to  # noqa: PLC0415
-
         input = to(input, _FLOAT32)
     if eps is None:
         eps = float(np.finfo(input._data.dtype).eps)
@@ -1089,236 +641,53 @@ def rms_norm(
     return to(output, dtype) if low_precision else output
 
 
-# ---------------------------------------------------------------- attention
+# --------------------------------------------------------------- weight norm
+def _dims_except(ndim: int, dim: int) -> tuple[int, ...]:
+    return tuple(d for d in range(ndim) if d != dim)
 
 
-def _attention_mask(attn_mask: Tensor | None, is_causal: bool, query, key, dtype):
-    """The additive mask (or None) and, when some row masks every key, the rows still alive."""
-    length, source_length = query.shape[-2], key.shape[-2]
-    if attn_mask is not None and not is_causal:
-        # PyTorch reads the mask's last two dims before broadcasting it
-        if attn_mask.ndim == 0:
-            raise IndexError("Dimension specified as -2 but tensor has no dimensions")
-        if attn_mask.ndim == 1:
-            raise IndexError(
-                "Dimension out of range (expected to be in range of [-1, 0], but got -2)"
-            )
-        batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2])
-        scores_shape = (*batch, length, source_length)
-        try:
-            np.broadcast_shapes(scores_shape, attn_mask.shape)
-        except ValueError:
-            raise broadcast_error(scores_shape, attn_mask.shape) from None
-    if is_causal:
-        allowed = np.tril(np.ones((length, source_length), dtype=bool))
-        additive = np.where(allowed, dtype.type(0), dtype.type(-np.inf))
-    elif attn_mask is None:
-        return None, None
-    elif attn_mask._data.dtype == np.bool_:
-        # True means "may attend", as in PyTorch
-        additive = np.where(attn_mask._data, dtype.type(0), dtype.type(-np.inf))
-    else:
-        additive = attn_mask._data.astype(dtype, copy=False)
-    masked_rows = np.all(additive == -np.inf, axis=-1, keepdims=True)
-    if not masked_rows.any():
-        return additive, None
-    # PyTorch's CPU kernel returns zeros (not nan) for a query that may attend to nothing
-    return np.where(masked_rows, dtype.type(0), additive), ~masked_rows
+class WeightNormInterface(Function):
+    """v * g / ||v||, the norm taken over every dim of v except `dim` (kept with size 1)."""
 
-
-def _keys_first(array: np.ndarray, ndim: int) -> np.ndarray:
-    """A (..., Lq, Lk) mask-like array as a view that broadcasts against (Lk, *batch, Lq),
-    where batch has ndim - 2 dims."""
-    array = array.reshape((1,) * (ndim - array.ndim) + array.shape)
-    return np.moveaxis(np.swapaxes(array, -1, -2), -2, 0)
-
-
-class ScaledDotProductAttention(Function):
-    """softmax(q k^T * scale + mask) v, with the probabilities held keys-first.
-
-    The probabilities live in one (Lk, *batch, Lq) array: each batch entry's P^T is a
-    strided (Lk, Lq) view of it that BLAS reads directly, and the softmax's reductions over
-    keys become elementwise passes over rows of batch * Lq values. Reduced in the natural
-    (..., Lq, Lk) layout, every key row is a separate short NumPy loop, several times
-    slower for attention-sized rows.
-    """
-
-    _backward_name = "ScaledDotProductAttentionBackward0"
+    _backward_name = "WeightNormInterfaceBackward0"
+    _op_name = "weight_norm"
 
     @staticmethod
-    def forward(ctx, query, key, value, additive, alive_rows, scale):
-        # float16 and bfloat16 attend in float32 (the probabilities backward keeps too), and
-        # the output is rounded once
-        q, k, v = widen(query._data), widen(key._data), widen(value._data)
-        ndim = max(q.ndim, k.ndim, v.ndim)
-        batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-        keys = k.shape[-2]
-        probabilities_t = np.empty((keys, *batch, q.shape[-2]), dtype=q.dtype)
-        # (*batch, Lk, Lq) views of it: the transposed scores, then probabilities
-        scores_t = np.moveaxis(probabilities_t, 0, -2)
-        np.matmul(k, np.swapaxes(q * q.dtype.type(scale), -1, -2), out=scores_t)
-        if additive is not None:
-            probabilities_t += _keys_first(additive, ndim)
-        by_key = probabilities_t.reshape(keys, probabilities_t.size // max(keys, 1))
-        if keys:
-            # subtract each query's max so large scores don't overflow exp
-            by_key -= by_key.max(axis=0)
-            np.exp(by_key, out=by_key)
-            by_key /= by_key.sum(axis=0)
-        if alive_rows is not None:
-            probabilities_t *= _keys_first(alive_rows, ndim)
-        ctx.additive, ctx.alive_rows, ctx.scale = additive, alive_rows, scale
-        ctx.save_for_backward(query, key, value, _wrap(probabilities_t))
-        output = np.matmul(np.swapaxes(scores_t, -1, -2), v)
-        return _wrap(round_to(output, query._data.dtype))
+    def forward(ctx, v, g, dim):
+        others = _dims_except(v.ndim, dim)
+        array = widen(v._data)
+        norm = np.sqrt(np.sum(np.square(array), axis=others, keepdims=True))
+        ctx.dim = dim
+        ctx.save_for_backward(v, g)
+        return _wrap(round_to(array * (widen(g._data) / norm), v._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
-        query, key, value, probabilities_t = ctx.saved_tensors
-        scale = ctx.scale
-        if not is_grad_enabled():
-            return _attention_backward_arrays(ctx, grad_output, query, key, value, probabilities_t)
-        dtype = query.dtype
-        if is_low_precision(query._data.dtype):
-            # the same formulas on float32 copies (casts recorded in the graph), rounded once
-            from lucid.ops.fills import to  # noqa: PLC0415
-
-            grad_output, query, key, value = (
-                to(t, _FLOAT32) for t in (grad_output, query, key, value)
-            )
-        # create_graph: rebuild the probabilities from query and key so they are recorded
-        probabilities = _attention_probabilities(query, key, ctx.additive, ctx.alive_rows, scale)
-        grad_query = grad_key = grad_value = None
-        if ctx.needs_input_grad[2]:
-            # d(P V)/dV: P^T grad
-            grad_value = sum_to(matmul(probabilities.transpose(-2, -1), grad_output), value.shape)
-        if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
-            grad_probabilities = matmul(grad_output, value.transpose(-2, -1))
-            # softmax backward: P * (dP - rowsum(dP * P)), then the 1/sqrt(E) scale
-            weighted = grad_probabilities * probabilities
-            grad_scores = weighted - probabilities * sum(weighted, -1, keepdim=True)
-            grad_scores = grad_scores * scale
-            if ctx.needs_input_grad[0]:
-                grad_query = sum_to(matmul(grad_scores, key), query.shape)
-            if ctx.needs_input_grad[1]:
-                grad_key = sum_to(matmul(grad_scores.transpose(-2, -1), query), key.shape)
-        if query.dtype != dtype:
-            grad_query, grad_key, grad_value = (
-                None if grad is None else to(grad, dtype)
-                for grad in (grad_query, grad_key, grad_value)
-            )
-        return grad_query, grad_key, grad_value, None, None, None
-
-
-def _attention_backward_arrays(ctx, grad_output, query, key, value, probabilities_t):
-    """The attention gradients on arrays, keys-first like the forward's probabilities;
-    taken only when grad mode is off (no create_graph)."""
-    dtype = query._data.dtype
-    g, p_t = widen(grad_output._data), probabilities_t._data
-    q, k, v = widen(query._data), widen(key._data), widen(value._data)
-    keys = p_t.shape[0]
-    # P^T per batch entry, (*batch, Lk, Lq)
-    p_views = np.moveaxis(p_t, 0, -2)
-    grad_query = grad_key = grad_value = None
-    if ctx.needs_input_grad[2]:
-        grad_value = _wrap(round_to(_sum_to_shape(np.matmul(p_views, g), v.shape), dtype))
-    if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
-        # dP^T = V g^T, then the softmax backward P * (dP - sum over keys of dP * P), scaled
-        grad_t = np.empty_like(p_t)
-        grad_views = np.moveaxis(grad_t, 0, -2)
-        np.matmul(v, np.swapaxes(g, -1, -2), out=grad_views)
-        columns = p_t.size // max(keys, 1)
-        by_key, p_by_key = grad_t.reshape(keys, columns), p_t.reshape(keys, columns)
-        by_key -= (by_key * p_by_key).sum(axis=0)
-        by_key *= p_by_key
-        by_key *= by_key.dtype.type(ctx.scale)
-        if ctx.needs_input_grad[0]:
-            grad_query = np.matmul(np.swapaxes(grad_views, -1, -2), k)
-            grad_query = _wrap(round_to(_sum_to_shape(grad_query, q.shape), dtype))
+        v, g = ctx.saved_tensors
+        others = _dims_except(v.ndim, ctx.dim)
+        norm = (v * v).sum(others, keepdim=True).sqrt()
+        # d/dg = <grad, v> / ||v||; d/dv = g / ||v|| * (grad - v <grad, v> / ||v||^2)
+        projection = (grad_output * v).sum(others, keepdim=True)
+        grad_g = grad_v = None
         if ctx.needs_input_grad[1]:
-            grad_key = _wrap(round_to(_sum_to_shape(np.matmul(grad_views, q), k.shape), dtype))
-    return grad_query, grad_key, grad_value, None, None, None
+            grad_g = (projection / norm).reshape(g.shape)
+        if ctx.needs_input_grad[0]:
+            grad_v = (g / norm) * (grad_output - v * (projection / (norm * norm)))
+        return grad_v, grad_g, None
 
 
-def _sum_to_shape(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """Undo batch broadcasting of an attention operand (arrays only)."""
-    if array.shape == shape:
-        return array
-    return sum_to(_wrap(array), shape)._data
+def weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
+    """v * g / norm_except_dim(v, 2, dim); dim=-1 takes the norm of the whole tensor."""
+    # PyTorch runs its fused kernel (and names its grad_fn) for the first and last dims only
+    if dim == 0 or dim == v.ndim - 1:
+        return WeightNormInterface.apply(v, g, dim)
+    return v * (g / norm_except_dim(v, 2, dim))
 
 
-def _attention_probabilities(query, key, additive, alive_rows, scale):
-    from lucid.ops.nn_ops import softmax
-
-    scores = matmul(query * scale, key.transpose(-2, -1))
-    if additive is not None:
-        scores = scores + _wrap(additive)
-    probabilities = softmax(scores, -1)
-    if alive_rows is not None:
-        probabilities = probabilities * _wrap(alive_rows.astype(probabilities._data.dtype))
-    return probabilities
-
-
-def _repeat_heads(tensor: Tensor, heads: int) -> Tensor:
-    shape = tuple(tensor.shape)
-    repeats = heads // shape[-3]
-    expanded = tensor.unsqueeze(-3).expand(*shape[:-2], repeats, *shape[-2:])
-    return expanded.reshape(*shape[:-3], heads, *shape[-2:])
-
-
-def scaled_dot_product_attention(
-    query: Tensor,
-    key: Tensor,
-    value: Tensor,
-    attn_mask: Tensor | None = None,
-    dropout_p: float = 0.0,
-    is_causal: bool = False,
-    scale: float | None = None,
-    enable_gqa: bool = False,
-) -> Tensor:
-    """softmax(query @ key^T * scale + mask) @ value over the last two dims.
-
-    A boolean mask marks the keys each query may attend to; a float mask is added to the
-    scores. A query that may attend to no key gets a zero output, as in PyTorch's CPU kernel.
-    """
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            scaled_dot_product_attention,
-            query,
-            key,
-            value,
-            attn_mask,
-            dropout_p,
-            is_causal,
-            scale,
-            enable_gqa,
-        )
-    check_tensors(query, key, value)
-    if is_causal and attn_mask is not None:
-        raise RuntimeError(
-            "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
-            "is_causal=True"
-        )
-    if query._data.dtype.kind not in FLOAT_KINDS:
-        raise RuntimeError(f"expected scalar type Float but found {dtype_name(query._data.dtype)}")
-    if not query._data.dtype == key._data.dtype == value._data.dtype:
-        names = [
-            C_TYPE_NAMES.get(t._data.dtype.name, t._data.dtype.name) for t in (query, key, value)
-        ]
-        raise RuntimeError(
-            f"Expected query, key, and value to have the same dtype, but got query.dtype: "
-            f"{names[0]} key.dtype: {names[1]} and value.dtype: {names[2]} instead."
-        )
-    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
-        key = _repeat_heads(key, query.shape[-3])
-        value = _repeat_heads(value, query.shape[-3])
-    if scale is None:
-        scale = 1.0 / math.sqrt(query.shape[-1])
-    working_type = widen(query._data[:0]).dtype
-    additive, alive_rows = _attention_mask(attn_mask, is_causal, query, key, working_type)
-    if dropout_p > 0.0:
-        if additive is not None:
-            additive = additive.astype(query._data.dtype, copy=False)
-        probabilities = _attention_probabilities(query, key, additive, alive_rows, scale)
-        return matmul(dropout(probabilities, dropout_p), value)
-    return ScaledDotProductAttention.apply(query, key, value, additive, alive_rows, scale)
+def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
+    """The p-norm of v over every dim except `dim` (kept with size 1); dim=-1: of all of v."""
+    if dim == -1:
+        return v.norm(pow)
+    if dim < -1:
+        dim += v.ndim
+    return v.norm(pow, _dims_except(v.ndim, dim), keepdim=True)

@@ -1,5 +1,6 @@
-"""Pointwise ops: math functions, rounding, clamp, where, predicates, comparisons, logical and
-bitwise ops and shifts, with the in-place forms exp_, sqrt_, abs_, clamp_, bitwise_and_, ..."""
+"""Pointwise ops: math functions, rounding, clamp, where, predicates, comparisons and isin,
+logical and bitwise ops and shifts, special functions; each in-place form (exp_, sqrt_,
+clamp_, eq_, bitwise_and_, ...) sits below its op."""
 
 from __future__ import annotations
 
@@ -35,10 +36,10 @@ from lucid.ops._promote import (
     scalar_value,
     widen,
 )
-from lucid.ops.arithmetic import _broadcast_ufunc, _grad_to, _reduce_and_cast
+from lucid.ops.arithmetic import Pow, PowTensor, _broadcast_ufunc, _grad_to, _reduce_and_cast
 from lucid.ops.arithmetic import pow as _pow
 from lucid.ops.arithmetic import pow_ as _pow_
-from lucid.ops.broadcast import broadcast_error, broadcast_shapes, sum_to
+from lucid.ops.broadcast import broadcast_error, common_shape, sum_to
 from lucid.ops.fills import to
 
 if TYPE_CHECKING:
@@ -48,75 +49,23 @@ __all__ = [
     "exp", "expm1", "log", "logit", "log1p", "log2", "log10", "sqrt", "rsqrt", "abs", "absolute",
     "sign", "sin", "cos", "tan", "tanh", "sinh", "cosh", "asin", "arcsin", "acos", "arccos", "atan",
     "arctan", "atan2", "arctan2", "floor", "ceil", "round", "trunc", "fix", "erf", "erfc", "lerp",
-    "nan_to_num", "square", "float_power", "clamp", "clip", "where",
-    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit",
-    "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
-    "not_equal", "equal", "allclose", "isclose",
-    "logical_and", "logical_or", "logical_xor", "logical_not",
-    "bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
-    "bitwise_right_shift",
-    "exp_", "sqrt_", "abs_", "clamp_", "clip_", "logit_",
-    "sgn", "frac", "deg2rad", "rad2deg", "sinc", "logaddexp", "logaddexp2", "hypot", "copysign",
-    "xlogy", "heaviside", "nextafter", "clamp_min", "clamp_max", "clamp_min_", "clamp_max_",
-    "frac_", "deg2rad_", "rad2deg_", "sinc_", "xlogy_",
-    "lgamma", "digamma", "polygamma", "mvlgamma", "erfinv", "i0", "i0_", "nan_to_num_",
-    "igamma", "igamma_", "igammac", "igammac_",
+    "nan_to_num", "square", "float_power", "clamp", "clip", "where", "isnan", "isinf", "isfinite",
+    "isposinf", "isneginf", "signbit", "eq", "ne", "lt", "le", "gt", "ge", "greater",
+    "greater_equal", "less", "less_equal", "not_equal", "equal", "allclose", "isclose",
+    "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_not", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "exp_", "sqrt_",
+    "abs_", "clamp_", "clip_", "logit_", "sgn", "frac", "deg2rad", "rad2deg", "sinc", "logaddexp",
+    "logaddexp2", "hypot", "copysign", "xlogy", "heaviside", "nextafter", "clamp_min", "clamp_max",
+    "clamp_min_", "clamp_max_", "frac_", "deg2rad_", "rad2deg_", "sinc_", "xlogy_", "lgamma",
+    "digamma", "polygamma", "mvlgamma", "erfinv", "i0", "i0_", "nan_to_num_", "igamma", "igamma_",
+    "igammac", "igammac_", "asinh", "arcsinh", "acosh", "arccosh", "atanh", "arctanh", "exp2",
+    "expm1_", "exp2_", "log_", "log1p_", "log2_", "log10_", "rsqrt_", "square_", "sin_", "cos_",
+    "tan_", "sinh_", "cosh_", "tanh_", "asin_", "acos_", "atan_", "asinh_", "acosh_", "atanh_",
+    "arcsin_", "arccos_", "arctan_", "arcsinh_", "arccosh_", "arctanh_", "erf_", "erfc_", "floor_",
+    "ceil_", "trunc_", "fix_", "round_", "conj", "conj_physical", "conj_physical_", "resolve_conj",
+    "resolve_neg", "is_conj", "is_neg", "is_distributed", "is_complex", "real", "imag", "isreal",
+    "angle", "isin",
 ]  # fmt: skip
-__all__ += [
-    "asinh",
-    "arcsinh",
-    "acosh",
-    "arccosh",
-    "atanh",
-    "arctanh",
-    "exp2",
-    "expm1_",
-    "exp2_",
-    "log_",
-    "log1p_",
-    "log2_",
-    "log10_",
-    "rsqrt_",
-    "square_",
-    "sin_",
-    "cos_",
-    "tan_",
-    "sinh_",
-    "cosh_",
-    "tanh_",
-    "asin_",
-    "acos_",
-    "atan_",
-    "asinh_",
-    "acosh_",
-    "atanh_",
-    "arcsin_",
-    "arccos_",
-    "arctan_",
-    "arcsinh_",
-    "arccosh_",
-    "arctanh_",
-    "erf_",
-    "erfc_",
-    "floor_",
-    "ceil_",
-    "trunc_",
-    "fix_",
-    "round_",
-    "conj",
-    "conj_physical",
-    "conj_physical_",
-    "resolve_conj",
-    "resolve_neg",
-    "is_conj",
-    "is_neg",
-    "is_distributed",
-    "is_complex",
-    "real",
-    "imag",
-    "isreal",
-    "angle",
-]
 
 _INTEGRAL_KINDS = "iub"
 
@@ -170,6 +119,10 @@ def expm1(input: Tensor) -> Tensor:
     return Expm1.apply(input)
 
 
+def expm1_(input: Tensor) -> Tensor:
+    return apply_inplace(Expm1, input)
+
+
 class Log(Function):
     _backward_name = "LogBackward0"
 
@@ -187,6 +140,10 @@ class Log(Function):
 
 def log(input: Tensor) -> Tensor:
     return Log.apply(input)
+
+
+def log_(input: Tensor) -> Tensor:
+    return apply_inplace(Log, input)
 
 
 class Logit(Function):
@@ -249,6 +206,10 @@ def log1p(input: Tensor) -> Tensor:
     return Log1p.apply(input)
 
 
+def log1p_(input: Tensor) -> Tensor:
+    return apply_inplace(Log1p, input)
+
+
 class Log2(Function):
     _backward_name = "Log2Backward0"
 
@@ -268,6 +229,10 @@ def log2(input: Tensor) -> Tensor:
     return Log2.apply(input)
 
 
+def log2_(input: Tensor) -> Tensor:
+    return apply_inplace(Log2, input)
+
+
 class Log10(Function):
     _backward_name = "Log10Backward0"
 
@@ -285,6 +250,10 @@ class Log10(Function):
 
 def log10(input: Tensor) -> Tensor:
     return Log10.apply(input)
+
+
+def log10_(input: Tensor) -> Tensor:
+    return apply_inplace(Log10, input)
 
 
 # ----------------------------------------------------------------- roots, abs
@@ -335,6 +304,10 @@ class Rsqrt(Function):
 
 def rsqrt(input: Tensor) -> Tensor:
     return Rsqrt.apply(input)
+
+
+def rsqrt_(input: Tensor) -> Tensor:
+    return apply_inplace(Rsqrt, input)
 
 
 class Abs(Function):
@@ -392,6 +365,10 @@ def sign(input: Tensor) -> Tensor:
     return Sign.apply(input)
 
 
+def sign_(input: Tensor) -> Tensor:
+    return apply_inplace(Sign, input)
+
+
 def square(input: Tensor) -> Tensor:
     """input * input, as pow(input, 2) (bool squares to int64, as in PyTorch)."""
     try:
@@ -401,6 +378,11 @@ def square(input: Tensor) -> Tensor:
         raise_argument_error(error)
         raise
     return _pow(input, 2)
+
+
+def square_(input: Tensor) -> Tensor:
+    """input * input in place, as pow_(input, 2)."""
+    return _pow_(input, 2)
 
 
 def float_power(input: Any, exponent: Any) -> Tensor:
@@ -419,6 +401,18 @@ def float_power(input: Any, exponent: Any) -> Tensor:
     else:
         exponent = float(scalar_value(exponent))
     return _pow(input, exponent)
+
+
+def float_power_(input: Tensor, exponent: Any) -> Tensor:
+    """In-place float_power: only a float64 tensor can hold its result."""
+    if input._data.dtype != np.float64:
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {_dtype_name(input._data.dtype)} but the "
+            "operation's result requires dtype Double"
+        )
+    if isinstance(exponent, TensorBase):
+        return apply_inplace(PowTensor, input, to(exponent, dtypes.float64))
+    return apply_inplace(Pow, input, float(scalar_value(exponent)))
 
 
 # -------------------------------------------------------------- trigonometric
@@ -441,6 +435,10 @@ def sin(input: Tensor) -> Tensor:
     return Sin.apply(input)
 
 
+def sin_(input: Tensor) -> Tensor:
+    return apply_inplace(Sin, input)
+
+
 class Cos(Function):
     _backward_name = "CosBackward0"
 
@@ -458,6 +456,10 @@ class Cos(Function):
 
 def cos(input: Tensor) -> Tensor:
     return Cos.apply(input)
+
+
+def cos_(input: Tensor) -> Tensor:
+    return apply_inplace(Cos, input)
 
 
 class Tan(Function):
@@ -478,6 +480,10 @@ class Tan(Function):
 
 def tan(input: Tensor) -> Tensor:
     return Tan.apply(input)
+
+
+def tan_(input: Tensor) -> Tensor:
+    return apply_inplace(Tan, input)
 
 
 class Tanh(Function):
@@ -525,6 +531,10 @@ def tanh(input: Tensor) -> Tensor:
     return Tanh.apply(input)
 
 
+def tanh_(input: Tensor) -> Tensor:
+    return apply_inplace(Tanh, input)
+
+
 class Sinh(Function):
     _backward_name = "SinhBackward0"
 
@@ -544,6 +554,10 @@ def sinh(input: Tensor) -> Tensor:
     return Sinh.apply(input)
 
 
+def sinh_(input: Tensor) -> Tensor:
+    return apply_inplace(Sinh, input)
+
+
 class Cosh(Function):
     _backward_name = "CoshBackward0"
 
@@ -561,6 +575,10 @@ class Cosh(Function):
 
 def cosh(input: Tensor) -> Tensor:
     return Cosh.apply(input)
+
+
+def cosh_(input: Tensor) -> Tensor:
+    return apply_inplace(Cosh, input)
 
 
 class Asin(Function):
@@ -585,6 +603,13 @@ def asin(input: Tensor) -> Tensor:
 arcsin = asin
 
 
+def asin_(input: Tensor) -> Tensor:
+    return apply_inplace(Asin, input)
+
+
+arcsin_ = asin_
+
+
 class Acos(Function):
     _backward_name = "AcosBackward0"
 
@@ -607,6 +632,13 @@ def acos(input: Tensor) -> Tensor:
 arccos = acos
 
 
+def acos_(input: Tensor) -> Tensor:
+    return apply_inplace(Acos, input)
+
+
+arccos_ = acos_
+
+
 class Atan(Function):
     _backward_name = "AtanBackward0"
 
@@ -627,6 +659,13 @@ def atan(input: Tensor) -> Tensor:
 
 
 arctan = atan
+
+
+def atan_(input: Tensor) -> Tensor:
+    return apply_inplace(Atan, input)
+
+
+arctan_ = atan_
 
 
 class Atan2(Function):
@@ -672,6 +711,15 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:
 arctan2 = atan2
 
 
+def atan2_(input: Tensor, other: Tensor) -> Tensor:
+    if not isinstance(other, TensorBase):
+        raise argument_error("atan2_", "other", 1, other)
+    return apply_inplace(Atan2, input, other)
+
+
+arctan2_ = atan2_
+
+
 # ------------------------------------------------------------------- erf
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
@@ -695,6 +743,10 @@ def erf(input: Tensor) -> Tensor:
     return Erf.apply(input)
 
 
+def erf_(input: Tensor) -> Tensor:
+    return apply_inplace(Erf, input)
+
+
 class Erfc(Function):
     _backward_name = "ErfcBackward0"
 
@@ -712,6 +764,10 @@ class Erfc(Function):
 
 def erfc(input: Tensor) -> Tensor:
     return Erfc.apply(input)
+
+
+def erfc_(input: Tensor) -> Tensor:
+    return apply_inplace(Erfc, input)
 
 
 # ------------------------------------------------------------------ rounding
@@ -747,6 +803,10 @@ def floor(input: Tensor) -> Tensor:
     return Floor.apply(input)
 
 
+def floor_(input: Tensor) -> Tensor:
+    return apply_inplace(Floor, input)
+
+
 class Ceil(_Rounding):
     _backward_name = "CeilBackward0"
 
@@ -759,6 +819,10 @@ class Ceil(_Rounding):
 
 def ceil(input: Tensor) -> Tensor:
     return Ceil.apply(input)
+
+
+def ceil_(input: Tensor) -> Tensor:
+    return apply_inplace(Ceil, input)
 
 
 class Trunc(_Rounding):
@@ -776,6 +840,13 @@ def trunc(input: Tensor) -> Tensor:
 
 
 fix = trunc
+
+
+def trunc_(input: Tensor) -> Tensor:
+    return apply_inplace(Trunc, input)
+
+
+fix_ = trunc_
 
 
 class Round(_Rounding):
@@ -819,6 +890,12 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     if decimals == 0:
         return Round.apply(input)
     return RoundDecimals.apply(input, int(decimals))
+
+
+def round_(input: Tensor, *, decimals: int = 0) -> Tensor:
+    if decimals == 0:
+        return apply_inplace(Round, input)
+    return apply_inplace(RoundDecimals, input, int(decimals))
 
 
 # ---------------------------------------------------------- lerp, nan_to_num
@@ -876,7 +953,7 @@ class LerpTensor(Function):
         try:
             result = round_to(_lerp_array(widen(s), widen(e), widen(w)), low)
         except ValueError:
-            broadcast_shapes(s.shape, e.shape, w.shape)
+            common_shape(s.shape, e.shape, w.shape)
             raise
         ctx.save_for_backward(start, end, weight)
         return _wrap(result)
@@ -901,6 +978,30 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     if isinstance(weight, TensorBase):
         return LerpTensor.apply(input, end, weight)
     return Lerp.apply(input, end, scalar_value(weight))
+
+
+def _check_lerp_dtypes(input: Tensor, end: Tensor, weight: Tensor | None) -> None:
+    start_dtype = input._data.dtype
+    if end._data.dtype != start_dtype:
+        raise RuntimeError(
+            f"expected dtype {_cpp_name(start_dtype)} for `end` but got dtype "
+            f"{_cpp_name(end._data.dtype)}"
+        )
+    if weight is not None and weight.ndim > 0 and weight._data.dtype != start_dtype:
+        raise RuntimeError(
+            f"expected dtype {_cpp_name(start_dtype)} for `weight` but got dtype "
+            f"{_cpp_name(weight._data.dtype)}"
+        )
+    if start_dtype.kind not in FLOAT_KINDS:
+        kernel = "lerp_kernel_scalar" if weight is None else "lerp_kernel_tensor"
+        raise _not_implemented(kernel, start_dtype)
+
+
+def lerp_(input: Tensor, end: Tensor, weight: Any) -> Tensor:
+    _check_lerp(input, end, weight)
+    if isinstance(weight, TensorBase):
+        return apply_inplace(LerpTensor, input, end, weight)
+    return apply_inplace(Lerp, input, end, scalar_value(weight))
 
 
 def _check_lerp(input: Tensor, end: Any, weight: Any) -> None:
@@ -958,6 +1059,13 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
     posinf = None if posinf is None else scalar_value(posinf)
     neginf = None if neginf is None else scalar_value(neginf)
     return NanToNum.apply(input, scalar_value(nan), posinf, neginf)
+
+
+def nan_to_num_(input: Tensor, nan: float = 0.0, posinf: float | None = None,
+                neginf: float | None = None) -> Tensor:  # fmt: skip
+    posinf = None if posinf is None else scalar_value(posinf)
+    neginf = None if neginf is None else scalar_value(neginf)
+    return apply_inplace(NanToNum, input, scalar_value(nan), posinf, neginf)
 
 
 # --------------------------------------------------------------------- clamp
@@ -1021,7 +1129,7 @@ def _clamp_tensor_array(x: Tensor, low: Tensor | None, high: Tensor | None) -> n
     try:
         return _clamp_array(array, low_array, high_array)
     except ValueError:
-        broadcast_shapes(*[t._data.shape for t in (x, *bounds)])
+        common_shape(*[t._data.shape for t in (x, *bounds)])
         raise
 
 
@@ -1114,9 +1222,6 @@ def clamp_(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
 clip_ = clamp_
 
 
-clip_ = clamp_
-
-
 # --------------------------------------------------------------------- where
 _SAME_SIZE_INTEGER = {2: np.int16, 4: np.int32, 8: np.int64}
 
@@ -1180,7 +1285,7 @@ class Where(Function):
         try:
             result = _select(condition._data, x, y)
         except ValueError:
-            broadcast_shapes(condition._data.shape, np.shape(x), np.shape(y))
+            common_shape(condition._data.shape, np.shape(x), np.shape(y))
             raise
         ctx.save_for_backward(condition)
         # Operands may have been promoted: gradients go back in each input's shape and dtype.
@@ -1334,48 +1439,159 @@ def _compare(name: str, ufunc: Any, input: Any, other: Any) -> Tensor:
         raise broadcast_error(np.shape(x), np.shape(y)) from None
 
 
+# Comparisons and logical ops in place write 0 and 1 in the input's dtype. They are piecewise
+# constant, so their gradient is zero; the grad_fn names are PyTorch's (scalar, tensor other).
+class _CompareInplace(Function):
+    @staticmethod
+    def forward(ctx, x, other, name, ufunc):
+        ctx.shape = x._data.shape
+        ctx.other_shape = other._data.shape if isinstance(other, TensorBase) else None
+        return _compare(name, ufunc, x, other)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_other = None
+        if ctx.other_shape is not None and ctx.needs_input_grad[1]:
+            grad_other = zeros_like_grad(grad_output, ctx.other_shape)
+        return zeros_like_grad(grad_output, ctx.shape), grad_other, None, None
+
+
+def _compare_(name: str, ufunc: Any, forms: tuple, input: Tensor, other: Any) -> Tensor:
+    check_tensors(input)
+    other = inplace_operand(other, name + "_")
+    form = forms[1] if isinstance(other, TensorBase) else forms[0]
+    return apply_inplace(form, input, other, name, ufunc)
+
+
 def eq(input: Tensor, other: Any) -> Tensor:
     return _compare("eq", np.equal, input, other)
+
+
+class EqScalarInplace(_CompareInplace):
+    _backward_name = "EqBackward0"
+
+
+class EqTensorInplace(_CompareInplace):
+    _backward_name = "EqBackward1"
+
+
+def eq_(input: Tensor, other: Any) -> Tensor:
+    return _compare_("eq", np.equal, (EqScalarInplace, EqTensorInplace), input, other)
 
 
 def ne(input: Tensor, other: Any) -> Tensor:
     return _compare("ne", np.not_equal, input, other)
 
 
+class NeScalarInplace(_CompareInplace):
+    _backward_name = "NeBackward0"
+
+
+class NeTensorInplace(_CompareInplace):
+    _backward_name = "NeBackward1"
+
+
+def ne_(input: Tensor, other: Any) -> Tensor:
+    return _compare_("ne", np.not_equal, (NeScalarInplace, NeTensorInplace), input, other)
+
+
 def lt(input: Tensor, other: Any) -> Tensor:
     return _compare("lt", np.less, input, other)
+
+
+class LtScalarInplace(_CompareInplace):
+    _backward_name = "LtBackward0"
+
+
+class LtTensorInplace(_CompareInplace):
+    _backward_name = "LtBackward1"
+
+
+def lt_(input: Tensor, other: Any) -> Tensor:
+    return _compare_("lt", np.less, (LtScalarInplace, LtTensorInplace), input, other)
 
 
 def le(input: Tensor, other: Any) -> Tensor:
     return _compare("le", np.less_equal, input, other)
 
 
+class LeScalarInplace(_CompareInplace):
+    _backward_name = "LeBackward0"
+
+
+class LeTensorInplace(_CompareInplace):
+    _backward_name = "LeBackward1"
+
+
+def le_(input: Tensor, other: Any) -> Tensor:
+    return _compare_("le", np.less_equal, (LeScalarInplace, LeTensorInplace), input, other)
+
+
 def gt(input: Tensor, other: Any) -> Tensor:
     return _compare("gt", np.greater, input, other)
+
+
+class GtScalarInplace(_CompareInplace):
+    _backward_name = "GtBackward0"
+
+
+class GtTensorInplace(_CompareInplace):
+    _backward_name = "GtBackward1"
+
+
+def gt_(input: Tensor, other: Any) -> Tensor:
+    return _compare_("gt", np.greater, (GtScalarInplace, GtTensorInplace), input, other)
 
 
 def ge(input: Tensor, other: Any) -> Tensor:
     return _compare("ge", np.greater_equal, input, other)
 
 
+class GeScalarInplace(_CompareInplace):
+    _backward_name = "GeBackward0"
+
+
+class GeTensorInplace(_CompareInplace):
+    _backward_name = "GeBackward1"
+
+
+def ge_(input: Tensor, other: Any) -> Tensor:
+    return _compare_("ge", np.greater_equal, (GeScalarInplace, GeTensorInplace), input, other)
+
+
 def greater(input: Tensor, other: Any) -> Tensor:
     return _compare("greater", np.greater, input, other)
+
+
+greater_ = gt_
 
 
 def greater_equal(input: Tensor, other: Any) -> Tensor:
     return _compare("greater_equal", np.greater_equal, input, other)
 
 
+greater_equal_ = ge_
+
+
 def less(input: Tensor, other: Any) -> Tensor:
     return _compare("less", np.less, input, other)
+
+
+less_ = lt_
 
 
 def less_equal(input: Tensor, other: Any) -> Tensor:
     return _compare("less_equal", np.less_equal, input, other)
 
 
+less_equal_ = le_
+
+
 def not_equal(input: Tensor, other: Any) -> Tensor:
     return _compare("not_equal", np.not_equal, input, other)
+
+
+not_equal_ = ne_
 
 
 def equal(input: Tensor, other: Tensor) -> bool:
@@ -1399,7 +1615,7 @@ def _check_same_dtype(input: Tensor, other: Tensor) -> None:
 
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:  # fmt: skip
-    """|input - other| <= atol + rtol * |other| elementwise; infinities are close when equal."""
+    """`|input - other| <= atol + rtol * |other|` elementwise; infinities are close when equal."""
     check_tensors(input, other)
     _check_same_dtype(input, other)
     if rtol < 0:
@@ -1437,6 +1653,34 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
         raise
 
 
+def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
+         invert: bool = False) -> Tensor:  # fmt: skip
+    """Whether each of `elements` occurs in `test_elements` (either may be a number)."""
+
+    def is_number(value: Any) -> bool:
+        return isinstance(value, int | float) and not isinstance(value, TensorBase)
+
+    if not (
+        (isinstance(elements, TensorBase) or is_number(elements))
+        and (isinstance(test_elements, TensorBase) or is_number(test_elements))
+        and (isinstance(elements, TensorBase) or isinstance(test_elements, TensorBase))
+    ):
+        raise invalid_combination("isin", (elements, test_elements), (
+            "(Tensor elements, Tensor test_elements, *, bool assume_unique = False, "
+            "bool invert = False, Tensor out = None)",
+            "(Number element, Tensor test_elements, *, bool assume_unique = False, "
+            "bool invert = False, Tensor out = None)",
+            "(Tensor elements, Number test_element, *, bool assume_unique = False, "
+            "bool invert = False, Tensor out = None)",
+        ))  # fmt: skip
+    values = elements._data if isinstance(elements, TensorBase) else np.asarray(elements)
+    tests = test_elements._data if isinstance(test_elements, TensorBase) else test_elements
+    for array in (values, np.asarray(tests)):
+        if array.dtype == np.bool_:
+            raise RuntimeError("Unsupported input type encountered for isin(): Bool")
+    return _wrap(np.isin(values, tests, assume_unique=assume_unique, invert=invert))
+
+
 # ----------------------------------------------------------- logical, bitwise
 def _check_other_tensor(name: str, other: Any) -> None:
     if not isinstance(other, TensorBase):
@@ -1451,9 +1695,28 @@ def _logical(name: str, ufunc: Any, input: Tensor, other: Tensor) -> Tensor:
         raise broadcast_error(input._data.shape, other._data.shape) from None
 
 
+def _write_untracked(input: Tensor, result: Tensor) -> Tensor:
+    """Write a logical op's result into its input outside autograd, as PyTorch does: the data
+    and the version change, the history does not (a leaf that requires grad is written too)."""
+    write_inplace(input, result._data)
+    input._version_counter[0] += 1
+    return input
+
+
+def _check_other_operand(name: str, other: Any) -> None:
+    if not isinstance(other, TensorBase):
+        raise argument_error(name, "other", 1, other)
+
+
 def logical_and(input: Tensor, other: Tensor) -> Tensor:
     check_tensors(input, other)
     return _logical("logical_and", np.logical_and, input, other)
+
+
+def logical_and_(input: Tensor, other: Tensor) -> Tensor:
+    check_tensors(input)
+    _check_other_operand("logical_and_", other)
+    return _write_untracked(input, _logical("logical_and_", np.logical_and, input, other))
 
 
 def logical_or(input: Tensor, other: Tensor) -> Tensor:
@@ -1461,9 +1724,21 @@ def logical_or(input: Tensor, other: Tensor) -> Tensor:
     return _logical("logical_or", np.logical_or, input, other)
 
 
+def logical_or_(input: Tensor, other: Tensor) -> Tensor:
+    check_tensors(input)
+    _check_other_operand("logical_or_", other)
+    return _write_untracked(input, _logical("logical_or_", np.logical_or, input, other))
+
+
 def logical_xor(input: Tensor, other: Tensor) -> Tensor:
     check_tensors(input, other)
     return _logical("logical_xor", np.logical_xor, input, other)
+
+
+def logical_xor_(input: Tensor, other: Tensor) -> Tensor:
+    check_tensors(input)
+    _check_other_operand("logical_xor_", other)
+    return _write_untracked(input, _logical("logical_xor_", np.logical_xor, input, other))
 
 
 def logical_not(input: Tensor) -> Tensor:
@@ -1472,6 +1747,10 @@ def logical_not(input: Tensor) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
+
+
+def logical_not_(input: Tensor) -> Tensor:
+    return _write_untracked(input, logical_not(input))
 
 
 def _bitwise(name: str, function: type[Function], input: Any, other: Any) -> Tensor:
@@ -1567,12 +1846,24 @@ def bitwise_and(input: Any, other: Any) -> Tensor:
     return _bitwise("bitwise_and", BitwiseAnd, input, other)
 
 
+def bitwise_and_(input: Tensor, other: Any) -> Tensor:
+    return apply_inplace(BitwiseAnd, input, inplace_operand(other, "bitwise_and_"))
+
+
 def bitwise_or(input: Any, other: Any) -> Tensor:
     return _bitwise("bitwise_or", BitwiseOr, input, other)
 
 
+def bitwise_or_(input: Tensor, other: Any) -> Tensor:
+    return apply_inplace(BitwiseOr, input, inplace_operand(other, "bitwise_or_"))
+
+
 def bitwise_xor(input: Any, other: Any) -> Tensor:
     return _bitwise("bitwise_xor", BitwiseXor, input, other)
+
+
+def bitwise_xor_(input: Tensor, other: Any) -> Tensor:
+    return apply_inplace(BitwiseXor, input, inplace_operand(other, "bitwise_xor_"))
 
 
 def bitwise_left_shift(input: Any, other: Any) -> Tensor:
@@ -1580,25 +1871,13 @@ def bitwise_left_shift(input: Any, other: Any) -> Tensor:
     return _bitwise("bitwise_left_shift", BitwiseLeftShift, input, other)
 
 
+def bitwise_left_shift_(input: Tensor, other: Any) -> Tensor:
+    return apply_inplace(BitwiseLeftShift, input, inplace_operand(other, "bitwise_left_shift_"))
+
+
 def bitwise_right_shift(input: Any, other: Any) -> Tensor:
     """input // 2**other for integer tensors (an arithmetic shift: the sign is kept)."""
     return _bitwise("bitwise_right_shift", BitwiseRightShift, input, other)
-
-
-def bitwise_and_(input: Tensor, other: Any) -> Tensor:
-    return apply_inplace(BitwiseAnd, input, inplace_operand(other, "bitwise_and_"))
-
-
-def bitwise_or_(input: Tensor, other: Any) -> Tensor:
-    return apply_inplace(BitwiseOr, input, inplace_operand(other, "bitwise_or_"))
-
-
-def bitwise_xor_(input: Tensor, other: Any) -> Tensor:
-    return apply_inplace(BitwiseXor, input, inplace_operand(other, "bitwise_xor_"))
-
-
-def bitwise_left_shift_(input: Tensor, other: Any) -> Tensor:
-    return apply_inplace(BitwiseLeftShift, input, inplace_operand(other, "bitwise_left_shift_"))
 
 
 def bitwise_right_shift_(input: Tensor, other: Any) -> Tensor:
@@ -1615,6 +1894,26 @@ def bitwise_not(input: Tensor) -> Tensor:
     if array.dtype.kind in FLOAT_KINDS:
         raise _not_implemented("bitwise_not_cpu", array.dtype)
     return _wrap(np.invert(array))
+
+
+class BitwiseNot(Function):
+    """Bitwise NOT for the in-place form; integer and bool tensors never require grad."""
+
+    @staticmethod
+    def forward(ctx, x):
+        array = x._data
+        if array.dtype.kind in FLOAT_KINDS:
+            raise _not_implemented("bitwise_not_cpu", array.dtype)
+        return _wrap(np.invert(array))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return None
+
+
+def bitwise_not_(input: Tensor) -> Tensor:
+    check_tensors(input)
+    return apply_inplace(BitwiseNot, input)
 
 
 # ============================================================ more math
@@ -2217,14 +2516,6 @@ def clamp_min(input: Tensor, min: Any) -> Tensor:
     return ClampMin.apply(input, min)
 
 
-def clamp_max(input: Tensor, max: Any) -> Tensor:
-    """Limit input from above: min(input, max), nan propagating."""
-    max = _one_sided_bound("clamp_max", input, max, "max")
-    if isinstance(max, TensorBase):
-        return ClampMaxTensor.apply(input, max)
-    return ClampMax.apply(input, max)
-
-
 def clamp_min_(input: Tensor, min: Any) -> Tensor:
     min = _one_sided_bound("clamp_min_", input, min, "min")
     if isinstance(min, TensorBase):
@@ -2233,26 +2524,20 @@ def clamp_min_(input: Tensor, min: Any) -> Tensor:
     return apply_inplace(ClampMin, input, min)
 
 
+def clamp_max(input: Tensor, max: Any) -> Tensor:
+    """Limit input from above: min(input, max), nan propagating."""
+    max = _one_sided_bound("clamp_max", input, max, "max")
+    if isinstance(max, TensorBase):
+        return ClampMaxTensor.apply(input, max)
+    return ClampMax.apply(input, max)
+
+
 def clamp_max_(input: Tensor, max: Any) -> Tensor:
     max = _one_sided_bound("clamp_max_", input, max, "max")
     if isinstance(max, TensorBase):
         return apply_inplace(ClampMaxTensor, input, max)
     _check_inplace_clamp(input, max)
     return apply_inplace(ClampMax, input, max)
-
-
-def lerp_(input: Tensor, end: Tensor, weight: Any) -> Tensor:
-    _check_lerp(input, end, weight)
-    if isinstance(weight, TensorBase):
-        return apply_inplace(LerpTensor, input, end, weight)
-    return apply_inplace(Lerp, input, end, scalar_value(weight))
-
-
-def nan_to_num_(input: Tensor, nan: float = 0.0, posinf: float | None = None,
-                neginf: float | None = None) -> Tensor:  # fmt: skip
-    posinf = None if posinf is None else scalar_value(posinf)
-    neginf = None if neginf is None else scalar_value(neginf)
-    return apply_inplace(NanToNum, input, scalar_value(nan), posinf, neginf)
 
 
 # ------------------------------------------------------ gamma family, erfinv, i0
@@ -2567,6 +2852,29 @@ def asinh(input: Tensor) -> Tensor:
 arcsinh = asinh
 
 
+def _inplace_without_derivative(base: type, name: str) -> type:
+    """PyTorch records `name`_ under its own grad_fn name (`<Base>Backward1`) and defines no
+    derivative for it: the in-place twin of `base` whose backward says so."""
+
+    def backward(ctx, grad_output):
+        raise NotImplementedError(
+            f"the derivative for 'inplace version of {name}' is not implemented."
+        )
+
+    namespace = {"_backward_name": f"{base.__name__}Backward1", "backward": staticmethod(backward)}
+    return type(f"{base.__name__}Inplace", (base,), namespace)
+
+
+AsinhInplace = _inplace_without_derivative(Asinh, "asinh")
+
+
+def asinh_(input: Tensor) -> Tensor:
+    return apply_inplace(AsinhInplace, input)
+
+
+arcsinh_ = asinh_
+
+
 class Acosh(Function):
     _backward_name = "AcoshBackward0"
 
@@ -2589,6 +2897,16 @@ def acosh(input: Tensor) -> Tensor:
 arccosh = acosh
 
 
+AcoshInplace = _inplace_without_derivative(Acosh, "acosh")
+
+
+def acosh_(input: Tensor) -> Tensor:
+    return apply_inplace(AcoshInplace, input)
+
+
+arccosh_ = acosh_
+
+
 class Atanh(Function):
     _backward_name = "AtanhBackward0"
 
@@ -2609,6 +2927,16 @@ def atanh(input: Tensor) -> Tensor:
 
 
 arctanh = atanh
+
+
+AtanhInplace = _inplace_without_derivative(Atanh, "atanh")
+
+
+def atanh_(input: Tensor) -> Tensor:
+    return apply_inplace(AtanhInplace, input)
+
+
+arctanh_ = atanh_
 
 
 _LN2 = math.log(2.0)
@@ -2634,347 +2962,8 @@ def exp2(input: Tensor) -> Tensor:
     return Exp2.apply(input)
 
 
-# ------------------------------------------------------------- more in-place forms
-def expm1_(input: Tensor) -> Tensor:
-    return apply_inplace(Expm1, input)
-
-
 def exp2_(input: Tensor) -> Tensor:
     return apply_inplace(Exp2, input)
-
-
-def log_(input: Tensor) -> Tensor:
-    return apply_inplace(Log, input)
-
-
-def log1p_(input: Tensor) -> Tensor:
-    return apply_inplace(Log1p, input)
-
-
-def log2_(input: Tensor) -> Tensor:
-    return apply_inplace(Log2, input)
-
-
-def log10_(input: Tensor) -> Tensor:
-    return apply_inplace(Log10, input)
-
-
-def rsqrt_(input: Tensor) -> Tensor:
-    return apply_inplace(Rsqrt, input)
-
-
-def sign_(input: Tensor) -> Tensor:
-    return apply_inplace(Sign, input)
-
-
-def square_(input: Tensor) -> Tensor:
-    """input * input in place, as pow_(input, 2)."""
-    return _pow_(input, 2)
-
-
-def sin_(input: Tensor) -> Tensor:
-    return apply_inplace(Sin, input)
-
-
-def cos_(input: Tensor) -> Tensor:
-    return apply_inplace(Cos, input)
-
-
-def tan_(input: Tensor) -> Tensor:
-    return apply_inplace(Tan, input)
-
-
-def sinh_(input: Tensor) -> Tensor:
-    return apply_inplace(Sinh, input)
-
-
-def cosh_(input: Tensor) -> Tensor:
-    return apply_inplace(Cosh, input)
-
-
-def tanh_(input: Tensor) -> Tensor:
-    return apply_inplace(Tanh, input)
-
-
-def asin_(input: Tensor) -> Tensor:
-    return apply_inplace(Asin, input)
-
-
-def acos_(input: Tensor) -> Tensor:
-    return apply_inplace(Acos, input)
-
-
-def atan_(input: Tensor) -> Tensor:
-    return apply_inplace(Atan, input)
-
-
-def _inplace_without_derivative(base: type, name: str) -> type:
-    """PyTorch records `name`_ under its own grad_fn name (`<Base>Backward1`) and defines no
-    derivative for it: the in-place twin of `base` whose backward says so."""
-
-    def backward(ctx, grad_output):
-        raise NotImplementedError(
-            f"the derivative for 'inplace version of {name}' is not implemented."
-        )
-
-    namespace = {"_backward_name": f"{base.__name__}Backward1", "backward": staticmethod(backward)}
-    return type(f"{base.__name__}Inplace", (base,), namespace)
-
-
-AsinhInplace = _inplace_without_derivative(Asinh, "asinh")
-AcoshInplace = _inplace_without_derivative(Acosh, "acosh")
-AtanhInplace = _inplace_without_derivative(Atanh, "atanh")
-
-
-def asinh_(input: Tensor) -> Tensor:
-    return apply_inplace(AsinhInplace, input)
-
-
-def acosh_(input: Tensor) -> Tensor:
-    return apply_inplace(AcoshInplace, input)
-
-
-def atanh_(input: Tensor) -> Tensor:
-    return apply_inplace(AtanhInplace, input)
-
-
-arcsin_ = asin_
-
-
-arccos_ = acos_
-
-
-arctan_ = atan_
-
-
-arcsinh_ = asinh_
-
-
-arccosh_ = acosh_
-
-
-arctanh_ = atanh_
-
-
-def atan2_(input: Tensor, other: Tensor) -> Tensor:
-    if not isinstance(other, TensorBase):
-        raise argument_error("atan2_", "other", 1, other)
-    return apply_inplace(Atan2, input, other)
-
-
-arctan2_ = atan2_
-
-
-def erf_(input: Tensor) -> Tensor:
-    return apply_inplace(Erf, input)
-
-
-def erfc_(input: Tensor) -> Tensor:
-    return apply_inplace(Erfc, input)
-
-
-def floor_(input: Tensor) -> Tensor:
-    return apply_inplace(Floor, input)
-
-
-def ceil_(input: Tensor) -> Tensor:
-    return apply_inplace(Ceil, input)
-
-
-def trunc_(input: Tensor) -> Tensor:
-    return apply_inplace(Trunc, input)
-
-
-fix_ = trunc_
-
-
-def round_(input: Tensor, *, decimals: int = 0) -> Tensor:
-    if decimals == 0:
-        return apply_inplace(Round, input)
-    return apply_inplace(RoundDecimals, input, int(decimals))
-
-
-def _check_lerp_dtypes(input: Tensor, end: Tensor, weight: Tensor | None) -> None:
-    start_dtype = input._data.dtype
-    if end._data.dtype != start_dtype:
-        raise RuntimeError(
-            f"expected dtype {_cpp_name(start_dtype)} for `end` but got dtype "
-            f"{_cpp_name(end._data.dtype)}"
-        )
-    if weight is not None and weight.ndim > 0 and weight._data.dtype != start_dtype:
-        raise RuntimeError(
-            f"expected dtype {_cpp_name(start_dtype)} for `weight` but got dtype "
-            f"{_cpp_name(weight._data.dtype)}"
-        )
-    if start_dtype.kind not in FLOAT_KINDS:
-        kernel = "lerp_kernel_scalar" if weight is None else "lerp_kernel_tensor"
-        raise _not_implemented(kernel, start_dtype)
-
-
-# Comparisons and logical ops in place write 0 and 1 in the input's dtype. They are piecewise
-# constant, so their gradient is zero; the grad_fn names are PyTorch's (scalar, tensor other).
-class _CompareInplace(Function):
-    @staticmethod
-    def forward(ctx, x, other, name, ufunc):
-        ctx.shape = x._data.shape
-        ctx.other_shape = other._data.shape if isinstance(other, TensorBase) else None
-        return _compare(name, ufunc, x, other)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        grad_other = None
-        if ctx.other_shape is not None and ctx.needs_input_grad[1]:
-            grad_other = zeros_like_grad(grad_output, ctx.other_shape)
-        return zeros_like_grad(grad_output, ctx.shape), grad_other, None, None
-
-
-class EqScalarInplace(_CompareInplace):
-    _backward_name = "EqBackward0"
-
-
-class EqTensorInplace(_CompareInplace):
-    _backward_name = "EqBackward1"
-
-
-class NeScalarInplace(_CompareInplace):
-    _backward_name = "NeBackward0"
-
-
-class NeTensorInplace(_CompareInplace):
-    _backward_name = "NeBackward1"
-
-
-class LtScalarInplace(_CompareInplace):
-    _backward_name = "LtBackward0"
-
-
-class LtTensorInplace(_CompareInplace):
-    _backward_name = "LtBackward1"
-
-
-class LeScalarInplace(_CompareInplace):
-    _backward_name = "LeBackward0"
-
-
-class LeTensorInplace(_CompareInplace):
-    _backward_name = "LeBackward1"
-
-
-class GtScalarInplace(_CompareInplace):
-    _backward_name = "GtBackward0"
-
-
-class GtTensorInplace(_CompareInplace):
-    _backward_name = "GtBackward1"
-
-
-class GeScalarInplace(_CompareInplace):
-    _backward_name = "GeBackward0"
-
-
-class GeTensorInplace(_CompareInplace):
-    _backward_name = "GeBackward1"
-
-
-def _compare_(name: str, ufunc: Any, forms: tuple, input: Tensor, other: Any) -> Tensor:
-    check_tensors(input)
-    other = inplace_operand(other, name + "_")
-    form = forms[1] if isinstance(other, TensorBase) else forms[0]
-    return apply_inplace(form, input, other, name, ufunc)
-
-
-def eq_(input: Tensor, other: Any) -> Tensor:
-    return _compare_("eq", np.equal, (EqScalarInplace, EqTensorInplace), input, other)
-
-
-def ne_(input: Tensor, other: Any) -> Tensor:
-    return _compare_("ne", np.not_equal, (NeScalarInplace, NeTensorInplace), input, other)
-
-
-def lt_(input: Tensor, other: Any) -> Tensor:
-    return _compare_("lt", np.less, (LtScalarInplace, LtTensorInplace), input, other)
-
-
-def le_(input: Tensor, other: Any) -> Tensor:
-    return _compare_("le", np.less_equal, (LeScalarInplace, LeTensorInplace), input, other)
-
-
-def gt_(input: Tensor, other: Any) -> Tensor:
-    return _compare_("gt", np.greater, (GtScalarInplace, GtTensorInplace), input, other)
-
-
-def ge_(input: Tensor, other: Any) -> Tensor:
-    return _compare_("ge", np.greater_equal, (GeScalarInplace, GeTensorInplace), input, other)
-
-
-greater_ = gt_
-
-
-greater_equal_ = ge_
-
-
-less_ = lt_
-
-
-less_equal_ = le_
-
-
-not_equal_ = ne_
-
-
-def _write_untracked(input: Tensor, result: Tensor) -> Tensor:
-    """Write a logical op's result into its input outside autograd, as PyTorch does: the data
-    and the version change, the history does not (a leaf that requires grad is written too)."""
-    write_inplace(input, result._data)
-    input._version_counter[0] += 1
-    return input
-
-
-def logical_not_(input: Tensor) -> Tensor:
-    return _write_untracked(input, logical_not(input))
-
-
-def _check_other_operand(name: str, other: Any) -> None:
-    if not isinstance(other, TensorBase):
-        raise argument_error(name, "other", 1, other)
-
-
-def logical_and_(input: Tensor, other: Tensor) -> Tensor:
-    check_tensors(input)
-    _check_other_operand("logical_and_", other)
-    return _write_untracked(input, _logical("logical_and_", np.logical_and, input, other))
-
-
-def logical_or_(input: Tensor, other: Tensor) -> Tensor:
-    check_tensors(input)
-    _check_other_operand("logical_or_", other)
-    return _write_untracked(input, _logical("logical_or_", np.logical_or, input, other))
-
-
-def logical_xor_(input: Tensor, other: Tensor) -> Tensor:
-    check_tensors(input)
-    _check_other_operand("logical_xor_", other)
-    return _write_untracked(input, _logical("logical_xor_", np.logical_xor, input, other))
-
-
-class BitwiseNot(Function):
-    """Bitwise NOT for the in-place form; integer and bool tensors never require grad."""
-
-    @staticmethod
-    def forward(ctx, x):
-        array = x._data
-        if array.dtype.kind in FLOAT_KINDS:
-            raise _not_implemented("bitwise_not_cpu", array.dtype)
-        return _wrap(np.invert(array))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return None
-
-
-def bitwise_not_(input: Tensor) -> Tensor:
-    check_tensors(input)
-    return apply_inplace(BitwiseNot, input)
 
 
 # ------------------------------------------------ complex-number queries on real tensors

@@ -20,14 +20,15 @@ from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled, local_state
 from lucid._core.tensor import _wrap
-from lucid.ops._common import check_tensors, not_implemented, zeros_like_grad
+from lucid.factories import rand
+from lucid.ops._common import autocast_op, check_tensors, not_implemented, zeros_like_grad
 from lucid.ops._promote import is_low_precision, round_to, widen
-from lucid.ops.arithmetic import matmul
+from lucid.ops.activations import relu
 from lucid.ops.convolution import Col2Im, Pair, _size_list, _tuple, _windows
 from lucid.ops.fills import to
 from lucid.ops.indexing import gather, scatter_add
-from lucid.ops.nn_ops import relu
 from lucid.ops.pointwise import where
+from lucid.ops.products import matmul
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -667,10 +668,9 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
     return adaptive_avg_pool2d(input.unsqueeze(-2), (1, out)).squeeze(-2)
 
 
+@autocast_op
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     """Average pooling to a fixed (Do, Ho, Wo) with PyTorch's adaptive window boundaries."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(adaptive_avg_pool3d, input, output_size)
     check_tensors(input)
     _check_output_size_length(input, output_size)
     if input.dim() not in (4, 5):
@@ -933,6 +933,7 @@ def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
     return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
+@autocast_op
 def avg_pool3d(
     input: Tensor,
     kernel_size: Any,
@@ -943,17 +944,6 @@ def avg_pool3d(
     divisor_override: int | None = None,
 ) -> Tensor:
     """3-D average pooling over (N, C, D, H, W) or (C, D, H, W) input."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            avg_pool3d,
-            input,
-            kernel_size,
-            stride,
-            padding,
-            ceil_mode,
-            count_include_pad,
-            divisor_override,
-        )
     kernel, stride_t, padding_t, _, out_size = _pool3d_config(
         "avg_pool3d", input, kernel_size, stride, padding, 1, ceil_mode, False
     )
@@ -1004,10 +994,9 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     )
 
 
+@autocast_op
 def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """Max pooling to a fixed (Do, Ho, Wo) with PyTorch's adaptive window boundaries."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(adaptive_max_pool3d, input, output_size, return_indices)
     return _adaptive_max(
         "adaptive_max_pool3d", AdaptiveMaxPool3D, 3, input, output_size, return_indices
     )
@@ -1190,38 +1179,29 @@ def _max_unpool(cls, dims, input, indices, out_size) -> Tensor:
     return cls.apply(input, indices, tuple(out_size))
 
 
+@autocast_op
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                  padding: Any = 0, output_size: Any = None) -> Tensor:  # fmt: skip
     """The partial inverse of max_pool1d: each value at its index, zeros elsewhere."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            max_unpool1d, input, indices, kernel_size, stride, padding, output_size
-        )
     check_tensors(input, indices)
     out = _unpool_size("max_unpool1d", input, kernel_size, stride, padding, output_size)
     result = _max_unpool(MaxUnpool2D, 2, input.unsqueeze(-1), indices.unsqueeze(-1), (*out, 1))
     return result.squeeze(-1)
 
 
+@autocast_op
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                  padding: Any = 0, output_size: Any = None) -> Tensor:  # fmt: skip
     """The partial inverse of max_pool2d: each value at its flat index, zeros elsewhere."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            max_unpool2d, input, indices, kernel_size, stride, padding, output_size
-        )
     check_tensors(input, indices)
     out = _unpool_size("max_unpool2d", input, kernel_size, stride, padding, output_size)
     return _max_unpool(MaxUnpool2D, 2, input, indices, out)
 
 
+@autocast_op
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                  padding: Any = 0, output_size: Any = None) -> Tensor:  # fmt: skip
     """The partial inverse of max_pool3d: each value at its flat index, zeros elsewhere."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            max_unpool3d, input, indices, kernel_size, stride, padding, output_size
-        )
     check_tensors(input, indices)
     out = _unpool_size("max_unpool3d", input, kernel_size, stride, padding, output_size)
     return _max_unpool(MaxUnpool3D, 3, input, indices, out)
@@ -1258,8 +1238,6 @@ def _fractional(op, cls, dims, input, kernel_size, output_size, output_ratio, sa
     if samples is None:
         if not input.is_floating_point():
             raise not_implemented("check_uniform_bounds", input._data.dtype)
-        from lucid.factories import rand  # noqa: PLC0415  (factories build on the ops)
-
         batch = 1 if input.dim() == dims + 1 else input.size(0)
         samples = rand(batch, input.size(-dims - 1), dims, dtype=input.dtype)
     if input.dim() not in (dims + 1, dims + 2):
@@ -1286,22 +1264,13 @@ def _fractional(op, cls, dims, input, kernel_size, output_size, output_ratio, sa
     return cls.apply(input, positions, out_size, input.dim() == dims + 2)
 
 
+@autocast_op
 def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = None,
                           output_ratio: Any = None, return_indices: bool = False,
                           _random_samples: Tensor | None = None) -> Any:  # fmt: skip
     """Max over pseudo-randomly placed windows of (N, C, H, W) or (C, H, W) input, to
     `output_size` or `output_ratio` of the input's size; samples come from lucid's generator
     unless `_random_samples` (N, C, 2) gives them."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            fractional_max_pool2d,
-            input,
-            kernel_size,
-            output_size,
-            output_ratio,
-            return_indices,
-            _random_samples,
-        )
     values, indices = _fractional(
         "fractional_max_pool2d", FractionalMaxPool2D, 2, input, kernel_size, output_size,
         output_ratio, _random_samples,
@@ -1309,21 +1278,12 @@ def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = No
     return (values, indices) if return_indices else values
 
 
+@autocast_op
 def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = None,
                           output_ratio: Any = None, return_indices: bool = False,
                           _random_samples: Tensor | None = None) -> Any:  # fmt: skip
     """Max over pseudo-randomly placed windows of (N, C, D, H, W) or (C, D, H, W) input;
     samples come from lucid's generator unless `_random_samples` (N, C, 3) gives them."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            fractional_max_pool3d,
-            input,
-            kernel_size,
-            output_size,
-            output_ratio,
-            return_indices,
-            _random_samples,
-        )
     values, indices = _fractional(
         "fractional_max_pool3d", FractionalMaxPool3D, 3, input, kernel_size, output_size,
         output_ratio, _random_samples,

@@ -23,10 +23,10 @@ from lucid._core.function import Function
 from lucid._core.grad_mode import enable_grad, is_grad_enabled
 from lucid._core.tensor import _wrap
 from lucid.ops._promote import round_to, widen
-from lucid.ops.arithmetic import addmm, matmul
-from lucid.ops.nn_ops import _sigmoid_array, sigmoid
+from lucid.ops.activations import _sigmoid_array, sigmoid
+from lucid.ops.joining import cat, stack
 from lucid.ops.pointwise import tanh
-from lucid.ops.shape import cat, stack
+from lucid.ops.products import addmm, matmul
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor

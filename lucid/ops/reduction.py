@@ -1,5 +1,5 @@
-"""Reductions: sum, mean, prod, var, std, max/min, amax/amin, argmax/argmin, logsumexp, norm,
-dist, cumsum, cumprod, all, any, count_nonzero."""
+"""Reductions: sum, nansum, mean, nanmean, prod, var, std, var_mean, std_mean, max/min,
+amax/amin, aminmax, argmax/argmin, logsumexp, norm, renorm, all, any, count_nonzero, hash_tensor."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import dtypes
-from lucid._core.arguments import argument_error, raise_argument_error
+from lucid._core.arguments import raise_argument_error
 from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.function import Function, once_differentiable
 from lucid._core.grad_mode import is_grad_enabled
@@ -24,6 +24,8 @@ from lucid.ops import fills as fills_ops
 from lucid.ops import pointwise as pointwise_ops
 from lucid.ops import shape as shape_ops
 from lucid.ops._common import (
+    _array,
+    _int_argument,
     apply_inplace,
     check_tensors,
     dtype_name,
@@ -31,25 +33,16 @@ from lucid.ops._common import (
     result_type,
     zeros_like_grad,
 )
-from lucid.ops._promote import (
-    binary_arrays,
-    float_array,
-    is_low_precision,
-    low_precision_of,
-    round_to,
-    widen,
-)
-from lucid.ops.broadcast import broadcast_error, sum_to
+from lucid.ops._promote import float_array, is_low_precision, low_precision_of, round_to, widen
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
 __all__ = [
     "sum", "mean", "prod", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin",
-    "logsumexp", "norm", "dist", "cumsum", "cumprod", "all", "any", "count_nonzero",
-    "trapezoid", "trapz", "cumulative_trapezoid", "cov", "gradient", "renorm",
+    "logsumexp", "norm", "all", "any", "count_nonzero", "renorm", "hash_tensor", "aminmax",
+    "nanmean", "nansum", "std_mean", "var_mean",
 ]  # fmt: skip
-__all__ += ["hash_tensor"]
 
 
 _INT64 = np.dtype(np.int64)
@@ -219,6 +212,47 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
     return SumDim.apply(input, dims, keepdim, dtype)
 
 
+# --------------------------------------------------------------------------------- nansum
+class Nansum(Function):
+    _backward_name = "NansumBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim, dtype):
+        array = x._data
+        result = np.asarray(_accumulate(np.add.reduce, array, dims, keepdim, dtype))
+        if array.dtype.kind in FLOAT_KINDS:
+            # Most inputs hold no NaN: sum first, and mask the NaNs only where a sum shows one.
+            nan = None
+            if np.isnan(result).any():
+                nan = np.isnan(array)
+                masked = np.where(nan, 0, array)
+                result = np.asarray(_accumulate(np.add.reduce, masked, dims, keepdim, dtype))
+            if ctx.needs_input_grad[0]:
+                ctx.shape = array.shape
+                ctx.dims = dims
+                ctx.keepdim = keepdim
+                ctx.save_for_backward(_wrap(np.isnan(array) if nan is None else nan))
+        return _wrap(result)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (nan,) = ctx.saved_tensors
+        # d/dx nansum(x) = 1 where x is a number, 0 where it is NaN
+        grad = restore_reduced(grad_output, ctx.shape, ctx.dims, ctx.keepdim)
+        return pointwise_ops.where(nan, 0.0, grad), None, None, None
+
+
+def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """`sum` treating NaN as zero."""
+    array = _array(input)
+    if dtype is not None:
+        dtype = dtypes.to_numpy_dtype(dtype)
+    dims = normalize_dims(dim, array.ndim) or None
+    if dims is None and keepdim:
+        dims = tuple(range(array.ndim))
+    return Nansum.apply(input, dims, keepdim, dtype)
+
+
 # ------------------------------------------------------------------------------------ mean
 def _mean_array(array: np.ndarray, dims: tuple[int, ...] | None, keepdim: bool,
                 dtype: np.dtype | None) -> np.ndarray:  # fmt: skip
@@ -293,6 +327,19 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
     return MeanDim.apply(input, dims, keepdim, dtype)
 
 
+def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *,
+            dtype: Any = None) -> Tensor:  # fmt: skip
+    """`mean` of the entries that are not NaN (NaN where a slice has none)."""
+    array = _array(input)
+    if array.dtype.kind not in FLOAT_KINDS:
+        raise RuntimeError(
+            "nanmean(): expected input to have floating point or complex dtype but got "
+            f"{dtype_name(array.dtype)}"
+        )
+    count = nansum(pointwise_ops.logical_not(pointwise_ops.isnan(input)), dim, keepdim)
+    return nansum(input, dim, keepdim, dtype=dtype) / count
+
+
 # ------------------------------------------------------------------------------------ prod
 def _prod_forward(ctx, x, dims, keepdim, dtype):
     array = x._data
@@ -328,10 +375,14 @@ def _product_of_others(x: Tensor, dims: tuple[int, ...] | None) -> Tensor:
     The product of the factors before x_i times the product of those after it, both exclusive
     cumprods, so that its own derivative (prod's second derivative) is right at zeros too.
     """
+    # late imports: cumulative and joining build on this module
+    from lucid.ops.cumulative import cumprod
+    from lucid.ops.joining import cat
+
     if dims is None:
         flat = _product_of_others(shape_ops.reshape(x, (-1,)), (0,))
         return shape_ops.reshape(flat, x._data.shape)
-    cat, flip, narrow = shape_ops.cat, shape_ops.flip, shape_ops.narrow
+    flip, narrow = shape_ops.flip, shape_ops.narrow
     (dim,) = dims
     size = x._data.shape[dim]
     ones = _wrap(np.ones(_keepdim_shape(x._data.shape, dims), x._data.dtype))
@@ -497,9 +548,103 @@ def std(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: b
     return Std.apply(input, dims, dof, keepdim)
 
 
+# ------------------------------------------------------------------------ std_mean / var_mean
+def _add_mean_backward(ctx: Any, grad: Tensor | None, grad_mean: Tensor | None) -> Any:
+    """`grad` plus the gradient of the mean. An output the loss did not use has no gradient
+    (not zeros), so that 0 * inf never turns the other's gradient into NaN."""
+    if grad_mean is None:
+        return grad
+    # d/dx mean(x) = 1 / N
+    grad_mean = restore_reduced(grad_mean, ctx.shape, ctx.dims, ctx.keepdim)
+    count = _reduced_count(ctx.shape, ctx.dims)
+    grad_mean = shape_ops.expand(grad_mean * (1.0 / count if count else float("nan")), ctx.shape)
+    return grad_mean if grad is None else grad + grad_mean
+
+
+class VarMean(Function):
+    _backward_name = "VarMeanBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dims, dof, keepdim):
+        array = x._data
+        ctx.shape = array.shape
+        ctx.dims = dims
+        ctx.dof = dof
+        ctx.keepdim = keepdim
+        ctx.set_materialize_grads(False)
+        if ctx.needs_input_grad[0]:
+            ctx.save_for_backward(x)
+        variance = np.asarray(_variance(array, dims, dof, keepdim)).astype(array.dtype)
+        mean = _mean_array(array, dims, keepdim, None)
+        return _wrap(variance), _wrap(np.asarray(mean))
+
+    @staticmethod
+    def backward(ctx, grad_var, grad_mean):
+        (x,) = ctx.saved_tensors
+        grad_var_input = None
+        if grad_var is not None:
+            grad_var = restore_reduced(grad_var, ctx.shape, ctx.dims, ctx.keepdim)
+            grad_var_input = _variance_backward(x, grad_var, ctx.dims, ctx.dof)
+        return _add_mean_backward(ctx, grad_var_input, grad_mean), None, None, None
+
+
+class StdMean(Function):
+    _backward_name = "StdMeanBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dims, dof, keepdim):
+        array = x._data
+        ctx.shape = array.shape
+        ctx.dims = dims
+        ctx.dof = dof
+        ctx.keepdim = keepdim
+        ctx.set_materialize_grads(False)
+        deviation = np.sqrt(_variance(array, dims, dof, keepdim)).astype(array.dtype)
+        deviation = _wrap(np.asarray(deviation))
+        if ctx.needs_input_grad[0]:
+            ctx.save_for_backward(x, deviation)
+        mean = _mean_array(array, dims, keepdim, None)
+        return deviation, _wrap(np.asarray(mean))
+
+    @staticmethod
+    def backward(ctx, grad_std, grad_mean):
+        x, deviation = ctx.saved_tensors
+        grad_std_input = None
+        if grad_std is not None:
+            restore = restore_reduced
+            grad_std = restore(grad_std, ctx.shape, ctx.dims, ctx.keepdim)
+            deviation = restore(deviation, ctx.shape, ctx.dims, ctx.keepdim)
+            # d std = d var / (2 std); PyTorch takes 0 where std is 0
+            where = pointwise_ops.where
+            grad_var = where(pointwise_ops.eq(deviation, 0.0), 0.0, grad_std / (deviation * 2.0))
+            grad_std_input = _variance_backward(x, grad_var, ctx.dims, ctx.dof)
+        return _add_mean_backward(ctx, grad_std_input, grad_mean), None, None, None
+
+
+def _paired_moments(name: str, function: Any, input: Tensor, dim: Any, unbiased: Any,
+                    keepdim: bool, correction: Any) -> tuple:  # fmt: skip
+    check_tensors(input)
+    if input._data.dtype.kind not in FLOAT_KINDS:
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
+    dims, dof = _variance_args(name, input, dim, unbiased, correction)
+    if dims is None and keepdim:
+        dims = tuple(range(input._data.ndim))
+    return tuple(function.apply(input, dims, dof, keepdim))
+
+
+def var_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
+             *, correction: Any = None) -> tuple:  # fmt: skip
+    """(var, mean) over `dim` in one pass (see `var` for `unbiased` and `correction`)."""
+    return _paired_moments("var_mean", VarMean, input, dim, unbiased, keepdim, correction)
+
+
+def std_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
+             *, correction: Any = None) -> tuple:  # fmt: skip
+    """(std, mean) over `dim` in one pass (see `var` for `unbiased` and `correction`)."""
+    return _paired_moments("std_mean", StdMean, input, dim, unbiased, keepdim, correction)
+
+
 # ------------------------------------------------------------------------------- max / min
-
-
 MaxResult = result_type("MaxResult", "max", "values", "indices")
 MinResult = result_type("MinResult", "min", "values", "indices")
 
@@ -707,6 +852,67 @@ def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
         raise
     _check_reduction_dims("amin", input._data, dims)
     return Amin.apply(input, dims, keepdim)
+
+
+# ---------------------------------------------------------------------------------- aminmax
+AminmaxResult = result_type("AminmaxResult", "aminmax", "min", "max")
+
+
+def _share_among_ties(array: np.ndarray, result: np.ndarray, dims: Any) -> np.ndarray:
+    """Gradient weights of an extreme: ties share it evenly; a NaN slice gets NaN (0 / 0)."""
+    mask = (array == result).astype(array.dtype)
+    return mask / np.add.reduce(mask, dims, None, None, True)
+
+
+class Aminmax(Function):
+    _backward_name = "AminmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        array = x._data
+        low = np.minimum.reduce(array, dims, None, None, True)
+        high = np.maximum.reduce(array, dims, None, None, True)
+        if ctx.needs_input_grad[0]:
+            ctx.shape = array.shape
+            ctx.dims = dims
+            ctx.keepdim = keepdim
+            ctx.save_for_backward(
+                _wrap(_share_among_ties(array, low, dims)),
+                _wrap(_share_among_ties(array, high, dims)),
+            )
+        if not keepdim:
+            shape = _reduced_shape(array.shape, dims, False)
+            low, high = low.reshape(shape), high.reshape(shape)
+        return _wrap(low), _wrap(high)
+
+    @staticmethod
+    def backward(ctx, grad_min, grad_max):
+        low_weights, high_weights = ctx.saved_tensors
+        restore = restore_reduced
+        grad = restore(grad_min, ctx.shape, ctx.dims, ctx.keepdim) * low_weights
+        grad = grad + restore(grad_max, ctx.shape, ctx.dims, ctx.keepdim) * high_weights
+        return grad, None, None
+
+
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> AminmaxResult:
+    """(min, max) over all entries or along `dim`, in one pass over the arguments."""
+    array = _array(input)
+    if dim is None:
+        if array.size == 0:
+            raise RuntimeError(
+                "aminmax(): cannot compute aminmax over an empty dimension as the operation has "
+                "no identity."
+            )
+        dims = None
+    else:
+        _int_argument("aminmax", dim, "dim", 2)
+        dim = _normalize_dim(dim, array.ndim)
+        if array.ndim and array.shape[dim] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {dim} to have non-zero size.")
+        dims = (dim,) if array.ndim else None
+    if dims is None and keepdim:
+        dims = tuple(range(array.ndim))
+    return AminmaxResult(*Aminmax.apply(input, dims, keepdim))
 
 
 # ------------------------------------------------------------------------- argmax / argmin
@@ -993,194 +1199,6 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
     return _vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype)
 
 
-class Dist(Function):
-    _backward_name = "DistBackward0"
-
-    @staticmethod
-    def forward(ctx, a, b, ord):
-        x, y = binary_arrays(a, b)
-        try:
-            difference = x - y
-        except ValueError:
-            raise broadcast_error(a._data.shape, b._data.shape) from None
-        norm = _vector_norm_array(widen(difference), ord, None)
-        norm = round_to(norm, low_precision_of(difference.dtype))
-        result = _wrap(norm.reshape(()))
-        if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
-            ctx.ord = ord
-            sign, weights = _vector_norm_constants(difference, norm, ord, None)
-            ctx.save_for_backward(a, b, result, sign, weights)
-        return result
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        a, b, result, sign, weights = ctx.saved_tensors
-        grad = _vector_norm_backward(a - b, result, grad_output, ctx.ord, sign, weights)
-        if grad is None:
-            return None, None, None
-        grad_a = grad_b = None
-        if ctx.needs_input_grad[0]:
-            grad_a = _as_dtype(sum_to(grad, a.shape), a._data.dtype)
-        if ctx.needs_input_grad[1]:
-            grad_b = _as_dtype(sum_to(-grad, b.shape), b._data.dtype)
-        return grad_a, grad_b, None
-
-
-def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:
-    """The p-norm of input - other (broadcasting)."""
-    check_tensors(input, other)
-    if not isinstance(other, TensorBase):
-        raise argument_error("dist", "other", 2, other)
-    if input._data.dtype.kind not in FLOAT_KINDS or other._data.dtype.kind not in FLOAT_KINDS:
-        raise RuntimeError("dist only supports floating-point dtypes")
-    return Dist.apply(input, other, p)
-
-
-# ---------------------------------------------------------------------- cumsum / cumprod
-def _accumulate_along(ufunc: Any, array: np.ndarray, dim: int, dtype: np.dtype | None) -> Any:
-    """ufunc.accumulate along `dim` in PyTorch's result dtype; a 0-d array is its own result.
-
-    Like PyTorch, single precision accumulates in double (a running sum may pass through
-    values out of its range) and float16/bfloat16 in float32.
-    """
-    if dtype is None:
-        accumulators = _ACCUMULATORS.get(array.dtype)
-        dtype = array.dtype if accumulators is None else accumulators[1]
-    if array.ndim == 0:
-        return array.astype(dtype)
-    if dtype == _FLOAT32:
-        return ufunc.accumulate(array, dim, _FLOAT64).astype(dtype)
-    if is_low_precision(dtype):
-        return round_to(ufunc.accumulate(array, dim, _FLOAT32), dtype)
-    return ufunc.accumulate(array, dim, dtype)
-
-
-class ReverseCumsum(Function):
-    """Sums from the end of `dim`: the backward of cumsum (and cumsum is its backward)."""
-
-    @staticmethod
-    def forward(ctx, x, dim):
-        ctx.dim = dim
-        array = x._data
-        if array.ndim == 0:
-            return _wrap(array.copy())
-        return _wrap(np.flip(_accumulate_along(np.add, np.flip(array, dim), dim, None), dim).copy())
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return cumsum(grad_output, ctx.dim), None
-
-
-class Cumsum(Function):
-    _backward_name = "CumsumBackward0"
-
-    @staticmethod
-    def forward(ctx, x, dim, dtype):
-        array = x._data
-        ctx.dim = dim
-        ctx.input_dtype = array.dtype if dtype is not None else None
-        return _wrap(_accumulate_along(np.add, array, dim, dtype))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        # each x_i appears in every later partial sum
-        return _as_dtype(ReverseCumsum.apply(grad_output, ctx.dim), ctx.input_dtype), None, None
-
-
-def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
-    """Running sums along `dim`."""
-    check_tensors(input)
-    _check_int_dim("cumsum", dim)
-    dim = _normalize_dim(dim, input._data.ndim)
-    return Cumsum.apply(input, dim, dtypes.to_numpy_dtype(dtype))
-
-
-class Cumprod(Function):
-    _backward_name = "CumprodBackward0"
-
-    @staticmethod
-    def forward(ctx, x, dim, dtype):
-        array = x._data
-        ctx.dim = dim
-        ctx.input_dtype = array.dtype if dtype is not None else None
-        result = _wrap(_accumulate_along(np.multiply, array, dim, dtype))
-        if ctx.needs_input_grad[0]:
-            ctx.save_for_backward(x, result, *_cumprod_zero_masks(array, dim))
-        return result
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, result, before, first, stretch = ctx.saved_tensors
-        dim = ctx.dim
-        if x._data.ndim == 0 or x._data.shape[dim] == 1:
-            return _as_dtype(grad_output, ctx.input_dtype), None, None
-        if before is None:
-            # d/dx_i of y_k = prod_{j<=k} x_j is y_k / x_i for every k >= i
-            grad = ReverseCumsum.apply(grad_output * result, dim) / x
-            return _as_dtype(grad, ctx.input_dtype), None, None
-        if is_grad_enabled():
-            # create_graph: the masked form below is right in value but not in its own
-            # derivative at the zeros, so take the O(n^2) form that is (as PyTorch does).
-            grad = _cumprod_backward_by_rows(x, grad_output, dim)
-        else:
-            grad = _cumprod_backward_masked(x, result, grad_output, dim, before, first, stretch)
-        return _as_dtype(grad, ctx.input_dtype), None, None
-
-
-def _cumprod_zero_masks(array: np.ndarray, dim: int) -> tuple[Tensor | None, ...]:
-    """Along `dim`: the entries before the first zero, the first zero, and the entries between
-    it and the next zero; all None when `array` has no zero."""
-    is_zero = array.reshape(array.shape or (1,)) == 0
-    if not is_zero.any():
-        return None, None, None
-    zeros_so_far = np.add.accumulate(is_zero, dim, _INT64)
-    first = is_zero & (zeros_so_far == 1)
-    stretch = ~is_zero & (zeros_so_far == 1)
-    masks = (zeros_so_far == 0, first, stretch)
-    return tuple(_wrap(mask.reshape(array.shape)) for mask in masks)
-
-
-def _cumprod_backward_masked(x: Tensor, result: Tensor, grad_output: Tensor, dim: int,
-                             before: Tensor, first: Tensor, stretch: Tensor) -> Tensor:  # fmt: skip
-    """cumprod's gradient when `x` holds zeros; every term is masked to where it is nonzero in
-    exact arithmetic, so that inf * 0 from other entries cannot turn it into NaN."""
-    where = pointwise_ops.where
-    # Before the first zero the x_i are nonzero and reverse_cumsum(g * y) / x_i holds; the
-    # terms from the zero on hold that zero as a factor.
-    weighted = where(before, grad_output * result, 0.0)
-    grad_before = ReverseCumsum.apply(weighted, dim) / where(before, x, 1.0)
-    # At the first zero z: y_{z-1} * sum_{z <= k < next zero} g_k prod_{z < j <= k} x_j.
-    partial_products = cumprod(where(stretch, x, 1.0), dim)
-    grad_in_reach = where(first, grad_output, where(stretch, grad_output, 0.0))
-    reach = sum(partial_products * grad_in_reach, dim, True)
-    size = x._data.shape[dim]
-    ones = _wrap(np.ones(_keepdim_shape(x._data.shape, (dim,)), result._data.dtype))
-    previous = shape_ops.cat([ones, shape_ops.narrow(result, dim, 0, size - 1)], dim)
-    # After the first zero, every y_k holds it as another factor: the gradient is 0.
-    return where(before, grad_before, 0.0) + where(first, reach * previous, 0.0)
-
-
-def _cumprod_backward_by_rows(x: Tensor, grad_output: Tensor, dim: int) -> Tensor:
-    """cumprod's gradient sum_{k>=i} g_k prod_{j<=k, j!=i} x_j, from one cumprod per i."""
-    where, transpose = pointwise_ops.where, shape_ops.transpose
-    size = x._data.shape[dim]
-    x_last = shape_ops.unsqueeze(transpose(x, dim, -1), -2)
-    grad_last = shape_ops.unsqueeze(transpose(grad_output, dim, -1), -2)
-    # products[..., i, k] = prod_{j<=k, j!=i} x_j: row i is the cumprod with x_i set to 1
-    products = cumprod(where(_wrap(np.eye(size, dtype=np.bool_)), 1.0, x_last), -1)
-    later = _wrap(np.triu(np.ones((size, size), np.bool_)))
-    grad = sum(where(later, products * grad_last, 0.0), -1)
-    return transpose(grad, dim, -1)
-
-
-def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
-    """Running products along `dim`."""
-    check_tensors(input)
-    _check_int_dim("cumprod", dim)
-    dim = _normalize_dim(dim, input._data.ndim)
-    return Cumprod.apply(input, dim, dtypes.to_numpy_dtype(dtype))
-
-
 # ----------------------------------------------------------------- all / any / count_nonzero
 def _logical_reduction(function: Any, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
     try:
@@ -1258,272 +1276,6 @@ def hash_tensor(input: Tensor, dim: Any = None, *, keepdim: bool = False, mode: 
     else:
         bits = array.astype(np.int64)
     return _wrap(np.asarray(np.bitwise_xor.reduce(bits, axis=dims, keepdims=keepdim), np.int64))
-
-
-def cumsum_(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
-    check_tensors(input)
-    _check_int_dim("cumsum_", dim)
-    dim = _normalize_dim(dim, input._data.ndim)
-    return apply_inplace(Cumsum, input, dim, dtypes.to_numpy_dtype(dtype))
-
-
-def cumprod_(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
-    check_tensors(input)
-    _check_int_dim("cumprod_", dim)
-    dim = _normalize_dim(dim, input._data.ndim)
-    return apply_inplace(Cumprod, input, dim, dtypes.to_numpy_dtype(dtype))
-
-
-# ------------------------------------------- integration, covariance, finite differences
-# Compositions of differentiable ops: their gradients and higher derivatives come with them.
-def _pairs_along(y: Tensor, dim: int) -> tuple[Tensor, Tensor]:
-    """y without its last and without its first entry along dim (the left and right ends of
-    each interval)."""
-    count = y._data.shape[dim]
-    return shape_ops.narrow(y, dim, 0, count - 1), shape_ops.narrow(y, dim, 1, count - 1)
-
-
-def _interval_widths(name: str, x: Tensor, y: Tensor, dim: int) -> Tensor:
-    """The widths between sample points `x`: a vector along dim, or x's own differences."""
-    count = y._data.shape[dim]
-    if x._data.ndim == 1:
-        if x._data.shape[0] != count:
-            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
-        left, right = _pairs_along(x, 0)
-        shape = [1] * y._data.ndim
-        shape[dim] = builtins.max(count - 1, 0)
-        return shape_ops.reshape(right - left, tuple(shape))
-    left, right = _pairs_along(x, _normalize_dim(dim - y._data.ndim, x._data.ndim))
-    return right - left
-
-
-def _check_trapezoid_x(name: str, y: Any, x: Any) -> None:
-    check_tensors(y)
-    if y._data.dtype == np.bool_:
-        raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
-    if x is not None and not isinstance(x, TensorBase):
-        from lucid.ops._common import invalid_combination
-
-        error = invalid_combination(name, (y, x), (
-            "(Tensor y, Tensor x, *, int dim = -1)",
-            "(Tensor y, *, Number dx = 1, int dim = -1)",
-        ))  # fmt: skip
-        raise TypeError(f"{error}\n")
-
-
-def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:
-    """The trapezoidal-rule integral of `y` along `dim`, at points `x` or spacing `dx`."""
-    _check_trapezoid_x("trapezoid", y, x)
-    if not y._data.ndim:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    dim = _normalize_dim(dim, y._data.ndim)
-    if y._data.shape[dim] == 0:
-        return sum(y, dim)
-    left, right = _pairs_along(y, dim)
-    if x is not None:
-        return sum(_interval_widths("trapezoid", x, y, dim) * (left + right), dim) / 2.0
-    return sum(left + right, dim) * ((1.0 if dx is None else dx) / 2.0)
-
-
-def trapz(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:
-    """trapezoid under its older name."""
-    return trapezoid(y, x, dx=dx, dim=dim)
-
-
-def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None,
-                         dim: int = -1) -> Tensor:  # fmt: skip
-    """The running trapezoidal-rule integral of `y` along `dim` (one entry fewer than y)."""
-    _check_trapezoid_x("cumulative_trapezoid", y, x)
-    if not y._data.ndim:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    dim = _normalize_dim(dim, y._data.ndim)
-    if y._data.shape[dim] == 0:
-        return y
-    left, right = _pairs_along(y, dim)
-    if x is not None:
-        widths = _interval_widths("cumulative_trapezoid", x, y, dim)
-        return cumsum(widths * (left + right), dim) / 2.0
-    return cumsum((left + right) * ((1.0 if dx is None else dx) / 2.0), dim)
-
-
-def _check_weights(name: str, weights: Tensor, observations: int, integral: bool) -> None:
-    array = weights._data
-    if array.ndim > 1:
-        raise RuntimeError(
-            f"cov(): expected {name} to have one or fewer dimensions but got {name} with "
-            f"{array.ndim} dimensions"
-        )
-    if array.size != observations:
-        raise RuntimeError(
-            f"cov(): expected {name} to have the same numel as there are observations in the "
-            f"input but got {array.size} != {observations}"
-        )
-    if integral and array.dtype.kind not in "iu":
-        raise RuntimeError(
-            f"cov(): expected {name} to have integral dtype but got {name} with "
-            f"{dtype_name(array.dtype)} dtype"
-        )
-    if not integral and array.dtype.kind not in FLOAT_KINDS:
-        raise RuntimeError(
-            f"cov(): expected {name} to have floating point dtype but got {name} with "
-            f"{dtype_name(array.dtype)} dtype"
-        )
-    if np.any(array < 0):
-        raise RuntimeError(f"cov(): {name} cannot be negative")
-
-
-def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
-        aweights: Tensor | None = None) -> Tensor:  # fmt: skip
-    """The covariance matrix of the variables in input's rows (observations in columns), with
-    optional integer frequency weights and float observation weights."""
-    check_tensors(input)
-    ndim = input._data.ndim
-    if ndim > 2:
-        raise RuntimeError(
-            "cov(): expected input to have two or fewer dimensions but got an input with "
-            f"{ndim} dimensions"
-        )
-    if input._data.dtype == np.bool_:
-        raise RuntimeError("cov(): bool dtype is not supported for input")
-    x = input if ndim == 2 else shape_ops.reshape(input, (1, -1))
-    if x._data.dtype.kind not in FLOAT_KINDS:
-        x = fills_ops.to(x, dtypes.get_default_dtype())
-    observations = x._data.shape[1]
-    weights = None
-    if fweights is not None:
-        _check_weights("fweights", fweights, observations, True)
-        weights = fweights
-    if aweights is not None:
-        _check_weights("aweights", aweights, observations, False)
-        weights = aweights if weights is None else weights * aweights
-    if weights is None:
-        average = mean(x, 1)
-        norm_factor = float(observations) - correction
-    else:
-        weight_sum = sum(weights)
-        average = sum(x * weights, 1) / weight_sum
-        if correction == 0:
-            norm_factor = weight_sum
-        elif aweights is None:
-            norm_factor = weight_sum - correction
-        else:
-            norm_factor = weight_sum - sum(weights * aweights) * correction / weight_sum
-    if (
-        float(np.asarray(norm_factor._data if isinstance(norm_factor, TensorBase) else norm_factor))
-        <= 0
-    ):
-        warnings.warn("cov(): degrees of freedom is <= 0", UserWarning, stacklevel=2)
-        norm_factor = 0.0
-    centered = x - shape_ops.unsqueeze(average, 1)
-    weighted = centered if weights is None else centered * weights
-    product = arithmetic_ops.matmul(centered, shape_ops.t(weighted))
-    return shape_ops.squeeze(product / norm_factor)
-
-
-def _spacing_per_dim(spacing: Any, dims: tuple[int, ...]) -> list:
-    if isinstance(spacing, list | tuple):
-        if len(spacing) != len(dims):
-            raise RuntimeError(
-                "lucid.gradient expected spacing to be unspecified, a scalar or it's spacing and "
-                f"dim arguments to have the same length, but got a spacing argument of length "
-                f"{len(spacing)} and a dim argument of length {len(dims)}."
-            )
-        return list(spacing)
-    if isinstance(spacing, TensorBase):
-        return [float(spacing._data)] * len(dims)
-    return [spacing] * len(dims)
-
-
-def _along(values: np.ndarray, dim: int, ndim: int) -> Tensor:
-    """A vector of coefficients shaped to broadcast along dim of an ndim tensor."""
-    shape = [1] * ndim
-    shape[dim] = values.shape[0]
-    return _wrap(values.reshape(shape))
-
-
-def _gradient_along(f: Tensor, dim: int, step: Any, edge_order: int) -> Tensor:
-    count = f._data.shape[dim]
-    ndim = f._data.ndim
-
-    def part(start: int, length: int) -> Tensor:
-        return shape_ops.narrow(f, dim, start, length)
-
-    if isinstance(step, TensorBase):
-        coordinates = step._data
-        if coordinates.dtype.kind not in FLOAT_KINDS:
-            coordinates = coordinates.astype(dtypes.get_default_dtype().numpy_dtype)
-        widths = np.diff(coordinates)
-        left_widths, right_widths = widths[:-1], widths[1:]
-
-        def coefficient(values: Any) -> Tensor:
-            # in the coordinates' dtype, so the result is promoted with them as in PyTorch
-            return _along(np.atleast_1d(np.asarray(values, coordinates.dtype)), dim, ndim)
-
-        # Second-order central differences on an uneven grid, weighted by the neighbours' gaps.
-        denominator = left_widths * right_widths * (left_widths + right_widths)
-        interior = (
-            part(2, count - 2) * coefficient(left_widths**2 / denominator)
-            - part(0, count - 2) * coefficient(right_widths**2 / denominator)
-            + part(1, count - 2) * coefficient((right_widths**2 - left_widths**2) / denominator)
-        )
-        if edge_order == 1:
-            first = (part(1, 1) - part(0, 1)) * coefficient(1.0 / widths[0])
-            last = (part(count - 1, 1) - part(count - 2, 1)) * coefficient(1.0 / widths[-1])
-        else:
-            h1, h2 = widths[0], widths[1]
-            first = (
-                part(0, 1) * coefficient(-(2 * h1 + h2) / (h1 * (h1 + h2)))
-                + part(1, 1) * coefficient((h1 + h2) / (h1 * h2))
-                + part(2, 1) * coefficient(-h1 / (h2 * (h1 + h2)))
-            )
-            h1, h2 = widths[-2], widths[-1]
-            last = (
-                part(count - 3, 1) * coefficient(h2 / (h1 * (h1 + h2)))
-                + part(count - 2, 1) * coefficient(-(h1 + h2) / (h1 * h2))
-                + part(count - 1, 1) * coefficient((2 * h2 + h1) / (h2 * (h1 + h2)))
-            )
-    else:
-        interior = (part(2, count - 2) - part(0, count - 2)) / (2.0 * step)
-        if edge_order == 1:
-            first = (part(1, 1) - part(0, 1)) / step
-            last = (part(count - 1, 1) - part(count - 2, 1)) / step
-        else:
-            first = (part(0, 1) * -3.0 + part(1, 1) * 4.0 - part(2, 1)) / (2.0 * step)
-            last = (part(count - 1, 1) * 3.0 - part(count - 2, 1) * 4.0 + part(count - 3, 1)) / (
-                2.0 * step
-            )
-    return shape_ops.cat([first, interior, last], dim)
-
-
-def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None,
-             edge_order: int = 1) -> tuple[Tensor, ...]:  # fmt: skip
-    """Finite-difference derivatives along each of `dim` (all dims by default): central
-    differences inside, one-sided ones of `edge_order` at the ends; `spacing` is a step, one
-    step per dim, or one coordinate vector per dim."""
-    check_tensors(input)
-    if edge_order not in (1, 2):
-        raise RuntimeError("lucid.gradient only supports edge_order=1 and edge_order=2.")
-    ndim = input._data.ndim
-    dims = tuple(range(ndim)) if dim is None else normalize_dims(dim, ndim)
-    if isinstance(dim, list | tuple):
-        dims = tuple(_normalize_dim(d, ndim) for d in dim)
-    for d in dims:
-        if input._data.shape[d] < edge_order + 1:
-            raise RuntimeError(
-                "lucid.gradient expected each dimension size to be at least edge_order+1"
-            )
-    if input._data.dtype == np.bool_:
-        raise RuntimeError(
-            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
-            "or `logical_xor()` operator instead."
-        )
-    f = (
-        input
-        if input._data.dtype.kind in FLOAT_KINDS
-        else fills_ops.to(input, dtypes.get_default_dtype())
-    )
-    steps = _spacing_per_dim(spacing, dims)
-    return tuple(_gradient_along(f, d, step, edge_order) for d, step in zip(dims, steps))
 
 
 class Renorm(Function):

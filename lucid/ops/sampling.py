@@ -18,13 +18,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lucid._core.arguments import raise_type_error
 from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
-from lucid._core.grad_mode import local_state
 from lucid._core.tensor import _wrap
-from lucid.ops._common import check_tensors, not_implemented
+from lucid.factories import tensor
+from lucid.ops._common import autocast_op, check_tensors, dtype_name, not_implemented
 from lucid.ops._promote import is_low_precision, round_to, widen
+from lucid.ops.fills import to
+from lucid.ops.joining import stack
+from lucid.ops.pointwise import where
+from lucid.ops.pooling import adaptive_avg_pool2d, adaptive_avg_pool3d
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -198,8 +203,6 @@ class ConstantPadNd(Function):
 
 # --------------------------------------------------------------------------- F.pad
 def _pad_amounts(pad: Any) -> tuple[int, ...]:
-    from lucid._core.arguments import raise_type_error  # noqa: PLC0415
-
     if not isinstance(pad, (tuple, list)):
         raise_type_error(pad, "tuple of ints")
     for position, amount in enumerate(pad):
@@ -609,8 +612,6 @@ def _check_interpolate_sizes(input: Tensor, sizes: list[int], mode: str) -> None
 
 def _area(input: Tensor, sizes: list[int]) -> Tensor:
     """Area interpolation: adaptive average pooling to `sizes`."""
-    from lucid.ops.pooling import adaptive_avg_pool2d, adaptive_avg_pool3d  # noqa: PLC0415
-
     spatial = len(sizes)
     shape = tuple(input.shape)
     if any(s < 0 for s in sizes):
@@ -835,7 +836,7 @@ class ChannelShuffle(Function):
 
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
-    """Interleave the channels of (N, C, *) input from `groups` groups."""
+    """Interleave the channels of `(N, C, *)` input from `groups` groups."""
     check_tensors(input)
     if input.ndim <= 2:
         raise RuntimeError(
@@ -893,8 +894,6 @@ class AffineGridGenerator(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        from lucid.factories import tensor  # noqa: PLC0415
-
         batch, dims = grad_output.shape[0], grad_output.shape[-1]
         rows = grad_output.reshape(batch, -1, dims).transpose(1, 2)
         return rows @ tensor(ctx.base, dtype=grad_output.dtype), None, None
@@ -1037,8 +1036,6 @@ def _unnormalize(coordinate: Tensor, size: int, align_corners: bool) -> Tensor:
 
 def _reflect(coordinate: Tensor, twice_low: int, twice_high: int) -> Tensor:
     """Fold coordinates back into [low, high] by mirroring at both ends, any number of times."""
-    from lucid.ops.pointwise import where  # noqa: PLC0415
-
     if twice_low == twice_high:
         return coordinate * 0
     low = twice_low / 2
@@ -1134,14 +1131,13 @@ def _check_grid_sample(input: Tensor, grid: Tensor, mode: str) -> None:
         kernel = "grid_sampler_2d_cpu_kernel_impl" if rank == 4 else "grid_sampler3d_cpu"
         raise not_implemented(kernel, input._data.dtype)
     if grid._data.dtype != input._data.dtype:
-        from lucid.ops._common import dtype_name  # noqa: PLC0415
-
         raise RuntimeError(
             f"expected scalar type {dtype_name(input._data.dtype)} but found "
             f"{dtype_name(grid._data.dtype)}"
         )
 
 
+@autocast_op
 def grid_sample(
     input: Tensor,
     grid: Tensor,
@@ -1151,12 +1147,7 @@ def grid_sample(
 ) -> Tensor:
     """Sample (N, C, H, W) input at grid (N, Ho, Wo, 2) of normalised (x, y) points, or
     (N, C, D, H, W) input at (N, Do, Ho, Wo, 3) points (bicubic is 2-D only)."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(grid_sample, input, grid, mode, padding_mode, align_corners)
     import warnings  # noqa: PLC0415
-
-    from lucid.ops.pointwise import where  # noqa: PLC0415
-    from lucid.ops.shape import stack  # noqa: PLC0415
 
     check_tensors(input, grid)
     if mode not in _GRID_MODES:
@@ -1178,8 +1169,6 @@ def grid_sample(
         # float16 and bfloat16 pixels are weighted and summed in float32 and the output
         # rounded once by the last step; the coordinates and tap weights stay in the grid's
         # dtype, rounded op by op as PyTorch's vectorised kernel computes them
-        from lucid.ops.fills import to  # noqa: PLC0415
-
         input = to(input, _FLOAT32)
     spatial = input.ndim - 2
     batch, channels, *sizes = input.shape

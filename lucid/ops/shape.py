@@ -1,5 +1,6 @@
-"""Shape ops: reshape, view, flatten, squeeze, unsqueeze, transpose, permute, expand, repeat,
-cat, stack, split, chunk, unbind, narrow, flip, roll, tril, triu."""
+"""Shape ops: reshape, view, flatten, squeeze, unsqueeze, transpose, permute, movedim, expand,
+broadcast_to/broadcast_tensors, repeat, repeat_interleave, tile, narrow, flip, roll, rot90,
+meshgrid, unfold, ravel, with the in-place forms t_, transpose_, squeeze_, unsqueeze_."""
 
 from __future__ import annotations
 
@@ -11,25 +12,22 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._core import dtypes
 from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
 from lucid._core.tensor import _TYPE_NAMES, TensorBase, _normalize_dim, _wrap
-from lucid.ops._common import apply_inplace, check_tensors
+from lucid.ops._common import check_tensors, not_implemented
+from lucid.ops.broadcast import common_shape, sum_to
+from lucid.ops.fills import contiguous
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
 __all__ = [
     "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose", "swapaxes", "swapdims",
-    "t", "permute", "movedim", "moveaxis", "broadcast_to", "tile", "cat", "concat", "concatenate",
-    "stack", "split", "chunk", "unbind", "narrow", "flip", "roll", "tril", "triu",
-    "rot90", "fliplr", "flipud", "block_diag", "meshgrid", "cartesian_prod", "combinations",
+    "t", "permute", "movedim", "moveaxis", "broadcast_to", "tile", "narrow", "flip", "roll",
+    "rot90", "fliplr", "flipud", "meshgrid", "ravel", "adjoint", "broadcast_tensors",
+    "repeat_interleave",
 ]  # fmt: skip
-__all__ += [
-    "ravel",
-    "adjoint",
-]
 
 
 def _dims_tuple(dims: Any, ndim: int) -> tuple[int, ...]:
@@ -201,6 +199,44 @@ def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     return SqueezeDims.apply(input, tuple(d for d in dims if shape and shape[d] == 1))
 
 
+# in-place forms: the tensor itself takes the view's shape and strides
+def _restride(x: Tensor, view: Tensor) -> Tensor:
+    """Give x the shape and strides of `view`, a view of x's own storage (t_, squeeze_, ...):
+    x keeps its identity and storage, and records the view op's backward."""
+    x._data = view._data
+    return x
+
+
+class SqueezeInplace(Squeeze):
+    _backward_name = "SqueezeBackward3"
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.mark_dirty(x)
+        return _restride(x, Squeeze.forward(ctx, x, dims))
+
+
+class SqueezeDimInplace(SqueezeInplace):
+    _backward_name = "SqueezeBackward4"
+
+
+class SqueezeDimsInplace(SqueezeInplace):
+    _backward_name = "SqueezeBackward5"
+
+
+def squeeze_(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
+    check_tensors(input)
+    shape = input._data.shape
+    if dim is None:
+        return SqueezeInplace.apply(input, tuple(i for i, size in enumerate(shape) if size == 1))
+    if isinstance(dim, int):
+        dim = _normalize_dim(dim, len(shape))
+        dims = (dim,) if shape and shape[dim] == 1 else ()
+        return SqueezeDimInplace.apply(input, dims)
+    dims = _dims_tuple(dim, len(shape))
+    return SqueezeDimsInplace.apply(input, tuple(d for d in dims if shape and shape[d] == 1))
+
+
 class Unsqueeze(Function):
     _backward_name = "UnsqueezeBackward0"
 
@@ -219,6 +255,20 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a dimension of size 1 at `dim`."""
     check_tensors(input)
     return Unsqueeze.apply(input, _normalize_dim(dim, input._data.ndim + 1))
+
+
+class UnsqueezeInplace(Unsqueeze):
+    _backward_name = "UnsqueezeBackward1"
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.mark_dirty(x)
+        return _restride(x, Unsqueeze.forward(ctx, x, dim))
+
+
+def unsqueeze_(input: Tensor, dim: int) -> Tensor:
+    check_tensors(input)
+    return UnsqueezeInplace.apply(input, _normalize_dim(dim, input._data.ndim + 1))
 
 
 # ---------------------------------------------------------- transpose family
@@ -248,6 +298,27 @@ swapaxes = transpose
 swapdims = transpose
 
 
+class TransposeInplace(Transpose):
+    _backward_name = "TransposeBackward1"
+
+    @staticmethod
+    def forward(ctx, x, dim0, dim1):
+        ctx.mark_dirty(x)
+        return _restride(x, Transpose.forward(ctx, x, dim0, dim1))
+
+
+def transpose_(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    check_tensors(input)
+    ndim = input._data.ndim
+    return TransposeInplace.apply(input, _normalize_dim(dim0, ndim), _normalize_dim(dim1, ndim))
+
+
+swapaxes_ = transpose_
+
+
+swapdims_ = transpose_
+
+
 class T(Function):
     _backward_name = "TBackward0"
 
@@ -270,6 +341,23 @@ def t(input: Tensor) -> Tensor:
     if ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {ndim}D")
     return T.apply(input)
+
+
+class TInplace(T):
+    _backward_name = "TBackward1"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.mark_dirty(x)
+        return _restride(x, T.forward(ctx, x))
+
+
+def t_(input: Tensor) -> Tensor:
+    check_tensors(input)
+    ndim = input._data.ndim
+    if ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {ndim}D")
+    return TInplace.apply(input)
 
 
 class Permute(Function):
@@ -364,8 +452,6 @@ class Expand(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        from lucid.ops.broadcast import sum_to  # late import: broadcast builds on this module
-
         # d/dx expand(x) sums the gradient over every broadcast copy
         return sum_to(grad_output, ctx.input_shape), None
 
@@ -416,6 +502,15 @@ def expand(input: Tensor, sizes: Sequence[int]) -> Tensor:
 def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
     check_tensors(input)
     return expand(input, size)
+
+
+def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
+    """The inputs expanded to their common broadcast shape (views; unchanged where equal)."""
+    if len(tensors) == 1 and isinstance(tensors[0], list | tuple):
+        tensors = tuple(tensors[0])
+    check_tensors(*tensors)
+    shape = common_shape(*(t._data.shape for t in tensors))
+    return tuple(t if t._data.shape == shape else expand(t, shape) for t in tensors)
 
 
 class Repeat(Function):
@@ -472,249 +567,53 @@ def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
     return repeat(input, dims)
 
 
-# ----------------------------------------------------------------- cat/stack
-def _promoted_dtype(tensors: Sequence[Tensor]) -> np.dtype:
-    first = tensors[0]._data.dtype
-    if all(tensor._data.dtype == first for tensor in tensors):
-        return first
-    result = tensors[0].dtype
-    for tensor in tensors[1:]:
-        result = dtypes.promote_types(result, tensor.dtype)
-    return result.numpy_dtype
+def repeat_interleave(input: Any, repeats: Any = None, dim: int | None = None, *,
+                      output_size: int | None = None) -> Tensor:  # fmt: skip
+    """Each element (or slice along `dim`) repeated `repeats` times in place; a tensor of
+    counts alone repeats its positions: repeat_interleave(tensor([1, 2])) is tensor([0, 1, 1])."""
+    from lucid.ops.indexing import index_select  # late import: indexing builds on this module
 
-
-def _check_tensor_list(name: str, tensors: Any) -> list[Tensor]:
-    if isinstance(tensors, TensorBase):
-        raise TypeError(
-            f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"
-        )
-    tensors = list(tensors)
-    for position, tensor in enumerate(tensors):
-        if not isinstance(tensor, TensorBase):
-            raise TypeError(
-                f"expected Tensor as element {position} in argument 0, but got "
-                f"{type(tensor).__name__}"
-            )
-    return tensors
-
-
-def _is_legacy_empty(tensor: Tensor) -> bool:
-    return tensor._data.shape == (0,)
-
-
-class Cat(Function):
-    _backward_name = "CatBackward0"
-
-    @staticmethod
-    def forward(ctx, dim, *tensors):
-        ctx.dim = dim
-        target = _promoted_dtype(tensors)
-        # PyTorch still skips 1-d empty tensors whatever the other shapes (legacy behaviour);
-        # they get size -1 here so that backward hands them an empty gradient.
-        kept = [tensor for tensor in tensors if not _is_legacy_empty(tensor)]
-        if kept:
-            ctx.sizes = tuple(-1 if _is_legacy_empty(t) else t._data.shape[dim] for t in tensors)
-        else:
-            kept = tensors
-            ctx.sizes = (0,) * len(tensors)
-        arrays = [tensor._data.astype(target, copy=False) for tensor in kept]
-        return _wrap(np.concatenate(arrays, axis=dim))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        dim = ctx.dim
-        grads = [None]
-        offset = 0
-        for index, size in enumerate(ctx.sizes):
-            if size < 0:
-                grads.append(_wrap(np.zeros((0,), grad_output._data.dtype)))
-                continue
-            if ctx.needs_input_grad[index + 1]:
-                grads.append(narrow(grad_output, dim, offset, size))
-            else:
-                grads.append(None)
-            offset += size
-        return tuple(grads)
-
-
-def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
-    """Concatenate tensors along an existing dimension, promoting dtypes."""
-    tensors = _check_tensor_list("cat", tensors)
-    if not tensors:
-        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    shape = None
-    for position, tensor in enumerate(tensors):
-        if not tensor._data.ndim:
-            raise RuntimeError(
-                f"zero-dimensional tensor (at position {position}) cannot be concatenated"
-            )
-        if shape is None and not _is_legacy_empty(tensor):
-            shape = tensor._data.shape
-    if shape is None:
-        return Cat.apply(_normalize_dim(dim, 1), *tensors)
-    dim = _normalize_dim(dim, len(shape))
-    for position, tensor in enumerate(tensors):
-        other = tensor._data.shape
-        if other == shape or other == (0,):
-            continue
-        if len(other) != len(shape):
-            raise RuntimeError(
-                f"Tensors must have same number of dimensions: got {len(shape)} and {len(other)}"
-            )
-        for d, (expected, got) in enumerate(zip(shape, other)):
-            if d != dim and expected != got:
-                raise RuntimeError(
-                    f"Sizes of tensors must match except in dimension {dim}. Expected size "
-                    f"{expected} but got size {got} for tensor number {position} in the list."
-                )
-    return Cat.apply(dim, *tensors)
-
-
-concat = cat
-concatenate = cat
-
-
-class Stack(Function):
-    _backward_name = "StackBackward0"
-
-    @staticmethod
-    def forward(ctx, dim, *tensors):
-        ctx.dim = dim
-        target = _promoted_dtype(tensors)
-        return _wrap(np.stack([t._data.astype(target, copy=False) for t in tensors], axis=dim))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return (None, *Unbind.apply(grad_output, ctx.dim))
-
-
-def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
-    """Join equally shaped tensors along a new dimension `dim`."""
-    tensors = _check_tensor_list("stack", tensors)
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
-    shape = tensors[0]._data.shape
-    for position, tensor in enumerate(tensors):
-        if tensor._data.shape != shape:
-            raise RuntimeError(
-                f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 "
-                f"and {list(tensor._data.shape)} at entry {position}"
-            )
-    return Stack.apply(_normalize_dim(dim, len(shape) + 1), *tensors)
-
-
-# ----------------------------------------------------------------- splitting
-class Split(Function):
-    _backward_name = "SplitBackward0"
-    _returns_several_views = True
-
-    @staticmethod
-    def forward(ctx, x, sizes, dim):
-        ctx.dim = dim
-        array = x._data
-        prefix = (slice(None),) * dim
-        pieces = []
-        offset = 0
-        for size in sizes:
-            pieces.append(_wrap(array[prefix + (slice(offset, offset + size), Ellipsis)]))
-            offset += size
-        return tuple(pieces)
-
-    @staticmethod
-    def backward(ctx, *grad_outputs):
-        return Cat.apply(ctx.dim, *grad_outputs), None, None
-
-
-class SplitWithSizes(Split):
-    _backward_name = "SplitWithSizesBackward0"
-
-
-def split(
-    tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0
-) -> tuple[Tensor, ...]:
-    """Split into pieces of `split_size` (the last may be smaller) or of the given sizes."""
-    shape = tensor._data.shape
-    if not shape:
-        raise RuntimeError("split expects at least a 1-dimensional tensor")
-    dim = _normalize_dim(dim, len(shape))
-    length = shape[dim]
-    if not isinstance(split_size_or_sections, list | tuple):
-        size = operator.index(split_size_or_sections)
-        if size < 0:
-            raise RuntimeError(
-                f"split expects split_size be non-negative, but got split_size={size}"
-            )
-        if size == 0:
-            if length:
-                raise RuntimeError(
-                    "split_size can only be 0 if dimension size is 0, but got dimension size "
-                    f"of {length}"
-                )
-            return Split.apply(tensor, (0,), dim)
-        sizes = [size] * (length // size)
-        if length % size or not length:
-            sizes.append(length % size)
-        return Split.apply(tensor, tuple(sizes), dim)
-    for position, size in enumerate(split_size_or_sections):
-        if isinstance(size, bool) or not isinstance(size, int | np.integer):
-            raise TypeError(
-                "split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, "
-                f"but found element of type {type(size).__name__} at pos {position}"
-            )
-    sizes = tuple(int(size) for size in split_size_or_sections)
-    if any(size < 0 for size in sizes):
-        raise RuntimeError(
-            "split_with_sizes expects split_sizes have only non-negative entries, but got "
-            f"split_sizes={list(sizes)}"
-        )
-    if sum(sizes) != length:
-        raise RuntimeError(
-            f"split_with_sizes expects split_sizes to sum exactly to {length} (input tensor's "
-            f"size at dimension {dim}), but got split_sizes={list(sizes)}"
-        )
-    return SplitWithSizes.apply(tensor, sizes, dim)
-
-
-def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-    """Split into `chunks` pieces of equal size (the last may be smaller, or fewer pieces)."""
     check_tensors(input)
-    if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    if repeats is None:
+        counts = input._data
+        if counts.dtype.kind not in "iu":
+            raise not_implemented("repeat_interleave_cpu", counts.dtype)
+        if counts.ndim > 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        if counts.size and counts.min() < 0:
+            raise RuntimeError("repeats can not be negative")
+        return _wrap(np.repeat(np.arange(counts.size, dtype=np.int64), counts))
+    if dim is None:
+        input = reshape(input, (-1,))
+        dim = 0
+    dim = _normalize_dim(dim, input._data.ndim)
+    size = input._data.shape[dim] if input._data.ndim else 1
+    if isinstance(repeats, TensorBase):
+        counts = repeats._data
+        if counts.ndim > 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        if counts.ndim == 1 and counts.size != 1 and counts.size != size:
+            raise RuntimeError(
+                "repeats must have the same size as input along dim, but got "
+                f"repeats.size(0) = {counts.size} and input.size({dim}) = {size}"
+            )
+        if counts.size and counts.min() < 0:
+            raise RuntimeError("repeats can not be negative")
+        if counts.ndim == 0 or counts.size == 1:
+            repeats = int(counts.reshape(()))
+        else:
+            positions = np.repeat(np.arange(size, dtype=np.int64), counts)
+            return index_select(input, dim, _wrap(positions))
+    repeats = operator.index(repeats)
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    if input._data.ndim == 0:
+        input = reshape(input, (1,))
     shape = input._data.shape
-    if not shape:
-        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
-    dim = _normalize_dim(dim, len(shape))
-    length = shape[dim]
-    if length == 0:
-        return Split.apply(input, (0,) * chunks, dim)
-    return split(input, -(-length // chunks), dim)
-
-
-class Unbind(Function):
-    _backward_name = "UnbindBackward0"
-    _returns_several_views = True
-
-    @staticmethod
-    def forward(ctx, x, dim):
-        ctx.dim = dim
-        array = x._data
-        prefix = (slice(None),) * dim
-        return tuple(_wrap(array[prefix + (i, Ellipsis)]) for i in range(array.shape[dim]))
-
-    @staticmethod
-    def backward(ctx, *grad_outputs):
-        return Stack.apply(ctx.dim, *grad_outputs), None
-
-
-def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
-    """The slices of `input` along `dim`, as views."""
-    try:
-        if not input._data.ndim:
-            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    except AttributeError as error:
-        raise_argument_error(error)
-        raise
-    return Unbind.apply(input, _normalize_dim(dim, input._data.ndim))
+    # Each slice along dim repeated as a broadcast copy, then merged: one copy of the result.
+    expanded = expand(unsqueeze(input, dim + 1), shape[: dim + 1] + (repeats,) + shape[dim + 1 :])
+    merged = shape[:dim] + (shape[dim] * repeats,) + shape[dim + 1 :]
+    return View.apply(contiguous(expanded), merged)
 
 
 def narrow(input: Tensor, dim: int, start: int | Tensor, length: int) -> Tensor:
@@ -742,7 +641,7 @@ def narrow(input: Tensor, dim: int, start: int | Tensor, length: int) -> Tensor:
     return Slice.apply(input, index, False)
 
 
-# ------------------------------------------------------------ flip/roll/tri
+# ------------------------------------------------------------------------- flip / roll
 class Flip(Function):
     _backward_name = "FlipBackward0"
 
@@ -804,56 +703,7 @@ def roll(
     return Roll.apply(input, shifts, tuple(_normalize_dim(d, ndim) for d in dims))
 
 
-class Tril(Function):
-    _backward_name = "TrilBackward0"
-
-    @staticmethod
-    def forward(ctx, x, diagonal):
-        ctx.diagonal = diagonal
-        return _wrap(np.tril(x._data, diagonal))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return Tril.apply(grad_output, ctx.diagonal), None
-
-
-def tril(input: Tensor, diagonal: int = 0) -> Tensor:
-    """The lower triangle of the last two dimensions (entries above `diagonal` zeroed)."""
-    try:
-        if input._data.ndim < 2:
-            raise RuntimeError("tril: input tensor must have at least 2 dimensions")
-    except AttributeError as error:
-        raise_argument_error(error)
-        raise
-    return Tril.apply(input, int(diagonal))
-
-
-class Triu(Function):
-    _backward_name = "TriuBackward0"
-
-    @staticmethod
-    def forward(ctx, x, diagonal):
-        ctx.diagonal = diagonal
-        return _wrap(np.triu(x._data, diagonal))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return Triu.apply(grad_output, ctx.diagonal), None
-
-
-def triu(input: Tensor, diagonal: int = 0) -> Tensor:
-    """The upper triangle of the last two dimensions (entries below `diagonal` zeroed)."""
-    try:
-        if input._data.ndim < 2:
-            raise RuntimeError("triu: input tensor must have at least 2 dimensions")
-    except AttributeError as error:
-        raise_argument_error(error)
-        raise
-    return Triu.apply(input, int(diagonal))
-
-
-# ================================================================ rot90, fliplr/flipud,
-# block_diag, meshgrid, cartesian_prod, combinations, tril_/triu_
+# ---------------------------------------------------------- rot90, fliplr/flipud, meshgrid
 class Rot90(Function):
     _backward_name = "Rot90Backward0"
 
@@ -902,52 +752,6 @@ def flipud(input: Tensor) -> Tensor:
     if input._data.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return Flip.apply(input, (0,))
-
-
-class BlockDiag(Function):
-    _backward_name = "BlockDiagBackward0"
-
-    @staticmethod
-    def forward(ctx, *tensors):
-        target = dtypes.result_type(*tensors).numpy_dtype
-        # 0-d and 1-d blocks are 1 x 1 and 1 x n
-        blocks = [t._data.reshape((1,) * (2 - t._data.ndim) + t._data.shape) for t in tensors]
-        rows = sum(block.shape[0] for block in blocks)
-        columns = sum(block.shape[1] for block in blocks)
-        result = np.zeros((rows, columns), target)
-        corners = []
-        row = column = 0
-        for block in blocks:
-            result[row : row + block.shape[0], column : column + block.shape[1]] = block
-            corners.append((row, column, block.shape))
-            row += block.shape[0]
-            column += block.shape[1]
-        ctx.blocks = [(corner, t._data.shape, t._data.dtype) for corner, t in zip(corners, tensors)]
-        return _wrap(result)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        from lucid.ops.fills import to
-
-        grads = []
-        for (row, column, block_shape), shape, dtype in ctx.blocks:
-            block = grad_output[row : row + block_shape[0], column : column + block_shape[1]]
-            grads.append(to(reshape(block, shape), dtype))
-        return tuple(grads)
-
-
-def block_diag(*tensors: Tensor) -> Tensor:
-    """A block-diagonal matrix of the given (0-, 1- or 2-d) tensors, dtypes promoted."""
-    for index, tensor in enumerate(tensors):
-        check_tensors(tensor)
-        if tensor._data.ndim > 2:
-            raise RuntimeError(
-                "lucid.block_diag: Input tensors must have 2 or fewer dimensions. Input "
-                f"{index} has {tensor._data.ndim} dimensions"
-            )
-    if not tensors:
-        return _wrap(np.zeros((1, 0), dtypes.get_default_dtype().numpy_dtype))
-    return BlockDiag.apply(*tensors)
 
 
 def _tensor_list(tensors: tuple) -> list:
@@ -1000,151 +804,9 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
     return tuple(grids)
 
 
-def cartesian_prod(*tensors: Tensor) -> Tensor:
-    """Every combination of one entry from each 1-d tensor, as rows (itertools.product order)."""
-    tensors = _tensor_list(tensors)
-    for tensor in tensors:
-        check_tensors(tensor)
-        if tensor._data.ndim != 1:
-            raise RuntimeError(f"Expect a 1D vector, but got shape {list(tensor._data.shape)}")
-    if len(tensors) == 1:
-        return tensors[0]
-    grids = meshgrid(*tensors, indexing="ij")
-    return stack([flatten(grid) for grid in grids], dim=1)
-
-
-def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
-    """Every length-r combination of the entries of a 1-d tensor (itertools.combinations, or
-    combinations_with_replacement), as rows."""
-    from lucid.ops.indexing import index_select
-
-    check_tensors(input)
-    if input._data.ndim != 1:
-        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input._data.shape)}")
-    if r < 0:
-        raise RuntimeError(f"Expect a non-negative number, but got {r}")
-    if r == 0:
-        return _wrap(np.zeros((0,), input._data.dtype))
-    size = input._data.shape[0]
-    # all r-tuples of positions, kept where they increase (or never decrease): lexicographic
-    # order, as itertools gives
-    positions = np.indices((size,) * r).reshape(r, -1)
-    steps = np.diff(positions, axis=0)
-    keep = np.all(steps >= 0 if with_replacement else steps > 0, axis=0)
-    chosen = positions[:, keep]
-    columns = [index_select(input, 0, _wrap(chosen[k].astype(np.int64))) for k in range(r)]
-    return stack(columns, dim=1)
-
-
-def tril_(input: Tensor, diagonal: int = 0) -> Tensor:
-    check_tensors(input)
-    if input._data.ndim < 2:
-        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
-    return apply_inplace(Tril, input, int(diagonal))
-
-
-def triu_(input: Tensor, diagonal: int = 0) -> Tensor:
-    check_tensors(input)
-    if input._data.ndim < 2:
-        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
-    return apply_inplace(Triu, input, int(diagonal))
-
-
-# ------------------------------------------------------------------ in-place forms
-def _restride(x: Tensor, view: Tensor) -> Tensor:
-    """Give x the shape and strides of `view`, a view of x's own storage (t_, squeeze_, ...):
-    x keeps its identity and storage, and records the view op's backward."""
-    x._data = view._data
-    return x
-
-
-class TInplace(T):
-    _backward_name = "TBackward1"
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.mark_dirty(x)
-        return _restride(x, T.forward(ctx, x))
-
-
-class TransposeInplace(Transpose):
-    _backward_name = "TransposeBackward1"
-
-    @staticmethod
-    def forward(ctx, x, dim0, dim1):
-        ctx.mark_dirty(x)
-        return _restride(x, Transpose.forward(ctx, x, dim0, dim1))
-
-
-class SqueezeInplace(Squeeze):
-    _backward_name = "SqueezeBackward3"
-
-    @staticmethod
-    def forward(ctx, x, dims):
-        ctx.mark_dirty(x)
-        return _restride(x, Squeeze.forward(ctx, x, dims))
-
-
-class SqueezeDimInplace(SqueezeInplace):
-    _backward_name = "SqueezeBackward4"
-
-
-class SqueezeDimsInplace(SqueezeInplace):
-    _backward_name = "SqueezeBackward5"
-
-
-class UnsqueezeInplace(Unsqueeze):
-    _backward_name = "UnsqueezeBackward1"
-
-    @staticmethod
-    def forward(ctx, x, dim):
-        ctx.mark_dirty(x)
-        return _restride(x, Unsqueeze.forward(ctx, x, dim))
-
-
-def t_(input: Tensor) -> Tensor:
-    check_tensors(input)
-    ndim = input._data.ndim
-    if ndim > 2:
-        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {ndim}D")
-    return TInplace.apply(input)
-
-
-def transpose_(input: Tensor, dim0: int, dim1: int) -> Tensor:
-    check_tensors(input)
-    ndim = input._data.ndim
-    return TransposeInplace.apply(input, _normalize_dim(dim0, ndim), _normalize_dim(dim1, ndim))
-
-
-swapaxes_ = transpose_
-
-
-swapdims_ = transpose_
-
-
-def squeeze_(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
-    check_tensors(input)
-    shape = input._data.shape
-    if dim is None:
-        return SqueezeInplace.apply(input, tuple(i for i, size in enumerate(shape) if size == 1))
-    if isinstance(dim, int):
-        dim = _normalize_dim(dim, len(shape))
-        dims = (dim,) if shape and shape[dim] == 1 else ()
-        return SqueezeDimInplace.apply(input, dims)
-    dims = _dims_tuple(dim, len(shape))
-    return SqueezeDimsInplace.apply(input, tuple(d for d in dims if shape and shape[d] == 1))
-
-
-def unsqueeze_(input: Tensor, dim: int) -> Tensor:
-    check_tensors(input)
-    return UnsqueezeInplace.apply(input, _normalize_dim(dim, input._data.ndim + 1))
-
-
 def ravel(input: Tensor) -> Tensor:
     """The elements as one dimension, in row-major order (a view when input is contiguous)."""
     check_tensors(input)
-    from lucid.ops.fills import contiguous
-
     return view(contiguous(input), (-1,))
 
 

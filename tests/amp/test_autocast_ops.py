@@ -31,7 +31,14 @@ def _has_bfloat16_matmul() -> bool:
 
 
 # Rows whose dtypes differ for a reason the rows cannot show on their own.
-KNOWN_DIFFERENCES: dict[str, str] = {}
+KNOWN_DIFFERENCES: dict[str, str] = {
+    # torch's CPU autocast runs reflection and replication padding in float32 (its policy
+    # names the aten pads, which F.pad picks by mode); lucid's policy has pad by name only
+    "pad[reflect]": "lucid's autocast has no float32 rule for reflection padding",
+    "pad[2d replicate]": "lucid's autocast has no float32 rule for replication padding",
+    # torch's autocast casts the avg_pool3d inside local_response_norm to float32
+    "local_response_norm[4d even size]": "lucid's avg_pool3d is not autocast to float32",
+}
 # A float32-list op followed by a matmul: the matmul's bfloat16 output needs lucid's bfloat16
 # matmul kernel (branch lowprec-core), which the rows' own gap check cannot see.
 MATMUL_AFTER_FLOAT32_OP = {"linalg.svd.wide_projector", "matrix_power.negative"}

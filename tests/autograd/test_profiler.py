@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import lucid
+from lucid import _atomic
 from lucid._core.function import op_name
 from lucid._core.grad_mode import local_state
 from lucid.autograd import Function, profiler
@@ -30,7 +31,6 @@ from lucid.autograd.profiler import (
     profile,
     record_function,
 )
-from lucid.utils import atomic
 from tests.markers import marked_line
 from tests.torch_oracle import TORCH_MISSING
 
@@ -195,7 +195,7 @@ def test_every_builtin_op_has_a_lowercase_name():
 
 
 def test_op_names_come_from_the_op_definition():
-    from lucid.ops import arithmetic, fills, indexing, pointwise
+    from lucid.ops import arithmetic, fills, indexing, pointwise, products
     from lucid.ops._common import apply_inplace
 
     x = lucid.ones(3)
@@ -204,7 +204,7 @@ def test_op_names_come_from_the_op_definition():
         cls for cls in pointwise.Exp.__subclasses__() if cls.__module__ == "lucid.ops._common"
     )
     assert op_name(pointwise.Exp) == "exp" and op_name(in_place_exp) == "exp_"
-    assert op_name(arithmetic.VecMat) == "matmul" and op_name(arithmetic.Mm) == "mm"
+    assert op_name(products.VecMat) == "matmul" and op_name(products.Mm) == "mm"
     assert op_name(indexing.SetitemCopyInplace) == op_name(fills.CopyInplace) == "copy_"
     assert op_name(arithmetic.DivScalar) == "div"  # from its grad_fn name, DivBackward0
 
@@ -608,7 +608,7 @@ def test_chrome_trace_write_is_atomic(tmp_path, monkeypatch):
     def failing_replace(source, target):
         raise OSError("disk full")
 
-    monkeypatch.setattr(atomic.os, "replace", failing_replace)
+    monkeypatch.setattr(_atomic.os, "replace", failing_replace)
     with pytest.raises(OSError, match="disk full"):
         prof.export_chrome_trace(path)
     assert path.read_text() == "previous"

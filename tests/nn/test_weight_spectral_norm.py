@@ -81,7 +81,7 @@ def test_weight_norm_gradient_checks_in_float64():
     x = lucid.randn(1, 2, 3, 3, dtype=lucid.float64)
 
     def run(g, v):
-        return lucid.ops.nn_ops.weight_norm(v, g, 1)
+        return lucid.ops.normalization.weight_norm(v, g, 1)
 
     g = layer.weight_g.detach().clone().requires_grad_(True)
     v = layer.weight_v.detach().clone().requires_grad_(True)

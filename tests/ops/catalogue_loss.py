@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 
 from lucid.ops import loss
-from lucid.ops.nn_ops import log_softmax
+from lucid.ops.activations import log_softmax
 from tests.ops.op_catalogue import ErrorInput, OpCase
 from tests.torch_oracle import functional as torch_functional
 from tests.torch_oracle import torch

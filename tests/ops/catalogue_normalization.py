@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lucid.ops import normalization as N
+import lucid.nn.functional as N
 from tests.ops.op_catalogue import ErrorInput, OpCase
 from tests.torch_oracle import functional as F
 

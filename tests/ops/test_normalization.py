@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import lucid
-from lucid.ops import normalization as N
+import lucid.nn.functional as N
 from tests.torch_oracle import functional as F
 from tests.torch_oracle import requires_torch, torch
 

@@ -10,8 +10,8 @@ from lucid.nn import functional as F
 from lucid.nn.modules.module import Module
 from lucid.nn.utils import parametrize
 from lucid.nn.utils.spectral_norm import _transposed_convolutions
-from lucid.ops.nn_ops import norm_except_dim
-from lucid.ops.nn_ops import weight_norm as _weight_norm
+from lucid.ops.normalization import norm_except_dim
+from lucid.ops.normalization import weight_norm as _weight_norm
 
 __all__ = ["weight_norm", "spectral_norm"]
 

@@ -7,8 +7,8 @@ from typing import Any, TypeVar
 
 from lucid.nn.modules.module import Module
 from lucid.nn.parameter import Parameter, is_lazy
-from lucid.ops.nn_ops import norm_except_dim
-from lucid.ops.nn_ops import weight_norm as _weight_norm
+from lucid.ops.normalization import norm_except_dim
+from lucid.ops.normalization import weight_norm as _weight_norm
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
 

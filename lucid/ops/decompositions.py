@@ -18,17 +18,22 @@ import numpy as np
 from lucid._core.arguments import raise_argument_error
 from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.function import Function
-from lucid._core.grad_mode import is_grad_enabled, local_state
+from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
+from lucid.ops import cumulative as cumulative_ops
+from lucid.ops import joining as joining_ops
+from lucid.ops import matrices as matrices_ops
 from lucid.ops import pointwise as pointwise_ops
 from lucid.ops import reduction as reduction_ops
 from lucid.ops import shape as shape_ops
-from lucid.ops._common import dtype_name, result_type
+from lucid.ops._common import autocast_op, dtype_name, result_type
 from lucid.ops._promote import is_low_precision
-from lucid.ops.arithmetic import matmul
+from lucid.ops.arithmetic import mul
 from lucid.ops.broadcast import broadcast_error, sum_to
-from lucid.ops.linalg import DiagonalGrad
-from lucid.ops.linalg import diagonal as _diagonal
+from lucid.ops.fills import clone, copy_, to
+from lucid.ops.matrices import DiagonalGrad
+from lucid.ops.matrices import diagonal as _diagonal
+from lucid.ops.products import matmul
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -358,29 +363,26 @@ class LinalgInvEx(Function):
         return -matmul(inverse_t, matmul(grad_output, inverse_t)), None
 
 
+@autocast_op
 def inv_ex(A: Tensor, *, check_errors: bool = False, out: Any = None) -> InvExResult:
     """The inverse of each matrix and an info code per matrix (nonzero where singular)."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(inv_ex, A, check_errors=check_errors, out=out)
     _refuse_out("inv_ex", out)
     _check_matrix("linalg.inv", A)
     inverse, info = LinalgInvEx.apply(A, bool(check_errors))
     return InvExResult(inverse, info)
 
 
+@autocast_op
 def inv(A: Tensor, *, out: Any = None) -> Tensor:
     """The inverse of each square matrix; singular matrices raise LinAlgError."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(inv, A, out=out)
     _refuse_out("inv", out)
     _check_matrix("linalg.inv", A)
     return LinalgInvEx.apply(A, True)[0]
 
 
+@autocast_op
 def inverse(input: Tensor, *, out: Any = None) -> Tensor:
     """The inverse of each square matrix (lucid.linalg.inv)."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(inverse, input, out=out)
     _refuse_out("inverse", out)
     _array(input)
     return inv(input)
@@ -410,11 +412,11 @@ class LinalgDet(Function):
         u, values, vh = LinalgSvd.apply(a, False, True)
         n = values.shape[-1]
         ones = _wrap(np.ones(tuple(values.shape[:-1]) + (1,), values._data.dtype))
-        before = reduction_ops.cumprod(
-            shape_ops.cat([ones, shape_ops.narrow(values, -1, 0, n - 1)], -1), -1
+        before = cumulative_ops.cumprod(
+            joining_ops.cat([ones, shape_ops.narrow(values, -1, 0, n - 1)], -1), -1
         )
-        after = reduction_ops.cumprod(
-            shape_ops.cat([ones, shape_ops.narrow(values, -1, 1, n - 1).flip(-1)], -1), -1
+        after = cumulative_ops.cumprod(
+            joining_ops.cat([ones, shape_ops.narrow(values, -1, 1, n - 1).flip(-1)], -1), -1
         ).flip(-1)
         others = before * after
         sign = LinalgDet.apply(u) * LinalgDet.apply(vh)
@@ -584,23 +586,19 @@ def _solve_checks(A: Tensor, B: Tensor, left: bool) -> bool:
     return is_vector
 
 
+@autocast_op
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False,
              out: Any = None) -> SolveExResult:  # fmt: skip
     """Solutions of A X = B (X A = B with left=False) and an info code per matrix."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            solve_ex, A, B, left=left, check_errors=check_errors, out=out
-        )
     _refuse_out("solve_ex", out)
     is_vector = _solve_checks(A, B, left)
     result, info = LinalgSolveEx.apply(A, B, bool(left), is_vector, bool(check_errors))
     return SolveExResult(result, info)
 
 
+@autocast_op
 def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Any = None) -> Tensor:
     """The solution X of A X = B (X A = B with left=False), batched and broadcast."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(solve, A, B, left=left, out=out)
     _refuse_out("solve", out)
     is_vector = _solve_checks(A, B, left)
     return LinalgSolveEx.apply(A, B, bool(left), is_vector, True)[0]
@@ -672,9 +670,9 @@ class LinalgSolveTriangular(Function):
             grad_a = -matmul(grad_b, x.mT) if left else -matmul(x.mT, grad_b)
             offset = 1 if unitriangular else 0
             if upper:
-                grad_a = shape_ops.triu(grad_a, offset)
+                grad_a = matrices_ops.triu(grad_a, offset)
             else:
-                grad_a = shape_ops.tril(grad_a, -offset)
+                grad_a = matrices_ops.tril(grad_a, -offset)
             grad_a = sum_to(grad_a, a.shape)
         if ctx.needs_input_grad[1]:
             grad_b = sum_to(grad_b, ctx.shape_b)
@@ -713,8 +711,6 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
         raise broadcast_error(b.shape[:-2], a.shape[:-2]) from None
     if a.dtype != b.dtype:
         # PyTorch computes in the promoted dtype
-        from lucid.ops.fills import to
-
         common = np.promote_types(a.dtype, b.dtype)
         A, B = to(A, common), to(B, common)
     return LinalgSolveTriangular.apply(A, B, bool(upper), bool(left), bool(unitriangular))
@@ -793,8 +789,8 @@ def _cholesky_backward(ctx: Any, grad_output: Tensor) -> Tensor:
         lower, grad_lower = factor.mT, grad_output.mT
     # A = L L^T: gA = L^-T Phi(L^T gL) L^-1, symmetrised, Phi keeping the lower triangle
     # with half its diagonal
-    grad = shape_ops.tril(matmul(lower.mT, grad_lower))
-    grad = 0.5 * (grad + shape_ops.tril(grad, -1).mT)
+    grad = matrices_ops.tril(matmul(lower.mT, grad_lower))
+    grad = 0.5 * (grad + matrices_ops.tril(grad, -1).mT)
     grad = LinalgSolveTriangular.apply(lower.mT, grad, True, True, False)
     return LinalgSolveTriangular.apply(lower, grad, False, False, False)
 
@@ -828,32 +824,27 @@ class CholeskyLegacy(Function):
         return _cholesky_backward(ctx, grad_output), None
 
 
+@autocast_op
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False,
                 out: Any = None) -> CholeskyExResult:  # fmt: skip
     """The Cholesky factor of each matrix and an info code (nonzero where not positive-definite)."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            cholesky_ex, A, upper=upper, check_errors=check_errors, out=out
-        )
     _refuse_out("cholesky_ex", out)
     _check_matrix("linalg.cholesky", A, half="cholesky_cpu")
     factor, info = LinalgCholeskyEx.apply(A, bool(upper), bool(check_errors), "linalg.cholesky")
     return CholeskyExResult(factor, info)
 
 
+@autocast_op
 def linalg_cholesky(A: Tensor, *, upper: bool = False, out: Any = None) -> Tensor:
-    if local_state.autocast is not None:
-        return local_state.autocast.run(linalg_cholesky, A, upper=upper, out=out)
     _refuse_out("linalg.cholesky", out)
     _check_matrix("linalg.cholesky", A, half="cholesky_cpu")
     return LinalgCholeskyEx.apply(A, bool(upper), True, "linalg.cholesky")[0]
 
 
+@autocast_op
 def cholesky(input: Tensor, upper: bool = False, *, out: Any = None) -> Tensor:
     """The Cholesky factor L (L^T with upper=True) of each symmetric positive-definite matrix;
     deprecated in favour of lucid.linalg.cholesky, as in PyTorch."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(cholesky, input, upper, out=out)
     _refuse_out("cholesky", out)
     warnings.warn(
         "lucid.cholesky is deprecated in favor of lucid.linalg.cholesky and will be removed in "
@@ -900,11 +891,10 @@ class CholeskySolve(Function):
         return sum_to(grad_b, ctx.shape_b), grad_factor, None
 
 
+@autocast_op
 def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False, *,
                    out: Any = None) -> Tensor:  # fmt: skip
     """The solution of A X = B given B (input) and A's Cholesky factor (input2)."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(cholesky_solve, input, input2, upper, out=out)
     _refuse_out("cholesky_solve", out)
     b = _array(input)
     factor = _array(input2)
@@ -958,10 +948,9 @@ class CholeskyInverse(Function):
         return -matmul(common, factor), None
 
 
+@autocast_op
 def cholesky_inverse(input: Tensor, upper: bool = False, *, out: Any = None) -> Tensor:
     """The inverse of A = L L^T (U^T U with upper=True) from its Cholesky factor."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(cholesky_inverse, input, upper, out=out)
     _refuse_out("cholesky_inverse", out)
     array = _array(input)
     if array.ndim < 2:
@@ -1037,13 +1026,13 @@ class LinalgQr(Function):
         grad_u = shape_ops.narrow(grad_r, -1, 0, m)
         grad_v = shape_ops.narrow(grad_r, -1, m, n - m)
         grad_x = _qr_backward_tall(q, u, grad_q + matmul(y, grad_v.mT), grad_u)
-        return shape_ops.cat([grad_x, matmul(q, grad_v)], -1), None
+        return joining_ops.cat([grad_x, matmul(q, grad_v)], -1), None
 
 
 def _qr_backward_tall(q: Tensor, r: Tensor, grad_q: Tensor, grad_r: Tensor) -> Tensor:
     """gA = (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q, for A = QR with m >= n."""
     product = matmul(r, grad_r.mT) - matmul(grad_q.mT, q)
-    lower = shape_ops.tril(product, -1)
+    lower = matrices_ops.tril(product, -1)
     symmetric = lower + lower.mT + _diag_embed(_matrix_diagonal(product))
     right = grad_q + matmul(q, symmetric)
     # B R^-T is the solution X of X R^T = B, R^T lower triangular
@@ -1062,19 +1051,17 @@ def _qr_checks(A: Tensor, mode: str) -> None:
         )
 
 
+@autocast_op
 def linalg_qr(A: Tensor, mode: str = "reduced", *, out: Any = None) -> LinalgQrResult:
-    if local_state.autocast is not None:
-        return local_state.autocast.run(linalg_qr, A, mode, out=out)
     _refuse_out("linalg.qr", out)
     _qr_checks(A, mode)
     return LinalgQrResult(*LinalgQr.apply(A, mode))
 
 
+@autocast_op
 def qr(input: Tensor, some: bool = True, *, out: Any = None) -> QrResult:
     """Q and R of each matrix (reduced unless some=False); deprecated in favour of
     lucid.linalg.qr, as in PyTorch."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(qr, input, some, out=out)
     _refuse_out("qr", out)
     warnings.warn(
         "lucid.qr is deprecated in favor of lucid.linalg.qr and will be removed in a future "
@@ -1152,21 +1139,19 @@ class LinalgEigh(Function):
         return matmul(vectors, matmul(inner, vectors.mT)), None, None
 
 
+@autocast_op
 def eigh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> EighResult:
     """Eigenvalues (ascending) and orthonormal eigenvectors of each symmetric matrix, read from
     its lower (UPLO='L') or upper triangle."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(eigh, A, UPLO, out=out)
     _refuse_out("eigh", out)
     _check_eigh_input(A)
     _check_uplo(UPLO)
     return EighResult(*LinalgEigh.apply(A, UPLO, True))
 
 
+@autocast_op
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> Tensor:
     """Eigenvalues (ascending) of each symmetric matrix."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(eigvalsh, A, UPLO, out=out)
     _refuse_out("eigvalsh", out)
     _check_eigh_input(A)
     _check_uplo(UPLO)
@@ -1330,30 +1315,27 @@ def _check_svd_input(A: Tensor) -> None:
     _check_matrix("linalg.svd", A, square=False, half="linalg_svd_cpu")
 
 
+@autocast_op
 def linalg_svd(A: Tensor, full_matrices: bool = True, *, driver: Any = None,
                 out: Any = None) -> LinalgSvdResult:  # fmt: skip
-    if local_state.autocast is not None:
-        return local_state.autocast.run(linalg_svd, A, full_matrices, driver=driver, out=out)
     _refuse_out("linalg.svd", out)
     _check_svd_input(A)
     return LinalgSvdResult(*LinalgSvd.apply(A, bool(full_matrices), True))
 
 
+@autocast_op
 def svdvals(A: Tensor, *, driver: Any = None, out: Any = None) -> Tensor:
     """The singular values of each matrix, in descending order."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(svdvals, A, driver=driver, out=out)
     _refuse_out("svdvals", out)
     _check_svd_input(A)
     return LinalgSvd.apply(A, False, False)
 
 
+@autocast_op
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *,
         out: Any = None) -> SvdResult:  # fmt: skip
     """(U, S, V) with A = U diag(S) V^T (V, not Vh as lucid.linalg.svd returns); reduced
     unless some=False. Without compute_uv, U and V are zeros."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(svd, input, some, compute_uv, out=out)
     _refuse_out("svd", out)
     _check_svd_input(input)
     if not compute_uv:
@@ -1468,12 +1450,11 @@ def _check_pinv_input(A: Tensor) -> None:
         )
 
 
+@autocast_op
 def pinv(A: Tensor, rcond: Any = None, hermitian: bool = False, *, atol: Any = None,
          rtol: Any = None, out: Any = None) -> Tensor:  # fmt: skip
     """The Moore-Penrose pseudo-inverse of each matrix: singular values at or below
     max(atol, rtol * largest) count as zero (rcond is rtol's older name)."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(pinv, A, rcond, hermitian, atol=atol, rtol=rtol, out=out)
     _refuse_out("pinv", out)
     _check_pinv_input(A)
     if rcond is not None:
@@ -1481,10 +1462,9 @@ def pinv(A: Tensor, rcond: Any = None, hermitian: bool = False, *, atol: Any = N
     return LinalgPinv.apply(A, atol, rtol, bool(hermitian))
 
 
+@autocast_op
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """The pseudo-inverse, singular values below rcond * largest counting as zero."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(pinverse, input, rcond)
     _check_pinv_input(input)
     return LinalgPinv.apply(input, None, rcond, False)
 
@@ -1565,12 +1545,11 @@ class LinalgLstsq(Function):
         return grad_a, grad_b, None, None, None
 
 
+@autocast_op
 def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None,
           out: Any = None) -> LstsqResult:  # fmt: skip
     """The least-squares solution of A X = B, with the residuals, rank and singular values the
     driver reports (lucid solves through the SVD for every driver)."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(lstsq, A, B, rcond, driver=driver, out=out)
     _refuse_out("lstsq", out)
     name = "lucid.linalg.lstsq"
     a, b = _array(A), _array(B)
@@ -1668,9 +1647,9 @@ class LinalgMatrixExp(Function):
         n = a.shape[-1]
         a_t = a.mT
         zeros = _wrap(np.zeros(tuple(a.shape), a._data.dtype))
-        top = shape_ops.cat([a_t, grad_output], -1)
-        bottom = shape_ops.cat([zeros, a_t], -1)
-        block = LinalgMatrixExp.apply(shape_ops.cat([top, bottom], -2))
+        top = joining_ops.cat([a_t, grad_output], -1)
+        bottom = joining_ops.cat([zeros, a_t], -1)
+        block = LinalgMatrixExp.apply(joining_ops.cat([top, bottom], -2))
         return shape_ops.narrow(shape_ops.narrow(block, -2, 0, n), -1, n, n)
 
 
@@ -1715,8 +1694,6 @@ def _matrix_power(A: Tensor, n: int) -> Tensor:
         )
     n = int(n)
     if n == 0:
-        from lucid.ops.fills import clone, copy_
-
         # a copy of the identity that still belongs to A's graph (its gradient is zero)
         identity = np.broadcast_to(np.eye(array.shape[-1], dtype=array.dtype), array.shape)
         return copy_(clone(A), _wrap(identity))
@@ -1733,14 +1710,11 @@ def _matrix_power(A: Tensor, n: int) -> Tensor:
 
 
 # ------------------------------------------------------------------ rank, cond, norms
+@autocast_op
 def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: Any = None,
                 rtol: Any = None, out: Any = None) -> Tensor:  # fmt: skip
-    """The number of singular values (|eigenvalues| with hermitian) above
+    """The number of singular values (`|eigenvalues|` with hermitian) above
     max(atol, rtol * largest); tol is atol's older name."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            matrix_rank, A, tol, hermitian, atol=atol, rtol=rtol, out=out
-        )
     _refuse_out("matrix_rank", out)
     array = _array(A)
     if array.ndim < 2:
@@ -1857,11 +1831,10 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
     )
 
 
+@autocast_op
 def cond(A: Tensor, p: Any = None, *, out: Any = None) -> Tensor:
     """The condition number of each matrix in the p-norm (2 by default: the ratio of the
     extreme singular values)."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(cond, A, p, out=out)
     _refuse_out("cond", out)
     array = _array(A)
     if array.ndim < 2:
@@ -1973,10 +1946,9 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None, *, out: Any = No
     return LinalgCross.apply(input, other, axis)
 
 
+@autocast_op
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Any = None) -> Tensor:
     """The dot product of x and y along dim, broadcasting the other dims."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(vecdot, x, y, dim=dim, out=out)
     _refuse_out("vecdot", out)
     a, b = _array(x), _array(y)
     if a.dtype != b.dtype:
@@ -1991,8 +1963,6 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Any = None) -> Tensor:
             f"to have the same number of elements, but got {a.shape[0]} and {b.shape[0]} "
             "elements respectively"
         )
-    from lucid.ops.arithmetic import mul
-
     return reduction_ops.sum(mul(x, y), dim)
 
 
@@ -2072,6 +2042,7 @@ def multi_dot(tensors: Sequence[Tensor], *, out: Any = None) -> Tensor:
 
 
 # ------------------------------------------------------------------ householder_product
+@autocast_op
 def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:
     """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T with v_i column i of A
     below the diagonal and 1 on it (Q of a QR factorisation in geqrf's compact form).
@@ -2079,8 +2050,6 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:
     Composed from matmul, so its backward needs no formula of its own (its grad_fn is the
     last op of the chain, not PyTorch's LinalgHouseholderProductBackward0).
     """
-    if local_state.autocast is not None:
-        return local_state.autocast.run(householder_product, A, tau, out=out)
     _refuse_out("householder_product", out)
     name = "lucid.linalg.householder_product"
     a, t = _array(A), _array(tau)
@@ -2126,7 +2095,7 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:
         if i + 1 < n:
             rest = shape_ops.narrow(result, -1, i + 1, n - i - 1)
             parts.append(rest - scale * matmul(v, matmul(v.mT, rest)))
-        result = shape_ops.cat(parts, -1)
+        result = joining_ops.cat(parts, -1)
     return result
 
 
@@ -2158,11 +2127,10 @@ class Geqrf(Function):
         raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
 
 
+@autocast_op
 def geqrf(input: Tensor, *, out: Any = None) -> GeqrfResult:
     """The QR factorisation of each matrix in LAPACK's compact form (a, tau); Q is
     householder_product(a, tau), and ormqr multiplies by it without forming it."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(geqrf, input, out=out)
     _refuse_out("geqrf", out)
     array = _array(input)
     if array.ndim < 2:
@@ -2172,10 +2140,9 @@ def geqrf(input: Tensor, *, out: Any = None) -> GeqrfResult:
     return GeqrfResult(*Geqrf.apply(input))
 
 
+@autocast_op
 def orgqr(input: Tensor, input2: Tensor) -> Tensor:
     """Q from geqrf's (a, tau): PyTorch's older name of linalg.householder_product."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(orgqr, input, input2)
     return householder_product(input, input2)
 
 
@@ -2252,7 +2219,7 @@ class Ormqr(Function):
         grad_a = grad_tau = grad_other = None
         if ctx.needs_input_grad[0]:
             rows = _wrap(np.arange(a.shape[-2])[:, None] > np.arange(count))
-            columns = shape_ops.cat(grad_vectors, -1) if count else None
+            columns = joining_ops.cat(grad_vectors, -1) if count else None
             grad_a = (
                 pointwise_ops.where(rows, columns, _wrap(np.zeros((), a._data.dtype)))
                 if count
@@ -2261,10 +2228,10 @@ class Ormqr(Function):
             if grad_a is None or count < a.shape[-1]:
                 missing = a.shape[-1] - count
                 padding = _wrap(np.zeros(tuple(a.shape[:-1]) + (missing,), a._data.dtype))
-                grad_a = padding if grad_a is None else shape_ops.cat([grad_a, padding], -1)
+                grad_a = padding if grad_a is None else joining_ops.cat([grad_a, padding], -1)
         if ctx.needs_input_grad[1]:
             grad_tau = (
-                shape_ops.cat(grad_taus, -1)
+                joining_ops.cat(grad_taus, -1)
                 if count
                 else _wrap(np.zeros(tuple(tau.shape), tau._data.dtype))
             )
@@ -2273,12 +2240,11 @@ class Ormqr(Function):
         return grad_a, grad_tau, grad_other, None, None
 
 
+@autocast_op
 def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True,
           transpose: bool = False, *, out: Any = None) -> Tensor:  # fmt: skip
     """op(Q) @ input3 (or input3 @ op(Q) with left=False), op the transpose if `transpose`,
     Q the orthogonal factor held in geqrf's (input, input2)."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(ormqr, input, input2, input3, left, transpose, out=out)
     _refuse_out("ormqr", out)
     name = "lucid.ormqr"
     a, tau, other = _array(input), _array(input2), _array(input3)
@@ -2322,10 +2288,9 @@ def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True,
 
 
 # ------------------------------------------------------------------ tensorinv, tensorsolve
+@autocast_op
 def tensorinv(A: Tensor, ind: int = 2, *, out: Any = None) -> Tensor:
     """The inverse of A seen as a map from its first `ind` dims to the rest."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(tensorinv, A, ind, out=out)
     _refuse_out("tensorinv", out)
     array = _array(A)
     if ind <= 0:
@@ -2343,10 +2308,9 @@ def tensorinv(A: Tensor, ind: int = 2, *, out: Any = None) -> Tensor:
     return shape_ops.reshape(result, array.shape[ind:] + array.shape[:ind])
 
 
+@autocast_op
 def tensorsolve(A: Tensor, B: Tensor, dims: Any = None, *, out: Any = None) -> Tensor:
     """X with tensordot(A, X, X.ndim) = B."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(tensorsolve, A, B, dims, out=out)
     _refuse_out("tensorsolve", out)
     array = _array(A)
     b = _array(B)
@@ -2381,7 +2345,7 @@ def linalg_diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -
 def _lu_backward(permutation: Tensor, lower: Tensor, upper: Tensor, grad_lower: Tensor,
                  grad_upper: Tensor) -> Tensor:  # fmt: skip
     """The gradient of A = P L U for square A: P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T."""
-    inner = shape_ops.tril(matmul(lower.mT, grad_lower), -1) + shape_ops.triu(
+    inner = matrices_ops.tril(matmul(lower.mT, grad_lower), -1) + matrices_ops.triu(
         matmul(grad_upper, upper.mT)
     )
     inner = LinalgSolveTriangular.apply(lower.mT, inner, True, True, True)
@@ -2420,10 +2384,10 @@ class LinalgLuFactorEx(Function):
         lu, permutation = ctx.saved_tensors
         _check_square_lu_grad(lu.shape, "linalg.lu_factor")
         identity = _wrap(np.eye(lu.shape[-1], dtype=lu._data.dtype))
-        lower = shape_ops.tril(lu, -1) + identity
-        upper = shape_ops.triu(lu)
+        lower = matrices_ops.tril(lu, -1) + identity
+        upper = matrices_ops.triu(lu)
         grad = _lu_backward(
-            permutation, lower, upper, shape_ops.tril(grad_lu, -1), shape_ops.triu(grad_lu)
+            permutation, lower, upper, matrices_ops.tril(grad_lu, -1), matrices_ops.triu(grad_lu)
         )
         return grad, None
 
@@ -2501,8 +2465,8 @@ def _unpack(lu: Tensor, pivots: np.ndarray) -> tuple[Tensor, Tensor, Tensor]:
     m, n = lu.shape[-2:]
     k = min(m, n)
     identity = _wrap(np.eye(m, k, dtype=lu._data.dtype))
-    lower = shape_ops.tril(shape_ops.narrow(lu, -1, 0, k), -1) + identity
-    upper = shape_ops.triu(shape_ops.narrow(lu, -2, 0, k))
+    lower = matrices_ops.tril(shape_ops.narrow(lu, -1, 0, k), -1) + identity
+    upper = matrices_ops.triu(shape_ops.narrow(lu, -2, 0, k))
     permutation = _permutation_from_pivots(pivots.astype(np.int64), m, lu._data.dtype)
     return _wrap(permutation), lower, upper
 
@@ -2573,14 +2537,11 @@ def _check_lu_solve_inputs(LU: Tensor, pivots: Tensor, B: Tensor, left: bool) ->
         raise broadcast_error(b.shape[:-2], lu_array.shape[:-2]) from None
 
 
+@autocast_op
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False,
              out: Any = None) -> Tensor:  # fmt: skip
     """The solution of A X = B from A = P L U in lu_factor's form (A^T X = B with adjoint;
     X A = B with left=False), by two triangular solves."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(
-            lu_solve, LU, pivots, B, left=left, adjoint=adjoint, out=out
-        )
     _refuse_out("lu_solve", out)
     _check_lu_solve_inputs(LU, pivots, B, left)
     permutation, lower, upper = _unpack(LU, _array(pivots))

@@ -1,5 +1,5 @@
-"""Linear-algebra ops: diagonal, diag, diag_embed, diagonal_scatter, trace, and einsum,
-tensordot, inner composed from matmul."""
+"""Products: matmul and its mm, bmm, mv, dot forms, outer, addmm; the add-and-multiply family
+baddbmm, addbmm, addmv, addr; einsum, tensordot, inner, vdot, chain_matmul and kron."""
 
 from __future__ import annotations
 
@@ -9,232 +9,380 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lucid._core import dtypes
 from lucid._core.arguments import argument_error, raise_argument_error
-from lucid._core.dtypes import FLOAT_KINDS
+from lucid._core.dtypes import C_TYPE_NAMES
 from lucid._core.function import Function
-from lucid._core.grad_mode import local_state
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
-from lucid.ops._promote import low_precision_of, round_to, widen
-from lucid.ops.arithmetic import _dtype_name, matmul, mul
-from lucid.ops.broadcast import sum_to
-from lucid.ops.pointwise import clamp, sqrt
-from lucid.ops.reduction import cov, sum
-from lucid.ops.shape import expand, permute, reshape, unsqueeze
+from lucid.ops._common import (
+    _require_named_tensors,
+    apply_inplace,
+    autocast_op,
+    dtype_name,
+    not_implemented,
+)
+from lucid.ops._common import dtype_name as _dtype_name
+from lucid.ops._promote import low_precision_of, round_to, scalar_value, widen
+from lucid.ops.arithmetic import _INTEGRAL_KINDS, _require_tensor, mul
+from lucid.ops.broadcast import common_shape, sum_to
+from lucid.ops.matrices import diagonal
+from lucid.ops.reduction import sum
+from lucid.ops.shape import expand, permute, reshape
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
 __all__ = [
-    "diagonal", "diag", "trace", "einsum", "tensordot", "inner", "diag_embed", "diagonal_scatter",
-]  # fmt: skip
-__all__ += [
-    "corrcoef",
-]
-# the add-and-multiply family and the ops after it, at the end of the file (cross is in
-# linalg_decompositions, with linalg.cross)
-__all__ += [
-    "baddbmm", "addbmm", "addmv", "addmv_", "addr", "vdot", "chain_matmul", "cdist", "pdist",
-    "kron", "vander", "diagflat",
+    "einsum", "tensordot", "inner", "baddbmm", "addbmm", "addmv", "addmv_", "addr", "vdot",
+    "chain_matmul", "kron", "matmul", "mm", "bmm", "mv", "dot", "outer", "ger", "addmm",
 ]  # fmt: skip
 
 
-# ------------------------------------------------------------------ diagonal
-def _diagonal_view(array: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
-    """A writable view of a diagonal, moved to the last dimension (np.diagonal's is read-only)."""
-    size1, size2 = array.shape[dim1], array.shape[dim2]
-    if offset >= 0:
-        start1, start2 = 0, offset
-        length = max(0, min(size1, size2 - offset))
-    else:
-        start1, start2 = -offset, 0
-        length = max(0, min(size1 + offset, size2))
-    if length == 0:
-        start1 = start2 = 0
-    index = [slice(None)] * array.ndim
-    index[dim1] = slice(start1, None)
-    index[dim2] = slice(start2, None)
-    start = array[tuple(index)]
-    kept = [d for d in range(array.ndim) if d not in (dim1, dim2)]
-    shape = tuple(array.shape[d] for d in kept) + (length,)
-    strides = tuple(array.strides[d] for d in kept) + (array.strides[dim1] + array.strides[dim2],)
-    return np.lib.stride_tricks.as_strided(start, shape, strides, writeable=array.flags.writeable)
-
-
-class Diagonal(Function):
-    _backward_name = "DiagonalBackward0"
-
-    @staticmethod
-    def forward(ctx, x, offset, dim1, dim2):
-        ctx.input_shape = x._data.shape
-        ctx.offset, ctx.dim1, ctx.dim2 = offset, dim1, dim2
-        return _wrap(_diagonal_view(x._data, offset, dim1, dim2))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        grad = DiagonalGrad.apply(grad_output, ctx.input_shape, ctx.offset, ctx.dim1, ctx.dim2)
-        return grad, None, None, None
-
-
-class DiagonalCopy(Diagonal):
-    """diag() of a matrix: the diagonal as a new tensor, not a view."""
-
-    _backward_name = "DiagonalBackward0_copy"
-
-    @staticmethod
-    def forward(ctx, x, offset, dim1, dim2):
-        return _wrap(Diagonal.forward(ctx, x, offset, dim1, dim2)._data.copy())
-
-
-class DiagonalGrad(Function):
-    """Zeros of `shape` with `values` on the diagonal: the gradient of `diagonal`."""
-
-    _backward_name = "DiagonalBackwardBackward0"
-
-    @staticmethod
-    def forward(ctx, values, shape, offset, dim1, dim2):
-        ctx.offset, ctx.dim1, ctx.dim2 = offset, dim1, dim2
-        result = np.zeros(shape, values._data.dtype)
-        _diagonal_view(result, offset, dim1, dim2)[...] = values._data
-        return _wrap(result)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        grad = Diagonal.apply(grad_output, ctx.offset, ctx.dim1, ctx.dim2)
-        return grad, None, None, None, None
-
-
-class DiagEmbed(DiagonalGrad):
-    """diag() of a vector: a matrix with the vector on a diagonal."""
-
-    _backward_name = "DiagEmbedBackward0"
-
-
-def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-    """The diagonal of dims (dim1, dim2) as a view, moved to the last dimension."""
-    try:
-        ndim = input._data.ndim
-    except AttributeError as error:
-        raise_argument_error(error)
-        raise
-    dim1 = _normalize_dim(dim1, ndim)
-    dim2 = _normalize_dim(dim2, ndim)
-    if dim1 == dim2:
-        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return Diagonal.apply(input, int(offset), dim1, dim2)
-
-
-def diag(input: Tensor, diagonal: int = 0) -> Tensor:
-    """A vector's diagonal matrix, or a matrix's diagonal (a copy)."""
-    try:
-        ndim = input._data.ndim
-    except AttributeError as error:
-        raise_argument_error(error)
-        raise
-    if ndim == 1:
-        size = input._data.shape[0] + abs(diagonal)
-        return DiagEmbed.apply(input, (size, size), int(diagonal), 0, 1)
-    if ndim == 2:
-        return DiagonalCopy.apply(input, int(diagonal), 0, 1)
-    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {ndim}D")
-
-
-def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
-    """A tensor with one more dim whose (dim1, dim2) diagonal `offset` holds `input`'s last
-    dim, and zeros elsewhere."""
-    try:
-        shape = input._data.shape
-    except AttributeError as error:
-        raise_argument_error(error)
-        raise
-    ndim = len(shape) + 1
-    dim1 = _normalize_dim(dim1, ndim)
-    dim2 = _normalize_dim(dim2, ndim)
-    if dim1 == dim2:
-        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    offset = int(offset)
-    size = shape[-1] + abs(offset)
-    result_shape = list(shape[:-1])
-    for dim in sorted((dim1, dim2)):
-        result_shape.insert(dim, size)
-    return DiagEmbed.apply(input, tuple(result_shape), offset, dim1, dim2)
-
-
-class DiagonalScatter(Function):
-    _backward_name = "DiagonalScatterBackward0"
-
-    @staticmethod
-    def forward(ctx, x, src, offset, dim1, dim2):
-        ctx.offset, ctx.dim1, ctx.dim2 = offset, dim1, dim2
-        ctx.src_shape = src._data.shape
-        result = x._data.copy()
-        _diagonal_view(result, offset, dim1, dim2)[...] = src._data
-        return _wrap(result)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        grad_x = grad_src = None
-        if ctx.needs_input_grad[0]:
-            # the diagonal was overwritten, so it no longer depends on x
-            zeros = _wrap(np.zeros(ctx.src_shape, grad_output._data.dtype))
-            grad_x = DiagonalScatter.apply(grad_output, zeros, ctx.offset, ctx.dim1, ctx.dim2)
-        if ctx.needs_input_grad[1]:
-            grad_src = DiagonalCopy.apply(grad_output, ctx.offset, ctx.dim1, ctx.dim2)
-        return grad_x, grad_src, None, None, None
-
-
-def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
-                     dim2: int = 1) -> Tensor:  # fmt: skip
-    """A copy of `input` with `src` written on the diagonal that `diagonal(input, offset,
-    dim1, dim2)` reads."""
-    try:
-        ndim = input._data.ndim
-        src_shape = src._data.shape
-    except AttributeError as error:
-        raise_argument_error(error)
-        raise
-    dim1 = _normalize_dim(dim1, ndim)
-    dim2 = _normalize_dim(dim2, ndim)
-    if dim1 == dim2:
-        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    offset = int(offset)
-    slot = _diagonal_view(input._data, offset, dim1, dim2).shape
-    if src_shape != slot:
-        raise RuntimeError(
-            "expected src to have a size equal to the slice of self. src size = "
-            f"{list(src_shape)}, slice size = {list(slot)}"
+# --------------------------------------------------------------------- matmul
+def _matmul_error(x: np.ndarray, y: np.ndarray) -> RuntimeError:
+    """PyTorch's message for operands whose inner (or batch) sizes do not match."""
+    if x.ndim == 1 and y.ndim == 1:
+        return RuntimeError(
+            f"inconsistent tensor size, expected tensor [{x.shape[0]}] and src [{y.shape[0]}] to "
+            f"have the same number of elements, but got {x.shape[0]} and {y.shape[0]} elements "
+            "respectively"
         )
-    return DiagonalScatter.apply(input, src, offset, dim1, dim2)
+    if y.ndim == 1:
+        # PyTorch folds the batch dimensions of x into its rows and calls mv.
+        rows = math.prod(x.shape[:-1])
+        return RuntimeError(
+            f"size mismatch, got input ({rows}), mat ({rows}x{x.shape[-1]}), vec ({y.shape[0]})"
+        )
+    if y.ndim == 2:
+        rows = math.prod(x.shape[:-1])
+        return RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{x.shape[-1]} and "
+            f"{y.shape[0]}x{y.shape[1]})"
+        )
+    batch = math.prod(common_shape(x.shape[:-2], y.shape[:-2]))
+    return RuntimeError(
+        f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, "
+        f"{x.shape[-1]}] but got: [{batch}, {y.shape[-2]}]."
+    )
 
 
-class Trace(Function):
-    _backward_name = "TraceBackward0"
+def _matmul_dtype_error(x: np.ndarray, y: np.ndarray) -> RuntimeError:
+    """PyTorch's message for operands of different dtypes, which depends on the kernel used."""
+    if x.ndim == 1 and y.ndim == 1:
+        return RuntimeError(
+            "dot : expected both vectors to have same dtype, but found "
+            f"{_dtype_name(x.dtype)} and {_dtype_name(y.dtype)}"
+        )
+    if y.ndim == 1:
+        vector, matrix = _dtype_name(y.dtype), _dtype_name(x.dtype)
+        return RuntimeError(
+            "addmv input tensors must have the same dtype, but got "
+            f"{vector}, {matrix}, and {vector}"
+        )
+    if y.ndim == 2:
+        return RuntimeError(
+            "expected m1 and m2 to have the same dtype, but got: "
+            f"{C_TYPE_NAMES[x.dtype.name]} != {C_TYPE_NAMES[y.dtype.name]}"
+        )
+    return RuntimeError(
+        f"expected scalar type {_dtype_name(x.dtype)} but found {_dtype_name(y.dtype)}"
+    )
+
+
+class MatMul(Function):
+    """Every matrix product; the subclasses below only carry PyTorch's grad_fn names."""
+
+    _op_name = "matmul"
+    _backward_name = "UnsafeViewBackward0"
+    # PyTorch's kernel for the product, named when it refuses bool operands.
+    _kernel = "addmm_impl_cpu_"
 
     @staticmethod
-    def forward(ctx, x):
-        ctx.input_shape = x._data.shape
-        return _wrap(np.trace(x._data))
+    def forward(ctx, a, b):
+        x, y = a._data, b._data
+        if x.dtype != y.dtype:
+            raise _matmul_dtype_error(x, y)
+        if x.dtype.kind == "b":
+            raise not_implemented(ctx.function._kernel, x.dtype)
+        ctx.save_for_backward(a, b)
+        # np.matmul falls off its BLAS path for zero-stride (expanded) operands, such as the
+        # gradient of a sum: one copy is far cheaper than the slow loop.
+        if 0 in x.strides:
+            x = np.ascontiguousarray(x)
+        if 0 in y.strides:
+            y = np.ascontiguousarray(y)
+        try:
+            # NumPy has no float16/bfloat16 BLAS: contract in float32 and round once
+            return _wrap(round_to(np.matmul(widen(x), widen(y)), low_precision_of(x.dtype)))
+        except ValueError:
+            raise _matmul_error(x, y) from None
 
     @staticmethod
     def backward(ctx, grad_output):
-        # d/dX trace(X) = I (for the square part of X)
-        length = min(ctx.input_shape)
-        values = expand(grad_output, (length,))
-        return DiagonalGrad.apply(values, ctx.input_shape, 0, 0, 1)
+        a, b = ctx.saved_tensors
+        a_ndim, b_ndim = a._data.ndim, b._data.ndim
+        grad_a = grad_b = None
+        if a_ndim == 2 and b_ndim == 2:
+            # d(AB)/dA = G B^T, d(AB)/dB = A^T G
+            if ctx.needs_input_grad[0]:
+                grad_a = matmul(grad_output, b.mT)
+            if ctx.needs_input_grad[1]:
+                grad_b = _matrix_grad_in_layout_of(b, a, grad_output)
+            return grad_a, grad_b
+        # Vectors become matrices (a row for a, a column for b) so one rule covers every case.
+        a2 = a.unsqueeze(0) if a_ndim == 1 else a
+        b2 = b.unsqueeze(-1) if b_ndim == 1 else b
+        g = grad_output
+        if a_ndim == 1 and b_ndim == 1:
+            g = g.reshape(1, 1)
+        elif a_ndim == 1:
+            g = g.unsqueeze(-2)
+        elif b_ndim == 1:
+            g = g.unsqueeze(-1)
+        # The gradient of an operand broadcast over the batches is one product of the batches
+        # laid side by side, as PyTorch folds it: a single rounding in float16/bfloat16, where
+        # summing rounded per-batch products would lose what cancels.
+        if ctx.needs_input_grad[0]:
+            if a2.ndim == 2 and g.ndim > 2:
+                inner = b2.shape[-2]
+                folded = g.movedim(-2, 0).reshape(a2.shape[0], -1)
+                grad_a = matmul(folded, b2.mT.reshape(-1, inner))
+            else:
+                grad_a = sum_to(matmul(g, b2.mT), a2.shape)
+            if a_ndim == 1:
+                grad_a = grad_a.reshape(a.shape)
+        if ctx.needs_input_grad[1]:
+            if b2.ndim == 2 and g.ndim > 2:
+                grad_b = matmul(a2.reshape(-1, a2.shape[-1]).mT, g.reshape(-1, g.shape[-1]))
+            else:
+                grad_b = sum_to(matmul(a2.mT, g), b2.shape)
+            if b_ndim == 1:
+                grad_b = grad_b.reshape(b.shape)
+        return grad_a, grad_b
 
 
-def trace(input: Tensor) -> Tensor:
-    """The sum of a matrix's main diagonal."""
-    try:
-        if input._data.ndim != 2:
+def _matrix_grad_in_layout_of(b: Tensor, a: Tensor, grad_output: Tensor) -> Tensor:
+    """A^T G, the gradient of B in A @ B, computed in B's memory layout.
+
+    When B is a transposed view (a Linear weight used as `w.t()`), (G^T A)^T is the same
+    matrix, and transposing it back gives a contiguous gradient for the weight that the
+    engine can keep as `.grad` without copying it.
+    """
+    if b._data.flags.f_contiguous and not b._data.flags.c_contiguous:
+        return matmul(grad_output.mT, a).mT
+    return matmul(a.mT, grad_output)
+
+
+class Mm(MatMul):
+    _backward_name = "MmBackward0"
+
+
+class Mv(MatMul):
+    _backward_name = "MvBackward0"
+    _kernel = "addmv_impl_cpu"
+
+
+class Dot(MatMul):
+    _backward_name = "DotBackward0"
+    _kernel = "dot"
+
+
+class VecMat(MatMul):
+    """vector @ matrix: PyTorch computes it as a squeezed matrix product."""
+
+    _op_name = "matmul"
+    _backward_name = "SqueezeBackward4"
+
+
+class Bmm(MatMul):
+    _backward_name = "BmmBackward0"
+    _kernel = "bmm"
+
+
+class FoldedMatMul(MatMul):
+    """matrix @ batch when the matrix needs a gradient: PyTorch folds it and copies back."""
+
+    _op_name = "matmul"
+    _backward_name = "CloneBackward0"
+
+
+@autocast_op
+def matmul(input: Tensor, other: Tensor) -> Tensor:
+    """Matrix product with NumPy/PyTorch broadcasting rules for 1-D and batched operands."""
+    if not isinstance(input, TensorBase):
+        raise argument_error("matmul", "input", 1, input)
+    if not isinstance(other, TensorBase):
+        raise argument_error("matmul", "other", 2, other)
+    a_ndim, b_ndim = input._data.ndim, other._data.ndim
+    if a_ndim == 2:
+        if b_ndim == 2:
+            return Mm.apply(input, other)
+        if b_ndim == 1:
+            return Mv.apply(input, other)
+    if a_ndim == 0 or b_ndim == 0:
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {a_ndim}D and {b_ndim}D"
+        )
+    if a_ndim == 1:
+        if b_ndim == 1:
+            return Dot.apply(input, other)
+        if b_ndim == 2:
+            return VecMat.apply(input, other)
+    if a_ndim == 2 and input._requires_grad:
+        return FoldedMatMul.apply(input, other)
+    return MatMul.apply(input, other)
+
+
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Product of two matrices (no broadcasting)."""
+    _require_tensor(input, "mm", "input", 1)
+    _require_tensor(mat2, "mm", "mat2", 2)
+    if input._data.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2._data.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    return Mm.apply(input, mat2)
+
+
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Batched product of two 3-D tensors with equal batch sizes (no broadcasting)."""
+    _require_tensor(input, "bmm", "input", 1)
+    _require_tensor(mat2, "bmm", "mat2", 2)
+    if input._data.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2._data.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    batch, _, inner = input._data.shape
+    if mat2._data.shape[:2] != (batch, inner):
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {inner}] "
+            f"but got: [{mat2._data.shape[0]}, {mat2._data.shape[1]}]."
+        )
+    return Bmm.apply(input, mat2)
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    """Matrix-vector product."""
+    _require_tensor(input, "mv", "input", 1)
+    _require_tensor(vec, "mv", "vec", 2)
+    if input._data.ndim != 2 or vec._data.ndim != 1:
+        raise RuntimeError(
+            f"vector + matrix @ vector expected, got 1, {input._data.ndim}, {vec._data.ndim}"
+        )
+    return Mv.apply(input, vec)
+
+
+def dot(input: Tensor, tensor: Tensor) -> Tensor:
+    """Inner product of two 1-D tensors."""
+    _require_tensor(input, "dot", "input", 1)
+    _require_tensor(tensor, "dot", "tensor", 2)
+    if input._data.ndim != 1 or tensor._data.ndim != 1:
+        raise RuntimeError(
+            f"1D tensors expected, but got {input._data.ndim}D and {tensor._data.ndim}D tensors"
+        )
+    return Dot.apply(input, tensor)
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """The outer product of two vectors: a column times a row, broadcast."""
+    _require_tensor(input, "outer", "input", 1)
+    _require_tensor(vec2, "outer", "vec2", 2)
+    for name, vector in (("self", input), ("vec2", vec2)):
+        if vector._data.ndim != 1:
             raise RuntimeError(
-                f"trace: expected a matrix, but got tensor with dim {input._data.ndim}"
+                f"outer: Expected 1-D argument {name}, but got {vector._data.ndim}-D"
             )
-    except AttributeError as error:
-        raise_argument_error(error)
-        raise
-    if input._data.dtype == np.bool_:
-        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
-    return Trace.apply(input)
+    return mul(input.unsqueeze(1), vec2)
+
+
+ger = outer
+
+
+class Addmm(Function):
+    _backward_name = "AddmmBackward0"
+
+    @staticmethod
+    def forward(ctx, bias, mat1, mat2, beta, alpha):
+        x, y = mat1._data, mat2._data
+        low = low_precision_of(x.dtype)
+        try:
+            product = np.matmul(widen(x), widen(y))
+        except ValueError:
+            raise _matmul_error(x, y) from None
+        if alpha != 1:
+            product *= alpha
+        bias_array = widen(bias._data)
+        # NumPy broadcasts the bias: a nested expand op would also pay the sentinel's check
+        # over every element of the expanded view
+        try:
+            if beta != 0:
+                product += bias_array if beta == 1 else beta * bias_array
+            elif bias_array.shape != product.shape:
+                np.broadcast_to(bias_array, product.shape)
+        except ValueError:
+            # raises PyTorch's message for a bias that cannot broadcast to the product
+            expand(bias, product.shape)
+            raise
+        ctx.save_for_backward(mat1, mat2)
+        ctx.bias_shape = bias._data.shape
+        ctx.alpha, ctx.beta = alpha, beta
+        return _wrap(round_to(product, low))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        mat1, mat2 = ctx.saved_tensors
+        grad_bias = grad_mat1 = grad_mat2 = None
+        if ctx.needs_input_grad[0]:
+            grad_bias = grad_output if ctx.beta == 1 else grad_output * ctx.beta
+            grad_bias = sum_to(grad_bias, ctx.bias_shape)
+        scaled = grad_output if ctx.alpha == 1 else grad_output * ctx.alpha
+        if ctx.needs_input_grad[1]:
+            grad_mat1 = matmul(scaled, mat2.mT)
+        if ctx.needs_input_grad[2]:
+            grad_mat2 = _matrix_grad_in_layout_of(mat2, mat1, scaled)
+        return grad_bias, grad_mat1, grad_mat2, None, None
+
+
+@autocast_op
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """beta * input + alpha * (mat1 @ mat2); with beta == 0, `input` is ignored (even nan)."""
+    beta, alpha = _addmm_arguments(input, mat1, mat2, beta, alpha)
+    return Addmm.apply(input, mat1, mat2, beta, alpha)
+
+
+def addmm_(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    beta, alpha = _addmm_arguments(input, mat1, mat2, beta, alpha)
+    return apply_inplace(Addmm, input, mat1, mat2, beta, alpha)
+
+
+def _addmm_arguments(input: Any, mat1: Any, mat2: Any, beta: Any, alpha: Any) -> tuple[Any, Any]:
+    """addmm's scales, after PyTorch's errors for its operands."""
+    if not (
+        isinstance(input, TensorBase)
+        and isinstance(mat1, TensorBase)
+        and isinstance(mat2, TensorBase)
+    ):
+        for position, (name, value) in enumerate(
+            (("input", input), ("mat1", mat1), ("mat2", mat2))
+        ):
+            _require_tensor(value, "addmm", name, position + 1)
+    x, y = mat1._data, mat2._data
+    if x.ndim != 2 or y.ndim != 2:
+        name, ndim = ("mat1", x.ndim) if x.ndim != 2 else ("mat2", y.ndim)
+        raise RuntimeError(f"{name} must be a matrix, got {ndim}-D tensor")
+    dtype = y.dtype
+    if input._data.dtype != dtype or x.dtype != dtype:
+        name, other = (
+            ("self", input._data.dtype) if input._data.dtype != dtype else ("mat1", x.dtype)
+        )
+        raise RuntimeError(
+            f"{name} and mat2 must have the same dtype, but got {_dtype_name(other)} and "
+            f"{_dtype_name(dtype)}"
+        )
+    if dtype.kind in _INTEGRAL_KINDS:
+        # integer products take integer scales, as PyTorch casts them
+        beta, alpha = int(beta), int(alpha)
+    return beta, alpha
 
 
 # ------------------------------------------------------------------- einsum
@@ -569,19 +717,9 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
     return tensordot(input, other, ([-1], [-1]))
 
 
-# =====================================================================================
-# The add-and-multiply family (baddbmm, addbmm, addmv, addr and their in-place forms),
-# vdot, chain_matmul, cross, cdist, kron and vander.
-# =====================================================================================
-def _require_named_tensors(op: str, **named: Any) -> None:
-    for position, (name, value) in enumerate(named.items(), start=1):
-        if not isinstance(value, TensorBase):
-            raise argument_error(op, name, position, value)
-
-
+# ----------------------------------------------------------------- baddbmm, addbmm, addmv, addr
+# The add-and-multiply family and their in-place forms, then vdot, chain_matmul and kron.
 def _scales(numpy_dtype: np.dtype, beta: Any, alpha: Any) -> tuple[Any, Any]:
-    from lucid.ops._promote import scalar_value
-
     beta, alpha = scalar_value(beta), scalar_value(alpha)
     if numpy_dtype.kind in "iu":
         # integer products take integer scales, as PyTorch casts them
@@ -620,8 +758,6 @@ def _check_batches(op: str, batch1: Tensor, batch2: Tensor) -> None:
 
 
 def _same_dtype_message(op: str, input: Tensor, batch1: Tensor, batch2: Tensor) -> str | None:
-    from lucid.ops._common import dtype_name
-
     dtypes_ = (input._data.dtype, batch1._data.dtype, batch2._data.dtype)
     if len(set(dtypes_)) == 1:
         return None
@@ -708,19 +844,16 @@ def _baddbmm_arguments(input: Any, batch1: Any, batch2: Any, beta: Any, alpha: A
     return _scales(batch1._data.dtype, beta, alpha)
 
 
+@autocast_op
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
             alpha: Any = 1) -> Tensor:  # fmt: skip
     """beta * input + alpha * (batch1 @ batch2), a batch of matrix products plus a bias."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(baddbmm, input, batch1, batch2, beta=beta, alpha=alpha)
     beta, alpha = _baddbmm_arguments(input, batch1, batch2, beta, alpha)
     return Baddbmm.apply(input, batch1, batch2, beta, alpha)
 
 
 def baddbmm_(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
              alpha: Any = 1) -> Tensor:  # fmt: skip
-    from lucid.ops._common import apply_inplace
-
     beta, alpha = _baddbmm_arguments(input, batch1, batch2, beta, alpha)
     return apply_inplace(Baddbmm, input, batch1, batch2, beta, alpha)
 
@@ -760,19 +893,16 @@ def _addbmm_arguments(input: Any, batch1: Any, batch2: Any, beta: Any, alpha: An
     return _scales(batch1._data.dtype, beta, alpha)
 
 
+@autocast_op
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
            alpha: Any = 1) -> Tensor:  # fmt: skip
     """beta * input + alpha * sum over b of batch1[b] @ batch2[b]."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(addbmm, input, batch1, batch2, beta=beta, alpha=alpha)
     beta, alpha = _addbmm_arguments(input, batch1, batch2, beta, alpha)
     return Addbmm.apply(input, batch1, batch2, beta, alpha)
 
 
 def addbmm_(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
             alpha: Any = 1) -> Tensor:  # fmt: skip
-    from lucid.ops._common import apply_inplace
-
     beta, alpha = _addbmm_arguments(input, batch1, batch2, beta, alpha)
     return apply_inplace(Addbmm, input, batch1, batch2, beta, alpha)
 
@@ -807,8 +937,6 @@ class Addmv(Function):
 
 
 def _addmv_arguments(input: Any, mat: Any, vec: Any, beta: Any, alpha: Any) -> tuple:
-    from lucid.ops._common import dtype_name
-
     _require_named_tensors("addmv", input=input, mat=mat, vec=vec)
     ndims = (input._data.ndim, mat._data.ndim, vec._data.ndim)
     if ndims[1] != 2 or ndims[2] != 1 or ndims[0] > 1:
@@ -839,8 +967,6 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any 
 
 
 def addmv_(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
-    from lucid.ops._common import apply_inplace
-
     beta, alpha = _addmv_arguments(input, mat, vec, beta, alpha)
     return apply_inplace(Addmv, input, mat, vec, beta, alpha)
 
@@ -850,8 +976,6 @@ class Addr(Function):
 
     @staticmethod
     def forward(ctx, input, vec1, vec2, beta, alpha):
-        from lucid._core import dtypes
-
         target = dtypes.result_type(input, vec1, vec2).numpy_dtype
         x = widen(vec1._data.astype(target, copy=False))
         y = widen(vec2._data.astype(target, copy=False))
@@ -884,8 +1008,6 @@ class Addr(Function):
 
 
 def _addr_arguments(input: Any, vec1: Any, vec2: Any, beta: Any, alpha: Any) -> tuple:
-    from lucid._core import dtypes
-
     _require_named_tensors("addr", input=input, vec1=vec1, vec2=vec2)
     for name, vector in (("vec1", vec1), ("vec2", vec2)):
         if vector._data.ndim != 1:
@@ -903,8 +1025,6 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
 
 
 def addr_(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
-    from lucid.ops._common import apply_inplace
-
     beta, alpha = _addr_arguments(input, vec1, vec2, beta, alpha)
     return apply_inplace(Addr, input, vec1, vec2, beta, alpha)
 
@@ -932,8 +1052,6 @@ class Vdot(Function):
 
 def vdot(input: Tensor, other: Tensor) -> Tensor:
     """The dot product of two 1-D tensors (the first conjugated: the same for real tensors)."""
-    from lucid.ops._common import dtype_name
-
     _require_named_tensors("vdot", input=input, other=other)
     x, y = input._data, other._data
     if x.ndim != 1 or y.ndim != 1:
@@ -984,208 +1102,6 @@ def chain_matmul(*matrices: Tensor, out: Any = None) -> Tensor:
     return result
 
 
-_CDIST_MODES = (
-    "use_mm_for_euclid_dist_if_necessary",
-    "use_mm_for_euclid_dist",
-    "donot_use_mm_for_euclid_dist",
-)
-
-
-def _pairwise_differences(x1: Any, x2: Any) -> Any:
-    """x1[..., i, :] - x2[..., j, :] for every pair, as a (..., P, R, M) array or tensor."""
-    if isinstance(x1, np.ndarray):
-        return x1[..., :, None, :] - x2[..., None, :, :]
-    return x1.unsqueeze(-2) - x2.unsqueeze(-3)
-
-
-def _cdist_array(x1: np.ndarray, x2: np.ndarray, p: float, use_mm: bool) -> np.ndarray:
-    if use_mm:
-        # |a - b|^2 = |a|^2 + |b|^2 - 2 a.b: one GEMM instead of a (P, R, M) difference, at the
-        # cost of cancellation where points nearly coincide (clamped at 0)
-        squared = (
-            np.sum(x1 * x1, axis=-1)[..., :, None]
-            + np.sum(x2 * x2, axis=-1)[..., None, :]
-            - 2.0 * np.matmul(x1, np.swapaxes(x2, -1, -2))
-        )
-        return np.sqrt(np.maximum(squared, 0.0))
-    difference = np.abs(_pairwise_differences(x1, x2))
-    if p == 0:
-        # the count of nonzero differences, nan where a difference is nan (as PyTorch's)
-        return np.sum(np.minimum(np.ceil(difference), 1.0), axis=-1)
-    if p == 1:
-        return np.sum(difference, axis=-1)
-    if p == 2:
-        return np.sqrt(np.sum(difference * difference, axis=-1))
-    if math.isinf(p):
-        if difference.shape[-1] == 0:
-            return np.zeros(difference.shape[:-1], x1.dtype)
-        return np.max(difference, axis=-1)
-    return np.power(np.sum(np.power(difference, p), axis=-1), 1.0 / p)
-
-
-class Cdist(Function):
-    _backward_name = "CdistBackward0"
-
-    @staticmethod
-    def forward(ctx, x1, x2, p, use_mm):
-        a, b = x1._data, x2._data
-        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-        a = np.broadcast_to(a, batch + a.shape[-2:])
-        b = np.broadcast_to(b, batch + b.shape[-2:])
-        # float16/bfloat16 (the matrix-product path only) compute in float32, rounded once
-        result = _wrap(round_to(_cdist_array(widen(a), widen(b), p, use_mm), a.dtype))
-        ctx.save_for_backward(x1, x2, result)
-        ctx.p = p
-        return result
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        from lucid.ops.pointwise import abs, eq, isnan, sign, where
-
-        x1, x2, result = ctx.saved_tensors
-        p = ctx.p
-        if p == 0:
-            # a count of nonzero differences is piecewise constant
-            from lucid.ops._common import zeros_like_grad
-
-            return (
-                zeros_like_grad(grad_output, x1.shape),
-                zeros_like_grad(grad_output, x2.shape),
-                None,
-                None,
-            )
-        if p == 2 and np.isfinite(x1._data).all() and np.isfinite(x2._data).all():
-            return Cdist._euclidean_backward(ctx, grad_output, x1, x2, result)
-        difference = _pairwise_differences(x1, x2)
-        distance = result.unsqueeze(-1)
-        # d/dx1 |x1 - x2|_p = sign(d) |d|^(p-1) / dist^(p-1): d / dist for p = 2, sign(d) for
-        # p = 1, sign(d) where |d| is the max for p = inf; 0 where dist is 0
-        if p == 1:
-            # a nan difference gives a nan gradient, as PyTorch's (sign alone gives 0 there)
-            factor = where(isnan(difference), difference, sign(difference))
-        elif math.isinf(p):
-            factor = where(eq(abs(difference), distance), sign(difference), 0.0)
-        else:
-            is_zero = eq(distance, 0.0)
-            safe = where(is_zero, 1.0, distance)
-            if p == 2:
-                factor = difference / safe
-            else:
-                magnitude = abs(difference)
-                factor = sign(difference) * (magnitude / safe) ** (p - 1)
-            factor = where(is_zero, 0.0, factor)
-        weighted = grad_output.unsqueeze(-1) * factor
-        grad_x1 = grad_x2 = None
-        if ctx.needs_input_grad[0]:
-            grad_x1 = sum_to(sum(weighted, -2), x1.shape)
-        if ctx.needs_input_grad[1]:
-            grad_x2 = sum_to(-sum(weighted, -3), x2.shape)
-        return grad_x1, grad_x2, None, None
-
-    @staticmethod
-    def _euclidean_backward(ctx, grad_output, x1, x2, result):
-        """The p = 2 gradient of finite inputs without the (P, R, M) differences: with
-        w = grad / dist (0 where dist is 0), d/dx1_i = x1_i sum_j w_ij - sum_j w_ij x2_j, two
-        GEMMs instead of a pass over every pair's every coordinate."""
-        from lucid.ops.pointwise import eq, where
-
-        is_zero = eq(result, 0.0)
-        weights = where(is_zero, 0.0, grad_output / where(is_zero, 1.0, result))
-        grad_x1 = grad_x2 = None
-        if ctx.needs_input_grad[0]:
-            grad_x1 = x1 * sum(weights, -1).unsqueeze(-1) - matmul(weights, x2)
-            grad_x1 = sum_to(grad_x1, x1.shape)
-        if ctx.needs_input_grad[1]:
-            grad_x2 = x2 * sum(weights, -2).unsqueeze(-1) - matmul(weights.transpose(-1, -2), x1)
-            grad_x2 = sum_to(grad_x2, x2.shape)
-        return grad_x1, grad_x2, None, None
-
-
-def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
-          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:  # fmt: skip
-    """The p-norm distance between each row of x1 and each row of x2 (batched).
-
-    For p = 2, PyTorch's compute modes are kept: a matrix product (faster, less exact for
-    nearly equal points) when asked, or by default when either side has more than 25 rows.
-    """
-    if local_state.autocast is not None:
-        return local_state.autocast.run(cdist, x1, x2, p, compute_mode)
-    from lucid.ops._common import dtype_name
-    from lucid.ops.broadcast import broadcast_shapes
-
-    _require_named_tensors("cdist", x1=x1, x2=x2)
-    a, b = x1._data, x2._data
-    for name, array in (("X1", a), ("X2", b)):
-        if array.ndim < 2:
-            raise RuntimeError(
-                f"cdist only supports at least 2D tensors, {name} got: {array.ndim}D"
-            )
-    if a.shape[-1] != b.shape[-1]:
-        raise RuntimeError(
-            f"X1 and X2 must have the same number of columns. X1: {a.shape[-1]} X2: {b.shape[-1]}"
-        )
-    for name, array in (("X1", a), ("X2", b)):
-        if array.dtype.kind not in FLOAT_KINDS:
-            raise RuntimeError(
-                f"cdist only supports floating-point dtypes, {name} got: {dtype_name(array.dtype)}"
-            )
-    if a.dtype != b.dtype:
-        raise RuntimeError(
-            f"expected scalar type {dtype_name(a.dtype)} but found {dtype_name(b.dtype)}"
-        )
-    if p < 0:
-        raise RuntimeError("cdist only supports non-negative p values")
-    if compute_mode not in _CDIST_MODES:
-        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
-    broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    use_mm = p == 2 and (
-        compute_mode == "use_mm_for_euclid_dist"
-        or (compute_mode == _CDIST_MODES[0] and (a.shape[-2] > 25 or b.shape[-2] > 25))
-    )
-    if a.dtype.itemsize == 2 and not use_mm:
-        # PyTorch's CPU build has a float16/bfloat16 kernel only for the matrix-product path
-        raise NotImplementedError(f"\"cdist\" not implemented for '{dtype_name(a.dtype)}'")
-    return Cdist.apply(x1, x2, float(p), use_mm)
-
-
-def pdist(input: Tensor, p: float = 2.0) -> Tensor:
-    """The p-norm distances between every pair of rows i < j of an (N, M) input, in row-major
-    order of the pairs (the condensed upper triangle of cdist(input, input)).
-
-    Composed from a row gather and a norm, so its gradient is theirs: zero for a pair of equal
-    rows, as PyTorch's.
-    """
-    from lucid.ops.indexing import index_select
-    from lucid.ops.reduction import norm
-
-    _require_named_tensors("pdist", input=input)
-    if input._data.ndim != 2:
-        raise RuntimeError(f"pdist only supports 2D tensors, got: {input._data.ndim}D")
-    if input._data.dtype.kind not in FLOAT_KINDS:
-        raise RuntimeError("pdist only supports floating-point dtypes")
-    if input._data.dtype.itemsize == 2:
-        from lucid.ops._common import dtype_name
-
-        raise NotImplementedError(
-            f"\"pdist\" not implemented for '{dtype_name(input._data.dtype)}'"
-        )
-    if p < 0:
-        raise RuntimeError("pdist only supports non-negative p values")
-    rows, cols = np.triu_indices(input._data.shape[0], 1)
-    first = index_select(input, 0, _wrap(rows))
-    second = index_select(input, 0, _wrap(cols))
-    distances = norm(first - second, p, 1)
-    if p == 0:
-        # the count of differing coordinates is NaN for a pair with a NaN difference, as
-        # PyTorch's pdist (unlike its vector_norm) has it
-        from lucid.ops.pointwise import isnan, where
-        from lucid.ops.reduction import any as any_of
-
-        unknown = any_of(isnan(first - second), 1)
-        distances = where(unknown, math.nan, distances)
-    return distances
-
-
 def kron(input: Tensor, other: Tensor) -> Tensor:
     """The Kronecker product: every entry of input scales a whole copy of other."""
     _require_named_tensors("kron", input=input, other=other)
@@ -1196,72 +1112,3 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
     a = reshape(input, [size for dim in a_shape for size in (dim, 1)])
     b = reshape(other, [size for dim in b_shape for size in (1, dim)])
     return reshape(mul(a, b), [x * y for x, y in zip(a_shape, b_shape)])
-
-
-def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
-    """The Vandermonde matrix of a 1-d tensor: columns x**(N-1), ..., x**0 (reversed with
-    `increasing`); integer and bool inputs give int64."""
-    from lucid._core import dtypes
-    from lucid.ops.fills import to
-    from lucid.ops.reduction import cumprod
-    from lucid.ops.shape import cat, flip
-
-    _require_named_tensors("vander", x=x)
-    if x._data.ndim != 1:
-        raise RuntimeError("x must be a one-dimensional tensor.")
-    size = x._data.shape[0]
-    if N is None:
-        N = size
-    if N < 0:
-        raise RuntimeError("N must be non-negative.")
-    if x._data.dtype.kind in "iub":
-        x = to(x, dtypes.int64)
-    if N == 0:
-        return _wrap(np.zeros((size, 0), x._data.dtype))
-    # powers as a running product of [1, x, x, ...] along each row
-    ones = _wrap(np.ones((size, 1), x._data.dtype))
-    if N == 1:
-        powers = ones
-    else:
-        powers = cumprod(cat([ones, expand(x.unsqueeze(1), (size, N - 1))], 1), 1)
-    return powers if increasing else flip(powers, (1,))
-
-
-def linalg_vander(x: Tensor, *, N: int | None = None) -> Tensor:
-    """linalg.vander: the powers x**0, ..., x**(N-1) along a new last dim, batched over x's
-    dims (N defaults to x's last size)."""
-    from lucid.ops.reduction import cumprod
-    from lucid.ops.shape import cat
-
-    _require_named_tensors("linalg_vander", x=x)
-    if x._data.dtype == np.bool_ or x._data.dtype.itemsize == 2 and x._data.dtype.kind in "fV":
-        from lucid.ops._common import dtype_name
-
-        raise RuntimeError(
-            "linalg.vander supports floating point, complex, and integer tensors, but got "
-            f"{dtype_name(x._data.dtype)}"
-        )
-    if N is None:
-        N = x._data.shape[-1] if x._data.ndim else 1
-    if N <= 1:
-        raise RuntimeError("N must be greater than 1.")
-    column = x.unsqueeze(-1)
-    ones = _wrap(np.ones((*x._data.shape, 1), x._data.dtype))
-    powers = cumprod(expand(column, (*x._data.shape, N - 1)), -1)
-    return cat([ones, powers], -1)
-
-
-def diagflat(input: Tensor, offset: int = 0) -> Tensor:
-    """A square matrix with input's elements (flattened) on its `offset` diagonal."""
-    _require_named_tensors("diagflat", input=input)
-    return diag_embed(reshape(input, (-1,)), offset)
-
-
-def corrcoef(input: Tensor) -> Tensor:
-    """The Pearson correlation coefficients of the variables in input's rows, in [-1, 1]."""
-    covariance = cov(input)
-    if covariance._data.ndim == 0:
-        return covariance / covariance
-    deviations = sqrt(diagonal(covariance))
-    scaled = covariance / unsqueeze(deviations, 1) / unsqueeze(deviations, 0)
-    return clamp(scaled, -1, 1)

@@ -1,4 +1,6 @@
-"""Neural-network ops: activations, softmax and log_softmax, one_hot."""
+"""Neural-network ops: the activations (sigmoid, relu, elu, gelu, silu, softplus, mish,
+hardtanh, hardsigmoid, hardswish, rrelu, glu, prelu, hardshrink, ...) and softmax and
+log_softmax."""
 
 from __future__ import annotations
 
@@ -7,20 +9,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._core.arguments import argument_error, raise_argument_error
+from lucid._core.arguments import raise_argument_error
 from lucid._core.dtypes import FLOAT_KINDS, SCALAR_TYPE_NAMES
 from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
-from lucid._core.grad_mode import local_state
-from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
+from lucid._core.random import _rng
+from lucid._core.tensor import _normalize_dim, _wrap
 from lucid.ops import _special
-from lucid.ops._common import apply_inplace, check_tensors
+from lucid.ops._common import apply_inplace, autocast_op, check_tensors
 from lucid.ops._common import dtype_name as _dtype_name
 from lucid.ops._promote import float_array, is_low_precision, round_to, widen
 from lucid.ops.broadcast import sum_to
 from lucid.ops.fills import to
+from lucid.ops.joining import cat
 from lucid.ops.pointwise import exp, tanh, where
-from lucid.ops.shape import cat
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -127,7 +129,7 @@ class LogSigmoid(Function):
 
 
 def logsigmoid(input: Tensor) -> Tensor:
-    """log(sigmoid(input)), stable for large |input|."""
+    """log(sigmoid(input)), stable for large `|input|`."""
     return LogSigmoid.apply(input)
 
 
@@ -859,27 +861,6 @@ def _prelu_weight_shape(weight: Tensor, x: Tensor) -> tuple[int, ...]:
     return (weight.numel(), *([1] * (x.ndim - 2)))
 
 
-# ------------------------------------------------------------------- one_hot
-def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
-    """int64 indicators of `tensor`'s class values along a new last dimension."""
-    if not isinstance(tensor, TensorBase):
-        raise argument_error("one_hot", "input", 1, tensor)
-    indices = tensor._data
-    if indices.dtype != np.int64:
-        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    if indices.size == 0:
-        if num_classes == -1:
-            raise RuntimeError("Can not infer total number of classes from empty tensor.")
-        return _wrap(np.zeros(indices.shape + (num_classes,), np.int64))
-    if indices.min() < 0:
-        raise RuntimeError("Class values must be non-negative.")
-    if num_classes == -1:
-        num_classes = int(indices.max()) + 1
-    elif indices.max() >= num_classes:
-        raise RuntimeError("Class values must be smaller than num_classes.")
-    return _wrap((indices[..., None] == np.arange(num_classes)).astype(np.int64))
-
-
 # --------------------------------------------------------------------- rrelu
 class RreluWithNoise(Function):
     """leaky_relu with a random negative slope per element in training, uniform in
@@ -891,8 +872,6 @@ class RreluWithNoise(Function):
     def forward(ctx, x, lower, upper, training):
         array = _float_input(x, "rrelu_with_noise_out_cpu")
         if training:
-            from lucid._core.random import _rng  # noqa: PLC0415
-
             slope = _rng(None).uniform(lower, upper, array.shape).astype(array.dtype)
         else:
             slope = np.asarray((lower + upper) / 2, array.dtype)
@@ -944,192 +923,9 @@ def rrelu_(
     return apply_inplace(RreluWithNoiseSavingResult, input, lower, upper, training)
 
 
-# ------------------------------------------------- feature and alpha dropout
-# SELU's negative saturation value, scale * alpha: alpha dropout sets dropped units to it
-_ALPHA_DROPOUT_VALUE = 1.7580993408473766
-
-
-def _check_dropout_probability(p: float) -> None:
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-
-
-def _keep_mask(input: Tensor, p: float, feature: bool) -> np.ndarray:
-    """Bernoulli(1 - p) draws: one per element, or one per (sample, channel) when `feature`."""
-    from lucid._core.random import _rng  # noqa: PLC0415
-
-    shape = tuple(input.shape)
-    if feature:
-        if len(shape) < 2:
-            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
-        shape = shape[:2] + (1,) * (len(shape) - 2)
-    return _rng(None).random(shape) >= p
-
-
-def _dropout_impl(input: Tensor, p: float, training: bool, inplace: bool, feature: bool,
-                  alpha: bool) -> Tensor:  # fmt: skip
-    """Dropout, feature (channel) dropout and their alpha forms, on one code path."""
-    if p == 0 or not training or input.numel() == 0:
-        return input
-    if p == 1:
-        zero = _wrap(np.zeros((), input._data.dtype))
-        return input.mul_(zero) if inplace else input * zero
-    keep = _keep_mask(input, p, feature)
-    dtype = input._data.dtype
-    if dtype.kind not in FLOAT_KINDS:
-        # the scaled noise is floating point and cannot be written into an integer input (alpha
-        # dropout's shift, noise - 1, has already promoted a bool mask to Long)
-        name = "Long" if alpha and dtype == np.bool_ else _dtype_name(dtype)
-        raise RuntimeError(f"result type Float can't be cast to the desired output type {name}")
-    if not alpha:
-        noise = _wrap(keep.astype(dtype) * np.asarray(1.0 / (1.0 - p), dtype))
-        return input.mul_(noise) if inplace else input * noise
-    # a and b restore zero mean and unit variance after dropped units are set to -scale*alpha
-    a = 1.0 / float(np.sqrt((_ALPHA_DROPOUT_VALUE**2 * p + 1) * (1 - p)))
-    noise = _wrap(keep.astype(dtype) * np.asarray(a, dtype))
-    shift = _wrap(((keep.astype(dtype) - 1) * (_ALPHA_DROPOUT_VALUE * a)
-                   + _ALPHA_DROPOUT_VALUE * a * p).astype(dtype))  # fmt: skip
-    if inplace:
-        return input.mul_(noise).add_(shift)
-    return input * noise + shift
-
-
-def _check_input_tensor(input: Any, op: str) -> None:
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, "
-                        f"not {type(input).__name__}")  # fmt: skip
-
-
-def alpha_dropout(
-    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
-) -> Tensor:
-    """Dropout for SELU networks: dropped units take SELU's saturation value, and an affine
-    correction keeps the mean and variance of the activations (when training)."""
-    _check_dropout_probability(p)
-    _check_input_tensor(input, "alpha_dropout")
-    return _dropout_impl(input, p, training, inplace, feature=False, alpha=True)
-
-
-def feature_alpha_dropout(
-    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
-) -> Tensor:
-    """alpha_dropout over whole channels (dim 1) instead of single elements."""
-    _check_dropout_probability(p)
-    _check_input_tensor(input, "feature_alpha_dropout")
-    return _dropout_impl(input, p, training, inplace, feature=True, alpha=True)
-
-
-def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, batched: bool):
-    if batched:
-        return _dropout_impl(input, p, training, inplace, feature=True, alpha=False)
-    if inplace:
-        # one draw per channel (dim 0), multiplied into the input itself
-        if p == 0 or not training or input.numel() == 0:
-            return input
-        from lucid._core.random import _rng  # noqa: PLC0415
-
-        dtype = input._data.dtype
-        if p == 1:
-            return input.mul_(_wrap(np.zeros((), dtype)))
-        if dtype.kind not in FLOAT_KINDS:
-            raise RuntimeError(
-                f"result type Float can't be cast to the desired output type {_dtype_name(dtype)}"
-            )
-        keep = _rng(None).random((input.shape[0],) + (1,) * (input.ndim - 1)) >= p
-        return input.mul_(_wrap(keep.astype(dtype) * np.asarray(1.0 / (1.0 - p), dtype)))
-    result = _dropout_impl(input.unsqueeze(0), p, training, False, feature=True, alpha=False)
-    return result.squeeze(0)
-
-
-def dropout1d(
-    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
-) -> Tensor:
-    """Zero whole channels of (N, C, L) or (C, L) input with probability p (when training)."""
-    _check_dropout_probability(p)
-    ndim = input.dim()
-    if ndim not in (2, 3):
-        raise RuntimeError(
-            f"dropout1d: Expected 2D or 3D input, but received a {ndim}D input. Note that "
-            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
-            "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
-            "inputs)."
-        )
-    return _channel_dropout(input, p, training, inplace, batched=ndim == 3)
-
-
-def dropout3d(
-    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
-) -> Tensor:
-    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p."""
-    _check_dropout_probability(p)
-    ndim = input.dim()
-    if ndim not in (4, 5):
-        warnings.warn(
-            f"dropout3d: Received a {ndim}-D input to dropout3d, which is deprecated and will "
-            "result in an error in a future release. To retain the behavior and silence this "
-            "warning, please use dropout instead. Note that dropout3d exists to provide "
-            "channel-wise dropout on inputs with 3 spatial dimensions, a channel dimension, and "
-            "an optional batch dimension (i.e. 4D or 5D inputs).",
-            stacklevel=2,
-        )
-    return _channel_dropout(input, p, training, inplace, batched=ndim == 5)
-
-
-# --------------------------------------------------------------- weight norm
-def _dims_except(ndim: int, dim: int) -> tuple[int, ...]:
-    return tuple(d for d in range(ndim) if d != dim)
-
-
-class WeightNormInterface(Function):
-    """v * g / ||v||, the norm taken over every dim of v except `dim` (kept with size 1)."""
-
-    _backward_name = "WeightNormInterfaceBackward0"
-    _op_name = "weight_norm"
-
-    @staticmethod
-    def forward(ctx, v, g, dim):
-        others = _dims_except(v.ndim, dim)
-        array = widen(v._data)
-        norm = np.sqrt(np.sum(np.square(array), axis=others, keepdims=True))
-        ctx.dim = dim
-        ctx.save_for_backward(v, g)
-        return _wrap(round_to(array * (widen(g._data) / norm), v._data.dtype))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        v, g = ctx.saved_tensors
-        others = _dims_except(v.ndim, ctx.dim)
-        norm = (v * v).sum(others, keepdim=True).sqrt()
-        # d/dg = <grad, v> / ||v||; d/dv = g / ||v|| * (grad - v <grad, v> / ||v||^2)
-        projection = (grad_output * v).sum(others, keepdim=True)
-        grad_g = grad_v = None
-        if ctx.needs_input_grad[1]:
-            grad_g = (projection / norm).reshape(g.shape)
-        if ctx.needs_input_grad[0]:
-            grad_v = (g / norm) * (grad_output - v * (projection / (norm * norm)))
-        return grad_v, grad_g, None
-
-
-def weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
-    """v * g / norm_except_dim(v, 2, dim); dim=-1 takes the norm of the whole tensor."""
-    # PyTorch runs its fused kernel (and names its grad_fn) for the first and last dims only
-    if dim == 0 or dim == v.ndim - 1:
-        return WeightNormInterface.apply(v, g, dim)
-    return v * (g / norm_except_dim(v, 2, dim))
-
-
-def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
-    """The p-norm of v over every dim except `dim` (kept with size 1); dim=-1: of all of v."""
-    if dim == -1:
-        return v.norm(pow)
-    if dim < -1:
-        dim += v.ndim
-    return v.norm(pow, _dims_except(v.ndim, dim), keepdim=True)
-
-
-# ------------------------------------------------ hardshrink, prelu (also Tensor methods)
+# ---------------------------------------------------- hardshrink, prelu (also Tensor methods)
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """input where |input| > lambd, else 0."""
+    """`input` where `|input| > lambd`, else 0."""
     check_tensors(input)
     if input._data.dtype.kind not in FLOAT_KINDS:
         raise NotImplementedError(
@@ -1138,10 +934,9 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     return where((input >= -lambd) & (input <= lambd), 0.0, input)
 
 
+@autocast_op
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """max(0, input) + weight * min(0, input), weight per channel (dim 1) or shared."""
-    if local_state.autocast is not None:
-        return local_state.autocast.run(prelu, input, weight)
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
                            f"ndim = {weight.ndim}")  # fmt: skip

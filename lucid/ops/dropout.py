@@ -1,0 +1,213 @@
+"""Neural-network ops: dropout, dropout1d/2d/3d, alpha_dropout and feature_alpha_dropout (used
+through lucid.nn.functional)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from lucid._core.arguments import raise_argument_error
+from lucid._core.dtypes import FLOAT_KINDS
+from lucid._core.random import _rng
+from lucid._core.tensor import TensorBase, _wrap
+from lucid.ops._common import dtype_name as _dtype_name
+from lucid.ops.arithmetic import mul, mul_
+
+if TYPE_CHECKING:
+    from lucid._tensor import Tensor
+
+__all__ = [
+    "dropout", "dropout2d", "dropout1d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+]  # fmt: skip
+
+
+def _check_probability(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _dropout_with_mask(input: Tensor, mask_shape: tuple[int, ...], p: float, inplace: bool):
+    array = input._data
+    if p == 1.0:
+        scaled = np.zeros(mask_shape, array.dtype)
+    else:
+        keep = _rng(None).random(mask_shape) >= p
+        scaled = keep.astype(array.dtype) * np.asarray(1.0 / (1.0 - p), array.dtype)
+    mask = _wrap(scaled)
+    if inplace:
+        return mul_(input, mask)
+    return mul(input, mask)
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1/(1-p) (when training)."""
+    _check_probability(p)
+    if not training or p == 0.0:
+        return input
+    try:
+        shape = input.shape
+    except AttributeError as error:
+        raise_argument_error(error)
+        raise
+    return _dropout_with_mask(input, shape, p, inplace)
+
+
+def dropout2d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zero whole channels (dim 1 of (N, C, H, W)) with probability p."""
+    _check_probability(p)
+    ndim = input.ndim
+    if ndim not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {ndim}-D input to dropout2d, which is deprecated and will "
+            "result in an error in a future release. To retain the behavior and silence this "
+            "warning, please use dropout instead. Note that dropout2d exists to provide "
+            "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, and "
+            "an optional batch dimension (i.e. 3D or 4D inputs).",
+            stacklevel=2,
+        )
+    elif ndim == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
+            "the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2,
+        )
+    if not training or p == 0.0:
+        return input
+    if ndim < 2:
+        return _dropout_with_mask(input, input.shape, p, inplace)
+    mask_shape = tuple(input.shape[:2]) + (1,) * (ndim - 2)
+    return _dropout_with_mask(input, mask_shape, p, inplace)
+
+
+# ------------------------------------------------- feature and alpha dropout
+# SELU's negative saturation value, scale * alpha: alpha dropout sets dropped units to it.
+_ALPHA_DROPOUT_VALUE = 1.7580993408473766
+
+
+def _check_dropout_probability(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _keep_mask(input: Tensor, p: float, feature: bool) -> np.ndarray:
+    """Bernoulli(1 - p) draws: one per element, or one per (sample, channel) when `feature`."""
+    shape = tuple(input.shape)
+    if feature:
+        if len(shape) < 2:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+        shape = shape[:2] + (1,) * (len(shape) - 2)
+    return _rng(None).random(shape) >= p
+
+
+def _dropout_impl(input: Tensor, p: float, training: bool, inplace: bool, feature: bool,
+                  alpha: bool) -> Tensor:  # fmt: skip
+    """Dropout, feature (channel) dropout and their alpha forms, on one code path."""
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if p == 1:
+        zero = _wrap(np.zeros((), input._data.dtype))
+        return input.mul_(zero) if inplace else input * zero
+    keep = _keep_mask(input, p, feature)
+    dtype = input._data.dtype
+    if dtype.kind not in FLOAT_KINDS:
+        # the scaled noise is floating point and cannot be written into an integer input (alpha
+        # dropout's shift, noise - 1, has already promoted a bool mask to Long)
+        name = "Long" if alpha and dtype == np.bool_ else _dtype_name(dtype)
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {name}")
+    if not alpha:
+        noise = _wrap(keep.astype(dtype) * np.asarray(1.0 / (1.0 - p), dtype))
+        return input.mul_(noise) if inplace else input * noise
+    # a and b restore zero mean and unit variance after dropped units are set to -scale*alpha
+    a = 1.0 / float(np.sqrt((_ALPHA_DROPOUT_VALUE**2 * p + 1) * (1 - p)))
+    noise = _wrap(keep.astype(dtype) * np.asarray(a, dtype))
+    shift = _wrap(((keep.astype(dtype) - 1) * (_ALPHA_DROPOUT_VALUE * a)
+                   + _ALPHA_DROPOUT_VALUE * a * p).astype(dtype))  # fmt: skip
+    if inplace:
+        return input.mul_(noise).add_(shift)
+    return input * noise + shift
+
+
+def _check_input_tensor(input: Any, op: str) -> None:
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, "
+                        f"not {type(input).__name__}")  # fmt: skip
+
+
+def alpha_dropout(
+    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
+) -> Tensor:
+    """Dropout for SELU networks: dropped units take SELU's saturation value, and an affine
+    correction keeps the mean and variance of the activations (when training)."""
+    _check_dropout_probability(p)
+    _check_input_tensor(input, "alpha_dropout")
+    return _dropout_impl(input, p, training, inplace, feature=False, alpha=True)
+
+
+def feature_alpha_dropout(
+    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
+) -> Tensor:
+    """alpha_dropout over whole channels (dim 1) instead of single elements."""
+    _check_dropout_probability(p)
+    _check_input_tensor(input, "feature_alpha_dropout")
+    return _dropout_impl(input, p, training, inplace, feature=True, alpha=True)
+
+
+def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, batched: bool):
+    if batched:
+        return _dropout_impl(input, p, training, inplace, feature=True, alpha=False)
+    if inplace:
+        # one draw per channel (dim 0), multiplied into the input itself
+        if p == 0 or not training or input.numel() == 0:
+            return input
+        dtype = input._data.dtype
+        if p == 1:
+            return input.mul_(_wrap(np.zeros((), dtype)))
+        if dtype.kind not in FLOAT_KINDS:
+            raise RuntimeError(
+                f"result type Float can't be cast to the desired output type {_dtype_name(dtype)}"
+            )
+        keep = _rng(None).random((input.shape[0],) + (1,) * (input.ndim - 1)) >= p
+        return input.mul_(_wrap(keep.astype(dtype) * np.asarray(1.0 / (1.0 - p), dtype)))
+    result = _dropout_impl(input.unsqueeze(0), p, training, False, feature=True, alpha=False)
+    return result.squeeze(0)
+
+
+def dropout1d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zero whole channels of (N, C, L) or (C, L) input with probability p (when training)."""
+    _check_dropout_probability(p)
+    ndim = input.dim()
+    if ndim not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {ndim}D input. Note that "
+            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
+            "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
+            "inputs)."
+        )
+    return _channel_dropout(input, p, training, inplace, batched=ndim == 3)
+
+
+def dropout3d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p."""
+    _check_dropout_probability(p)
+    ndim = input.dim()
+    if ndim not in (4, 5):
+        warnings.warn(
+            f"dropout3d: Received a {ndim}-D input to dropout3d, which is deprecated and will "
+            "result in an error in a future release. To retain the behavior and silence this "
+            "warning, please use dropout instead. Note that dropout3d exists to provide "
+            "channel-wise dropout on inputs with 3 spatial dimensions, a channel dimension, and "
+            "an optional batch dimension (i.e. 4D or 5D inputs).",
+            stacklevel=2,
+        )
+    return _channel_dropout(input, p, training, inplace, batched=ndim == 5)
