@@ -10,15 +10,15 @@ Example::
 
 import importlib
 import math
-from typing import Any
+from typing import Any as _Any
 
-from lucid._malloc import tune_malloc
+from lucid import _malloc
 
-tune_malloc()
+_malloc.tune_malloc()
 
 from lucid import dtypes
-from lucid._core import sentinel  # arms the always-on NaN/Inf trap (NUMERICS.md)
-from lucid._core.arguments import argument_error
+from lucid._core import sentinel as _sentinel  # arms the always-on NaN/Inf trap (docs/numerics.md)
+from lucid._core.arguments import argument_error as _argument_error
 from lucid._core.devices import device
 from lucid._core.layouts import (
     channels_last,
@@ -110,7 +110,7 @@ def is_tensor(obj: object) -> bool:
 
 def numel(input: Tensor) -> int:
     if not isinstance(input, Tensor):
-        raise argument_error("numel", "input", 1, input)
+        raise _argument_error("numel", "input", 1, input)
     return input.numel()
 
 
@@ -120,52 +120,52 @@ def result_type(tensor1: object, tensor2: object) -> dtype:
 
 def is_floating_point(input: Tensor) -> bool:
     if not isinstance(input, Tensor):
-        raise argument_error("is_floating_point", "input", 1, input)
+        raise _argument_error("is_floating_point", "input", 1, input)
     return input.is_floating_point()
 
 
 def get_device(input: Tensor) -> int:
     """-1: the index PyTorch gives a CPU tensor's device."""
     if not isinstance(input, Tensor):
-        raise argument_error("get_device", "input", 1, input)
+        raise _argument_error("get_device", "input", 1, input)
     return input.get_device()
 
 
 def detach(input: Tensor) -> Tensor:
     if not isinstance(input, Tensor):
-        raise argument_error("detach", "input", 1, input)
+        raise _argument_error("detach", "input", 1, input)
     return input.detach()
 
 
 def detach_(input: Tensor) -> Tensor:
     if not isinstance(input, Tensor):
-        raise argument_error("detach_", "input", 1, input)
+        raise _argument_error("detach_", "input", 1, input)
     return input.detach_()
 
 
 def is_signed(input: Tensor) -> bool:
     if not isinstance(input, Tensor):
-        raise argument_error("is_signed", "input", 1, input)
+        raise _argument_error("is_signed", "input", 1, input)
     return input.is_signed()
 
 
 def is_nonzero(input: Tensor) -> bool:
     if not isinstance(input, Tensor):
-        raise argument_error("is_nonzero", "input", 1, input)
+        raise _argument_error("is_nonzero", "input", 1, input)
     return input.is_nonzero()
 
 
 def is_same_size(input: Tensor, other: Tensor) -> bool:
     if not isinstance(input, Tensor):
-        raise argument_error("is_same_size", "input", 1, input)
+        raise _argument_error("is_same_size", "input", 1, input)
     if not isinstance(other, Tensor):
-        raise argument_error("is_same_size", "other", 2, other)
+        raise _argument_error("is_same_size", "other", 2, other)
     return input.is_same_size(other)
 
 
 def is_inference(input: Tensor) -> bool:
     if not isinstance(input, Tensor):
-        raise argument_error("is_inference", "input", 1, input)
+        raise _argument_error("is_inference", "input", 1, input)
     return input.is_inference()
 
 
@@ -198,20 +198,20 @@ _LAZY_NAMES = {
     "set_num_interop_threads": "lucid._process",
     "set_num_threads": "lucid._process",
     # PyTorch's top-level matrix functions load with their op family, as lucid.linalg does
-    "det": "lucid.ops.linalg_decompositions",
-    "logdet": "lucid.ops.linalg_decompositions",
-    "slogdet": "lucid.ops.linalg_decompositions",
-    "inverse": "lucid.ops.linalg_decompositions",
-    "svd": "lucid.ops.linalg_decompositions",
-    "cholesky": "lucid.ops.linalg_decompositions",
-    "cholesky_solve": "lucid.ops.linalg_decompositions",
-    "cholesky_inverse": "lucid.ops.linalg_decompositions",
-    "qr": "lucid.ops.linalg_decompositions",
-    "pinverse": "lucid.ops.linalg_decompositions",
-    "matrix_exp": "lucid.ops.linalg_decompositions",
-    "matrix_power": "lucid.ops.linalg_decompositions",
-    "cross": "lucid.ops.linalg_decompositions",
-    "lu_unpack": "lucid.ops.linalg_decompositions",
+    "det": "lucid.ops.decompositions",
+    "logdet": "lucid.ops.decompositions",
+    "slogdet": "lucid.ops.decompositions",
+    "inverse": "lucid.ops.decompositions",
+    "svd": "lucid.ops.decompositions",
+    "cholesky": "lucid.ops.decompositions",
+    "cholesky_solve": "lucid.ops.decompositions",
+    "cholesky_inverse": "lucid.ops.decompositions",
+    "qr": "lucid.ops.decompositions",
+    "pinverse": "lucid.ops.decompositions",
+    "matrix_exp": "lucid.ops.decompositions",
+    "matrix_power": "lucid.ops.decompositions",
+    "cross": "lucid.ops.decompositions",
+    "lu_unpack": "lucid.ops.decompositions",
     "use_deterministic_algorithms": "lucid._process",
     "are_deterministic_algorithms_enabled": "lucid._process",
     "is_deterministic_algorithms_warn_only_enabled": "lucid._process",
@@ -225,9 +225,9 @@ _LAZY_NAMES = {
     "set_default_device": "lucid._process",
     "get_default_device": "lucid._process",
     "typename": "lucid._process",
-    "geqrf": "lucid.ops.linalg_decompositions",
-    "orgqr": "lucid.ops.linalg_decompositions",
-    "ormqr": "lucid.ops.linalg_decompositions",
+    "geqrf": "lucid.ops.decompositions",
+    "orgqr": "lucid.ops.decompositions",
+    "ormqr": "lucid.ops.decompositions",
     "lobpcg": "lucid.ops.lobpcg",
 }
 # Autocast's switches, as torch has them at its top level
@@ -252,7 +252,7 @@ _LAZY_NAMES.update(dict.fromkeys(_SHARED_WITH_FUNCTIONAL.split(), "lucid.nn.func
 _LAZY_NAMES["GradScaler"] = "lucid.amp.grad_scaler"
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     if name in _LAZY_SUBPACKAGES:
         return importlib.import_module(f"lucid.{name}")
     module = _LAZY_NAMES.get(name)

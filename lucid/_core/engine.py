@@ -1,7 +1,10 @@
 """Backward engine: runs Nodes in dependency order and accumulates gradients.
 
-`run_backward` is the one engine entry; `backward()` and `grad()` (at the end) check their
-arguments and call it.
+`run_backward` is the one engine entry, and its loop is the pass. What every node does (the
+common backward call, freeing what it saved, routing its gradients) stays inline; the sections
+below hold what only some nodes need (setup, hooks, captures and `.grad`, the general backward
+call, conforming and summing), so the common node pays no extra call. `backward()` and
+`grad()` (at the end) check their arguments and call it.
 The graph is walked iteratively (deep chains need no recursion), ready nodes run in a
 deterministic order (later-created first, leaf sinks as soon as they are ready), and every
 gradient is checked against the shape of the input it belongs to.
@@ -44,43 +47,20 @@ def run_backward(
     `inputs` only when given. Without it (grad) nothing is written and the gradients of
     `inputs` are returned, None where an input was not reached.
     """
-    root_edges = []
-    for tensor in outputs:
-        grad_fn = tensor._grad_fn
-        if grad_fn is None:
-            root_edges.append((accumulator_for(tensor), 0))
-        else:
-            root_edges.append((grad_fn, tensor._output_nr))
-
+    root_edges = [_edge_to(tensor) for tensor in outputs]
+    # With `inputs`, only the nodes leading to them run (`executes`), and the gradients
+    # arriving at their nodes are `captured`.
     captures: dict[Any, list[tuple[int, int]]] | None = None
+    executes: set | None = None
+    captured: list[Tensor | None] = []
     if inputs is not None:
-        captures = {}
-        for index, tensor in enumerate(inputs):
-            grad_fn = tensor._grad_fn
-            if grad_fn is None:
-                node, output_nr = accumulator_for(tensor), 0
-            else:
-                node, output_nr = grad_fn, tensor._output_nr
-            captures.setdefault(node, []).append((output_nr, index))
+        captures = _captures_of(inputs)
         executes = _nodes_leading_to(root_edges, captures)
-    else:
-        executes = None
-    captured: list[Tensor | None] = [None] * len(inputs) if inputs is not None else []
+        captured = [None] * len(inputs)
 
     dependencies = _count_dependencies(root_edges, executes, captures)
-    buffers: dict[Any, list[Tensor | None]] = {}
-    ready: list[tuple[int, int, Any]] = []
-    order = 0
-    for (node, output_nr), grad in zip(root_edges, grad_outputs):
-        buffer = buffers.get(node)
-        if buffer is None:
-            buffer = buffers[node] = [None] * len(node.output_meta)
-        buffer[output_nr] = grad if buffer[output_nr] is None else buffer[output_nr] + grad
-        dependencies[node] -= 1
-        if dependencies[node] == 0:
-            ready.append((-node.sequence_nr, order, node))
-            order += 1
-    heapify(ready)
+    buffers, ready = _seed(root_edges, grad_outputs, dependencies)
+    order = len(ready)  # ties in sequence_nr go first-in, first-out
 
     state = local_state
     sentinel_mark = observers.backward_started(outputs, dependencies)
@@ -105,53 +85,29 @@ def run_backward(
                 runs = executes is None or node in executes or (is_leaf_sink and accumulate_grad)
                 evaluating = (node, runs)
                 observers.before_evaluate(node, runs)
+
+            # Hooks see the gradients first and may replace them.
             if is_leaf_sink:
                 if node.variable._backward_hooks:
                     grads[0] = _run_hooks(node.variable._backward_hooks, grads[0])
             elif node.tensor_pre_hooks is not None or node.retained_outputs is not None:
                 _run_tensor_hooks(node, grads, create_graph)
             if node.pre_hooks:
-                for hook in tuple(node.pre_hooks.values()):
-                    result = hook(tuple(grads))
-                    if result is not None:
-                        grads = list(result)
+                grads = _run_node_pre_hooks(node, grads)
+
             if captures is not None:
                 capture = captures.get(node)
                 if capture is not None:
-                    for output_nr, index in capture:
-                        captured[index] = grads[output_nr]
-                        if accumulate_grad:
-                            _accumulate_into(inputs[index], grads[output_nr], create_graph)
+                    _capture(capture, grads, captured, inputs, accumulate_grad, create_graph)
                 if node not in executes:
                     continue
             elif is_leaf_sink:
                 # A leaf that stopped requiring grad (detach_) after it was used gets none.
                 if accumulate_grad and grads[0] is not None and node.variable._requires_grad:
-                    if (
-                        state.observers
-                        and node.variable._grad is not None
-                        and observers.checks_accumulation()
-                    ):
-                        previous = node.variable._grad
-                        # Out of place, so the check can still see both parts. (A first
-                        # write needs no check: the gradient was checked as it was made.)
-                        _accumulate_into(node.variable, grads[0], True)
-                        observers.after_accumulate(node, node.variable._grad,
-                                                   (previous, grads[0]))  # fmt: skip
-                        previous = None
-                    elif node.variable._grad is not None:
-                        state.accumulating = node
-                        try:
-                            _accumulate_into(node.variable, grads[0], create_graph)
-                        finally:
-                            state.accumulating = None
-                    else:
-                        _accumulate_into(node.variable, grads[0], create_graph)
-                    if node.post_hooks:
-                        for hook in tuple(node.post_hooks.values()):
-                            hook((), tuple(grads))
+                    _write_leaf_grad(node, grads, create_graph, state)
                 continue
 
+            # The node's backward.
             input_edges = node.input_edges
             function = node.function
             if len(grads) == 1 and not state.observers and not node.post_hooks:
@@ -169,9 +125,10 @@ def run_backward(
             else:
                 grad_inputs = _call_backward(node, grads, state.observers)
             grads = None
-            # A node whose ctx keeps values instead of saved tensors is freed too; its backward
-            # reads no saved tensor (whose check raises this), so a second one is refused here,
-            # before its gradients go on.
+            # Unless retain_graph, what the node saved is freed. A node whose ctx keeps values
+            # instead of saved tensors is marked freed too: its backward reads no saved tensor
+            # (whose check raises this), so a second one is refused here, before its gradients
+            # go on.
             if retain_graph:
                 if node.is_freed and function._keeps_values_for_backward:
                     raise RuntimeError(FREED_MESSAGE)
@@ -182,6 +139,8 @@ def run_backward(
                     raise RuntimeError(FREED_MESSAGE)
                 node.is_freed = True
 
+            # Its gradients go on to the nodes of its inputs, conformed to each input's shape
+            # and dtype and summed with those already waiting there.
             for index, edge in enumerate(input_edges):
                 if edge is None:
                     continue
@@ -217,20 +176,8 @@ def run_backward(
                         buffer[output_nr] = grad
                     elif buffer[output_nr] is None:
                         buffer[output_nr] = grad
-                    elif create_graph or (state.observers and observers.checks_accumulation()):
-                        existing = buffer[output_nr]
-                        buffer[output_nr] = existing + grad
-                        if state.observers:
-                            observers.after_accumulate(next_node, buffer[output_nr],
-                                                       (existing, grad))  # fmt: skip
-                        existing = None
                     else:
-                        buffer[output_nr] = _sum_gradients(buffer, output_nr, grad)
-                        if state.pending_flags is not None:
-                            # The sum itself overflowed or met inf - inf: a birth there.
-                            state.accumulating = next_node
-                            observers.after_forward(next_node, (grad,), (buffer[output_nr],))
-                            state.accumulating = None
+                        _add_to_buffer(buffer, output_nr, grad, next_node, create_graph, state)
                 elif buffer is None:
                     buffers[next_node] = [None] * len(next_node.output_meta)
                 remaining = dependencies[next_node] - 1
@@ -257,180 +204,22 @@ def run_backward(
     return None
 
 
-def _call_backward(node: Any, grads: list[Tensor | None], active_observers: tuple) -> tuple:
-    meta = node.output_meta
-    if len(grads) > 1 and node.materialize_grads:
-        for output_nr, grad in enumerate(grads):
-            if grad is None and meta[output_nr] is not None:
-                shape, dtype = meta[output_nr]
-                grads[output_nr] = _zeros(shape, dtype)
-    if active_observers:
-        observers.before_backward(node, tuple(grads))
-        try:
-            result = node.function.backward(node, *grads)
-        except Exception as error:
-            observers.on_backward_error(node, error)
-            raise
-    else:
-        result = node.function.backward(node, *grads)
-    if type(result) is not tuple:
-        result = (result,)
-    if len(result) != len(node.input_edges):
-        result = _check_gradient_count(node, result)
-    if node.post_hooks:
-        for hook in tuple(node.post_hooks.values()):
-            replaced = hook(result, tuple(grads))
-            if replaced is not None:
-                result = tuple(replaced)
-    if active_observers:
-        observers.after_backward(node, tuple(grads), result)
-    return result
+# ------------------------------------------------- setup: roots, captures, dependencies, seeds
+def _edge_to(tensor: Tensor) -> tuple[Any, int]:
+    """The node a tensor's gradient goes to (its grad_fn, or a leaf's sink) and its slot."""
+    grad_fn = tensor._grad_fn
+    if grad_fn is None:
+        return accumulator_for(tensor), 0
+    return grad_fn, tensor._output_nr
 
 
-def _check_gradient_count(node: Any, result: tuple) -> tuple:
-    """Trailing Nones beyond the forward's arguments are dropped; any other count is an error."""
-    expected = len(node.input_edges)
-    if len(result) > expected and all(extra is None for extra in result[expected:]):
-        return result[:expected]
-    raise RuntimeError(
-        f"function {node.name()} returned an incorrect number of gradients "
-        f"(expected {expected}, got {len(result)})"
-    )
-
-
-def _zeros(shape: tuple[int, ...], dtype: Any) -> Tensor:
-    return _wrap(np.zeros(shape, dtype))
-
-
-def _sum_gradients(buffer: list, output_nr: int, grad: Tensor) -> Tensor:
-    """The sum of two gradients for one input, outside any graph (create_graph is off).
-
-    Shapes and dtypes already match. The first gradient is summed into in place when no
-    one else can see it, as PyTorch's input buffer does; otherwise a new array holds the sum.
-    """
-    existing = buffer[output_nr]
-    buffer[output_nr] = None
-    if _is_exclusive(existing, 1):
-        np.add(existing._data, grad._data, out=existing._data)
-        return existing
-    return _wrap(np.add(existing._data, grad._data))
-
-
-def _conform(
-    node: Any, index: int, grad: Tensor, shape: tuple[int, ...], numpy_dtype: Any
-) -> Tensor:
-    """Fit a gradient to its input's metadata, as PyTorch does: a gradient of a shape the
-    input broadcasts to is summed down to it, a different dtype is cast; any other shape
-    is an error."""
-    grad_shape = grad._data.shape
-    if grad_shape != shape:
-        if not _is_expandable_to(shape, grad_shape):
-            raise RuntimeError(
-                f"Function {node.name()} returned an invalid gradient at index {index} - got "
-                f"{list(grad_shape)} but expected shape compatible with {list(shape)}"
-            )
-        grad = grad.sum_to_size(shape)
-    if grad._data.dtype != numpy_dtype:
-        grad = grad.to(_dtype_of(numpy_dtype))
-    return grad
-
-
-def _is_expandable_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
-    if len(shape) > len(target):
-        return False
-    for size, target_size in zip(reversed(shape), reversed(target)):
-        if size != target_size and size != 1:
-            return False
-    return True
-
-
-def _dtype_of(numpy_dtype: Any) -> Any:
-    from lucid._core.dtypes import from_numpy_dtype
-
-    return from_numpy_dtype(numpy_dtype)
-
-
-def _run_tensor_hooks(node: Any, grads: list[Tensor | None], create_graph: bool) -> None:
-    hooks_by_output = node.tensor_pre_hooks
-    if hooks_by_output:
-        for output_nr, hooks in hooks_by_output.items():
-            grads[output_nr] = _run_hooks(hooks, grads[output_nr])
-    retained = node.retained_outputs
-    if retained:
-        for output_nr, reference in retained.items():
-            tensor = reference()
-            if tensor is not None and grads[output_nr] is not None:
-                _accumulate_into(tensor, grads[output_nr], create_graph)
-
-
-def _run_hooks(hooks: dict, grad: Tensor | None) -> Tensor | None:
-    for hook in tuple(hooks.values()):
-        if grad is None:
-            break
-        result = hook(grad)
-        if result is not None:
-            _check_hook_result(hook, grad, result)
-            grad = result
-    return grad
-
-
-def _check_hook_result(hook: Any, grad: Tensor, result: Any) -> None:
-    """A tensor hook may replace the gradient, but not change its type or size (PyTorch's
-    errors, the type checked first)."""
-    if not isinstance(result, TensorBase):
-        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
-    if result._data.dtype != grad._data.dtype:
-        raise RuntimeError(
-            f"hook '{_hook_name(hook)}' has changed the type of value (was {grad.type()} got "
-            f"{result.type()})"
-        )
-    if result._data.shape != grad._data.shape:
-        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
-
-
-def _hook_name(hook: Any) -> str:
-    # PyTorch's name for a hook: its __name__, which partials and callable objects lack
-    name = getattr(hook, "__name__", None)
-    return name if isinstance(name, str) else "<unknown>"
-
-
-def _accumulate_into(variable: Tensor, grad: Tensor | None, create_graph: bool) -> None:
-    """Add `grad` into `variable.grad` as PyTorch's AccumulateGrad does."""
-    if grad is None:
-        return
-    existing = variable._grad
-    if existing is None:
-        # The caller's list of gradients and this function's argument: two references.
-        if create_graph:
-            variable._grad = grad if _is_exclusive(grad, 2) else grad.clone()
-        elif _is_exclusive(grad, 2) and grad._grad_fn is None and not grad._requires_grad:
-            variable._grad = grad
-        else:
-            variable._grad = _wrap(grad._data.copy())
-    elif create_graph or existing._grad_fn is not None or existing._requires_grad:
-        variable._grad = existing + grad
-    else:
-        existing.add_(grad)
-
-
-def _is_exclusive(grad: Tensor, engine_references: int) -> bool:
-    """True when nothing but the engine can see `grad`, so it may be kept or summed into.
-
-    `engine_references` counts the caller's own references to the tensor (its locals and
-    lists); this call's argument and getrefcount's add two more. The array must be
-    referenced by this tensor alone, and when it is a view, its base by that view alone.
-    """
-    array = grad._data
-    if not (
-        array.flags.writeable
-        and array.flags.c_contiguous
-        and _getrefcount(array) == 2
-        and _getrefcount(grad) <= engine_references + 2
-    ):
-        return False
-    base = array.base
-    # The view's reference, this local and the getrefcount argument: 3.
-    return base is None or (base.__class__ is np.ndarray and _getrefcount(base) == 3)
+def _captures_of(inputs: Sequence[Tensor]) -> dict[Any, list[tuple[int, int]]]:
+    """node -> (output_nr, position in `inputs`) of each input whose gradient it receives."""
+    captures: dict[Any, list[tuple[int, int]]] = {}
+    for index, tensor in enumerate(inputs):
+        node, output_nr = _edge_to(tensor)
+        captures.setdefault(node, []).append((output_nr, index))
+    return captures
 
 
 def _nodes_leading_to(root_edges: list, captures: dict) -> set:
@@ -487,6 +276,266 @@ def _count_dependencies(root_edges: list, executes: set | None, captures: dict |
                 dependencies[child] = 1
                 stack.append(child)
     return dependencies
+
+
+def _seed(root_edges: list, grad_outputs: Sequence[Tensor], dependencies: dict) -> tuple:
+    """The roots' gradients in their nodes' buffers, and the roots that are ready, as a heap."""
+    buffers: dict[Any, list[Tensor | None]] = {}
+    ready: list[tuple[int, int, Any]] = []
+    for (node, output_nr), grad in zip(root_edges, grad_outputs):
+        buffer = buffers.get(node)
+        if buffer is None:
+            buffer = buffers[node] = [None] * len(node.output_meta)
+        buffer[output_nr] = grad if buffer[output_nr] is None else buffer[output_nr] + grad
+        dependencies[node] -= 1
+        if dependencies[node] == 0:
+            ready.append((-node.sequence_nr, len(ready), node))
+    heapify(ready)
+    return buffers, ready
+
+
+# ------------------------------------------------- hooks
+def _run_tensor_hooks(node: Any, grads: list[Tensor | None], create_graph: bool) -> None:
+    hooks_by_output = node.tensor_pre_hooks
+    if hooks_by_output:
+        for output_nr, hooks in hooks_by_output.items():
+            grads[output_nr] = _run_hooks(hooks, grads[output_nr])
+    retained = node.retained_outputs
+    if retained:
+        for output_nr, reference in retained.items():
+            tensor = reference()
+            if tensor is not None and grads[output_nr] is not None:
+                _accumulate_into(tensor, grads[output_nr], create_graph)
+
+
+def _run_node_pre_hooks(node: Any, grads: list[Tensor | None]) -> list[Tensor | None]:
+    for hook in tuple(node.pre_hooks.values()):
+        result = hook(tuple(grads))
+        if result is not None:
+            grads = list(result)
+    return grads
+
+
+def _run_hooks(hooks: dict, grad: Tensor | None) -> Tensor | None:
+    for hook in tuple(hooks.values()):
+        if grad is None:
+            break
+        result = hook(grad)
+        if result is not None:
+            _check_hook_result(hook, grad, result)
+            grad = result
+    return grad
+
+
+def _check_hook_result(hook: Any, grad: Tensor, result: Any) -> None:
+    """A tensor hook may replace the gradient, but not change its type or size (PyTorch's
+    errors, the type checked first)."""
+    if not isinstance(result, TensorBase):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    if result._data.dtype != grad._data.dtype:
+        raise RuntimeError(
+            f"hook '{_hook_name(hook)}' has changed the type of value (was {grad.type()} got "
+            f"{result.type()})"
+        )
+    if result._data.shape != grad._data.shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+
+
+def _hook_name(hook: Any) -> str:
+    # PyTorch's name for a hook: its __name__, which partials and callable objects lack
+    name = getattr(hook, "__name__", None)
+    return name if isinstance(name, str) else "<unknown>"
+
+
+# ------------------------------------------------- accumulation: captured gradients, .grad
+def _capture(
+    capture: list,
+    grads: list,
+    captured: list,
+    inputs: Any,
+    accumulate_grad: bool,
+    create_graph: bool,
+) -> None:
+    """Keep the gradients arriving for `inputs` (autograd.grad, backward(inputs=...))."""
+    for output_nr, index in capture:
+        captured[index] = grads[output_nr]
+        if accumulate_grad:
+            _accumulate_into(inputs[index], grads[output_nr], create_graph)
+
+
+def _write_leaf_grad(node: AccumulateGrad, grads: list, create_graph: bool, state: Any) -> None:
+    """Add the gradient arriving at a leaf's sink into its `.grad`, then run the sink's hooks.
+
+    `grads[0]` is read in place, never kept in a local: the engine's list must stay the only
+    other reference, so that a first gradient can become `.grad` without a copy.
+    """
+    variable = node.variable
+    if variable._grad is None:
+        _accumulate_into(variable, grads[0], create_graph)
+    elif state.observers and observers.checks_accumulation():
+        previous = variable._grad
+        # Out of place, so the check can still see both parts. (A first write needs no
+        # check: the gradient was checked as it was made.)
+        _accumulate_into(variable, grads[0], True)
+        observers.after_accumulate(node, variable._grad, (previous, grads[0]))
+    else:
+        # A sum that overflows is a birth in accumulation, at this leaf's sink.
+        state.accumulating = node
+        try:
+            _accumulate_into(variable, grads[0], create_graph)
+        finally:
+            state.accumulating = None
+    if node.post_hooks:
+        for hook in tuple(node.post_hooks.values()):
+            hook((), tuple(grads))
+
+
+def _accumulate_into(variable: Tensor, grad: Tensor | None, create_graph: bool) -> None:
+    """Add `grad` into `variable.grad` as PyTorch's AccumulateGrad does."""
+    if grad is None:
+        return
+    existing = variable._grad
+    if existing is None:
+        # The caller's list of gradients and this function's argument: two references.
+        if create_graph:
+            variable._grad = grad if _is_exclusive(grad, 2) else grad.clone()
+        elif _is_exclusive(grad, 2) and grad._grad_fn is None and not grad._requires_grad:
+            variable._grad = grad
+        else:
+            variable._grad = _wrap(grad._data.copy())
+    elif create_graph or existing._grad_fn is not None or existing._requires_grad:
+        variable._grad = existing + grad
+    else:
+        existing.add_(grad)
+
+
+def _is_exclusive(grad: Tensor, engine_references: int) -> bool:
+    """True when nothing but the engine can see `grad`, so it may be kept or summed into.
+
+    `engine_references` counts the caller's own references to the tensor (its locals and
+    lists); this call's argument and getrefcount's add two more. The array must be
+    referenced by this tensor alone, and when it is a view, its base by that view alone.
+    """
+    array = grad._data
+    if not (
+        array.flags.writeable
+        and array.flags.c_contiguous
+        and _getrefcount(array) == 2
+        and _getrefcount(grad) <= engine_references + 2
+    ):
+        return False
+    base = array.base
+    # The view's reference, this local and the getrefcount argument: 3.
+    return base is None or (base.__class__ is np.ndarray and _getrefcount(base) == 3)
+
+
+# ------------------------------------------------- a node's backward
+def _call_backward(node: Any, grads: list[Tensor | None], active_observers: tuple) -> tuple:
+    meta = node.output_meta
+    if len(grads) > 1 and node.materialize_grads:
+        for output_nr, grad in enumerate(grads):
+            if grad is None and meta[output_nr] is not None:
+                shape, dtype = meta[output_nr]
+                grads[output_nr] = _zeros(shape, dtype)
+    if active_observers:
+        observers.before_backward(node, tuple(grads))
+        try:
+            result = node.function.backward(node, *grads)
+        except Exception as error:
+            observers.on_backward_error(node, error)
+            raise
+    else:
+        result = node.function.backward(node, *grads)
+    if type(result) is not tuple:
+        result = (result,)
+    if len(result) != len(node.input_edges):
+        result = _check_gradient_count(node, result)
+    if node.post_hooks:
+        for hook in tuple(node.post_hooks.values()):
+            replaced = hook(result, tuple(grads))
+            if replaced is not None:
+                result = tuple(replaced)
+    if active_observers:
+        observers.after_backward(node, tuple(grads), result)
+    return result
+
+
+def _check_gradient_count(node: Any, result: tuple) -> tuple:
+    """Trailing Nones beyond the forward's arguments are dropped; any other count is an error."""
+    expected = len(node.input_edges)
+    if len(result) > expected and all(extra is None for extra in result[expected:]):
+        return result[:expected]
+    raise RuntimeError(
+        f"function {node.name()} returned an incorrect number of gradients "
+        f"(expected {expected}, got {len(result)})"
+    )
+
+
+def _zeros(shape: tuple[int, ...], dtype: Any) -> Tensor:
+    return _wrap(np.zeros(shape, dtype))
+
+
+# ------------------------------------------------- routing: conforming and summing gradients
+def _conform(
+    node: Any, index: int, grad: Tensor, shape: tuple[int, ...], numpy_dtype: Any
+) -> Tensor:
+    """Fit a gradient to its input's metadata, as PyTorch does: a gradient of a shape the
+    input broadcasts to is summed down to it, a different dtype is cast; any other shape
+    is an error."""
+    grad_shape = grad._data.shape
+    if grad_shape != shape:
+        if not _is_expandable_to(shape, grad_shape):
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {index} - got "
+                f"{list(grad_shape)} but expected shape compatible with {list(shape)}"
+            )
+        grad = grad.sum_to_size(shape)
+    if grad._data.dtype != numpy_dtype:
+        grad = grad.to(_dtype_of(numpy_dtype))
+    return grad
+
+
+def _is_expandable_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    if len(shape) > len(target):
+        return False
+    for size, target_size in zip(reversed(shape), reversed(target)):
+        if size != target_size and size != 1:
+            return False
+    return True
+
+
+def _dtype_of(numpy_dtype: Any) -> Any:
+    from lucid._core.dtypes import from_numpy_dtype
+
+    return from_numpy_dtype(numpy_dtype)
+
+
+def _add_to_buffer(
+    buffer: list, output_nr: int, grad: Tensor, node: Any, create_graph: bool, state: Any
+) -> None:
+    """Sum `grad` with the gradient already waiting for `node`'s output `output_nr`.
+
+    Shapes and dtypes already match. Without create_graph or a checking observer the first
+    gradient is summed into in place when no one else can see it, as PyTorch's input buffer
+    does; otherwise a new tensor holds the sum.
+    """
+    existing = buffer[output_nr]
+    if create_graph or (state.observers and observers.checks_accumulation()):
+        total = buffer[output_nr] = existing + grad
+        if state.observers:
+            observers.after_accumulate(node, total, (existing, grad))
+        return
+    buffer[output_nr] = None
+    if _is_exclusive(existing, 1):
+        np.add(existing._data, grad._data, out=existing._data)
+        buffer[output_nr] = existing
+    else:
+        buffer[output_nr] = _wrap(np.add(existing._data, grad._data))
+    if state.pending_flags is not None:
+        # The sum itself overflowed or met inf - inf: a birth there.
+        state.accumulating = node
+        observers.after_forward(node, (grad,), (buffer[output_nr],))
+        state.accumulating = None
 
 
 # ------------------------------------------------- entry points: backward() and grad()

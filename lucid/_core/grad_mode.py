@@ -1,4 +1,11 @@
-"""Thread-local grad mode: no_grad, enable_grad, set_grad_enabled and inference_mode."""
+"""Per-thread state, and grad mode: no_grad, enable_grad, set_grad_enabled and inference_mode.
+
+`local_state` is lucid's one per-thread object, so a hot path (Function.apply, the engine's
+loop) reads each field as one attribute. Its fields are declared below, one class per concern,
+each naming the module that owns and writes them; a class attribute is the value a thread
+starts with. A default that acts as a process-wide switch (the sentinel's) is changed through
+`set_thread_default`, never by assigning to the class from another file.
+"""
 
 from __future__ import annotations
 
@@ -19,33 +26,72 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class _LocalState(threading.local):
-    """All of lucid's per-thread state; class attributes are each new thread's defaults."""
+# ------------------------------------------------- the sections of local_state
+class _GradModeState:
+    """Grad and inference mode: written by this module's context managers."""
 
     enabled = True
     inference = False
-    # Active observers (anomaly mode, profiler, lucid.debug); empty means zero-cost.
+
+
+class _ObserverState:
+    """The active observers (anomaly mode, the profiler, lucid.debug) and their methods, looked
+    up once: written by `observers.py` (add_observer, remove_observer). Empty is zero-cost."""
+
     observers: tuple = ()
-    forward_methods: tuple = ()  # the observers' after_forward methods, resolved once
-    method_cache: dict | None = None  # other observer methods by name, made per thread
+    before_forward_methods: tuple = ()
+    forward_methods: tuple = ()  # the after_forward methods
+    method_cache: dict | None = None  # the other methods by name, made per thread
+
+
+class _AnomalyModeState:
+    """Anomaly mode's switches: written by `autograd/anomaly_mode.py` (set_detect_anomaly)."""
+
     anomaly_enabled = False
     anomaly_check_nan = True
     anomaly_check_inf = True
     anomaly_check_forward = True
-    # NumPy's error state inside ops: set by lucid._core.observers (quiet, or the sentinel).
+
+
+class _SentinelState:
+    """NumPy's error state inside ops and the flags it raises: `observers.py` applies the
+    state and hands an op's flags on, `sentinel.py` chooses the state and records births."""
+
+    # The error state every op runs in: observers.QUIET_NUMPY, or the sentinel's, which
+    # set_sentinel switches for every thread (observers.py sets the quiet one at import).
     numpy_extobj: object = None
-    # Floating-point flags NumPy raised in the running op (the sentinel's callback fills it).
+    # Whether Function.apply keeps each recorded node's forward site (the sentinel is on).
+    records_forward_sites = False
+    # The flags NumPy raised in the running op (the sentinel's callback fills it), those of
+    # the op that finished last, and those raised during the running node's backward.
     pending_flags: list | None = None
     last_flags: list | None = None
     node_flags: list | None = None
-    # The node whose backward the engine is running, None outside backward.
+    # A birth was recorded in an eval pass and not yet reported (no backward will report it):
+    # the model's return and `item`/`tolist`/`numpy` check their value while it is set.
+    eval_births = False
+
+
+class _EngineState:
+    """Where the backward engine is: written by `engine.py`, read by whatever names the node
+    a value comes from (the sentinel, anomaly mode, autocast, lucid.debug)."""
+
+    # The node whose backward is running, None outside backward.
     backward_node: object = None
-    # The node whose input gradients the engine is summing (a leaf's sink for `.grad`).
+    # The node whose input gradients are being summed (a leaf's sink for `.grad`).
     accumulating: object = None
-    # Dotted module paths pushed by nn.Module.__call__ (innermost last).
+
+
+class _ModelCallState:
+    """Module calls and the training loop they make: `nn.Module.__call__` keeps the module
+    path, `sentinel.py` (enter_model, module_scope, the optimizer step's begin and end, the
+    backward's end) the model's step and the loop's phase."""
+
+    # Dotted module paths on the stack (innermost last; the outermost module pushes none),
+    # and the module whose __call__ runs with its path from the outermost.
     module_path: tuple = ()
-    # Whether Function.apply keeps each recorded node's forward site (the sentinel is on).
-    records_forward_sites = False
+    calling_module: object = None
+    calling_path = ""
     # The latest outermost call of a module with parameters (the model): that model's count of
     # earlier calls (-1 before any), the call's frames (where the batch entered the model), a
     # weak reference to the model, and whether grad was enabled for the call.
@@ -61,14 +107,16 @@ class _LocalState(threading.local):
     optimizer: object = None
     backward_since_step = False
     model_since_backward = False
-    # A birth was recorded in an eval pass and not yet reported (no backward will report it):
-    # the model's return and `item`/`tolist`/`numpy` check their value while it is set.
-    eval_births = False
-    # Autocast (lucid.amp.autocast_mode): the hook Function.apply and the composite ops call
-    # while CPU autocast is on, None while it is off (the single check on the hot path).
+
+
+class _AutocastState:
+    """Autocast: written by `amp/autocast_mode.py`."""
+
+    # The hook Function.apply and the composite ops call while CPU autocast is on, None while
+    # it is off (the single check on the hot path).
     autocast: Any = None
     # The device types whose autocast is on, and the dtypes set per device type (both replaced
-    # whole on a change, never mutated, so a new thread starts from the class's empty ones).
+    # whole on a change, never mutated, so a new thread starts from these empty ones).
     autocast_devices: frozenset = frozenset()
     autocast_dtypes: dict = {}
     autocast_cache_enabled = True
@@ -77,9 +125,34 @@ class _LocalState(threading.local):
     autocast_cache: dict | None = None
 
 
+class _LocalState(
+    threading.local,
+    _GradModeState,
+    _ObserverState,
+    _AnomalyModeState,
+    _SentinelState,
+    _EngineState,
+    _ModelCallState,
+    _AutocastState,
+):
+    """All of lucid's per-thread state, in one object with a section per concern.
+
+    `threading.local` comes first: its attribute lookup walks the class's bases as far as
+    `threading.local` on every read, so the sections, after it, cost nothing.
+    """
+
+
 local_state = _LocalState()
 
 
+def set_thread_default(name: str, value: object) -> None:
+    """Make `value` the `local_state.<name>` of every thread that has not assigned its own."""
+    if name.startswith("_") or not hasattr(_LocalState, name):
+        raise AttributeError(f"local_state has no field '{name}'")
+    setattr(_LocalState, name, value)
+
+
+# ------------------------------------------------- grad mode
 def is_grad_enabled() -> bool:
     """True when operations on tensors that require grad are recorded."""
     return local_state.enabled

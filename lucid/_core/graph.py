@@ -161,7 +161,7 @@ class Node(_NodeHooks):
         self.dirty_tensors = tensors
         if local_state.anomaly_enabled:
             # Anomaly mode judges an in-place op against its inputs as they were before the
-            # write (NUMERICS.md): what each dirty tensor held, read before the forward writes.
+            # write (docs/numerics.md): what each dirty tensor held, read before the forward writes.
             self.held_before_write = tuple(_held_nonfinite(tensor) for tensor in tensors)
 
     def _check_view_write(self, view: Tensor) -> None:

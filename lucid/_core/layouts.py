@@ -25,7 +25,7 @@ class layout:  # noqa: N801  (PyTorch's class name)
 
 
 class memory_format:  # noqa: N801  (PyTorch's class name)
-    """The order of a tensor's dims in memory, as contiguous() and the *_like factories take it."""
+    """The order of a tensor's dims in memory, as contiguous() and `*_like` factories take it."""
 
     __slots__ = ("_name",)
 

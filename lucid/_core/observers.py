@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
-from lucid._core.grad_mode import local_state
+from lucid._core.grad_mode import local_state, set_thread_default
 
 __all__ = ["Observer", "observing", "add_observer", "remove_observer"]
 
@@ -58,10 +58,6 @@ def _resolve_forward_methods() -> None:
     local_state.forward_methods = _methods_named("after_forward")
     local_state.before_forward_methods = _methods_named("before_forward")
     local_state.method_cache = {}
-
-
-# Each thread starts with none (the rest of the per-thread defaults live in grad_mode).
-local_state.__class__.before_forward_methods = ()
 
 
 def _methods_named(name: str) -> tuple:
@@ -188,4 +184,5 @@ except ImportError:  # pragma: no cover - NumPy < 2 keeps it under numpy.core
 numpy_state = _extobj_contextvar
 make_numpy_state = _make_extobj
 QUIET_NUMPY = _make_extobj(all="ignore")
-local_state.__class__.numpy_extobj = QUIET_NUMPY
+# Every thread's ops run in the quiet state until the sentinel swaps in its own.
+set_thread_default("numpy_extobj", QUIET_NUMPY)

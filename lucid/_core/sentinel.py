@@ -1,4 +1,4 @@
-"""The sentinel: lucid's always-on NaN/Inf trap (NUMERICS.md), and the birth record that every
+"""The sentinel: lucid's always-on NaN/Inf trap (docs/numerics.md), and the birth record that every
 tier reads.
 
 NumPy's floating-point flags fire inside the op that creates a non-finite value and call
@@ -28,7 +28,7 @@ from lucid._core import observers
 from lucid._core import tensor as _tensor_module
 from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.function import Function, op_name
-from lucid._core.grad_mode import _DecoratorContextManager, _LocalState, local_state
+from lucid._core.grad_mode import _DecoratorContextManager, local_state, set_thread_default
 from lucid._core.tensor import TensorBase
 
 __all__ = [
@@ -112,7 +112,7 @@ class AnomalyEvent:
     op: str | None
     node_name: str | None
     # "input", "parameter" (received, not born), "forward", "loss", "backward",
-    # "accumulation", "update", "optimizer" or "eval" (NUMERICS.md "Phases")
+    # "accumulation", "update", "optimizer" or "eval" (docs/numerics.md "Decisions")
     phase: str
     kind: str  # "nan" or "inf"
     mechanism: str | None  # "invalid operation", "division by zero", "overflow" or None
@@ -303,11 +303,12 @@ _SENTINEL_NUMPY = observers.make_numpy_state(call=_on_numpy_flag, all="call", un
 
 def set_sentinel(enabled: bool) -> None:
     """Turn the always-on sentinel on or off for every thread (LUCID_SENTINEL=0 at import: off)."""
-    _LocalState.numpy_extobj = _SENTINEL_NUMPY if enabled else observers.QUIET_NUMPY
-    _LocalState.records_forward_sites = bool(enabled)
+    set_thread_default("numpy_extobj", _SENTINEL_NUMPY if enabled else observers.QUIET_NUMPY)
+    set_thread_default("records_forward_sites", bool(enabled))
 
 
 def is_sentinel_enabled() -> bool:
+    """Whether the sentinel is on (it is unless set_sentinel(False) or LUCID_SENTINEL=0)."""
     return local_state.numpy_extobj is _SENTINEL_NUMPY
 
 
@@ -639,7 +640,7 @@ def reset_sentinel() -> None:
 
 
 # ------------------------------------------------------------------ the step
-# The step is the training iteration (NUMERICS.md "Decisions"): the number of steps the
+# The step is the training iteration (docs/numerics.md "Decisions"): the number of steps the
 # model's optimizer has taken, model calls only where no optimizer is in use, or what the
 # user said with set_step. Process-wide, like the counts it is made of; weak, so that models
 # and optimizers can still be freed.
@@ -712,7 +713,7 @@ def step_of(model: Any) -> int | None:
 
 
 def current_step() -> int | None:
-    """The training step now (NUMERICS.md): set_step's, else the optimizer steps the latest
+    """The training step now (docs/numerics.md): set_step's, else the optimizer steps the latest
     model's optimizer has taken, else that model's earlier calls (0 before any)."""
     return step_of(None)
 
@@ -780,7 +781,7 @@ def _report_since(count: int, phases: tuple, headline: str) -> None:
 
 
 def forward_phase(inputs: tuple) -> str:
-    """The phase of an op outside backward (NUMERICS.md "Phases"), from where it runs."""
+    """The phase of an op outside backward (docs/numerics.md "Decisions"), from where it runs."""
     state = local_state
     if state.optimizer is not None:
         return "optimizer"

@@ -1,7 +1,7 @@
 """Anomaly mode (`detect_anomaly` / `set_detect_anomaly`), PyTorch's contract: every backward
 node's outputs, every gradient accumulation and (lucid only) every forward output are checked,
 and the first non-finite value raises `AnomalyError` at its birth, with the forward traceback
-of the op, its module path, its inputs and the mechanism (see NUMERICS.md). The always-on
+of the op, its module path, its inputs and the mechanism (see docs/numerics.md). The always-on
 tier, the sentinel, lives in lucid._core.sentinel; its names are re-exported here.
 """
 
@@ -67,10 +67,12 @@ __all__ = [
 
 
 def is_anomaly_enabled() -> bool:
+    """Whether anomaly mode is on in this thread."""
     return local_state.anomaly_enabled
 
 
 def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly mode, while on in this thread, checks for NaN."""
     return local_state.anomaly_check_nan
 
 

@@ -56,7 +56,7 @@ def gradcheck(
 
     Each input that requires grad is perturbed in place by ±`eps`, one element at a time,
     and the numerical Jacobian must match the one assembled row by row from backward:
-    |analytical - numerical| <= atol + rtol * |numerical|. Use float64 inputs. With
+    `|analytical - numerical| <= atol + rtol * |numerical|`. Use float64 inputs. With
     `fast_mode` both Jacobians are projected on random vectors (v^T J u) instead. Forward-mode
     and batched (vmap) checks do not exist in lucid; `masked` only matters for sparse inputs,
     which lucid does not have.

@@ -21,8 +21,8 @@ from typing import IO, Any
 import numpy as np
 
 import lucid
+from lucid._atomic import write_atomically
 from lucid._core.dtypes import when_bfloat16_loads
-from lucid.utils.atomic import write_atomically
 
 __all__ = ["save", "load", "from_dlpack", "from_torch_state_dict"]
 

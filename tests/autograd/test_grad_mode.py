@@ -293,3 +293,42 @@ def test_backward_in_a_thread_under_main_no_grad():
 
     with lucid.no_grad():
         assert _in_thread(worker) == [[2.0, 4.0]]
+
+
+# ------------------------------------------------ local_state: one object, one section per concern
+def test_each_section_of_local_state_is_per_thread():
+    from lucid._core.grad_mode import local_state
+
+    local_state.module_path = ("main",)
+    try:
+        (seen,) = _in_thread(lambda: (local_state.module_path, local_state.calling_module))
+    finally:
+        local_state.module_path = ()
+    assert seen == ((), None)
+
+
+def test_set_thread_default_reaches_every_thread_that_kept_the_default():
+    from lucid._core.grad_mode import local_state, set_thread_default
+
+    was = local_state.records_forward_sites
+    set_thread_default("records_forward_sites", not was)
+    try:
+        assert _in_thread(lambda: local_state.records_forward_sites) == [not was]
+        assert local_state.records_forward_sites is (not was)
+    finally:
+        set_thread_default("records_forward_sites", was)
+
+
+def test_set_thread_default_refuses_a_field_no_section_declares():
+    from lucid._core.grad_mode import set_thread_default
+
+    with pytest.raises(AttributeError, match="no field 'no_such_field'"):
+        set_thread_default("no_such_field", 1)
+
+
+def test_local_state_reads_walk_no_section_before_threading_local():
+    # threading.local's attribute lookup searches the class's bases up to its own type on
+    # every read, so the sections come after it and the hot path's reads stay one step.
+    from lucid._core.grad_mode import _LocalState
+
+    assert _LocalState.__mro__[1] is threading.local

@@ -9,8 +9,8 @@ from collections import namedtuple
 from collections.abc import Iterable
 from typing import Any
 
+from lucid._atomic import write_atomically
 from lucid.autograd.profiler.table import _build_table, _format_time
-from lucid.utils.atomic import write_atomically
 
 # Event scopes, numbered as PyTorch's RecordScope numbers them.
 _FORWARD_SCOPE = 0
@@ -256,7 +256,7 @@ class EventList(list):
 
         `sort_by` is one of cpu_time, cpu_time_total, self_cpu_time_total,
         cpu_memory_usage, self_cpu_memory_usage, device_time, device_time_total,
-        self_device_time_total (or their cuda_ spellings) and count, largest first; None
+        self_device_time_total (or their `cuda_` spellings) and count, largest first; None
         keeps the list's order. `time_unit` fixes the unit of every time: "s", "ms" or "us".
         """
         return _build_table(

@@ -1,7 +1,7 @@
 """The exact tier for real torch programs: every op's floating outputs checked, forward and
 backward, and the first NaN or Inf named by op, line, module, phase and step.
 
-Two torch modes run together (NUMERICS.md "The same contract for PyTorch programs"):
+Two torch modes run together (docs/numerics.md, "The torch backend"):
 - a TorchFunctionMode sees each call as the user wrote it (`torch.log`, `F.softmax`, `x / y`,
   `self.fc(x)` reaching `F.linear`): it keeps the call's name, the user's line and the module
   path on a stack, and tags the autograd nodes the call made with them, so that a backward op

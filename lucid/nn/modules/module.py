@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import threading
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
@@ -54,15 +53,6 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return super().__repr__()
 
     __str__ = __repr__
-
-
-class _CallingFrame(threading.local):
-    # The module whose __call__ is running on this thread and its dotted path from the root.
-    module: Module | None = None
-    path: str = ""
-
-
-_calling = _CallingFrame()
 
 
 def _find_path(parent: Module, module: Module) -> str | None:
@@ -258,40 +248,39 @@ class Module:
 
     # ---------------------------------------------------------------- calling
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        calling = _calling
-        parent = calling.module
+        # The calling module and its path are per thread, beside the module path they extend.
+        state = local_state
+        parent = state.calling_module
         if parent is None:
             # The outermost module pushes no name: paths are relative to it. Its call is a
             # step, and where the batch enters the model.
             enter_model(self, args, kwargs)
-            calling.module = self
-            calling.path = ""
-            state = local_state
+            state.calling_module = self
+            state.calling_path = ""
             state.in_model = True
             try:
                 output = self._call_impl(args, kwargs)
             finally:
-                calling.module = None
+                state.calling_module = None
                 state.in_model = False
             leave_model(output)
             return output
-        parent_path = calling.path
+        parent_path = state.calling_path
         name = _find_path(parent, self)
         if name is None:
             path = parent_path
         else:
             path = f"{parent_path}.{name}" if parent_path else name
-        state = local_state
         previous = state.module_path
         state.module_path = previous + (path,)
-        calling.module = self
-        calling.path = path
+        state.calling_module = self
+        state.calling_path = path
         try:
             return self._call_impl(args, kwargs)
         finally:
             state.module_path = previous
-            calling.module = parent
-            calling.path = parent_path
+            state.calling_module = parent
+            state.calling_path = parent_path
 
     def _call_impl(self, args: tuple, kwargs: dict) -> Any:
         if not (

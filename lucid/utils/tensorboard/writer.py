@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from lucid import Tensor
 from lucid.utils.tensorboard import _proto
 from lucid.utils.tensorboard._crc32c import masked_crc32c
 from lucid.utils.tensorboard._png import encode_png
@@ -170,8 +171,6 @@ def _make_np(value: Any) -> np.ndarray:
         return value
     if np.isscalar(value):
         return np.array([value])
-    from lucid import Tensor
-
     if isinstance(value, Tensor):
         array = value.detach().numpy()
         # TensorBoard has no bfloat16; float16 keeps the values (as PyTorch does).
@@ -330,8 +329,6 @@ def _hparams_summaries(
                 f"parameter: hparam_domain_discrete[{key}] should be a list of same type as "
                 f"hparam_dict[{key}]."
             )
-    from lucid import Tensor
-
     infos, values = [], []
     for key, value in hparam_dict.items():
         if value is None:

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 import lucid
-from lucid.utils import atomic
-from lucid.utils.atomic import write_atomically
+from lucid import _atomic
+from lucid._atomic import write_atomically
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 HOUR_AGO = time.time() - 3600
 
 
@@ -29,7 +29,7 @@ def _kill_mid_save(path: Path) -> None:
     """Run a save that writes 1 MB and is SIGKILLed before it can rename (a crash, no cleanup)."""
     code = (
         "import os, signal, sys\n"
-        "from lucid.utils.atomic import write_atomically\n"
+        "from lucid._atomic import write_atomically\n"
         "def write(stream):\n"
         "    stream.write(b'x' * 1_000_000)\n"
         "    stream.flush()\n"
@@ -104,6 +104,6 @@ def test_cleanup_trouble_never_fails_a_save(tmp_path, monkeypatch) -> None:
     def refuse(folder):
         raise PermissionError("no listing")
 
-    monkeypatch.setattr(atomic.os, "scandir", refuse)
+    monkeypatch.setattr(_atomic.os, "scandir", refuse)
     write_atomically(tmp_path / "a.bin", lambda stream: stream.write(b"ok"))
     assert (tmp_path / "a.bin").read_bytes() == b"ok"
