@@ -163,3 +163,21 @@ def test_top_level_names_torch_shares_with_functional_are_the_same_function() ->
     assert "conv2d" in shared
     different = [name for name in shared if getattr(lucid, name, None) is not getattr(F, name)]
     assert not different, different
+
+
+# The names lucid's top level has and torch's does not: lucid's own (docs/api/extras.rst).
+# Plumbing (the sentinel module, the argument-error helper, the allocator tuning) is private.
+LUCID_ONLY_TOP_LEVEL = {"igamma_", "igammac_"}
+
+
+def test_top_level_has_no_public_name_torch_lacks_but_lucid_own() -> None:
+    import torch
+
+    import lucid
+
+    ours = {
+        name
+        for name in vars(lucid)
+        if not name.startswith("_") and not isinstance(getattr(lucid, name), types.ModuleType)
+    }
+    assert ours - set(dir(torch)) == LUCID_ONLY_TOP_LEVEL
