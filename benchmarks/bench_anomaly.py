@@ -7,7 +7,7 @@ Workloads are those of bench_core.py and bench_models.py: (a) the 100-op element
 forward + backward, (b) the MLP 784-512-512-10 training step, (c) the CNN training step and
 (d) the transformer block's forward + backward. Each round runs the plain and the instrumented
 step back to back, alternating which goes first; the ratio is the median of the rounds' ratios,
-so both sides of each ratio see the same machine state. Budgets (NUMERICS.md): sentinel on/off
+so both sides of each ratio see the same machine state. Budgets (docs/numerics.md): sentinel on/off
 <= 1.02x on (b), (c), (d) and <= 1.10x on (a); detect_anomaly()/off <= 1.3x on (b), (c), (d)
 and <= 2x on (a); <= 1 KB of forward traceback per node under anomaly mode.
 """

@@ -1,4 +1,4 @@
-"""The three tiers agree (NUMERICS.md "Decisions"): one table of birth scenarios runs through
+"""The three tiers agree (docs/numerics.md "Decisions"): one table of birth scenarios runs through
 the always-on sentinel, `detect_anomaly()` and `NaNDetector`, and each names the same op,
 phase, mechanism, line (this file's marked line), module path (or none) and step."""
 

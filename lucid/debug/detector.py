@@ -411,6 +411,7 @@ class NaNDetector:
 
     @property
     def is_attached(self) -> bool:
+        """Whether the detector's hooks are on the model now."""
         return bool(self._handles)
 
     def set_batch(self, batch_idx: int) -> None:

@@ -189,6 +189,7 @@ class GradEvent:
         return f"NaNDetector: batch {self.batch_idx}: gradient of '{self.param_name}' {why}"
 
     def to_dict(self) -> dict[str, Any]:
+        """The event as JSON-safe values, as the `log_path` file gets it."""
         return {
             "event": "grad",
             "batch_idx": self.batch_idx,

@@ -1,5 +1,5 @@
 """Replay: re-run a training step whose checks fired, under full checks, to name the first
-non-finite value in execution order (NUMERICS.md, tier 1).
+non-finite value in execution order (docs/numerics.md, "The tiers").
 
 `replay_step` runs a step cheaply (the sentinel only); when a check fires it puts back the
 state saved before the step (RNG, and model, gradients and optimizer when given) and runs the

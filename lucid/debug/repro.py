@@ -88,6 +88,7 @@ class ReplayResult:
         return save_repro(self, path)
 
     def report(self) -> str:
+        """What the replay found, as the `NonFiniteWarning` of `replay_step` says it."""
         step = "" if self.step is None else f" {self.step}"
         if self.status == "clean":
             return f"replay_step: step{step} ran clean."

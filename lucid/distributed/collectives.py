@@ -261,7 +261,7 @@ def all_gather_into_tensor(
     async_op: bool = False,
 ) -> Work | None:
     """Every rank's `input_tensor`, concatenated along dim 0 (or stacked, for an output of shape
-    (world_size, *input.shape)) into `output_tensor`."""
+    `(world_size, *input.shape)`) into `output_tensor`."""
     _check_tensor(output_tensor, "output_tensor")
     _check_tensor(input_tensor, "input_tensor")
     group = _resolve_group(group)
@@ -292,7 +292,7 @@ def reduce_scatter_tensor(
     async_op: bool = False,
 ) -> Work | None:
     """Reduce `input` across ranks and give rank i the i-th of `world_size` equal chunks of the
-    result (along dim 0, or of shape (world_size, *output.shape))."""
+    result (along dim 0, or of shape `(world_size, *output.shape)`)."""
     _check_tensor(output, "output")
     _check_tensor(input, "input")
     group = _resolve_group(group)

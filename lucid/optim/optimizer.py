@@ -44,7 +44,7 @@ def _scalar_dtype() -> lucid.dtype:
 
 def _counted_step(step: Callable[..., Any]) -> Callable[..., Any]:
     """`step` as every optimizer runs it: the ops inside are the optimizer phase of lucid's
-    reports, and each call is one training step (NUMERICS.md "Decisions")."""
+    reports, and each call is one training step (docs/numerics.md, "Decisions")."""
 
     @functools.wraps(step)
     def counted_step(self: Optimizer, *args: Any, **kwargs: Any) -> Any:

@@ -1,4 +1,4 @@
-"""Births the sentinel and anomaly mode must name since NUMERICS.md's "Decisions": ops on
+"""Births the sentinel and anomaly mode must name since docs/numerics.md's "Decisions": ops on
 tensors that need no grad, values masked in forward that reach the gradients, inputs and
 parameters as received, ops as users write them, a custom backward's own line."""
 

@@ -1,4 +1,4 @@
-"""Reports read right in real training loops (NUMERICS.md "Decisions"): the optimizer's state,
+"""Reports read right in real training loops (docs/numerics.md "Decisions"): the optimizer's state,
 eval passes, the first non-finite value, and the text of a report."""
 
 from __future__ import annotations

@@ -142,6 +142,7 @@ class TorchNaNDetector(NaNDetector):
     """`lucid.debug.NaNDetector` for a `torch.nn.Module`; made by NaNDetector itself.
 
     The same arguments and events as for a lucid model (see NaNDetector); what differs:
+
     - Every non-skipped module is watched (torch has no flags to name an op between checks);
       each output costs one reduction and one host read, so on a GPU one synchronisation.
     - The op is named by re-running the first module whose output turned non-finite from

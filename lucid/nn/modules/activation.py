@@ -474,7 +474,7 @@ class Hardswish(Module):
 
 
 class Hardshrink(Module):
-    """x where |x| > lambd, else 0."""
+    """`x` where `|x| > lambd`, else 0."""
 
     __constants__ = ["lambd"]
 
@@ -506,7 +506,7 @@ class Softshrink(Module):
 
 
 class Softsign(Module):
-    """x / (1 + |x|)."""
+    """`x / (1 + |x|)`."""
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softsign(input)

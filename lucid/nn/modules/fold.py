@@ -12,7 +12,7 @@ __all__ = ["Fold", "Unfold"]
 
 
 class Fold(Module):
-    """Sums sliding-block columns (N, C * prod(kernel_size), L) into an (N, C, *output_size)
+    """Sums sliding-block columns `(N, C * prod(kernel_size), L)` into an `(N, C, *output_size)`
     image; the adjoint of Unfold."""
 
     __constants__ = ["output_size", "kernel_size", "dilation", "padding", "stride"]

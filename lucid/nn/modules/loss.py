@@ -516,8 +516,8 @@ class CTCLoss(_Loss):
 class LinearCrossEntropyLoss(_WeightedLoss):
     """Cross entropy of a linear map of the input (its weight a parameter of the loss).
 
-    The map is a `Linear` of in_features to num_classes * prod(out_features) outputs, reshaped
-    to (num_classes, *out_features) for a K-dim loss. `options` (PyTorch's chunking) is kept
+    The map is a `Linear` of in_features to `num_classes * prod(out_features)` outputs, reshaped
+    to `(num_classes, *out_features)` for a K-dim loss. `options` (PyTorch's chunking) is kept
     and passed on; lucid computes the same loss unchunked.
     """
 

@@ -71,7 +71,7 @@ class LayerNorm(Module):
 
 
 class GroupNorm(Module):
-    """Split the channels of (N, C, *) into `num_groups` groups and normalize each group."""
+    """Split the channels of `(N, C, *)` into `num_groups` groups and normalize each group."""
 
     __constants__ = ["num_groups", "num_channels", "eps", "affine"]
 

@@ -47,7 +47,7 @@ class PixelUnshuffle(Module):
 
 
 class ChannelShuffle(Module):
-    """Interleave the channels of (N, C, *) input from `groups` groups."""
+    """Interleave the channels of `(N, C, *)` input from `groups` groups."""
 
     __constants__ = ["groups"]
 

@@ -2,7 +2,7 @@
 by bucketed, non-blocking all-reduces launched from gradient hooks while backward still runs.
 
 Beyond PyTorch, every step also agrees, across ranks, on whether a NaN or Inf was born and
-where (NUMERICS.md, "Distributed"): each rank writes what its sentinel saw into a flag slot of
+where (docs/numerics.md, "Decisions"): each rank writes what its sentinel saw into a flag slot of
 its own at the end of the last gradient bucket, so the agreement costs no collective of its
 own; only when a slot is set do the birth's details travel, from the rank of the first birth.
 """
@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+import lucid.distributed as dist
 from lucid._core.grad_mode import local_state
 from lucid._core.sentinel import (
     AnomalyError,
@@ -33,6 +34,7 @@ from lucid._core.sentinel import (
 )
 from lucid._tensor import Tensor
 from lucid.autograd import is_grad_enabled
+from lucid.factories import from_numpy
 from lucid.nn.modules.module import Module
 
 __all__ = ["DistributedDataParallel", "NonFiniteReport", "DistributedNonFiniteError"]
@@ -151,8 +153,6 @@ class _Bucket:
 
 
 def _distributed() -> Any:
-    import lucid.distributed as dist
-
     return dist
 
 
@@ -666,8 +666,6 @@ class _BirthListener:
 
 
 def _as_tensor(array: np.ndarray) -> Tensor:
-    from lucid.factories import from_numpy
-
     return from_numpy(array)
 
 

@@ -113,7 +113,7 @@ def clip_grad_norm(
     error_if_nonfinite: bool = False,
     foreach: bool | None = None,
 ) -> Tensor:
-    """Deprecated spelling of clip_grad_norm_."""
+    """Deprecated spelling of `clip_grad_norm_`."""
     warnings.warn(
         "`lucid.nn.utils.clip_grad_norm` is now deprecated in favor of "
         "`lucid.nn.utils.clip_grad_norm_`.",
