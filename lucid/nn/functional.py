@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from lucid._core import dtypes as _dtypes
 from lucid._tensor import Tensor
 from lucid.factories import rand_like as _rand_like
 from lucid.factories import zeros_like as _zeros_like
@@ -165,8 +166,13 @@ def softsign(input: Tensor) -> Tensor:
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """input - lambd above lambd, input + lambd below -lambd, else 0."""
     _float_only(input, "softshrink_check")
-    if lambd < 0:
-        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {float(lambd)}.")
+    largest = _dtypes.finfo(input.dtype).max
+    if not 0 <= lambd <= largest:
+        name = _dtypes.SCALAR_TYPE_NAMES[input.dtype.name]
+        raise RuntimeError(
+            f"lambda must be in range [0, {largest:g}] for input dtype {name}, but found "
+            f"{float(lambd):g}"
+        )
     shrunk = _where(input > lambd, input - lambd, _where(input < -lambd, input + lambd, 0.0))
     return _where(input.isnan(), input, shrunk)
 

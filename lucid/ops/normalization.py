@@ -362,7 +362,7 @@ def batch_norm(
         if count == 1:
             raise ValueError(
                 "Expected more than 1 value per channel when training, got input size "
-                f"torch.Size({list(shape)})"
+                f"lucid.Size({list(shape)})"
             )
         _check_per_channel(checked_channels, weight, bias, running_mean, running_var)
         _check_parameter_dtypes(input, weight, bias, running_mean, running_var)
@@ -555,7 +555,7 @@ def instance_norm(
     if use_input_stats and math.prod(shape[2:]) == 1:
         raise ValueError(
             "Expected more than 1 spatial element when training, got input size "
-            f"torch.Size({list(shape)})"
+            f"lucid.Size({list(shape)})"
         )
     if not use_input_stats and (running_mean is None or running_var is None):
         raise RuntimeError(

@@ -345,7 +345,6 @@ ROWS: list[ModuleCase] = [
         (3,),
         inputs=[(4, 3, 2)],
         errors=[call(lambda nn: nn.BatchNorm1d(3), (1, 3))],
-        known_gaps={"errors": "lucid's message names torch.Size, not lucid.Size"},
     ),
     ModuleCase("BatchNorm1d[eval]", (3,), {"momentum": None}, inputs=[(4, 3)], train=False),
     ModuleCase("BatchNorm2d", (3,), {"affine": False, "momentum": 0.3}, inputs=[(2, 3, 2, 3)]),
