@@ -4,12 +4,12 @@ the failing step under the exact instrument.
 `watch()` hooks every module call and optimizer step globally (no model is edited). It keeps,
 per step, a reference to each call of the model (its arguments, the RNG state before it, the
 gradient that backward brought to its output) and, once per step, a copy of the model's
-buffers. At each optimizer step, before the parameters change, one fused norm of the loss and
-every gradient is read back (one host read). When it is not finite, the step's model calls are
-replayed under the instrument (RNG and buffers restored, the run's gradients put aside), which
-names the birth; a birth in the loss code needs the whole step, which `@step` makes
-replayable. A replay never overwrites the run's state: gradients, buffers and the RNG are put
-back as they were.
+buffers. At each optimizer step, before the parameters change, a sum of each gradient (one
+fused norm past 64 of them) and the loss are read back together (one host read). When one is
+not finite, the step's model calls are replayed under the instrument (RNG and buffers
+restored, the run's gradients put aside), which names the birth; a birth in the loss code
+needs the whole step, which `@step` makes replayable. A replay never overwrites the run's
+state: gradients, buffers and the RNG are put back as they were.
 """
 
 from __future__ import annotations
@@ -707,8 +707,8 @@ def _finiteness_values(tensors: list) -> list:
 
 
 def _check_values(tensors: list, loss_count: int, check_inf: bool) -> tuple[bool, float | None]:
-    """(all finite, the first scalar loss) from one fused norm of every tensor, read back
-    once; a non-finite norm is confirmed per tensor (a norm of large values can overflow)."""
+    """(all finite, the first scalar loss) from a sum of each tensor (or one fused norm),
+    read back once; a non-finite one is confirmed per tensor (large values can overflow it)."""
     losses = [t for t in tensors[len(tensors) - loss_count :] if t.numel() == 1]
     tensors = [t for t in tensors if t.is_floating_point() and t.numel()]
     if not tensors:
