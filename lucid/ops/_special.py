@@ -17,7 +17,7 @@ cache, and each block split into its intervals with index arrays.
 
 from __future__ import annotations
 
-import decimal
+import functools
 import math
 
 import numpy as np
@@ -133,10 +133,13 @@ _EXP_TABLE_BITS = 7
 _EXP_TABLE_SIZE = 1 << _EXP_TABLE_BITS
 
 
+@functools.cache
 def _exp_tables() -> tuple[float, float, np.ndarray, np.ndarray]:
     """ln(2)/128 as a high part short enough that its products with integers below 2^18 are
     exact, plus a low part; and 2^(j/128), j = 0..127, as high and low doubles. From 40-digit
-    decimal arithmetic."""
+    decimal arithmetic, built on erfc's first call so `import lucid` does not load decimal."""
+    import decimal
+
     with decimal.localcontext() as context:
         context.prec = 40
         step = decimal.Decimal(2).ln() / _EXP_TABLE_SIZE
@@ -156,7 +159,6 @@ def _exp_tables() -> tuple[float, float, np.ndarray, np.ndarray]:
 
 
 _EXP_SCALE = _EXP_TABLE_SIZE / math.log(2.0)
-_LN2_STEP_HIGH, _LN2_STEP_LOW, _EXP2_HIGH, _EXP2_LOW = _exp_tables()
 
 # Elements per block: a block's temporaries stay in the L2 cache, and the Python overhead of each
 # NumPy call is spread over enough elements.
@@ -303,15 +305,16 @@ def _exp_quotient(
     k, r, table, table_low, product, residual, a_high, a_low, q_high, q_low, shift = _rows(
         space, 11, a.size
     )
+    ln2_step_high, ln2_step_low, exp2_high, exp2_low = _exp_tables()
     exponent = shift.view(np.int64)
     np.multiply(total, _EXP_SCALE, out=k)
     k += _ROUNDER
     np.subtract(k.view(np.int64), _ROUNDER_BITS, out=exponent)
     k -= _ROUNDER
     # k ln(2)/128 is exact with the short high part, and so is its difference with total
-    np.multiply(k, _LN2_STEP_HIGH, out=r)
+    np.multiply(k, ln2_step_high, out=r)
     np.subtract(total, r, out=r)
-    np.multiply(k, _LN2_STEP_LOW, out=product)
+    np.multiply(k, ln2_step_low, out=product)
     np.subtract(error, product, out=error)
     r += error
     # e^r - 1, to about 2^-62 relative to e^r
@@ -328,8 +331,8 @@ def _exp_quotient(
     index = k.view(np.int64)
     np.bitwise_and(exponent, _EXP_TABLE_SIZE - 1, out=index)
     exponent >>= _EXP_TABLE_BITS
-    np.take(_EXP2_HIGH, index, out=table, mode="wrap")
-    np.take(_EXP2_LOW, index, out=table_low, mode="wrap")
+    np.take(exp2_high, index, out=table, mode="wrap")
+    np.take(exp2_low, index, out=table_low, mode="wrap")
     # 2^(j/128) e^r = table + correction, the correction small enough that its rounding is lost
     correction = expm1
     correction *= table
