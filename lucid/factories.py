@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import dtypes, random
-from lucid._core.arguments import raise_argument_error, raise_type_error
+from lucid._core.arguments import (
+    invalid_combination,
+    raise_argument_error,
+    raise_type_error,
+    type_word,
+)
 from lucid._core.devices import check_device, check_pin_memory
 from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.grad_mode import local_state
@@ -147,21 +152,6 @@ _OVERLOADS = {
 }
 
 
-def _type_word(value: Any) -> str:
-    return "Tensor" if isinstance(value, TensorBase) else type(value).__name__
-
-
-def _invalid_combination(function: str, args: tuple, **keywords: Any) -> TypeError:
-    """PyTorch's TypeError for arguments that match none of `function`'s overloads."""
-    got = [_type_word(value) for value in args]
-    got += [f"{name}={_type_word(value)}" for name, value in keywords.items()]
-    expected = "".join(f"\n * {overload}" for overload in _OVERLOADS[function])
-    return TypeError(
-        f"{function}() received an invalid combination of arguments - got ({', '.join(got)}), "
-        f"but expected one of:{expected}\n"
-    )
-
-
 def _check_dtype(function: str, dtype: Any) -> None:
     """torch's refusal of a dtype that is no dtype (a string, a NumPy type); Python's float,
     int and bool are dtypes to torch too."""
@@ -175,7 +165,7 @@ def _check_dtype(function: str, dtype: Any) -> None:
 
 def _generator_rng(function: str, generator: Any, args: tuple) -> np.random.Generator:
     if generator is not None and not isinstance(generator, Generator):
-        raise _invalid_combination(function, args, generator=generator)
+        raise invalid_combination(function, args, _OVERLOADS[function], generator=generator)
     return _rng(generator)
 
 
@@ -501,7 +491,7 @@ def _fill_number(function: str, value: Any) -> Any:
     if isinstance(value, bool | int | float):
         return value
     raise TypeError(
-        f"{function}(): argument 'fill_value' (position 2) must be Number, not {_type_word(value)}"
+        f"{function}(): argument 'fill_value' (position 2) must be Number, not {type_word(value)}"
     )
 
 
@@ -586,7 +576,7 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
     check_device(device)
     check_pin_memory(pin_memory)
     if not isinstance(steps, int | np.integer) or isinstance(steps, bool):
-        raise _invalid_combination("linspace", (start, end, steps))
+        raise invalid_combination("linspace", (start, end, steps), _OVERLOADS["linspace"])
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     _check_dtype("linspace", dtype)
@@ -606,7 +596,7 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any
     check_device(device)
     check_pin_memory(pin_memory)
     if not isinstance(steps, int | np.integer) or isinstance(steps, bool):
-        raise _invalid_combination("logspace", (start, end, steps))
+        raise invalid_combination("logspace", (start, end, steps), _OVERLOADS["logspace"])
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     _check_dtype("logspace", dtype)
@@ -944,7 +934,7 @@ def randint(low: int, high: int | None = None, size: Any = None, *,
                           for v in (low, high))  # fmt: skip
     if not bounds_are_ints or (generator is not None and not isinstance(generator, Generator)):
         keywords = {} if generator is None else {"generator": generator}
-        raise _invalid_combination("randint", given, **keywords)
+        raise invalid_combination("randint", given, _OVERLOADS["randint"], **keywords)
     _check_dtype("randint", dtype)
     if high <= low:
         raise RuntimeError(

@@ -12,6 +12,8 @@ classified (`classify`):
 
 - numpy: an exception from inside NumPy (last traceback frame in numpy) or in NumPy's words
   reaches the user;
+- internal: lucid's internals escape: an AttributeError (or similar slip), OverflowError,
+  MemoryError or RecursionError where PyTorch raises another type or answers;
 - silent: PyTorch raises, lucid returns;
 - values: both return, the results (or the tensors written in place) differ;
 - type: both raise, with different exception types (tallied, not asserted);
@@ -20,7 +22,7 @@ classified (`classify`):
 - refuses: PyTorch returns, lucid raises (tallied, not asserted);
 - same / equal: both raise the same type / both return equal results.
 
-The first three are asserted: a call in one of them must be listed in KNOWN_GAPS
+The first four are asserted: a call in one of them must be listed in KNOWN_GAPS
 (tests/differential_known_gaps.py) with that category, and a listed gap that no longer shows
 fails too, so the list only shrinks. The `lucid.linalg` functions get inputs of their own
 (`_linalg_kinds`: a symmetric positive-definite A, right-hand sides and pivots that fit it,
@@ -65,10 +67,20 @@ SEED = 15
 CALLS_PER_KIND = 1
 RTOL = 1e-5
 ATOL = 1e-6
-ASSERTED = ("numpy", "silent", "values")
+ASSERTED = ("numpy", "internal", "silent", "values")
 # lucid.linalg's errors are compared word for word as well
-ASSERTED_LINALG = ("numpy", "silent", "values", "type", "wording")
-CATEGORIES = ("numpy", "silent", "values", "type", "wording", "refuses", "same", "equal")
+ASSERTED_LINALG = ("numpy", "internal", "silent", "values", "type", "wording")
+CATEGORIES = (
+    "numpy",
+    "internal",
+    "silent",
+    "values",
+    "type",
+    "wording",
+    "refuses",
+    "same",
+    "equal",
+)
 
 # Excluded callables, with the reason.
 RANDOM = "random: values depend on the generator, not comparable with PyTorch's"
@@ -213,6 +225,8 @@ NUMPY_WORDING = re.compile(
 )
 # Exceptions that are a slip inside lucid rather than an argument check.
 SLIPS = (AttributeError, ZeroDivisionError, UnboundLocalError, NameError, AssertionError)
+# Exceptions that are lucid's internals escaping, whatever their message.
+INTERNALS = (*SLIPS, OverflowError, MemoryError, RecursionError)
 
 
 # ------------------------------------------------------------------------------ values
@@ -774,6 +788,15 @@ def _raised_from_numpy(error: BaseException, torch_error: Any) -> bool:
     return bool(NUMPY_WORDING.search(str(error)))
 
 
+def _escaped_internal(error: BaseException, torch_status: str, torch_error: Any) -> bool:
+    """An internal exception of lucid's where PyTorch answers or raises another type."""
+    if not isinstance(error, INTERNALS):
+        return False
+    return torch_status == "ok" or _builtin_base(type(error)) is not _builtin_base(
+        type(torch_error)
+    )
+
+
 def _builtin_base(error_type: type) -> type:
     return next(base for base in error_type.__mro__ if base.__module__ == "builtins")
 
@@ -789,6 +812,9 @@ def classify(target: Target, kind: str, args: list[Any], kwargs: dict) -> Outcom
     lucid_status, actual, lucid_made = lucid_outcome
     if lucid_status == "error" and _raised_from_numpy(actual, expected):
         return Outcome(target.name, kind, "numpy", _describe(actual))
+    if lucid_status == "error" and _escaped_internal(actual, torch_status, expected):
+        torch_side = _describe(expected) if torch_status == "error" else "answers"
+        return Outcome(target.name, kind, "internal", f"{_describe(actual)}; torch: {torch_side}")
     if torch_status == "error" and lucid_status == "ok":
         return Outcome(target.name, kind, "silent", f"torch: {_describe(expected)}")
     if torch_status == "ok" and lucid_status == "error":
@@ -906,14 +932,20 @@ def main() -> None:
     outcomes = [outcome for name in _target_names() for outcome in sweep(name)]
     seconds = time.perf_counter() - started
     print(tally_table(outcomes, seconds))
-    show = set(sys.argv[1:]) or {"numpy", "silent", "values", "type", "refuses"}
-    for category in CATEGORIES:
+    print_outcomes(outcomes, CATEGORIES, set(sys.argv[1:]))
+
+
+def print_outcomes(outcomes: list[Outcome], categories: tuple[str, ...], show: set[str]) -> None:
+    """Every outcome of the categories in `show` (by default all but same and equal)."""
+    show = show or set(categories) - {"same", "equal", "wording"}
+    width = max((len(outcome.target) for outcome in outcomes), default=0) + 1
+    for category in categories:
         if category not in show:
             continue
         rows = [outcome for outcome in outcomes if outcome.category == category]
         print(f"\n== {category} ({len(rows)})")
         for outcome in rows:
-            print(f"{outcome.target:<28} {outcome.kind:<26} {outcome.detail}")
+            print(f"{outcome.target:<{width}} {outcome.kind:<32} {outcome.detail}")
 
 
 if __name__ == "__main__":

@@ -58,6 +58,8 @@ def test_dtype_predicates_match_pytorch():
     assert not lucid.int64.is_floating_point and not lucid.bool.is_floating_point
     assert lucid.float32.is_signed and lucid.int8.is_signed
     assert not lucid.uint8.is_signed and not lucid.bool.is_signed
+    # lucid has no complex dtype yet
+    assert not any(getattr(lucid, name).is_complex for name in ("float32", "int64", "bool"))
 
 
 def test_float32_is_the_default_dtype():

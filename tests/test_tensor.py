@@ -370,6 +370,12 @@ def test_type_without_argument_names_the_tensor_type():
     assert lucid.zeros(1, dtype=lucid.bool).type() == "lucid.BoolTensor"
 
 
+def test_to_reads_a_python_float_value_or_type_as_float64():
+    # PyTorch's argument parser reads a float value as its type, and the type `float` as float64
+    x = lucid.tensor([1.5])
+    assert x.to(1.5).dtype == lucid.float64 and x.to(float).dtype == lucid.float64
+
+
 def test_cast_to_same_dtype_returns_self():
     x = lucid.tensor([1.0, 2.0])
     assert x.float() is x

@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from types import FrameType
 from typing import Any
 
-__all__ = ["argument_error", "raise_argument_error", "raise_type_error", "type_name"]
+__all__ = [
+    "argument_error", "invalid_combination", "raise_argument_error", "raise_type_error",
+    "type_name", "type_word",
+]  # fmt: skip
 
 _LUCID_DIRECTORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 # Helpers that pass an op's arguments on; the public function is further out.
@@ -40,6 +44,31 @@ def argument_error(op: str, name: str, position: int, value: Any,
         f"{op}(): argument '{name}' (position {position}) must be {expected}, not "
         f"{type_name(value)}"
     )
+
+
+def invalid_combination(function: str, args: tuple, overloads: Sequence[str],
+                        **keywords: Any) -> TypeError:  # fmt: skip
+    """PyTorch's TypeError for arguments that match none of `function`'s overloads (PyTorch's
+    signature text, each may carry its "didn't match because" line): `args` and `keywords` are
+    the arguments given, named by type as PyTorch names them::
+
+        randn() received an invalid combination of arguments - got (int, generator=str), but
+        expected one of:
+         * (tuple of ints size, *, lucid.Generator generator, ...)
+    """
+    got = [type_word(value) for value in args]
+    got += [f"{name}={type_word(value)}" for name, value in keywords.items()]
+    expected = "".join(f"\n * {overload}" for overload in overloads)
+    return TypeError(
+        f"{function}() received an invalid combination of arguments - got ({', '.join(got)}), "
+        f"but expected one of:{expected}\n"
+    )
+
+
+def type_word(value: Any) -> str:
+    """A value's type as PyTorch's overload errors name it: `Tensor`, `float`, `str`."""
+    # a tensor has `_data` (this module sits below tensor.py)
+    return "Tensor" if hasattr(value, "_data") else type(value).__name__
 
 
 def raise_argument_error(error: BaseException, frame: FrameType | None = None) -> None:

@@ -55,6 +55,8 @@ class dtype:
     """A lucid dtype; `numpy_dtype` is the NumPy dtype that stores it."""
 
     __slots__ = ("name", "numpy_dtype", "is_floating_point", "is_signed", "itemsize", "_category")
+    # no dtype lucid has is complex
+    is_complex = False
 
     def __init__(
         self, name: str, numpy_dtype: np.dtype | None, category: _builtin_int, itemsize: int = 0

@@ -591,6 +591,11 @@ class autocast:
         self.prev_cache_enabled = is_autocast_cache_enabled()
         self.prev = is_autocast_enabled(self.device)
         self.prev_fastdtype = get_autocast_dtype(self.device)
+        if self._enabled is None:
+            # set_autocast_enabled reads a lone argument as CUDA's flag; here it is the second
+            raise TypeError(
+                "set_autocast_enabled(): argument 'enabled' (position 2) must be bool, not NoneType"
+            )
         set_autocast_enabled(self.device, self._enabled)
         set_autocast_dtype(self.device, self.fast_dtype)
         autocast_increment_nesting()

@@ -425,8 +425,8 @@ class GradScaler:
                 scale.fill_(new_scale)
             else:
                 reason = (
-                    "new_scale should be a float or a 1-element lucid.FloatTensor with "
-                    "requires_grad=False."
+                    "new_scale should be a float or a 1-element lucid.cuda.FloatTensor or "
+                    "lucid.FloatTensor with requires_grad=False."
                 )
                 if new_scale.device.type != self._device:
                     raise AssertionError(reason)
@@ -453,6 +453,12 @@ class GradScaler:
     def _update_scale(self, scale: Tensor, growth_tracker: Tensor, found_inf: bool) -> None:
         """PyTorch's update rule, in its arithmetic: the factor multiplies in float64 and the
         scale is stored as float32, so both libraries follow the same trajectory."""
+        if not isinstance(self._growth_interval, int):
+            # PyTorch's kernel takes it as an int, and its binding refuses anything else
+            raise TypeError(
+                "_amp_update_scale_(): argument 'growth_interval' (position 6) must be int, not "
+                f"{type(self._growth_interval).__name__}"
+            )
         current = scale.item()
         if found_inf:
             scale.fill_(current * self._backoff_factor)

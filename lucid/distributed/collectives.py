@@ -182,8 +182,9 @@ def broadcast(
     group_src: int | None = None,
 ) -> Work | None:
     """Overwrite `tensor` on every rank with rank `src`'s."""
-    _check_tensor(tensor, "tensor")
+    # PyTorch looks the group up first: before init, that is the error
     group = _resolve_group(group)
+    _check_tensor(tensor, "tensor")
     root = _group_rank(group, src, group_src, "src", "broadcast")
     _check_usable(group, "broadcast")
     data = tensor._data
@@ -330,8 +331,9 @@ def reduce(
     group_dst: int | None = None,
 ) -> Work | None:
     """Reduce `tensor` across ranks into rank `dst`'s `tensor`; the others' are unchanged."""
-    _check_tensor(tensor, "tensor")
+    # PyTorch looks the group up first: before init, that is the error
     group = _resolve_group(group)
+    _check_tensor(tensor, "tensor")
     root = _group_rank(group, dst, group_dst, "dst", "reduce")
     data = tensor._data
     mpi_op = _check_op(op, "reduce", data.dtype)
@@ -457,8 +459,9 @@ def isend(
     group_dst: int | None = None,
 ) -> Work:
     """Start sending `tensor` to rank `dst`; the returned Work's `wait()` finishes it."""
-    _check_tensor(tensor, "tensor")
+    # PyTorch looks the group up first: before init, that is the error
     group = _resolve_group(group)
+    _check_tensor(tensor, "tensor")
     peer = _peer(group, dst, group_dst, "dst")
     _check_usable(group, "send")
     send = np.array(tensor._data, order="C")

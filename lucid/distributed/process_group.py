@@ -84,7 +84,7 @@ class Backend(str):
 
     def __new__(cls, name: str) -> Backend:
         if not isinstance(name, str):
-            raise ValueError(f"Backend constructor parameter must be string-ish, but got: {name}")
+            raise ValueError("Backend constructor parameter must be string-ish")
         value = name.lower()
         if value not in (cls.MPI, cls.GLOO, cls.NCCL):
             raise ValueError(
@@ -222,7 +222,7 @@ def _check_timeout(timeout: Any) -> timedelta:
         return default_pg_timeout
     if not isinstance(timeout, timedelta):
         raise TypeError(
-            f"Expected timeout argument to be of typedatetime.timedelta, got {type(timeout)}"
+            f"Expected timeout argument to be of type datetime.timedelta, got {timeout}"
         )
     return timeout
 

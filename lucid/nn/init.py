@@ -84,14 +84,38 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
+# PyTorch's kernels name the element type in C++ terms
+_SCALAR_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half"}
+
+
+def _check_uniform_bounds(tensor: Any, low: Any, high: Any) -> None:
+    """PyTorch's uniform_ check: each bound finite and inside the tensor dtype's range."""
+    if not isinstance(tensor, Tensor) or not tensor.dtype.is_floating_point:
+        return
+    dtype = tensor.dtype
+    largest = float(lucid.finfo(dtype).max)
+    name = _SCALAR_NAMES.get(str(dtype).removeprefix("lucid."), str(dtype))
+    for label, bound in (("from", low), ("to", high)):
+        if isinstance(bound, int | float) and not -largest <= bound <= largest:
+            raise RuntimeError(f"{label} is out of bounds for {name}")
+
+
+def _check_std(std: Any) -> None:
+    # written so that NaN fails it too, as PyTorch's does
+    if isinstance(std, int | float) and not std >= 0.0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+
+
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
     """Fill `tensor` with draws from U(a, b)."""
+    _check_uniform_bounds(tensor, a, b)
     with lucid.no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
     """Fill `tensor` with draws from N(mean, std^2)."""
+    _check_std(std)
     with lucid.no_grad():
         return tensor.normal_(mean, std, generator=generator)
 
@@ -158,6 +182,7 @@ def trunc_normal_(
     with lucid.no_grad():
         low = norm_cdf((a - mean) / std)
         high = norm_cdf((b - mean) / std)
+        _check_uniform_bounds(tensor, 2 * low - 1, 2 * high - 1)
         draws = lucid.empty(tensor.shape, dtype=lucid.float64)
         draws.uniform_(2 * low - 1, 2 * high - 1, generator=generator)
         tensor.copy_(_erfinv(draws))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from lucid._core.arguments import argument_error, raise_type_error
+from lucid._core.arguments import argument_error, invalid_combination, raise_type_error
 from lucid._core.dtypes import FLOAT_KINDS, SCALAR_TYPE_NAMES
 from lucid._core.function import Function, op_name
 from lucid._core.grad_mode import enable_grad, local_state
@@ -93,16 +93,6 @@ def zeros_like_grad(grad_output: Tensor, shape: tuple[int, ...]) -> Tensor:
     """The gradient of a piecewise-constant op or of an overwritten input: exact zeros of
     `shape`, as PyTorch gives (grad_output * 0 would be nan where grad_output is inf)."""
     return _wrap(np.zeros(shape, grad_output._data.dtype))
-
-
-def invalid_combination(op: str, got: tuple, overloads: tuple[str, ...]) -> TypeError:
-    """PyTorch's TypeError for arguments that match none of an op's overloads."""
-    names = ", ".join("Tensor" if isinstance(v, TensorBase) else type(v).__name__ for v in got)
-    expected = "".join(f"\n * {overload}" for overload in overloads)
-    return TypeError(
-        f"{op}() received an invalid combination of arguments - got ({names}), but expected one "
-        f"of:{expected}"
-    )
 
 
 def check_tensors(*values: Any) -> None:

@@ -394,11 +394,10 @@ def _check_trapezoid_x(name: str, y: Any, x: Any) -> None:
     if y._data.dtype == np.bool_:
         raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
     if x is not None and not isinstance(x, TensorBase):
-        error = invalid_combination(name, (y, x), (
+        raise invalid_combination(name, (y, x), (
             "(Tensor y, Tensor x, *, int dim = -1)",
             "(Tensor y, *, Number dx = 1, int dim = -1)",
         ))  # fmt: skip
-        raise TypeError(f"{error}\n")
 
 
 def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:

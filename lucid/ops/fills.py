@@ -53,8 +53,9 @@ class To(Function):
 
 
 def _cast_target(dtype: Any) -> np.dtype:
-    # A Python float type means float64 here (as in PyTorch), not the default dtype.
-    if dtype is builtins.float:
+    # A Python float type means float64 here (as in PyTorch), not the default dtype; so does a
+    # float value, which PyTorch's argument parser reads as its type.
+    if dtype is builtins.float or type(dtype) is builtins.float:
         return np.dtype(np.float64)
     return dtypes.to_numpy_dtype(dtype)
 

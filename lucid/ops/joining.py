@@ -424,10 +424,9 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
             and not all(isinstance(i, int) for i in indices_or_sections)
         )
     ):
-        error = invalid_combination(
+        raise invalid_combination(
             "tensor_split", (input, indices_or_sections), _TENSOR_SPLIT_SIGNATURES
         )
-        raise TypeError(f"{error}\n")
     dim = _normalize_dim(dim, len(shape))
     lead = (_WHOLE,) * dim
     return tuple(
@@ -442,12 +441,11 @@ def _directional_split(name: str, input: Tensor, sections: Any, dim: int, min_di
         isinstance(sections, int)
         or (isinstance(sections, list | tuple) and all(isinstance(i, int) for i in sections))
     ):
-        error = invalid_combination(
+        raise invalid_combination(
             name,
             (input, sections),
             ("(Tensor input, int sections)", "(Tensor input, tuple of ints indices)"),
         )
-        raise TypeError(f"{error}\n")
     ndim = input._data.ndim
     if ndim < min_dims:
         raise RuntimeError(

@@ -339,9 +339,7 @@ def histogramdd(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor |
             )
         per_dim = list(bins)
     else:
-        # PyTorch's message for this op ends with a newline
-        error = invalid_combination("histogramdd", (input, bins), _HISTOGRAMDD_OVERLOADS)
-        raise TypeError(f"{error}\n")
+        raise invalid_combination("histogramdd", (input, bins), _HISTOGRAMDD_OVERLOADS)
     if range is not None and len(range) != 2 * dims:
         raise RuntimeError(
             f"lucid.histogramdd: for a {dims}-dimensional histogram range should have "

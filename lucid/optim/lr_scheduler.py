@@ -93,7 +93,10 @@ class LRScheduler:
                 if "initial_lr" not in group:
                     raise KeyError(
                         f"param 'initial_lr' is not specified in param_groups[{index}] when "
-                        "resuming scheduler with last_epoch >= 0."
+                        "resuming scheduler with last_epoch >= 0.\nThis typically happens when:\n"
+                        "1. You're trying to resume training from a checkpoint but haven't "
+                        "properly loaded the optimizer state\n2. You're using last_epoch >= 0 "
+                        "for a fresh training run (not recommended)"
                     )
         self.base_lrs: list[float] = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
@@ -809,7 +812,7 @@ class OneCycleLR(LRScheduler):
         self.optimizer = optimizer
 
         if total_steps is not None:
-            if not isinstance(total_steps, int) or total_steps <= 0:
+            if total_steps <= 0 or not isinstance(total_steps, int):
                 raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
             self.total_steps = total_steps
         elif epochs is not None and steps_per_epoch is not None:

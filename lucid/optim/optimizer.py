@@ -31,7 +31,7 @@ required = _RequiredParameter()
 
 def _type_name(obj: Any) -> str:
     if isinstance(obj, Tensor):
-        return "lucid.Tensor"
+        return obj.type()
     module = type(obj).__module__
     name = type(obj).__qualname__
     return name if module in ("builtins", "__builtin__") else f"{module}.{name}"

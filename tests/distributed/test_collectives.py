@@ -92,7 +92,7 @@ def test_gloo_runs_on_mpi_with_one_note_per_process():
 
 
 def test_init_checks_its_arguments_before_starting_mpi():
-    with pytest.raises(TypeError, match="Expected timeout argument to be of typedatetime"):
+    with pytest.raises(TypeError, match="to be of type datetime.timedelta, got 5"):
         dist.init_process_group(timeout=5)
     with pytest.raises(ValueError, match="init_method 'tcp://h:1' is not supported"):
         dist.init_process_group(init_method="tcp://h:1")

@@ -268,6 +268,21 @@ def test_to_dtype_keeps_parameter_identity():
     assert out.dtype == lucid.float32
 
 
+def test_to_reads_python_floats_and_bools_as_dtypes():
+    # as PyTorch's argument parser does: a float (value or type) is float64, a bool a dtype that
+    # a module refuses
+    assert Affine(2, 3).to(1.5).weight.dtype == lucid.float64
+    assert Affine(2, 3).to(float).weight.dtype == lucid.float64
+    for value in (True, bool, lucid.int64):
+        with pytest.raises(TypeError, match="only accepts floating point or complex dtypes"):
+            Affine(2, 3).to(value)
+
+
+def test_requires_grad_takes_only_a_bool():
+    with pytest.raises(TypeError, match=r"argument 'requires_grad' \(position 1\) must be bool"):
+        Affine(2, 3).requires_grad_(None)
+
+
 def test_state_dict_round_trip():
     source, target = Net(), Net()
     state = source.state_dict()

@@ -221,7 +221,7 @@ def test_constructor_errors_match_torch(make, error, message):
         (lambda: LSTM(3, 4)(lucid.randn(5, 2, 2)), RuntimeError,
          r"input.size\(-1\) must be equal to input_size. Expected 3, got 2"),
         (lambda: GRU(3, 4)(lucid.randn(5, 2, 3, 1)), ValueError,
-         "GRU: Expected input to be 2D or 3D, got 4D tensor instead"),
+         "GRU: Expected input to be 2D or 3D, got 4D instead"),
         (lambda: LSTM(3, 4)(lucid.randn(5, 2, 3), (lucid.zeros(1, 3, 4), lucid.zeros(1, 3, 4))),
          RuntimeError, r"Expected hidden\[0\] size \(1, 2, 4\), got \[1, 3, 4\]"),
         (lambda: RNN(3, 4)(lucid.randn(5, 2, 3), lucid.zeros(2, 4)), RuntimeError,

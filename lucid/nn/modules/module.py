@@ -678,6 +678,11 @@ class Module:
         return self.train(False)
 
     def requires_grad_(self, requires_grad: bool = True) -> Module:
+        if not isinstance(requires_grad, bool):
+            raise TypeError(
+                "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+                f"{type(requires_grad).__name__}"
+            )
         for param in self.parameters():
             param.requires_grad_(requires_grad)
         return self
@@ -716,6 +721,9 @@ class Module:
                 dtype = arg
             elif isinstance(arg, Tensor):
                 dtype, device = arg.dtype, arg.device
+            elif isinstance(arg, bool | float) or arg in (bool, float):
+                # PyTorch's argument parser reads a Python bool or float, value or type, as a dtype
+                dtype = lucid.bool if isinstance(arg, bool) or arg is bool else lucid.float64
             elif isinstance(arg, str | lucid.device):
                 device = lucid.device(arg)  # an unknown device type raises here, as in PyTorch
             elif isinstance(arg, int) and not isinstance(arg, bool):

@@ -198,6 +198,10 @@ class CrossMapLRN2d(Module):
     def forward(self, input: Tensor) -> Tensor:
         if input.dim() != 4:
             raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        if not input.is_floating_point():
+            # PyTorch scales its in-place buffer of the input's type by a float
+            kind = input.type().removeprefix("lucid.").removesuffix("Tensor")
+            raise RuntimeError(f"result type Float can't be cast to the desired output type {kind}")
         channels = input.shape[1]
         # PyTorch's running-window form adds channel c + pre_pad - 1 at each step and removes
         # c - pre_pad only past pre_pad, so channel 0 stays in every window

@@ -371,6 +371,12 @@ class _FractionalMaxPoolNd(Module):
     ) -> None:
         super().__init__()
         dims = self._dims
+        # PyTorch checks the 3-d kernel here; the 2-d one reaches the functional unchecked
+        if dims == 3 and (
+            (isinstance(kernel_size, int) and kernel_size <= 0)
+            or (isinstance(kernel_size, tuple | list) and not all(k > 0 for k in kernel_size))
+        ):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
         self.kernel_size = _ntuple(kernel_size, dims)
         self.return_indices = return_indices
         self.register_buffer("_random_samples", _random_samples)

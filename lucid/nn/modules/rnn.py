@@ -289,7 +289,7 @@ class RNNBase(Module):
             return packed, hidden
         name = "RNN" if self.mode.startswith("RNN") else self.mode
         if input.dim() not in (2, 3):
-            tail = " instead" if name == "LSTM" else " tensor instead"
+            tail = " tensor instead" if name == "RNN" else " instead"
             raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D{tail}")
         is_batched = input.dim() == 3
         batch_dim = 0 if self.batch_first else 1
@@ -300,6 +300,8 @@ class RNNBase(Module):
         else:
             hx = self._check_batched_hidden(hx, is_batched)
         self.check_forward_args(input, hx, None)
+        if input.size(1 - batch_dim) == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         if self.batch_first:
             input = input.transpose(0, 1)
         steps, batch, _ = input.shape
