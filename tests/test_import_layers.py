@@ -51,16 +51,7 @@ FIRST_USE_LATE_IMPORTS = {
     ("lucid.debug.cli", "lucid.debug.torch._repro"): "the torch extra, for a torch reproducer",
     ("lucid.debug.grad_norm", "lucid.debug.torch._grad_norm"): "the torch extra, for torch tensors",
 }
-# Neither: hoisting these is left to the work on lucid/_core, lucid/autograd and lucid/debug
-# (issue 27).
-PENDING_LATE_IMPORTS = {
-    ("lucid.debug.cli", "lucid.distributed"): "issue 27: lucid.nn loads it anyway",
-    ("lucid._core.engine", "lucid._core.dtypes"): "issue 27: can move to the top",
-    ("lucid._core.function", "lucid._core.grad_mode"): "issue 27: can move to the top",
-    ("lucid._core.tensor", "lucid._core.arguments"): "issue 27: can move to the top",
-    ("lucid.autograd.functional", "lucid.ops"): "issue 27: can move to the top",
-}
-LATE_IMPORTS = CYCLE_LATE_IMPORTS | FIRST_USE_LATE_IMPORTS | PENDING_LATE_IMPORTS
+LATE_IMPORTS = CYCLE_LATE_IMPORTS | FIRST_USE_LATE_IMPORTS
 
 # Each layer and the layers it may import; a module belongs to the first prefix it matches.
 LAYERS = {
@@ -286,8 +277,7 @@ def test_the_listed_late_imports_are_late_and_still_needed():
     for importer, imported in LATE_IMPORTS:
         uses = [is_late for name, _, is_late in IMPORTS[importer] if name == imported]
         assert any(uses), f"({importer}, {imported}) is gone: remove it from the list"
-        if (importer, imported) not in PENDING_LATE_IMPORTS:
-            assert all(uses), f"{importer} also imports {imported} at its top"
+        assert all(uses), f"{importer} also imports {imported} at its top"
     for importer, imported in CYCLE_LATE_IMPORTS:
         assert _reaches(imported, importer), f"no cycle: import {imported} at {importer}'s top"
     for importer, imported in FIRST_USE_LATE_IMPORTS:

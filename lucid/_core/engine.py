@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import observers
-from lucid._core.dtypes import FLOAT_KINDS
+from lucid._core.dtypes import FLOAT_KINDS, from_numpy_dtype
 from lucid._core.grad_mode import local_state
 from lucid._core.graph import FREED_MESSAGE, AccumulateGrad, accumulator_for
 from lucid._core.tensor import TensorBase, _wrap
@@ -505,8 +505,6 @@ def _is_expandable_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
 
 
 def _dtype_of(numpy_dtype: Any) -> Any:
-    from lucid._core.dtypes import from_numpy_dtype
-
     return from_numpy_dtype(numpy_dtype)
 
 

@@ -17,6 +17,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -28,7 +29,7 @@ import numpy as np
 from lucid._core import observers
 from lucid._core.arguments import raise_argument_error
 from lucid._core.dtypes import FLOAT_KINDS
-from lucid._core.grad_mode import local_state
+from lucid._core.grad_mode import local_state, no_grad
 from lucid._core.graph import Node, accumulator_for, next_sequence_nr
 from lucid._core.tensor import TensorBase, _refresh_view, _wrap, mark_inference
 
@@ -423,9 +424,6 @@ def _pack_saved(ctx: Node, outputs: tuple) -> None:
 
 def once_differentiable(fn: Any) -> Any:
     """Decorator for a backward that cannot itself be differentiated (runs it under no_grad)."""
-    import functools
-
-    from lucid._core.grad_mode import no_grad
 
     @functools.wraps(fn)
     def wrapper(ctx: Any, *args: Any) -> Any:

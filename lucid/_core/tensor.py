@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import dtypes
+from lucid._core.arguments import raise_type_error
 from lucid._core.devices import CPU, device
 from lucid._core.grad_mode import local_state
 from lucid._core.hooks import RemovableHandle
@@ -533,8 +534,6 @@ def _normalize_dim(dim: int, ndim: int) -> int:
     if dim.__class__ is not int:
         # NumPy integers pass; a float or None is PyTorch's TypeError, naming the argument
         if not hasattr(dim, "__index__") or dim.__class__ is bool:
-            from lucid._core.arguments import raise_type_error
-
             raise_type_error(dim, "int")
         dim = dim.__index__()
     if not -bound <= dim < bound:

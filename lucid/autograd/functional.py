@@ -17,6 +17,7 @@ from lucid._core.engine import grad
 from lucid._core.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from lucid._core.tensor import _wrap
 from lucid._tensor import Tensor
+from lucid.ops import stack
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -333,9 +334,6 @@ def _jacobian_of_output(
 def _stack_rows(rows: list[Tensor], shape: tuple[int, ...], input: Tensor) -> Tensor:
     if not rows:
         return _wrap(np.zeros(shape, input._data.dtype))
-    # lucid.ops builds on autograd, so the op is looked up at call time.
-    from lucid.ops import stack
-
     return stack(rows, 0).reshape(shape)
 
 

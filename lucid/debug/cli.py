@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import lucid
+import lucid.distributed as dist
 from lucid._core.sentinel import AnomalyError, is_sentinel_enabled, set_sentinel
 from lucid.debug.detector import NaNDetector
 from lucid.debug.replay import _anomaly_in, _full_checks
@@ -206,8 +207,6 @@ def _leave_with_the_other_ranks() -> None:
     """Every rank stopped at the same agreed step: wait until all have reported (and the birth
     rank has saved its reproducer), since MPI's launcher ends the whole job as soon as one
     process exits with a failure."""
-    import lucid.distributed as dist
-
     if dist.is_initialized():
         dist.barrier()
 
