@@ -16,6 +16,7 @@ NAMESPACES = [
     ("torch.optim", "lucid.optim"),
     ("torch.optim.lr_scheduler", "lucid.optim.lr_scheduler"),
     ("torch.linalg", "lucid.linalg"),
+    ("torch.special", "lucid.special"),
     ("torch.utils.data", "lucid.utils.data"),
     ("torch.autograd", "lucid.autograd"),
     ("torch._dynamo", "lucid._dynamo"),

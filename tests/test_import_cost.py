@@ -15,6 +15,8 @@ LUCID_FIRST_USE = [
     "lucid.utils",
     "lucid.debug",
     "lucid.linalg",
+    "lucid.special",
+    "lucid.ops.special_functions",
     "lucid.ops.decompositions",
     "lucid.ops.lobpcg",
     "lucid.autograd.profiler",

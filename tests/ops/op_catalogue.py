@@ -124,6 +124,7 @@ def _family_rows() -> list[OpCase]:
         catalogue_sampling,
         catalogue_selection,
         catalogue_shape,
+        catalogue_special,
     )
 
     return [
@@ -142,6 +143,7 @@ def _family_rows() -> list[OpCase]:
         *catalogue_inplace.ROWS,
         *catalogue_functional.ROWS,
         *catalogue_indices.ROWS,
+        *catalogue_special.ROWS,
     ]
 
 

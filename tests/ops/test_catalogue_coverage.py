@@ -2,10 +2,11 @@
 covers it, so that a new op cannot land untested.
 
 The public op names are `lucid.ops.__all__` (what `import lucid` exposes), `lucid.linalg`'s
-`__all__` (as `linalg.<name>`), the public functions of `lucid.nn.functional` and the
-attributes of `lucid.Tensor` bound to a function of `lucid.ops` (operators included). A name
-that two namespaces bind to different functions is qualified by the namespace (`F.softmax`,
-`Tensor.unfold`), since each function needs its own test.
+`__all__` (as `linalg.<name>`), `lucid.special`'s (as `special.<name>`), the public functions
+of `lucid.nn.functional` and the attributes of `lucid.Tensor` bound to a function of
+`lucid.ops` (operators included). A name that two namespaces bind to different functions is
+qualified by the namespace (`F.softmax`, `Tensor.unfold`), since each function needs its own
+test.
 
 A catalogue row covers the name it is named after, alone or followed by a variant (`add`,
 `add_alpha`, `conv2d[groups]`, `linalg.qr.Q`); of the names a row's name starts with that way
@@ -28,6 +29,7 @@ import pytest
 import lucid
 import lucid.linalg
 import lucid.nn.functional
+import lucid.special
 from tests.ops.op_catalogue import CATALOGUE
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -157,6 +159,7 @@ def _namespaces() -> dict[str, dict[str, Any]]:
             for name in lucid.linalg.__all__
             if not inspect.isclass(getattr(lucid.linalg, name))
         },
+        "special": {name: getattr(lucid.special, name) for name in lucid.special.__all__},
     }
 
 
@@ -166,6 +169,8 @@ def public_op_names() -> dict[str, Any]:
     names: dict[str, Any] = {}
     for name, function in namespaces.pop("linalg").items():
         names[f"linalg.{name}"] = function
+    for name, function in namespaces.pop("special").items():
+        names[f"special.{name}"] = function
     bare = sorted({name for functions in namespaces.values() for name in functions})
     for name in bare:
         holders = {

@@ -30,6 +30,7 @@ NAMESPACES = (
     "lucid.autograd.functional",
     "lucid.autograd.profiler",
     "lucid.linalg",
+    "lucid.special",
     "lucid.amp",
     "lucid.utils",
     "lucid.utils.data",
