@@ -187,6 +187,11 @@ def run_backward(
                     heappush(ready, (-next_node.sequence_nr, order, next_node))
             # Drop the loop's own references so a leaf can take its gradient without a copy.
             grad = grad_inputs = buffer = None
+    except BaseException:
+        # a pass that raised (a KeyboardInterrupt too) reports nothing, but must end what its
+        # start began
+        observers.backward_aborted(sentinel_mark)
+        raise
     finally:
         if evaluating is not None:
             observers.after_evaluate(*evaluating)

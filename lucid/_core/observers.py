@@ -158,6 +158,7 @@ def after_backward_pass(leaves: list) -> None:
 # Set by lucid._core.sentinel: the sentinel's checks when a backward starts and ends.
 backward_start_handler: Any = None
 backward_end_handler: Any = None
+backward_abort_handler: Any = None
 
 
 def backward_started(outputs: Any, nodes: Any) -> Any:
@@ -170,6 +171,12 @@ def backward_started(outputs: Any, nodes: Any) -> Any:
 def backward_finished(mark: Any, nodes: Any) -> None:
     if backward_end_handler is not None:
         backward_end_handler(mark, nodes)
+
+
+def backward_aborted(mark: Any) -> None:
+    """A backward that `backward_started` marked raised before it finished."""
+    if backward_abort_handler is not None:
+        backward_abort_handler(mark)
 
 
 # ------------------------------------------------------------ NumPy error state

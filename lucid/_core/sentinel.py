@@ -1337,6 +1337,12 @@ def _check_scaled_roots(outputs: tuple, nodes: Any) -> tuple:
     return (_births.count, graph_birth, previous)
 
 
+def end_aborted_backward(mark: tuple | None) -> None:
+    """A backward that raised: a scaled one's state ends (its births are not reported)."""
+    if mark is not None and len(mark) == 3:
+        _scaled.active = mark[2]
+
+
 def _end_scaled_backward(mark: tuple) -> None:
     count, _, previous = mark
     _scaled.active = previous
@@ -1385,3 +1391,4 @@ observers.flag_handler = _on_op_flags
 _tensor_module.read_handler = report_read
 observers.backward_start_handler = sentinel_check_roots
 observers.backward_end_handler = sentinel_check_backward
+observers.backward_abort_handler = end_aborted_backward

@@ -168,7 +168,24 @@ def save(obj: Any, f: str | os.PathLike | IO[bytes]) -> None:
     if not isinstance(f, (str, os.PathLike)):
         _write(f, header, arrays)
         return
-    write_atomically(f, lambda stream: _write(stream, header, arrays))
+    try:
+        write_atomically(f, lambda stream: _write(stream, header, arrays))
+    except OSError as error:
+        if error.filename != os.fsdecode(f):
+            raise
+        raise _open_failure(os.fsdecode(f), error) from error
+
+
+def _open_failure(name: str, error: OSError) -> RuntimeError:
+    """torch.save's error for a path it cannot open (its C++ writer's words, less the file and
+    line of its check); `error` names the path. Unlike torch, a name starting with a dot is fine:
+    safetensors derives no archive name from it."""
+    if os.path.basename(name) in ("", "."):
+        return RuntimeError(f"invalid file name: {name}")
+    parent = os.path.dirname(name)
+    if parent and not os.path.isdir(parent):
+        return RuntimeError(f"Parent directory {parent} does not exist.")
+    return RuntimeError(f"open file failed with strerror: {error.strerror}")
 
 
 def _corrupt(problem: str) -> RuntimeError:
