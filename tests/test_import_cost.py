@@ -16,6 +16,7 @@ LUCID_FIRST_USE = [
     "lucid.debug",
     "lucid.linalg",
     "lucid.special",
+    "lucid.distributions",
     "lucid.ops.special_functions",
     "lucid.ops.decompositions",
     "lucid.ops.lobpcg",

@@ -31,6 +31,7 @@ NAMESPACES = (
     "lucid.autograd.profiler",
     "lucid.linalg",
     "lucid.special",
+    "lucid.distributions",
     "lucid.amp",
     "lucid.utils",
     "lucid.utils.data",

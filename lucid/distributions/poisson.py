@@ -1,0 +1,60 @@
+"""The Poisson distribution."""
+
+from numbers import Number
+
+import lucid
+from lucid.distributions import constraints
+from lucid.distributions.exp_family import ExponentialFamily
+from lucid.distributions.utils import _EMPTY_SIZE, broadcast_all
+
+__all__ = ["Poisson"]
+
+
+class Poisson(ExponentialFamily):
+    """A Poisson distribution with the given rate."""
+
+    arg_constraints = {"rate": constraints.nonnegative}
+    support = constraints.nonnegative_integer
+
+    @property
+    def mean(self):
+        return self.rate
+
+    @property
+    def mode(self):
+        return self.rate.floor()
+
+    @property
+    def variance(self):
+        return self.rate
+
+    def __init__(self, rate, validate_args: bool | None = None) -> None:
+        (self.rate,) = broadcast_all(rate)
+        batch_shape = lucid.Size() if isinstance(rate, Number) else self.rate.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Poisson, _instance)
+        batch_shape = lucid.Size(batch_shape)
+        new.rate = self.rate.expand(batch_shape)
+        super(Poisson, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def sample(self, sample_shape=_EMPTY_SIZE):
+        shape = self._extended_shape(sample_shape)
+        with lucid.no_grad():
+            return lucid.poisson(self.rate.expand(shape))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        rate, value = broadcast_all(self.rate, value)
+        return value.xlogy(rate) - rate - (value + 1).lgamma()
+
+    @property
+    def _natural_params(self):
+        return (lucid.log(self.rate),)
+
+    def _log_normalizer(self, x):
+        return lucid.exp(x)
