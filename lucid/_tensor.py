@@ -488,7 +488,6 @@ class Tensor(TensorBase):
     renorm = reduction.renorm
     renorm_ = reduction.renorm_
     hardshrink = activations.hardshrink
-    prelu = activations.prelu
     diagflat = matrices.diagflat
     cov = statistics.cov
     corrcoef = statistics.corrcoef
@@ -1043,7 +1042,20 @@ class Tensor(TensorBase):
                 "one of:\n * (lucid.dtype dtype)\n * (tuple of ints size)\n"
             )
         if len(shape) == 1 and not isinstance(shape[0], int | tuple | list | Size):
-            return fills.to(self, shape[0])
+            dtype = shape[0]
+            if type(dtype) is not dtypes.dtype and dtype not in (builtins.float, builtins.int,
+                                                                 builtins.bool):  # fmt: skip
+                name = type(dtype).__name__
+                mismatch = (
+                    f"\n      didn't match because some of the arguments have invalid types: "
+                    f"(!{name}!)"
+                )
+                raise TypeError(
+                    f"view() received an invalid combination of arguments - got ({name}), but "
+                    f"expected one of:\n * (lucid.dtype dtype){mismatch}\n * (tuple of ints "
+                    f"size){mismatch}\n"
+                )
+            return fills.to(self, dtype)
         return shape_ops.view(self, _varargs_shape(shape))
 
     def view_as(self, other: Tensor) -> Tensor:
@@ -1070,10 +1082,17 @@ class Tensor(TensorBase):
         return indexing.nonzero(self, as_tuple=as_tuple)
 
     def permute(self, *dims: Any) -> Tensor:
+        if not dims:
+            raise TypeError('permute() missing 1 required positional arguments: "dims"')
         return shape_ops.permute(self, _varargs_shape(dims))
 
     def expand(self, *sizes: Any) -> Tensor:
         return shape_ops.expand(self, _varargs_shape(sizes))
+
+    def prelu(self, weight: Tensor) -> Tensor:
+        # checked here, so the message counts `weight` as the method's first argument
+        check_tensors(weight)
+        return activations.prelu(self, weight)
 
     def expand_as(self, other: Tensor) -> Tensor:
         check_tensors(other)

@@ -30,6 +30,7 @@ from lucid._core.tensor import (
     TensorBase,
     _varargs_shape,
     _wrap,
+    allocated,
     mark_inference,
 )
 
@@ -167,27 +168,6 @@ def _generator_rng(function: str, generator: Any, args: tuple) -> np.random.Gene
     if generator is not None and not isinstance(generator, Generator):
         raise invalid_combination(function, args, _OVERLOADS[function], generator=generator)
     return _rng(generator)
-
-
-# The most bytes one allocation may ask for: PyTorch computes a storage's size in int64.
-_MAX_BYTES = 2**63 - 1
-
-
-def _allocated(make: Any, shape: tuple[int, ...], target: np.dtype) -> np.ndarray:
-    """`make()`, with PyTorch's RuntimeErrors for a size past int64 or memory the machine
-    lacks (NumPy's MemoryError or "array is too big" would quote its own internals)."""
-    nbytes = math.prod(shape) * target.itemsize
-    if nbytes > _MAX_BYTES:
-        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
-    try:
-        return make()
-    except (MemoryError, ValueError) as error:
-        if isinstance(error, ValueError) and "too big" not in str(error):
-            raise
-        raise RuntimeError(
-            f"DefaultCPUAllocator: can't allocate memory: you tried to allocate {nbytes} bytes. "
-            "Error code 12 (Cannot allocate memory)"
-        ) from None
 
 
 def _size_keyword(function: Any) -> Any:
@@ -446,7 +426,7 @@ def zeros(*size: Any, dtype: Any = None, device: Any = None, pin_memory: bool = 
         # PyTorch's zeros checks sizes itself, with its own wording.
         raise RuntimeError("zeros: Dimension size must be non-negative.") from None
     target = _float_dtype(dtype)
-    return _leaf(_allocated(lambda: np.zeros(shape, target), shape, target), requires_grad)
+    return _leaf(allocated(lambda: np.zeros(shape, target), shape, target), requires_grad)
 
 
 @_size_keyword
@@ -456,7 +436,7 @@ def ones(*size: Any, dtype: Any = None, device: Any = None, pin_memory: bool = F
     check_pin_memory(pin_memory)
     _check_dtype("ones", dtype)
     shape, target = _size(size), _float_dtype(dtype)
-    return _leaf(_allocated(lambda: np.ones(shape, target), shape, target), requires_grad)
+    return _leaf(allocated(lambda: np.ones(shape, target), shape, target), requires_grad)
 
 
 @_size_keyword
@@ -466,7 +446,7 @@ def empty(*size: Any, dtype: Any = None, device: Any = None, pin_memory: bool = 
     check_pin_memory(pin_memory)
     _check_dtype("empty", dtype)
     shape, target = _size(size), _float_dtype(dtype)
-    return _leaf(_allocated(lambda: np.empty(shape, target), shape, target), requires_grad)
+    return _leaf(allocated(lambda: np.empty(shape, target), shape, target), requires_grad)
 
 
 def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
@@ -477,7 +457,7 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
     fill_value = _fill_number("full", fill_value)
     target = _infer_dtype(fill_value) if dtype is None else dtypes.to_numpy_dtype(dtype)
     shape = _size((size,))
-    return _leaf(_allocated(lambda: np.full(shape, fill_value, target), shape, target),
+    return _leaf(allocated(lambda: np.full(shape, fill_value, target), shape, target),
                  requires_grad)  # fmt: skip
 
 
@@ -497,6 +477,13 @@ def _fill_number(function: str, value: Any) -> Any:
 
 def _python_number(value: Any) -> Any:
     return value.item() if isinstance(value, TensorBase) else value
+
+
+def _is_number(value: Any) -> bool:
+    """A Number to PyTorch's argument parser: a Python or NumPy scalar, or a zero-dim tensor."""
+    if isinstance(value, TensorBase):
+        return value._data.ndim == 0
+    return isinstance(value, int | float | complex | np.generic)
 
 
 _ARANGE_SIGNATURES = (
@@ -553,6 +540,17 @@ def arange(start: Any = None, end: Any = None, step: Any = 1, *, dtype: Any = No
             "arange() received an invalid combination of arguments - got (), but expected one "
             "of:\n" + _ARANGE_SIGNATURES
         )
+    if end is None and not _is_number(start):
+        raise TypeError(
+            f"arange(): argument 'end' (position 1) must be Number, not {type(start).__name__}"
+        )
+    if not all(_is_number(value) for value in (start, end, step) if value is not None):
+        given = (start, end) if step == 1 and step.__class__ is int else (start, end, step)
+        got = ", ".join(type(value).__name__ for value in given if value is not None)
+        raise TypeError(
+            f"arange() received an invalid combination of arguments - got ({got}), but expected "
+            f"one of:\n{_ARANGE_SIGNATURES}\n"
+        )
     start, end, step = _python_number(start), _python_number(end), _python_number(step)
     if start is None:
         start = 0
@@ -575,7 +573,8 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
     (see `_linspace_values`)."""
     check_device(device)
     check_pin_memory(pin_memory)
-    if not isinstance(steps, int | np.integer) or isinstance(steps, bool):
+    if (not isinstance(steps, int | np.integer) or isinstance(steps, bool)
+            or not (_is_number(start) and _is_number(end))):  # fmt: skip
         raise invalid_combination("linspace", (start, end, steps), _OVERLOADS["linspace"])
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -595,7 +594,8 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any
     `_logspace_values`)."""
     check_device(device)
     check_pin_memory(pin_memory)
-    if not isinstance(steps, int | np.integer) or isinstance(steps, bool):
+    if (not isinstance(steps, int | np.integer) or isinstance(steps, bool)
+            or not (_is_number(start) and _is_number(end))):  # fmt: skip
         raise invalid_combination("logspace", (start, end, steps), _OVERLOADS["logspace"])
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -890,11 +890,11 @@ def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, devi
     if target.itemsize == 2:
         # float16/bfloat16: float32 samples rounded; one that rounds up to 1 wraps to 0, as
         # PyTorch keeps its samples in [0, 1)
-        values = _allocated(lambda: rng.random(shape, dtype=np.float32), shape, target)
+        values = allocated(lambda: rng.random(shape, dtype=np.float32), shape, target)
         values = values.astype(target)
         values[values == 1] = 0
         return _leaf(values, requires_grad)
-    values = _allocated(lambda: rng.random(shape), shape, target).astype(target)
+    values = allocated(lambda: rng.random(shape), shape, target).astype(target)
     return _leaf(values, requires_grad)
 
 
@@ -910,10 +910,10 @@ def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, dev
     shape = _size(size)
     if target.itemsize == 2:
         # float16/bfloat16 samples are drawn in float32 and rounded, as PyTorch's
-        values = _allocated(lambda: rng.standard_normal(shape, dtype=np.float32), shape, target)
+        values = allocated(lambda: rng.standard_normal(shape, dtype=np.float32), shape, target)
         values = values.astype(target)
         return _leaf(values, requires_grad)
-    values = _allocated(lambda: rng.standard_normal(shape), shape, target).astype(target)
+    values = allocated(lambda: rng.standard_normal(shape), shape, target).astype(target)
     return _leaf(values, requires_grad)
 
 
@@ -942,7 +942,7 @@ def randint(low: int, high: int | None = None, size: Any = None, *,
         )
     target = dtypes.to_numpy_dtype(dtype) if dtype is not None else np.dtype(np.int64)
     shape = _size((size,))
-    values = _allocated(lambda: _rng(generator).integers(low, high, shape, dtype=np.int64),
+    values = allocated(lambda: _rng(generator).integers(low, high, shape, dtype=np.int64),
                         shape, target).astype(target)  # fmt: skip
     return _leaf(values, requires_grad)
 

@@ -724,6 +724,21 @@ def _utils_cases() -> Iterator[Case]:
                 library.nn.Conv2d(2, 2, 1), "a"
             ),
         )
+        # clone() and resize_() of each weight refuse a format of another rank, and preserve
+        for memory_format in ("contiguous_format", "preserve_format", "channels_last",
+                              "channels_last_3d"):  # fmt: skip
+            yield Case(
+                f"{utils}.{name}",
+                f"memory_format={memory_format}",
+                lambda library, name=name, memory_format=memory_format: _summary(
+                    getattr(library.nn.utils, name)(
+                        library.nn.Sequential(
+                            library.nn.Conv2d(2, 2, 1), library.nn.Conv3d(2, 2, 1)
+                        ),
+                        getattr(library, memory_format),
+                    )[0].weight
+                ),
+            )
 
 
 # ---------------------------------------------------------------------------- optim

@@ -14,6 +14,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from lucid._core.arguments import type_name
+
 __all__ = [
     "no_grad",
     "enable_grad",
@@ -221,8 +223,14 @@ class set_grad_enabled(_DecoratorContextManager):
     """Set grad mode on or off: takes effect at once, and restores on exit when used in `with`."""
 
     def __init__(self, mode: bool) -> None:
+        if mode.__class__ is not bool:
+            # PyTorch's binding names the argument `enabled`
+            raise TypeError(
+                "set_grad_enabled(): argument 'enabled' (position 1) must be bool, not "
+                f"{type_name(mode)}"
+            )
         self.prev = local_state.enabled
-        self.mode = bool(mode)
+        self.mode = mode
         local_state.enabled = self.mode
 
     def __call__(self, func: F) -> F:

@@ -4,6 +4,7 @@ hooks) and `_wrap`; the methods that compute live on lucid.Tensor, which builds 
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 import warnings
 from collections.abc import Callable
@@ -65,7 +66,9 @@ class TensorBase:
         if len(args) == 1 and not isinstance(args[0], int):
             array = np.array(_unwrap_nested(args[0]), dtype=_default_numpy_float(dtype))
         else:
-            array = np.zeros(args or (0,), dtype=_default_numpy_float(dtype))
+            shape = _new_shape(args) if args else (0,)
+            target = _default_numpy_float(dtype)
+            array = allocated(lambda: np.zeros(shape, target), shape, target)
         _init_tensor(self, array)
 
     # ----------------------------------------------------------------- metadata
@@ -513,6 +516,49 @@ def _wrap(array: np.ndarray) -> Tensor:
     tensor._name = None
     tensor._base = None
     return tensor
+
+
+# The most bytes one allocation may ask for: PyTorch computes a storage's size in int64.
+_MAX_BYTES = 2**63 - 1
+
+
+def storage_bytes(shape: tuple[int, ...], dtype: np.dtype) -> int:
+    """The bytes a new array of `shape` and `dtype` takes, or PyTorch's RuntimeError for a size
+    past int64."""
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes > _MAX_BYTES:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+    return nbytes
+
+
+def allocation_error(nbytes: int) -> RuntimeError:
+    """PyTorch's error for memory the machine lacks (NumPy's MemoryError quotes its shapes)."""
+    return RuntimeError(
+        f"DefaultCPUAllocator: can't allocate memory: you tried to allocate {nbytes} bytes. "
+        "Error code 12 (Cannot allocate memory)"
+    )
+
+
+def allocated(make: Callable[[], np.ndarray], shape: tuple[int, ...],
+              dtype: np.dtype) -> np.ndarray:  # fmt: skip
+    """`make()`, with PyTorch's RuntimeErrors for a size past int64 or memory the machine
+    lacks (NumPy's MemoryError or "array is too big" would quote its own internals)."""
+    nbytes = storage_bytes(shape, dtype)
+    try:
+        return make()
+    except (MemoryError, ValueError) as error:
+        if isinstance(error, ValueError) and "too big" not in str(error):
+            raise
+        raise allocation_error(nbytes) from None
+
+
+def _new_shape(sizes: tuple[int, ...]) -> tuple[int, ...]:
+    for size in sizes:
+        if size < 0:
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {size}: {list(sizes)}"
+            )
+    return sizes
 
 
 def _default_numpy_float(dtype: Any) -> np.dtype:

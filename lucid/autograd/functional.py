@@ -54,7 +54,7 @@ def vjp(
                 "The vector v can only be None if the user-provided function returns a single "
                 "Tensor with a single element."
             )
-    with set_grad_enabled(create_graph or is_grad_enabled()):
+    with set_grad_enabled(bool(create_graph) or is_grad_enabled()):
         grads = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grads, inputs, strict, create_graph, "back")
     outputs = _grad_postprocess(outputs, create_graph)
@@ -95,7 +95,7 @@ def jvp(
         dummy_grad_outputs = tuple(_zeros_like(out).requires_grad_() for out in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, dummy_grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
-    with set_grad_enabled(create_graph or is_grad_enabled()):
+    with set_grad_enabled(bool(create_graph) or is_grad_enabled()):
         grads = _autograd_grad(grad_inputs, dummy_grad_outputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grads, outputs, strict, create_graph, "back_trick")
     outputs = _grad_postprocess(outputs, create_graph)
@@ -207,7 +207,7 @@ def vhp(
         )
         gradients = _autograd_grad(outputs, inputs, create_graph=True)
         _check_requires_grad(gradients, "jacobian", strict=strict)
-    with set_grad_enabled(create_graph or is_grad_enabled()):
+    with set_grad_enabled(bool(create_graph) or is_grad_enabled()):
         grads = _autograd_grad(gradients, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grads, inputs, strict, create_graph, "double_back")
     outputs = _grad_postprocess(outputs, create_graph)
@@ -236,7 +236,7 @@ def hvp(
         dummy_grad_jacobian = tuple(_zeros_like(x).requires_grad_() for x in inputs)
         double_back = _autograd_grad(gradients, inputs, dummy_grad_jacobian, create_graph=True)
         _check_requires_grad(gradients, "hessian", strict=strict)
-    with set_grad_enabled(create_graph or is_grad_enabled()):
+    with set_grad_enabled(bool(create_graph) or is_grad_enabled()):
         grads = _autograd_grad(double_back, dummy_grad_jacobian, v, create_graph=create_graph)
         result = _fill_in_zeros(grads, inputs, strict, create_graph, "double_back_trick")
     outputs = _grad_postprocess(outputs, create_graph)

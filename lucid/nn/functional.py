@@ -70,6 +70,9 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
 
 # -------------------------------------------------------------------- attention and sampling
 from lucid.nn._attention import multi_head_attention_forward  # noqa: E402, F401
+from lucid.ops._common import check_int as _check_int  # noqa: E402
+from lucid.ops._common import check_number as _check_number  # noqa: E402
+from lucid.ops._common import check_tensors as _check_tensors  # noqa: E402
 from lucid.ops._common import not_implemented as _not_implemented  # noqa: E402
 from lucid.ops.sampling import (  # noqa: E402, F401
     affine_grid,
@@ -126,6 +129,11 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps)) along dim."""
+    _check_tensors(x1, x2)
+    _check_int(dim, "cosine_similarity", "dim", 3)
+    _check_number(eps, "cosine_similarity", "eps", 4, "float")
+    if not eps >= 0:
+        raise RuntimeError(f"eps must be non-negative, got: {float(eps):g}")
     # normalise each side first, as PyTorch does, so large norms don't overflow the product
     norm1 = x1.norm(2, dim, keepdim=True).clamp(min=eps)
     norm2 = x2.norm(2, dim, keepdim=True).clamp(min=eps)
@@ -135,12 +143,17 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:  # fmt: skip
     """||x1 - x2 + eps||_p along the last dim."""
+    _check_tensors(x1, x2)
+    _check_number(p, "pairwise_distance", "p", 3, "float")
+    _check_number(eps, "pairwise_distance", "eps", 4, "float")
     dim = max(x1.ndim, x2.ndim, 1) - 1
     return (x1 - x2 + eps).norm(p, dim, keepdim=keepdim)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
     """a * sigmoid(b), where a and b are the halves of input along dim."""
+    _check_tensors(input)
+    _check_int(dim, "glu", "dim", 2)
     _float_only(input, "glu_cpu")
     if input.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
@@ -165,6 +178,8 @@ def softsign(input: Tensor) -> Tensor:
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """input - lambd above lambd, input + lambd below -lambd, else 0."""
+    _check_tensors(input)
+    _check_number(lambd, "softshrink", "lambd", 2)
     _float_only(input, "softshrink_check")
     largest = _dtypes.finfo(input.dtype).max
     if not 0 <= lambd <= largest:

@@ -12,7 +12,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from lucid._core.arguments import argument_error, invalid_combination, raise_type_error
+from lucid._core.arguments import (
+    argument_error,
+    invalid_combination,
+    raise_type_error,
+    type_word,
+)
 from lucid._core.dtypes import FLOAT_KINDS, SCALAR_TYPE_NAMES
 from lucid._core.function import Function, op_name
 from lucid._core.grad_mode import enable_grad, local_state
@@ -23,7 +28,8 @@ if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
 __all__ = [
-    "apply_inplace", "autocast_op", "can_write_into", "check_tensors", "cast_error", "dtype_name",
+    "apply_inplace", "autocast_op", "can_write_into", "check_int", "check_number", "check_tensors",
+    "cast_error", "dtype_name",
     "inplace_operand", "invalid_combination", "not_implemented", "write_inplace",
     "zeros_like_grad",
 ]  # fmt: skip
@@ -102,6 +108,36 @@ def check_tensors(*values: Any) -> None:
     for value in values:
         if not isinstance(value, TensorBase):
             raise_type_error(value, "Tensor")
+
+
+def check_number(value: Any, op: str, name: str, position: int | None,
+                 expected: str = "Number") -> None:  # fmt: skip
+    """PyTorch's TypeError for an argument that is no Number (a Python or NumPy scalar, or a
+    zero-dim tensor) where one belongs: `leaky_relu(): argument 'negative_slope' (position 2)
+    must be Number, not str`. `position` is None for a keyword-only argument (PyTorch names no
+    position then); `expected` is the word PyTorch's signature uses (`float` for eps). A float
+    or int costs one class test."""
+    cls = value.__class__
+    if cls is float or cls is int:
+        return
+    if isinstance(value, int | float | complex | np.generic):
+        return
+    if isinstance(value, TensorBase) and value._data.ndim == 0:
+        return
+    where = "" if position is None else f" (position {position})"
+    raise TypeError(f"{op}(): argument '{name}'{where} must be {expected}, not {type_word(value)}")
+
+
+def check_int(value: Any, op: str, name: str, position: int | None) -> None:
+    """PyTorch's TypeError for an argument that is no integer (a Python or NumPy int, or a
+    zero-dim integer tensor; not a bool) where an int belongs: `tril(): argument 'diagonal'
+    (position 2) must be int, not float`. An int costs one class test."""
+    if value.__class__ is int or isinstance(value, np.integer):
+        return
+    if isinstance(value, TensorBase) and value._data.ndim == 0 and value._data.dtype.kind in "iu":
+        return
+    where = "" if position is None else f" (position {position})"
+    raise TypeError(f"{op}(): argument '{name}'{where} must be int, not {type_word(value)}")
 
 
 def can_write_into(out: np.ndarray | None, other: Any) -> bool:

@@ -4,6 +4,7 @@ log_softmax."""
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,7 @@ from lucid._core.function import Function
 from lucid._core.random import _rng
 from lucid._core.tensor import _normalize_dim, _wrap
 from lucid.ops import _special
-from lucid.ops._common import apply_inplace, autocast_op, check_tensors
+from lucid.ops._common import apply_inplace, autocast_op, check_number, check_tensors
 from lucid.ops._common import dtype_name as _dtype_name
 from lucid.ops._promote import float_array, is_low_precision, round_to, widen
 from lucid.ops.broadcast import sum_to
@@ -213,12 +214,14 @@ class LeakyReluSavingResult(Function):
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """input where positive, else negative_slope * input."""
+    check_number(negative_slope, "leaky_relu", "negative_slope", 2)
     if inplace:
         return apply_inplace(LeakyReluSavingResult, input, negative_slope)
     return LeakyRelu.apply(input, negative_slope)
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    check_number(negative_slope, "leaky_relu_", "negative_slope", 2)
     return apply_inplace(LeakyReluSavingResult, input, negative_slope)
 
 
@@ -289,12 +292,14 @@ class CeluSavingResult(EluSavingResult):
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """input where positive, else alpha * (exp(input) - 1)."""
+    check_number(alpha, "elu", "alpha", 2)
     if inplace:
         return apply_inplace(EluSavingResult, input, alpha, 1.0, 1.0)
     return Elu.apply(input, alpha, 1.0, 1.0)
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    check_number(alpha, "elu_", "alpha", 2)
     return apply_inplace(EluSavingResult, input, alpha, 1.0, 1.0)
 
 
@@ -309,21 +314,22 @@ def selu_(input: Tensor) -> Tensor:
     return apply_inplace(EluSavingResult, input, _SELU_ALPHA, _SELU_SCALE, 1.0)
 
 
-def _check_celu_alpha(alpha: float) -> None:
+def _check_celu_alpha(alpha: float, op: str) -> None:
+    check_number(alpha, op, "alpha", 2)
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """input where positive, else alpha * (exp(input / alpha) - 1)."""
-    _check_celu_alpha(alpha)
+    _check_celu_alpha(alpha, "celu")
     if inplace:
         return apply_inplace(CeluSavingResult, input, alpha, 1.0, 1.0 / alpha)
     return Celu.apply(input, alpha, 1.0, 1.0 / alpha)
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    _check_celu_alpha(alpha)
+    _check_celu_alpha(alpha, "celu_")
     return apply_inplace(CeluSavingResult, input, alpha, 1.0, 1.0 / alpha)
 
 
@@ -402,6 +408,10 @@ class GeluBackward(Function):
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """input * Phi(input), Phi the standard normal CDF ('tanh': its tanh approximation)."""
     if approximate not in ("none", "tanh"):
+        if not isinstance(approximate, str):
+            raise TypeError(
+                f"gelu(): argument 'approximate' must be str, not {type(approximate).__name__}"
+            )
         raise RuntimeError("approximate argument must be either none or tanh.")
     return Gelu.apply(input, approximate)
 
@@ -470,6 +480,8 @@ class Softplus(Function):
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta * input)) / beta, the identity where beta * input > threshold."""
+    check_number(beta, "softplus", "beta", 2)
+    check_number(threshold, "softplus", "threshold", 3)
     return Softplus.apply(input, beta, threshold)
 
 
@@ -897,6 +909,9 @@ def _check_rrelu_arguments(lower: float, upper: float, op: str) -> None:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(f"{op}(): argument '{name}' (position {position}) must be Number, "
                             f"not {type(value).__name__}")  # fmt: skip
+    for name, value in (("lower", lower), ("upper", upper)):
+        if not math.isfinite(value):
+            raise RuntimeError(f"rrelu: {name} bound must be finite, got {float(value):g}")
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
 
@@ -927,6 +942,7 @@ def rrelu_(
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """`input` where `|input| > lambd`, else 0."""
     check_tensors(input)
+    check_number(lambd, "hardshrink", "lambd", 2)
     if input._data.dtype.kind not in FLOAT_KINDS:
         raise NotImplementedError(
             f"\"hardshrink_cpu\" not implemented for '{_dtype_name(input._data.dtype)}'"
@@ -937,6 +953,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 @autocast_op
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """max(0, input) + weight * min(0, input), weight per channel (dim 1) or shared."""
+    check_tensors(input, weight)
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
                            f"ndim = {weight.ndim}")  # fmt: skip

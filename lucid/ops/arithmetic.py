@@ -16,6 +16,7 @@ from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import (
     apply_inplace,
     can_write_into,
+    check_number,
     check_tensors,
     inplace_operand,
     invalid_combination,
@@ -94,7 +95,8 @@ def _overload_error(op: str, args: tuple, signatures: tuple[str, ...]) -> TypeEr
     )
 
 
-def _check_alpha(input: Any, other: Any, alpha: Any) -> None:
+def _check_alpha(input: Any, other: Any, alpha: Any, op: str) -> None:
+    check_number(alpha, op, "alpha", None)
     result = dtypes.result_type(input, other)
     if isinstance(alpha, bool) and result is not dtypes.bool:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
@@ -160,14 +162,14 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
         if not isinstance(other, TensorBase):
             input = _scalar_tensor(input)
     if alpha.__class__ is not int or alpha != 1:
-        _check_alpha(input, other, alpha)
+        _check_alpha(input, other, alpha, "add")
     return Add.apply(input, other, alpha)
 
 
 def add_(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     other = _inplace_operand(other, "add_")
     if alpha.__class__ is not int or alpha != 1:
-        _check_alpha(input, other, alpha)
+        _check_alpha(input, other, alpha, "add_")
     return apply_inplace(Add, input, other, alpha)
 
 
@@ -247,7 +249,7 @@ def _sub_operands(input: Any, other: Any, alpha: Any, op: str) -> tuple[Any, Any
             input = _scalar_tensor(input)
     _check_no_bool(input, other)
     if alpha.__class__ is not int or alpha != 1:
-        _check_alpha(input, other, alpha)
+        _check_alpha(input, other, alpha, op)
     return input, other
 
 
@@ -264,7 +266,7 @@ def sub_(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     other = _inplace_operand(other, "sub_")
     _check_no_bool(input, other)
     if alpha.__class__ is not int or alpha != 1:
-        _check_alpha(input, other, alpha)
+        _check_alpha(input, other, alpha, "sub_")
     return apply_inplace(Sub, input, other, alpha)
 
 

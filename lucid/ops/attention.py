@@ -15,10 +15,10 @@ from lucid._core.tensor import _wrap
 from lucid.ops._common import autocast_op, check_tensors, dtype_name
 from lucid.ops._promote import is_low_precision, round_to, widen
 from lucid.ops.activations import softmax
-from lucid.ops.broadcast import broadcast_error, sum_to
+from lucid.ops.broadcast import broadcast_error, common_shape, sum_to
 from lucid.ops.dropout import dropout
 from lucid.ops.fills import to
-from lucid.ops.products import matmul
+from lucid.ops.products import _matmul_error, matmul
 from lucid.ops.reduction import sum
 
 if TYPE_CHECKING:
@@ -199,6 +199,20 @@ def _repeat_heads(tensor: Tensor, heads: int) -> Tensor:
     return expanded.reshape(*shape[:-3], heads, *shape[-2:])
 
 
+def _check_attention_shapes(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> None:
+    """PyTorch's errors for query, key and value whose sizes the two products cannot take, as
+    its matmuls raise them: scores = query @ key^T first, then scores @ value."""
+    if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
+        return
+    batch = common_shape(q.shape[:-2], k.shape[:-2])
+    if k.shape[-1] != q.shape[-1]:
+        raise _matmul_error(q, np.swapaxes(k, -1, -2))
+    common_shape(batch, v.shape[:-2])
+    if v.shape[-2] != k.shape[-2]:
+        scores = np.broadcast_to(np.empty((), q.dtype), (*batch, q.shape[-2], k.shape[-2]))
+        raise _matmul_error(scores, v)
+
+
 @autocast_op
 def scaled_dot_product_attention(
     query: Tensor,
@@ -231,9 +245,19 @@ def scaled_dot_product_attention(
             f"Expected query, key, and value to have the same dtype, but got query.dtype: "
             f"{names[0]} key.dtype: {names[1]} and value.dtype: {names[2]} instead."
         )
+    if attn_mask is not None:
+        mask_dtype = attn_mask._data.dtype
+        if mask_dtype != np.bool_ and mask_dtype.kind not in FLOAT_KINDS:
+            if mask_dtype != query._data.dtype:
+                raise RuntimeError(
+                    "Expected attn_mask dtype to be bool or float or to match query dtype, but "
+                    f"got attn_mask.dtype: {C_TYPE_NAMES.get(mask_dtype.name, mask_dtype.name)} "
+                    f"and  query.dtype: {C_TYPE_NAMES[query._data.dtype.name]} instead."
+                )
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         key = _repeat_heads(key, query.shape[-3])
         value = _repeat_heads(value, query.shape[-3])
+    _check_attention_shapes(query._data, key._data, value._data)
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
     working_type = widen(query._data[:0]).dtype

@@ -9,18 +9,19 @@ ops and can be differentiated again.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from lucid._core.arguments import raise_argument_error
+from lucid._core.arguments import raise_argument_error, type_name
 from lucid._core.dtypes import SCALAR_TYPE_NAMES
 from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled
-from lucid._core.tensor import _wrap
+from lucid._core.tensor import TensorBase, _wrap
 from lucid.factories import zeros
 from lucid.ops._common import autocast_op, check_tensors, not_implemented, zeros_like_grad
 from lucid.ops._promote import is_low_precision, round_to, widen
@@ -294,8 +295,9 @@ class Convolution(Function):
                 _conv_out(s, *p) for s, p in zip(size, zip(kernel, stride, padding, dilation))
             )
             result = np.empty((n, out_channels, *out_size), dtype=x_array.dtype)
-            # an empty batch has no windows to lay out: its output is empty as it stands
-            if n:
+            # an empty batch has no windows to lay out: its output is empty as it stands (and
+            # so is that of an empty kernel, which only input of no channels gets this far with)
+            if n and 0 not in kernel:
                 windows = _WindowMatrix(x_array, *config, out_size, ones_row)
                 group_channels = out_channels // groups
                 w_matrix = w_array.reshape(groups, group_channels, -1)
@@ -535,6 +537,174 @@ def _tuple(value: Any, size: int, name: str, conv: bool = True) -> tuple[int, ..
     return (int(value),) * size
 
 
+def _is_int(value: Any) -> bool:
+    """An int as PyTorch's parser takes one: an int, a NumPy int, an integer 0-d tensor, no bool."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    try:
+        operator.index(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _parser_type_name(value: Any) -> str:
+    """A value's type as PyTorch's parser names it: `Tensor`, `float`, `numpy.float64`."""
+    return "Tensor" if isinstance(value, TensorBase) else type_name(value)
+
+
+def _check_int_sizes(op: str, name: str, position: int, value: Any) -> None:
+    """PyTorch's TypeError where an int or a tuple of ints (a size, a stride) belongs."""
+    if type(value) is int:
+        return
+    prefix = f"{op}(): argument '{name}' (position {position}) must be tuple of ints"
+    if isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            if index == 0 and not _is_int(item):
+                raise TypeError(
+                    f"{prefix}, but found element of type {_parser_type_name(item)} at pos 0"
+                )
+            # past the first item PyTorch's parser takes a bool too, and counts from 1
+            if not (_is_int(item) or isinstance(item, bool)):
+                raise TypeError(
+                    f"{op}(): argument '{name}' failed to unpack the object at pos {index + 1} "
+                    f'with error "type must be tuple of ints,but got {_parser_type_name(item)}"'
+                )
+    elif not _is_int(value):
+        raise TypeError(f"{prefix}, not {_parser_type_name(value)}")
+
+
+def _is_int_sizes(value: Any) -> bool:
+    """Whether `value` is an int or a list or tuple of ints: the common case, checked cheaply
+    before `_check_size_types` works out PyTorch's error for anything else."""
+    if type(value) is int:
+        return True
+    if type(value) is tuple or type(value) is list:
+        for item in value:
+            if type(item) is not int:
+                return False
+        return True
+    return False
+
+
+# PyTorch's two conv1d/2d/3d overloads, as its overload errors print them
+_CONV_SIGNATURES = (
+    "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints "
+    "padding = 0, tuple of ints dilation = 1, int groups = 1)",
+    "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = "
+    '"valid", tuple of ints dilation = 1, int groups = 1)',
+)
+
+
+def _overload_type_name(value: Any, elements: bool = False) -> str:
+    """A value's type as PyTorch's overload errors name it (`Parameter`, `numpy.float64`); with
+    `elements`, a tuple or list names its items too: `tuple of (float,)`, `list of [int]`."""
+    if isinstance(value, TensorBase):
+        return type(value).__name__
+    if elements and isinstance(value, tuple | list):
+        items = ", ".join(_overload_type_name(item) for item in value)
+        if isinstance(value, list):
+            return f"list of [{items}]"
+        return f"tuple of ({items}{',' if len(value) == 1 else ''})"
+    return type_name(value)
+
+
+def _conv_overload_error(name: str, args: tuple) -> TypeError:
+    """conv1d/2d/3d's TypeError for arguments that match neither overload. The nn modules pass
+    all seven arguments by position, and so does this message, with PyTorch's reason line per
+    overload (PyTorch marks every argument past the weight, whatever its type)."""
+    got = ", ".join(_overload_type_name(value) for value in args)
+    marked = [
+        _overload_type_name(value, elements=True)
+        if index < 2 and type(value).__name__ == "Tensor"
+        else f"!{_overload_type_name(value, elements=True)}!"
+        for index, value in enumerate(args)
+    ]
+    reason = (
+        "\n      didn't match because some of the arguments have invalid types: "
+        f"({', '.join(marked)})"
+    )
+    expected = "".join(f"\n * {signature}{reason}" for signature in _CONV_SIGNATURES)
+    return TypeError(
+        f"{name}() received an invalid combination of arguments - got ({got}), but expected one "
+        f"of:{expected}\n"
+    )
+
+
+def _check_size_types(name: str, transposed: bool, args: tuple, output_padding: Any) -> None:
+    """PyTorch's TypeError for a stride, padding, dilation, output_padding or groups that is
+    not an int (or a list or tuple of ints); returns for NumPy ints and integer 0-d tensors.
+
+    conv_transpose has one signature, whose parser names the argument. conv has two (padding
+    as ints or as a string): PyTorch's parser checks only the first item of a list, so a list
+    whose first item fits matches, and the first misfit further on is reported by position; an
+    argument that fits neither overload gives the overload error.
+    """
+    _, _, _, stride, padding, dilation, groups = args
+    if transposed:
+        _check_int_sizes(name, "stride", 4, stride)
+        if isinstance(padding, str):
+            # a string padding comes by keyword (F.conv_transpose1d(x, w, padding="same")),
+            # and PyTorch's parser then names no position
+            raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
+        _check_int_sizes(name, "padding", 5, padding)
+        _check_int_sizes(name, "output_padding", 6, output_padding)
+        if not _is_int(groups):
+            raise TypeError(
+                f"{name}(): argument 'groups' (position 7) must be int, not "
+                f"{_parser_type_name(groups)}"
+            )
+        _check_int_sizes(name, "dilation", 8, dilation)
+        return
+
+    def fits(value: Any) -> bool:
+        if isinstance(value, tuple | list):
+            return not value or _is_int(value[0])
+        return _is_int(value)
+
+    is_string = isinstance(padding, str)
+    if not (fits(stride) and (is_string or fits(padding)) and fits(dilation) and _is_int(groups)):
+        raise _conv_overload_error(name, args)
+    _check_int_sizes(name, "stride", 4, stride)
+    if not is_string:
+        _check_int_sizes(name, "padding", 5, padding)
+    _check_int_sizes(name, "dilation", 6, dilation)
+
+
+def _check_kernel(dims: int, transposed: bool, weight: Tensor) -> None:
+    """PyTorch's error for a weight with a zero-sized kernel, or a transposed convolution's
+    weight of no output channels (any other empty weight fails the channel checks first).
+
+    These are the messages of PyTorch's reference kernels (slow_conv2d, slow_conv3d,
+    slow_conv_transpose2d/3d); where PyTorch hands such a call to oneDNN it raises oneDNN's
+    "could not create a primitive descriptor" instead.
+    """
+    shape = tuple(weight.shape)
+    if dims == 3:
+        if transposed:
+            raise RuntimeError(
+                "non-empty 5D (n_output_plane x n_input_plane x kernel_depth x kernel_height x "
+                f"kernel_width) tensor expected for weight, but got: {_size_list(shape)}"
+            )
+        depth, height, width = shape[2:]
+        raise RuntimeError(
+            f"kernel size should be greater than zero, but got: {depth} x {height} x {width} "
+            "(TxHxW)"
+        )
+    # 1-D runs as 2-D with a kernel height of one
+    if dims == 1:
+        shape = (*shape[:2], 1, shape[2])
+    height, width = shape[2:]
+    if not (height and width):
+        raise RuntimeError(
+            "kernel size should be greater than zero, but got kernel_height: "
+            f"{height} kernel_width: {width}"
+        )
+    raise RuntimeError(f"non-empty 2D or 4D weight tensor expected, but got: {_size_list(shape)}")
+
+
 def _size_list(shape: Sequence[int]) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
@@ -567,6 +737,16 @@ def _convolution(
     except AttributeError as error:
         raise_argument_error(error)
         raise
+    # PyTorch's parser checks the argument types before any shape
+    if not (
+        _is_int_sizes(stride)
+        and (_is_int_sizes(padding) or (not transposed and isinstance(padding, str)))
+        and _is_int_sizes(dilation)
+        and _is_int_sizes(output_padding)
+        and type(groups) is int
+    ):
+        args = (input, weight, bias, stride, padding, dilation, groups)
+        _check_size_types(name, transposed, args, output_padding)
     if ndim not in (dims + 1, dims + 2):
         raise RuntimeError(
             f"Expected {dims + 1}D (unbatched) or {dims + 2}D (batched) input to {name}, but got "
@@ -676,6 +856,8 @@ def _convolution(
             f"Given weight of size {_size_list(weight.shape)}, expected bias to be 1-dimensional "
             f"with {out_channels} elements, but got bias of size {_size_list(bias.shape)} instead"
         )
+    if 0 in weight.shape and input.numel():
+        _check_kernel(dims, transposed, weight)
     if right_pad is not None:
         # asymmetric 'same' padding: pad the extra element explicitly, then pad symmetrically
         input = _pad_right(input, tuple(r - p for r, p in zip(right_pad, padding_t)))
@@ -746,8 +928,6 @@ def conv3d(
 
 def _conv_transpose(name, dims, input, weight, bias, stride, padding, output_padding, groups,
                     dilation) -> Tensor:  # fmt: skip
-    if isinstance(padding, str):
-        raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
     return _convolution(
         name, dims, input, weight, bias, stride, padding, dilation, groups, True, output_padding
     )

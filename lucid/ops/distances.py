@@ -15,6 +15,7 @@ from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import (
     _require_named_tensors,
     autocast_op,
+    check_number,
     check_tensors,
     dtype_name,
     zeros_like_grad,
@@ -80,6 +81,7 @@ def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:
     check_tensors(input, other)
     if not isinstance(other, TensorBase):
         raise argument_error("dist", "other", 2, other)
+    check_number(p, "dist", "p", 3)
     if input._data.dtype.kind not in FLOAT_KINDS or other._data.dtype.kind not in FLOAT_KINDS:
         raise RuntimeError("dist only supports floating-point dtypes")
     return Dist.apply(input, other, p)
@@ -205,6 +207,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     nearly equal points) when asked, or by default when either side has more than 25 rows.
     """
     _require_named_tensors("cdist", x1=x1, x2=x2)
+    check_number(p, "cdist", "p", 3, "float")
     a, b = x1._data, x2._data
     for name, array in (("X1", a), ("X2", b)):
         if array.ndim < 2:
@@ -247,6 +250,7 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     rows, as PyTorch's.
     """
     _require_named_tensors("pdist", input=input)
+    check_number(p, "pdist", "p", 2, "float")
     if input._data.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input._data.ndim}D")
     if input._data.dtype.kind not in FLOAT_KINDS:

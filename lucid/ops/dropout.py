@@ -8,12 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._core.arguments import raise_argument_error
 from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.random import _rng
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import dtype_name as _dtype_name
-from lucid.ops.arithmetic import mul, mul_
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -24,34 +22,21 @@ __all__ = [
 
 
 def _check_probability(p: float) -> None:
+    """PyTorch's Python-side check; NaN passes it and fails its kernel's (`_check_nan`)."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
-def _dropout_with_mask(input: Tensor, mask_shape: tuple[int, ...], p: float, inplace: bool):
-    array = input._data
-    if p == 1.0:
-        scaled = np.zeros(mask_shape, array.dtype)
-    else:
-        keep = _rng(None).random(mask_shape) >= p
-        scaled = keep.astype(array.dtype) * np.asarray(1.0 / (1.0 - p), array.dtype)
-    mask = _wrap(scaled)
-    if inplace:
-        return mul_(input, mask)
-    return mul(input, mask)
+def _check_nan(p: float) -> None:
+    if p != p:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability p and scale the rest by 1/(1-p) (when training)."""
     _check_probability(p)
-    if not training or p == 0.0:
-        return input
-    try:
-        shape = input.shape
-    except AttributeError as error:
-        raise_argument_error(error)
-        raise
-    return _dropout_with_mask(input, shape, p, inplace)
+    _check_input_tensor(input, "dropout")
+    return _dropout_impl(input, p, training, inplace, feature=False, alpha=False)
 
 
 def dropout2d(
@@ -59,7 +44,7 @@ def dropout2d(
 ) -> Tensor:
     """Zero whole channels (dim 1 of (N, C, H, W)) with probability p."""
     _check_probability(p)
-    ndim = input.ndim
+    ndim = input.dim()
     if ndim not in (3, 4):
         warnings.warn(
             f"dropout2d: Received a {ndim}-D input to dropout2d, which is deprecated and will "
@@ -78,22 +63,13 @@ def dropout2d(
             "channel-wise dropout behavior, please switch to using dropout1d instead.",
             stacklevel=2,
         )
-    if not training or p == 0.0:
-        return input
-    if ndim < 2:
-        return _dropout_with_mask(input, input.shape, p, inplace)
-    mask_shape = tuple(input.shape[:2]) + (1,) * (ndim - 2)
-    return _dropout_with_mask(input, mask_shape, p, inplace)
+    # PyTorch drops dim 1 of whatever it is given (a 3-D input is taken as (N, C, L))
+    return _dropout_impl(input, p, training, inplace, feature=True, alpha=False)
 
 
 # ------------------------------------------------- feature and alpha dropout
 # SELU's negative saturation value, scale * alpha: alpha dropout sets dropped units to it.
 _ALPHA_DROPOUT_VALUE = 1.7580993408473766
-
-
-def _check_dropout_probability(p: float) -> None:
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
 def _keep_mask(input: Tensor, p: float, feature: bool) -> np.ndarray:
@@ -109,6 +85,7 @@ def _keep_mask(input: Tensor, p: float, feature: bool) -> np.ndarray:
 def _dropout_impl(input: Tensor, p: float, training: bool, inplace: bool, feature: bool,
                   alpha: bool) -> Tensor:  # fmt: skip
     """Dropout, feature (channel) dropout and their alpha forms, on one code path."""
+    _check_nan(p)
     if p == 0 or not training or input.numel() == 0:
         return input
     if p == 1:
@@ -145,7 +122,7 @@ def alpha_dropout(
 ) -> Tensor:
     """Dropout for SELU networks: dropped units take SELU's saturation value, and an affine
     correction keeps the mean and variance of the activations (when training)."""
-    _check_dropout_probability(p)
+    _check_probability(p)
     _check_input_tensor(input, "alpha_dropout")
     return _dropout_impl(input, p, training, inplace, feature=False, alpha=True)
 
@@ -154,7 +131,7 @@ def feature_alpha_dropout(
     input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
 ) -> Tensor:
     """alpha_dropout over whole channels (dim 1) instead of single elements."""
-    _check_dropout_probability(p)
+    _check_probability(p)
     _check_input_tensor(input, "feature_alpha_dropout")
     return _dropout_impl(input, p, training, inplace, feature=True, alpha=True)
 
@@ -164,6 +141,7 @@ def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, bat
         return _dropout_impl(input, p, training, inplace, feature=True, alpha=False)
     if inplace:
         # one draw per channel (dim 0), multiplied into the input itself
+        _check_nan(p)
         if p == 0 or not training or input.numel() == 0:
             return input
         dtype = input._data.dtype
@@ -183,7 +161,7 @@ def dropout1d(
     input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
 ) -> Tensor:
     """Zero whole channels of (N, C, L) or (C, L) input with probability p (when training)."""
-    _check_dropout_probability(p)
+    _check_probability(p)
     ndim = input.dim()
     if ndim not in (2, 3):
         raise RuntimeError(
@@ -199,7 +177,7 @@ def dropout3d(
     input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
 ) -> Tensor:
     """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p."""
-    _check_dropout_probability(p)
+    _check_probability(p)
     ndim = input.dim()
     if ndim not in (4, 5):
         warnings.warn(

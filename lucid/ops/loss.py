@@ -9,11 +9,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core.arguments import argument_error
-from lucid._core.dtypes import FLOAT_KINDS
+from lucid._core.dtypes import FLOAT_KINDS, result_type
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled, no_grad
 from lucid._core.tensor import TensorBase, _wrap
-from lucid.ops._common import autocast_op, check_tensors, not_implemented
+from lucid.ops._common import (
+    autocast_op,
+    cast_error,
+    check_int,
+    check_number,
+    check_tensors,
+    not_implemented,
+)
 from lucid.ops._common import dtype_name as _dtype_name
 from lucid.ops._promote import is_low_precision, round_to, widen
 from lucid.ops.activations import log_softmax, logsigmoid, sigmoid, softmax
@@ -193,8 +200,9 @@ def smooth_l1_loss(
     beta: float = 1.0,
 ) -> Tensor:
     """`0.5 d**2 / beta` where `|d| < beta`, else `|d| - 0.5 beta` (`d = input - target`)."""
+    check_number(beta, "smooth_l1_loss", "beta", 4, "float")
     reduction = legacy_reduction(size_average, reduce, reduction)
-    if beta < 0:
+    if not beta >= 0:  # nan too, as PyTorch's check reads
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _check_float_kernel("smooth_l1_cpu", input)
     _warn_size_mismatch(input, target)
@@ -213,8 +221,9 @@ def huber_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """`0.5 d**2` where `|d| < delta`, else `delta (|d| - 0.5 delta)` (`d = input - target`)."""
+    check_number(delta, "huber_loss", "delta", 4, "float")
     reduction = legacy_reduction(None, None, reduction)
-    if delta <= 0:
+    if not delta > 0:  # nan too, as PyTorch's check reads
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _check_float_kernel("huber_cpu", input)
     _warn_size_mismatch(input, target)
@@ -507,6 +516,7 @@ def nll_loss(
 ) -> Tensor:
     """Negative log-likelihood of log-probabilities `input` (N, C, ...) at class `target`."""
     check_tensors(input, target)
+    check_int(ignore_index, "nll_loss_nd", "ignore_index", 5)
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_class_weight(input, weight)
     rows, indices = _class_targets(input, target, weight, ignore_index)
@@ -560,6 +570,8 @@ def cross_entropy(
     """
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
+    check_int(ignore_index, "cross_entropy_loss", "ignore_index", 5)
+    check_number(label_smoothing, "cross_entropy_loss", "label_smoothing", 6, "float")
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if target._data.dtype.kind in FLOAT_KINDS and target.shape == input.shape:
@@ -691,6 +703,30 @@ class BinaryCrossEntropyWithLogits(Function):
         return grad_x, grad_y, None, None
 
 
+def _check_logits_operands(input: Tensor, target: Tensor, weight: Any, pos_weight: Any) -> None:
+    """PyTorch's errors for a target that is no float tensor and for weights whose shapes do
+    not broadcast to the loss's, in the order its kernel meets them (pos_weight with target,
+    then the loss with weight)."""
+    target_dtype = target._data.dtype
+    if target_dtype == np.bool_:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+            "or `logical_xor()` operator instead."
+        )
+    if target_dtype.kind not in FLOAT_KINDS:
+        # PyTorch computes the loss into a tensor of target's dtype
+        raise cast_error(result_type(input, target).numpy_dtype, target_dtype)
+    shape = input._data.shape
+    for operands in ((pos_weight, target), (input, weight)):
+        if all(isinstance(operand, TensorBase) for operand in operands):
+            broadcast = common_shape(*(operand._data.shape for operand in operands))
+            if broadcast != shape:
+                raise RuntimeError(
+                    f"output with shape {list(shape)} doesn't match the broadcast shape "
+                    f"{list(broadcast)}"
+                )
+
+
 @autocast_op
 def binary_cross_entropy_with_logits(
     input: Tensor,
@@ -708,6 +744,7 @@ def binary_cross_entropy_with_logits(
         if isinstance(value, TensorBase):
             _check_not_differentiable("binary_cross_entropy_with_logits", name, value)
     _check_float_kernel("log_sigmoid_cpu", input)
+    _check_logits_operands(input, target, weight, pos_weight)
     return _reduce(BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight), reduction)
 
 
@@ -762,6 +799,7 @@ def cosine_embedding_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1."""
+    check_number(margin, "cosine_embedding_loss", "margin", 4, "float")
     reduction = legacy_reduction(size_average, reduce, reduction)
     if target.ndim > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
@@ -820,6 +858,7 @@ def margin_ranking_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """max(0, -target * (input1 - input2) + margin): target 1 ranks input1 first, -1 input2."""
+    check_number(margin, "margin_ranking_loss", "margin", 4, "float")
     check_tensors(input1, input2, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     if input1.ndim != input2.ndim or input1.ndim != target.ndim:
@@ -841,6 +880,7 @@ def hinge_embedding_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """input where target is 1, max(0, margin - input) where it is -1 (input a distance)."""
+    check_number(margin, "hinge_embedding_loss", "margin", 3, "float")
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     shortfall = _hinge(margin - input)
@@ -1058,6 +1098,7 @@ def multi_margin_loss(
     reduction = legacy_reduction(size_average, reduce, reduction)
     if p != 1 and p != 2:
         raise ValueError("only p == 1 and p == 2 supported")
+    check_number(margin, "multi_margin_loss", "margin", 4)
     if weight is not None and weight.ndim != 1:
         raise ValueError("weight must be one-dimensional")
     if isinstance(weight, TensorBase):
@@ -1194,6 +1235,7 @@ def poisson_nll_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Negative log-likelihood of `target` under Poisson(input), or Poisson(exp(input))."""
+    check_number(eps, "poisson_nll_loss", "eps", 5, "float")
     check_tensors(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     if log_input:
@@ -1287,6 +1329,8 @@ def triplet_margin_loss(
 ) -> Tensor:
     """max(0, margin + d(anchor, positive) - d(anchor, negative)), d the p-norm distance."""
     check_tensors(anchor, positive, negative)
+    check_number(p, "triplet_margin_loss", "p", 5, "float")
+    check_number(eps, "triplet_margin_loss", "eps", 6, "float")
     reduction = legacy_reduction(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")

@@ -14,7 +14,13 @@ from lucid._core.devices import check_device
 from lucid._core.dtypes import SCALAR_TYPE_NAMES
 from lucid._core.function import Function
 from lucid._core.tensor import _normalize_dim, _wrap
-from lucid.ops._common import _require_named_tensors, apply_inplace, check_tensors, dtype_name
+from lucid.ops._common import (
+    _require_named_tensors,
+    apply_inplace,
+    check_int,
+    check_tensors,
+    dtype_name,
+)
 from lucid.ops._promote import scalar_value
 from lucid.ops.cumulative import cumprod
 from lucid.ops.fills import to
@@ -296,6 +302,7 @@ def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
+    check_int(diagonal, "tril", "diagonal", 2)
     return Tril.apply(input, int(diagonal))
 
 
@@ -320,6 +327,7 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
+    check_int(diagonal, "triu", "diagonal", 2)
     return Triu.apply(input, int(diagonal))
 
 
@@ -327,6 +335,7 @@ def tril_(input: Tensor, diagonal: int = 0) -> Tensor:
     check_tensors(input)
     if input._data.ndim < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    check_int(diagonal, "tril_", "diagonal", 1)
     return apply_inplace(Tril, input, int(diagonal))
 
 
@@ -334,6 +343,7 @@ def triu_(input: Tensor, diagonal: int = 0) -> Tensor:
     check_tensors(input)
     if input._data.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
+    check_int(diagonal, "triu_", "diagonal", 1)
     return apply_inplace(Triu, input, int(diagonal))
 
 

@@ -13,7 +13,7 @@ from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled, no_grad
 from lucid._core.tensor import _wrap
-from lucid.ops._common import check_tensors, not_implemented
+from lucid.ops._common import check_number, check_tensors, not_implemented
 from lucid.ops._promote import is_low_precision, round_to, widen
 from lucid.ops.broadcast import sum_to
 from lucid.ops.fills import to
@@ -254,8 +254,19 @@ class NativeBatchNorm(_Normalize):
     _backward_name = "NativeBatchNormBackward0"
 
 
-def _shape_tuple(shape: Any) -> tuple[int, ...]:
-    return (shape,) if isinstance(shape, int) else tuple(shape)
+def _shape_tuple(shape: Any, op: str) -> tuple[int, ...]:
+    """`normalized_shape` as a tuple, or PyTorch's TypeError for one that is no sequence of
+    ints (F.layer_norm takes no bare int, where nn.LayerNorm does)."""
+    if not isinstance(shape, tuple | list):
+        raise TypeError(f"{op}(): argument 'normalized_shape' (position 2) must be tuple of "
+                        f"ints, not {type(shape).__name__}")  # fmt: skip
+    for position, size in enumerate(shape):
+        if not isinstance(size, int | np.integer) or isinstance(size, bool):
+            raise TypeError(
+                f"{op}(): argument 'normalized_shape' (position 2) must be tuple of ints, but "
+                f"found element of type {type(size).__name__} at pos {position}"
+            )
+    return tuple(shape)
 
 
 def _check_normalized_shape(input: Tensor, normalized_shape: tuple[int, ...], weight) -> None:
@@ -288,7 +299,8 @@ def layer_norm(
 ) -> Tensor:
     """Normalize over the trailing `normalized_shape` dims, then scale and shift."""
     check_tensors(input)
-    normalized_shape = _shape_tuple(normalized_shape)
+    normalized_shape = _shape_tuple(normalized_shape, "layer_norm")
+    check_number(eps, "layer_norm", "eps", 5, "float")
     _check_normalized_shape(input, normalized_shape, weight)
     if input._data.dtype.kind not in FLOAT_KINDS:
         raise not_implemented("LayerNormKernelImpl", input._data.dtype)
@@ -307,6 +319,8 @@ def group_norm(
     eps: float = 1e-05,
 ) -> Tensor:
     """Normalize each of `num_groups` channel groups of `(N, C, *)` over its channels and space."""
+    check_tensors(input)
+    check_number(eps, "group_norm", "eps", 5, "float")
     if input.ndim < 2:
         raise RuntimeError(
             f"Expected at least 2 dimensions for input tensor but received {input.ndim}"
@@ -351,6 +365,8 @@ def batch_norm(
     updated in place with the unbiased variance; otherwise the running statistics are used.
     """
     check_tensors(input)
+    check_number(momentum, "batch_norm", "momentum", 7, "float")
+    check_number(eps, "batch_norm", "eps", 8, "float")
     shape = tuple(input.shape)
     channels = shape[1] if len(shape) > 1 else 1
     # PyTorch counts no channel in a 0-d or 1-d input when it checks per-channel vectors.
@@ -551,6 +567,8 @@ def instance_norm(
     per-channel vectors repeated N times; the running statistics get the batch average.
     """
     check_tensors(input)
+    check_number(momentum, "instance_norm", "momentum", 7, "float")
+    check_number(eps, "instance_norm", "eps", 8, "float")
     shape = tuple(input.shape)
     if use_input_stats and math.prod(shape[2:]) == 1:
         raise ValueError(
@@ -621,7 +639,9 @@ def rms_norm(
 ) -> Tensor:
     """input / sqrt(mean(input^2) + eps) * weight over the trailing `normalized_shape` dims."""
     check_tensors(input)
-    normalized_shape = _shape_tuple(normalized_shape)
+    normalized_shape = _shape_tuple(normalized_shape, "rms_norm")
+    if eps is not None:
+        check_number(eps, "rms_norm", "eps", 4, "float")
     _check_normalized_shape(input, normalized_shape, weight)
     dtype = input._data.dtype
     if dtype.kind not in FLOAT_KINDS:

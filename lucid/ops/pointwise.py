@@ -20,6 +20,7 @@ from lucid.ops import _gamma, _special
 from lucid.ops._common import (
     apply_inplace,
     cast_error,
+    check_int,
     check_tensors,
     inplace_operand,
     invalid_combination,
@@ -889,12 +890,14 @@ class RoundDecimals(_Rounding):
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     if decimals == 0:
         return Round.apply(input)
+    check_int(decimals, "round", "decimals", None)
     return RoundDecimals.apply(input, int(decimals))
 
 
 def round_(input: Tensor, *, decimals: int = 0) -> Tensor:
     if decimals == 0:
         return apply_inplace(Round, input)
+    check_int(decimals, "round_", "decimals", None)
     return apply_inplace(RoundDecimals, input, int(decimals))
 
 

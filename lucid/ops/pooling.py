@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,7 +25,16 @@ from lucid.factories import rand
 from lucid.ops._common import autocast_op, check_tensors, not_implemented, zeros_like_grad
 from lucid.ops._promote import is_low_precision, round_to, widen
 from lucid.ops.activations import relu
-from lucid.ops.convolution import Col2Im, Pair, _size_list, _tuple, _windows
+from lucid.ops.convolution import (
+    Col2Im,
+    Pair,
+    _check_int_sizes,
+    _is_int,
+    _parser_type_name,
+    _size_list,
+    _tuple,
+    _windows,
+)
 from lucid.ops.fills import to
 from lucid.ops.indexing import gather, scatter_add
 from lucid.ops.pointwise import where
@@ -45,15 +55,23 @@ __all__ = [
 ]  # fmt: skip
 
 
-def _check_int_sizes(op: str, name: str, position: int, value: Any) -> None:
-    """PyTorch's TypeError for a float where a pooling size belongs."""
-    prefix = f"{op}(): argument '{name}' (position {position}) must be tuple of ints"
-    if isinstance(value, float):
-        raise TypeError(f"{prefix}, not float")
-    if isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            if isinstance(item, float):
-                raise TypeError(f"{prefix}, but found element of type float at pos {index}")
+def _check_pool_arguments(op: str, kernel_size: Any, stride: Any, padding: Any,
+                          dilation: Any = 1) -> None:  # fmt: skip
+    """The argument types of max_poolNd / avg_poolNd, checked before any size, as PyTorch's
+    parser does (a stride of None or () is the kernel's)."""
+    _check_int_sizes(op, "kernel_size", 2, kernel_size)
+    if stride is not None:
+        _check_int_sizes(op, "stride", 3, stride)
+    _check_int_sizes(op, "padding", 4, padding)
+    _check_int_sizes(op, "dilation", 5, dilation)
+
+
+def _check_divisor(op: str, divisor_override: Any) -> None:
+    if divisor_override is not None and not _is_int(divisor_override):
+        raise TypeError(
+            f"{op}(): argument 'divisor_override' (position 7) must be int, not "
+            f"{_parser_type_name(divisor_override)}"
+        )
 
 
 def _pool_pair(value: Any, name: str, op: str) -> Pair:
@@ -75,6 +93,22 @@ def _pool_out(size: int, kernel: int, stride: int, padding: int, dilation: int, 
     return out
 
 
+def _checked_pool_out(size: int, kernel: int, stride: int, padding: int, dilation: int,
+                      ceil_mode: bool) -> int:  # fmt: skip
+    """One dim's output size, after the checks PyTorch makes while computing it."""
+    if stride == 0:
+        raise RuntimeError("stride should not be zero")
+    if padding < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {padding}")
+    # C++'s division, which rounds toward zero (the effective kernel may be negative here)
+    if padding > int(((kernel - 1) * dilation + 1) / 2):
+        raise RuntimeError(
+            "pad should be at most half of effective kernel size, but got "
+            f"pad={padding}, kernel_size={kernel} and dilation={dilation}"
+        )
+    return _pool_out(size, kernel, stride, padding, dilation, ceil_mode)
+
+
 def _pool_config(
     op: str,
     input: Tensor,
@@ -84,11 +118,7 @@ def _pool_config(
     dilation: Any,
     ceil_mode: bool,
 ) -> tuple[Pair, Pair, Pair, Pair, Pair]:
-    if input.dim() not in (3, 4):
-        raise RuntimeError(
-            "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
-            f"got:{_size_list(input.shape)}"
-        )
+    """Checks and sizes of max_pool2d / avg_pool2d, in PyTorch's order and words."""
     kernel = _pool_pair(kernel_size, "kernel_size", op)
     stride_p = (
         kernel
@@ -97,30 +127,36 @@ def _pool_config(
     )
     padding_p = _pool_pair(padding, "padding", op)
     dilation_p = _pool_pair(dilation, "dilation", op)
+    if op == "max_pool2d" and input.dim() not in (3, 4):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    # PyTorch reads the plane count first, which fails below 3 dims with its IndexError
+    if input.dim() == 0:
+        raise IndexError("Dimension specified as -3 but tensor has no dimensions")
+    channels = input.size(-3)
+    in_size = input.shape[-2:]
+    out_size = tuple(
+        _checked_pool_out(s, k, st, p, d, ceil_mode)
+        for s, k, st, p, d in zip(in_size, kernel, stride_p, padding_p, dilation_p)
+    )
     if any(k <= 0 for k in kernel):
         raise RuntimeError(
             f"kernel size should be greater than zero, but got kH: {kernel[0]} kW: {kernel[1]}"
         )
     if any(s <= 0 for s in stride_p):
-        raise RuntimeError("stride should not be zero")
+        raise RuntimeError(
+            f"stride should be greater than zero, but got dH: {stride_p[0]} dW: {stride_p[1]}"
+        )
     if any(d <= 0 for d in dilation_p):
         raise RuntimeError(
             "dilation should be greater than zero, but got dilationH: "
             f"{dilation_p[0]} dilationW: {dilation_p[1]}"
         )
-    for k, p, d in zip(kernel, padding_p, dilation_p):
-        if p < 0 or 2 * p > (k - 1) * d + 1:
-            raise RuntimeError(
-                "pad should be at most half of effective kernel size, but got "
-                f"pad={p}, kernel_size={k} and dilation={d}"
-            )
-    in_size = input.shape[-2:]
-    out_size = tuple(
-        _pool_out(s, k, st, p, d, ceil_mode)
-        for s, k, st, p, d in zip(in_size, kernel, stride_p, padding_p, dilation_p)
-    )
+    if input.dim() not in (3, 4) or 0 in input.shape[-3:]:
+        raise RuntimeError(
+            "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+            f"got:{_size_list(input.shape)}"
+        )
     if any(o < 1 for o in out_size):
-        channels = input.shape[-3]
         raise RuntimeError(
             f"Given input size: ({channels}x{in_size[0]}x{in_size[1]}). Calculated output size: "
             f"({channels}x{out_size[0]}x{out_size[1]}). Output size is too small"
@@ -340,7 +376,10 @@ def max_pool2d(
 ) -> Any:
     """2-D max pooling over (N, C, H, W) or (C, H, W) input."""
     check_tensors(input)
+    _check_pool_arguments("max_pool2d", kernel_size, stride, padding, dilation)
     config = _pool_config("max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
+    if input._data.dtype == np.bool_:
+        raise not_implemented("max_pool2d", input._data.dtype)
     return MaxPool2D.apply(input, *config, return_indices)
 
 
@@ -355,37 +394,57 @@ def max_pool1d(
 ) -> Any:
     """1-D max pooling over (N, C, L) or (C, L) input."""
     check_tensors(input)
-    if input.dim() not in (2, 3):
-        raise RuntimeError(
-            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
-            f"for input, but got:{_size_list(input.shape)}"
-        )
-    if input._data.dtype.kind not in FLOAT_KINDS:
-        raise not_implemented("max_pool1d_impl", input._data.dtype)
-    if 0 in (input.shape if input.dim() == 2 else input.shape[1:]):
-        raise RuntimeError(
-            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
-            f"for input, but got:{_size_list(input.shape)}"
-        )
-    _check_int_sizes("max_pool1d", "kernel_size", 2, kernel_size)
+    _check_pool_arguments("max_pool1d", kernel_size, stride, padding, dilation)
     kernel = _tuple(kernel_size, 1, "kernel_size", conv=False)[0]
-    pad = _tuple(padding, 1, "padding", conv=False)[0]
-    if 2 * pad > kernel:
-        raise RuntimeError(
-            "max_pool1d() padding should be at most half of kernel size, but got "
-            f"padding={pad} and kernel_size={kernel}"
-        )
     stride_1 = (
         kernel
         if stride is None or stride == [] or stride == ()
         else _tuple(stride, 1, "stride", conv=False)[0]
     )
+    pad = _tuple(padding, 1, "padding", conv=False)[0]
     dilation_1 = _tuple(dilation, 1, "dilation", conv=False)[0]
+    # with indices PyTorch runs another op: max_pool2d's checks on a unit-height input
+    if return_indices:
+        if input.dim() not in (2, 3):
+            raise RuntimeError(
+                f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for "
+                "argument #1 'self' (while checking arguments for max_pool1d)"
+            )
+    else:
+        _check_max_pool1d(input, kernel, stride_1, pad, dilation_1, ceil_mode)
     result = max_pool2d(
         input.unsqueeze(-2), (1, kernel), (1, stride_1), (0, pad), (1, dilation_1), ceil_mode, True
     )
     values, indices = result[0].squeeze(-2), result[1].squeeze(-2)
     return (values, indices) if return_indices else values
+
+
+def _check_max_pool1d(input: Tensor, kernel: int, stride: int, pad: int, dilation: int,
+                      ceil_mode: bool) -> None:  # fmt: skip
+    """The checks of PyTorch's max_pool1d kernel (without indices), in its order."""
+    if input.dim() not in (2, 3) or 0 in (input.shape if input.dim() == 2 else input.shape[1:]):
+        raise RuntimeError(
+            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
+            f"for input, but got:{_size_list(input.shape)}"
+        )
+    if kernel <= 0:
+        raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got {kernel}")
+    if stride <= 0:
+        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {stride}")
+    if pad < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {pad}")
+    if 2 * pad > kernel:
+        raise RuntimeError(
+            "max_pool1d() padding should be at most half of kernel size, but got "
+            f"padding={pad} and kernel_size={kernel}"
+        )
+    if dilation <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {dilation}")
+    out = _pool_out(input.shape[-1], kernel, stride, pad, dilation, ceil_mode)
+    if out <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+    if input._data.dtype.kind not in FLOAT_KINDS:
+        raise not_implemented("max_pool1d_impl", input._data.dtype)
 
 
 def _avg_divisor(size: int, out: int, kernel: int, stride: int, padding: int, include_pad: bool):
@@ -465,6 +524,8 @@ def avg_pool2d(
 ) -> Tensor:
     """2-D average pooling over (N, C, H, W) or (C, H, W) input."""
     check_tensors(input)
+    _check_pool_arguments("avg_pool2d", kernel_size, stride, padding)
+    _check_divisor("avg_pool2d", divisor_override)
     kernel, stride_p, padding_p, _, out_size = _pool_config(
         "avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode
     )
@@ -485,6 +546,7 @@ def avg_pool1d(
 ) -> Tensor:
     """1-D average pooling over (N, C, L) or (C, L) input."""
     check_tensors(input)
+    _check_pool_arguments("avg_pool1d", kernel_size, stride, padding)
     if input.dim() not in (2, 3):
         raise RuntimeError(
             f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument "
@@ -498,7 +560,6 @@ def avg_pool1d(
             "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
             f"got:{_size_list(shape)}"
         )
-    _check_int_sizes("avg_pool1d", "kernel_size", 2, kernel_size)
     kernel = _tuple(kernel_size, 1, "kernel_size", conv=False)[0]
     pad = _tuple(padding, 1, "padding", conv=False)[0]
     stride_1 = (
@@ -603,10 +664,19 @@ def _check_nonempty(op: str, input: Tensor) -> None:
             )
 
 
-def _check_output_size_length(input: Tensor, output_size: Any) -> None:
-    """The input must have more dims than a sequence output size has items."""
-    if isinstance(output_size, list | tuple) and input.dim() <= len(output_size):
+def _adaptive_output_size(op: str, input: Tensor, output_size: Any) -> Any:
+    """PyTorch's _list_with_default, then its parser's check: an int, or a list of ints with
+    each None item taken from the input's size."""
+    if isinstance(output_size, int):
+        _check_int_sizes(op, "output_size", 2, output_size)
+        return output_size
+    # len() of a non-sequence raises Python's own TypeError, as in PyTorch
+    if input.dim() <= len(output_size):
         raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+    defaults = input.shape[-len(output_size) :]
+    sizes = [size if size is not None else d for size, d in zip(output_size, defaults)]
+    _check_int_sizes(op, "output_size", 2, sizes)
+    return sizes
 
 
 def _adaptive_sizes(input: Tensor, output_size: Any, dims: int) -> tuple:
@@ -618,7 +688,7 @@ def _adaptive_sizes(input: Tensor, output_size: Any, dims: int) -> tuple:
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     """Average pooling to a fixed (Ho, Wo) with PyTorch's adaptive window boundaries."""
     check_tensors(input)
-    _check_output_size_length(input, output_size)
+    output_size = _adaptive_output_size("adaptive_avg_pool2d", input, output_size)
     if input.dim() not in (3, 4):
         raise RuntimeError(
             f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {_size_list(input.shape)}"
@@ -643,6 +713,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
 def _check_1d_pool(op: str, input: Tensor, output_size: Any) -> int:
     """The checks the 1-D adaptive pools make before they run as 2-D; the output size."""
     check_tensors(input)
+    _check_int_sizes(op, "output_size", 2, output_size)
     if input.dim() not in (2, 3):
         raise RuntimeError(
             f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument "
@@ -654,11 +725,6 @@ def _check_1d_pool(op: str, input: Tensor, output_size: Any) -> int:
                 f"{op}() argument 'output_size' should contain one int (got {len(output_size)})"
             )
         output_size = output_size[0]
-    if isinstance(output_size, bool) or not isinstance(output_size, int | np.integer):
-        raise TypeError(
-            f"{op}(): argument 'output_size' (position 2) must be tuple of ints, not "
-            f"{type(output_size).__name__}"
-        )
     return int(output_size)
 
 
@@ -672,7 +738,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     """Average pooling to a fixed (Do, Ho, Wo) with PyTorch's adaptive window boundaries."""
     check_tensors(input)
-    _check_output_size_length(input, output_size)
+    output_size = _adaptive_output_size("adaptive_avg_pool3d", input, output_size)
     if input.dim() not in (4, 5):
         raise RuntimeError(
             f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got {_size_list(input.shape)}"
@@ -811,10 +877,12 @@ def _pool_triple(value: Any, message: str) -> tuple[int, int, int]:
     return (int(value),) * 3
 
 
-def _pool3d_config(op, input, kernel_size, stride, padding, dilation, ceil_mode, is_max):
+def _pool3d_config(op, input, kernel_size, stride, padding, dilation, ceil_mode, is_max,
+                   divisor_override=None):  # fmt: skip
     """Checks and sizes of max_pool3d / avg_pool3d, in PyTorch's order and words."""
     check_tensors(input)
-    _check_int_sizes(op, "kernel_size", 2, kernel_size)
+    _check_pool_arguments(op, kernel_size, stride, padding, dilation)
+    _check_divisor(op, divisor_override)
     either = "either " if is_max else ""
     kernel = _pool_triple(kernel_size, f"{op}: kernel_size must {either}be {_THREE}")
     if stride is None or stride == [] or stride == ():
@@ -945,7 +1013,7 @@ def avg_pool3d(
 ) -> Tensor:
     """3-D average pooling over (N, C, D, H, W) or (C, D, H, W) input."""
     kernel, stride_t, padding_t, _, out_size = _pool3d_config(
-        "avg_pool3d", input, kernel_size, stride, padding, 1, ceil_mode, False
+        "avg_pool3d", input, kernel_size, stride, padding, 1, ceil_mode, False, divisor_override
     )
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
@@ -957,7 +1025,7 @@ def avg_pool3d(
 # ------------------------------------------------------------------ adaptive max
 def _adaptive_max(op, cls, dims, input, output_size, return_indices):
     check_tensors(input)
-    _check_output_size_length(input, output_size)
+    output_size = _adaptive_output_size(op, input, output_size)
     if input.dim() not in (dims + 1, dims + 2):
         raise RuntimeError(
             f"{op}(): Expected {dims + 1}D or {dims + 2}D tensor, but got: "
@@ -1043,7 +1111,8 @@ def lp_pool2d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = N
               ceil_mode: bool = False) -> Tensor:  # fmt: skip
     """Power-average pooling over (N, C, H, W) or (C, H, W) input."""
     check_tensors(input)
-    kh, kw = _pool_pair(kernel_size, "kernel_size", "lp_pool2d")
+    # PyTorch's _pair: an iterable (a string too) is unpacked as it is
+    kh, kw = tuple(kernel_size) if isinstance(kernel_size, Iterable) else (kernel_size,) * 2
     pooled = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     return _lp_pool(norm_type, pooled, kh * kw)
 
@@ -1052,7 +1121,7 @@ def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = N
               ceil_mode: bool = False) -> Tensor:  # fmt: skip
     """Power-average pooling over (N, C, D, H, W) or (C, D, H, W) input."""
     check_tensors(input)
-    kd, kh, kw = _pool_triple(kernel_size, f"avg_pool3d: kernel_size must be {_THREE}")
+    kd, kh, kw = tuple(kernel_size) if isinstance(kernel_size, Iterable) else (kernel_size,) * 3
     pooled = avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     return _lp_pool(norm_type, pooled, kd * kh * kw)
 
@@ -1071,7 +1140,9 @@ class MaxUnpool2D(Function):
         inputs = math.prod(x.shape[x.dim() - dims :])
         array = x._data.reshape(*planes, inputs)
         result = np.zeros((*planes, math.prod(out_size)), dtype=array.dtype)
-        np.put_along_axis(result, indices._data.reshape(*planes, inputs), array, axis=-1)
+        # PyTorch's kernel writes nothing into an empty output (nor reads the indices)
+        if result.shape[-1]:
+            np.put_along_axis(result, indices._data.reshape(*planes, inputs), array, axis=-1)
         ctx.in_shape = x.shape
         ctx.planes = planes
         ctx.outputs = result.shape[-1]
@@ -1143,7 +1214,7 @@ def _unpool_tuple(value: Any, dims: int) -> tuple:
     return (value,) * dims
 
 
-def _max_unpool(cls, dims, input, indices, out_size) -> Tensor:
+def _max_unpool(cls, dims, input, indices, out_size, stride=None) -> Tensor:
     check_tensors(input, indices)
     if indices._data.dtype != np.int64:
         got = "" if dims == 3 else f" but got: {SCALAR_TYPE_NAMES[indices._data.dtype.name]}"
@@ -1166,12 +1237,16 @@ def _max_unpool(cls, dims, input, indices, out_size) -> Tensor:
                 f"for non-batch dimensions, but got {_size_list(input.shape)} with dimension "
                 f"{dim} being empty."
             )
+    if stride is not None and min(stride) <= 0:
+        raise RuntimeError(
+            f"strides should be greater than zero, but got stride: {_size_list(stride)}"
+        )
     if not input.is_floating_point():
         raise not_implemented(f"max_unpool{dims}d", input._data.dtype)
     index = indices._data
     outputs = math.prod(out_size)
     invalid = (index < 0) | (index >= outputs)
-    if invalid.any():
+    if outputs and invalid.any():
         raise RuntimeError(
             f"Found an invalid max index: {index[invalid][0]} (output volumes are of size "
             f"{'x'.join(map(str, out_size))})"
@@ -1204,7 +1279,9 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
     """The partial inverse of max_pool3d: each value at its flat index, zeros elsewhere."""
     check_tensors(input, indices)
     out = _unpool_size("max_unpool3d", input, kernel_size, stride, padding, output_size)
-    return _max_unpool(MaxUnpool3D, 3, input, indices, out)
+    # only the 3-D kernel takes (and checks) the stride
+    stride = _unpool_tuple(kernel_size if stride is None else stride, 3)
+    return _max_unpool(MaxUnpool3D, 3, input, indices, out, stride)
 
 
 # ------------------------------------------------------------------ fractional max
@@ -1235,14 +1312,17 @@ def _fractional(op, cls, dims, input, kernel_size, output_size, output_ratio, sa
             )
         ratio = _unpool_tuple(output_ratio, dims)
         output_size = [int(input.size(d - dims) * ratio[d]) for d in range(dims)]
+    _check_int_sizes(op, "kernel_size", 2, kernel_size)
+    _check_int_sizes(op, "output_size", 3, output_size)
     if samples is None:
         if not input.is_floating_point():
             raise not_implemented("check_uniform_bounds", input._data.dtype)
         batch = 1 if input.dim() == dims + 1 else input.size(0)
         samples = rand(batch, input.size(-dims - 1), dims, dtype=input.dtype)
+    where = f"{op}()" if dims == 2 else f"{op}_out()"
     if input.dim() not in (dims + 1, dims + 2):
         raise RuntimeError(
-            f"{op}(): Expected {dims + 1}D or {dims + 2}D tensor, but got: "
+            f"{where}: Expected {dims + 1}D or {dims + 2}D tensor, but got: "
             f"{_size_list(input.shape)}"
         )
     if samples._data.dtype != input._data.dtype:
@@ -1250,18 +1330,39 @@ def _fractional(op, cls, dims, input, kernel_size, output_size, output_ratio, sa
     kernel = _tuple(kernel_size, dims, "kernel_size", conv=False)
     size = tuple(input.shape[-dims:])
     out_size = _tuple(output_size, dims, "output_size", conv=False)
-    where = f"{op}()" if dims == 2 else f"{op}_out()"
     for name, s, o, k in zip(("time", "height", "width")[-dims:], size, out_size, kernel):
         if o + k - 1 > s:
             raise RuntimeError(f"{where}: pool {name} {k} too large relative to input {name} {s}")
+    negative = [o for o in out_size if o < 0]
+    if negative:
+        shape = _size_list([*input.shape[:-dims], *out_size])
+        raise RuntimeError(
+            f"Trying to create tensor with negative dimension {negative[0]}: {shape}"
+        )
     sample = samples._data
     # which sample drives which dim: (width, height) in 2-D, (time, height, width) in 3-D
     order = (1, 0) if dims == 2 else (0, 1, 2)
+    if min(kernel) <= 0:
+        return _empty_fractional(input, sample, order, size, out_size, kernel)
     positions = [
         _fractional_starts(sample[..., order[d]], s, o, k)[..., None] + np.arange(k)
         for d, (s, o, k) in enumerate(zip(size, out_size, kernel))
     ]
     return cls.apply(input, positions, out_size, input.dim() == dims + 2)
+
+
+def _empty_fractional(input, sample, order, size, out_size, kernel) -> tuple[Tensor, Tensor]:
+    """A pool of no elements, which PyTorch accepts: each output keeps the kernel's initial
+    maximum, -inf, and the index of its window's start."""
+    starts = [
+        _fractional_starts(sample[..., order[d]], s, o, k)[..., None]
+        for d, (s, o, k) in enumerate(zip(size, out_size, kernel))
+    ]
+    indices = _flat_windows(starts, size).reshape(*sample.shape[:-1], *out_size)
+    if input.dim() == len(size) + 1:
+        indices = indices[0]
+    values = np.full(indices.shape, -np.inf, dtype=input._data.dtype)
+    return _wrap(values), _wrap(indices)
 
 
 @autocast_op

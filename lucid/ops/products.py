@@ -18,6 +18,7 @@ from lucid.ops._common import (
     _require_named_tensors,
     apply_inplace,
     autocast_op,
+    check_number,
     dtype_name,
     not_implemented,
 )
@@ -379,6 +380,9 @@ def _addmm_arguments(input: Any, mat1: Any, mat2: Any, beta: Any, alpha: Any) ->
             f"{name} and mat2 must have the same dtype, but got {_dtype_name(other)} and "
             f"{_dtype_name(dtype)}"
         )
+    if beta.__class__ is not int or alpha.__class__ is not int:
+        check_number(beta, "addmm", "beta", None)
+        check_number(alpha, "addmm", "alpha", None)
     if dtype.kind in _INTEGRAL_KINDS:
         # integer products take integer scales, as PyTorch casts them
         beta, alpha = int(beta), int(alpha)
@@ -719,7 +723,9 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
 
 # ----------------------------------------------------------------- baddbmm, addbmm, addmv, addr
 # The add-and-multiply family and their in-place forms, then vdot, chain_matmul and kron.
-def _scales(numpy_dtype: np.dtype, beta: Any, alpha: Any) -> tuple[Any, Any]:
+def _scales(numpy_dtype: np.dtype, beta: Any, alpha: Any, op: str) -> tuple[Any, Any]:
+    check_number(beta, op, "beta", None)
+    check_number(alpha, op, "alpha", None)
     beta, alpha = scalar_value(beta), scalar_value(alpha)
     if numpy_dtype.kind in "iu":
         # integer products take integer scales, as PyTorch casts them
@@ -841,7 +847,7 @@ def _baddbmm_arguments(input: Any, batch1: Any, batch2: Any, beta: Any, alpha: A
             f"Expected size for first two dimensions of batch2 tensor to be: [{b1[0]}, {b1[2]}] "
             f"but got: [{b2[0]}, {b2[1]}]."
         )
-    return _scales(batch1._data.dtype, beta, alpha)
+    return _scales(batch1._data.dtype, beta, alpha, "baddbmm")
 
 
 @autocast_op
@@ -890,7 +896,7 @@ def _addbmm_arguments(input: Any, batch1: Any, batch2: Any, beta: Any, alpha: An
     message = _same_dtype_message("addbmm", input, batch1, batch2)
     if message is not None:
         raise RuntimeError(message)
-    return _scales(batch1._data.dtype, beta, alpha)
+    return _scales(batch1._data.dtype, beta, alpha, "addbmm")
 
 
 @autocast_op
@@ -957,7 +963,7 @@ def _addmv_arguments(input: Any, mat: Any, vec: Any, beta: Any, alpha: Any) -> t
             f"addmv input tensors must have the same dtype, but got {names[0]}, {names[1]}, "
             f"and {names[2]}"
         )
-    return _scales(mat._data.dtype, beta, alpha)
+    return _scales(mat._data.dtype, beta, alpha, "addmv")
 
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
@@ -1015,7 +1021,7 @@ def _addr_arguments(input: Any, vec1: Any, vec2: Any, beta: Any, alpha: Any) -> 
     target = dtypes.result_type(input, vec1, vec2).numpy_dtype
     if target == np.bool_:
         return bool(beta), bool(alpha)
-    return _scales(target, beta, alpha)
+    return _scales(target, beta, alpha, "addr")
 
 
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:

@@ -27,6 +27,8 @@ from lucid.ops._common import (
     _array,
     _int_argument,
     apply_inplace,
+    check_int,
+    check_number,
     check_tensors,
     dtype_name,
     not_implemented,
@@ -1340,6 +1342,9 @@ def renorm_(input: Tensor, p: Any, dim: int, maxnorm: Any) -> Tensor:
 
 def _renorm_arguments(input: Tensor, p: Any, dim: int, maxnorm: Any) -> tuple:
     check_tensors(input)
+    check_number(p, "renorm", "p", 2)
+    check_int(dim, "renorm", "dim", 3)
+    check_number(maxnorm, "renorm", "maxnorm", 4)
     ndim = input._data.ndim
     if p <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")

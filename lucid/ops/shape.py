@@ -14,7 +14,14 @@ import numpy as np
 
 from lucid._core.arguments import raise_argument_error
 from lucid._core.function import Function
-from lucid._core.tensor import _TYPE_NAMES, TensorBase, _normalize_dim, _wrap
+from lucid._core.tensor import (
+    _TYPE_NAMES,
+    TensorBase,
+    _normalize_dim,
+    _wrap,
+    allocation_error,
+    storage_bytes,
+)
 from lucid.ops._common import check_tensors, not_implemented
 from lucid.ops.broadcast import common_shape, sum_to
 from lucid.ops.fills import contiguous
@@ -466,15 +473,18 @@ def expand_shape(shape: tuple[int, ...], sizes: tuple[int, ...], dtype: np.dtype
             f"number of dimensions in the tensor ({len(shape)})"
         )
     target = list(sizes)
+    has_negative = False
     # from the last dim, as PyTorch checks: a shape wrong in several dims names the last
     for index in range(len(sizes) - 1, -1, -1):
         size = sizes[index]
         if index < leading:
-            if size < 0:
+            if size == -1:
                 raise RuntimeError(
                     f"The expanded size of the tensor ({size}) isn't allowed in a leading, "
                     f"non-existing dimension {index}"
                 )
+            if size < 0:
+                has_negative = True
             continue
         current = shape[index - leading]
         if size == current:
@@ -487,6 +497,11 @@ def expand_shape(shape: tuple[int, ...], sizes: tuple[int, ...], dtype: np.dtype
                 f"({current}) at non-singleton dimension {index}.  Target sizes: {list(sizes)}."
                 f"  Tensor sizes: {list(shape)}"
             )
+        elif size < 0:
+            has_negative = True
+    if has_negative:
+        # PyTorch takes a size below -1 as given, and its element count then fails
+        raise RuntimeError("numel: integer multiplication overflow")
     return tuple(target)
 
 
@@ -554,7 +569,14 @@ def repeat(input: Tensor, repeats: Sequence[int]) -> Tensor:
     for size, r in zip(target, repeats):
         if r < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {size}: {target}")
-    return Repeat.apply(input, repeats)
+    # PyTorch's errors for a size past int64 (before NumPy tiles a part of it), or the bytes
+    # the machine lacks (NumPy's MemoryError quotes its intermediate shapes)
+    nbytes = storage_bytes(tuple(target), input._data.dtype)
+    try:
+        return Repeat.apply(input, repeats)
+    except MemoryError:
+        pass
+    raise allocation_error(nbytes)
 
 
 def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
@@ -681,11 +703,37 @@ class Roll(Function):
         return Roll.apply(grad_output, shifts, ctx.dims), None, None
 
 
+def _is_int(value: Any) -> bool:
+    """A Python or NumPy int, or a zero-dim integer tensor (not a bool), as PyTorch takes."""
+    if isinstance(value, TensorBase):
+        return value._data.ndim == 0 and value._data.dtype.kind in "iu"
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+def _int_tuple(values: Any, op: str, name: str, position: int) -> tuple[int, ...]:
+    """`values` (an int or a sequence of ints) as a tuple, or PyTorch's TypeError."""
+    if _is_int(values):
+        return (int(values),)
+    if not isinstance(values, tuple | list):
+        raise TypeError(f"{op}(): argument '{name}' (position {position}) must be tuple of ints, "
+                        f"not {type(values).__name__}")  # fmt: skip
+    for index, value in enumerate(values):
+        if not _is_int(value):
+            raise TypeError(
+                f"{op}(): argument '{name}' (position {position}) must be tuple of ints, but "
+                f"found element of type {type(value).__name__} at pos {index}"
+            )
+    return tuple(int(value) for value in values)
+
+
 def roll(
     input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None
 ) -> Tensor:
     """Shift entries cyclically along `dims` (over the flattened tensor when dims is None)."""
-    shifts = (shifts,) if isinstance(shifts, int) else tuple(int(s) for s in shifts)
+    if shifts.__class__ is int:
+        shifts = (shifts,)
+    else:
+        shifts = _int_tuple(shifts, "roll", "shifts", 2)
     if dims is None:
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")

@@ -108,7 +108,7 @@ class Optimizer:
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group of parameters, filling in the optimizer's defaults for missing options."""
         if not isinstance(param_group, dict):
-            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         params = param_group["params"]
         if isinstance(params, Tensor):
             param_group["params"] = [params]
@@ -219,6 +219,8 @@ class Optimizer:
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a state dict produced by `state_dict()` of an optimizer over matching groups."""
+        # a shallow copy, as PyTorch makes (a non-dict fails here, as there)
+        state_dict = state_dict.copy()
         groups = self.param_groups
         saved_groups = copy.deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):

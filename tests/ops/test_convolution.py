@@ -199,3 +199,89 @@ def test_conv_keeps_no_window_matrix_for_backward(rng):
     assert held < 1.5 * output_bytes, (held, output_bytes)
     out.sum().backward()
     assert x.grad.shape == x.shape and w.grad.shape == w.shape
+
+
+# conv1d/2d/3d get all seven arguments by position, as the nn modules pass them, so that
+# PyTorch's overload error lists the same arguments as lucid's. A string padding for
+# conv_transpose is left out: it comes by keyword, and PyTorch then names no position
+# (tests/ops/test_pooling.py).
+_ARGUMENT_TYPE_CASES = [
+    ("conv2d", (1, 4, 6, 6), (6, 4, 3, 3), (None, (1, 2.5), 0, 1, 1)),
+    ("conv2d", (1, 4, 6, 6), (6, 4, 3, 3), (None, 1, [1, 2.5], 1, 1)),
+    ("conv2d", (1, 4, 6, 6), (6, 4, 3, 3), (None, 1, "same", (1, 2.5), 1)),
+    ("conv2d", (1, 4, 6, 6), (6, 4, 3, 3), (None, [2.5, 1], 0, 1, 1)),
+    ("conv2d", (1, 4, 6, 6), (6, 4, 3, 3), (None, np.float64(2), 0, 1, 1)),
+    ("conv2d", (1, 4, 6, 6), (6, 4, 3, 3), (None, 1, None, 1, 1)),
+    ("conv2d", (1, 4, 6, 6), (6, 4, 3, 3), (None, 2.5, "same", 1, 1)),
+    ("conv2d", (1, 4, 6, 6), (6, 4, 3, 3), (None, 1, 0, 1, 1.0)),
+    ("conv1d", (1, 3, 8), (4, 3, 3), (None, (2.5,), (0,), (1,), 1)),
+    ("conv3d", (1, 2, 3, 3, 3), (3, 2, 2, 2, 2), (None, 1, 0, (1, 1, 2.5), 1)),
+    ("conv3d", (1, 2, 3, 3, 3), (3, 2, 2, 2, 2), (None, 1, 0, (1, 1, 1), 1.5)),
+    ("conv_transpose1d", (1, 3, 8), (3, 2, 3), (None, 2.5)),
+    ("conv_transpose2d", (1, 4, 6, 6), (4, 2, 3, 3), (None, (1, 2.5))),
+    ("conv_transpose2d", (1, 4, 6, 6), (4, 2, 3, 3), (None, 2, 0, 0.5)),
+    ("conv_transpose2d", (1, 4, 6, 6), (4, 2, 3, 3), (None, 1, 0, 0, 1.0)),
+    ("conv_transpose2d", (1, 4, 6, 6), (4, 2, 3, 3), (None, 1, 0, 0, 1, [2.5])),
+    ("conv_transpose3d", (1, 2, 3, 3, 3), (2, 2, 2, 2, 2), (None, None)),
+]
+
+
+@requires_torch
+@pytest.mark.parametrize(("op", "input_shape", "weight_shape", "args"), _ARGUMENT_TYPE_CASES)
+def test_convolution_argument_type_errors_match_torch(rng, op, input_shape, weight_shape, args):
+    x = rng.standard_normal(input_shape)
+    w = rng.standard_normal(weight_shape)
+    _error(
+        lambda: getattr(LF, op)(lucid.tensor(x), lucid.tensor(w), *args),
+        lambda: getattr(F, op)(torch.tensor(x), torch.tensor(w), *args),
+    )
+
+
+# float64, single image, one group: PyTorch's reference kernels, whose messages do not depend
+# on oneDNN
+@requires_torch
+@pytest.mark.parametrize(
+    ("op", "input_shape", "weight_shape"),
+    [
+        ("conv1d", (1, 3, 8), (4, 3, 0)),
+        ("conv2d", (1, 4, 6, 6), (6, 4, 0, 3)),
+        ("conv3d", (1, 2, 3, 3, 3), (2, 2, 0, 2, 2)),
+        ("conv_transpose1d", (1, 3, 8), (3, 2, 0)),
+        ("conv_transpose1d", (1, 3, 8), (3, 0, 3)),
+        ("conv_transpose2d", (1, 4, 6, 6), (4, 0, 3, 3)),
+        ("conv_transpose2d", (1, 4, 6, 6), (4, 0, 0, 3)),
+        ("conv_transpose3d", (1, 2, 3, 3, 3), (2, 0, 2, 2, 2)),
+        ("conv_transpose3d", (1, 2, 3, 3, 3), (2, 2, 0, 2, 2)),
+    ],
+)
+def test_empty_kernel_errors_match_torch(rng, op, input_shape, weight_shape):
+    x = rng.standard_normal(input_shape)
+    w = np.zeros(weight_shape)
+    _error(
+        lambda: getattr(LF, op)(lucid.tensor(x), lucid.tensor(w)),
+        lambda: getattr(F, op)(torch.tensor(x), torch.tensor(w)),
+    )
+
+
+@requires_torch
+def test_integer_like_sizes_are_accepted(rng):
+    x = rng.standard_normal((1, 4, 6, 6))
+    w = rng.standard_normal((6, 4, 3, 3))
+    strides = [
+        (np.int64(2), np.int64(2)),
+        (lucid.tensor(2), torch.tensor(2)),
+        ((2, np.int32(2)), (2, np.int32(2))),
+        ((2, lucid.tensor(2)), (2, torch.tensor(2))),
+        # past the first item PyTorch's parser takes a bool as an int
+        ((2, True), (2, True)),
+    ]
+    for lucid_stride, torch_stride in strides:
+        expected = F.conv2d(torch.tensor(x), torch.tensor(w), None, torch_stride).numpy()
+        actual = LF.conv2d(lucid.tensor(x), lucid.tensor(w), None, lucid_stride).numpy()
+        np.testing.assert_allclose(actual, expected)
+
+
+@requires_torch
+def test_empty_kernel_over_no_input_channels_answers():
+    empty = LF.conv2d(lucid.zeros(1, 0, 4, 4), lucid.zeros(6, 0, 0, 3))
+    assert empty.shape == tuple(F.conv2d(torch.zeros(1, 0, 4, 4), torch.zeros(6, 0, 0, 3)).shape)

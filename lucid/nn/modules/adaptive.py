@@ -80,25 +80,27 @@ class AdaptiveLogSoftmaxWithLoss(Module):
             to_output.reset_parameters()
 
     def forward(self, input_: Tensor, target_: Tensor) -> _ASMoutput:
-        if target_.ndim == 1:
-            if input_.shape[0] != target_.shape[0]:
+        # PyTorch's reads, in its order: `size(0)` before `dim()`
+        target_dim = target_.dim()
+        if target_dim == 1:
+            if input_.size(0) != target_.size(0):
                 raise RuntimeError(
                     "Input and target should have the same size in the batch dimension."
                 )
-            if input_.ndim != 2:
+            if input_.dim() != 2:
                 raise RuntimeError(
                     "1D target tensor expects 2D input tensors, but found inputs with size "
-                    f"{input_.shape}"
+                    f"{input_.size()}"
                 )
-        elif target_.ndim == 0:
-            if input_.ndim != 1:
+        elif target_dim == 0:
+            if input_.dim() != 1:
                 raise RuntimeError(
                     "0D target tensor expects 1D input tensors, but found inputs with size "
-                    f"{input_.shape}"
+                    f"{input_.size()}"
                 )
         else:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        is_batched = target_.ndim > 0
+        is_batched = target_dim > 0
         input = input_ if is_batched else input_.unsqueeze(0)
         target = target_ if is_batched else target_.unsqueeze(0)
         labels = target.numpy().astype(np.int64)

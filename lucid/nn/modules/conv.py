@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import lucid
@@ -20,7 +20,8 @@ _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
 def _ntuple(value: Any, count: int) -> tuple:
-    if isinstance(value, Sequence) and not isinstance(value, str):
+    # as torch.nn.modules.utils._ntuple: any iterable, a string too, becomes a tuple of its items
+    if isinstance(value, Iterable):
         return tuple(value)
     return (value,) * count
 
@@ -71,8 +72,11 @@ class _ConvNd(Module):
             if padding == "same" and any(s != 1 for s in stride):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         if padding_mode not in _PADDING_MODES:
+            # PyTorch prints a set, whose order varies with the string hash seed: a set built
+            # in the same order prints the same way in the same process
+            valid_padding_modes = {"zeros", "reflect", "replicate", "circular"}
             raise ValueError(
-                "padding_mode must be one of {'zeros', 'reflect', 'replicate', 'circular'}, "
+                f"padding_mode must be one of {valid_padding_modes}, "
                 f"but got padding_mode='{padding_mode}'"
             )
         self.in_channels = in_channels
@@ -169,7 +173,7 @@ class Conv1d(_ConvNd):
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, self.padding_mode)
             return F.conv1d(
-                padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups
+                padded, self.weight, self.bias, self.stride, (0,), self.dilation, self.groups
             )
         return F.conv1d(
             input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
@@ -213,7 +217,7 @@ class Conv2d(_ConvNd):
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, self.padding_mode)
             return F.conv2d(
-                padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups
+                padded, self.weight, self.bias, self.stride, (0, 0), self.dilation, self.groups
             )
         return F.conv2d(
             input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
@@ -257,7 +261,7 @@ class Conv3d(_ConvNd):
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, self.padding_mode)
             return F.conv3d(
-                padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups
+                padded, self.weight, self.bias, self.stride, (0, 0, 0), self.dilation, self.groups
             )
         return F.conv3d(
             input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups

@@ -645,8 +645,8 @@ class Module:
                 seen.add(id(module))
                 yield name, module
 
-    def modules(self) -> Iterator[Module]:
-        for _, module in self.named_modules():
+    def modules(self, remove_duplicate: bool = True) -> Iterator[Module]:
+        for _, module in self.named_modules(remove_duplicate=remove_duplicate):
             yield module
 
     def named_modules(

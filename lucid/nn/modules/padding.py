@@ -143,22 +143,32 @@ class ReplicationPad3d(_PadNd):
     _count = 6
 
 
-class CircularPad1d(_PadNd):
+class _CircularPadNd(_PadNd):
+    mode = "circular"
+
+    def forward(self, input: Tensor) -> Tensor:
+        # PyTorch's circular layers (unlike F.pad) take only their own ranks, batched or not
+        dims = self._count // 2
+        if input.dim() not in (dims + 1, dims + 2):
+            raise ValueError(
+                f"expected {dims + 1}D or {dims + 2}D input (got {input.dim()}D input)"
+            )
+        return F.pad(input, self.padding, "circular")
+
+
+class CircularPad1d(_CircularPadNd):
     """Pad the last dim by wrapping it around."""
 
-    mode = "circular"
     _count = 2
 
 
-class CircularPad2d(_PadNd):
+class CircularPad2d(_CircularPadNd):
     """Pad the last 2 dims by wrapping them around."""
 
-    mode = "circular"
     _count = 4
 
 
-class CircularPad3d(_PadNd):
+class CircularPad3d(_CircularPadNd):
     """Pad the last 3 dims by wrapping them around."""
 
-    mode = "circular"
     _count = 6

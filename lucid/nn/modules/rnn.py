@@ -588,6 +588,27 @@ class RNNCellBase(Module):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
         return input.dim() == 2
 
+    def _check_step(self, input: Tensor, hidden_states: tuple[Tensor, ...]) -> None:
+        """The checks of PyTorch's cell kernels (rnn_tanh_cell, lstm_cell, gru_cell), which
+        read the sizes from the weights."""
+        input_size = self.weight_ih.size(1)
+        if input.size(1) != input_size:
+            raise RuntimeError(
+                f"input has inconsistent input_size: got {input.size(1)} expected {input_size}"
+            )
+        hidden_size = self.weight_hh.size(1)
+        for label, hx in enumerate(hidden_states):
+            if input.size(0) != hx.size(0):
+                raise RuntimeError(
+                    f"Input batch size {input.size(0)} doesn't match hidden{label} batch size "
+                    f"{hx.size(0)}"
+                )
+            if hx.size(1) != hidden_size:
+                raise RuntimeError(
+                    f"hidden{label} has inconsistent hidden_size: got {hx.size(1)}, expected "
+                    f"{hidden_size}"
+                )
+
     def _input_gates(self, input: Tensor, fold_hidden_bias: bool) -> Tensor:
         bias = self.bias_ih
         if bias is not None and fold_hidden_bias:
@@ -624,6 +645,7 @@ class RNNCell(RNNCellBase):
             hx = hx.unsqueeze(0)
         if self.nonlinearity not in ("tanh", "relu"):
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
+        self._check_step(input, (hx,))
         gates_x = self._input_gates(input, True)
         h = _rnn_step(gates_x, hx, self.weight_hh.t(), self.nonlinearity == "relu")
         return h if is_batched else h.squeeze(0)
@@ -659,6 +681,9 @@ class LSTMCell(RNNCellBase):
             hx = (zeros, zeros)
         elif not is_batched:
             hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
+        if len(hx) != 2:
+            raise RuntimeError("lstm_cell expects two hidden states")
+        self._check_step(input, hx)
         # written out rather than fused, so that h' and c' carry PyTorch's grad_fn names
         gates = lucid.addmm(self._input_gates(input, True), hx[0], self.weight_hh.t())
         in_gate, forget_gate, cell_gate, out_gate = gates.chunk(4, 1)
@@ -692,6 +717,7 @@ class GRUCell(RNNCellBase):
             hx = lucid.zeros((input.size(0), self.hidden_size), dtype=input.dtype)
         elif not is_batched:
             hx = hx.unsqueeze(0)
+        self._check_step(input, (hx,))
         # written out rather than fused, so that h' carries PyTorch's grad_fn name
         input_reset, input_update, input_new = self._input_gates(input, False).chunk(3, 1)
         gates_h = F.linear(hx, self.weight_hh, self.bias_hh)

@@ -473,9 +473,10 @@ class Transformer(Module):
         """Encode `src` into memory, then decode `tgt` against it."""
         is_batched = src.dim() == 3
         batch_dim = 0 if self.batch_first else 1
-        if is_batched and src.shape[batch_dim] != tgt.shape[batch_dim]:
+        # PyTorch compares the sizes before it asks is_batched, so a 0-d or 1-D src fails there
+        if src.size(batch_dim) != tgt.size(batch_dim) and is_batched:
             raise RuntimeError("the batch number of src and tgt must be equal")
-        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+        if src.size(-1) != self.d_model or tgt.size(-1) != self.d_model:
             raise RuntimeError("the feature number of src and tgt must be equal to d_model")
         memory = self.encoder(
             src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 import lucid
 from lucid import Tensor
+from lucid._core.arguments import invalid_combination
 
 __all__ = [
     "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm",
@@ -15,6 +16,10 @@ __all__ = [
 ]  # fmt: skip
 
 _TensorOrTensors = Tensor | Iterable[Tensor]
+_CLAMP_OVERLOADS = (
+    "(Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)",
+    "(Tensor input, Number min = None, Number max = None, *, Tensor out = None)",
+)
 
 
 def get_total_norm(
@@ -60,7 +65,11 @@ def clip_grads_with_norm_(
     with lucid.no_grad():
         # Multiplying by a coefficient clamped to 1 (instead of branching) keeps NaN and Inf
         # norms flowing into the gradients exactly as PyTorch does.
-        clip_coef = (max_norm / (total_norm + 1e-6)).clamp(max=1.0)
+        clip_coef = max_norm / (total_norm + 1e-6)
+        if not isinstance(clip_coef, Tensor):
+            # a number for total_norm: PyTorch's torch.clamp refuses the coefficient
+            raise invalid_combination("clamp", (clip_coef,), _CLAMP_OVERLOADS, max=1.0)
+        clip_coef = clip_coef.clamp(max=1.0)
         for grad in grads:
             grad.mul_(clip_coef)
 

@@ -33,8 +33,15 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     if not isinstance(vec, Tensor):
         raise TypeError(f"expected torch.Tensor, but got: {_typename(vec)}")
     pointer = 0
+    # PyTorch assigns each slice to `param.data`, which refuses other dtypes where grads flow
+    is_differentiable = vec.is_floating_point() or vec.is_complex()
     with lucid.no_grad():
         for param in parameters:
+            if param.requires_grad and not is_differentiable:
+                raise RuntimeError(
+                    "data set to a tensor that requires gradients must be floating point or "
+                    "complex dtype"
+                )
             count = param.numel()
             param.copy_(vec[pointer : pointer + count].view_as(param))
             pointer += count

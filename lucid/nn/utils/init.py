@@ -16,7 +16,8 @@ def skip_init(module_cls: type, *args: Any, **kwargs: Any) -> Module:
     lucid has no storage-free device to build on, so the module is built (and initialized)
     as usual; callers must overwrite the parameters, as with PyTorch's uninitialized memory.
     """
-    if not (isinstance(module_cls, type) and issubclass(module_cls, Module)):
+    # issubclass raises Python's TypeError for a non-class, as in PyTorch
+    if not issubclass(module_cls, Module):
         raise RuntimeError(f"Expected a Module; got {module_cls}")
     if "device" not in inspect.signature(module_cls).parameters:
         raise RuntimeError("Module must support a 'device' arg to skip initialization")

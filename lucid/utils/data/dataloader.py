@@ -224,6 +224,9 @@ class DataLoader:
                 stacklevel=2,
             )
         if self.num_workers == 0:
+            # PyTorch's single-process iterator asserts this (NaN and inf included)
+            if self.timeout != 0:
+                raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
             return self._single_process_batches()
         if not self.persistent_workers:
             return _MultiProcessingDataLoaderIter(self, _base_seed(self.generator))

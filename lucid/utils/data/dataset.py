@@ -32,11 +32,9 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
-    """A dataset read as a stream: subclasses implement `__iter__`."""
-
-    def __iter__(self) -> Iterator[Any]:
-        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
+class IterableDataset(Dataset, Iterable):
+    """A dataset read as a stream: subclasses implement `__iter__` (abstract, as in PyTorch,
+    so the base class cannot be instantiated)."""
 
     def __add__(self, other: Dataset) -> ChainDataset:
         return ChainDataset([self, other])

@@ -16,9 +16,6 @@ __all__ = [
 class Sampler:
     """Base class: an iterable over dataset indices (or over lists of indices)."""
 
-    def __init__(self, data_source: Sized | None = None) -> None:
-        pass
-
     def __iter__(self) -> Iterator[Any]:
         raise NotImplementedError
 
