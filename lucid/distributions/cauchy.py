@@ -1,39 +1,22 @@
 """The Cauchy (Lorentz) distribution."""
 
 import math
-from numbers import Number
 
 import lucid
 from lucid.distributions import constraints
 from lucid.distributions.distribution import Distribution
-from lucid.distributions.utils import _EMPTY_SIZE, broadcast_all
+from lucid.distributions.location_scale import LocationScale
+from lucid.distributions.utils import _EMPTY_SIZE
 
 __all__ = ["Cauchy"]
 
 
-class Cauchy(Distribution):
+class Cauchy(LocationScale, Distribution):
     """A Cauchy distribution with median loc and half width at half maximum scale."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
-
-    def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, Number) and isinstance(scale, Number):
-            batch_shape = lucid.Size()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Cauchy, _instance)
-        batch_shape = lucid.Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Cauchy, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
 
     @property
     def mean(self):

@@ -1,16 +1,15 @@
 """The Laplace distribution."""
 
-from numbers import Number
-
 import lucid
 from lucid.distributions import constraints
 from lucid.distributions.distribution import Distribution
-from lucid.distributions.utils import _EMPTY_SIZE, broadcast_all
+from lucid.distributions.location_scale import LocationScale
+from lucid.distributions.utils import _EMPTY_SIZE
 
 __all__ = ["Laplace"]
 
 
-class Laplace(Distribution):
+class Laplace(LocationScale, Distribution):
     """A Laplace distribution with location loc and scale scale."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
@@ -32,23 +31,6 @@ class Laplace(Distribution):
     @property
     def stddev(self):
         return (2**0.5) * self.scale
-
-    def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, Number) and isinstance(scale, Number):
-            batch_shape = lucid.Size()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Laplace, _instance)
-        batch_shape = lucid.Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Laplace, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
 
     def rsample(self, sample_shape=_EMPTY_SIZE):
         shape = self._extended_shape(sample_shape)

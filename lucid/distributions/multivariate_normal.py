@@ -18,6 +18,11 @@ def _batch_mv(matrix, vector):
 def _batch_mahalanobis(scale_tril, x):
     """The squared Mahalanobis distance x^T (L L^T)^-1 x, by one triangular solve."""
     n = x.size(-1)
+    if scale_tril.dim() == 2:
+        # one factor for every x: one solve with the x's as its columns, not one per x
+        columns = x.reshape(-1, n).transpose(0, 1)
+        solved = lucid.linalg.solve_triangular(scale_tril, columns, upper=False)
+        return solved.pow(2).sum(0).reshape(x.shape[:-1])
     scale_tril = scale_tril.expand(tuple(x.shape[:-1]) + (n, n))
     solved = lucid.linalg.solve_triangular(scale_tril, x.unsqueeze(-1), upper=False)
     return solved.squeeze(-1).pow(2).sum(-1)

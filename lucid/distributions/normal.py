@@ -1,17 +1,17 @@
 """The normal (Gaussian) distribution."""
 
 import math
-from numbers import Number
 
 import lucid
 from lucid.distributions import constraints
 from lucid.distributions.exp_family import ExponentialFamily
-from lucid.distributions.utils import _EMPTY_SIZE, _standard_normal, broadcast_all
+from lucid.distributions.location_scale import LocationScale
+from lucid.distributions.utils import _EMPTY_SIZE, _standard_normal
 
 __all__ = ["Normal"]
 
 
-class Normal(ExponentialFamily):
+class Normal(LocationScale, ExponentialFamily):
     """A normal distribution with mean loc and standard deviation scale.
 
     Example::
@@ -40,23 +40,6 @@ class Normal(ExponentialFamily):
     @property
     def variance(self):
         return self.stddev.pow(2)
-
-    def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, Number) and isinstance(scale, Number):
-            batch_shape = lucid.Size()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Normal, _instance)
-        batch_shape = lucid.Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Normal, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
 
     def sample(self, sample_shape=_EMPTY_SIZE):
         with lucid.no_grad():
