@@ -1055,7 +1055,7 @@ class Tensor(TensorBase):
                     f"expected one of:\n * (lucid.dtype dtype){mismatch}\n * (tuple of ints "
                     f"size){mismatch}\n"
                 )
-            return fills.to(self, dtype)
+            return storage_ops.view_dtype(self, dtype)
         return shape_ops.view(self, _varargs_shape(shape))
 
     def view_as(self, other: Tensor) -> Tensor:

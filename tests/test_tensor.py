@@ -539,3 +539,53 @@ def test_where_keeps_zero_dim_shapes():
 
 def test_tensor_constructor_with_no_arguments_is_empty_as_in_torch():
     assert lucid.Tensor().shape == (0,) and lucid.Tensor().dtype == lucid.float32
+
+
+# view(dtype) reads the same bits as another dtype; each case runs on lucid and on torch
+_VIEW_DTYPE_CASES = [
+    lambda lib: lib.ones(2).view(lib.int32),
+    lambda lib: lib.tensor([-1.5, 2.0], dtype=lib.float64).view(lib.int64),
+    lambda lib: lib.ones(2, 4).view(lib.float64),
+    lambda lib: lib.ones(4, dtype=lib.float64).view(lib.float32),
+    lambda lib: lib.ones(2, 2, dtype=lib.uint8).view(lib.bool),
+    lambda lib: lib.arange(6, dtype=lib.int16).view(lib.float16),
+    lambda lib: lib.ones(4, 2)[:, :1].view(lib.float16),
+    lambda lib: lib.ones(3, 4)[:, 2:].view(lib.int16),
+    lambda lib: lib.ones(3, 4)[:, :2].view(lib.float64),
+]
+_VIEW_DTYPE_ERRORS = [
+    lambda lib: lib.ones(()).view(lib.float64),
+    lambda lib: lib.ones(4, 2).t().view(lib.float64),
+    lambda lib: lib.ones(2, 3).view(lib.float64),
+    lambda lib: lib.ones(5)[1:].view(lib.float64),
+    lambda lib: lib.ones(3, 3)[:, :2].view(lib.float64),
+]
+
+
+@pytest.mark.parametrize("case", _VIEW_DTYPE_CASES)
+def test_view_dtype_reinterprets_the_bits_as_torch(case):
+    torch = pytest.importorskip("torch", reason=TORCH_MISSING)
+    ours, theirs = case(lucid), case(torch)
+    assert ours.shape == tuple(theirs.shape)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("case", _VIEW_DTYPE_ERRORS)
+def test_view_dtype_refuses_what_torch_refuses(case):
+    torch = pytest.importorskip("torch", reason=TORCH_MISSING)
+    with pytest.raises(RuntimeError) as expected:
+        case(torch)
+    with pytest.raises(RuntimeError) as error:
+        case(lucid)
+    assert str(error.value) == str(expected.value)
+
+
+def test_view_dtype_shares_memory_and_version_and_has_no_gradient():
+    x = lucid.ones(4, requires_grad=True)
+    bits = x.view(lucid.int32)
+    assert not bits.requires_grad and bits.grad_fn is None
+    assert not x.view(lucid.float32).requires_grad  # not differentiable, as in PyTorch
+    base = lucid.ones(4)
+    view = base.view(lucid.int32)
+    view[0] = 0
+    assert base.tolist() == [0.0, 1.0, 1.0, 1.0] and base._version == 1

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._core import layouts
+from lucid._core import dtypes, layouts
 from lucid._core.function import Function
 from lucid._core.grad_mode import local_state
 from lucid._core.graph import _INFERENCE_INPLACE_MESSAGE
@@ -359,3 +359,48 @@ def resize_as(input: Tensor, tensor: Tensor) -> Tensor:
     """Deprecated in PyTorch (it warns): `input` reshaped to `tensor`'s shape."""
     warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
     return Resize.apply(input, tuple(tensor.size()))
+
+
+def view_dtype(input: Tensor, dtype: Any) -> Tensor:
+    """`input`'s bits read as `dtype` (Tensor.view(dtype)): the same memory, sharing the version
+    counter, and no gradient (PyTorch's view.dtype is not differentiable). A different element
+    size scales the last dimension, which must then be contiguous."""
+    data = input._data
+    target = dtypes.to_numpy_dtype(dtype)
+    source = data.dtype
+    if target.itemsize != source.itemsize:
+        names = dtypes.SCALAR_TYPE_NAMES
+        what = (
+            f"to view {names[dtypes.from_numpy_dtype(source).name]} as "
+            f"{names[dtypes.from_numpy_dtype(target).name]} (different element sizes)"
+        )
+        if data.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        stride = data.strides[-1] // source.itemsize if data.shape[-1] > 1 else 1
+        if stride != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {stride}")
+        ratio = target.itemsize // source.itemsize
+        if ratio > 1:
+            if data.shape[-1] % ratio:
+                raise RuntimeError(
+                    f"self.size(-1) must be divisible by {ratio} {what}, but got {data.shape[-1]}"
+                )
+            offset = input.storage_offset()
+            if offset % ratio:
+                raise RuntimeError(
+                    f"self.storage_offset() must be divisible by {ratio} {what}, but got {offset}"
+                )
+            for dim, step in enumerate(data.strides[:-1]):
+                if (step // source.itemsize) % ratio:
+                    raise RuntimeError(
+                        f"self.stride({dim}) must be divisible by {ratio} {what}, but got "
+                        f"{step // source.itemsize}"
+                    )
+        if data.shape[-1] == 1 and data.strides[-1] != source.itemsize:
+            # a single column of a wider array: NumPy views only a contiguous last axis
+            data = np.lib.stride_tricks.as_strided(
+                data, data.shape, data.strides[:-1] + (source.itemsize,)
+            )
+    result = _wrap(data.view(target))
+    result._version_counter = input._version_counter
+    return result
