@@ -72,24 +72,6 @@ KNOWN_SURFACE_GAPS: dict[tuple[str, str], tuple[str, str]] = {
             "ValueError: batch_norm eps must be positive during training, but got -1.0"
         ),
     ),
-    ("nn.Bilinear.forward", "none"): (
-        "internal",
-        (
-            "open: lucid/ops/linear.py (bilinear): nn.Bilinear(...)(None, <float32 tensor of "
-            "shape (5, 3)>): lucid leaks AttributeError: 'NoneType' object has no attribute "
-            "'shape'; torch raises TypeError: bilinear(): argument 'input1' (position 1) must be "
-            "Tensor, not NoneType"
-        ),
-    ),
-    ("nn.Bilinear.forward", "python_list"): (
-        "internal",
-        (
-            "open: lucid/ops/linear.py (bilinear): nn.Bilinear(...)(<list>, <float32 tensor of "
-            "shape (5, 3)>): lucid leaks AttributeError: 'list' object has no attribute 'shape'; "
-            "torch raises TypeError: bilinear(): argument 'input1' (position 1) must be Tensor, "
-            "not list"
-        ),
-    ),
     ("nn.CTCLoss", "blank=float"): (
         "silent",
         (
@@ -99,77 +81,12 @@ KNOWN_SURFACE_GAPS: dict[tuple[str, str], tuple[str, str]] = {
             "float, int, bool), but ex"
         ),
     ),
-    ("nn.ConstantPad1d", "value=string"): (
-        "numpy",
-        (
-            "open: lucid/ops/sampling.py (forward): nn.ConstantPad1d(2, 'a') then called on the "
-            "catalogue's input: lucid leaks ValueError: could not convert string to float: "
-            "np.str_('a'); torch raises TypeError: pad(): argument 'value' (position 4) must be "
-            "float, not str"
-        ),
-    ),
-    ("nn.ConstantPad2d", "value=string"): (
-        "numpy",
-        (
-            "open: lucid/ops/sampling.py (forward): nn.ConstantPad2d((1, 0, 2, 1), 'a') then "
-            "called on the catalogue's input: lucid leaks ValueError: could not convert string to"
-            " float: np.str_('a'); torch raises TypeError: pad(): argument 'value' (position 4) "
-            "must be float, not str"
-        ),
-    ),
-    ("nn.ConstantPad3d", "value=string"): (
-        "numpy",
-        (
-            "open: lucid/ops/sampling.py (forward): nn.ConstantPad3d((1, 0, 0, 1, 2, 0), 'a') "
-            "then called on the catalogue's input: lucid leaks ValueError: could not convert "
-            "string to float: np.str_('a'); torch raises TypeError: pad(): argument 'value' "
-            "(position 4) must be float, not str"
-        ),
-    ),
-    ("nn.CosineEmbeddingLoss.forward", "none"): (
-        "internal",
-        (
-            "open: lucid/ops/loss.py (cosine_embedding_loss): nn.CosineEmbeddingLoss(...)(None, "
-            "<float32 tensor of shape (3, 4)>, <float32 tensor of shape (3,)>): lucid leaks "
-            "AttributeError: 'NoneType' object has no attribute 'ndim'; torch raises TypeError: "
-            "cosine_embedding_loss(): argument 'input1' (position 1) must be Tensor, not NoneType"
-        ),
-    ),
-    ("nn.CosineEmbeddingLoss.forward", "python_list"): (
-        "internal",
-        (
-            "open: lucid/ops/loss.py (cosine_embedding_loss): nn.CosineEmbeddingLoss(...)(<list>,"
-            " <float32 tensor of shape (3, 4)>, <float32 tensor of shape (3,)>): lucid leaks "
-            "AttributeError: 'list' object has no attribute 'ndim'; torch raises TypeError: "
-            "cosine_embedding_loss(): argument 'input1' (position 1) must be Tensor, not list"
-        ),
-    ),
     ("nn.CrossEntropyLoss.forward", "rank_minus_one"): (
         "silent",
         (
             "open: lucid.nn.functional.cross_entropy: nn.CrossEntropyLoss(...)(<float32 tensor of"
             " shape (5,)>, <int64 tensor of shape (4,)>): lucid answers; torch raises ValueError:"
             " For 1D input, 1D target must have size 1, but got target size: 4"
-        ),
-    ),
-    ("nn.Embedding", "max_norm=string"): (
-        "numpy",
-        (
-            "open: lucid/ops/embedding.py (forward): nn.Embedding(10, 3, padding_idx=2, "
-            "max_norm='a') then called on the catalogue's input: lucid leaks UFuncTypeError: "
-            "ufunc 'greater' did not contain a loop with signature matching types (<class "
-            "'numpy.dtypes.Float32DType'>, <class 'numpy; torch raises TypeError: "
-            "embedding_renorm_(): argument 'max_norm' (position 3) must be float, not str"
-        ),
-    ),
-    ("nn.EmbeddingBag", "max_norm=string"): (
-        "numpy",
-        (
-            "open: lucid/ops/embedding.py (forward): nn.EmbeddingBag(10, 3, mode='max', "
-            "max_norm='a') then called on the catalogue's input: lucid leaks UFuncTypeError: "
-            "ufunc 'greater' did not contain a loop with signature matching types (<class "
-            "'numpy.dtypes.Float32DType'>, <class 'numpy; torch raises TypeError: "
-            "embedding_renorm_(): argument 'max_norm' (position 3) must be float, not str"
         ),
     ),
     ("nn.Flatten.forward", "zero_d"): (

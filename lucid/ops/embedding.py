@@ -11,7 +11,7 @@ from lucid._core.arguments import argument_error
 from lucid._core.function import Function
 from lucid._core.grad_mode import no_grad
 from lucid._core.tensor import TensorBase, _wrap
-from lucid.ops._common import check_tensors, dtype_name
+from lucid.ops._common import check_number, check_tensors, dtype_name
 from lucid.ops._promote import round_to, widen
 from lucid.ops.indexing import index_select, scatter_add
 from lucid.ops.reduction import sum
@@ -109,6 +109,7 @@ def embedding(
     if indices.size and (indices.min() < 0 or indices.max() >= num_weights):
         raise IndexError("index out of range in self")
     if max_norm is not None:
+        check_number(max_norm, "embedding_renorm_", "max_norm", 3, "float")
         with no_grad():
             EmbeddingRenorm.apply(weight, indices, max_norm, norm_type)
     return Embedding.apply(weight, indices, padding_idx, scale_grad_by_freq)
@@ -306,6 +307,7 @@ def embedding_bag(
         starts = offsets._data.astype(np.int64)
     num_weights, dim = weight.shape
     if max_norm is not None:
+        check_number(max_norm, "embedding_renorm_", "max_norm", 3, "float")
         with no_grad():
             EmbeddingRenorm.apply(weight, indices, max_norm, norm_type)
     if per_sample_weights is not None and mode != "sum":

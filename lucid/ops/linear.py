@@ -42,6 +42,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 @autocast_op
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y_k = input1^T weight_k input2 + bias_k over the last dimension."""
+    check_tensors(input1, input2, weight)
     out_features, in1, in2 = weight.shape
     leading = input1.shape[:-1]
     x1 = input1.reshape(-1, in1)

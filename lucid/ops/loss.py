@@ -799,6 +799,7 @@ def cosine_embedding_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1."""
+    check_tensors(input1, input2, target)
     check_number(margin, "cosine_embedding_loss", "margin", 4, "float")
     reduction = legacy_reduction(size_average, reduce, reduction)
     if target.ndim > 1:

@@ -24,7 +24,13 @@ from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
 from lucid._core.tensor import _wrap
 from lucid.factories import tensor
-from lucid.ops._common import autocast_op, check_tensors, dtype_name, not_implemented
+from lucid.ops._common import (
+    autocast_op,
+    check_number,
+    check_tensors,
+    dtype_name,
+    not_implemented,
+)
 from lucid.ops._promote import is_low_precision, round_to, widen
 from lucid.ops.fills import to
 from lucid.ops.joining import stack
@@ -284,6 +290,8 @@ def _check_non_constant(input: Tensor, mode: str, pad: tuple[int, ...]) -> None:
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None):
     """Pad the last len(pad) // 2 dims of input: (left, right, top, bottom, front, back)."""
     check_tensors(input)
+    if value is not None:
+        check_number(value, "pad", "value", 4, "float")
     amounts = _pad_amounts(pad)
     if len(amounts) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
