@@ -2818,9 +2818,16 @@ class I1(Function):
     def backward(ctx, grad_output):
         x, result = ctx.saved_tensors
         # d/dx I1(x) = I0(x) - I1(x) / x, which tends to 1/2 at 0
-        is_zero = eq(x, 0.0)
-        derivative = I0.apply(x) - result / where(is_zero, 1.0, x)
-        return grad_output * where(is_zero, 0.5, derivative)
+        is_tiny, safe = _tiny_and_safe(x)
+        return grad_output * where(is_tiny, 0.5, I0.apply(safe) - result / safe)
+
+
+def _tiny_and_safe(x: Tensor) -> tuple[Tensor, Tensor]:
+    """Where |x| is not above the dtype's epsilon (nan included), and x with those elements
+    set to epsilon: PyTorch's guard for the 1/x of the i1 and i1e derivatives."""
+    epsilon = float(np.finfo(x._data.dtype).eps) if x._data.dtype.kind == "f" else 2.0**-23
+    is_tiny = ~(abs(x) > epsilon)
+    return is_tiny, where(is_tiny, epsilon, x)
 
 
 def i0(input: Tensor) -> Tensor:

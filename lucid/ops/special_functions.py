@@ -16,12 +16,12 @@ import numpy as np
 from lucid._core import dtypes
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _wrap
-from lucid.ops import _gamma, _special
+from lucid.ops import _special
 from lucid.ops._promote import binary_arrays, float_array, round_to
 from lucid.ops.activations import sigmoid
 from lucid.ops.arithmetic import _grad_to
 from lucid.ops.broadcast import broadcast_error
-from lucid.ops.pointwise import erfc, exp, i0, log, log1p, sign, where
+from lucid.ops.pointwise import I1, _tiny_and_safe, erfc, exp, i0, log, log1p, sign, where
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -388,31 +388,6 @@ class I1e(Function):
         is_tiny, safe = _tiny_and_safe(x)
         derivative = I0e.apply(safe) - result * (sign(safe) + 1.0 / safe)
         return grad_output * where(is_tiny, 0.5, derivative)
-
-
-class I1(Function):
-    _backward_name = "SpecialI1Backward0"
-
-    @staticmethod
-    def forward(ctx, x):
-        result = _wrap(_unary(_gamma.i1, x))
-        ctx.save_for_backward(x, result)
-        return result
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, result = ctx.saved_tensors
-        # d/dx I1(x) = I0(x) - I1(x) / x, which tends to 1/2 at 0
-        is_tiny, safe = _tiny_and_safe(x)
-        return grad_output * where(is_tiny, 0.5, i0(safe) - result / safe)
-
-
-def _tiny_and_safe(x: Tensor) -> tuple[Tensor, Tensor]:
-    """Where |x| is not above the dtype's epsilon (nan included), and x with those elements
-    set to epsilon: PyTorch's guard for the 1/x of the i1 and i1e derivatives."""
-    epsilon = float(np.finfo(x._data.dtype).eps) if x._data.dtype.kind == "f" else 2.0**-23
-    is_tiny = ~(abs(x) > epsilon)
-    return is_tiny, where(is_tiny, epsilon, x)
 
 
 def i0e(input: Tensor) -> Tensor:
