@@ -17,6 +17,7 @@ from lucid._core.devices import check_device, device
 from lucid._core.tensor import TensorBase
 from lucid._dynamo import config as _dynamo_config
 from lucid._dynamo import list_backends
+from lucid._dynamo.exc import InvalidBackend
 
 __all__ = [
     "compile",
@@ -139,10 +140,7 @@ def _check_compile_options(backend: Any, mode: str | None, options: dict | None,
             "Either mode or options can be specified, but both can't be specified at the same time."
         )
     if isinstance(backend, str) and backend not in list_backends(exclude_tags=()):
-        raise RuntimeError(
-            f"Invalid backend: {backend!r}, see `lucid._dynamo.list_backends()` for available "
-            "backends."
-        )
+        raise InvalidBackend(backend)
     if backend is not None and backend != "inductor":
         return  # another backend takes its options as they come
     from lucid._inductor import config, list_mode_options

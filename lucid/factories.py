@@ -15,7 +15,9 @@ import numpy as np
 
 from lucid._core import dtypes, random
 from lucid._core.arguments import (
+    int_list_item_error,
     invalid_combination,
+    is_int_list_item,
     raise_argument_error,
     raise_type_error,
     type_word,
@@ -28,7 +30,6 @@ from lucid._core.random import Generator, _rng
 from lucid._core.tensor import (
     Size,
     TensorBase,
-    _varargs_shape,
     _wrap,
     allocated,
     mark_inference,
@@ -89,23 +90,31 @@ def _leaf(array: np.ndarray, requires_grad: bool) -> Tensor:
     return result
 
 
-def _size(size: tuple) -> tuple[int, ...]:
-    shape = _varargs_shape(size)
-    if isinstance(shape, int):
-        shape = (shape,)
-    result = []
-    for dim in shape:
-        if isinstance(dim, TensorBase):
-            dim = dim.item()
-        if not isinstance(dim, int | np.integer) or isinstance(dim, bool):
+def _size(size: tuple, name: str = "empty", sequence_only: bool = False) -> tuple[int, ...]:
+    """The shape of a factory's `*size` (f(2, 3) or f((2, 3))), with PyTorch's TypeErrors for
+    anything else, naming the factory: its parser reports the first item of a sequence and
+    every later one with different words (`pos 0`; `at pos i + 1`). `sequence_only`: a size
+    that is one argument (full, randint, normal), where PyTorch takes no single int."""
+    if not size:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+    if len(size) == 1 and (sequence_only or not is_int_list_item(size[0], 0)):
+        shape = size[0]
+        if not isinstance(shape, tuple | list | Size):
             raise TypeError(
-                f"expected a sequence of ints as size, but got an element of type "
-                f"{type(dim).__name__}"
+                f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
+                f"{type_word(shape)}"
             )
+    else:
+        shape = size
+        if not is_int_list_item(shape[0], 0):
+            raise TypeError(f"{name}() takes 1 positional argument but {len(shape)} were given")
+    for index, dim in enumerate(shape):
+        if not is_int_list_item(dim, index):
+            raise int_list_item_error(name, "size", 1, index, dim)
+    result = [int(dim) for dim in shape]
+    for dim in result:
         if dim < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {dim}: "
-                               f"{list(shape)}")  # fmt: skip
-        result.append(int(dim))
+            raise RuntimeError(f"Trying to create tensor with negative dimension {dim}: {result}")
     return tuple(result)
 
 
@@ -421,7 +430,7 @@ def zeros(*size: Any, dtype: Any = None, device: Any = None, pin_memory: bool = 
     check_pin_memory(pin_memory)
     _check_dtype("zeros", dtype)
     try:
-        shape = _size(size)
+        shape = _size(size, "zeros")
     except RuntimeError:
         # PyTorch's zeros checks sizes itself, with its own wording.
         raise RuntimeError("zeros: Dimension size must be non-negative.") from None
@@ -435,7 +444,7 @@ def ones(*size: Any, dtype: Any = None, device: Any = None, pin_memory: bool = F
     check_device(device)
     check_pin_memory(pin_memory)
     _check_dtype("ones", dtype)
-    shape, target = _size(size), _float_dtype(dtype)
+    shape, target = _size(size, "ones"), _float_dtype(dtype)
     return _leaf(allocated(lambda: np.ones(shape, target), shape, target), requires_grad)
 
 
@@ -445,7 +454,7 @@ def empty(*size: Any, dtype: Any = None, device: Any = None, pin_memory: bool = 
     check_device(device)
     check_pin_memory(pin_memory)
     _check_dtype("empty", dtype)
-    shape, target = _size(size), _float_dtype(dtype)
+    shape, target = _size(size, "empty"), _float_dtype(dtype)
     return _leaf(allocated(lambda: np.empty(shape, target), shape, target), requires_grad)
 
 
@@ -456,7 +465,7 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
     _check_dtype("full", dtype)
     fill_value = _fill_number("full", fill_value)
     target = _infer_dtype(fill_value) if dtype is None else dtypes.to_numpy_dtype(dtype)
-    shape = _size((size,))
+    shape = _size((size,), "full", sequence_only=True)
     return _leaf(allocated(lambda: np.full(shape, fill_value, target), shape, target),
                  requires_grad)  # fmt: skip
 
@@ -524,7 +533,17 @@ def _check_arange_bounds(start: Any, end: Any, step: Any) -> None:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
 
 
-def arange(start: Any = None, end: Any = None, step: Any = 1, *, dtype: Any = None,
+class _NotGiven:
+    """The default of an argument whose explicit None PyTorch refuses (arange's bounds)."""
+
+    def __repr__(self) -> str:
+        return "<not given>"
+
+
+_NOT_GIVEN = _NotGiven()
+
+
+def arange(start: Any = _NOT_GIVEN, end: Any = _NOT_GIVEN, step: Any = 1, *, dtype: Any = None,
            device: Any = None, pin_memory: bool = False,
            requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Values from `start` to `end` (exclusive) by `step`; int64 when all three are ints.
@@ -535,27 +554,27 @@ def arange(start: Any = None, end: Any = None, step: Any = 1, *, dtype: Any = No
     """
     check_device(device)
     check_pin_memory(pin_memory)
-    if start is None and end is None:
+    if start is _NOT_GIVEN and end is _NOT_GIVEN:
         raise TypeError(
             "arange() received an invalid combination of arguments - got (), but expected one "
             "of:\n" + _ARANGE_SIGNATURES
         )
-    if end is None and not _is_number(start):
+    if end is _NOT_GIVEN and not _is_number(start):
         raise TypeError(
             f"arange(): argument 'end' (position 1) must be Number, not {type(start).__name__}"
         )
-    if not all(_is_number(value) for value in (start, end, step) if value is not None):
+    if not all(_is_number(value) for value in (start, end, step) if value is not _NOT_GIVEN):
         given = (start, end) if step == 1 and step.__class__ is int else (start, end, step)
-        got = ", ".join(type(value).__name__ for value in given if value is not None)
+        got = ", ".join(type(value).__name__ for value in given if value is not _NOT_GIVEN)
         raise TypeError(
             f"arange() received an invalid combination of arguments - got ({got}), but expected "
             f"one of:\n{_ARANGE_SIGNATURES}\n"
         )
-    start, end, step = _python_number(start), _python_number(end), _python_number(step)
-    if start is None:
+    if start is _NOT_GIVEN:
         start = 0
-    elif end is None:
+    elif end is _NOT_GIVEN:
         start, end = 0, start
+    start, end, step = _python_number(start), _python_number(end), _python_number(step)
     if dtype is None:
         integral = all(isinstance(v, int | np.integer) for v in (start, end, step))
         target = np.dtype(np.int64) if integral else dtypes.get_default_dtype().numpy_dtype
@@ -886,7 +905,7 @@ def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, devi
     _check_dtype("rand", dtype)
     rng = _generator_rng("rand", generator, size)
     target = _random_float_dtype(dtype, "check_uniform_bounds")
-    shape = _size(size)
+    shape = _size(size, "rand")
     if target.itemsize == 2:
         # float16/bfloat16: float32 samples rounded; one that rounds up to 1 wraps to 0, as
         # PyTorch keeps its samples in [0, 1)
@@ -907,7 +926,7 @@ def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, dev
     _check_dtype("randn", dtype)
     rng = _generator_rng("randn", generator, size)
     target = _random_float_dtype(dtype, "normal_kernel_cpu")
-    shape = _size(size)
+    shape = _size(size, "randn")
     if target.itemsize == 2:
         # float16/bfloat16 samples are drawn in float32 and rounded, as PyTorch's
         values = allocated(lambda: rng.standard_normal(shape, dtype=np.float32), shape, target)
@@ -941,7 +960,7 @@ def randint(low: int, high: int | None = None, size: Any = None, *,
             f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
         )
     target = dtypes.to_numpy_dtype(dtype) if dtype is not None else np.dtype(np.int64)
-    shape = _size((size,))
+    shape = _size((size,), "randint", sequence_only=True)
     values = allocated(lambda: _rng(generator).integers(low, high, shape, dtype=np.int64),
                         shape, target).astype(target)  # fmt: skip
     return _leaf(values, requires_grad)
@@ -970,7 +989,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *
         # PyTorch prints the double as C++ streams do (%g).
         raise RuntimeError(f"normal expects std >= 0.0, but found std {np.min(std_array):g}")
     if size is not None:
-        shape = _size((size,))
+        shape = _size((size,), "normal", sequence_only=True)
     else:
         shape = np.broadcast_shapes(np.shape(mean_array), np.shape(std_array))
     if isinstance(mean, TensorBase):

@@ -267,3 +267,151 @@ def test_a_tensor_argument_names_itself_when_given_no_tensor(call, value):
 )
 def test_values_dtypes_and_generators_raise_pytorch_errors(call):
     _assert_same_error(call)
+
+
+# ------------------------------------------------- int lists: the parser's two passes
+@_cases(
+    zeros_float=lambda L, F: L.zeros(2.5),
+    zeros_none=lambda L, F: L.zeros(None),
+    zeros_first_item=lambda L, F: L.zeros((2.5, 3)),
+    zeros_later_item=lambda L, F: L.zeros((3, 2.5)),
+    zeros_later_vararg=lambda L, F: L.zeros(3, None),
+    zeros_first_vararg=lambda L, F: L.zeros(2.5, 3) if L is lucid else L.zeros(2.5, 3),
+    zeros_no_size=lambda L, F: L.zeros(),
+    empty_float_tensor=lambda L, F: L.empty(3, L.tensor(2.0)),
+    ones_nested=lambda L, F: L.ones((2, [3])),
+    rand_string=lambda L, F: L.rand("a"),
+    full_int_size=lambda L, F: L.full(3, 1.0),
+    full_later_item=lambda L, F: L.full((3, 2.5), 1.0),
+    layer_from_float=lambda L, F: L.nn.Linear(3, 2.5),
+    batch_norm_from_none=lambda L, F: L.nn.BatchNorm1d(None),
+    roll_later_item=lambda L, F: L.roll(L.ones(2, 2), (1, 2.5), (0, 1)),
+    split_later_item=lambda L, F: L.split(L.ones(4), [2, 2.5]),
+    layer_norm_later_item=lambda L, F: F.layer_norm(L.ones(2, 4, 3), (4, 2.5)),
+    unfold_later_item=lambda L, F: F.unfold(L.ones(1, 1, 4, 4), (2, 2.5)),
+    pad_later_item=lambda L, F: F.pad(L.ones(1, 1, 4, 4), (1, 1, 2.5, 1)),
+    interpolate_float_sizes=lambda L, F: F.interpolate(L.ones(1, 1, 4, 4), size=(2.5, 2.5)),
+)
+def test_an_int_list_names_its_bad_item_as_pytorchs_parser_does(call):
+    _assert_same_error(call)
+
+
+def test_an_int_list_takes_what_pytorchs_parser_takes():
+    """Past the first item PyTorch's parser reads a bool and a one-element integer tensor."""
+    for library in (torch, lucid):
+        assert tuple(library.zeros(2, True).shape) == (2, 1)
+        assert tuple(library.zeros((2, library.tensor([3]))).shape) == (2, 3)
+        assert tuple(library.zeros(library.tensor(3)).shape) == (3,)
+
+
+# ------------------------------------------------------ losses, norms and their kernels
+def _ctc(L, F, lengths=(5, 5), **keywords):
+    log_probs = L.full((5, 2, 4), -1.3862943611198906)
+    targets = L.tensor([[1, 2, 3], [1, 1, 2]])
+    return F.ctc_loss(log_probs, targets, list(lengths), [3, 3], **keywords)
+
+
+@_cases(
+    bce_target_dtype=lambda L, F: F.binary_cross_entropy(
+        L.full((3,), 0.5, dtype=L.float64), L.full((3,), 0.5)
+    ),
+    bce_half_input=lambda L, F: F.binary_cross_entropy(
+        L.full((3,), 0.5, dtype=L.float16), L.full((3,), 0.5)
+    ),
+    cross_entropy_1d_target=lambda L, F: F.cross_entropy(L.ones(5), L.tensor([1, 2, 3, 0])),
+    nll_1d_target=lambda L, F: F.nll_loss(L.ones(5), L.tensor([1, 2, 3, 0])),
+    nll_integer_input=lambda L, F: F.nll_loss(L.ones(4, 5, dtype=L.int64), L.tensor([1, 2, 3, 0])),
+    nll_2d_integer_input=lambda L, F: F.nll_loss(
+        L.ones(4, 5, 2, dtype=L.int64), L.zeros(4, 2, dtype=L.int64)
+    ),
+    cross_entropy_integer_input=lambda L, F: F.cross_entropy(
+        L.ones(4, 5, dtype=L.int64), L.tensor([1, 2, 3, 0])
+    ),
+    cross_entropy_3d_integer_input=lambda L, F: F.cross_entropy(
+        L.ones(4, 5, 2, dtype=L.int64), L.zeros(4, 2, dtype=L.int64)
+    ),
+    ctc_float_blank=lambda L, F: _ctc(L, F, blank=2.5),
+    ctc_string_zero_infinity=lambda L, F: _ctc(L, F, zero_infinity="a"),
+    ctc_float_lengths=lambda L, F: _ctc(L, F, lengths=(5.0, 5)),
+    linear_cross_entropy_options=lambda L, F: F.linear_cross_entropy(
+        L.ones(2, 3), L.ones(4, 3), L.tensor([0, 1]), options=-100
+    ),
+    batch_norm_training_eps=lambda L, F: F.batch_norm(
+        L.ones(4, 3), None, None, training=True, eps=0.0
+    ),  # fmt: skip
+    batch_norm_eval_eps=lambda L, F: F.batch_norm(L.ones(4, 3), L.zeros(3), L.ones(3), eps=-1.0),
+    instance_norm_empty_batch_affine=lambda L, F: L.nn.InstanceNorm1d(3, affine=True)(
+        L.ones(0, 3, 5)
+    ),
+    norm_except_dim_range=lambda L, F: L.nn.utils.weight_norm(L.nn.Linear(3, 2), dim=5),
+    norm_except_dim_float=lambda L, F: L.nn.utils.weight_norm(L.nn.Linear(3, 2), dim=2.5),
+    flatten_zero_d=lambda L, F: L.nn.Flatten()(L.tensor(1.0)),
+    threshold_bool=lambda L, F: F.threshold(L.ones(3, dtype=L.bool), 0, 1),
+    threshold_int_overflow=lambda L, F: F.threshold(L.ones(3, dtype=L.int8), 1000, 1),
+    threshold_half_value_overflow=lambda L, F: F.threshold(L.ones(3).half(), 0, 1e10),
+    arange_explicit_none=lambda L, F: L.arange(None, 5),
+    arange_none_end=lambda L, F: L.arange(0, None),
+)
+def test_loss_norm_and_shape_arguments_raise_pytorch_errors(call):
+    _assert_same_error(call)
+
+
+def test_an_unknown_compile_backend_is_invalid_backend():
+    with pytest.raises(lucid._dynamo.exc.InvalidBackend) as raised:
+        lucid.compile(lambda x: x, backend="nonexistent")
+    assert isinstance(raised.value, RuntimeError)
+    with pytest.raises(torch._dynamo.exc.InvalidBackend) as expected:
+        torch.compile(lambda x: x, backend="nonexistent")
+    assert str(raised.value) == str(expected.value).replace("torch", "lucid")
+
+
+@pytest.mark.parametrize(
+    ("input_dtype", "target_dtype"),
+    [("float64", "float32"), ("float32", "float64"), ("float32", "float16")],
+)
+def test_binary_cross_entropy_with_logits_answers_in_the_targets_dtype(input_dtype, target_dtype):
+    results = []
+    for library in (torch, lucid):
+        logits = library.linspace(-3, 3, 12, dtype=getattr(library, input_dtype))
+        logits.requires_grad_(True)
+        target = library.linspace(0, 1, 12, dtype=getattr(library, target_dtype))
+        loss = library.nn.functional.binary_cross_entropy_with_logits(logits, target)
+        loss.backward()
+        results.append((str(loss.dtype), str(logits.grad.dtype), loss.item()))
+    (torch_loss_dtype, torch_grad_dtype, torch_value), (loss_dtype, grad_dtype, value) = results
+    assert (loss_dtype, grad_dtype) == (
+        torch_loss_dtype.replace("torch", "lucid"),
+        torch_grad_dtype.replace("torch", "lucid"),
+    )
+    # both round the same loss to the target's dtype: float16's half an ulp apart at most
+    assert value == pytest.approx(torch_value, rel=2e-3 if target_dtype == "float16" else 1e-6)
+
+
+def _outcome(call, *args):
+    try:
+        result = call(*args)
+    except Exception as error:  # noqa: BLE001 - the error itself is what is compared
+        return type(error).__name__, str(error)
+    return str(result.dtype).replace("torch", "lucid"), result.tolist()
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint8", "float32"])
+@pytest.mark.parametrize(
+    ("bound", "value"), [(-0.5, 9), (0.5, -2.7), (1.5, 2.7), (0, 1e10), (300, 1)]
+)
+def test_threshold_keeps_the_dtype_and_converts_scalars_as_pytorch(dtype, bound, value):
+    outcomes = []
+    for library in (torch, lucid):
+        x = library.arange(-3, 3).to(getattr(library, dtype))
+        outcomes.append(_outcome(library.nn.functional.threshold, x, bound, value))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_pixel_unshuffle_returns_an_empty_input_in_its_shape_as_pytorch():
+    for library in (torch, lucid):
+        x = library.zeros(0, 2, 4, 6, requires_grad=True)
+        assert tuple(library.nn.functional.pixel_unshuffle(x, 2).shape) == (0, 2, 4, 6)
+    # torch's backward of this forward refuses its own output's shape; lucid's passes through
+    x = lucid.zeros(0, 2, 4, 6, requires_grad=True)
+    lucid.nn.functional.pixel_unshuffle(x, 2).sum().backward()
+    assert x.grad.shape == x.shape

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from types import FrameType
 from typing import Any
 
+import numpy as np
+
 __all__ = [
     "argument_error", "invalid_combination", "raise_argument_error", "raise_type_error",
     "type_name", "type_word",
@@ -63,6 +65,36 @@ def invalid_combination(function: str, args: tuple, overloads: Sequence[str],
         f"{function}() received an invalid combination of arguments - got ({', '.join(got)}), "
         f"but expected one of:{expected}\n"
     )
+
+
+def int_list_item_error(op: str, name: str, position: int | None, index: int,
+                        value: Any) -> TypeError:  # fmt: skip
+    """PyTorch's TypeError for an item of an int list that is no int. Its parser checks the
+    first item when it picks the overload (`... at pos 0`) and the others while it unpacks the
+    list, counting from 1 (and taking a bool there): `is_int_list_item` says which pass."""
+    word = "Tensor" if hasattr(value, "_data") else type_name(value)
+    if index == 0:
+        where = "" if position is None else f" (position {position})"
+        return TypeError(
+            f"{op}(): argument '{name}'{where} must be tuple of ints, but found element of type "
+            f"{word} at pos 0"
+        )
+    return TypeError(
+        f"{op}(): argument '{name}' failed to unpack the object at pos {index + 1} with error "
+        f'"type must be tuple of ints,but got {word}"'
+    )
+
+
+def is_int_list_item(value: Any, index: int) -> bool:
+    """Whether PyTorch's parser takes `value` as item `index` of an int list: a Python or
+    NumPy int, or a 0-d integer tensor; past the first item also a bool, which it reads as 0
+    or 1, and a one-element integer tensor."""
+    if hasattr(value, "_data"):
+        array = value._data
+        return array.dtype.kind in "iu" and (array.ndim == 0 or (index > 0 and array.size == 1))
+    if isinstance(value, bool):
+        return index > 0
+    return isinstance(value, int | np.integer)
 
 
 def type_word(value: Any) -> str:

@@ -16,12 +16,13 @@ from collections.abc import Callable
 from typing import Any
 
 import lucid
-from lucid._dynamo import config
+from lucid._dynamo import config, exc
 
 __all__ = [
     "allow_in_graph",
     "config",
     "disable",
+    "exc",
     "graph_break",
     "is_compiling",
     "list_backends",

@@ -28,6 +28,8 @@ from lucid.ops.activations import (  # noqa: F401
     sigmoid,
     silu,
     softplus,
+    threshold,
+    threshold_,
 )
 from lucid.ops.attention import *  # noqa: F403
 from lucid.ops.convolution import *  # noqa: F403
@@ -195,28 +197,6 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 def tanhshrink(input: Tensor) -> Tensor:
     """input - tanh(input)."""
     return input - tanh(input)
-
-
-def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
-    """input where input > threshold, else value."""
-    return _threshold(input, threshold, value, inplace, "threshold")
-
-
-def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
-    """In-place threshold."""
-    return _threshold(input, threshold, value, True, "threshold_")
-
-
-def _threshold(input: Tensor, bound: float, value: float, inplace: bool, op: str) -> Tensor:
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, "
-                        f"not {type(input).__name__}")  # fmt: skip
-    _number(bound, op, "threshold", 2)
-    _number(value, op, "value", 3)
-    result = _where(input <= bound, value, input)
-    if inplace:
-        return input.copy_(result)
-    return result
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,

@@ -15,7 +15,8 @@ from lucid._core.dtypes import FLOAT_KINDS, SCALAR_TYPE_NAMES
 from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
 from lucid._core.random import _rng
-from lucid._core.tensor import _normalize_dim, _wrap
+from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
+from lucid.factories import _kernel_scalar
 from lucid.ops import _special
 from lucid.ops._common import apply_inplace, autocast_op, check_number, check_tensors
 from lucid.ops._common import dtype_name as _dtype_name
@@ -971,3 +972,36 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
                 f"= {count} and channel size = {channels}."
             )
     return PreluKernel.apply(input, weight)
+
+
+# ------------------------------------------------------------------------- threshold
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """input where input > threshold, else value."""
+    return _threshold(input, threshold, value, inplace, "threshold")
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """In-place threshold."""
+    return _threshold(input, threshold, value, True, "threshold_")
+
+
+def _threshold(input: Tensor, bound: float, value: float, inplace: bool, op: str) -> Tensor:
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, "
+                        f"not {type(input).__name__}")  # fmt: skip
+    for name, number, position in (("threshold", bound, 2), ("value", value, 3)):
+        if isinstance(number, bool) or not isinstance(number, int | float):
+            raise TypeError(f"{op}(): argument '{name}' (position {position}) must be Number, "
+                            f"not {type(number).__name__}")  # fmt: skip
+    dtype = input._data.dtype
+    if dtype.kind == "b":
+        raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
+    # the value as the kernel's scalar of the input's dtype (truncated for an integer dtype,
+    # where the threshold is converted too), with PyTorch's overflow error
+    value = _kernel_scalar(value, dtype).item()
+    if dtype.kind in "iu":
+        bound = _kernel_scalar(bound, dtype).item()
+    result = where(input <= bound, value, input)
+    if inplace:
+        return input.copy_(result)
+    return result

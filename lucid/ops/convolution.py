@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from lucid._core.arguments import raise_argument_error, type_name
+from lucid._core.arguments import (
+    int_list_item_error,
+    is_int_list_item,
+    raise_argument_error,
+    type_name,
+)
 from lucid._core.dtypes import SCALAR_TYPE_NAMES
 from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
@@ -993,11 +998,8 @@ def _sliding_pair(value: Any, op: str, name: str, position: int) -> Pair:
     """PyTorch's `_pair` of an unfold/fold size, with im2col's TypeError and length check."""
     values = tuple(value) if isinstance(value, list | tuple) else (value, value)
     for index, item in enumerate(values):
-        if isinstance(item, bool) or not isinstance(item, int | np.integer):
-            raise TypeError(
-                f"{op}(): argument '{name}' (position {position}) must be tuple of ints, but "
-                f"found element of type {type(item).__name__} at pos {index}"
-            )
+        if not is_int_list_item(item, index):
+            raise int_list_item_error(op, name, position, index, item)
     if len(values) != 2:
         raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(values)}")
     return int(values[0]), int(values[1])

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import dtypes
-from lucid._core.arguments import raise_argument_error
+from lucid._core.arguments import int_list_item_error, is_int_list_item, raise_argument_error
 from lucid._core.dtypes import SCALAR_TYPE_NAMES
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
@@ -211,12 +211,9 @@ def split(
         if length % size or not length:
             sizes.append(length % size)
         return Split.apply(tensor, tuple(sizes), dim)
-    for position, size in enumerate(split_size_or_sections):
-        if isinstance(size, bool) or not isinstance(size, int | np.integer):
-            raise TypeError(
-                "split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, "
-                f"but found element of type {type(size).__name__} at pos {position}"
-            )
+    for index, size in enumerate(split_size_or_sections):
+        if not is_int_list_item(size, index):
+            raise int_list_item_error("split_with_sizes", "split_sizes", 2, index, size)
     sizes = tuple(int(size) for size in split_size_or_sections)
     if any(size < 0 for size in sizes):
         raise RuntimeError(

@@ -26,6 +26,7 @@ from lucid.ops._promote import is_low_precision, round_to, widen
 from lucid.ops.activations import log_softmax, logsigmoid, sigmoid, softmax
 from lucid.ops.arithmetic import _check_not_bool_negation, minimum
 from lucid.ops.broadcast import common_shape
+from lucid.ops.convolution import _overload_type_name
 from lucid.ops.linear import linear
 from lucid.ops.pointwise import Clamp, clamp, exp, log, where
 
@@ -254,6 +255,11 @@ def _class_targets(
     if len(shape) == 1:
         if target_array.ndim > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if target_array.ndim == 1 and target_array.shape[0] != 1:
+            raise ValueError(
+                "For 1D input, 1D target must have size 1, but got target size: "
+                f"{target_array.shape[0]}"
+            )
         rows, flat_target = input.reshape(1, shape[0]), target.reshape(-1)
     else:
         if target_array.ndim == 0 or shape[0] != target_array.shape[0]:
@@ -333,8 +339,6 @@ class CrossEntropy(Function):
     @staticmethod
     def forward(ctx, x, target, weight, ignore_index, reduction, label_smoothing, class_last):
         array = x._data
-        if array.dtype.kind not in FLOAT_KINDS:
-            raise RuntimeError(f"\"log_softmax\" not implemented for '{_dtype_name(array.dtype)}'")
         # float16 and bfloat16 losses are accumulated in float32 and rounded once
         log_probs = _log_softmax_rows(array, class_last)
         dtype = log_probs.dtype
@@ -520,6 +524,9 @@ def nll_loss(
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_class_weight(input, weight)
     rows, indices = _class_targets(input, target, weight, ignore_index)
+    # PyTorch runs 1-d and 2-d inputs through nll_loss's kernel, more dims through nll_loss2d's
+    kernel = "nll_loss_out_frame" if input.ndim <= 2 else "nll_loss2d_forward_out_frame"
+    _check_float_kernel(kernel, input)
     dtype = rows._data.dtype
     row_weight, safe, ignored = _target_weights(indices._data, weight, ignore_index, dtype)
     picked = rows.gather(1, _wrap(safe.reshape(-1, 1))).reshape(-1)
@@ -574,6 +581,10 @@ def cross_entropy(
     check_number(label_smoothing, "cross_entropy_loss", "label_smoothing", 6, "float")
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    # the log_softmax over the classes comes first, with its kernel's name: the last-dim one
+    # where the classes are the last dim
+    kernel = "log_softmax_lastdim_kernel_impl" if input.ndim <= 2 else "log_softmax_kernel_impl"
+    _check_float_kernel(kernel, input)
     if target._data.dtype.kind in FLOAT_KINDS and target.shape == input.shape:
         return _cross_entropy_probabilities(input, target, weight, reduction, label_smoothing)
     _check_class_weight(input, weight)
@@ -638,7 +649,7 @@ def binary_cross_entropy(
     """-(t log p + (1 - t) log(1 - p)) for probabilities p = input, logs clamped at -100."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_float_kernel("binary_cross_entropy", input)
-    if target._data.dtype.kind not in FLOAT_KINDS:
+    if target._data.dtype != input._data.dtype:
         raise RuntimeError(
             f"Found dtype {_dtype_name(target._data.dtype)} but expected "
             f"{_dtype_name(input._data.dtype)}"
@@ -677,7 +688,8 @@ class BinaryCrossEntropyWithLogits(Function):
             loss = (1.0 - t) * z + log_weight * softplus_negative
         if weight is not None:
             loss = loss * widen(weight._data)
-        return _wrap(round_to(loss.astype(z.dtype, copy=False), x._data.dtype))
+        # PyTorch computes the loss into a tensor of the target's dtype
+        return _wrap(round_to(loss, y._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -1365,6 +1377,51 @@ def triplet_margin_with_distance_loss(
 
 
 # ----------------------------------------------------------------------- CTC
+# PyTorch's two ctc_loss overloads (lengths as int lists or as tensors), as its errors print them
+_CTC_SIGNATURES = tuple(
+    f"(Tensor log_probs, Tensor targets, {kind} input_lengths, {kind} target_lengths, int blank "
+    "= 0, int reduction = at::Reduction::Mean, bool zero_infinity = False)"
+    for kind in ("tuple of ints", "Tensor")
+)
+
+
+def _is_int(value: Any) -> bool:
+    if isinstance(value, TensorBase):
+        return value._data.ndim == 0 and value._data.dtype.kind in "iu"
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+def _check_ctc_arguments(log_probs: Tensor, targets: Tensor, input_lengths: Any,
+                         target_lengths: Any, blank: Any, zero_infinity: Any) -> None:  # fmt: skip
+    """PyTorch's TypeError for ctc_loss arguments that match neither overload: its parser
+    marks every argument past the targets in the first, and the lengths only where they are no
+    tensors in the second (the reduction shows as the int PyTorch passes)."""
+    lengths = (input_lengths, target_lengths)
+    as_tensors = all(isinstance(value, TensorBase) for value in lengths)
+    as_lists = all(
+        isinstance(value, list | tuple) and all(_is_int(item) for item in value)
+        for value in lengths
+    )
+    if (as_tensors or as_lists) and _is_int(blank) and isinstance(zero_infinity, bool):
+        return
+    args = (log_probs, targets, *lengths, blank, 1, zero_infinity)
+    got = ", ".join(_overload_type_name(arg) for arg in args)
+    expected = ""
+    for signature, tensors_match in zip(_CTC_SIGNATURES, (False, True)):
+        marked = [_overload_type_name(arg, elements=True) for arg in args]
+        for index in range(2, len(args)):
+            if not (tensors_match and index < 4 and isinstance(args[index], TensorBase)):
+                marked[index] = f"!{marked[index]}!"
+        expected += (
+            f"\n * {signature}\n      didn't match because some of the arguments have invalid "
+            f"types: ({', '.join(marked)})"
+        )
+    raise TypeError(
+        f"ctc_loss() received an invalid combination of arguments - got ({got}), but expected "
+        f"one of:{expected}\n"
+    )
+
+
 def _ctc_lengths(lengths: Any, name: str) -> np.ndarray:
     if isinstance(lengths, TensorBase):
         array = lengths._data
@@ -1632,6 +1689,7 @@ def ctc_loss(
     """
     check_tensors(log_probs, targets)
     _check_reduction_only(reduction)
+    _check_ctc_arguments(log_probs, targets, input_lengths, target_lengths, blank, zero_infinity)
     input_array = _ctc_lengths(input_lengths, "input_lengths")
     target_array = _ctc_lengths(target_lengths, "target_lengths")
     if log_probs._data.dtype not in (np.float32, np.float64):
@@ -1706,6 +1764,16 @@ def linear_cross_entropy(
             f"{tuple(input.shape)}"
         )
     logits_shape = (*batch_shape, classes, *out_features)
+    chunkable = (
+        reduction in ("mean", "sum", "none")
+        and label_smoothing == 0.0
+        and target._data.dtype == np.int64
+        and not out_features
+    )
+    if chunkable and options is not None and type(options).__name__ != "LinearCrossEntropyOptions":
+        # PyTorch reads the chunking settings from `options` only where it would chunk; the
+        # options class lives in nn, above ops, so it is known here by name
+        raise AttributeError(f"'{type(options).__name__}' object has no attribute '_adjust'")
     if tuple(target.shape) == logits_shape and ignore_index is not None:
         raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
     if out_features:

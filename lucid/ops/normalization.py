@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lucid._core.arguments import int_list_item_error, is_int_list_item
 from lucid._core.dtypes import FLOAT_KINDS, SCALAR_TYPE_NAMES
 from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled, no_grad
-from lucid._core.tensor import _wrap
-from lucid.ops._common import check_number, check_tensors, not_implemented
+from lucid._core.tensor import _normalize_dim, _wrap
+from lucid.ops._common import check_int, check_number, check_tensors, not_implemented
 from lucid.ops._promote import is_low_precision, round_to, widen
 from lucid.ops.broadcast import sum_to
 from lucid.ops.fills import to
@@ -260,12 +261,9 @@ def _shape_tuple(shape: Any, op: str) -> tuple[int, ...]:
     if not isinstance(shape, tuple | list):
         raise TypeError(f"{op}(): argument 'normalized_shape' (position 2) must be tuple of "
                         f"ints, not {type(shape).__name__}")  # fmt: skip
-    for position, size in enumerate(shape):
-        if not isinstance(size, int | np.integer) or isinstance(size, bool):
-            raise TypeError(
-                f"{op}(): argument 'normalized_shape' (position 2) must be tuple of ints, but "
-                f"found element of type {type(size).__name__} at pos {position}"
-            )
+    for index, size in enumerate(shape):
+        if not is_int_list_item(size, index):
+            raise int_list_item_error(op, "normalized_shape", 2, index, size)
     return tuple(shape)
 
 
@@ -364,6 +362,13 @@ def batch_norm(
     When training, batch statistics are used and the running statistics (when given) are
     updated in place with the unbiased variance; otherwise the running statistics are used.
     """
+    return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def _batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+                weight: Tensor | None, bias: Tensor | None, training: bool, momentum: float,
+                eps: float, check_eps: bool = True) -> Tensor:  # fmt: skip
+    # instance_norm's kernel is batch norm without batch_norm's own check of eps
     check_tensors(input)
     check_number(momentum, "batch_norm", "momentum", 7, "float")
     check_number(eps, "batch_norm", "eps", 8, "float")
@@ -380,11 +385,15 @@ def batch_norm(
                 "Expected more than 1 value per channel when training, got input size "
                 f"lucid.Size({list(shape)})"
             )
+        if check_eps and eps <= 0.0:
+            raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
         _check_per_channel(checked_channels, weight, bias, running_mean, running_var)
         _check_parameter_dtypes(input, weight, bias, running_mean, running_var)
         if running_mean is not None or running_var is not None:
             _update_running_stats(input._data, axes, count, running_mean, running_var, momentum)
         return NativeBatchNorm.apply(input, weight, bias, shape, axes, param_shape, eps, None)
+    if check_eps and eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
     for name, stats in (("running_mean", running_mean), ("running_var", running_var)):
         if stats is None:
             raise RuntimeError(f"{name} must be defined in evaluation mode")
@@ -580,12 +589,15 @@ def instance_norm(
             "Expected running_mean and running_var to be defined when use_input_stats is false"
         )
     batch, channels = input.size(0), input.size(1)
+    if batch == 0 and (weight is not None or bias is not None):
+        # PyTorch's kernel reads the affine parameters through the first sample
+        raise IndexError("select(): index 0 out of range for tensor of size [0] at dimension 0")
     repeated = [None if vector is None else vector.repeat(batch)
                 for vector in (weight, bias)]  # fmt: skip
     with no_grad():
         stats = [None if vector is None else vector.repeat(batch)
                  for vector in (running_mean, running_var)]  # fmt: skip
-    output = batch_norm(
+    output = _batch_norm(
         input.reshape((1, batch * channels) + shape[2:]),
         stats[0],
         stats[1],
@@ -594,6 +606,7 @@ def instance_norm(
         use_input_stats,
         momentum,
         eps,
+        check_eps=False,
     )
     with no_grad():
         for running, updated in zip((running_mean, running_var), stats):
@@ -706,8 +719,9 @@ def weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
 
 def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
     """The p-norm of v over every dim except `dim` (kept with size 1); dim=-1: of all of v."""
+    check_tensors(v)
+    check_int(pow, "norm_except_dim", "pow", 2)
+    check_int(dim, "norm_except_dim", "dim", 3)
     if dim == -1:
         return v.norm(pow)
-    if dim < -1:
-        dim += v.ndim
-    return v.norm(pow, _dims_except(v.ndim, dim), keepdim=True)
+    return v.norm(pow, _dims_except(v.ndim, _normalize_dim(dim, v.ndim)), keepdim=True)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lucid._core.arguments import int_list_item_error, is_int_list_item
 from lucid._core.dtypes import FLOAT_KINDS, SCALAR_TYPE_NAMES
 from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
@@ -1199,12 +1200,9 @@ def _unpool_size(op: str, input: Tensor, kernel_size, stride, padding, output_si
             )
     # 1-D unpools as 2-D, so its sizes reach a 2-D op
     name = "max_unpool3d" if dims == 3 else "max_unpool2d"
-    for position, size in enumerate(sizes):
-        if not isinstance(size, int | np.integer):
-            raise TypeError(
-                f"{name}(): argument 'output_size' (position 3) must be tuple of ints, but found "
-                f"element of type {type(size).__name__} at pos {position}"
-            )
+    for index, size in enumerate(sizes):
+        if not is_int_list_item(size, index):
+            raise int_list_item_error(name, "output_size", 3, index, size)
     return [int(size) for size in sizes]
 
 

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._core.arguments import raise_type_error
+from lucid._core.arguments import int_list_item_error, is_int_list_item, raise_type_error
 from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
-from lucid._core.tensor import _wrap
+from lucid._core.tensor import TensorBase, _wrap
 from lucid.factories import tensor
 from lucid.ops._common import (
     autocast_op,
@@ -211,12 +211,9 @@ class ConstantPadNd(Function):
 def _pad_amounts(pad: Any) -> tuple[int, ...]:
     if not isinstance(pad, (tuple, list)):
         raise_type_error(pad, "tuple of ints")
-    for position, amount in enumerate(pad):
-        if not isinstance(amount, (int, np.integer)) or isinstance(amount, bool):
-            raise TypeError(
-                "pad(): argument 'pad' (position 2) must be tuple of ints, but found element "
-                f"of type {type(amount).__name__} at pos {position}"
-            )
+    for index, amount in enumerate(pad):
+        if not is_int_list_item(amount, index):
+            raise int_list_item_error("pad", "pad", 2, index, amount)
     return tuple(int(amount) for amount in pad)
 
 
@@ -569,6 +566,13 @@ def _antialias_taps(
     return np.minimum(np.where(inside, taps, first[:, None]), size - 1), weights, inside
 
 
+def _is_integer(value: Any) -> bool:
+    """An int, a NumPy integer or a tensor of an integer dtype, as PyTorch takes for a size."""
+    if isinstance(value, TensorBase):
+        return value._data.dtype.kind in "iu"
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
 def _interpolate_sizes(input: Tensor, size: Any, scale_factor: Any, spatial: int):
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
@@ -580,6 +584,13 @@ def _interpolate_sizes(input: Tensor, size: Any, scale_factor: Any, spatial: int
                 f"input with spatial dimensions of {list(input.shape[2:])} and output size of "
                 f"{size}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
                 "output size in (o1, o2, ...,oK) format."
+            )
+        if not all(_is_integer(s) for s in sizes):
+            # PyTorch checks the items of a list or tuple here and a single size in its kernel's
+            # argument parser; one message for both names the types
+            raise TypeError(
+                "expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                f"Tuple[int, int, int], but got size with types {[type(s) for s in sizes]}"
             )
         return [int(s) for s in sizes], [None] * spatial
     if scale_factor is None:
@@ -766,6 +777,10 @@ class PixelUnshuffle(Function):
     def forward(ctx, x, r):
         ctx.factor = r
         array = x._data
+        ctx.empty = array.size == 0
+        if ctx.empty:
+            # PyTorch returns an empty input as it is, in the input's shape
+            return _wrap(array.copy())
         *batch, channels, height, width = array.shape
         lead = len(batch)
         blocks = array.reshape(*batch, channels, height // r, r, width // r, r)
@@ -774,6 +789,8 @@ class PixelUnshuffle(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
+        if ctx.empty:
+            return grad_output, None
         return PixelShuffle.apply(grad_output, ctx.factor), None
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._core.arguments import raise_argument_error
+from lucid._core.arguments import int_list_item_error, is_int_list_item, raise_argument_error
 from lucid._core.function import Function
 from lucid._core.tensor import (
     _TYPE_NAMES,
@@ -138,10 +138,10 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
-    if not shape:
-        return reshape(input, (1,))
     start = _normalize_dim(start_dim, len(shape))
     end = _normalize_dim(end_dim, len(shape))
+    if not shape:
+        return reshape(input, (1,))
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if start == end:
@@ -718,11 +718,8 @@ def _int_tuple(values: Any, op: str, name: str, position: int) -> tuple[int, ...
         raise TypeError(f"{op}(): argument '{name}' (position {position}) must be tuple of ints, "
                         f"not {type(values).__name__}")  # fmt: skip
     for index, value in enumerate(values):
-        if not _is_int(value):
-            raise TypeError(
-                f"{op}(): argument '{name}' (position {position}) must be tuple of ints, but "
-                f"found element of type {type(value).__name__} at pos {index}"
-            )
+        if not is_int_list_item(value, index):
+            raise int_list_item_error(op, name, position, index, value)
     return tuple(int(value) for value in values)
 
 

@@ -60,7 +60,7 @@ def test_label_smoothing_out_of_range_raises() -> None:
 
 def test_binary_cross_entropy_input_outside_unit_interval_raises() -> None:
     with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
-        loss.binary_cross_entropy(_logits(), lucid.zeros(3, 4))
+        loss.binary_cross_entropy(_logits(), lucid.zeros(3, 4, dtype=lucid.float64))
 
 
 def test_binary_cross_entropy_clamps_log_at_minus_100() -> None:

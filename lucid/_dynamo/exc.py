@@ -1,0 +1,23 @@
+"""`lucid._dynamo.exc`: the exceptions of torch._dynamo that a program catches around a compile.
+
+lucid compiles nothing, so of torch's compiler errors only those raised before any compiling
+exist here: an unknown backend name.
+"""
+
+from __future__ import annotations
+
+__all__ = ["InvalidBackend", "TorchDynamoException"]
+
+
+class TorchDynamoException(RuntimeError):
+    """The base of torch._dynamo's errors (a RuntimeError, as torch's)."""
+
+
+class InvalidBackend(TorchDynamoException):
+    """`compile(backend=name)` with a name that is no registered backend."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"Invalid backend: {name!r}, see `lucid._dynamo.list_backends()` for available "
+            "backends."
+        )
