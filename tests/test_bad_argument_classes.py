@@ -349,6 +349,12 @@ def _ctc(L, F, lengths=(5, 5), **keywords):
     threshold_bool=lambda L, F: F.threshold(L.ones(3, dtype=L.bool), 0, 1),
     threshold_int_overflow=lambda L, F: F.threshold(L.ones(3, dtype=L.int8), 1000, 1),
     threshold_half_value_overflow=lambda L, F: F.threshold(L.ones(3).half(), 0, 1e10),
+    narrow_float_start=lambda L, F: L.narrow(L.ones(2, 3), 0, 1.5, 1),
+    narrow_float_length=lambda L, F: L.narrow(L.ones(2, 3), 0, 1, 1.5),
+    narrow_float_dim=lambda L, F: L.narrow(L.ones(2, 3), 0.5, 1, 1),
+    select_tensor_index=lambda L, F: L.select(L.ones(2, 3), 5, L.ones(2)),
+    select_float_dim=lambda L, F: L.select(L.ones(2, 3), 1.5, 1),
+    channel_shuffle_tensor_groups=lambda L, F: L.channel_shuffle(L.ones(2, 4, 3), L.ones(2)),
     arange_explicit_none=lambda L, F: L.arange(None, 5),
     arange_none_end=lambda L, F: L.arange(0, None),
 )

@@ -18,7 +18,13 @@ from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import _TYPE_NAMES, TensorBase, _normalize_dim, _wrap
 from lucid.ops import reduction
-from lucid.ops._common import apply_inplace, autocast_op, check_tensors, not_implemented
+from lucid.ops._common import (
+    apply_inplace,
+    autocast_op,
+    check_int,
+    check_tensors,
+    not_implemented,
+)
 from lucid.ops._promote import low_precision_of, round_to, scalar_value, widen
 from lucid.ops.arithmetic import div, mul
 from lucid.ops.broadcast import broadcast_error, sum_to
@@ -1959,6 +1965,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """The slice at `index` of dimension `dim`, which is removed (a view)."""
     check_tensors(input)
+    check_int(dim, "select", "dim", 2)
+    check_int(index, "select", "index", 3)
     shape = input._data.shape
     if not shape:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")

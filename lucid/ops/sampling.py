@@ -26,6 +26,7 @@ from lucid._core.tensor import TensorBase, _wrap
 from lucid.factories import tensor
 from lucid.ops._common import (
     autocast_op,
+    check_int,
     check_number,
     check_tensors,
     dtype_name,
@@ -863,6 +864,7 @@ class ChannelShuffle(Function):
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """Interleave the channels of `(N, C, *)` input from `groups` groups."""
     check_tensors(input)
+    check_int(groups, "channel_shuffle", "groups", 2)
     if input.ndim <= 2:
         raise RuntimeError(
             f"channel_shuffle expects input with > 2 dims, but got input with sizes "

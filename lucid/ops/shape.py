@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._core.arguments import int_list_item_error, is_int_list_item, raise_argument_error
+from lucid._core.arguments import (
+    int_list_item_error,
+    invalid_combination,
+    is_int_list_item,
+    raise_argument_error,
+    type_word,
+)
 from lucid._core.function import Function
 from lucid._core.tensor import (
     _TYPE_NAMES,
@@ -638,11 +644,33 @@ def repeat_interleave(input: Any, repeats: Any = None, dim: int | None = None, *
     return View.apply(contiguous(expanded), merged)
 
 
+def _check_narrow_arguments(input: Tensor, dim: Any, start: Any, length: Any) -> None:
+    """PyTorch's TypeError for a dim, start or length that fits neither narrow overload (start
+    a tensor, or an int), each argument marked where it does not fit that overload."""
+    fits_int = [_is_int(value) for value in (dim, start, length)]
+    start_is_tensor = isinstance(start, TensorBase)
+    if fits_int[0] and fits_int[2] and (fits_int[1] or start_is_tensor):
+        return
+    args = (input, dim, start, length)
+    reasons = []
+    for start_kind, start_fits in (("Tensor", start_is_tensor), ("int", fits_int[1])):
+        marks = [True, fits_int[0], start_fits, fits_int[2]]
+        words = [
+            type_word(arg) if fits else f"!{type_word(arg)}!" for arg, fits in zip(args, marks)
+        ]
+        reasons.append(
+            f"(Tensor input, int dim, {start_kind} start, int length)\n      didn't match because "
+            f"some of the arguments have invalid types: ({', '.join(words)})"
+        )
+    raise invalid_combination("narrow", args, reasons)
+
+
 def narrow(input: Tensor, dim: int, start: int | Tensor, length: int) -> Tensor:
     """The view of `length` entries of dimension `dim` from `start`."""
     check_tensors(input)
     from lucid.ops.indexing import Slice  # late import: indexing builds on this module
 
+    _check_narrow_arguments(input, dim, start, length)
     shape = input._data.shape
     if not shape:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
