@@ -1,8 +1,9 @@
-"""lucid.distributions against torch.distributions, side by side (2 threads each): the three
-workloads issue 29 budgets at 2x torch.
+"""lucid.distributions against torch.distributions, side by side (2 threads each): the
+workloads issue 29 budgets at 2x torch (MultivariateNormal both forward only and with backward).
 
     python benchmarks/bench_distributions.py            # 15 rounds
     python benchmarks/bench_distributions.py --quick    # 5 rounds
+    python benchmarks/bench_distributions.py --only Multivariate
 
 Rounds alternate the libraries and the medians are compared, as in bench_core.py. Each
 workload builds its distribution inside the timed call, as a training step does.
@@ -46,6 +47,12 @@ def multivariate_step(lib, loc, scale_tril, samples):
     lib.distributions.MultivariateNormal(loc, scale_tril=scale_tril).log_prob(samples).sum()
 
 
+def multivariate_backward_step(lib, loc, scale_tril, samples):
+    """The same log_prob, then its gradient for loc, scale_tril and the samples."""
+    dist = lib.distributions.MultivariateNormal(loc, scale_tril=scale_tril)
+    dist.log_prob(samples).sum().backward()
+
+
 def _inputs(lib, arrays, grad: bool) -> tuple:
     return tuple(lib.tensor(array, requires_grad=grad) for array in arrays)
 
@@ -53,6 +60,7 @@ def _inputs(lib, arrays, grad: bool) -> tuple:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
+    parser.add_argument("--only", default="", help="run the workloads whose name contains this")
     arguments = parser.parse_args()
     rounds = 5 if arguments.quick else 15
     print(f"lucid {lucid.__version__} vs torch {torch.__version__}, numpy {np.__version__}, "
@@ -75,9 +83,18 @@ def main() -> int:
             False,
             10,
         ),
+        (
+            "MultivariateNormal 64-d, log_prob of 1024, fwd+bwd",
+            multivariate_backward_step,
+            (mean, tril, samples),
+            True,
+            10,
+        ),
     ]
     over = []
     for name, step, arrays, grad, inner in workloads:
+        if arguments.only not in name:
+            continue
         ratio = compare(
             name,
             step, (lucid, *_inputs(lucid, arrays, grad)),

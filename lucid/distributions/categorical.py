@@ -5,7 +5,13 @@ import math
 import lucid
 from lucid.distributions import constraints
 from lucid.distributions.distribution import Distribution
-from lucid.distributions.utils import _EMPTY_SIZE, lazy_property, logits_to_probs, probs_to_logits
+from lucid.distributions.utils import (
+    _EMPTY_SIZE,
+    expand_probs_or_logits,
+    lazy_property,
+    logits_to_probs,
+    probs_to_logits,
+)
 
 __all__ = ["Categorical"]
 
@@ -37,12 +43,7 @@ class Categorical(Distribution):
         new = self._get_checked_instance(Categorical, _instance)
         batch_shape = lucid.Size(batch_shape)
         param_shape = batch_shape + lucid.Size((self._num_events,))
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(param_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(param_shape)
-            new._param = new.logits
+        expand_probs_or_logits(self, new, param_shape)
         new._num_events = self._num_events
         super(Categorical, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args

@@ -6,6 +6,8 @@ import lucid
 __all__ = [
     "Constraint",
     "boolean",
+    "cat",
+    "corr_cholesky",
     "dependent",
     "dependent_property",
     "greater_than",
@@ -18,6 +20,8 @@ __all__ = [
     "less_than",
     "lower_cholesky",
     "lower_triangular",
+    "MixtureSameFamilyConstraint",
+    "multinomial",
     "nonnegative",
     "nonnegative_integer",
     "one_hot",
@@ -29,6 +33,7 @@ __all__ = [
     "real_vector",
     "simplex",
     "square",
+    "stack",
     "symmetric",
     "unit_interval",
 ]
@@ -142,6 +147,38 @@ class _IndependentConstraint(Constraint):
             f"{self.__class__.__name__[1:]}({self.base_constraint!r}, "
             f"{self.reinterpreted_batch_ndims})"
         )
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The component distribution's constraint, checked with the mixture dim put back in
+    front of the event dims and then reduced over."""
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError(
+                f"base_constraint must be a Constraint, got {type(base_constraint).__name__}"
+            )
+        self.base_constraint = base_constraint
+        super().__init__()
+
+    @property
+    def is_discrete(self) -> bool:
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        kept = value.dim() - self.event_dim
+        result = result.reshape(tuple(result.shape[:kept]) + (-1,))
+        return result.all(-1)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}({self.base_constraint!r})"
 
 
 class _Boolean(Constraint):
@@ -295,6 +332,20 @@ class _Simplex(Constraint):
         return lucid.all(value >= 0, dim=-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 
+class _Multinomial(Constraint):
+    """Nonnegative integer vectors summing to at most upper_bound (torch checks the weaker
+    ``sum <= upper_bound``, since Multinomial's samples may sum to less)."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, x):
+        return (x >= 0).all(dim=-1) & (x.sum(dim=-1) <= self.upper_bound)
+
+
 class _LowerTriangular(Constraint):
     """Lower-triangular square matrices."""
 
@@ -302,7 +353,7 @@ class _LowerTriangular(Constraint):
 
     def check(self, value):
         value_tril = value.tril()
-        return (value_tril == value).view(tuple(value.shape[:-2]) + (-1,)).min(-1)[0]
+        return (value_tril == value).view(tuple(value.shape[:-2]) + (-1,)).all(-1)
 
 
 class _LowerCholesky(Constraint):
@@ -312,9 +363,22 @@ class _LowerCholesky(Constraint):
 
     def check(self, value):
         value_tril = value.tril()
-        lower_triangular = (value_tril == value).view(tuple(value.shape[:-2]) + (-1,)).min(-1)[0]
-        positive_diagonal = (value.diagonal(dim1=-2, dim2=-1) > 0).min(-1)[0]
+        lower_triangular = (value_tril == value).view(tuple(value.shape[:-2]) + (-1,)).all(-1)
+        positive_diagonal = (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
         return lower_triangular & positive_diagonal
+
+
+class _CorrCholesky(Constraint):
+    """Cholesky factors of correlation matrices: lower Cholesky with rows of unit norm."""
+
+    event_dim = 2
+
+    def check(self, value):
+        # the rows' norms carry rounding error growing with their length; 10 is torch's slack
+        tol = lucid.finfo(value.dtype).eps * value.size(-1) * 10
+        row_norm = lucid.linalg.norm(value.detach(), dim=-1)
+        unit_row_norm = (row_norm - 1.0).abs().le(tol).all(dim=-1)
+        return _LowerCholesky().check(value) & unit_row_norm
 
 
 class _Square(Constraint):
@@ -358,6 +422,78 @@ class _PositiveDefinite(_Symmetric):
         return lucid.linalg.cholesky_ex(value).info.eq(0)
 
 
+class _Cat(Constraint):
+    """Constraints cseq applied to consecutive slices of lengths along dim, as lucid.cat
+    joins them."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        if lengths is None:
+            lengths = [1] * len(self.cseq)
+        self.lengths = list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(
+                f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})"
+            )
+        self.dim = dim
+        super().__init__()
+
+    @property
+    def is_discrete(self) -> bool:
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        if not (-value.dim() <= self.dim < value.dim()):
+            raise AssertionError(
+                f"dim {self.dim} out of range for value with {value.dim()} dimensions"
+            )
+        checks = []
+        start = 0
+        for constraint, length in zip(self.cseq, self.lengths):
+            checks.append(constraint.check(value.narrow(self.dim, start, length)))
+            start = start + length
+        return lucid.cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """Constraints cseq applied to the slices along dim, as lucid.stack joins them."""
+
+    def __init__(self, cseq, dim=0):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.dim = dim
+        super().__init__()
+
+    @property
+    def is_discrete(self) -> bool:
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:
+        event_dim = max(c.event_dim for c in self.cseq)
+        # a negative dim that reaches into the event dims adds the stacked dim to the event
+        if self.dim + event_dim < 0:
+            event_dim += 1
+        return event_dim
+
+    def check(self, value):
+        if not (-value.dim() <= self.dim < value.dim()):
+            raise AssertionError(
+                f"dim {self.dim} out of range for value with {value.dim()} dimensions"
+            )
+        slices = [value.select(self.dim, i) for i in range(value.size(self.dim))]
+        return lucid.stack(
+            [constraint.check(v) for v, constraint in zip(slices, self.cseq)], self.dim
+        )
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
@@ -373,13 +509,17 @@ nonnegative = _GreaterThanEq(0.0)
 greater_than = _GreaterThan
 greater_than_eq = _GreaterThanEq
 less_than = _LessThan
+multinomial = _Multinomial
 unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
 square = _Square()
 symmetric = _Symmetric()
 positive_semidefinite = _PositiveSemidefinite()
 positive_definite = _PositiveDefinite()
+cat = _Cat
+stack = _Stack

@@ -8,8 +8,10 @@ import lucid
 import lucid.nn.functional as F
 from lucid.distributions.bernoulli import Bernoulli
 from lucid.distributions.beta import Beta
+from lucid.distributions.binomial import Binomial
 from lucid.distributions.categorical import Categorical
 from lucid.distributions.cauchy import Cauchy
+from lucid.distributions.continuous_bernoulli import ContinuousBernoulli
 from lucid.distributions.dirichlet import Dirichlet
 from lucid.distributions.distribution import Distribution
 from lucid.distributions.exp_family import ExponentialFamily
@@ -20,9 +22,15 @@ from lucid.distributions.gumbel import Gumbel
 from lucid.distributions.half_normal import HalfNormal
 from lucid.distributions.independent import Independent
 from lucid.distributions.laplace import Laplace
+from lucid.distributions.lowrank_multivariate_normal import (
+    LowRankMultivariateNormal,
+    _batch_lowrank_logdet,
+    _batch_lowrank_mahalanobis,
+)
 from lucid.distributions.multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from lucid.distributions.normal import Normal
 from lucid.distributions.one_hot_categorical import OneHotCategorical
+from lucid.distributions.pareto import Pareto
 from lucid.distributions.poisson import Poisson
 from lucid.distributions.transformed_distribution import TransformedDistribution
 from lucid.distributions.uniform import Uniform
@@ -130,6 +138,18 @@ def _kl_beta_beta(p, q):
     return t1 - t2 + t3 + t4 + t5
 
 
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    # n KL(Bernoulli(p) || Bernoulli(q)) when the counts agree; q cannot reach counts above its
+    # own, so a larger p.total_count is infinite, and a smaller one has no closed form here
+    if (p.total_count < q.total_count).any():
+        raise NotImplementedError(
+            "KL between Binomials where q.total_count > p.total_count is not implemented"
+        )
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
+    return _set_where(kl, p.total_count > q.total_count, math.inf)
+
+
 @register_kl(Categorical, Categorical)
 def _kl_categorical_categorical(p, q):
     t = p.probs * (p.logits - q.logits)
@@ -148,6 +168,14 @@ def _kl_cauchy_cauchy(p, q):
     t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
     t2 = (4 * p.scale * q.scale).log()
     return t1 - t2
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + lucid.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - lucid.log1p(-q.probs)
+    return t1 + t2 + t3
 
 
 @register_kl(Dirichlet, Dirichlet)
@@ -260,11 +288,115 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
     return half_term1 + 0.5 * (term2 + term3 - n)
 
 
+def _batch_trace_xxt(matrix):
+    """trace(X X^T), the squared Frobenius norm, for each matrix of a batch."""
+    return matrix.pow(2).sum((-2, -1))
+
+
+def _lowrank_logdet(p):
+    return _batch_lowrank_logdet(
+        p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, p._capacitance_tril
+    )
+
+
+def _lowrank_mahalanobis(q, x):
+    return _batch_lowrank_mahalanobis(
+        q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, x, q._capacitance_tril
+    )
+
+
+def _woodbury_factor(q):
+    """A = L_C^-1 W^T D^-1, so that q's precision is D^-1 - A^T A (Woodbury)."""
+    factor_t_over_diag = q._unbroadcasted_cov_factor.mT / q._unbroadcasted_cov_diag.unsqueeze(-2)
+    return lucid.linalg.solve_triangular(q._capacitance_tril, factor_t_over_diag, upper=False)
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError(
+            "KL-divergence between two Low Rank Multivariate Normals with                          "
+            "different event shapes cannot be computed"
+        )
+    term1 = _lowrank_logdet(q) - _lowrank_logdet(p)
+    term3 = _lowrank_mahalanobis(q, q.loc - p.loc)
+    # trace(q_cov^-1 p_cov) with q_cov^-1 = qD^-1 - A^T A and p_cov = pD + pW pW^T
+    a = _woodbury_factor(q)
+    p_diag = p._unbroadcasted_cov_diag
+    q_diag = q._unbroadcasted_cov_diag
+    term21 = (p_diag / q_diag).sum(-1)
+    term22 = _batch_trace_xxt(p._unbroadcasted_cov_factor * q_diag.rsqrt().unsqueeze(-1))
+    term23 = _batch_trace_xxt(a * p_diag.sqrt().unsqueeze(-2))
+    term24 = _batch_trace_xxt(a.matmul(p._unbroadcasted_cov_factor))
+    term2 = term21 + term22 - term23 - term24
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError(
+            "KL-divergence between two (Low Rank) Multivariate Normals with                    "
+            "      different event shapes cannot be computed"
+        )
+    p_half_logdet = p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    term1 = _lowrank_logdet(q) - 2 * p_half_logdet
+    term3 = _lowrank_mahalanobis(q, q.loc - p.loc)
+    # trace(q_cov^-1 p_cov) with q_cov^-1 = qD^-1 - A^T A and p_cov = pL pL^T
+    a = _woodbury_factor(q)
+    p_scale_tril = p._unbroadcasted_scale_tril
+    term21 = _batch_trace_xxt(p_scale_tril * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+    term22 = _batch_trace_xxt(a.matmul(p_scale_tril))
+    return 0.5 * (term1 + term21 - term22 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError(
+            "KL-divergence between two (Low Rank) Multivariate Normals with                    "
+            "      different event shapes cannot be computed"
+        )
+    q_half_logdet = q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    term1 = 2 * q_half_logdet - _lowrank_logdet(p)
+    term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
+    # trace(q_cov^-1 p_cov) = |qL^-1 pW|^2 + |qL^-1 pD^1/2|^2
+    combined_batch_shape = tuple(
+        lucid.broadcast_shapes(
+            q._unbroadcasted_scale_tril.shape[:-2], p._unbroadcasted_cov_factor.shape[:-2]
+        )
+    )
+    n = p.event_shape[0]
+    q_scale_tril = q._unbroadcasted_scale_tril.expand(combined_batch_shape + (n, n))
+    p_cov_factor = p._unbroadcasted_cov_factor.expand(
+        combined_batch_shape + (n, p.cov_factor.size(-1))
+    )
+    p_diag_sqrt = lucid.diag_embed(p._unbroadcasted_cov_diag.sqrt()).expand(
+        combined_batch_shape + (n, n)
+    )
+    term21 = _batch_trace_xxt(
+        lucid.linalg.solve_triangular(q_scale_tril, p_cov_factor, upper=False)
+    )
+    term22 = _batch_trace_xxt(lucid.linalg.solve_triangular(q_scale_tril, p_diag_sqrt, upper=False))
+    return 0.5 * (term1 + term21 + term22 + term3 - p.event_shape[0])
+
+
 @register_kl(Normal, Normal)
 def _kl_normal_normal(p, q):
     var_ratio = (p.scale / q.scale).pow(2)
     t1 = ((p.loc - q.loc) / q.scale).pow(2)
     return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    t1 = q.alpha * scale_ratio.log()
+    t2 = -alpha_ratio.log()
+    result = t1 + t2 + alpha_ratio - 1
+    # q has no mass below its scale, where p has some
+    return _set_where(result, p.support.lower_bound < q.support.lower_bound, math.inf)
 
 
 @register_kl(Poisson, Poisson)
@@ -319,6 +451,16 @@ def _kl_bernoulli_poisson(p, q):
     return -p.entropy() - (p.probs * q.rate.log() - q.rate)
 
 
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return -p.entropy() - p.mean * q.logits - lucid.log1p(-q.probs) - q._cont_bern_log_norm()
+
+
+@register_kl(Beta, Pareto)
+def _kl_beta_infinity(p, q):
+    return _infinite_like(p.concentration1)
+
+
 @register_kl(Beta, Exponential)
 def _kl_beta_exponential(p, q):
     mean = p.concentration1 / (p.concentration1 + p.concentration0)
@@ -355,7 +497,37 @@ def _kl_beta_uniform(p, q):
     return _set_where(result, outside, math.inf)
 
 
+@register_kl(ContinuousBernoulli, Pareto)
+def _kl_continuous_bernoulli_infinity(p, q):
+    return _infinite_like(p.probs)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - lucid.log(q.rate) + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    t1 = -p.entropy()
+    t2 = 0.5 * (math.log(2.0 * math.pi) + lucid.square(q.loc / q.scale)) + lucid.log(q.scale)
+    t3 = (p.variance + lucid.square(p.mean) - 2.0 * q.loc * p.mean) / (2.0 * lucid.square(q.scale))
+    return t1 + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    # torch counts a Uniform that merely touches [0, 1] at an end as missing it
+    outside = lucid.logical_or(
+        lucid.ge(q.low, p.support.lower_bound), lucid.le(q.high, p.support.upper_bound)
+    )
+    return lucid.where(outside, lucid.ones_like(result) * math.inf, result)
+
+
 @register_kl(Exponential, Beta)
+@register_kl(Exponential, ContinuousBernoulli)
+@register_kl(Exponential, Pareto)
 @register_kl(Exponential, Uniform)
 def _kl_exponential_infinity(p, q):
     return _infinite_like(p.rate)
@@ -383,6 +555,8 @@ def _kl_exponential_normal(p, q):
 
 
 @register_kl(Gamma, Beta)
+@register_kl(Gamma, ContinuousBernoulli)
+@register_kl(Gamma, Pareto)
 @register_kl(Gamma, Uniform)
 def _kl_gamma_infinity(p, q):
     return _infinite_like(p.concentration)
@@ -421,8 +595,10 @@ def _kl_gamma_normal(p, q):
 
 
 @register_kl(Gumbel, Beta)
+@register_kl(Gumbel, ContinuousBernoulli)
 @register_kl(Gumbel, Exponential)
 @register_kl(Gumbel, Gamma)
+@register_kl(Gumbel, Pareto)
 @register_kl(Gumbel, Uniform)
 def _kl_gumbel_infinity(p, q):
     return _infinite_like(p.loc)
@@ -438,8 +614,10 @@ def _kl_gumbel_normal(p, q):
 
 
 @register_kl(Laplace, Beta)
+@register_kl(Laplace, ContinuousBernoulli)
 @register_kl(Laplace, Exponential)
 @register_kl(Laplace, Gamma)
+@register_kl(Laplace, Pareto)
 @register_kl(Laplace, Uniform)
 def _kl_laplace_infinity(p, q):
     return _infinite_like(p.loc)
@@ -457,8 +635,10 @@ def _kl_laplace_normal(p, q):
 
 
 @register_kl(Normal, Beta)
+@register_kl(Normal, ContinuousBernoulli)
 @register_kl(Normal, Exponential)
 @register_kl(Normal, Gamma)
+@register_kl(Normal, Pareto)
 @register_kl(Normal, Uniform)
 def _kl_normal_infinity(p, q):
     return _infinite_like(p.loc)
@@ -486,7 +666,50 @@ def _kl_normal_laplace(p, q):
     return -t1 + (t2 + t3) / q.scale - 0.5 * (1 + math.log(0.5 * math.pi))
 
 
+@register_kl(Pareto, Beta)
+@register_kl(Pareto, ContinuousBernoulli)
+@register_kl(Pareto, Uniform)
+def _kl_pareto_infinity(p, q):
+    return _infinite_like(p.scale)
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p, q):
+    scale_rate_prod = p.scale * q.rate
+    t1 = (p.alpha / scale_rate_prod).log()
+    t2 = p.alpha.reciprocal()
+    t3 = p.alpha * scale_rate_prod / (p.alpha - 1)
+    result = t1 - t2 + t3 - 1
+    # p has no finite mean for alpha <= 1, and the exponential's log density is linear in x
+    return _set_where(result, p.alpha <= 1, math.inf)
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p, q):
+    common_term = p.scale.log() + p.alpha.reciprocal()
+    t1 = p.alpha.log() - common_term
+    t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
+    t3 = (1 - q.concentration) * common_term
+    t4 = q.rate * p.alpha * p.scale / (p.alpha - 1)
+    result = t1 + t2 + t3 + t4 - 1
+    return _set_where(result, p.alpha <= 1, math.inf)
+
+
+@register_kl(Pareto, Normal)
+def _kl_pareto_normal(p, q):
+    var_normal = 2 * q.scale.pow(2)
+    common_term = p.scale / (p.alpha - 1)
+    t1 = (math.sqrt(2 * math.pi) * q.scale * p.alpha / p.scale).log()
+    t2 = p.alpha.reciprocal()
+    t3 = p.alpha * common_term.pow(2) / (p.alpha - 2)
+    t4 = (p.alpha * common_term - q.loc).pow(2)
+    result = t1 - t2 + (t3 + t4) / var_normal - 1
+    # the normal's log density is quadratic in x: p needs a finite variance, alpha > 2
+    return _set_where(result, p.alpha <= 2, math.inf)
+
+
 @register_kl(Poisson, Bernoulli)
+@register_kl(Poisson, Binomial)
 def _kl_poisson_infinity(p, q):
     return _infinite_like(p.rate)
 
@@ -509,6 +732,15 @@ def _kl_uniform_beta(p, q):
     result = t3 + t4 - t1 - t2
     outside = (p.high > q.support.upper_bound) | (p.low < q.support.lower_bound)
     return _set_where(result, outside, math.inf)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    result = -p.entropy() - p.mean * q.logits - lucid.log1p(-q.probs) - q._cont_bern_log_norm()
+    outside = lucid.logical_or(
+        lucid.ge(p.high, q.support.upper_bound), lucid.le(p.low, q.support.lower_bound)
+    )
+    return lucid.where(outside, lucid.ones_like(result) * math.inf, result)
 
 
 @register_kl(Uniform, Exponential)
@@ -536,6 +768,15 @@ def _kl_uniform_gumbel(p, q):
     t1 = common_term.log() + 0.5 * (high_loc_diff + low_loc_diff)
     t2 = common_term * (lucid.exp(-high_loc_diff) - lucid.exp(-low_loc_diff))
     return t1 - t2
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p, q):
+    support_uniform = p.high - p.low
+    t1 = (q.alpha * q.scale.pow(q.alpha) * (support_uniform)).log()
+    t2 = (_x_log_x(p.high) - _x_log_x(p.low) - support_uniform) / support_uniform
+    result = t2 * (q.alpha + 1) - t1
+    return _set_where(result, p.low < q.support.lower_bound, math.inf)
 
 
 @register_kl(Uniform, Normal)

@@ -23,7 +23,16 @@ def _batch_mahalanobis(scale_tril, x):
         columns = x.reshape(-1, n).transpose(0, 1)
         solved = lucid.linalg.solve_triangular(scale_tril, columns, upper=False)
         return solved.pow(2).sum(0).reshape(x.shape[:-1])
-    scale_tril = scale_tril.expand(tuple(x.shape[:-1]) + (n, n))
+    factor_batch = tuple(scale_tril.shape[:-2])
+    x_batch = tuple(x.shape[:-1])
+    sample_ndim = len(x_batch) - len(factor_batch)
+    if sample_ndim > 0 and x_batch[sample_ndim:] == factor_batch:
+        # samples of a batch of factors: the sample dims become the columns of one solve per
+        # factor, instead of a copy of every factor for every sample
+        columns = x.reshape((-1,) + factor_batch + (n,)).movedim(0, -1)
+        solved = lucid.linalg.solve_triangular(scale_tril, columns, upper=False)
+        return solved.pow(2).sum(-2).movedim(-1, 0).reshape(x_batch)
+    scale_tril = scale_tril.expand(x_batch + (n, n))
     solved = lucid.linalg.solve_triangular(scale_tril, x.unsqueeze(-1), upper=False)
     return solved.squeeze(-1).pow(2).sum(-1)
 

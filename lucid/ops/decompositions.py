@@ -628,6 +628,47 @@ def _substitute(triangle: np.ndarray, b: np.ndarray, upper: bool) -> np.ndarray:
     return x
 
 
+# Triangles larger than this are solved in diagonal blocks of this many rows.
+_TRIANGULAR_BLOCK = 16
+
+
+def _block_substitute(triangle: np.ndarray, b: np.ndarray, upper: bool) -> np.ndarray | None:
+    """Substitution by blocks of _TRIANGULAR_BLOCK rows, as a blocked trsm runs it, for a
+    finite triangle with no zero on its diagonal: the diagonal blocks are inverted (one LAPACK
+    call for all of them, on the triangle's own batch, never on its broadcast copies) and every
+    other step is a matrix product, so the cost is GEMMs instead of an LU of the whole triangle.
+    None where a block's LU underflows to an exact zero pivot."""
+    n = triangle.shape[-1]
+    size = _TRIANGULAR_BLOCK
+    starts = range(0, n, size)
+    # a last, smaller block sits in the corner of an identity: its inverse is that corner
+    blocks = np.zeros(triangle.shape[:-2] + (len(starts), size, size), triangle.dtype)
+    blocks[...] = np.eye(size, dtype=triangle.dtype)
+    for index, start in enumerate(starts):
+        stop = min(start + size, n)
+        blocks[..., index, : stop - start, : stop - start] = triangle[..., start:stop, start:stop]
+    try:
+        block_inverses = np.linalg.inv(blocks)
+    except np.linalg.LinAlgError:
+        return None
+    batch = np.broadcast_shapes(triangle.shape[:-2], b.shape[:-2])
+    # x starts as a C-ordered copy of B (B is often a transposed view) and is solved in place
+    x = np.empty(batch + b.shape[-2:], np.result_type(triangle, b))
+    x[...] = b
+    for index in reversed(range(len(starts))) if upper else range(len(starts)):
+        start = starts[index]
+        stop = min(start + size, n)
+        # subtract the rows already solved: those below the block for an upper triangle,
+        # those above it for a lower one
+        if upper and stop < n:
+            x[..., start:stop, :] -= triangle[..., start:stop, stop:] @ x[..., stop:, :]
+        elif not upper and start > 0:
+            x[..., start:stop, :] -= triangle[..., start:stop, :start] @ x[..., :start, :]
+        inverse = block_inverses[..., index, : stop - start, : stop - start]
+        x[..., start:stop, :] = inverse @ x[..., start:stop, :]
+    return x
+
+
 def _solve_triangular_array(a: np.ndarray, b: np.ndarray, upper: bool, left: bool,
                             unitriangular: bool) -> np.ndarray:  # fmt: skip
     triangle = _triangle(a, upper, unitriangular)
@@ -636,13 +677,26 @@ def _solve_triangular_array(a: np.ndarray, b: np.ndarray, upper: bool, left: boo
         triangle = np.swapaxes(triangle, -1, -2)
         b = np.swapaxes(b, -1, -2)
         upper = not upper
+    n = triangle.shape[-1]
     batch = np.broadcast_shapes(triangle.shape[:-2], b.shape[:-2])
-    triangle = np.broadcast_to(triangle, batch + triangle.shape[-2:])
     b = np.broadcast_to(b, batch + b.shape[-2:])
-    diagonal = np.diagonal(triangle, 0, -2, -1)
-    if np.all(diagonal != 0) and np.all(np.isfinite(triangle)):
-        solution = np.linalg.solve(triangle, b)
-    else:
+    # checked before broadcasting, so a shared triangle is read once
+    is_regular = np.all(np.diagonal(triangle, 0, -2, -1) != 0) and np.all(np.isfinite(triangle))
+    solution = None
+    if is_regular and n <= _TRIANGULAR_BLOCK:
+        try:
+            solution = np.linalg.solve(np.broadcast_to(triangle, batch + triangle.shape[-2:]), b)
+        except np.linalg.LinAlgError:
+            pass  # the LU's pivoting underflowed to an exact zero: substitute instead
+    elif is_regular and triangle.ndim == 2 and b.ndim > 2:
+        # one triangle for a stack of B's: one solve with all their columns side by side
+        columns = np.moveaxis(b, -2, 0).reshape(n, -1)
+        solution = _block_substitute(triangle, columns, upper)
+        if solution is not None:
+            solution = np.moveaxis(solution.reshape((n,) + b.shape[:-2] + b.shape[-1:]), 0, -2)
+    elif is_regular:
+        solution = _block_substitute(triangle, b, upper)
+    if solution is None:
         solution = _substitute(triangle, b, upper)
     return solution if left else np.swapaxes(solution, -1, -2)
 

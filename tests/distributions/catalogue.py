@@ -228,3 +228,14 @@ CASES = [
         quantiles=QUANTILES,
     ),
 ]
+
+
+def _extend() -> None:
+    # the later groups live in their own files; imported here so that CASES stays one list
+    from tests.distributions import catalogue_continuous, catalogue_discrete
+
+    CASES.extend(catalogue_continuous.CASES)
+    CASES.extend(catalogue_discrete.CASES)
+
+
+_extend()

@@ -148,8 +148,10 @@ def _registered_pairs() -> list[tuple[str, str]]:
         return []
     from torch.distributions.kl import _KL_REGISTRY
 
-    # the generic pairs, and MultivariateNormal's (tests/distributions/test_multivariate_normal.py)
+    # the generic pairs, MultivariateNormal's (tests/distributions/test_multivariate_normal.py)
+    # and LowRankMultivariateNormal's (tests/distributions/test_lowrank_mixture.py)
     generic = {"ExponentialFamily", "Independent", "TransformedDistribution", "MultivariateNormal"}
+    generic.add("LowRankMultivariateNormal")
     pairs = []
     for type_p, type_q in _KL_REGISTRY:
         names = (type_p.__name__, type_q.__name__)
