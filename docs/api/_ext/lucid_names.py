@@ -32,6 +32,8 @@ NAMESPACES = (
     "lucid.linalg",
     "lucid.special",
     "lucid.distributions",
+    "lucid.distributions.constraints",
+    "lucid.distributions.transforms",
     "lucid.amp",
     "lucid.utils",
     "lucid.utils.data",
