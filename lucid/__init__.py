@@ -187,6 +187,7 @@ def can_cast(from_: dtype, to: dtype) -> bool:
 _LAZY_SUBPACKAGES = ("nn", "optim", "utils", "debug", "cuda", "backends", "accelerator", "jit")
 _LAZY_SUBPACKAGES += ("linalg", "amp", "distributed")
 _LAZY_SUBPACKAGES += ("cpu",)
+_LAZY_SUBPACKAGES += ("profiler",)
 _LAZY_SUBPACKAGES += ("special", "distributions")
 _LAZY_SUBPACKAGES += ("_dynamo", "_inductor")  # torch._dynamo.config and the like
 _LAZY_NAMES = {

@@ -20,6 +20,7 @@ NAMESPACES = [
     ("torch.distributions", "lucid.distributions"),
     ("torch.distributions.constraints", "lucid.distributions.constraints"),
     ("torch.distributions.transforms", "lucid.distributions.transforms"),
+    ("torch.profiler", "lucid.profiler"),
     ("torch.utils.data", "lucid.utils.data"),
     ("torch.autograd", "lucid.autograd"),
     ("torch._dynamo", "lucid._dynamo"),
@@ -328,6 +329,8 @@ EXCLUDED: dict[str, dict[str, str]] = {
         """,
     ),
     "torch._inductor": _names(JIT, "compile standalone_compile"),
+    # torch's execution-graph capture (for replay and simulators) records the ATen graph
+    "torch.profiler": _names(JIT, "ExecutionTraceObserver"),
 }
 
 # (namespace, name) -> {parameter torch accepts and lucid does not: reason}

@@ -29,6 +29,7 @@ NAMESPACES = (
     "lucid.autograd",
     "lucid.autograd.functional",
     "lucid.autograd.profiler",
+    "lucid.profiler",
     "lucid.linalg",
     "lucid.special",
     "lucid.distributions",

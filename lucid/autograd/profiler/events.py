@@ -311,6 +311,10 @@ class EventList(list):
         `args` hold the input shapes ("Input Dims"), the autograd sequence number ("Sequence
         number") and the call stack when they were recorded. The file is replaced atomically.
         """
+        text = self._chrome_trace_text()
+        write_atomically(path, lambda stream: stream.write(text), binary=False)
+
+    def _chrome_trace_text(self) -> str:
         for event in self:
             if not isinstance(event, FunctionEvent):
                 raise TypeError(
@@ -350,5 +354,4 @@ class EventList(list):
                     "args": args,
                 }
             )
-        text = json.dumps({"traceEvents": trace_events, "displayTimeUnit": "ms"})
-        write_atomically(path, lambda stream: stream.write(text), binary=False)
+        return json.dumps({"traceEvents": trace_events, "displayTimeUnit": "ms"})

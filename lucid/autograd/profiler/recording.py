@@ -476,10 +476,12 @@ class record_function(_DecoratorContextManager):
             y.backward()
     """
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, args: str | None = None) -> None:
         if not isinstance(name, str):
             raise TypeError(f"record_function() expects a str name, got {type(name).__name__}")
         self.name = name
+        # torch attaches this string to the region's event; lucid's events keep no such field
+        self.args = args
         self._told: tuple = ()
 
     def __enter__(self) -> record_function:
