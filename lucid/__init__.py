@@ -189,6 +189,7 @@ _LAZY_SUBPACKAGES += ("linalg", "amp", "distributed")
 _LAZY_SUBPACKAGES += ("cpu",)
 _LAZY_SUBPACKAGES += ("profiler",)
 _LAZY_SUBPACKAGES += ("special", "distributions")
+_LAZY_SUBPACKAGES += ("func",)
 _LAZY_SUBPACKAGES += ("_dynamo", "_inductor")  # torch._dynamo.config and the like
 _LAZY_NAMES = {
     "load": "lucid.utils.serialization",
@@ -252,6 +253,8 @@ _SHARED_WITH_FUNCTIONAL = """
 _LAZY_NAMES.update(dict.fromkeys(_SHARED_WITH_FUNCTIONAL.split(), "lucid.nn.functional"))
 # torch.GradScaler is torch.amp.GradScaler
 _LAZY_NAMES["GradScaler"] = "lucid.amp.grad_scaler"
+# torch.vmap is torch.func.vmap
+_LAZY_NAMES["vmap"] = "lucid.func"
 
 
 def __getattr__(name: str) -> _Any:

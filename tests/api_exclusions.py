@@ -25,6 +25,7 @@ NAMESPACES = [
     ("torch.autograd", "lucid.autograd"),
     ("torch._dynamo", "lucid._dynamo"),
     ("torch._inductor", "lucid._inductor"),
+    ("torch.func", "lucid.func"),
 ]
 
 # ------------------------------------------------------------------------------------------ reasons
@@ -37,7 +38,7 @@ SPARSE = "sparse tensors and layouts; lucid tensors are dense"
 QUANTIZED = "quantized tensors, dtypes and observers"
 COMPLEX = "complex dtypes; lucid has none"
 JIT = (
-    "TorchScript, torch.compile, torch.export, fx, vmap, first-class dims or symbolic-shape "
+    "TorchScript, torch.compile, torch.export, fx, first-class dims or symbolic-shape "
     "machinery"
 )
 FUNCTIONALIZATION = (
@@ -182,7 +183,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             import_ir_module import_ir_module_from_buffer merge_type_from_type_comment parse_ir
             parse_schema parse_type_comment sym_constrain_range sym_constrain_range_for_size
             sym_float sym_fresh_size sym_int sym_ite sym_max sym_min sym_not sym_sqrt sym_sum
-            unify_type_list vmap wait
+            unify_type_list wait
             """,
         ),
         **_names(
@@ -331,6 +332,11 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "torch._inductor": _names(JIT, "compile standalone_compile"),
     # torch's execution-graph capture (for replay and simulators) records the ATen graph
     "torch.profiler": _names(JIT, "ExecutionTraceObserver"),
+    # lucid.func has the transforms; these act on functorch's wrapper tensors and graph tracing
+    "torch.func": {
+        **_names(JIT, "functionalize rearrange"),
+        **_names(NESTED, "debug_unwrap"),
+    },
 }
 
 # (namespace, name) -> {parameter torch accepts and lucid does not: reason}

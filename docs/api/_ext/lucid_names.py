@@ -30,6 +30,7 @@ NAMESPACES = (
     "lucid.autograd.functional",
     "lucid.autograd.profiler",
     "lucid.profiler",
+    "lucid.func",
     "lucid.linalg",
     "lucid.special",
     "lucid.distributions",
