@@ -231,28 +231,32 @@ def _nodes_leading_to(root_edges: list, captures: dict) -> set:
     """Nodes whose backward must run so that gradients reach the captured nodes."""
     executes: set = set()
     visited: set = set()
-    stack: list[tuple[Any, int]] = []
-    for node, _ in root_edges:
-        if node not in visited:
-            visited.add(node)
-            stack.append((node, 0))
-    # Iterative post-order: a node executes if any of its next nodes is captured or executes.
-    while stack:
-        node, child_index = stack[-1]
-        edges = node.input_edges
-        if child_index < len(edges):
-            stack[-1] = (node, child_index + 1)
-            child = edges[child_index][0] if edges[child_index] is not None else None
-            if child is not None and child not in visited:
-                visited.add(child)
-                stack.append((child, 0))
+    for root, _ in root_edges:
+        if root in visited:
             continue
-        stack.pop()
-        for edge in edges:
-            child = edge[0] if edge is not None else None
-            if child is not None and (child in executes or child in captures):
-                executes.add(node)
-                break
+        # One root's walk finishes before the next starts: a root reached from another root
+        # must have its answer before that root's is decided (roots pushed together would
+        # leave it pending, and the root reaching it would be wrongly left out).
+        visited.add(root)
+        stack: list[tuple[Any, int]] = [(root, 0)]
+        # Iterative post-order: a node executes if any of its next nodes is captured or
+        # executes.
+        while stack:
+            node, child_index = stack[-1]
+            edges = node.input_edges
+            if child_index < len(edges):
+                stack[-1] = (node, child_index + 1)
+                child = edges[child_index][0] if edges[child_index] is not None else None
+                if child is not None and child not in visited:
+                    visited.add(child)
+                    stack.append((child, 0))
+                continue
+            stack.pop()
+            for edge in edges:
+                child = edge[0] if edge is not None else None
+                if child is not None and (child in executes or child in captures):
+                    executes.add(node)
+                    break
     return executes
 
 

@@ -758,3 +758,16 @@ def test_inplace_on_a_view_under_no_grad_is_allowed_and_bumps_the_base_version()
         x[0].zero_()
     assert x.tolist() == [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]
     assert x._version > version
+
+
+def test_grad_of_several_outputs_counts_an_output_reached_from_another():
+    """An output whose graph passes through another output given earlier still contributes:
+    the walk that decides which nodes run finishes one output before starting the next."""
+    for outputs in (lambda y: [y, y.sum()], lambda y: [y.sum(), y]):
+        w = lucid.tensor([1.0, 2.0], requires_grad=True)
+        y = w * w
+        first, second = outputs(y)
+        # the vector output seeded with ones, the sum with 2: d/dw = 2 w (1 + 2)
+        seeds = [lucid.full_like(out, 1.0 if out.ndim else 2.0) for out in (first, second)]
+        (grad,) = lucid.autograd.grad([first, second], [w], seeds)
+        np.testing.assert_array_equal(grad.numpy(), [6.0, 12.0])
