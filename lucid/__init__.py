@@ -190,6 +190,7 @@ _LAZY_SUBPACKAGES += ("cpu",)
 _LAZY_SUBPACKAGES += ("profiler",)
 _LAZY_SUBPACKAGES += ("special", "distributions")
 _LAZY_SUBPACKAGES += ("func",)
+_LAZY_SUBPACKAGES += ("testing", "random", "multiprocessing")
 _LAZY_SUBPACKAGES += ("_dynamo", "_inductor")  # torch._dynamo.config and the like
 _LAZY_NAMES = {
     "load": "lucid.utils.serialization",

@@ -21,11 +21,18 @@ NAMESPACES = [
     ("torch.distributions.constraints", "lucid.distributions.constraints"),
     ("torch.distributions.transforms", "lucid.distributions.transforms"),
     ("torch.profiler", "lucid.profiler"),
+    ("torch.utils.checkpoint", "lucid.utils.checkpoint"),
+    ("torch.optim.swa_utils", "lucid.optim.swa_utils"),
     ("torch.utils.data", "lucid.utils.data"),
     ("torch.autograd", "lucid.autograd"),
     ("torch._dynamo", "lucid._dynamo"),
     ("torch._inductor", "lucid._inductor"),
     ("torch.func", "lucid.func"),
+    ("torch.testing", "lucid.testing"),
+    ("torch.random", "lucid.random"),
+    ("torch.nn.attention", "lucid.nn.attention"),
+    ("torch.multiprocessing", "lucid.multiprocessing"),
+    ("torch.utils.benchmark", "lucid.utils.benchmark"),
 ]
 
 # ------------------------------------------------------------------------------------------ reasons
@@ -37,10 +44,7 @@ BACKEND = (
 SPARSE = "sparse tensors and layouts; lucid tensors are dense"
 QUANTIZED = "quantized tensors, dtypes and observers"
 COMPLEX = "complex dtypes; lucid has none"
-JIT = (
-    "TorchScript, torch.compile, torch.export, fx, first-class dims or symbolic-shape "
-    "machinery"
-)
+JIT = "TorchScript, torch.compile, torch.export, fx, first-class dims or symbolic-shape machinery"
 FUNCTIONALIZATION = (
     "a *_copy twin of a view, for torch.compile's functionalization; lucid has the view"
 )
@@ -74,6 +78,11 @@ INTERNAL = (
     "a torch internal with a public name (a typing alias, a benchmark or logging helper, a "
     "C++ binding)"
 )
+CALLGRIND = (
+    "Callgrind instruction counts (Timer.collect_callgrind), which run torch's C++ under "
+    "valgrind; lucid has no compiled code to count"
+)
+FUZZER = "planned: the benchmark input fuzzers (Fuzzer and its parameter and tensor specs)"
 REASONS = [
     ACCELERATOR,
     BACKEND,
@@ -97,6 +106,8 @@ REASONS = [
     OUT,
     PICKLE,
     INTERNAL,
+    CALLGRIND,
+    FUZZER,
 ]
 
 
@@ -332,10 +343,38 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "torch._inductor": _names(JIT, "compile standalone_compile"),
     # torch's execution-graph capture (for replay and simulators) records the ATen graph
     "torch.profiler": _names(JIT, "ExecutionTraceObserver"),
+    "torch.utils.checkpoint": {
+        # selective checkpointing picks what to save per ATen op through torch's dispatcher;
+        # lucid's checkpoint recomputes the whole region
+        **_names(
+            ENGINE,
+            """
+            CheckpointPolicy SAC_IGNORED_OPS SelectiveCheckpointContext
+            create_selective_checkpoint_contexts
+            """,
+        ),
+        **_names(ACCELERATOR, "DefaultDeviceType get_device_states set_device_states"),
+        **_names(INTERNAL, "GraphExecGroup"),
+    },
     # lucid.func has the transforms; these act on functorch's wrapper tensors and graph tracing
     "torch.func": {
         **_names(JIT, "functionalize rearrange"),
         **_names(NESTED, "debug_unwrap"),
+    },
+    # FileCheck matches patterns in TorchScript graphs
+    "torch.testing": _names(JIT, "FileCheck"),
+    # the registry of FlashAttention 3/4 kernels, which are CUDA builds
+    "torch.nn.attention": _names(
+        ACCELERATOR,
+        """
+        activate_flash_attention_impl current_flash_attention_impl list_flash_attention_impls
+        register_flash_attention_impl restore_flash_attention_impl
+        """,
+    ),
+    "torch.utils.benchmark": {
+        **_names(CALLGRIND, "CallgrindStats CopyIfCallgrind FunctionCount FunctionCounts"),
+        **_names(FUZZER, "FuzzedParameter FuzzedSparseTensor FuzzedTensor Fuzzer ParameterAlias"),
+        **_names(INTERNAL, "Number"),
     },
 }
 

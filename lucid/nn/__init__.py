@@ -1,6 +1,6 @@
 """lucid.nn: modules, parameters, functional API and initialisation, mirroring torch.nn."""
 
-from lucid.nn import functional, init, modules, parallel, utils
+from lucid.nn import attention, functional, init, modules, parallel, utils
 from lucid.nn.modules import *  # noqa: F403
 from lucid.nn.modules import __all__ as _module_names
 from lucid.nn.parallel import DataParallel
@@ -9,5 +9,5 @@ from lucid.nn.parameter import Buffer, Parameter, UninitializedBuffer, Uninitial
 __all__ = [
     "Parameter", "functional", "init", "modules", "utils", *_module_names,
     "Buffer", "UninitializedBuffer", "UninitializedParameter",
-    "parallel", "DataParallel",
+    "parallel", "DataParallel", "attention",
 ]  # fmt: skip

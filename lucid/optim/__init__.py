@@ -1,5 +1,8 @@
 """lucid.optim: optimizers and learning-rate schedules, mirroring torch.optim."""
 
+import importlib
+from typing import Any
+
 from lucid.optim import lr_scheduler
 from lucid.optim.adadelta import Adadelta
 from lucid.optim.adafactor import Adafactor
@@ -35,4 +38,12 @@ __all__ = [
     "SGD",
     "SparseAdam",
     "lr_scheduler",
+    "swa_utils",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # swa_utils builds on lucid.nn, which the optimizers do not need: load it on first use.
+    if name == "swa_utils":
+        return importlib.import_module("lucid.optim.swa_utils")
+    raise AttributeError(f"module 'lucid.optim' has no attribute '{name}'")

@@ -5,7 +5,7 @@ from typing import Any
 
 from lucid.utils import hooks
 
-__all__ = ["hooks", "data", "from_torch_state_dict"]
+__all__ = ["hooks", "data", "checkpoint", "benchmark", "from_torch_state_dict"]
 
 
 def __getattr__(name: str) -> Any:
@@ -13,6 +13,10 @@ def __getattr__(name: str) -> Any:
     # imports lucid.utils.hooks: load them on first use to keep the import order acyclic.
     if name == "data":
         return importlib.import_module("lucid.utils.data")
+    if name == "benchmark":
+        return importlib.import_module("lucid.utils.benchmark")
+    if name == "checkpoint":
+        return importlib.import_module("lucid.utils.checkpoint")
     if name == "from_torch_state_dict":
         return importlib.import_module("lucid.utils.serialization").from_torch_state_dict
     raise AttributeError(f"module 'lucid.utils' has no attribute '{name}'")
