@@ -85,15 +85,22 @@ def int_list_item_error(op: str, name: str, position: int | None, index: int,
     )
 
 
+def is_int(value: Any) -> bool:
+    """Whether PyTorch's parser takes `value` as an int: a Python or NumPy int (not a bool) or
+    a 0-d integer tensor."""
+    if hasattr(value, "_data"):
+        return value._data.ndim == 0 and value._data.dtype.kind in "iu"
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
 def is_int_list_item(value: Any, index: int) -> bool:
     """Whether PyTorch's parser takes `value` as item `index` of an int list: a Python or
     NumPy int, or a 0-d integer tensor; past the first item also a bool, which it reads as 0
     or 1, and a one-element integer tensor."""
+    if index == 0:
+        return is_int(value)
     if hasattr(value, "_data"):
-        array = value._data
-        return array.dtype.kind in "iu" and (array.ndim == 0 or (index > 0 and array.size == 1))
-    if isinstance(value, bool):
-        return index > 0
+        return value._data.dtype.kind in "iu" and value._data.size == 1
     return isinstance(value, int | np.integer)
 
 

@@ -27,7 +27,11 @@ from lucid.distributions.lowrank_multivariate_normal import (
     _batch_lowrank_logdet,
     _batch_lowrank_mahalanobis,
 )
-from lucid.distributions.multivariate_normal import MultivariateNormal, _batch_mahalanobis
+from lucid.distributions.multivariate_normal import (
+    MultivariateNormal,
+    _batch_mahalanobis,
+    _half_log_det,
+)
 from lucid.distributions.normal import Normal
 from lucid.distributions.one_hot_categorical import OneHotCategorical
 from lucid.distributions.pareto import Pareto
@@ -272,9 +276,9 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
             "KL-divergence between two Multivariate Normals with                          "
             "different event shapes cannot be computed"
         )
-    half_term1 = q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(
-        -1
-    ) - p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    half_term1 = _half_log_det(q._unbroadcasted_scale_tril) - _half_log_det(
+        p._unbroadcasted_scale_tril
+    )
     combined_batch_shape = lucid.broadcast_shapes(
         q._unbroadcasted_scale_tril.shape[:-2], p._unbroadcasted_scale_tril.shape[:-2]
     )
@@ -332,14 +336,19 @@ def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
     return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
 
 
-@register_kl(MultivariateNormal, LowRankMultivariateNormal)
-def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
+def _check_mixed_event_shapes(p, q):
+    # torch's message for a low-rank and a full multivariate normal, in either order
     if p.event_shape != q.event_shape:
         raise ValueError(
             "KL-divergence between two (Low Rank) Multivariate Normals with                    "
             "      different event shapes cannot be computed"
         )
-    p_half_logdet = p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
+    _check_mixed_event_shapes(p, q)
+    p_half_logdet = _half_log_det(p._unbroadcasted_scale_tril)
     term1 = _lowrank_logdet(q) - 2 * p_half_logdet
     term3 = _lowrank_mahalanobis(q, q.loc - p.loc)
     # trace(q_cov^-1 p_cov) with q_cov^-1 = qD^-1 - A^T A and p_cov = pL pL^T
@@ -352,12 +361,8 @@ def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
 
 @register_kl(LowRankMultivariateNormal, MultivariateNormal)
 def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
-    if p.event_shape != q.event_shape:
-        raise ValueError(
-            "KL-divergence between two (Low Rank) Multivariate Normals with                    "
-            "      different event shapes cannot be computed"
-        )
-    q_half_logdet = q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    _check_mixed_event_shapes(p, q)
+    q_half_logdet = _half_log_det(q._unbroadcasted_scale_tril)
     term1 = 2 * q_half_logdet - _lowrank_logdet(p)
     term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
     # trace(q_cov^-1 p_cov) = |qL^-1 pW|^2 + |qL^-1 pD^1/2|^2

@@ -6,7 +6,7 @@ import math
 import lucid
 from lucid.distributions import constraints
 from lucid.distributions.distribution import Distribution
-from lucid.distributions.multivariate_normal import _batch_mahalanobis, _batch_mv
+from lucid.distributions.multivariate_normal import _batch_mahalanobis, _batch_mv, _half_log_det
 from lucid.distributions.utils import _EMPTY_SIZE, _standard_normal, lazy_property
 
 __all__ = ["LowRankMultivariateNormal"]
@@ -24,8 +24,7 @@ def _batch_capacitance_tril(cov_factor, cov_diag):
 
 def _batch_lowrank_logdet(cov_factor, cov_diag, capacitance_tril):
     # matrix determinant lemma: log|W W^T + D| = log|C| + log|D|
-    half_capacitance_logdet = capacitance_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-    return 2 * half_capacitance_logdet + cov_diag.log().sum(-1)
+    return 2 * _half_log_det(capacitance_tril) + cov_diag.log().sum(-1)
 
 
 def _batch_lowrank_mahalanobis(cov_factor, cov_diag, x, capacitance_tril):

@@ -15,6 +15,12 @@ def _batch_mv(matrix, vector):
     return lucid.matmul(matrix, vector.unsqueeze(-1)).squeeze(-1)
 
 
+def _half_log_det(tril):
+    """log det L for a triangular L with a positive diagonal (the sum of its log diagonal):
+    half the log determinant of L L^T."""
+    return tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+
+
 def _batch_mahalanobis(scale_tril, x):
     """The squared Mahalanobis distance x^T (L L^T)^-1 x, by one triangular solve."""
     n = x.size(-1)
@@ -179,11 +185,11 @@ class MultivariateNormal(Distribution):
             self._validate_sample(value)
         diff = value - self.loc
         mahalanobis = _batch_mahalanobis(self._unbroadcasted_scale_tril, diff)
-        half_log_det = self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+        half_log_det = _half_log_det(self._unbroadcasted_scale_tril)
         return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + mahalanobis) - half_log_det
 
     def entropy(self):
-        half_log_det = self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+        half_log_det = _half_log_det(self._unbroadcasted_scale_tril)
         entropy = 0.5 * self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + half_log_det
         if len(self._batch_shape) == 0:
             return entropy

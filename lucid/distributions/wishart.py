@@ -9,7 +9,7 @@ import lucid
 from lucid.distributions import constraints
 from lucid.distributions.chi2 import Chi2
 from lucid.distributions.exp_family import ExponentialFamily
-from lucid.distributions.multivariate_normal import _precision_to_scale_tril
+from lucid.distributions.multivariate_normal import _half_log_det, _precision_to_scale_tril
 from lucid.distributions.utils import _EMPTY_SIZE, lazy_property
 
 __all__ = ["Wishart"]
@@ -215,7 +215,7 @@ class Wishart(ExponentialFamily):
         return sample
 
     def _half_log_det_scale(self):
-        return self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+        return _half_log_det(self._unbroadcasted_scale_tril)
 
     def log_prob(self, value):
         if self._validate_args:

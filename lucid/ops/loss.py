@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._core.arguments import argument_error
+from lucid._core.arguments import argument_error, is_int
 from lucid._core.dtypes import FLOAT_KINDS, result_type
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled, no_grad
@@ -1385,12 +1385,6 @@ _CTC_SIGNATURES = tuple(
 )
 
 
-def _is_int(value: Any) -> bool:
-    if isinstance(value, TensorBase):
-        return value._data.ndim == 0 and value._data.dtype.kind in "iu"
-    return isinstance(value, int | np.integer) and not isinstance(value, bool)
-
-
 def _check_ctc_arguments(log_probs: Tensor, targets: Tensor, input_lengths: Any,
                          target_lengths: Any, blank: Any, zero_infinity: Any) -> None:  # fmt: skip
     """PyTorch's TypeError for ctc_loss arguments that match neither overload: its parser
@@ -1399,10 +1393,9 @@ def _check_ctc_arguments(log_probs: Tensor, targets: Tensor, input_lengths: Any,
     lengths = (input_lengths, target_lengths)
     as_tensors = all(isinstance(value, TensorBase) for value in lengths)
     as_lists = all(
-        isinstance(value, list | tuple) and all(_is_int(item) for item in value)
-        for value in lengths
+        isinstance(value, list | tuple) and all(is_int(item) for item in value) for value in lengths
     )
-    if (as_tensors or as_lists) and _is_int(blank) and isinstance(zero_infinity, bool):
+    if (as_tensors or as_lists) and is_int(blank) and isinstance(zero_infinity, bool):
         return
     args = (log_probs, targets, *lengths, blank, 1, zero_infinity)
     got = ", ".join(_overload_type_name(arg) for arg in args)

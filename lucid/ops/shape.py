@@ -15,6 +15,7 @@ import numpy as np
 from lucid._core.arguments import (
     int_list_item_error,
     invalid_combination,
+    is_int,
     is_int_list_item,
     raise_argument_error,
     type_word,
@@ -647,7 +648,7 @@ def repeat_interleave(input: Any, repeats: Any = None, dim: int | None = None, *
 def _check_narrow_arguments(input: Tensor, dim: Any, start: Any, length: Any) -> None:
     """PyTorch's TypeError for a dim, start or length that fits neither narrow overload (start
     a tensor, or an int), each argument marked where it does not fit that overload."""
-    fits_int = [_is_int(value) for value in (dim, start, length)]
+    fits_int = [is_int(value) for value in (dim, start, length)]
     start_is_tensor = isinstance(start, TensorBase)
     if fits_int[0] and fits_int[2] and (fits_int[1] or start_is_tensor):
         return
@@ -731,16 +732,9 @@ class Roll(Function):
         return Roll.apply(grad_output, shifts, ctx.dims), None, None
 
 
-def _is_int(value: Any) -> bool:
-    """A Python or NumPy int, or a zero-dim integer tensor (not a bool), as PyTorch takes."""
-    if isinstance(value, TensorBase):
-        return value._data.ndim == 0 and value._data.dtype.kind in "iu"
-    return isinstance(value, int | np.integer) and not isinstance(value, bool)
-
-
 def _int_tuple(values: Any, op: str, name: str, position: int) -> tuple[int, ...]:
     """`values` (an int or a sequence of ints) as a tuple, or PyTorch's TypeError."""
-    if _is_int(values):
+    if is_int(values):
         return (int(values),)
     if not isinstance(values, tuple | list):
         raise TypeError(f"{op}(): argument '{name}' (position {position}) must be tuple of ints, "
