@@ -1,5 +1,7 @@
 """Per-sample gradients with vmap(grad(f)) against torch.func, side by side (2 threads each):
-an MLP 32-64-10 on a batch of 64, budget 3x torch.
+an MLP 32-64-10 on a batch of 64, budget 3x torch. Then func.jvp, which runs forward mode
+(lucid.autograd.forward_ad), against the same function's forward+backward in the same
+library: an MLP 784-512-512-10 (GELU, tanh) on a batch of 128, budget 1.5x.
 
     python benchmarks/bench_func.py            # 15 rounds
     python benchmarks/bench_func.py --quick    # 5 rounds
@@ -32,6 +34,7 @@ import lucid.nn  # noqa: E402
 torch.set_num_threads(2)
 BUDGET = 3.0
 BATCH = 64
+JVP_BUDGET = 1.5
 
 
 def make_model(lib, rng):
@@ -63,6 +66,43 @@ def loop_step(lib, loss, params, x, y):
     {name: lib.stack([g[name] for g in grads]) for name in params}
 
 
+def make_jvp_case(lib, rng):
+    """An MLP 784-512-512-10 with its input and a tangent, float32."""
+    nn = lib.nn
+    model = nn.Sequential(
+        nn.Linear(784, 512), nn.GELU(), nn.Linear(512, 512), nn.Tanh(), nn.Linear(512, 10)
+    )
+    x = lib.tensor(rng.standard_normal((128, 784)).astype(np.float32))
+    tangent = lib.tensor(rng.standard_normal((128, 784)).astype(np.float32))
+    return lib, model, x, tangent
+
+
+def jvp_step(lib, model, x, tangent):
+    lib.func.jvp(model, (x,), (tangent,))
+
+
+def forward_backward_step(lib, model, x, tangent):
+    inputs = x.detach().requires_grad_()
+    output = model(inputs)
+    output.backward(lib.ones_like(output))
+
+
+def jvp_ratio(lib, rounds: int) -> float:
+    """Median jvp over median forward+backward, alternating rounds within the library."""
+    case = make_jvp_case(lib, np.random.default_rng(0))
+    jvp_times, step_times = [], []
+    for _ in range(rounds):
+        jvp_times.append(_round(jvp_step, case, 3))
+        step_times.append(_round(forward_backward_step, case, 3))
+    ratio = statistics.median(jvp_times) / statistics.median(step_times)
+    spread = (min(jvp_times) / max(step_times), max(jvp_times) / min(step_times))
+    name = f"{lib.__name__} func.jvp vs fwd+bwd, MLP b128"
+    print(f"{name:<40} jvp {statistics.median(jvp_times) * 1e3:8.2f} ms   fwd+bwd "
+          f"{statistics.median(step_times) * 1e3:8.2f} ms   ratio {ratio:5.2f}x "
+          f"(spread {spread[0]:.2f}-{spread[1]:.2f})")  # fmt: skip
+    return ratio
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
@@ -89,6 +129,11 @@ def main() -> int:
     print(f"{name:<40} vmap  {vmap_median * 1e6:10.2f} us   loop  {loop_median * 1e6:10.2f} us"
           f"   ratio {vmap_median / loop_median:5.2f}x")  # fmt: skip
     print("within budget" if ratio <= BUDGET else f"over budget: {ratio:.1f}x > {BUDGET}x")
+    jvp = jvp_ratio(lucid, rounds)
+    jvp_ratio(torch, rounds)
+    print(
+        "jvp within budget" if jvp <= JVP_BUDGET else f"jvp over budget: {jvp:.2f}x > {JVP_BUDGET}x"
+    )
     return 0
 
 

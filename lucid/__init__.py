@@ -264,7 +264,10 @@ def __getattr__(name: str) -> _Any:
     module = _LAZY_NAMES.get(name)
     if module is not None:
         return getattr(importlib.import_module(module), name)
-    raise AttributeError(f"module 'lucid' has no attribute '{name}'")
+    # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
+    from lucid._absent import attribute_error
+
+    raise attribute_error(__name__, name)
 
 
 def __dir__() -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import sys
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -171,6 +172,10 @@ def _format_tensor(tensor: Tensor) -> str:
         summarize = array.size > _options.threshold
         style = _ElementFormat(_edges(array) if summarize else array)
         body = _format_body(array, indent, summarize, style)
+    forward_ad = sys.modules.get("lucid.autograd.forward_ad")
+    tangent = None if forward_ad is None else forward_ad.tangent_of(tensor)
+    if tangent is not None:
+        suffixes.append("tangent=" + _format_tensor(tangent))
     if tensor._grad_fn is not None:
         suffixes.append(f"grad_fn=<{tensor._grad_fn.name()}>")
     elif tensor._requires_grad:

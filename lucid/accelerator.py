@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = ["current_accelerator", "device_count", "is_available"]
 
 
@@ -16,3 +18,10 @@ def current_accelerator(check_available: bool = False) -> None:
 
 def device_count() -> int:
     return 0
+
+
+def __getattr__(name: str) -> Any:
+    # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
+    from lucid._absent import attribute_error
+
+    raise attribute_error(__name__, name)

@@ -18,3 +18,10 @@ def script(obj: Any, *args: Any, **kwargs: Any) -> Any:
 
 def trace(func: Any, *args: Any, **kwargs: Any) -> Any:
     raise NotImplementedError(_MESSAGE.format("trace"))
+
+
+def __getattr__(name: str) -> Any:
+    # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
+    from lucid._absent import attribute_error
+
+    raise attribute_error(__name__, name)

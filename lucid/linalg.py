@@ -8,6 +8,8 @@ Example::
     lucid.linalg.eigh(a + a.mT).eigenvalues
 """
 
+from typing import Any
+
 from lucid.ops.decompositions import (
     LinAlgError,
     cholesky_ex,
@@ -61,3 +63,10 @@ __all__ = [
     "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
     "vector_norm", "ldl_factor", "ldl_factor_ex", "ldl_solve",
 ]  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
+    from lucid._absent import attribute_error
+
+    raise attribute_error(__name__, name)

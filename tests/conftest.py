@@ -51,12 +51,18 @@ def rng() -> np.random.Generator:
 
 def pytest_terminal_summary(terminalreporter) -> None:
     """The API coverage per torch namespace, when tests/test_api_coverage.py ran."""
-    coverage = getattr(sys.modules.get("tests.test_api_coverage"), "COVERAGE", None)
+    test_module = sys.modules.get("tests.test_api_coverage")
+    coverage = getattr(test_module, "COVERAGE", None)
     if not coverage:
         return
     terminalreporter.section("API coverage against torch (public names lucid has)")
     for namespace, (have, excluded, planned, total) in coverage.items():
+        share = 100 * have / total if total else 100.0  # torch.backends holds only namespaces
         terminalreporter.write_line(
-            f"{namespace:<26} {have:4d} / {total:4d}  ({100 * have / total:5.1f} %); "
+            f"{namespace:<26} {have:4d} / {total:4d}  ({share:5.1f} %); "
             f"{excluded} excluded with a reason, {planned} planned"
         )
+    terminalreporter.write_line(
+        f"and {len(test_module.ABSENT)} torch namespaces lucid has no counterpart of, each with "
+        "its reason (lucid/_absent.py)"
+    )

@@ -1,24 +1,29 @@
 """Every public name and parameter of PyTorch's API that lucid lacks is there for a reason.
 
-For each torch namespace below, the public names lucid does not have must each appear in the
-exclusion table (tests/api_exclusions.py) with the reason: CUDA-only, sparse or quantized
-tensors, complex dtypes, TorchScript internals and so on. A name that lucid gains must leave
-the table (a stale entry fails too), so the table always reads as what lucid deliberately is
-not. Where torch's signature of a shared name can be inspected, every parameter it accepts is
-accepted by lucid's, or is listed with its reason. The coverage per namespace is printed at
-the end of the run.
+Every public torch namespace is either compared name by name (tests/api_exclusions.py's
+NAMESPACES) or has no lucid counterpart and is listed with the reason (lucid/_absent.py's
+ABSENT); a torch top-level namespace in neither fails. In a compared namespace, the public
+names lucid does not have must each appear in lucid/_absent.py's EXCLUDED with the reason:
+CUDA-only, sparse or quantized tensors, complex dtypes, TorchScript internals and so on. lucid's
+namespaces give that reason in their AttributeError (tests/test_absent_names.py). A name that
+lucid gains must leave the table (a stale entry fails too), so the table always reads as what
+lucid deliberately is not. Where torch's signature of a shared name can be inspected, every
+parameter it accepts is accepted by lucid's, or is listed with its reason. The coverage per
+namespace is printed at the end of the run.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import pkgutil
 import types
 from typing import Any
 
 import pytest
 
-from tests.api_exclusions import EXCLUDED, EXCLUDED_PARAMETERS, NAMESPACES
+from lucid._absent import ABSENT, EXCLUDED, REASONS
+from tests.api_exclusions import EXCLUDED_PARAMETERS, NAMESPACES
 from tests.torch_oracle import requires_torch
 
 pytestmark = requires_torch
@@ -70,7 +75,7 @@ def test_every_missing_name_has_a_reason(torch_path: str, lucid_path: str) -> No
     COVERAGE[torch_path] = (len(names) - len(missing), len(missing) - planned, planned, len(names))
     assert not unexplained, (
         f"{len(unexplained)} public names of {torch_path} are missing from {lucid_path} "
-        f"without a reason in tests/api_exclusions.py: {' '.join(unexplained)}"
+        f"without a reason in lucid/_absent.py: {' '.join(unexplained)}"
     )
 
 
@@ -80,8 +85,48 @@ def test_no_exclusion_is_stale(torch_path: str, lucid_path: str) -> None:
     excluded = EXCLUDED.get(torch_path, {}).keys()
     stale = sorted(name for name in excluded if name not in missing)
     assert not stale, (
-        f"tests/api_exclusions.py excludes names of {torch_path} that {lucid_path} has or "
+        f"lucid/_absent.py excludes names of {torch_path} that {lucid_path} has or "
         f"torch does not: {' '.join(stale)}"
+    )
+
+
+def test_every_exclusion_table_is_of_a_compared_namespace() -> None:
+    compared = {torch_path for torch_path, _ in NAMESPACES}
+    assert sorted(EXCLUDED.keys() - compared) == []
+
+
+def test_every_top_level_torch_namespace_is_compared_or_absent() -> None:
+    """A namespace that torch adds fails here until it is compared name by name (NAMESPACES) or
+    listed in lucid/_absent.py's ABSENT with the reason lucid has no counterpart of it."""
+    import torch
+
+    found = {module.name for module in pkgutil.iter_modules(torch.__path__)}
+    public = {name for name in found if not name.startswith("_")}
+    listed = {path for path, _ in NAMESPACES} | ABSENT.keys()
+    assert sorted(name for name in public if f"torch.{name}" not in listed) == []
+
+
+def test_no_namespace_is_both_compared_and_absent() -> None:
+    compared = {torch_path for torch_path, _ in NAMESPACES}
+    assert sorted(compared & ABSENT.keys()) == []
+
+
+def test_every_absent_namespace_sits_in_a_compared_or_absent_one() -> None:
+    """So lucid's lookup reaches it: the parent namespace is lucid's (and gives the reason) or
+    is absent itself (and gives its own)."""
+    compared = {torch_path for torch_path, _ in NAMESPACES}
+    orphans = [path for path in ABSENT if path.rpartition(".")[0] not in compared | ABSENT.keys()]
+    assert orphans == []
+
+
+@pytest.mark.parametrize("torch_path", sorted(ABSENT))
+def test_every_absent_namespace_is_torch_s_and_not_lucid_s(torch_path: str) -> None:
+    importlib.import_module(torch_path)  # a namespace torch dropped fails here
+    lucid_parent, _, name = ("lucid" + torch_path.removeprefix("torch")).rpartition(".")
+    if "torch" + lucid_parent.removeprefix("lucid") in ABSENT:
+        return  # lucid lacks the parent, so the child too
+    assert not hasattr(_resolve(lucid_parent), name), (
+        f"lucid has {lucid_parent}.{name}: compare it with {torch_path} in NAMESPACES instead"
     )
 
 
@@ -141,9 +186,8 @@ def test_no_parameter_exclusion_is_stale() -> None:
 
 
 def test_every_reason_is_one_of_the_named_reasons() -> None:
-    from tests.api_exclusions import REASONS
-
     used = {reason for table in EXCLUDED.values() for reason in table.values()}
+    used |= set(ABSENT.values())
     used |= {reason for table in EXCLUDED_PARAMETERS.values() for reason in table.values()}
     assert used <= set(REASONS), sorted(used - set(REASONS))
 

@@ -27,6 +27,7 @@ LUCID_FIRST_USE = [
     "lucid._process",
     "lucid._dynamo",
     "lucid._inductor",
+    "lucid._absent",  # why lucid lacks a torch name, read when a lookup fails
 ]
 # Optional or first-use dependencies: torch (lucid.debug.torch), scipy and PIL (tests and
 # lucid.utils), ml_dtypes (bfloat16's first NumPy use), threadpoolctl (lucid.set_num_threads),

@@ -50,7 +50,25 @@ FIRST_USE_LATE_IMPORTS = {
     ("lucid.debug.cli", "lucid.debug.torch._cli"): "the torch extra, for a torch program",
     ("lucid.debug.cli", "lucid.debug.torch._repro"): "the torch extra, for a torch reproducer",
     ("lucid.debug.grad_norm", "lucid.debug.torch._grad_norm"): "the torch extra, for torch tensors",
+    ("lucid.autograd.gradcheck", "lucid.autograd.forward_ad"): "check_forward_ad, when asked",
+    ("lucid.autograd.functional", "lucid.autograd.forward_ad"): "a forward-mode jacobian",
+    ("lucid.func._transforms", "lucid.autograd.forward_ad"): "jvp runs forward mode",
 }
+# A failed lookup in a torch-mirroring namespace loads the table of why lucid lacks torch's name.
+REASON_GIVING = """
+    lucid lucid._dynamo lucid._inductor lucid.accelerator lucid.autograd lucid.autograd.profiler
+    lucid.backends lucid.cpu lucid.cuda
+    lucid.cuda.amp lucid.distributed lucid.func lucid.jit lucid.linalg lucid.nn lucid.nn.attention
+    lucid.nn.functional lucid.nn.parallel lucid.nn.utils lucid.optim lucid.profiler lucid.testing
+    lucid.utils lucid.utils.benchmark lucid.utils.checkpoint lucid.utils.data lucid.utils.hooks
+    lucid.utils.tensorboard
+"""
+FIRST_USE_LATE_IMPORTS.update(
+    {
+        (module, "lucid._absent"): "the reasons, on a failed lookup"
+        for module in REASON_GIVING.split()
+    }
+)
 LATE_IMPORTS = CYCLE_LATE_IMPORTS | FIRST_USE_LATE_IMPORTS
 
 # Each layer and the layers it may import; a module belongs to the first prefix it matches.

@@ -107,6 +107,11 @@ def _held_nonfinite(tensor: Tensor) -> tuple[bool, bool]:
     return (bool(np.isnan(array).any()), bool(np.isinf(array).any()))
 
 
+# Set while a forward-mode dual level is open: a saved output's tangent passes to the alias
+# `saved_tensors` makes of it (lucid.autograd.forward_ad).
+saved_output_unpacked: Callable[[Tensor, Tensor], None] | None = None
+
+
 class Node(_NodeHooks):
     """A recorded call of a Function: the `ctx` its forward saw and the `grad_fn` of its outputs.
 
@@ -138,6 +143,8 @@ class Node(_NodeHooks):
     parent: Node | None = None
     # In anomaly mode, (holds nan, holds inf) of each dirty tensor before the write.
     held_before_write: tuple[tuple[bool, bool], ...] = ()
+    # What a custom Function's forward kept for its jvp (ctx.save_for_forward).
+    saved_for_forward: tuple[Tensor | None, ...] | None = None
 
     # ----------------------------------------------------------- ctx methods
     def save_for_backward(self, *tensors: Tensor | None) -> None:
@@ -147,6 +154,10 @@ class Node(_NodeHooks):
         in every op's forward, also when nothing is recorded.
         """
         self.to_save = tensors
+
+    def save_for_forward(self, *tensors: Tensor | None) -> None:
+        """Keep tensors for the Function's `jvp` (forward-mode AD), read as `saved_tensors`."""
+        self.saved_for_forward = tensors
 
     def mark_dirty(self, *tensors: Tensor) -> None:
         """Declare tensors the forward modifies in place (call before modifying them)."""
@@ -235,6 +246,8 @@ class Node(_NodeHooks):
                 alias._requires_grad = True
                 alias._grad_fn = self
                 alias._output_nr = output_nr
+                if saved_output_unpacked is not None:
+                    saved_output_unpacked(tensor, alias)
                 tensor = alias
             unpacked.append(tensor)
         return tuple(unpacked)

@@ -118,3 +118,10 @@ def mark_static_address(t: Any, guard: bool = False) -> None:
     """Mark a tensor's storage as fixed across calls, for CUDA graphs: a no-op on a tensor."""
     if not isinstance(t, lucid.Tensor):
         raise TypeError(f"mark_static_address expects a tensor but received {type(t)}")
+
+
+def __getattr__(name: str) -> Any:
+    # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
+    from lucid._absent import attribute_error
+
+    raise attribute_error(__name__, name)

@@ -57,3 +57,10 @@ def list_options() -> list[str]:
 
 def cudagraph_mark_step_begin() -> None:
     """Mark the start of a training or inference step for CUDA graphs: a no-op on the CPU."""
+
+
+def __getattr__(name: str) -> Any:
+    # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
+    from lucid._absent import attribute_error
+
+    raise attribute_error(__name__, name)

@@ -75,14 +75,17 @@ def Variable(tensor: Tensor, requires_grad: bool = False) -> Tensor:  # noqa: N8
 
 
 # Tools that `import lucid` does not need, loaded on first use as attributes of this package.
-_LAZY_SUBMODULES = ("functional", "profiler")
+_LAZY_SUBMODULES = ("functional", "profiler", "forward_ad")
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY_SUBMODULES:
         # Importing the submodule also sets it as this package's attribute, so this runs once.
         return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
+    from lucid._absent import attribute_error
+
+    raise attribute_error(__name__, name)
 
 
 def __dir__() -> list[str]:

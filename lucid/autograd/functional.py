@@ -17,7 +17,8 @@ from lucid._core.engine import grad
 from lucid._core.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from lucid._core.tensor import _wrap
 from lucid._tensor import Tensor
-from lucid.ops import stack
+from lucid.factories import zeros_like
+from lucid.ops import movedim, stack
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -126,7 +127,10 @@ def jacobian(
             'performant. Otherwise, prefer to use "reverse-mode".'
         )
     if strategy == "forward-mode":
-        _reject_forward_mode(create_graph, strict)
+        _check_forward_mode(create_graph, strict, vectorize)
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+        is_outputs_tuple, result = _forward_mode_jacobian(func, inputs)
+        return _unpack_nested(result, is_outputs_tuple, is_inputs_tuple)
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
@@ -277,7 +281,13 @@ def _prepare_hessian_product(
     return is_inputs_tuple, inputs, v, outputs
 
 
-def _reject_forward_mode(create_graph: bool, strict: bool) -> None:
+def _check_forward_mode(create_graph: bool, strict: bool, vectorize: bool) -> None:
+    if not vectorize:
+        # PyTorch's message, its missing space included
+        raise NotImplementedError(
+            "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+            "only implemented for `vectorize=True`."
+        )
     if create_graph:
         raise NotImplementedError(
             "lucid.autograd.functional.jacobian: `create_graph=True` and "
@@ -290,10 +300,54 @@ def _reject_forward_mode(create_graph: bool, strict: bool) -> None:
             "are not supported together (yet). Please either set `strict=False` or "
             '`strategy="reverse-mode"`.'
         )
-    raise NotImplementedError(
-        'lucid has no forward-mode AD, so strategy="forward-mode" is not supported; use '
-        'strategy="reverse-mode" (the default).'
-    )
+
+
+def _forward_mode_jacobian(func: Callable[..., Inputs], inputs: tuple) -> tuple[bool, tuple]:
+    """(whether func returned a tuple, jacobian[i][j]) by forward mode: one pass per input
+    element with a one-hot tangent, each giving that column of every output's Jacobian."""
+    from lucid.autograd import forward_ad
+
+    columns: list[list[list[Tensor]]] = []  # [input][output][element]
+    outputs: tuple = ()
+    is_outputs_tuple = False
+    for position, primal in enumerate(inputs):
+        per_output: list[list[Tensor]] = []
+        for element in range(primal.numel()):
+            one_hot = zeros_like(primal)
+            one_hot.view(-1)[element] = 1.0
+            with forward_ad.dual_level(), enable_grad():
+                duals = list(inputs)
+                # Requiring grad, the dual stays connected through a reverse-mode jacobian
+                # inside func (hessian's forward over reverse), which views such inputs.
+                duals[position] = forward_ad.make_dual(primal.detach().requires_grad_(), one_hot)
+                result = func(*duals)
+                is_outputs_tuple, outputs = _as_tuple(
+                    result, "outputs of the user-provided function", "jacobian"
+                )
+                tangents = [forward_ad.unpack_dual(out).tangent for out in outputs]
+            if not per_output:
+                per_output = [[] for _ in outputs]
+            for column, tangent, out in zip(per_output, tangents, outputs):
+                column.append(zeros_like(out) if tangent is None else tangent.detach())
+        columns.append(per_output)
+    if not columns or not columns[0]:
+        with enable_grad():
+            is_outputs_tuple, outputs = _as_tuple(
+                func(*inputs), "outputs of the user-provided function", "jacobian"
+            )
+    jacobian = []
+    for index, out in enumerate(outputs):
+        row = []
+        for position, primal in enumerate(inputs):
+            shape = tuple(out.shape) + tuple(primal.shape)
+            parts = columns[position][index] if columns[position] else []
+            if not parts:
+                row.append(out.new_zeros(shape).detach())
+                continue
+            stacked = stack(parts)  # (input numel,) + output shape
+            row.append(movedim(stacked, 0, -1).reshape(shape).detach())
+        jacobian.append(tuple(row))
+    return is_outputs_tuple, tuple(jacobian)
 
 
 def _jacobian_of_output(

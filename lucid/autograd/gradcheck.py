@@ -79,7 +79,6 @@ def gradcheck(
             "Setting check_batched_forward_grad=True requires check_forward_ad to be True"
         )
     _reject_unsupported(
-        check_forward_ad=check_forward_ad,
         check_batched_grad=check_batched_grad,
         check_batched_forward_grad=check_batched_forward_grad,
     )
@@ -94,6 +93,8 @@ def gradcheck(
             check_undefined_grad,
             check_grad_dtypes,
             fast_mode,
+            check_forward_ad,
+            check_backward_ad,
         )
     except GradcheckError:
         if raise_exception:
@@ -144,9 +145,7 @@ def gradgradcheck(
         raise AssertionError(
             "Setting check_batched_grad=True requires check_rev_over_rev to be True"
         )
-    _reject_unsupported(
-        check_fwd_over_rev=check_fwd_over_rev, check_batched_grad=check_batched_grad
-    )
+    _reject_unsupported(check_batched_grad=check_batched_grad)
     tupled_inputs = _as_tuple(inputs)
     if grad_outputs is None:
         outputs = _differentiable_outputs(func(*tupled_inputs))
@@ -205,7 +204,8 @@ def _reject_unsupported(**options: bool) -> None:
     for name, value in options.items():
         if value:
             raise NotImplementedError(
-                f"{name}=True is not supported by lucid: it has no forward-mode AD and no vmap"
+                f"{name}=True is not supported by lucid: its vmap runs a loop, with no batched "
+                "gradients of its own to check"
             )
 
 
@@ -247,18 +247,25 @@ def _run_checks(
     check_undefined_grad: bool,
     check_grad_dtypes: bool,
     fast_mode: bool,
+    check_forward_ad: bool = False,
+    check_backward_ad: bool = True,
 ) -> None:
     tupled_inputs = _as_tuple(inputs)
     _check_inputs(tupled_inputs)
     func_out = _as_tuple(func(*tupled_inputs))
     check = _Check(func, tupled_inputs, func_out, eps, atol, rtol, nondet_tol, check_grad_dtypes)
-    if fast_mode:
-        _fast_check(check)
-    else:
-        _slow_check(check)
-    _check_backward_scales_with_grad_output(_differentiable_outputs(func_out), check.diff_inputs)
-    if check_undefined_grad:
-        _check_undefined_grad(func, tupled_inputs, check.diff_inputs)
+    if check_backward_ad:
+        if fast_mode:
+            _fast_check(check)
+        else:
+            _slow_check(check)
+        _check_backward_scales_with_grad_output(
+            _differentiable_outputs(func_out), check.diff_inputs
+        )
+        if check_undefined_grad:
+            _check_undefined_grad(func, tupled_inputs, check.diff_inputs)
+    if check_forward_ad:
+        _forward_check(check, fast_mode)
 
 
 def _as_tuple(value: Any) -> tuple:
@@ -553,6 +560,82 @@ def _fast_check(check: _Check) -> None:
                     _mismatch_message(a, n, output_index, input_index)
                     + _slow_mode_report(check, input_index, position)
                 )
+
+
+# ---------------------------------------------------------------------- forward mode
+def _jvps(check: _Check, input_index: int, tangents: list[np.ndarray]) -> list[list]:
+    """Per tangent of input `input_index`: the flattened output tangents (None for outputs
+    that are not floating point), from forward-mode AD."""
+    from lucid.autograd import forward_ad
+
+    position = check.diff_indices[input_index]
+    primal = check.inputs[position]
+    columns = []
+    for tangent in tangents:
+        with forward_ad.dual_level():
+            inputs = list(check.inputs)
+            inputs[position] = forward_ad.make_dual(
+                primal.detach(), _wrap(tangent.reshape(primal._data.shape))
+            )
+            outputs = _as_tuple(check.func(*inputs))
+            column = []
+            for output in outputs:
+                if not (isinstance(output, Tensor) and output._data.dtype.kind == "f"):
+                    column.append(None)
+                    continue
+                jvp = forward_ad.unpack_dual(output).tangent
+                values = np.zeros(output._data.size) if jvp is None else jvp._data
+                column.append(np.array(values, copy=True).reshape(-1))
+        columns.append(column)
+    return columns
+
+
+def _forward_mismatch(
+    analytical: np.ndarray, numerical: np.ndarray, output: int, input: int
+) -> str:
+    return (
+        f"Jacobian computed with forward mode mismatch for output {output:d} with respect to "
+        f"input {input:d},\nnumerical:{_wrap(numerical)}\nanalytical:{_wrap(analytical)}\n"
+    )
+
+
+def _forward_check(check: _Check, fast_mode: bool) -> None:
+    """Compare the Jacobian forward mode gives (one jvp per input element, or J u in fast
+    mode) with central differences."""
+    generator = np.random.default_rng(_PROJECTION_SEED)
+    for input_index, position in enumerate(check.diff_indices):
+        primal = check.inputs[position]
+        array = primal._data
+        if fast_mode:
+            u = _projection_vector(primal, generator)
+            numerical = _central_difference(
+                check.func,
+                check.inputs,
+                array,
+                ...,
+                (u * check.eps).reshape(array.shape),
+                check.eps,
+                None,
+            )
+            (analytical,) = _jvps(check, input_index, [u])
+        else:
+            numerical_jacobians = _numerical_jacobians(
+                check.func, check.inputs, position, check.func_out, check.eps
+            )
+            units = [np.eye(1, array.size, k, dtype=array.dtype)[0] for k in range(array.size)]
+            columns = _jvps(check, input_index, units)
+        for output_index, out_position in enumerate(check.output_positions):
+            if fast_mode:
+                a, n = analytical[out_position], numerical[out_position]
+                atol = check.atol * float(u.sum())
+            else:
+                n = numerical_jacobians[out_position]
+                a = np.stack([column[out_position] for column in columns]) if columns else n
+                atol = check.atol
+            if a is None or n is None or not (a.size or n.size):
+                continue
+            if not _allclose(a, n, check.rtol, atol):
+                raise GradcheckError(_forward_mismatch(a, n, output_index, input_index))
 
 
 def _slow_mode_report(check: _Check, input_index: int, position: int) -> str:

@@ -7,6 +7,7 @@ Setting `lucid.backends.cudnn.benchmark = True` (or `deterministic`, `enabled`,
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any
 
 __all__ = ["cuda", "cudnn", "mps"]
 
@@ -23,3 +24,10 @@ cuda = SimpleNamespace(
     is_built=_false,
     matmul=SimpleNamespace(allow_tf32=False, allow_fp16_reduced_precision_reduction=True),
 )
+
+
+def __getattr__(name: str) -> Any:
+    # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
+    from lucid._absent import attribute_error
+
+    raise attribute_error(__name__, name)

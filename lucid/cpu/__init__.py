@@ -11,4 +11,7 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return importlib.import_module("lucid.cpu.amp")
-    raise AttributeError(f"module 'lucid.cpu' has no attribute '{name}'")
+    # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
+    from lucid._absent import attribute_error
+
+    raise attribute_error(__name__, name)

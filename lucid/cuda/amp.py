@@ -72,3 +72,10 @@ def custom_bwd(bwd: Callable) -> Callable:
         stacklevel=2,
     )
     return _custom_bwd(bwd, device_type="cuda")
+
+
+def __getattr__(name: str) -> Any:
+    # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
+    from lucid._absent import attribute_error
+
+    raise attribute_error(__name__, name)

@@ -19,6 +19,8 @@ Objects go over the wire as JSON, never as pickles: `broadcast_object_list` and
 `all_gather_object` take JSON-able objects only.
 """
 
+from typing import Any
+
 from lucid.distributed.collectives import (
     all_gather,
     all_gather_into_tensor,
@@ -90,3 +92,10 @@ __all__ = [
     "scatter",
     "send",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
+    from lucid._absent import attribute_error
+
+    raise attribute_error(__name__, name)

@@ -1,12 +1,14 @@
 """lucid.func: torch.func's function transforms (grad, vjp, jacrev, jvp, jacfwd, hessian,
-linearize, vmap) and functional_call, on lucid's reverse-mode engine.
+linearize, vmap) and functional_call, on lucid's engine.
 
-Two differences from torch.func run through it: there is no forward mode, so jvp, jacfwd and
-linearize use the double-vjp trick; and vmap loops over the mapped dimension instead of
-batching ops.
+jvp runs forward mode (lucid.autograd.forward_ad); jacfwd and linearize, and a jvp inside
+an open dual level, use the double-vjp trick on the reverse-mode engine. vmap loops over the
+mapped dimension instead of batching ops.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from lucid.func._module_state import (
     functional_call,
@@ -39,3 +41,10 @@ __all__ = [
     "vjp",
     "vmap",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
+    from lucid._absent import attribute_error
+
+    raise attribute_error(__name__, name)

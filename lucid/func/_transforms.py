@@ -422,15 +422,22 @@ def jvp(
 ) -> tuple:
     """``(func(*primals), J tangents)`` and, with has_aux, the aux output.
 
-    lucid has no forward mode: J v is computed as the vjp of the vjp (the double-vjp trick),
-    costing two backward passes instead of one forward pass.
+    J v comes from forward mode (lucid.autograd.forward_ad: one forward pass carrying the
+    tangents). Inside an open dual level (a jvp of a jvp), where forward mode has no second
+    level, it is the vjp of the vjp instead (the double-vjp trick: two backward passes).
     """
     api = "jvp(f, primals, tangents)"
     if not isinstance(primals, tuple):
         raise RuntimeError(
             f"{api}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals)."
         )
-    _, flat_tangents, _ = _check_tangents(primals, tangents)
+    flat_primals, flat_tangents, primals_spec = _check_tangents(primals, tangents)
+    from lucid.autograd import forward_ad
+
+    if not forward_ad.tangent_level_is_open() and all(
+        primal.is_floating_point() for primal in flat_primals
+    ):
+        return _forward_mode_jvp(func, flat_primals, flat_tangents, primals_spec, has_aux, api)
     linearization = _Linearization(func, primals, has_aux, api)
     flat_jvp = linearization.jvp(flat_tangents)
     output = linearization.level.release(linearization.output)
@@ -438,6 +445,35 @@ def jvp(
     if has_aux:
         return output, result, linearization.level.release(linearization.aux)
     return output, result
+
+
+def _forward_mode_jvp(
+    func: Callable[..., Any],
+    flat_primals: list[Tensor],
+    flat_tangents: list[Tensor],
+    primals_spec: TreeSpec,
+    has_aux: bool,
+    api: str,
+) -> tuple:
+    from lucid.autograd import forward_ad
+
+    with forward_ad.dual_level():
+        duals = [forward_ad.make_dual(p, t) for p, t in zip(flat_primals, flat_tangents)]
+        output = func(*tree_unflatten(duals, primals_spec))
+        output, aux = _split_aux(output, has_aux, api)
+        flat_outputs, output_spec = _tensor_outputs(output, api)
+        unpacked = [forward_ad.unpack_dual(out) for out in flat_outputs]
+    primals_out = tree_unflatten([u.primal for u in unpacked], output_spec)
+    tangents_out = tree_unflatten(
+        [
+            zeros_like(out) if u.tangent is None else u.tangent
+            for u, out in zip(unpacked, flat_outputs)
+        ],
+        output_spec,
+    )
+    if has_aux:
+        return primals_out, tangents_out, aux
+    return primals_out, tangents_out
 
 
 def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
@@ -477,8 +513,9 @@ def jacfwd(
 ) -> Callable[..., Any]:
     """A function returning the Jacobian of `func` w.r.t. the `argnums` inputs, column by column.
 
-    Each column is a jvp with a one-hot tangent, and lucid computes jvp by the double-vjp trick
-    (no forward mode), so jacrev is the cheaper of the two here; both give the same values.
+    Each column is a jvp with a one-hot tangent through one linearization (the double-vjp
+    trick: the first backward recorded once, one more backward per column), so jacrev is the
+    cheaper of the two here; both give the same values.
     `randomness` is checked as torch checks it; the columns share one evaluation of `func`.
     """
     if randomness not in _RANDOMNESS:

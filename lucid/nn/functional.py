@@ -226,3 +226,10 @@ from lucid.ops.activations import (  # noqa: E402, F401
     rrelu_,
     selu_,
 )
+
+
+def __getattr__(name: str) -> Any:
+    # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
+    from lucid._absent import attribute_error
+
+    raise attribute_error(__name__, name)

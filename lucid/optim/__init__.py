@@ -46,4 +46,7 @@ def __getattr__(name: str) -> Any:
     # swa_utils builds on lucid.nn, which the optimizers do not need: load it on first use.
     if name == "swa_utils":
         return importlib.import_module("lucid.optim.swa_utils")
-    raise AttributeError(f"module 'lucid.optim' has no attribute '{name}'")
+    # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
+    from lucid._absent import attribute_error
+
+    raise attribute_error(__name__, name)

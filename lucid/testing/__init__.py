@@ -531,3 +531,10 @@ def make_tensor(
     if dtype in _FLOATING_TYPES:
         result.requires_grad = requires_grad
     return result
+
+
+def __getattr__(name: str) -> Any:
+    # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
+    from lucid._absent import attribute_error
+
+    raise attribute_error(__name__, name)

@@ -19,4 +19,7 @@ def __getattr__(name: str) -> Any:
         return importlib.import_module("lucid.utils.checkpoint")
     if name == "from_torch_state_dict":
         return importlib.import_module("lucid.utils.serialization").from_torch_state_dict
-    raise AttributeError(f"module 'lucid.utils' has no attribute '{name}'")
+    # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
+    from lucid._absent import attribute_error
+
+    raise attribute_error(__name__, name)

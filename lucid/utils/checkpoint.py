@@ -423,3 +423,10 @@ def checkpoint_sequential(
             preserve_rng_state=preserve_rng_state,
         )
     return run_segment(end + 1, len(functions) - 1)(input)
+
+
+def __getattr__(name: str) -> Any:
+    # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
+    from lucid._absent import attribute_error
+
+    raise attribute_error(__name__, name)

@@ -334,7 +334,32 @@ def test_jacobian_strategy_errors():
         lambda: F.jacobian(one_in_one_out, lx, strict=True, vectorize=True),
         lambda: TF.jacobian(one_in_one_out, tx, strict=True, vectorize=True),
     )
-    with pytest.raises(NotImplementedError):
-        F.jacobian(one_in_one_out, lx, strategy="forward-mode", vectorize=True)
-    with pytest.raises(NotImplementedError):
-        F.hessian(scalar_of_one, lx, outer_jacobian_strategy="forward-mode", vectorize=True)
+    for kwargs in (
+        {},
+        {"create_graph": True, "vectorize": True},
+        {"strict": True, "vectorize": True},
+    ):
+        same_error(
+            lambda kwargs=kwargs: F.jacobian(one_in_one_out, lx, strategy="forward-mode", **kwargs),
+            lambda kwargs=kwargs: TF.jacobian(
+                one_in_one_out, tx, strategy="forward-mode", **kwargs
+            ),
+        )
+
+
+def test_forward_mode_jacobian_and_hessian_match_torch():
+    TF = torch_module().autograd.functional
+    lx, tx = both(arrays((3,)))
+    ly, ty = both(arrays((2,)))
+
+    def pair(lib):
+        return lambda x, y: (x.sin() * y.sum(), (x * x).sum() + y.exp())
+
+    ours = F.jacobian(pair(lucid), (lx, ly), strategy="forward-mode", vectorize=True)
+    theirs = TF.jacobian(pair(torch_module()), (tx, ty), strategy="forward-mode", vectorize=True)
+    for our_row, their_row in zip(ours, theirs):
+        for our, their in zip(our_row, their_row):
+            np.testing.assert_allclose(our.numpy(), their.numpy(), rtol=1e-12)
+    ours = F.hessian(scalar_of_one, lx, outer_jacobian_strategy="forward-mode", vectorize=True)
+    theirs = TF.hessian(scalar_of_one, tx, outer_jacobian_strategy="forward-mode", vectorize=True)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10)

@@ -202,13 +202,42 @@ def test_backward_must_handle_undefined_output_grads():
 
 def test_unsupported_options_raise_not_implemented_only_when_enabled():
     x = double(3)
-    assert gradcheck(lucid.exp, (x,), check_forward_ad=False, check_batched_grad=False)
-    with pytest.raises(NotImplementedError):
-        gradcheck(lucid.exp, (x,), check_forward_ad=True)
+    assert gradcheck(lucid.exp, (x,), check_batched_grad=False)
     with pytest.raises(NotImplementedError):
         gradcheck(lucid.exp, (x,), check_batched_grad=True)
-    with pytest.raises(NotImplementedError):
-        gradgradcheck(lucid.exp, (x,), check_fwd_over_rev=True)
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_forward_ad_checks_pass_for_a_correct_forward_mode(fast_mode):
+    x = double(3)
+    assert gradcheck(lambda t: (t * t).exp(), (x,), check_forward_ad=True, fast_mode=fast_mode)
+    assert gradcheck(lucid.sin, (x,), check_forward_ad=True, check_backward_ad=False)
+    assert gradgradcheck(lambda t: (t * t).exp(), (x,), check_fwd_over_rev=True)
+
+
+class WrongJvp(lucid.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 2
+
+    @staticmethod
+    def jvp(ctx, tangent):
+        return tangent * 3
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_forward_ad_check_names_a_wrong_jvp_as_pytorch_does(fast_mode):
+    x = double(3)
+    assert gradcheck(WrongJvp.apply, (x,))  # backward is right
+    with pytest.raises(
+        GradcheckError,
+        match="Jacobian computed with forward mode mismatch for output 0 with respect to input 0",
+    ):
+        gradcheck(WrongJvp.apply, (x,), check_forward_ad=True, fast_mode=fast_mode)
 
 
 def test_option_conflicts_are_assertion_errors_as_in_pytorch():

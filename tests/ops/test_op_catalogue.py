@@ -512,6 +512,34 @@ def test_gradgradcheck(row: OpCase) -> None:
         pytest.fail(f"{row.name}: gradgradcheck failed (float64)\n{error}")
 
 
+@_rows(_DIFFERENTIABLE)
+def test_forward_ad_gradcheck(row: OpCase) -> None:
+    """Forward mode (lucid.autograd.forward_ad) gives the Jacobian finite differences give.
+
+    An op whose backward is not itself differentiable (no gradgradcheck) has no rule to derive
+    its jvp from; it either has a rule of its own or raises PyTorch's NotImplementedError for
+    an op without forward AD, never a wrong tangent."""
+    arrays = _make_arrays(row, "float64")
+    inputs = _lucid_inputs(arrays, _grad_positions(row, arrays))
+    try:
+        lucid.autograd.gradcheck(
+            lambda *args: _call_lucid(row, list(args)),
+            tuple(inputs),
+            check_forward_ad=True,
+            check_backward_ad=False,
+        )
+    except lucid.autograd.GradcheckError as error:
+        pytest.fail(f"{row.name}: forward-mode gradcheck failed (float64)\n{error}")
+    except NotImplementedError as error:
+        if row.gradgrad:
+            raise
+        assert re.fullmatch(
+            r"Trying to use forward AD with \w+ that does not support it because it has not "
+            r"been implemented yet\.",
+            str(error),
+        ), f"{row.name}: {error}"
+
+
 @dtypes
 @_rows(_WITH_TORCH)
 def test_matches_torch(row: OpCase, dtype: str, torch_oracle: Any) -> None:

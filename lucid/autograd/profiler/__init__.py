@@ -24,6 +24,8 @@ matched to the forward op that created it.
 
 from __future__ import annotations
 
+from typing import Any
+
 from lucid.autograd.profiler.events import (
     EventList,
     FunctionEvent,
@@ -46,3 +48,10 @@ __all__ = [
     "Interval",
     "Kernel",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
+    from lucid._absent import attribute_error
+
+    raise attribute_error(__name__, name)

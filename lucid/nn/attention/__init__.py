@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import enum
 from collections.abc import Iterator
+from typing import Any
 
 __all__ = ["SDPBackend", "sdpa_kernel", "WARN_FOR_UNFUSED_KERNELS"]
 
@@ -56,3 +57,10 @@ def sdpa_kernel(
         )
     # torch yields an empty dict too
     yield {}
+
+
+def __getattr__(name: str) -> Any:
+    # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
+    from lucid._absent import attribute_error
+
+    raise attribute_error(__name__, name)

@@ -1,6 +1,8 @@
 """lucid.nn.utils: gradient clipping, parameter/vector conversion, rnn packing and weight
 reparameterizations, as in torch."""
 
+from typing import Any
+
 from lucid.nn.utils import parametrizations, parametrize, rnn
 from lucid.nn.utils.clip_grad import (
     clip_grad_norm,
@@ -47,3 +49,10 @@ __all__ = [
     "parametrizations",
     "parametrize",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
+    from lucid._absent import attribute_error
+
+    raise attribute_error(__name__, name)

@@ -13,6 +13,8 @@ Example::
     Compare(results).print()
 """
 
+from typing import Any
+
 from lucid.utils.benchmark._common import (
     Measurement,
     TaskSpec,
@@ -39,3 +41,10 @@ __all__ = [
     "trim_sigfig",
     "unit_to_english",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
+    from lucid._absent import attribute_error
+
+    raise attribute_error(__name__, name)

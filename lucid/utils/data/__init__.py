@@ -1,5 +1,7 @@
 """Data loading: datasets, samplers and the DataLoader (mirrors torch.utils.data)."""
 
+from typing import Any
+
 from lucid.utils.data.dataloader import DataLoader, default_collate, default_convert
 from lucid.utils.data.dataset import (
     ChainDataset,
@@ -43,3 +45,10 @@ __all__ = [
     "get_worker_info",
     "DistributedSampler",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
+    from lucid._absent import attribute_error
+
+    raise attribute_error(__name__, name)
