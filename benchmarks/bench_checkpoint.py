@@ -7,18 +7,18 @@
 The workload is one forward and backward of eight Linear+activation layers (width 1024, by
 default ReLU and batch 256, float32, a sum as the loss), run three ways: plainly, with each
 layer checkpointed, and with checkpoint_sequential in 4 segments. Two measurements per way:
-- the peak memory above the step's start, by tracemalloc (NumPy reports its buffers to it),
-  with the gradients already allocated by an earlier step, so that the peak is the
-  activations the step holds, which is what checkpointing trades;
-- the step's time, the median of alternating rounds against the plain step; with torch
-  installed, torch's ratio for the same model beside it (torch's CPU allocator is invisible
-  to tracemalloc, so only its time is compared).
+- the peak memory above the step's start, with the gradients already allocated by an earlier
+  step, so that the peak is the activations the step holds, which is what checkpointing
+  trades: lucid's by tracemalloc (NumPy reports its buffers to it), torch's from its
+  profiler's memory events (each op's own allocations and the frees, summed in time order);
+- the step's time, the median of alternating rounds against the plain step, torch's beside.
 Budget: checkpointed peak <= 0.5x the plain peak, time <= 1.4x.
 
-What checkpointing can save depends on the layer: ReLU keeps its output, which is the next
-Linear's saved input, so a plain Linear+ReLU stack already holds about one activation per
-layer, as many as per-layer checkpointing keeps; GELU keeps its input too. At batch 256 the
-weight gradients (4 MiB each, against 1 MiB activations) dominate the peak either way.
+What checkpointing can save depends on the layer, in torch as in lucid: ReLU keeps its output,
+which is the next Linear's saved input, so a plain Linear+ReLU stack already holds about one
+activation per layer, as many as per-layer checkpointing keeps (torch measures 1.00x); GELU
+keeps its input too, so there per-layer checkpointing halves what is held. At batch 256 the
+weight gradients (4 MiB each, against 1 MiB activations) weigh on the peak either way.
 """
 
 from __future__ import annotations
@@ -78,6 +78,23 @@ def peak_bytes(step) -> int:
     return peak - start
 
 
+def torch_peak_bytes(torch, step) -> int:
+    """torch's peak above the step's start: its CPU allocator is invisible to tracemalloc,
+    so the profiler's memory accounting is summed in time order instead."""
+    step()
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    with torch.profiler.profile(activities=activities, profile_memory=True) as profiler:
+        step()
+    current = peak = 0
+    for event in sorted(profiler.events(), key=lambda event: event.time_range.start):
+        # an op's own allocations, and the frees the profiler records on their own
+        current += (
+            event.cpu_memory_usage if event.name == "[memory]" else event.self_cpu_memory_usage
+        )
+        peak = max(peak, current)
+    return peak
+
+
 def paired_ratio(plain, other, rounds: int) -> float:
     """Median over rounds of other's time / plain's, run back to back so drift cancels."""
     ratios = []
@@ -118,18 +135,23 @@ def main() -> None:
         pass
 
     plain_peak = peak_bytes(lucid_steps["plain"])
+    torch_plain_peak = (
+        None if torch_steps is None else torch_peak_bytes(torch, torch_steps["plain"])
+    )
     print(f"MLP {LAYERS}x({WIDTH}->{WIDTH}, {arguments.activation}), batch {arguments.batch}")
-    print(f"{'way':<12} {'peak MiB':>9} {'x plain':>8} {'time x plain':>13} {'torch time x':>13}")
+    print(f"{'way':<12} {'peak MiB':>9} {'x plain':>8} {'torch x':>8} "
+          f"{'time x plain':>13} {'torch time x':>13}")  # fmt: skip
     for name, step in lucid_steps.items():
         peak = peak_bytes(step) if name != "plain" else plain_peak
         ratio = paired_ratio(lucid_steps["plain"], step, rounds)
-        torch_ratio = "-"
+        torch_ratio = torch_memory = "-"
         if torch_steps is not None:
             torch_steps[name]()
             torch_ratio = f"{paired_ratio(torch_steps['plain'], torch_steps[name], rounds):.2f}"
+            torch_memory = f"{torch_peak_bytes(torch, torch_steps[name]) / torch_plain_peak:.2f}"
         print(
-            f"{name:<12} {peak / 2**20:>9.1f} {peak / plain_peak:>8.2f} {ratio:>13.2f} "
-            f"{torch_ratio:>13}"
+            f"{name:<12} {peak / 2**20:>9.1f} {peak / plain_peak:>8.2f} {torch_memory:>8} "
+            f"{ratio:>13.2f} {torch_ratio:>13}"
         )
 
 

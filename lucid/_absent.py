@@ -604,6 +604,13 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """,
         ),
     },
+    "torch.autograd.graph": {
+        **_names(ACCELERATOR, "set_override_stale_capture_stream"),
+        **_names(ACCELERATOR, "set_warn_on_accumulate_grad_stream_mismatch"),
+        # torch.compile's activation-memory budget for the partitioner's recomputation
+        **_names(JIT, "region_activation_memory_budget"),
+        **_names(ENGINE, "allow_mutation_on_saved_tensors register_multi_grad_hook"),
+    },
     "torch.autograd.profiler": {
         **_names(PROFILER_BACKEND, "KinetoStepTracker emit_itt"),
         **_names(INTERNAL, "EnforceUnique MemRecordsAcc parse_nvprof_trace"),

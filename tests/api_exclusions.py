@@ -40,6 +40,7 @@ NAMESPACES = [
     ("torch.utils.data", "lucid.utils.data"),
     ("torch.autograd", "lucid.autograd"),
     ("torch.autograd.forward_ad", "lucid.autograd.forward_ad"),
+    ("torch.autograd.graph", "lucid.autograd.graph"),
     ("torch._dynamo", "lucid._dynamo"),
     ("torch._inductor", "lucid._inductor"),
     ("torch.func", "lucid.func"),

@@ -56,7 +56,8 @@ FIRST_USE_LATE_IMPORTS = {
 }
 # A failed lookup in a torch-mirroring namespace loads the table of why lucid lacks torch's name.
 REASON_GIVING = """
-    lucid lucid._dynamo lucid._inductor lucid.accelerator lucid.autograd lucid.autograd.profiler
+    lucid lucid._dynamo lucid._inductor lucid.accelerator lucid.autograd lucid.autograd.graph
+    lucid.autograd.profiler
     lucid.backends lucid.cpu lucid.cuda
     lucid.cuda.amp lucid.distributed lucid.func lucid.jit lucid.linalg lucid.nn lucid.nn.attention
     lucid.nn.functional lucid.nn.parallel lucid.nn.utils lucid.optim lucid.profiler lucid.testing

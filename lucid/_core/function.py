@@ -383,6 +383,10 @@ def _rebase_view(view: Tensor, node: Node) -> None:
 
 def _pack_saved(ctx: Node, outputs: tuple) -> None:
     """Turn `ctx.to_save` into the node's saved tensors with their current versions."""
+    hooks = local_state.saved_tensors_hooks
+    if hooks is not None:
+        _pack_with_hooks(ctx, outputs, hooks)
+        return
     saved = ctx.to_save
     if len(outputs) == 1:
         output = outputs[0]
@@ -423,6 +427,41 @@ def _pack_saved(ctx: Node, outputs: tuple) -> None:
     if output_nrs is not None:
         ctx.saved_output_nrs = tuple(output_nrs)
     ctx.to_save = None
+
+
+def _pack_with_hooks(ctx: Node, outputs: tuple, hooks: tuple) -> None:
+    """Keep what the pack hook makes of each saved tensor; `saved_tensors` unpacks it."""
+    pack, unpack = hooks
+    packed = []
+    output_nrs = []
+    state = local_state
+    # Ops a pack hook runs (a copy to keep) save nothing through the hook again.
+    state.saved_tensors_hooks = None
+    try:
+        for position, tensor in enumerate(ctx.to_save):
+            if tensor is None:
+                packed.append(None)
+                output_nrs.append(-1)
+                continue
+            if not isinstance(tensor, TensorBase):
+                raise TypeError(
+                    "save_for_backward can only save variables, but argument "
+                    f"{position} is of type {type(tensor).__name__}"
+                )
+            output_nr = next((i for i, out in enumerate(outputs) if out is tensor), -1)
+            # An output is handed over without its grad_fn, so what the hook keeps forms no
+            # cycle with the node.
+            packed.append(pack(_alias(tensor) if output_nr >= 0 else tensor))
+            output_nrs.append(output_nr)
+    finally:
+        state.saved_tensors_hooks = hooks
+        # Also when a hook raised (checkpointing stops a recomputation so): the node would
+        # otherwise hold its output, and the output the node, in a cycle.
+        ctx.to_save = None
+    ctx.saved = tuple(packed)
+    ctx.saved_versions = (0,) * len(packed)
+    ctx.saved_output_nrs = tuple(output_nrs)
+    ctx.unpack_hook = unpack
 
 
 def once_differentiable(fn: Any) -> Any:

@@ -82,6 +82,10 @@ class _EngineState:
     backward_node: object = None
     # The node whose input gradients are being summed (a leaf's sink for `.grad`).
     accumulating: object = None
+    # The innermost saved_tensors_hooks' (pack, unpack), and the message that refuses new ones
+    # inside disable_saved_tensors_hooks (lucid.autograd.graph).
+    saved_tensors_hooks: tuple | None = None
+    saved_tensors_hooks_refusal: str | None = None
 
 
 class _ModelCallState:

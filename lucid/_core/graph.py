@@ -17,7 +17,7 @@ import numpy as np
 from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.grad_mode import local_state
 from lucid._core.hooks import RemovableHandle
-from lucid._core.tensor import InferenceVersion, _wrap
+from lucid._core.tensor import InferenceVersion, TensorBase, _wrap
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -145,6 +145,9 @@ class Node(_NodeHooks):
     held_before_write: tuple[tuple[bool, bool], ...] = ()
     # What a custom Function's forward kept for its jvp (ctx.save_for_forward).
     saved_for_forward: tuple[Tensor | None, ...] | None = None
+    # Set when the saved tensors were packed by saved_tensors_hooks: `saved` then holds what
+    # the pack hook returned, and each read of `saved_tensors` calls this on it.
+    unpack_hook: Callable[[Any], Tensor] | None = None
 
     # ----------------------------------------------------------- ctx methods
     def save_for_backward(self, *tensors: Tensor | None) -> None:
@@ -221,6 +224,8 @@ class Node(_NodeHooks):
         saved = self.saved
         if saved is None:
             return self.to_save or ()
+        if self.unpack_hook is not None:
+            return self._unpack_with_hook(saved)
         if not self.saved_output_nrs:
             for tensor, version in zip(saved, self.saved_versions):
                 # A tensor that requires no grad may be a saved non-leaf detached in place.
@@ -239,16 +244,37 @@ class Node(_NodeHooks):
             ):
                 self._check_saved(tensor, version, output_nr)
             if output_nr >= 0:
-                # A saved output is stored without its grad_fn (no reference cycle) and gets
-                # it back here so that double backward can differentiate through it.
-                alias = _wrap(tensor._data)
-                alias._version_counter = tensor._version_counter
-                alias._requires_grad = True
-                alias._grad_fn = self
-                alias._output_nr = output_nr
-                if saved_output_unpacked is not None:
-                    saved_output_unpacked(tensor, alias)
-                tensor = alias
+                tensor = self._saved_output(tensor, output_nr)
+            unpacked.append(tensor)
+        return tuple(unpacked)
+
+    def _saved_output(self, tensor: Tensor, output_nr: int) -> Tensor:
+        """A saved output is stored without its grad_fn (no reference cycle) and gets it back
+        here, as an alias, so that double backward can differentiate through it."""
+        alias = _wrap(tensor._data)
+        alias._version_counter = tensor._version_counter
+        alias._requires_grad = True
+        alias._grad_fn = self
+        alias._output_nr = output_nr
+        if saved_output_unpacked is not None:
+            saved_output_unpacked(tensor, alias)
+        return alias
+
+    def _unpack_with_hook(self, packed: tuple) -> tuple[Tensor | None, ...]:
+        unpack = self.unpack_hook
+        unpacked = []
+        for value, output_nr in zip(packed, self.saved_output_nrs):
+            if value is None:
+                unpacked.append(None)
+                continue
+            tensor = unpack(value)
+            if not isinstance(tensor, TensorBase):
+                raise TypeError(
+                    "Output of saved tensor unpack_hook expected to be a Tensor but got result "
+                    f"of type {type(tensor).__name__}"
+                )
+            if output_nr >= 0:
+                tensor = self._saved_output(tensor, output_nr)
             unpacked.append(tensor)
         return tuple(unpacked)
 

@@ -354,15 +354,20 @@ class Gelu(Function):
         if approximate == "tanh":
             inner = _SQRT_2_OVER_PI * (array + _GELU_KAPPA * (array * array * array))
             return _wrap(round_to(0.5 * array * (1.0 + np.tanh(inner)), x._data.dtype))
-        # erf is costly per element here: keep the CDF for backward instead of recomputing it
-        ctx.cdf = _normal_cdf_array(array)
-        return _wrap(round_to(array * ctx.cdf, x._data.dtype))
+        # erf is costly per element here: keep the CDF for backward instead of recomputing it,
+        # as a saved tensor (so checkpointing drops it too) in float32 unless x is float64:
+        # half the memory of the float64 erf, and float32 is what a float32 gradient needs.
+        cdf = _normal_cdf_array(array)
+        keep = cdf if x._data.dtype == np.float64 else cdf.astype(np.float32)
+        ctx.save_for_backward(x, _wrap(keep))
+        return _wrap(round_to(array * cdf, x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
-        (x,) = ctx.saved_tensors
         if ctx.approximate == "none":
-            return GeluBackward.apply(grad_output, x, ctx.cdf), None
+            x, cdf = ctx.saved_tensors
+            return GeluBackward.apply(grad_output, x, cdf), None
+        (x,) = ctx.saved_tensors
         dtype = x.dtype
         if is_low_precision(x._data.dtype):
             # in float32, as PyTorch's kernel: x^3 of a large float16 input stays finite there
@@ -387,19 +392,18 @@ class GeluBackward(Function):
 
     @staticmethod
     def forward(ctx, grad_output, x, cdf):
-        ctx.save_for_backward(grad_output, x)
-        ctx.cdf = cdf
+        ctx.save_for_backward(grad_output, x, cdf)
         array = widen(x._data)
         pdf = np.exp(array * array * -0.5) * _INV_SQRT_2PI
-        result = widen(grad_output._data) * (cdf + array * pdf)
+        result = widen(grad_output._data) * (cdf._data + array * pdf)
         return _wrap(round_to(result, grad_output._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_grad):
-        grad_output, x = ctx.saved_tensors
+        grad_output, x, cdf = ctx.saved_tensors
         grad_grad_output = grad_x = None
         if ctx.needs_input_grad[0]:
-            grad_grad_output = GeluBackward.apply(grad_grad, x, ctx.cdf)
+            grad_grad_output = GeluBackward.apply(grad_grad, x, cdf)
         if ctx.needs_input_grad[1]:
             # d/dx (Phi(x) + x phi(x)) = phi(x) (2 - x^2)
             grad_x = grad_grad * grad_output * (_normal_pdf(x) * (2.0 - x * x))

@@ -1,8 +1,12 @@
 """Activation checkpointing: keep a region's inputs, drop its activations, and recompute them
 during backward (torch.utils.checkpoint).
 
-Both variants are one `Function` node standing for the whole region. Its backward replays the
-region under the forward's RNG and autocast state and differentiates the replay.
+The non-reentrant variant (`use_reentrant=False`, the recommended one) works as PyTorch's:
+the region runs once, recorded as usual, but under saved-tensor hooks that keep nothing of
+what its ops save for backward; the first backward read of one of those tensors runs the
+region again (under the forward's RNG and autocast state) and hands each node the value it
+saved, while the gradients flow through the region's own graph, node by node. The reentrant
+variant is one node standing for the region, whose backward replays and differentiates it.
 
 Example::
 
@@ -34,6 +38,7 @@ __all__ = [
 
 _DEFAULT_DETERMINISM_MODE = "default"
 _debug_enabled: bool | None = None
+_early_stop_enabled: bool | None = None
 _DETERMINISM_CHECKS = ("default", "none")
 _DEBUG_TIP = (
     "\nTip: To see a more detailed error message, either pass `debug=True` to\n"
@@ -63,8 +68,15 @@ def check_backward_validity(inputs: Iterable[Any]) -> None:
 
 @contextlib.contextmanager
 def set_checkpoint_early_stop(enable: bool) -> Iterator[None]:
-    """Accepted for PyTorch's API; lucid's replay always runs the whole region."""
-    yield
+    """Override every non-reentrant checkpoint's `early_stop` inside the block: whether a
+    recomputation stops once it has made every tensor backward needs."""
+    global _early_stop_enabled
+    previous = _early_stop_enabled
+    _early_stop_enabled = enable
+    try:
+        yield
+    finally:
+        _early_stop_enabled = previous
 
 
 @contextlib.contextmanager
@@ -126,145 +138,98 @@ class _Replay:
                 lucid.set_rng_state(outer_state)
 
 
-def _flatten(value: Any) -> list[lucid.Tensor]:
-    """The tensors in a (nested) tuple, list or dict, in order."""
-    if isinstance(value, lucid.Tensor):
-        return [value]
-    if isinstance(value, tuple | list):
-        return [tensor for item in value for tensor in _flatten(item)]
-    if isinstance(value, dict):
-        return [tensor for item in value.values() for tensor in _flatten(item)]
-    return []
+class _StopRecomputation(Exception):
+    """Raised inside a recomputation once every tensor the forward saved is recomputed."""
 
 
-def _unflatten(value: Any, tensors: Iterable[lucid.Tensor]) -> Any:
-    """`value` with its tensors replaced, in `_flatten`'s order, by `tensors`."""
-    iterator = iter(tensors)
+class _Frame:
+    """One checkpointed region: its inputs, the metadata of each tensor its forward saved (in
+    order), and the values a recomputation made of them, each handed out once."""
 
-    def rebuild(item: Any) -> Any:
-        if isinstance(item, lucid.Tensor):
-            return next(iterator)
-        if isinstance(item, tuple | list):
-            rebuilt = [rebuild(inner) for inner in item]
-            # A namedtuple takes its fields positionally.
-            return type(item)(*rebuilt) if hasattr(item, "_fields") else type(item)(rebuilt)
-        if isinstance(item, dict):
-            return type(item)((key, rebuild(inner)) for key, inner in item.items())
-        return item
+    def __init__(self, replay: _Replay, args: tuple, context: Any, check: bool, early_stop: bool):
+        self.replay = replay
+        self.args = args
+        self.recompute_context = context
+        self.check = check
+        self.early_stop = early_stop
+        self.saved_metadata: list[dict | None] = []
+        self.recomputed: dict[int, lucid.Tensor] = {}
 
-    return rebuild(value)
+    def pack(self, tensor: lucid.Tensor) -> tuple[_Frame, int]:
+        self.saved_metadata.append(_metadata(tensor) if self.check else None)
+        return (self, len(self.saved_metadata) - 1)
+
+    @staticmethod
+    def unpack(handle: tuple[_Frame, int]) -> lucid.Tensor:
+        frame, index = handle
+        value = frame.recomputed.pop(index, None)
+        if value is None:
+            # The first read in this backward (or a later backward, with retain_graph).
+            frame.recompute()
+            value = frame.recomputed.pop(index)
+        return value
+
+    def recompute(self) -> None:
+        expected = len(self.saved_metadata)
+        recomputed: dict[int, lucid.Tensor] = {}
+        # A backward that records its own graph (create_graph) differentiates through the
+        # recomputed values: they then come from the region's real inputs, graph and all.
+        # Otherwise only the values are kept and the recomputation's graph is dropped.
+        create_graph = lucid.is_grad_enabled()
+
+        def keep(tensor: lucid.Tensor) -> lucid.Tensor | None:
+            index = len(recomputed)
+            if index >= expected:
+                raise CheckpointError(
+                    "lucid.utils.checkpoint: trying to save more tensors during recomputation "
+                    f"than during the original forward pass.\n{_DEBUG_TIP}"
+                )
+            recomputed[index] = tensor if create_graph else tensor.detach()
+            if self.early_stop and len(recomputed) == expected:
+                raise _StopRecomputation
+            return tensor if create_graph else None
+
+        inputs = self.args if create_graph else detach_variable(self.args)
+        try:
+            with lucid.autograd.graph.saved_tensors_hooks(keep, _as_kept):
+                self.replay.run(inputs, self.recompute_context)
+        except _StopRecomputation:
+            pass
+        if self.check:
+            _check_recomputed(self.saved_metadata, recomputed)
+        self.recomputed = recomputed
 
 
-def _leaves_reached(outputs: list[lucid.Tensor], known: list[lucid.Tensor]) -> list[lucid.Tensor]:
-    """The leaf tensors that require grad reached from `outputs`' graph, other than `known`:
-    the parameters (and other captured tensors) the region used without taking them as args."""
-    known_ids = {id(tensor) for tensor in known}
-    found: dict[int, lucid.Tensor] = {}
-    seen: set[int] = set()
-    stack = [output.grad_fn for output in outputs if output.grad_fn is not None]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        variable = getattr(node, "variable", None)
-        if variable is not None:
-            if id(variable) not in known_ids:
-                found.setdefault(id(variable), variable)
-            continue
-        stack += [child for child, _ in node.next_functions if child is not None]
-    for output in outputs:
-        # A region that returns a captured leaf as it is records no node for it.
-        if output.requires_grad and output.grad_fn is None and id(output) not in known_ids:
-            found.setdefault(id(output), output)
-    return list(found.values())
+def _as_kept(tensor: lucid.Tensor) -> lucid.Tensor:
+    """What a recomputation's own node reads back: only a double backward reads any."""
+    return tensor
 
 
 def _metadata(tensor: lucid.Tensor) -> dict[str, Any]:
     return {"shape": tensor.shape, "dtype": tensor.dtype, "device": tensor.device}
 
 
-def _check_replay(forward: list[dict], replayed: list[lucid.Tensor]) -> None:
-    """Raise CheckpointError when the replay's outputs differ in number or metadata."""
-    if len(forward) != len(replayed):
+def _check_recomputed(forward: list[dict | None], recomputed: dict[int, lucid.Tensor]) -> None:
+    """PyTorch's CheckpointError when the recomputation saved other tensors than the forward."""
+    if len(forward) != len(recomputed):
         raise CheckpointError(
-            "lucid.utils.checkpoint: A different number of tensors was output "
+            "lucid.utils.checkpoint: A different number of tensors was saved "
             "during the original forward and recomputation.\n"
-            f"Number of tensors output during forward: {len(forward)}\n"
-            f"Number of tensors output during recomputation: {len(replayed)}.\n{_DEBUG_TIP}"
+            f"Number of tensors saved during forward: {len(forward)}\n"
+            f"Number of tensors saved during recomputation: {len(recomputed)}.\n{_DEBUG_TIP}"
         )
     mismatched = ""
-    for index, (meta, tensor) in enumerate(zip(forward, replayed, strict=True)):
-        if meta != _metadata(tensor):
+    for index, meta in enumerate(forward):
+        again = _metadata(recomputed[index])
+        if meta != again:
             mismatched += (
                 f"tensor at position {index}:\nsaved metadata: {meta}\n"
-                f"recomputed metadata: {_metadata(tensor)}\n"
+                f"recomputed metadata: {again}\n"
             )
     if mismatched:
         raise CheckpointError(
             "lucid.utils.checkpoint: Recomputed values for the following tensors "
             f"have different metadata than during the forward pass.\n{mismatched}.\n{_DEBUG_TIP}"
-        )
-
-
-class _NonReentrantCheckpoint(Function):
-    """The region as one node; its inputs are the args' tensors and the leaves it captured.
-
-    The region already ran (with grad on, so its captured leaves could be found); the forward
-    only hands its outputs on, cut from the region's graph so its activations are freed.
-    """
-
-    @staticmethod
-    def forward(ctx, region, arg_count, *tensors):
-        ctx.region = region
-        ctx.arg_count = arg_count
-        ctx.save_for_backward(*tensors)
-        ctx.set_materialize_grads(False)
-        outputs = region.pop("outputs")
-        results = tuple(output.detach() for output in outputs)
-        ctx.mark_non_differentiable(
-            *(result for result, out in zip(results, outputs, strict=True) if not out.requires_grad)
-        )
-        return results
-
-    @staticmethod
-    def backward(ctx, *grad_outputs):
-        region = ctx.region
-        saved = ctx.saved_tensors
-        arg_tensors = saved[: ctx.arg_count]
-        captured = saved[ctx.arg_count :]
-        leaves = [tensor.detach().requires_grad_(tensor.requires_grad) for tensor in arg_tensors]
-        args = list(region["args"])
-        for position, leaf in zip(region["tensor_positions"], leaves, strict=True):
-            args[position] = leaf
-        replayed = _flatten(region["replay"].run(tuple(args), region["recompute_context"]))
-        if region["metadata"] is not None:
-            _check_replay(region["metadata"], replayed)
-        wanted = [*leaves, *captured]
-        inputs = [tensor for tensor, need in zip(wanted, ctx.needs_input_grad[2:]) if need]
-        pairs = [
-            (output, grad)
-            for output, grad in zip(replayed, grad_outputs, strict=False)
-            if grad is not None and output.requires_grad
-        ]
-        # Latest-recorded output first: autograd.grad's pruning drops the gradient of an output
-        # whose graph reaches another output listed before it (e.g. y and y.sum()).
-        pairs.sort(key=lambda pair: -getattr(pair[0].grad_fn, "sequence_nr", -1))
-        grads = iter(())
-        if inputs and pairs:
-            # retain_graph: a captured non-leaf tensor's own graph belongs to the caller, who
-            # may still backpropagate through it.
-            grads = iter(
-                lucid.autograd.grad(
-                    [output for output, _ in pairs],
-                    inputs,
-                    [grad for _, grad in pairs],
-                    retain_graph=True,
-                    allow_unused=True,
-                )
-            )
-        return (None, None) + tuple(
-            next(grads, None) if need else None for need in ctx.needs_input_grad[2:]
         )
 
 
@@ -317,9 +282,10 @@ def checkpoint(
 ) -> Any:
     """Run `function(*args, **kwargs)` keeping only its inputs; backward recomputes the rest.
 
-    `preserve_rng_state` (default True) is taken from kwargs, as in PyTorch. Differences: the
-    replay always runs the whole region (`early_stop` is accepted and has no effect) and
-    `debug` adds no operator traces; the determinism check compares the region's outputs.
+    `preserve_rng_state` (default True) is taken from kwargs, as in PyTorch. `early_stop`
+    ends a recomputation once it has made every saved tensor; the determinism check compares
+    the metadata of what the forward and the recomputation saved. `debug` adds no operator
+    traces.
     """
     if use_reentrant is None:
         warnings.warn(
@@ -354,30 +320,15 @@ def checkpoint(
         with forward_context:
             return function(*args, **kwargs)
 
-    replay = _Replay(function, kwargs, preserve_rng_state)
-    tensor_positions = [i for i, arg in enumerate(args) if isinstance(arg, lucid.Tensor)]
-    arg_tensors = [args[i] for i in tensor_positions]
-    # Run on detached args so the graph walk below stops at the region's own inputs.
-    leaves = detach_variable(tuple(args))
-    with forward_context:
-        result = function(*leaves, **kwargs)
-    outputs = _flatten(result)
-    captured = _leaves_reached(outputs, [leaves[i] for i in tensor_positions])
-    tensors = [*arg_tensors, *captured]
-    if not any(tensor.requires_grad for tensor in tensors):
-        return result
-    region = {
-        "outputs": outputs,
-        "replay": replay,
-        "args": [None if isinstance(arg, lucid.Tensor) else arg for arg in args],
-        "tensor_positions": tensor_positions,
-        "recompute_context": recompute_context,
-        "metadata": None if determinism_check == "none" else [_metadata(t) for t in outputs],
-    }
-    # Dropping the region's own outputs frees its activations; only the node's copies remain.
-    del leaves, outputs
-    results = _NonReentrantCheckpoint.apply(region, len(arg_tensors), *tensors)
-    return _unflatten(result, results)
+    frame = _Frame(
+        _Replay(function, kwargs, preserve_rng_state),
+        tuple(args),
+        recompute_context,
+        determinism_check != "none",
+        early_stop if _early_stop_enabled is None else _early_stop_enabled,
+    )
+    with lucid.autograd.graph.saved_tensors_hooks(frame.pack, _Frame.unpack), forward_context:
+        return function(*args, **kwargs)
 
 
 def checkpoint_sequential(

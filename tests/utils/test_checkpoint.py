@@ -201,7 +201,7 @@ def test_a_replay_with_other_shapes_raises_checkpoint_error():
 
     def region(x):
         calls.append(None)
-        return x[: len(calls)] * 2
+        return x[: len(calls)].exp()  # exp saves its output, whose shape then differs
 
     x = lucid.randn(4, requires_grad=True)
     output = checkpoint(region, x, use_reentrant=False)
@@ -209,12 +209,26 @@ def test_a_replay_with_other_shapes_raises_checkpoint_error():
         output.sum().backward()
 
 
+def test_a_region_that_saves_nothing_is_never_recomputed():
+    # as in torch: x * 2 saves no tensor, so backward needs no recomputation to check
+    calls = []
+
+    def region(x):
+        calls.append(None)
+        return x[: len(calls)] * 2
+
+    x = lucid.randn(4, requires_grad=True)
+    checkpoint(region, x, use_reentrant=False).sum().backward()
+    assert len(calls) == 1
+    assert x.grad.tolist() == [2.0, 0.0, 0.0, 0.0]
+
+
 def test_determinism_check_none_leaves_a_changed_replay_unchecked():
     calls = []
 
     def region(x):
         calls.append(None)
-        return x[: 4 - len(calls)] * 2
+        return x[: 4 - len(calls)].exp()
 
     x = lucid.randn(4, requires_grad=True)
     output = checkpoint(region, x, use_reentrant=False, determinism_check="none")
@@ -362,3 +376,119 @@ def test_warnings_and_errors_match_torch(case):
     kind, message = _torch_message(calls(torch, torch))
     ours = _torch_message(calls(lucid, lucid))
     assert ours == (kind, _torch_to_lucid(message))
+
+
+# ------------------------------------------------------------- the NaN tiers and recomputation
+def _nonfinite_event(action):
+    from lucid.autograd import NonFiniteWarning
+
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        action()
+    found = [w.message.event for w in record if issubclass(w.category, NonFiniteWarning)]
+    assert len(found) == 1, [str(event) for event in found]
+    return found[0]
+
+
+class _SqrtBlock(lucid.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = lucid.nn.Linear(3, 3)
+
+    def forward(self, x):
+        return (self.linear(x) * 0).sqrt()  # <checkpointed-sqrt>
+
+
+def _marked_line(marker: str) -> int:
+    from pathlib import Path
+
+    from tests.markers import marked_line
+
+    return marked_line(Path(__file__).resolve(), marker)
+
+
+@pytest.mark.parametrize("use_reentrant", [False])
+def test_a_backward_birth_in_a_recomputed_region_is_named_at_its_forward_site(use_reentrant):
+    # sqrt's gradient at 0 is inf: born in backward, which runs on the recomputation's values,
+    # and named at the line of the forward call, with the module that made it
+    from lucid._core import sentinel
+
+    sentinel.reset_sentinel()
+    model = lucid.nn.Sequential(_SqrtBlock())
+    x = lucid.randn(2, 3)
+    try:
+        output = checkpoint(model, x, use_reentrant=use_reentrant)
+        event = _nonfinite_event(lambda: output.sum().backward())
+    finally:
+        sentinel.reset_sentinel()
+    assert (event.op, event.phase, event.kind) == ("sqrt", "backward", "inf")
+    assert event.lineno == _marked_line("checkpointed-sqrt")
+    assert event.filename == __file__
+    assert event.module_path == "0"
+
+
+def _log_of_zero(weight):
+    return (weight * 0).log()  # <checkpointed-log>
+
+
+def test_a_forward_birth_is_reported_once_and_at_its_forward_site_despite_recomputation():
+    # log(0) is born in the forward; the recomputation in backward makes it again, which is
+    # not a second birth, and the report is the one a plain run gives
+    from lucid._core import sentinel
+
+    def run(wrap):
+        sentinel.reset_sentinel()
+        weight = lucid.ones(3, requires_grad=True)
+        try:
+            return _nonfinite_event(lambda: wrap(_log_of_zero, weight).sum().backward())
+        finally:
+            sentinel.reset_sentinel()
+
+    plain = run(lambda function, weight: function(weight))
+    ours = run(lambda function, weight: checkpoint(function, weight, use_reentrant=False))
+    assert (ours.op, ours.phase, ours.kind) == ("log", "forward", "inf")
+    assert ours.lineno == _marked_line("checkpointed-log")
+    fields = ("op", "phase", "kind", "created", "filename", "lineno", "module_path", "step")
+    assert [getattr(ours, f) for f in fields] == [getattr(plain, f) for f in fields]
+
+
+def test_double_backward_through_a_checkpointed_region_is_exact():
+    # create_graph: the recomputation then keeps its graph, from the region's own inputs
+    model = _mlp()
+    x = lucid.randn(2, 4, dtype=lucid.float64, requires_grad=True)
+    assert lucid.autograd.gradgradcheck(
+        lambda value: checkpoint(model, value, use_reentrant=False).square().sum(), (x,)
+    )
+
+
+def test_recomputed_values_are_handed_out_once_and_recomputed_for_a_second_backward():
+    calls = []
+
+    def region(value):
+        calls.append(None)
+        return value.exp()
+
+    x = lucid.randn(3, dtype=lucid.float64, requires_grad=True)
+    output = checkpoint(region, x, use_reentrant=False).sum()
+    (first,) = lucid.autograd.grad(output, x, retain_graph=True)
+    (second,) = lucid.autograd.grad(output, x)
+    assert len(calls) == 3  # the forward, then one recomputation per backward
+    np.testing.assert_array_equal(first.numpy(), second.numpy())
+
+
+@pytest.mark.parametrize("early_stop", [True, False])
+def test_early_stop_ends_the_recomputation_at_the_last_saved_tensor(early_stop):
+    trace = []
+
+    def region(value):
+        trace.append("start")
+        result = value.exp()  # the region's one saved tensor
+        trace.append("end")
+        return result * 2
+
+    x = lucid.randn(3, requires_grad=True)
+    with set_checkpoint_early_stop(early_stop):
+        output = checkpoint(region, x, use_reentrant=False)
+        output.sum().backward()
+    assert trace == ["start", "end", "start"] + ([] if early_stop else ["end"])
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp(x.detach().numpy()), rtol=1e-6)

@@ -31,6 +31,7 @@ NAMESPACES = (
     "lucid.autograd",
     "lucid.autograd.functional",
     "lucid.autograd.forward_ad",
+    "lucid.autograd.graph",
     "lucid.autograd.profiler",
     "lucid.profiler",
     "lucid.func",
