@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import re
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -359,6 +359,24 @@ class AccumulateGrad(_NodeHooks):
 
     def __repr__(self) -> str:
         return f"<AccumulateGrad object at {hex(id(self))}>"
+
+
+def leaves_reached(tensors: Iterable[Any]) -> dict[int, Tensor]:
+    """The leaf tensors (by id) whose AccumulateGrad the graphs of `tensors` reach."""
+    reached: dict[int, Tensor] = {}
+    seen: set[int] = set()
+    stack = [tensor.grad_fn for tensor in tensors if tensor.grad_fn is not None]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        variable = getattr(node, "variable", None)
+        if variable is not None:
+            reached[id(variable)] = variable
+            continue
+        stack.extend(child for child, _ in node.next_functions if child is not None)
+    return reached
 
 
 def accumulator_for(tensor: Tensor) -> AccumulateGrad:

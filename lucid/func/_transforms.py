@@ -17,6 +17,7 @@ from typing import Any
 
 from lucid._core.engine import grad as autograd_grad
 from lucid._core.grad_mode import enable_grad
+from lucid._core.graph import leaves_reached
 from lucid._tensor import Tensor
 from lucid.factories import zeros_like
 from lucid.func._pytree import TreeSpec, tree_flatten, tree_unflatten
@@ -52,6 +53,13 @@ class _Level:
             isinstance(leaf, Tensor) and leaf.requires_grad for leaf in flat_inputs
         )
 
+    def note_outputs(self, outputs: list[Tensor], tracked: list[Tensor]) -> None:
+        """Keep graphs also when `outputs` depend on a tensor that requires grad outside this
+        level (a parameter the function closes over): the transform's result is then
+        differentiable with respect to it, as torch.func's is."""
+        if not self.keeps_graph and _reaches_outside(outputs, tracked):
+            self.keeps_graph = True
+
     def __enter__(self) -> _Level:
         _levels.depth += 1
         self._grad_mode = enable_grad()
@@ -68,6 +76,17 @@ class _Level:
         if self.keeps_graph:
             return value
         return _tree_detach(value)
+
+
+def _reaches_outside(outputs: list[Tensor], tracked: list[Tensor]) -> bool:
+    """Whether the graph of `outputs` reaches a leaf that requires grad other than the
+    level's own `tracked` inputs (or the leaves they view)."""
+    own = {id(leaf) for leaf in tracked}
+    own.update(id(leaf._base) for leaf in tracked if leaf._base is not None)
+    if any(key not in own for key in leaves_reached(outputs)):
+        return True
+    # an output that is itself such a leaf, returned as it is
+    return any(out.requires_grad and out.grad_fn is None and id(out) not in own for out in outputs)
 
 
 def _tree_detach(tree: Any) -> Any:
@@ -203,6 +222,7 @@ def grad_and_value(
                     f"got tensor with {output.dim()} dims. Maybe you wanted to use the vjp or "
                     "jacrev APIs instead?"
                 )
+            level.note_outputs([output], flat_tracked)
             grads = _gradients([output], flat_tracked, None, level.keeps_graph)
         gradient = level.release(tree_unflatten(grads, spec))
         value = level.release(output)
@@ -247,6 +267,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
         output = func(*tree_unflatten(flat_tracked, primals_spec))
         output, aux = _split_aux(output, has_aux, "vjp(f, *primals)")
         flat_outputs, output_spec = _tensor_outputs(output, "vjp(f, *primals)")
+        level.note_outputs(flat_outputs, flat_tracked)
 
     def vjp_fn(cotangents: Any) -> tuple:
         flat_cotangents, cotangent_spec = tree_flatten(cotangents)
@@ -309,6 +330,7 @@ def jacrev(
             output = func(*_replace_args(args, indices, argnums, tracked), **kwargs)
             output, aux = _split_aux(output, has_aux, "vjp(f, *primals)")
             flat_outputs, output_spec = _tensor_outputs(output, "vjp(f, *primals)")
+            level.note_outputs(flat_outputs, flat_tracked)
             jacobians = [
                 _jacobian_rows(out, flat_tracked, level.keeps_graph) for out in flat_outputs
             ]
@@ -393,6 +415,7 @@ class _Linearization:
             output = func(*tree_unflatten(tracked, self.primals_spec))
             output, self.aux = _split_aux(output, has_aux, api)
             self.flat_outputs, self.output_spec = _tensor_outputs(output, api)
+            self.level.note_outputs(self.flat_outputs, tracked)
             self.output = output
             # The value of u does not matter (J^T u is linear in it), only that it has a node.
             self.dummies = [zeros_like(out).requires_grad_() for out in self.flat_outputs]

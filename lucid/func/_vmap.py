@@ -55,6 +55,8 @@ def vmap(
     @functools.wraps(func)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         flat_args, batch_size, args_spec, flat_in_dims = _batched_inputs(func, in_dims, args)
+        if batch_size == 0:
+            return _empty_outputs(func, out_dims, flat_args, flat_in_dims, args_spec, kwargs)
         state = get_rng_state() if randomness in ("error", "same") else None
         results = []
         for index in range(batch_size):
@@ -74,6 +76,31 @@ def vmap(
         return _stack_outputs(func, out_dims, results)
 
     return wrapped
+
+
+def _empty_outputs(
+    func: Callable[..., Any],
+    out_dims: Any,
+    flat_args: list,
+    flat_in_dims: list,
+    args_spec: Any,
+    kwargs: dict,
+) -> Any:
+    """A mapped dimension of size 0: func runs once on a zero sample, for the outputs' structure
+    and shapes, and each mapped output is empty along its out_dim (as torch's are)."""
+    sample = [
+        arg if dim is None else arg.new_zeros(arg.shape[:dim] + arg.shape[dim + 1 :])
+        for arg, dim in zip(flat_args, flat_in_dims)
+    ]
+    result = func(*tree_unflatten(sample, args_spec), **kwargs)
+    stacked = _stack_outputs(func, out_dims, [result])
+    flat_stacked, spec = tree_flatten(stacked)
+    flat_out_dims = broadcast_prefix(out_dims, result)
+    emptied = [
+        value if dim is None else value.narrow(dim, 0, 0)
+        for value, dim in zip(flat_stacked, flat_out_dims)
+    ]
+    return tree_unflatten(emptied, spec)
 
 
 def _batched_inputs(func: Callable[..., Any], in_dims: Any, args: tuple) -> tuple:

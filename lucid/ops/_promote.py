@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._core import dtypes
+from lucid._core import dtypes, observers
 from lucid._core.tensor import TensorBase
 
 if TYPE_CHECKING:
@@ -108,7 +108,13 @@ def _scalar_beside(value: Any, array: np.ndarray) -> Any:
     """A Python scalar operand beside `array`: as it is, except beside float16/bfloat16, where
     it becomes a zero-dim array of that dtype (NumPy would widen the result for bfloat16)."""
     if array.dtype.itemsize == 2 and array.dtype.kind in dtypes.FLOAT_KINDS:
-        return np.asarray(value, array.dtype)
+        # A scalar beyond the dtype's range becomes inf, as in PyTorch (1 < 1e6 in float16
+        # is True), without NumPy's cast warning: this runs outside the op's error state.
+        token = observers.numpy_state.set(observers.QUIET_NUMPY)
+        try:
+            return np.asarray(value, array.dtype)
+        finally:
+            observers.numpy_state.reset(token)
     return value
 
 

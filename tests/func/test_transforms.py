@@ -3,6 +3,7 @@ nesting, the forward-mode ones by double vjp, and torch's error messages."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import lucid
@@ -298,3 +299,30 @@ def test_jacobian_and_jvp_errors_match_torch(call):
     with pytest.raises(RuntimeError) as torch_error:
         call(torch.func, tx)
     assert str(lucid_error.value) == str(torch_error.value)
+
+
+def test_a_result_stays_differentiable_for_a_tensor_the_function_closes_over():
+    # torch.func's results compose with autograd: a captured parameter gets its gradient
+    def closed_over_gradients(lib):
+        w = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64)
+        results = {
+            "grad": lib.func.grad(lambda v: (v * w).sin().sum())(x),
+            "vjp": lib.func.vjp(lambda v: (v * w).sin(), x)[1](lib.ones_like(x))[0],
+            "jacrev": lib.func.jacrev(lambda v: (v * w).sin())(x).sum(0),
+            "jvp": lib.func.jvp(lambda v: (v * w).sin(), (x,), (lib.ones_like(x),))[1],
+        }
+        grads = {}
+        for name, result in results.items():
+            assert result.requires_grad, name
+            (grads[name],) = lib.autograd.grad(result.sum(), w)
+        return grads
+
+    ours, theirs = closed_over_gradients(lucid), closed_over_gradients(torch)
+    for name in ours:
+        np.testing.assert_allclose(ours[name].numpy(), theirs[name].numpy(), rtol=1e-12)
+
+
+def test_without_a_captured_tensor_that_requires_grad_results_need_no_grad():
+    w = lucid.tensor([1.0, 2.0, 3.0])
+    assert not lucid.func.grad(lambda v: (v * w).sin().sum())(lucid.ones(3)).requires_grad

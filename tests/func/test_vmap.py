@@ -211,3 +211,17 @@ def test_chunk_size_does_not_change_results():
     expected = F.vmap(lambda a: a.exp())(x)
     chunked = F.vmap(lambda a: a.exp(), chunk_size=2)(x)
     np.testing.assert_array_equal(chunked.numpy(), expected.numpy())
+
+
+def test_a_mapped_dimension_of_size_zero_gives_empty_outputs_as_torch():
+    def outputs(lib):
+        x, w = lib.ones(0, 3), lib.ones(3)
+        return (
+            lib.func.vmap(lambda v: (v * 2).sum())(x),
+            *lib.func.vmap(lambda v: (v, v.sum()), out_dims=(1, 0))(x),
+            lib.func.vmap(lambda v, u: v * u, in_dims=(0, None))(x, w),
+        )
+
+    ours, theirs = outputs(lucid), outputs(torch)
+    assert [tuple(o.shape) for o in ours] == [tuple(t.shape) for t in theirs]
+    assert [str(o.dtype) for o in ours] == [str(t.dtype).replace("torch", "lucid") for t in theirs]

@@ -273,3 +273,14 @@ def test_matrix_exp_is_computed_wide_and_rounded_once(dtype):
     expected = lucid.linalg.matrix_exp(low.double()).numpy()
     assert result.dtype == dtype
     np.testing.assert_array_equal(_values(result), _rounded(expected, dtype))
+
+
+def test_a_scalar_beyond_float16s_range_compares_as_inf_without_a_numpy_warning():
+    import warnings
+
+    x = lucid.tensor([1.0, -1.0, 70000.0]).half()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # NumPy's "overflow encountered in cast" would raise
+        assert (x < 1e6).tolist() == [True, True, False]  # 70000 is inf in float16 too
+        assert (x > -1e6).tolist() == [True, True, True]
+        assert (x == 1e6).tolist() == [False, False, True]
