@@ -21,7 +21,8 @@ by the first of these rules that applies:
    averaging): the op itself, applied to the tangents;
 4. a product, linear in each factor (mul, the matmul family): the sum of the op with one
    factor replaced by its tangent;
-5. an op with a rule of its own (div, addmm, convolution, softmax, log_softmax);
+5. an op with a rule of its own (div, addmm, convolution, softmax, log_softmax, and the
+   nuclear norm, whose backward is not differentiable);
 6. every other op: derived from its backward. The vjp g(u) = J^T u is linear in u, so J t is
    the vjp of g at cotangent t (the double-vjp trick, applied to the one op). It costs a
    second forward of the op and two backward passes through it, and is correct wherever the
@@ -612,6 +613,14 @@ def _log_softmax_rule(op: type, inputs: tuple, outputs: tuple, tangents: list) -
     return [t - (out.exp() * t).sum(dim, keepdim=True)]
 
 
+def _nuclear_norm_rule(op: type, inputs: tuple, outputs: tuple, tangents: list) -> list:
+    # d sum(svdvals(A)) = <U V^T, dA>, summed over the two matrix dims (A of full rank)
+    x, dims, keepdim = inputs
+    u, _, vh = np.linalg.svd(np.moveaxis(x._data, dims, (-2, -1)), full_matrices=False)
+    direction = _wrap(np.moveaxis(u @ vh, (-2, -1), dims))
+    return [(direction * tangents[0]).sum(tuple(dims), keepdim=keepdim)]
+
+
 # ------------------------------------------------------------------------ rule table
 _CUSTOM_JVP, _ELEMENTWISE, _LINEAR, _PRODUCT, _OWN, _DERIVED, _UNSUPPORTED = range(7)
 # Rules that read no primal value, so an in-place op's overwritten inputs do not matter.
@@ -673,6 +682,7 @@ _OWN_RULES_BY_NAME = {
     ("convolution", "Convolution"): _convolution_rule,
     ("activations", "Softmax"): _softmax_rule,
     ("activations", "LogSoftmax"): _log_softmax_rule,
+    ("reduction", "NuclearNorm"): _nuclear_norm_rule,
 }
 # Linear ops whose operands at these positions may be numbers (x + 2, where(c, x, 0.5)).
 _SCALAR_OPERANDS_BY_NAME = {
