@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import types
 import warnings
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
@@ -17,6 +18,7 @@ from lucid._core import dtypes
 from lucid._core import engine as _engine
 from lucid._core import graph as _graph
 from lucid._core import layouts as _layouts
+from lucid._core.arguments import METHOD_CODES
 from lucid._core.devices import check_device
 from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.tensor import _TYPE_NAMES, Size, TensorBase, _varargs_shape, register_tensor_class
@@ -1128,6 +1130,43 @@ class Tensor(TensorBase):
         return pointwise.where(condition, self, y)
 
 
+# id of each method copy -> the function it copies (the copy keeps it alive through the class)
+_COPIED_FUNCTIONS: dict[int, Any] = {}
+
+
+def function_of(method: Any) -> Any:
+    """The function of lucid's that a Tensor method is a copy of (`Tensor.tril` -> `lucid.tril`),
+    or `method` itself."""
+    return _COPIED_FUNCTIONS.get(id(method), method)
+
+
+def _bind_methods_in_method_form(cls: type) -> None:
+    """Make each of lucid's functions bound as a method (`tril = matrices.tril`) a copy of its
+    own, named `Tensor.<name>`: the same code, globals, defaults and attributes, so calls cost
+    the same, but an argument error raised under it can tell the call was `x.tril(1.5)`, whose
+    positions count from after `self` (arguments.call_position)."""
+    for name, function in list(vars(cls).items()):
+        if type(function) is not types.FunctionType or function.__module__ == __name__:
+            continue
+        if not function.__module__.startswith("lucid."):
+            continue
+        code = function.__code__.replace(co_qualname=f"Tensor.{name}")
+        method = types.FunctionType(
+            code, function.__globals__, function.__name__, function.__defaults__,
+            function.__closure__,
+        )  # fmt: skip
+        method.__kwdefaults__ = function.__kwdefaults__
+        method.__dict__.update(function.__dict__)
+        method.__doc__ = function.__doc__
+        method.__module__ = function.__module__
+        method.__qualname__ = function.__qualname__
+        method.__annotations__ = function.__annotations__
+        METHOD_CODES[id(code)] = name
+        _COPIED_FUNCTIONS[id(method)] = function
+        setattr(cls, name, method)
+
+
+_bind_methods_in_method_form(Tensor)
 register_tensor_class(Tensor)
 
 

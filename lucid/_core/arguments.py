@@ -43,9 +43,33 @@ def type_name(value: Any) -> str:
 def argument_error(op: str, name: str, position: int, value: Any,
                    expected: str = "Tensor") -> TypeError:  # fmt: skip
     return TypeError(
-        f"{op}(): argument '{name}' (position {position}) must be {expected}, not "
-        f"{type_name(value)}"
+        f"{op}(): argument '{name}' (position {call_position(op, position)}) must be "
+        f"{expected}, not {type_name(value)}"
     )
+
+
+# The code objects of Tensor's methods that are lucid's functions bound to the class (x.tril is
+# lucid.tril), each a copy named `Tensor.<name>` (lucid._tensor makes them), by id (a copy
+# compares equal to its original) to the method's name. A frame running one of them is a call
+# in method form.
+METHOD_CODES: dict[int, str] = {}
+
+
+def call_position(op: str, position: int) -> int:
+    """`position`, an argument's 1-based place in the function `op` (the tensor first), as the
+    call the user wrote counts it: one less when they called `op` as a Tensor method, whose
+    tensor is `self` (x.tril(1.5): 'diagonal' is at position 1, as in PyTorch)."""
+    return position - 1 if position > 1 and called_as_method(op) else position
+
+
+def called_as_method(op: str) -> bool:
+    """Whether the user's call into lucid now running is `op` in method form (`x.op(...)`)."""
+    frame = sys._getframe(1)
+    entry = None
+    while frame is not None and frame.f_code.co_filename.startswith(_LUCID_DIRECTORY):
+        entry = frame
+        frame = frame.f_back
+    return entry is not None and METHOD_CODES.get(id(entry.f_code)) == op
 
 
 def invalid_combination(function: str, args: tuple, overloads: Sequence[str],
@@ -74,7 +98,7 @@ def int_list_item_error(op: str, name: str, position: int | None, index: int,
     list, counting from 1 (and taking a bool there): `is_int_list_item` says which pass."""
     word = "Tensor" if hasattr(value, "_data") else type_name(value)
     if index == 0:
-        where = "" if position is None else f" (position {position})"
+        where = "" if position is None else f" (position {call_position(op, position)})"
         return TypeError(
             f"{op}(): argument '{name}'{where} must be tuple of ints, but found element of type "
             f"{word} at pos 0"

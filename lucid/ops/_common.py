@@ -14,6 +14,7 @@ import numpy as np
 
 from lucid._core.arguments import (
     argument_error,
+    call_position,
     invalid_combination,
     raise_type_error,
     type_word,
@@ -124,7 +125,7 @@ def check_number(value: Any, op: str, name: str, position: int | None,
         return
     if isinstance(value, TensorBase) and value._data.ndim == 0:
         return
-    where = "" if position is None else f" (position {position})"
+    where = "" if position is None else f" (position {call_position(op, position)})"
     raise TypeError(f"{op}(): argument '{name}'{where} must be {expected}, not {type_word(value)}")
 
 
@@ -136,7 +137,7 @@ def check_int(value: Any, op: str, name: str, position: int | None) -> None:
         return
     if isinstance(value, TensorBase) and value._data.ndim == 0 and value._data.dtype.kind in "iu":
         return
-    where = "" if position is None else f" (position {position})"
+    where = "" if position is None else f" (position {call_position(op, position)})"
     raise TypeError(f"{op}(): argument '{name}'{where} must be int, not {type_word(value)}")
 
 
@@ -281,6 +282,7 @@ def _array(input: Any) -> np.ndarray:
 def _int_argument(name: str, value: Any, argument: str, position: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(
-            f"{name}(): argument '{argument}' (position {position}) must be int, not "
+            f"{name}(): argument '{argument}' (position {call_position(name, position)}) "
+            "must be int, not "
             f"{type(value).__name__}"
         )

@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import dtypes
-from lucid._core.arguments import argument_error, raise_argument_error
+from lucid._core.arguments import (
+    argument_error,
+    call_position,
+    called_as_method,
+    invalid_combination,
+    raise_argument_error,
+    type_word,
+)
 from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS, SCALAR_TYPE_NAMES
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled
@@ -867,8 +874,37 @@ class MaskedFillTensor(MaskedFill):
     _backward_name = "MaskedFillBackward1"
 
 
+def _check_masked_fill_arguments(op: str, input: Any, mask: Any, value: Any) -> None:
+    """PyTorch's overload error for a mask that is no tensor, or a value that is neither a
+    tensor nor a number; its parser marks every argument from the first that fails."""
+    value_ok = isinstance(value, TensorBase | bool | int | float | np.generic)
+    if isinstance(mask, TensorBase) and value_ok:
+        return
+    method = called_as_method(op)
+    args = (mask, value) if method else (input, mask, value)
+    names = ("mask", "value") if method else ("input", "mask", "value")
+    overloads = []
+    for value_type in ("Tensor", "Number"):
+        marks, failed = [], False
+        for name, arg in zip(names, args):
+            fits = isinstance(arg, TensorBase) if name != "value" else (
+                isinstance(arg, TensorBase) if value_type == "Tensor" else value_ok
+            )  # fmt: skip
+            failed = failed or not fits
+            marks.append(f"!{type_word(arg)}!" if failed else type_word(arg))
+        signature = ", ".join(
+            f"Tensor {name}" if name != "value" else f"{value_type} value" for name in names
+        )
+        overloads.append(
+            f"({signature})\n      didn't match because some of the arguments have invalid "
+            f"types: ({', '.join(marks)})"
+        )
+    raise invalid_combination(op, args, overloads)
+
+
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     """A copy of `input` with `value` (a number or 0-d tensor) where `mask` is True."""
+    _check_masked_fill_arguments("masked_fill", input, mask, value)
     _check_mask(mask, "masked_fill_")
     value = _check_fill_value(value)
     if isinstance(value, TensorBase):
@@ -878,6 +914,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
 
 def masked_fill_(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     """In-place masked_fill; `mask` must broadcast to `input`'s shape."""
+    _check_masked_fill_arguments("masked_fill_", input, mask, value)
     _check_mask(mask, "masked_fill_")
     value = _check_fill_value(value)
     shape = input._data.shape
@@ -1620,8 +1657,8 @@ def _index_put_arguments(name: str, input: Tensor, indices: Any, values: Any,
     check_tensors(input)
     if not isinstance(indices, tuple | list):
         raise TypeError(
-            f"{name}(): argument 'indices' (position 1) must be tuple of Tensors, not "
-            f"{type(indices).__name__}"
+            f"{name}(): argument 'indices' (position {call_position(name, 2)}) must be tuple "
+            f"of Tensors, not {type(indices).__name__}"
         )
     for position, item in enumerate(indices):
         if not isinstance(item, TensorBase):
@@ -1630,7 +1667,7 @@ def _index_put_arguments(name: str, input: Tensor, indices: Any, values: Any,
                 f"{type(item).__name__}"
             )
     if not isinstance(values, TensorBase):
-        raise argument_error(name, "values", 2, values)
+        raise argument_error(name, "values", 3, values)
     if not isinstance(accumulate, bool):
         raise TypeError(
             f"{name}(): argument 'accumulate' must be bool, not {type(accumulate).__name__}"

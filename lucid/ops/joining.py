@@ -14,7 +14,7 @@ from lucid._core.arguments import int_list_item_error, is_int_list_item, raise_a
 from lucid._core.dtypes import SCALAR_TYPE_NAMES
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
-from lucid.ops._common import check_tensors, invalid_combination
+from lucid.ops._common import check_int, check_tensors, invalid_combination
 from lucid.ops.indexing import _WHOLE, Slice
 from lucid.ops.shape import narrow, reshape, unsqueeze
 
@@ -231,6 +231,8 @@ def split(
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into `chunks` pieces of equal size (the last may be smaller, or fewer pieces)."""
     check_tensors(input)
+    check_int(chunks, "chunk", "chunks", 2)
+    check_int(dim, "chunk", "dim", 3)
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     shape = input._data.shape

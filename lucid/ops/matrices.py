@@ -114,6 +114,8 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     except AttributeError as error:
         raise_argument_error(error)
         raise
+    for position, (name, value) in enumerate((("offset", offset), ("dim1", dim1), ("dim2", dim2))):
+        check_int(value, "diagonal", name, position + 2)
     dim1 = _normalize_dim(dim1, ndim)
     dim2 = _normalize_dim(dim2, ndim)
     if dim1 == dim2:

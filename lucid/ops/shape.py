@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core.arguments import (
+    call_position,
     int_list_item_error,
     invalid_combination,
     is_int,
@@ -737,8 +738,8 @@ def _int_tuple(values: Any, op: str, name: str, position: int) -> tuple[int, ...
     if is_int(values):
         return (int(values),)
     if not isinstance(values, tuple | list):
-        raise TypeError(f"{op}(): argument '{name}' (position {position}) must be tuple of ints, "
-                        f"not {type(values).__name__}")  # fmt: skip
+        raise TypeError(f"{op}(): argument '{name}' (position {call_position(op, position)}) "
+                        f"must be tuple of ints, not {type(values).__name__}")  # fmt: skip
     for index, value in enumerate(values):
         if not is_int_list_item(value, index):
             raise int_list_item_error(op, name, position, index, value)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import dtypes, layouts
+from lucid._core.arguments import call_position
 from lucid._core.function import Function
 from lucid._core.grad_mode import local_state
 from lucid._core.graph import _INFERENCE_INPLACE_MESSAGE
@@ -309,7 +310,8 @@ def resize_as_(input: Tensor, the_template: Tensor, *, memory_format: Any = None
 def _check_resize_as(name: str, position: int, value: Any) -> None:
     if not isinstance(value, TensorBase):
         raise TypeError(
-            f"resize_as_(): argument '{name}' (position {position}) must be Tensor, not "
+            f"resize_as_(): argument '{name}' (position {call_position('resize_as_', position)}) "
+            "must be Tensor, not "
             f"{torch_type_name(value)}"
         )
 

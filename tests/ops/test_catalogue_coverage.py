@@ -30,6 +30,7 @@ import lucid
 import lucid.linalg
 import lucid.nn.functional
 import lucid.special
+from lucid._tensor import function_of
 from tests.ops.op_catalogue import CATALOGUE
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -120,10 +121,11 @@ UNCATALOGUED: dict[str, Uncatalogued] = {
 
 # ------------------------------------------------------------------------------- public names
 def _bound_function(value: Any) -> Any:
-    """The function behind a class attribute: a property's getter, a staticmethod's function."""
+    """The function behind a class attribute: a property's getter, a staticmethod's function,
+    the op function a method is a copy of (lucid._tensor binds copies, for method-form errors)."""
     if isinstance(value, property):
         return value.fget
-    return getattr(value, "__func__", value)
+    return function_of(getattr(value, "__func__", value))
 
 
 def _is_op_function(value: Any) -> bool:
