@@ -27,6 +27,7 @@ from lucid.ops._common import (
     _array,
     _int_argument,
     apply_inplace,
+    check_bool,
     check_int,
     check_number,
     check_tensors,
@@ -206,6 +207,7 @@ class SumDim(Function):
 
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Sum over `dim` (an int or a tuple; all dims when None or empty)."""
+    check_bool(keepdim, "sum", "keepdim", 3)
     if dtype is not None:
         dtype = dtypes.to_numpy_dtype(dtype)
     if dim is None and not keepdim:
@@ -246,6 +248,7 @@ class Nansum(Function):
 
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """`sum` treating NaN as zero."""
+    check_bool(keepdim, "nansum", "keepdim", 3)
     array = _array(input)
     if dtype is not None:
         dtype = dtypes.to_numpy_dtype(dtype)
@@ -307,6 +310,7 @@ class MeanDim(Function):
 
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Mean over `dim` (an int or a tuple; all dims when None or empty); float input only."""
+    check_bool(keepdim, "mean", "keepdim", 3)
     try:
         if dtype is not None:
             dtype = dtypes.to_numpy_dtype(dtype)
@@ -332,6 +336,7 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *,
             dtype: Any = None) -> Tensor:  # fmt: skip
     """`mean` of the entries that are not NaN (NaN where a slice has none)."""
+    check_bool(keepdim, "nanmean", "keepdim", 3)
     array = _array(input)
     if array.dtype.kind not in FLOAT_KINDS:
         raise RuntimeError(
@@ -424,6 +429,7 @@ class ProdDim(Function):
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
          dtype: Any = None) -> Tensor:  # fmt: skip
     """Product of all elements, or along the single dim `dim`."""
+    check_bool(keepdim, "prod", "keepdim", 3)
     if dtype is not None:
         dtype = dtypes.to_numpy_dtype(dtype)
     if dim is None:
@@ -513,6 +519,7 @@ class Var(Function):
 def var(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: Any = None) -> Tensor:  # fmt: skip
     """Variance over `dim`, divided by N - correction (correction 1 unless `unbiased` is False)."""
+    check_bool(keepdim, "var", "keepdim", 4)
     dims, dof = _variance_args("var", input, dim, unbiased, correction)
     return Var.apply(input, dims, dof, keepdim)
 
@@ -546,6 +553,7 @@ class Std(Function):
 def std(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: Any = None) -> Tensor:  # fmt: skip
     """Standard deviation over `dim` (see `var` for `unbiased` and `correction`)."""
+    check_bool(keepdim, "std", "keepdim", 4)
     dims, dof = _variance_args("std", input, dim, unbiased, correction)
     return Std.apply(input, dims, dof, keepdim)
 
@@ -637,12 +645,14 @@ def _paired_moments(name: str, function: Any, input: Tensor, dim: Any, unbiased:
 def var_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
              *, correction: Any = None) -> tuple:  # fmt: skip
     """(var, mean) over `dim` in one pass (see `var` for `unbiased` and `correction`)."""
+    check_bool(keepdim, "var_mean", "keepdim", 4)
     return _paired_moments("var_mean", VarMean, input, dim, unbiased, keepdim, correction)
 
 
 def std_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
              *, correction: Any = None) -> tuple:  # fmt: skip
     """(std, mean) over `dim` in one pass (see `var` for `unbiased` and `correction`)."""
+    check_bool(keepdim, "std_mean", "keepdim", 4)
     return _paired_moments("std_mean", StdMean, input, dim, unbiased, keepdim, correction)
 
 
@@ -776,6 +786,7 @@ def _extreme(name: str, all_function: Any, dim_function: Any, result_type: Any, 
 
 def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     """Largest element; along `dim`, a (values, indices) named tuple; with a tensor, `maximum`."""
+    check_bool(keepdim, "max", "keepdim", 3)
     if isinstance(dim, TensorBase):
         return arithmetic_ops.maximum(input, dim)
     return _extreme("max", MaxAll, MaxDim, MaxResult, input, dim, keepdim)
@@ -783,6 +794,7 @@ def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
 
 def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     """Smallest element; along `dim`, a (values, indices) named tuple; with a tensor, `minimum`."""
+    check_bool(keepdim, "min", "keepdim", 3)
     if isinstance(dim, TensorBase):
         return arithmetic_ops.minimum(input, dim)
     return _extreme("min", MinAll, MinDim, MinResult, input, dim, keepdim)
@@ -836,6 +848,7 @@ class Amin(Function):
 
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Largest value over `dim` (all dims when empty); ties share the gradient evenly."""
+    check_bool(keepdim, "amax", "keepdim", 3)
     try:
         dims = normalize_dims(dim, input._data.ndim) or None
     except AttributeError as error:
@@ -847,6 +860,7 @@ def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
 
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Smallest value over `dim` (all dims when empty); ties share the gradient evenly."""
+    check_bool(keepdim, "amin", "keepdim", 3)
     try:
         dims = normalize_dims(dim, input._data.ndim) or None
     except AttributeError as error:
@@ -939,11 +953,13 @@ def _arg_extreme(name: str, function: Any, input: Tensor, dim: Any, keepdim: boo
 
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the largest element (of the flattened input when `dim` is None)."""
+    check_bool(keepdim, "argmax", "keepdim", 3)
     return _arg_extreme("argmax", np.argmax, input, dim, keepdim)
 
 
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the smallest element (of the flattened input when `dim` is None)."""
+    check_bool(keepdim, "argmin", "keepdim", 3)
     return _arg_extreme("argmin", np.argmin, input, dim, keepdim)
 
 
@@ -983,6 +999,7 @@ class Logsumexp(Function):
 
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     """log(sum(exp(input))) over `dim`, computed without overflow."""
+    check_bool(keepdim, "logsumexp", "keepdim", 3)
     check_tensors(input)
     if dim is None:
         raise TypeError(
@@ -1194,6 +1211,7 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
          dtype: Any = None) -> Tensor:  # fmt: skip
     """The p-norm over `dim` (a vector norm of all elements when None); p may be a number,
     'fro' or 'nuc' (over exactly two dims)."""
+    check_bool(keepdim, "linalg_vector_norm", "keepdim", 4)
     if isinstance(p, str):
         if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
             return _vector_norm(input, 2, dim, keepdim, dtype)
@@ -1217,11 +1235,13 @@ def _logical_reduction(function: Any, input: Tensor, dim: Any, keepdim: bool) ->
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Whether every element over `dim` is nonzero."""
+    check_bool(keepdim, "all", "keepdim", 3)
     return _logical_reduction(np.all, input, dim, keepdim)
 
 
 def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Whether some element over `dim` is nonzero."""
+    check_bool(keepdim, "any", "keepdim", 3)
     return _logical_reduction(np.any, input, dim, keepdim)
 
 

@@ -18,6 +18,7 @@ from lucid.ops._common import (
     _array,
     _int_argument,
     autocast_op,
+    check_bool,
     check_tensors,
     dtype_name,
     invalid_combination,
@@ -301,6 +302,7 @@ class Kthvalue(Function):
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> KthvalueResult:
     """The k-th smallest entry along `dim` and its index; NaN counts as the largest value."""
+    check_bool(keepdim, "kthvalue", "keepdim", 4)
     array = _array(input)
     _int_argument("kthvalue", k, "k", 2)
     _int_argument("kthvalue", dim, "dim", 3)
@@ -424,11 +426,13 @@ def _median(name: str, all_function: Any, dim_function: Any, result_type: Any, i
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """The lower median of all entries; along `dim`, a (values, indices) named tuple. A NaN
     makes the median of its slice NaN."""
+    check_bool(keepdim, "median", "keepdim", 3)
     return _median("median", MedianAll, MedianDim, MedianResult, input, dim, keepdim)
 
 
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """`median` ignoring NaN (NaN only where a slice is all NaN)."""
+    check_bool(keepdim, "nanmedian", "keepdim", 3)
     return _median("nanmedian", NanmedianAll, NanmedianDim, NanmedianResult, input, dim, keepdim)
 
 
@@ -470,6 +474,7 @@ class Mode(Function):
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ModeResult:
     """The most frequent value along `dim` (the smallest of a tie) and an index of it."""
+    check_bool(keepdim, "mode", "keepdim", 3)
     array = _array(input)
     _int_argument("mode", dim, "dim", 2)
     dim = _normalize_dim(dim, array.ndim)
@@ -856,6 +861,7 @@ def quantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = Fals
              interpolation: str = "linear") -> Tensor:  # fmt: skip
     """The `q`-th quantiles over `dim` (of all entries when None), interpolating between the
     two nearest entries as `interpolation` says. A slice holding NaN has quantile NaN."""
+    check_bool(keepdim, "quantile", "keepdim", 4)
     return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
 
 
@@ -863,5 +869,6 @@ def quantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = Fals
 def nanquantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,
                 interpolation: str = "linear") -> Tensor:  # fmt: skip
     """`quantile` ignoring NaN (NaN only where a slice is all NaN)."""
+    check_bool(keepdim, "nanquantile", "keepdim", 4)
     # PyTorch's messages name quantile for both
     return _quantile("quantile", input, q, dim, keepdim, interpolation, True)

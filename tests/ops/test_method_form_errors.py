@@ -44,6 +44,18 @@ CALLS = {
     "index_put(x, (i,), 1.0)": lambda m: m.index_put(m.zeros(3), (m.tensor([0]),), 1.0),
     "x.index_put(3, 1.0)": lambda m: m.zeros(3).index_put(3, 1.0),
     "index_put(x, 3, 1.0)": lambda m: m.index_put(m.zeros(3), 3, 1.0),
+    # a keepdim that is no bool is refused, not read as True
+    "x.sum(0, 3)": lambda m: m.ones(3, 3).sum(0, 3),
+    "sum(x, 0, 3)": lambda m: m.sum(m.ones(3, 3), 0, 3),
+    "x.sum(3, 3)": lambda m: m.ones(3, 3).sum(3, 3),
+    "x.mean(0, 'a')": lambda m: m.ones(3, 3).mean(0, "a"),
+    "x.amax(0, 1)": lambda m: m.ones(3, 3).amax(0, 1),
+    "x.max(0, 2)": lambda m: m.ones(3, 3).max(0, 2),
+    "x.argmax(0, 2)": lambda m: m.ones(3, 3).argmax(0, 2),
+    "x.logsumexp(0, 3)": lambda m: m.ones(3, 3).logsumexp(0, 3),
+    "x.median(0, 3)": lambda m: m.ones(3, 3).median(0, 3),
+    "x.kthvalue(1, 0, 3)": lambda m: m.ones(3, 3).kthvalue(1, 0, 3),
+    "x.norm(2, 0, 3)": lambda m: m.ones(3, 3).norm(2, 0, 3),
 }
 
 
