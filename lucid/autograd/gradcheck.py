@@ -476,11 +476,16 @@ def _unit_grad_outputs(output: Tensor) -> list[np.ndarray]:
 
 
 def _mismatch_message(
-    analytical: np.ndarray, numerical: np.ndarray, output_index: int, input_index: int
+    analytical: np.ndarray,
+    numerical: np.ndarray,
+    output_index: int,
+    input_index: int,
+    how: str = "",
 ) -> str:
+    """PyTorch's message; `how` is " computed with forward mode" for the forward check."""
     return (
-        f"Jacobian mismatch for output {output_index:d} with respect to input {input_index:d},\n"
-        f"numerical:{_wrap(numerical)}\nanalytical:{_wrap(analytical)}\n"
+        f"Jacobian{how} mismatch for output {output_index:d} with respect to input "
+        f"{input_index:d},\nnumerical:{_wrap(numerical)}\nanalytical:{_wrap(analytical)}\n"
     )
 
 
@@ -590,15 +595,6 @@ def _jvps(check: _Check, input_index: int, tangents: list[np.ndarray]) -> list[l
     return columns
 
 
-def _forward_mismatch(
-    analytical: np.ndarray, numerical: np.ndarray, output: int, input: int
-) -> str:
-    return (
-        f"Jacobian computed with forward mode mismatch for output {output:d} with respect to "
-        f"input {input:d},\nnumerical:{_wrap(numerical)}\nanalytical:{_wrap(analytical)}\n"
-    )
-
-
 def _forward_check(check: _Check, fast_mode: bool) -> None:
     """Compare the Jacobian forward mode gives (one jvp per input element, or J u in fast
     mode) with central differences."""
@@ -635,7 +631,11 @@ def _forward_check(check: _Check, fast_mode: bool) -> None:
             if a is None or n is None or not (a.size or n.size):
                 continue
             if not _allclose(a, n, check.rtol, atol):
-                raise GradcheckError(_forward_mismatch(a, n, output_index, input_index))
+                raise GradcheckError(
+                    _mismatch_message(
+                        a, n, output_index, input_index, " computed with forward mode"
+                    )
+                )
 
 
 def _slow_mode_report(check: _Check, input_index: int, position: int) -> str:
