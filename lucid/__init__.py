@@ -48,6 +48,10 @@ from lucid._tensor_str import set_printoptions
 from lucid.dtypes import (
     bfloat16,
     bool,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
     double,
     dtype,
     float,
@@ -190,6 +194,7 @@ _LAZY_SUBPACKAGES += ("cpu",)
 _LAZY_SUBPACKAGES += ("profiler",)
 _LAZY_SUBPACKAGES += ("special", "distributions")
 _LAZY_SUBPACKAGES += ("func",)
+_LAZY_SUBPACKAGES += ("fft",)
 _LAZY_SUBPACKAGES += ("testing", "random", "multiprocessing")
 _LAZY_SUBPACKAGES += ("_dynamo", "_inductor")  # torch._dynamo.config and the like
 _LAZY_NAMES = {

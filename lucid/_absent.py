@@ -16,7 +16,11 @@ BACKEND = (
 )
 SPARSE = "sparse tensors and layouts; lucid tensors are dense"
 QUANTIZED = "quantized tensors, dtypes and observers"
-COMPLEX = "complex dtypes, and what needs them (FFTs, complex views); lucid has none yet"
+COMPLEX_HALF = (
+    "complex32 (chalf), the half-precision complex dtype PyTorch's CPU build runs in few ops; "
+    "lucid has complex64 and complex128"
+)
+COMPLEX_COLLECTIVES = "complex tensors in collectives; lucid.distributed reduces real tensors only"
 JIT = "TorchScript, torch.compile, torch.export, fx, first-class dims or symbolic-shape machinery"
 FUNCTIONALIZATION = (
     "a *_copy twin of a view, for torch.compile's functionalization; lucid has the view"
@@ -39,7 +43,6 @@ UNSAFE = (
 ENGINE = "not yet in lucid: it needs the autograd engine (lucid/_core) to act on it"
 NESTED = "nested and subclass tensor machinery (torch_function overrides, nested tensors)"
 DATAPIPES = "DataPipes, deprecated in torch.utils.data"
-SIGNAL = "spectral transforms (stft, istft), which produce complex tensors"
 ATEN = (
     "the ATen form of an nn.functional op (positional flags, integer reduction codes, cudnn "
     "switches); lucid has the op in lucid.nn.functional"
@@ -168,7 +171,8 @@ REASONS = [
     BACKEND,
     SPARSE,
     QUANTIZED,
-    COMPLEX,
+    COMPLEX_HALF,
+    COMPLEX_COLLECTIVES,
     JIT,
     FUNCTIONALIZATION,
     STORAGE,
@@ -180,7 +184,6 @@ REASONS = [
     ENGINE,
     NESTED,
     DATAPIPES,
-    SIGNAL,
     ATEN,
     LIMITED_DTYPE,
     OUT,
@@ -282,11 +285,8 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """,
         ),
         **_names(
-            COMPLEX,
-            """
-            cdouble cfloat chalf complex complex128 complex32 complex64 polar view_as_complex
-            view_as_real
-            """,
+            COMPLEX_HALF,
+            "chalf complex32",
         ),
         **_names(
             JIT,
@@ -339,7 +339,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """,
         ),
         **_names(DEPRECATED, "lu_solve range triangular_solve"),
-        **_names(SIGNAL, "istft stft"),
         **_names(
             ATEN,
             """
@@ -383,7 +382,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             q_scale q_zero_point qscheme
             """,
         ),
-        **_names(COMPLEX, "cdouble cfloat chalf"),
+        **_names(COMPLEX_HALF, "chalf"),
         **_names(STORAGE, "is_set_to share_memory_ storage storage_type untyped_storage"),
         **_names(
             STRIDES,
@@ -392,7 +391,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(DEPRECATED, "lu lu_solve triangular_solve"),
         **_names(REMOVED, "eig lstsq reinforce solve symeig"),
         **_names(NESTED, "as_subclass module_load to_padded_tensor"),
-        **_names(SIGNAL, "istft stft"),
         **_names(ENGINE, "grad_dtype"),
         **_names(JIT, "index"),
     },
@@ -493,7 +491,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "torch.functional": {
         **_names(DEPRECATED, "lu"),
         **_names(LOWRANK, "pca_lowrank svd_lowrank"),
-        **_names(SIGNAL, "istft stft"),
     },
     "torch.cpu": _names(
         CPU_DEVICE,
@@ -594,7 +591,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_names(FUTURES, "BuiltinCommHookType GradBucket"),
         **_names(ELASTIC, "is_torchelastic_launched"),
         **_names(DEPRECATED, "all_gather_coalesced all_reduce_coalesced reduce_op"),
-        **_names(COMPLEX, "supports_complex"),
+        **_names(COMPLEX_COLLECTIVES, "supports_complex"),
         **_names(
             INTERNAL,
             """
@@ -680,7 +677,6 @@ ABSENT: dict[str, str] = {
     "torch.distributed.tensor": PARALLELISM,
     "torch.distributed.tensor.parallel": PARALLELISM,
     "torch.export": JIT,
-    "torch.fft": COMPLEX,
     "torch.futures": FUTURES,
     "torch.fx": JIT,
     "torch.fx.experimental": JIT,

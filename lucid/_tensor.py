@@ -27,6 +27,7 @@ from lucid.ops import (
     activations,
     arithmetic,
     broadcast,
+    complex_numbers,
     cumulative,
     distances,
     fills,
@@ -37,6 +38,7 @@ from lucid.ops import (
     products,
     reduction,
     sorting,
+    spectral,
     statistics,
 )
 from lucid.ops import shape as shape_ops
@@ -193,6 +195,8 @@ class Tensor(TensorBase):
     unbind = joining.unbind
     narrow = shape_ops.narrow
     roll = shape_ops.roll
+    stft = spectral.stft
+    istft = spectral.istft
     scatter_add = indexing.scatter_add
     index_select = indexing.index_select
     masked_select = indexing.masked_select
@@ -493,16 +497,16 @@ class Tensor(TensorBase):
     diagflat = matrices.diagflat
     cov = statistics.cov
     corrcoef = statistics.corrcoef
-    conj = pointwise.conj
-    conj_physical = pointwise.conj_physical
-    conj_physical_ = pointwise.conj_physical_
-    resolve_conj = pointwise.resolve_conj
-    resolve_neg = pointwise.resolve_neg
-    is_conj = pointwise.is_conj
-    is_neg = pointwise.is_neg
+    conj = complex_numbers.conj
+    conj_physical = complex_numbers.conj_physical
+    conj_physical_ = complex_numbers.conj_physical_
+    resolve_conj = complex_numbers.resolve_conj
+    resolve_neg = complex_numbers.resolve_neg
+    is_conj = complex_numbers.is_conj
+    is_neg = complex_numbers.is_neg
     is_distributed = pointwise.is_distributed
-    is_complex = pointwise.is_complex
-    isreal = pointwise.isreal
+    is_complex = complex_numbers.is_complex
+    isreal = complex_numbers.isreal
     angle = pointwise.angle
     adjoint = shape_ops.adjoint
     igamma = pointwise.igamma
@@ -541,13 +545,13 @@ class Tensor(TensorBase):
                 UserWarning,
                 stacklevel=2,
             )
-            return self
+            return complex_numbers.conj(self)
         if self._data.ndim < 2:
             raise RuntimeError(
                 "tensor.mH is only supported on matrices or batches of matrices. Got "
                 f"{self._data.ndim}-D tensor."
             )
-        return shape_ops.transpose(self, -2, -1)
+        return complex_numbers.conj(shape_ops.transpose(self, -2, -1))
 
     @property
     def H(self) -> Tensor:
@@ -558,22 +562,30 @@ class Tensor(TensorBase):
                 UserWarning,
                 stacklevel=2,
             )
-            return self
+            return complex_numbers.conj(self)
         if self._data.ndim != 2:
             message = "tensor.H is only supported on matrices (2-D tensors). Got "
             message += f"{self._data.ndim}-D tensor."
             if self._data.ndim > 2:
                 message += " For batches of matrices, consider using tensor.mH"
             raise RuntimeError(message)
-        return shape_ops.transpose(self, 0, 1)
+        return complex_numbers.conj(shape_ops.transpose(self, 0, 1))
 
     @property
     def real(self) -> Tensor:
-        return self
+        return complex_numbers.real(self)
+
+    @real.setter
+    def real(self, value: Any) -> None:
+        complex_numbers.real(self).copy_(value)
 
     @property
     def imag(self) -> Tensor:
-        return pointwise.imag(self)
+        return complex_numbers.imag(self)
+
+    @imag.setter
+    def imag(self, value: Any) -> None:
+        complex_numbers.imag(self).copy_(value)
 
     @property
     def is_cpu(self) -> builtins.bool:
@@ -729,7 +741,7 @@ class Tensor(TensorBase):
         return accumulator.register_hook(run)
 
     def is_signed(self) -> builtins.bool:
-        return self._data.dtype.kind in "ifV"
+        return self._data.dtype.kind in "ifVc"
 
     def is_nonzero(self) -> builtins.bool:
         size = self._data.size
@@ -825,6 +837,12 @@ class Tensor(TensorBase):
 
     def double(self) -> Tensor:
         return fills.to(self, dtypes.float64)
+
+    def cfloat(self) -> Tensor:
+        return fills.to(self, dtypes.complex64)
+
+    def cdouble(self) -> Tensor:
+        return fills.to(self, dtypes.complex128)
 
     def half(self) -> Tensor:
         return fills.to(self, dtypes.float16)

@@ -63,6 +63,21 @@ def set_printoptions(precision: int | None = None, threshold: float | None = Non
     _options.sci_mode = sci_mode
 
 
+class _ComplexFormat:
+    """Complex elements print as PyTorch prints them: the real parts aligned under one format,
+    the imaginary parts under another of their own, signed and followed by `j`."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.real = _ElementFormat(array.real)
+        self.imag = _ElementFormat(array.imag)
+        self.width = self.real.width + self.imag.width + 1
+
+    def format(self, value: complex) -> str:
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        sign = "" if imag[0] in "+-" else "+"
+        return self.real.format(value.real) + sign + imag
+
+
 class _ElementFormat:
     """The notation and common width every element of one tensor prints with (PyTorch's rules).
 
@@ -167,10 +182,13 @@ def _format_tensor(tensor: Tensor) -> str:
             suffixes.append(f"dtype={dtypes.from_numpy_dtype(array.dtype)}")
         body = "[]"
     else:
-        if array.dtype not in (default_float, np.dtype(np.int64), np.dtype(np.bool_)):
+        default_complex = dtypes.get_default_dtype().to_complex().numpy_dtype
+        shown_bare = (default_float, default_complex, np.dtype(np.int64), np.dtype(np.bool_))
+        if array.dtype not in shown_bare:
             suffixes.append(f"dtype={dtypes.from_numpy_dtype(array.dtype)}")
         summarize = array.size > _options.threshold
-        style = _ElementFormat(_edges(array) if summarize else array)
+        shown = _edges(array) if summarize else array
+        style = _ComplexFormat(shown) if array.dtype.kind == "c" else _ElementFormat(shown)
         body = _format_body(array, indent, summarize, style)
     forward_ad = sys.modules.get("lucid.autograd.forward_ad")
     tangent = None if forward_ad is None else forward_ad.tangent_of(tensor)

@@ -6,6 +6,7 @@ import builtins
 import functools
 import math
 import operator
+import sys
 import warnings
 import weakref
 from collections.abc import Sequence
@@ -23,7 +24,7 @@ from lucid._core.arguments import (
     type_word,
 )
 from lucid._core.devices import check_device, check_pin_memory
-from lucid._core.dtypes import FLOAT_KINDS
+from lucid._core.dtypes import FLOAT_KINDS, INEXACT_KINDS
 from lucid._core.grad_mode import local_state
 from lucid._core.random import *  # noqa: F403  (the generator functions are lucid's too)
 from lucid._core.random import Generator, _rng
@@ -81,7 +82,7 @@ def _leaf(array: np.ndarray, requires_grad: bool) -> Tensor:
     if local_state.inference:
         mark_inference(result)
     if requires_grad:
-        if array.dtype.kind not in FLOAT_KINDS:
+        if array.dtype.kind not in INEXACT_KINDS:
             # Factories capitalise this message; the requires_grad setter does not (as PyTorch).
             raise RuntimeError(
                 "Only Tensors of floating point and complex dtype can require gradients"
@@ -200,7 +201,8 @@ def _float_dtype(dtype: Any) -> np.dtype:
 
 
 def _infer_dtype(data: Any) -> np.dtype:
-    """PyTorch's inference for Python data: floats -> default dtype, ints -> int64."""
+    """PyTorch's inference for Python data: floats -> default dtype, ints -> int64, complex
+    numbers -> the default dtype's complex counterpart."""
     array = np.asarray(data)
     kind = array.dtype.kind
     if kind in FLOAT_KINDS:
@@ -213,11 +215,16 @@ def _infer_dtype(data: Any) -> np.dtype:
         return np.dtype(np.int64)
     if kind == "b":
         return np.dtype(np.bool_)
+    if kind == "c":
+        if isinstance(data, np.ndarray | np.generic):
+            return dtypes.from_numpy_dtype(array.dtype).numpy_dtype
+        # complex Python numbers: the complex dtype of the default float, as in PyTorch
+        return dtypes.result_type(1j).numpy_dtype
     if kind == "O":
         if _first_leaf(data, _is_huge_int) is not _NOT_FOUND:
             raise ValueError("Overflow when unpacking long long")
         odd = _first_leaf(
-            data, lambda value: not isinstance(value, bool | int | float | np.generic)
+            data, lambda value: not isinstance(value, bool | int | float | complex | np.generic)
         )
         raise RuntimeError(
             f"Could not infer dtype of {type(data if odd is _NOT_FOUND else odd).__name__}"
@@ -263,6 +270,8 @@ def _checked_integers(plain: Any, target: np.dtype) -> np.ndarray:
     wide = np.array(plain)
     if wide.dtype.kind == "b":
         return wide.astype(target)
+    if wide.dtype.kind == "c":
+        raise TypeError("'complex' object cannot be interpreted as an integer")
     limits = np.iinfo(target)
     low = -int(limits.max) if wide.dtype.kind in "iu" and limits.min == 0 else int(limits.min)
     if wide.size and (
@@ -278,6 +287,36 @@ def _checked_integers(plain: Any, target: np.dtype) -> np.ndarray:
 # gives), as torch.tensor makes it, without NumPy's RuntimeWarning.
 def _quiet_cast() -> np.errstate:
     return np.errstate(over="ignore", invalid="ignore")
+
+
+# ------------------------------------------------------------------ complex casts
+# PyTorch warns once per process (TORCH_WARN_ONCE) when a cast drops imaginary parts.
+_complex_cast_warned = [False]
+
+
+def real_part_for(source: np.ndarray, numpy_dtype: np.dtype) -> np.ndarray:
+    """`source` ready to be cast to `numpy_dtype`: a complex array going to a real dtype
+    gives its real part, with PyTorch's warning; bool keeps "is nonzero" of the whole value."""
+    if source.dtype.kind != "c" or numpy_dtype.kind in "cb":
+        return source
+    if not _complex_cast_warned[0]:
+        _complex_cast_warned[0] = True
+        warnings.warn(
+            "Casting complex values to real discards the imaginary part",
+            UserWarning,
+            stacklevel=_user_stacklevel(),
+        )
+    return source.real
+
+
+def _user_stacklevel() -> int:
+    """The stacklevel of the first frame outside lucid, so a warning names the user's line."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("lucid"):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 # ------------------------------------------------------------------ factories
@@ -302,8 +341,9 @@ def tensor(
             stacklevel=2,
         )
         source = data._data
+        target = dtypes.to_numpy_dtype(dtype) or source.dtype
         with _quiet_cast():
-            array = source.astype(dtypes.to_numpy_dtype(dtype) or source.dtype, copy=True)
+            array = real_part_for(source, target).astype(target, copy=True)
     else:
         _check_dtype("tensor", dtype)
         plain = _nested_arrays(data)
@@ -314,8 +354,14 @@ def tensor(
                     raise ValueError("Overflow when unpacking long long")
                 array = _checked_integers(plain, target)
             else:
+                if isinstance(plain, np.ndarray):
+                    plain = real_part_for(plain, target)
                 with _quiet_cast():
                     array = np.array(plain, dtype=target)
+        except TypeError as error:
+            if "complex" in str(error) and target.kind not in "iu":
+                raise TypeError("must be real number, not complex") from None
+            raise
         except ValueError:
             error = _ragged_error(plain)
             if error is None:
@@ -377,7 +423,7 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
         dtypes.from_numpy_dtype(data.dtype)
         target = dtypes.to_numpy_dtype(dtype) if dtype is not None else data.dtype
         with _quiet_cast():
-            return _wrap(data.astype(target, copy=False))
+            return _wrap(real_part_for(data, target).astype(target, copy=False))
     return tensor(data, dtype=dtype)
 
 
@@ -415,12 +461,16 @@ def scalar_tensor(value: Any, *, dtype: Any = None, device: Any = None,
     check_device(device)
     if isinstance(value, TensorBase) and value._data.ndim == 0:
         value = value.item()  # a 0-d tensor is a Number here, as in PyTorch
-    if not isinstance(value, bool | int | float | np.generic):
+    if not isinstance(value, bool | int | float | complex | np.generic):
         raise TypeError(
             f"scalar_tensor(): argument 's' (position 1) must be Number, not "
             f"{'Tensor' if isinstance(value, TensorBase) else type(value).__name__}"
         )
-    return _leaf(np.array(value, dtype=_float_dtype(dtype)), requires_grad)
+    target = _float_dtype(dtype)
+    if isinstance(value, complex | np.complexfloating):
+        dtypes.note_complex()
+        value = _complex_fill(complex(value), target)
+    return _leaf(np.array(value, dtype=target), requires_grad)
 
 
 @_size_keyword
@@ -465,6 +515,7 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
     _check_dtype("full", dtype)
     fill_value = _fill_number("full", fill_value)
     target = _infer_dtype(fill_value) if dtype is None else dtypes.to_numpy_dtype(dtype)
+    fill_value = _complex_fill(fill_value, target)
     shape = _size((size,), "full", sequence_only=True)
     return _leaf(allocated(lambda: np.full(shape, fill_value, target), shape, target),
                  requires_grad)  # fmt: skip
@@ -475,13 +526,28 @@ def _fill_number(function: str, value: Any) -> Any:
     `Number`); anything else is its TypeError."""
     if isinstance(value, TensorBase) and value._data.ndim == 0:
         return value.item()
-    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
-        return value.item()
+    if isinstance(value, np.generic) and value.dtype.kind in "biufc":
+        value = value.item()
     if isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, complex):
+        dtypes.note_complex()
         return value
     raise TypeError(
         f"{function}(): argument 'fill_value' (position 2) must be Number, not {type_word(value)}"
     )
+
+
+def _complex_fill(value: Any, target: np.dtype) -> Any:
+    """A fill value for a complex dtype, or a complex one for a real dtype, converted as
+    PyTorch's fill converts it."""
+    if target.kind == "c":
+        return _kernel_scalar(value, target)
+    if not isinstance(value, complex):
+        return value
+    if target.kind == "b":
+        return bool(value)
+    return _kernel_scalar(value, target)
 
 
 def _python_number(value: Any) -> Any:
@@ -519,6 +585,7 @@ _ARANGE_SIGNATURES = (
 _CONVERSION_NAMES = {
     "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
     "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+    "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
 }  # fmt: skip
 
 
@@ -575,12 +642,15 @@ def arange(start: Any = _NOT_GIVEN, end: Any = _NOT_GIVEN, step: Any = 1, *, dty
     elif end is _NOT_GIVEN:
         start, end = 0, start
     start, end, step = _python_number(start), _python_number(end), _python_number(step)
+    start, end, step = _real_bound(start), _real_bound(end), _real_bound(step)
     if dtype is None:
         integral = all(isinstance(v, int | np.integer) for v in (start, end, step))
         target = np.dtype(np.int64) if integral else dtypes.get_default_dtype().numpy_dtype
     else:
         target = dtypes.to_numpy_dtype(dtype)
     _check_range_dtype("arange_cpu", target)
+    if target.kind == "c":
+        raise _not_implemented_for("arange_cpu", target)
     _check_arange_bounds(start, end, step)
     size = _arange_size(start, end, step, target)
     return _leaf(_arange_values(start, step, size, target), requires_grad)
@@ -598,8 +668,8 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     _check_dtype("linspace", dtype)
-    target = _float_dtype(dtype)
     start, end = _python_number(start), _python_number(end)
+    target = _range_dtype("linspace", start, end, dtype)
     if steps <= 1:  # PyTorch fills a single value: only `start` is converted
         return _leaf(_filled(start, steps, target), requires_grad)
     _check_range_dtype("linspace_cpu", target)
@@ -619,13 +689,33 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     _check_dtype("logspace", dtype)
-    target = _float_dtype(dtype)
     start, end = _python_number(start), _python_number(end)
+    target = _range_dtype("logspace", start, end, dtype)
     if steps <= 1:
-        value = _libm_pow(float(base), float(start)) if steps else 0.0
+        if target.kind == "c":
+            value = complex(float(base)) ** complex(start) if steps else 0j
+        else:
+            value = _libm_pow(float(base), float(start)) if steps else 0.0
         return _leaf(_filled(value, steps, target), requires_grad)
     _check_range_dtype("logspace_cpu", target)
     return _leaf(_logspace_values(start, end, steps, float(base), target), requires_grad)
+
+
+def _range_dtype(function: str, start: Any, end: Any, dtype: Any) -> np.dtype:
+    """linspace's and logspace's dtype: the default one, or its complex counterpart for a
+    complex bound, which PyTorch refuses to cast to a real `dtype`."""
+    target = _float_dtype(dtype)
+    if not any(isinstance(value, complex | np.complexfloating) for value in (start, end)):
+        return target
+    inferred = dtypes.result_type(1j).numpy_dtype
+    if dtype is None:
+        return inferred
+    if target.kind != "c":
+        raise RuntimeError(
+            f"lucid.{function}(): inferred dtype {dtypes.C_TYPE_NAMES[inferred.name]} can't be "
+            f"safely cast to passed dtype {dtypes.SCALAR_TYPE_NAMES[target.name]}"
+        )
+    return target
 
 
 def _filled(value: Any, count: int, target: np.dtype) -> np.ndarray:
@@ -722,6 +812,17 @@ def _kernel_scalar(value: Any, target: np.dtype) -> Any:
     overflow = RuntimeError(
         f"value cannot be converted to type {_CONVERSION_NAMES[target.name]} without overflow"
     )
+    if target.kind == "c":
+        wide = np.array(complex(value), dtype=np.complex128)
+        limit = dtypes.numpy_finfo(target).max
+        if any(math.isfinite(part) and abs(part) > limit for part in (wide.real, wide.imag)):
+            raise overflow
+        return wide.astype(target)[()]
+    if isinstance(value, complex | np.complexfloating):
+        # c10 refuses to drop a nonzero imaginary part
+        if value.imag != 0:
+            raise overflow
+        value = value.real
     if target.kind in "iu":
         info = np.iinfo(target)
         if isinstance(value, int | np.integer):
@@ -748,6 +849,19 @@ def _kernel_scalar(value: Any, target: np.dtype) -> Any:
 def _check_range_dtype(kernel: str, target: np.dtype) -> None:
     if target.kind == "b":
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
+def _not_implemented_for(kernel: str, target: np.dtype) -> NotImplementedError:
+    name = dtypes.SCALAR_TYPE_NAMES[target.name]
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
+
+
+def _real_bound(value: Any) -> Any:
+    """A complex range bound as PyTorch reads it, a double: its real part, if it has no
+    imaginary part."""
+    if isinstance(value, complex | np.complexfloating):
+        return float(_kernel_scalar(value, np.dtype(np.float64)))
+    return value
 
 
 def _arange_size(start: Any, end: Any, step: Any, target: np.dtype) -> int:
@@ -814,6 +928,18 @@ def _linspace_values(start: Any, end: Any, steps: int, target: np.dtype) -> np.n
     up = np.arange(halfway)  # i for the first half
     down = np.arange(steps - 1 - halfway, -1, -1)  # steps - 1 - i for the rest
     with np.errstate(all="ignore"):
+        if target.kind == "c":
+            # the kernel multiplies by a real index, so each part is fused on its own
+            step = (last - first) / target.type(steps - 1)
+            real_dtype = np.float32 if target == np.complex64 else np.float64
+            fused = _fma32 if target == np.complex64 else _fma
+            up, down = up.astype(real_dtype), down.astype(real_dtype)
+            values = np.empty(steps, target)
+            for part in ("real", "imag"):
+                lower = fused(getattr(step, part), up, getattr(first, part))
+                upper = fused(-getattr(step, part), down, getattr(last, part))
+                setattr(values, part, np.concatenate([lower, upper]))
+            return values
         if target.kind in "iu":
             step = (float(last) - float(first)) / (steps - 1)
             lower, upper = _fma(step, up, float(first)), _fma(-step, down, float(last))
@@ -850,6 +976,8 @@ def _logspace_values(start: Any, end: Any, steps: int, base: float, target: np.d
     """PyTorch's logspace (not a per-capability kernel, so nothing is fused): the exponents as
     linspace lays them out, with the step in double, and C's pow() of each."""
     first, last = _kernel_scalar(start, target), _kernel_scalar(end, target)
+    if target.kind == "c":
+        return _complex_logspace_values(first, last, steps, base, target)
     if target.kind in "iu":
         difference = float(int(last) - int(first))  # C++ promotes small integers to int
     else:
@@ -868,6 +996,21 @@ def _logspace_values(start: Any, end: Any, steps: int, base: float, target: np.d
         values = values.astype(np.float32)  # c10 converts to Half and BFloat16 from float
     with np.errstate(all="ignore"):
         return values.astype(target)
+
+
+def _complex_logspace_values(first: Any, last: Any, steps: int, base: float,
+                             target: np.dtype) -> np.ndarray:  # fmt: skip
+    """logspace for a complex dtype: the exponents laid out as linspace's, in the dtype, and
+    the complex power of `base` to each."""
+    step = (last - first) / target.type(steps - 1)
+    index = np.arange(steps)
+    with np.errstate(all="ignore"):
+        exponents = np.where(
+            index < steps // 2,
+            first + step * index.astype(target),
+            last - step * (steps - 1 - index).astype(target),
+        )
+        return np.power(target.type(base), exponents).astype(target)
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
@@ -890,10 +1033,16 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
 def _random_float_dtype(dtype: Any, kernel: str) -> np.dtype:
     """The dtype of a continuous distribution's samples; PyTorch has no integer kernels."""
     target = _float_dtype(dtype)
-    if target.kind not in FLOAT_KINDS:
+    if target.kind not in INEXACT_KINDS:
         name = dtypes.SCALAR_TYPE_NAMES[target.name]
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
     return target
+
+
+def _as_complex(parts: np.ndarray, target: np.dtype) -> np.ndarray:
+    """Complex numbers of `target` from pairs (real, imaginary) along the last dim of `parts`."""
+    real_dtype = np.float32 if target == np.complex64 else np.float64
+    return np.ascontiguousarray(parts.astype(real_dtype)).view(target)[..., 0]
 
 
 @_size_keyword
@@ -906,6 +1055,10 @@ def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, devi
     rng = _generator_rng("rand", generator, size)
     target = _random_float_dtype(dtype, "check_uniform_bounds")
     shape = _size(size, "rand")
+    if target.kind == "c":
+        # PyTorch draws the real and imaginary parts each uniform on [0, 1)
+        parts = allocated(lambda: rng.random((*shape, 2)), shape, target)
+        return _leaf(_as_complex(parts, target), requires_grad)
     if target.itemsize == 2:
         # float16/bfloat16: float32 samples rounded; one that rounds up to 1 wraps to 0, as
         # PyTorch keeps its samples in [0, 1)
@@ -927,6 +1080,10 @@ def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, dev
     rng = _generator_rng("randn", generator, size)
     target = _random_float_dtype(dtype, "normal_kernel_cpu")
     shape = _size(size, "randn")
+    if target.kind == "c":
+        # PyTorch's complex normal has unit variance: each part has variance 1/2
+        parts = allocated(lambda: rng.standard_normal((*shape, 2)), shape, target)
+        return _leaf(_as_complex(parts * math.sqrt(0.5), target), requires_grad)
     if target.itemsize == 2:
         # float16/bfloat16 samples are drawn in float32 and rounded, as PyTorch's
         values = allocated(lambda: rng.standard_normal(shape, dtype=np.float32), shape, target)
@@ -960,6 +1117,10 @@ def randint(low: int, high: int | None = None, size: Any = None, *,
             f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
         )
     target = dtypes.to_numpy_dtype(dtype) if dtype is not None else np.dtype(np.int64)
+    if target.kind == "c":
+        raise RuntimeError(
+            "check_random_bounds handles only integral, floating-point and boolean types"
+        )
     shape = _size((size,), "randint", sequence_only=True)
     values = allocated(lambda: _rng(generator).integers(low, high, shape, dtype=np.int64),
                         shape, target).astype(target)  # fmt: skip
@@ -974,6 +1135,8 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
     rng = _generator_rng("randperm", generator, (n,))
     _check_dtype("randperm", dtype)
     target = dtypes.to_numpy_dtype(dtype) if dtype is not None else np.dtype(np.int64)
+    if target.kind == "c":
+        raise _not_implemented_for("randperm", target)
     _size((n,))
     return _leaf(rng.permutation(n).astype(target), requires_grad)
 
@@ -1005,7 +1168,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *
 # PyTorch names dtypes by scalar type in bernoulli's and multinomial's messages.
 _SCALAR_NAMES = {
     "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
-    "bool": "Bool",
+    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
 }  # fmt: skip
 
 
@@ -1013,6 +1176,9 @@ def bernoulli(input: Tensor, p: float | None = None, *,
               generator: Generator | None = None) -> Tensor:  # fmt: skip
     if not isinstance(input, TensorBase):
         raise_type_error(input, "Tensor")
+    if input._data.dtype.kind == "c":
+        kernel = "bernoulli_tensor_cpu_self_" if p is None else "bernoulli_scalar_cpu_"
+        raise _not_implemented_for(kernel, input._data.dtype)
     if p is None:
         probabilities = input._data
         if probabilities.dtype.kind not in FLOAT_KINDS:
@@ -1127,7 +1293,9 @@ def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any 
         raise_type_error(input, "Tensor")
     _check_dtype("full_like", dtype)
     fill_value = _fill_number("full_like", fill_value)
-    return _leaf(np.full(input._data.shape, fill_value, _like_dtype(input, dtype)), requires_grad)
+    target = _like_dtype(input, dtype)
+    fill_value = _complex_fill(fill_value, target)
+    return _leaf(np.full(input._data.shape, fill_value, target), requires_grad)
 
 
 def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None,
@@ -1182,7 +1350,7 @@ def _window(
     symmetric window, one point longer (its last point dropped) when `periodic`."""
     check_device(device)
     numpy_dtype = _float_dtype(dtype)
-    if numpy_dtype.kind not in FLOAT_KINDS:
+    if numpy_dtype.kind not in INEXACT_KINDS:
         raise RuntimeError(
             f"{name} expects floating point dtypes, got: TensorOptions(dtype="
             f"{_WINDOW_C_TYPES[numpy_dtype.name]}, device=cpu, layout=Strided (default), "
@@ -1195,6 +1363,9 @@ def _window(
         )
     if window_length <= 1:
         return _leaf(np.ones(window_length, numpy_dtype), requires_grad)
+    if numpy_dtype.kind == "c":
+        # PyTorch builds a window from arange, which has no complex kernel
+        raise _not_implemented_for("arange_cpu", numpy_dtype)
     points = window_length + 1 if periodic else window_length
     position = np.arange(window_length, dtype=np.float64) / (points - 1)
     return _leaf(shape(position).astype(numpy_dtype), requires_grad)

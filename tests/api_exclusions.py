@@ -30,6 +30,7 @@ NAMESPACES = [
     ("torch.optim", "lucid.optim"),
     ("torch.optim.lr_scheduler", "lucid.optim.lr_scheduler"),
     ("torch.linalg", "lucid.linalg"),
+    ("torch.fft", "lucid.fft"),
     ("torch.special", "lucid.special"),
     ("torch.distributions", "lucid.distributions"),
     ("torch.distributions.constraints", "lucid.distributions.constraints"),

@@ -163,10 +163,10 @@ WRITE_ORDER_UNSPECIFIED = {(f"F.max_unpool{dims}d", "index_out_of_range") for di
 # topk and kthvalue pick ties in no documented order): the values are compared, the indices by
 # shape, and lucid's indices must select its values.
 TIES_UNSPECIFIED = {"lucid.topk", "Tensor.topk", "lucid.kthvalue", "Tensor.kthvalue"}
-# (eigenvalues, eigenvectors) results: each eigenvector is fixed only up to its sign, which
-# LAPACK builds choose differently; the vectors are compared with each column's largest entry
-# made positive.
-SIGN_UNSPECIFIED = {"linalg.eigh"}
+# (eigenvalues, eigenvectors) results: each eigenvector is fixed only up to its sign (a phase,
+# for complex ones), which LAPACK builds choose differently; the vectors are compared with
+# each column's largest entry made real and positive.
+SIGN_UNSPECIFIED = {"linalg.eigh", "linalg.eig"}
 
 # Operators, called as a user writes them (operator.iadd(v, x) is `v += x`, so a missing
 # in-place form shows as a write that goes nowhere).
@@ -770,11 +770,14 @@ def _ties_difference(actual: Any, expected: Any, input: Any) -> str | None:
 
 
 def _signs_fixed(result: Any) -> Any:
-    """(values, vectors) with each column of vectors turned so its largest entry is positive."""
+    """(values, vectors) with each column of vectors turned so its largest entry is real and
+    positive."""
     values, vectors = _normalized(result)
     if vectors.size:
         largest = np.take_along_axis(vectors, np.abs(vectors).argmax(-2)[..., None, :], -2)
-        vectors = vectors * np.where(largest < 0, -1, 1)
+        magnitude = np.abs(largest)
+        phase = np.conj(largest) / np.where(magnitude == 0, 1, magnitude)
+        vectors = vectors * np.where(magnitude == 0, 1, phase)
     return values, vectors
 
 

@@ -79,6 +79,32 @@ def forward_in_module():
     return model, _train(model, -lucid.ones(2, 4) * 100)
 
 
+class ComplexLog(nn.Module):
+    """A complex tensor made from the features, whose log meets 0 + 0j."""
+
+    def forward(self, x):
+        z = lucid.complex(x - x, x - x)
+        return z.log().real  # <complex-log>
+
+
+def complex_log_of_zero():
+    model = Net(ComplexLog())
+    return model, _train(model, lucid.ones(2, 4))
+
+
+class ComplexExp(nn.Module):
+    def forward(self, x):
+        z = lucid.complex(x * 1e4, x)
+        return z.exp().imag  # <complex-exp>
+
+
+def complex_exp_overflow():
+    model = Net(ComplexExp())
+    model.encoder[0].weight.data = lucid.eye(4)
+    model.encoder[0].bias.data = lucid.ones(4)
+    return model, _train(model, lucid.ones(2, 4))
+
+
 class FunctionalBetween(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -467,6 +493,10 @@ def _facts(op, phase, mechanism, marker, module, step=0) -> Facts:
 SCENARIOS = [
     Scenario("forward in a module", forward_in_module,
              _facts("log", "forward", "division by zero", "fwd-in-module", "encoder.2")),
+    Scenario("complex log of 0 + 0j", complex_log_of_zero,
+             _facts("log", "forward", "division by zero", "complex-log", "encoder.2")),
+    Scenario("complex exp that overflows", complex_exp_overflow,
+             _facts("exp", "forward", "overflow", "complex-exp", "encoder.2")),
     Scenario("functional op between modules", functional_between_modules,
              _facts("div", "forward", "division by zero", "fwd-functional", None)),
     Scenario("loss", loss_birth,

@@ -36,6 +36,10 @@ __all__ = [
     "long",
     "uint8",
     "bool",
+    "complex64",
+    "cfloat",
+    "complex128",
+    "cdouble",
     "get_default_dtype",
     "set_default_dtype",
     "promote_types",
@@ -54,17 +58,24 @@ _builtin_float = float
 class dtype:
     """A lucid dtype; `numpy_dtype` is the NumPy dtype that stores it."""
 
-    __slots__ = ("name", "numpy_dtype", "is_floating_point", "is_signed", "itemsize", "_category")
-    # no dtype lucid has is complex
-    is_complex = False
+    __slots__ = (
+        "name",
+        "numpy_dtype",
+        "is_floating_point",
+        "is_complex",
+        "is_signed",
+        "itemsize",
+        "_category",
+    )
 
     def __init__(
         self, name: str, numpy_dtype: np.dtype | None, category: _builtin_int, itemsize: int = 0
     ) -> None:
         self.name = name
-        # 0 = bool, 1 = integer, 2 = floating: the order PyTorch promotes across.
+        # 0 = bool, 1 = integer, 2 = floating, 3 = complex: the order PyTorch promotes across.
         self._category = category
         self.is_floating_point = category == 2
+        self.is_complex = category == 3
         if numpy_dtype is None:
             # bfloat16: the slot stays unset until _load_bfloat16 fills it (None when
             # ml_dtypes is not installed; to_numpy_dtype then raises).
@@ -72,7 +83,7 @@ class dtype:
             self.itemsize = itemsize
         else:
             self.numpy_dtype = np.dtype(numpy_dtype)
-            self.is_signed = self.numpy_dtype.kind in "if" or category == 2
+            self.is_signed = self.numpy_dtype.kind in "ifc" or category == 2
             self.itemsize = self.numpy_dtype.itemsize
 
     def __getattr__(self, name: str) -> object:
@@ -88,7 +99,16 @@ class dtype:
         return self.name
 
     def to_complex(self) -> dtype:
-        raise TypeError("lucid has no complex dtypes")
+        """The complex dtype whose parts are this floating dtype (complex ones are their own)."""
+        if self._category == 3:
+            return self
+        return complex128 if self is float64 else complex64
+
+    def to_real(self) -> dtype:
+        """The floating dtype of a complex dtype's parts (real dtypes are their own)."""
+        if self._category != 3:
+            return self
+        return float64 if self is complex128 else float32
 
 
 float16 = half = dtype("float16", np.float16, 2)
@@ -101,9 +121,43 @@ int32 = int = dtype("int32", np.int32, 1)
 int64 = long = dtype("int64", np.int64, 1)
 uint8 = dtype("uint8", np.uint8, 1)
 bool = dtype("bool", np.bool_, 0)
+complex64 = cfloat = dtype("complex64", np.complex64, 3)
+complex128 = cdouble = dtype("complex128", np.complex128, 3)
 
-_ALL = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool)
-_FROM_NUMPY: dict[np.dtype, dtype] = {d.numpy_dtype: d for d in _ALL if d is not bfloat16}
+_ALL = (
+    float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool, complex64,
+    complex128,
+)  # fmt: skip
+# Complex dtypes join the table on first use (note_complex), so that lucid knows from then
+# on that complex tensors may exist, at no cost to programs that never make one.
+_FROM_NUMPY: dict[np.dtype, dtype] = {
+    d.numpy_dtype: d for d in _ALL if d is not bfloat16 and d._category < 3
+}
+
+
+class _ComplexUse:
+    """Whether any complex tensor may exist: until one does, ops skip checking their inputs
+    for complex values (Function.apply)."""
+
+    __slots__ = ("in_use",)
+
+    def __init__(self) -> None:
+        self.in_use = False
+
+
+complex_use = _ComplexUse()
+
+
+def note_complex() -> None:
+    """Record that complex tensors may now exist; every path that makes a complex array from
+    real ones (a complex dtype resolved, a complex Python scalar, a real-to-complex op) calls
+    this first."""
+    if not complex_use.in_use:
+        complex_use.in_use = True
+        _FROM_NUMPY[complex64.numpy_dtype] = complex64
+        _FROM_NUMPY[complex128.numpy_dtype] = complex128
+
+
 # What else learns bfloat16's NumPy dtype when it loads (tables keyed by NumPy dtype).
 _BFLOAT16_CALLBACKS: list[Callable[[np.dtype], None]] = []
 
@@ -137,16 +191,19 @@ def when_bfloat16_loads(callback: Callable[[np.dtype], None]) -> None:
 SCALAR_TYPE_NAMES = {
     "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
     "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
-    "bool": "Bool",
+    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
 }  # fmt: skip
 C_TYPE_NAMES = {
     "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
     "int8": "signed char", "int16": "short int", "int32": "int", "int64": "long int",
-    "uint8": "unsigned char", "bool": "bool",
+    "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
 }  # fmt: skip
 # NumPy kinds of lucid's floating dtypes: "V" is ml_dtypes' bfloat16, which NumPy files as a
 # void-like type; lucid has no other "V" dtype, so `kind in FLOAT_KINDS` means "floating".
 FLOAT_KINDS = "fV"
+# Floating or complex: the kinds that carry gradients and can hold NaN or Inf.
+INEXACT_KINDS = "fVc"
 _BFLOAT16_MISSING = (
     "lucid.bfloat16 needs the ml_dtypes package, which gives NumPy a bfloat16 type: "
     'pip install ml_dtypes (from a lucid checkout: pip install -e ".[bfloat16]")'
@@ -164,12 +221,16 @@ def from_numpy_dtype(numpy_dtype: np.dtype) -> dtype:
     numpy_dtype = np.dtype(numpy_dtype)
     if numpy_dtype in _FROM_NUMPY:
         return _FROM_NUMPY[numpy_dtype]
+    if numpy_dtype.kind == "c" and numpy_dtype.itemsize <= 16:
+        note_complex()
+        return _FROM_NUMPY[numpy_dtype]
     if numpy_dtype.name == "bfloat16" and _ml_dtypes is None and bfloat16.numpy_dtype is not None:
         # A bfloat16 array made with ml_dtypes before lucid loaded it: loading registered it.
         return from_numpy_dtype(numpy_dtype)
     raise TypeError(
-        f"can't convert np.ndarray of type numpy.{numpy_dtype.name}. The only supported types "
-        "are: float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool."
+        f"can't convert np.ndarray of type numpy.{numpy_dtype.type.__name__}. The only supported "
+        "types are: float64, float32, float16, complex64, complex128, bfloat16, int64, int32, "
+        "int16, int8, uint8, and bool."
     )
 
 
@@ -180,6 +241,8 @@ def to_numpy_dtype(d: dtype | np.dtype | type | str | None) -> np.dtype | None:
     if type(d) is dtype:
         if d.numpy_dtype is None:
             raise RuntimeError(_BFLOAT16_MISSING)
+        if d._category == 3:
+            note_complex()
         return d.numpy_dtype
     if d is _builtin_float:
         # PyTorch reads the Python type `float` as float64, whatever the default dtype.
@@ -188,6 +251,9 @@ def to_numpy_dtype(d: dtype | np.dtype | type | str | None) -> np.dtype | None:
         return np.dtype(np.int64)
     if d is _builtin_bool:
         return np.dtype(np.bool_)
+    if d is complex:
+        note_complex()
+        return np.dtype(np.complex128)
     return from_numpy_dtype(np.dtype(d)).numpy_dtype
 
 
@@ -225,6 +291,13 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
             )
     if type1 is type2:
         return type1
+    if type1._category == 3 or type2._category == 3:
+        # A complex dtype's parts widen to hold the other's values: complex64 with float64
+        # is complex128, with any integer or smaller float complex64.
+        if type1._category == type2._category:
+            return complex128
+        real, complex_type = (type2, type1) if type1._category == 3 else (type1, type2)
+        return complex128 if complex_type is complex128 or real is float64 else complex64
     # bfloat16 and float16 each hold values the other cannot, so together they need float32.
     if type1 is bfloat16 or type2 is bfloat16:
         other = type2 if type1 is bfloat16 else type1
@@ -245,6 +318,8 @@ def _scalar_category(value: object) -> _builtin_int:
         return 1
     if isinstance(value, _builtin_float | np.floating):
         return 2
+    if isinstance(value, complex | np.complexfloating):
+        return 3
     raise TypeError(f"unsupported scalar type {type(value).__name__}")
 
 
@@ -274,13 +349,33 @@ def result_type(*operands: object) -> dtype:
         if result is None:
             result = zero_dim
         elif zero_dim._category > result._category:
-            result = zero_dim
+            result = _higher_category(result, zero_dim)
     if scalar_category >= 0:
-        if result is None or scalar_category > result._category:
-            result = (bool, int64, _default_float)[scalar_category]
+        if result is None:
+            result = _scalar_default(scalar_category)
+        elif scalar_category > result._category:
+            result = _higher_category(result, _scalar_default(scalar_category))
     if result is None:
         raise TypeError("result_type needs at least one operand")
     return result
+
+
+def _scalar_default(category: _builtin_int) -> dtype:
+    """The dtype a Python scalar of `category` stands for: bool, int64, the default float, or
+    the complex dtype of the default float."""
+    if category == 3:
+        note_complex()
+        return complex128 if _default_float is float64 else complex64
+    return (bool, int64, _default_float)[category]
+
+
+def _higher_category(higher_priority: dtype, lower_priority: dtype) -> dtype:
+    """A lower-priority operand of a higher category decides the category; a complex one
+    over a floating result keeps the result's precision (float64 with a zero-dim complex64
+    is complex128, float32 with complex128 is complex64), as PyTorch combines them."""
+    if lower_priority._category == 3 and higher_priority._category == 2:
+        return higher_priority.to_complex()
+    return lower_priority
 
 
 def numpy_finfo(numpy_dtype: np.dtype) -> object:
@@ -312,6 +407,8 @@ class finfo:
         if type is None:
             type = _default_float
         _check_dtype_argument("finfo", type)
+        # A complex dtype's limits are those of its parts.
+        type = type.to_real()
         if type._category != 2:
             raise TypeError(
                 "lucid.finfo() requires a floating point input type. Use lucid.iinfo to handle "

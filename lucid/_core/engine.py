@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import observers
-from lucid._core.dtypes import FLOAT_KINDS, from_numpy_dtype
+from lucid._core.dtypes import FLOAT_KINDS, complex_use, from_numpy_dtype
+from lucid._core.function import HOLOMORPHIC
 from lucid._core.grad_mode import local_state
 from lucid._core.graph import FREED_MESSAGE, AccumulateGrad, accumulator_for
 from lucid._core.tensor import TensorBase, _wrap
@@ -115,7 +116,10 @@ def run_backward(
                 if grads[0] is None:
                     grad_inputs = (None,) * len(input_edges)
                 else:
-                    grad_inputs = function.backward(node, grads[0])
+                    if complex_use.in_use and function._complex_rule == HOLOMORPHIC:
+                        grad_inputs = _holomorphic_backward(node, grads[0])
+                    else:
+                        grad_inputs = function.backward(node, grads[0])
                     if type(grad_inputs) is not tuple:
                         grad_inputs = (grad_inputs,)
                     if len(grad_inputs) != len(input_edges):
@@ -446,15 +450,18 @@ def _call_backward(node: Any, grads: list[Tensor | None], active_observers: tupl
             if grad is None and meta[output_nr] is not None:
                 shape, dtype = meta[output_nr]
                 grads[output_nr] = _zeros(shape, dtype)
+    backward = node.function.backward
+    if complex_use.in_use and node.function._complex_rule == HOLOMORPHIC:
+        backward = _holomorphic_backward
     if active_observers:
         observers.before_backward(node, tuple(grads))
         try:
-            result = node.function.backward(node, *grads)
+            result = backward(node, *grads)
         except Exception as error:
             observers.on_backward_error(node, error)
             raise
     else:
-        result = node.function.backward(node, *grads)
+        result = backward(node, *grads)
     if type(result) is not tuple:
         result = (result,)
     if len(result) != len(node.input_edges):
@@ -467,6 +474,24 @@ def _call_backward(node: Any, grads: list[Tensor | None], active_observers: tupl
     if active_observers:
         observers.after_backward(node, tuple(grads), result)
     return result
+
+
+def _holomorphic_backward(node: Any, *grads: Tensor | None) -> Any:
+    """A holomorphic op's backward under PyTorch's convention: its real formula, handed the
+    conjugated gradients, conjugated back (Function's HOLOMORPHIC). Real gradients pass as
+    they are."""
+    if not any(grad is not None and grad._data.dtype.kind == "c" for grad in grads):
+        return node.function.backward(node, *grads)
+    result = node.function.backward(node, *[_conj(grad) for grad in grads])
+    if type(result) is not tuple:
+        return _conj(result)
+    return tuple(_conj(grad) for grad in result)
+
+
+def _conj(grad: Tensor | None) -> Tensor | None:
+    if grad is None or grad._data.dtype.kind != "c":
+        return grad
+    return grad.conj()
 
 
 def _check_gradient_count(node: Any, result: tuple) -> tuple:
@@ -500,6 +525,9 @@ def _conform(
             )
         grad = grad.sum_to_size(shape)
     if grad._data.dtype != numpy_dtype:
+        if grad._data.dtype.kind == "c" and numpy_dtype.kind != "c":
+            # A real input's gradient is the real part of what reached it (PyTorch's rule).
+            grad = grad.real
         grad = grad.to(_dtype_of(numpy_dtype))
     return grad
 

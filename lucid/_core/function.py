@@ -28,7 +28,7 @@ import numpy as np
 
 from lucid._core import observers
 from lucid._core.arguments import raise_argument_error
-from lucid._core.dtypes import FLOAT_KINDS
+from lucid._core.dtypes import INEXACT_KINDS, SCALAR_TYPE_NAMES, complex_use
 from lucid._core.grad_mode import local_state, no_grad
 from lucid._core.graph import Node, accumulator_for, next_sequence_nr
 from lucid._core.tensor import TensorBase, _refresh_view, _wrap, mark_inference
@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 __all__ = ["Function", "FunctionCtx", "once_differentiable", "op_name"]
 
 FunctionCtx = Node
+
+REFUSES_COMPLEX = 0
+HOLOMORPHIC = 1
+OWN_COMPLEX_RULE = 2
 
 _NOT_RECORDING = tuple((False,) * n for n in range(16))
 _NO_EDGE = (None, 0)  # a tensor input that does not require grad
@@ -67,6 +71,21 @@ class Function:
     _keeps_values_for_backward = False
     # True for split and unbind, whose outputs PyTorch refuses to write in place.
     _returns_several_views = False
+    # How the op meets complex inputs (PyTorch's convention: a gradient is the conjugate
+    # Wirtinger derivative, so a real loss's gradient points along its steepest ascent):
+    #   REFUSES_COMPLEX: PyTorch's CPU build has no complex kernel; the op raises
+    #     `_complex_refusal`: (error type, message with {dtype} for the scalar type name),
+    #     by default PyTorch's NotImplementedError naming the op.
+    #   HOLOMORPHIC: forward works on complex arrays as written, and backward is the real
+    #     formula conjugated: for y = f(z) with f holomorphic PyTorch's gradient is
+    #     grad * conj(f'(z)) = conj(f'(z) * conj(grad)), so the engine hands backward
+    #     conj(grad) and conjugates what it returns (ops linear with real coefficients pass
+    #     through unchanged, since both conjugations cancel).
+    #   OWN_COMPLEX_RULE: forward and backward handle complex values themselves.
+    # lucid's built-in ops (lucid.ops) refuse complex inputs unless they say otherwise; any
+    # other Function (a user's, lucid's tools') is trusted with them, as in PyTorch.
+    _complex_rule = REFUSES_COMPLEX
+    _complex_refusal: tuple[type[Exception], str] | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise RuntimeError(
@@ -104,6 +123,8 @@ class Function:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._has_setup_context = cls.setup_context is not Function.setup_context
+        if "_complex_rule" not in cls.__dict__ and not cls.__module__.startswith("lucid.ops."):
+            cls._complex_rule = OWN_COMPLEX_RULE
 
     _has_setup_context = False
 
@@ -117,6 +138,8 @@ class Function:
             # Autocast casts the inputs of the ops it lists, through `to`, so the casts are
             # recorded and backward returns each gradient in its input's dtype.
             args = state.autocast.cast(cls, args)
+        if complex_use.in_use and cls._complex_rule == REFUSES_COMPLEX:
+            _refuse_complex(cls, args)
         ctx = _new_node(Node)
         ctx.function = cls
         is_recording = False
@@ -192,7 +215,7 @@ class Function:
                 _share_version_with_view_source(output, output._data.base, args, cls, 0)
             if is_recording:
                 array = output._data
-                if array.dtype.kind in FLOAT_KINDS and not ctx.non_differentiable:
+                if array.dtype.kind in INEXACT_KINDS and not ctx.non_differentiable:
                     output._requires_grad = True
                     output._grad_fn = ctx
                 ctx.output_meta = ((array.shape, array.dtype),)
@@ -207,6 +230,19 @@ class Function:
         if in_inference:
             _mark_inference_outputs(output if type(output) is tuple else (output,), args)
         return output
+
+
+def _refuse_complex(cls: type, args: tuple) -> None:
+    """Raise the op's error if a tensor argument (or one in a list of them) is complex."""
+    for arg in args:
+        if isinstance(arg, list | tuple):
+            _refuse_complex(cls, arg)
+        elif isinstance(arg, TensorBase) and arg._data.dtype.kind == "c":
+            error_type, message = cls._complex_refusal or (
+                NotImplementedError,
+                f"\"{op_name(cls)}\" not implemented for '{{dtype}}'",
+            )
+            raise error_type(message.replace("{dtype}", SCALAR_TYPE_NAMES[arg._data.dtype.name]))
 
 
 _LUCID_DIRECTORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -266,7 +302,7 @@ def _finish_outputs(
             # Every tensor output keeps its metadata, so backward can be handed zeros for
             # outputs that are non-differentiable or received no gradient.
             meta.append((out._data.shape, out._data.dtype))
-            if out._data.dtype.kind in FLOAT_KINDS and not any(
+            if out._data.dtype.kind in INEXACT_KINDS and not any(
                 out is tensor for tensor in non_differentiable
             ):
                 out._requires_grad = True

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._core.dtypes import FLOAT_KINDS
+from lucid._core.dtypes import INEXACT_KINDS
 from lucid._core.grad_mode import local_state
 from lucid._core.hooks import RemovableHandle
 from lucid._core.tensor import InferenceVersion, TensorBase, _wrap
@@ -102,7 +102,7 @@ class _NodeHooks:
 def _held_nonfinite(tensor: Tensor) -> tuple[bool, bool]:
     """(holds nan, holds inf); isfinite raises no floating-point flag inside the op."""
     array = tensor._data
-    if array.dtype.kind not in FLOAT_KINDS or np.isfinite(array).all():
+    if array.dtype.kind not in INEXACT_KINDS or np.isfinite(array).all():
         return (False, False)
     return (bool(np.isnan(array).any()), bool(np.isinf(array).any()))
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from lucid._core import observers
 from lucid._core import tensor as _tensor_module
-from lucid._core.dtypes import FLOAT_KINDS
+from lucid._core.dtypes import INEXACT_KINDS
 from lucid._core.function import Function, op_name
 from lucid._core.grad_mode import _DecoratorContextManager, local_state, set_thread_default
 from lucid._core.tensor import TensorBase
@@ -271,13 +271,15 @@ def tensor_stats(value: TensorBase) -> dict[str, Any]:
     array = value._data
     stats: dict[str, Any] = {"shape": tuple(array.shape), "dtype": str(value.dtype),
                              "min": None, "max": None, "nan_count": 0, "inf_count": 0}  # fmt: skip
-    if array.dtype.kind in FLOAT_KINDS and array.size:
+    if array.dtype.kind in INEXACT_KINDS and array.size:
+        # A complex value is non-finite when either part is; its range is of magnitudes.
         finite = np.isfinite(array)
         stats["nan_count"] = int(np.isnan(array).sum())
         stats["inf_count"] = int(np.isinf(array).sum())
         if finite.any():
-            stats["min"] = float(array[finite].min())
-            stats["max"] = float(array[finite].max())
+            values = np.abs(array[finite]) if array.dtype.kind == "c" else array[finite]
+            stats["min"] = float(values.min())
+            stats["max"] = float(values.max())
     elif array.size:
         stats["min"] = array.min().item()
         stats["max"] = array.max().item()
@@ -467,7 +469,7 @@ def user_location(flat: tuple) -> tuple[str | None, int | None]:
 # -------------------------------------------------------------- what is wrong
 def nonfinite_kind(array: np.ndarray) -> str | None:
     """'nan' or 'inf' when the array holds one (NaN first), else None; cheap when finite."""
-    if array.dtype.kind not in FLOAT_KINDS or array.size == 0:
+    if array.dtype.kind not in INEXACT_KINDS or array.size == 0:
         return None
     token = _set_numpy_state(_QUIET_NUMPY)
     try:
@@ -492,7 +494,7 @@ def holds_nonfinite(value: Any, kind: str) -> bool:
     """Whether an input (tensor or Python number) holds a value of `kind`."""
     if isinstance(value, TensorBase):
         array = value._data
-        if array.dtype.kind not in FLOAT_KINDS:
+        if array.dtype.kind not in INEXACT_KINDS:
             return False
         return bool(np.isnan(array).any() if kind == "nan" else np.isinf(array).any())
     if isinstance(value, float):

@@ -127,7 +127,7 @@ class TensorBase:
                 "Setting requires_grad=True on inference tensor outside InferenceMode is not "
                 "allowed."
             )
-        if value and self._data.dtype.kind not in dtypes.FLOAT_KINDS:
+        if value and self._data.dtype.kind not in dtypes.INEXACT_KINDS:
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients"
             )
@@ -316,10 +316,13 @@ class TensorBase:
         return builtins.bool(self._data.reshape(()))
 
     def __float__(self) -> builtins.float:
-        return builtins.float(self.item())
+        return builtins.float(_real_value(self.item(), "double"))
 
     def __int__(self) -> builtins.int:
-        return builtins.int(self.item())
+        return builtins.int(_real_value(self.item(), "int64_t"))
+
+    def __complex__(self) -> builtins.complex:
+        return builtins.complex(self.item())
 
     def __index__(self) -> builtins.int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
@@ -493,6 +496,16 @@ def register_tensor_class(cls: type) -> None:
     (whose methods call ops) down to the core (which ops build on)."""
     global _tensor_class
     _tensor_class = cls
+
+
+def _real_value(value: Any, c_type: str) -> Any:
+    """A Python number as a real one: a complex value only if its imaginary part is zero
+    (PyTorch's checked conversion)."""
+    if isinstance(value, builtins.complex):
+        if value.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {c_type} without overflow")
+        return value.real
+    return value
 
 
 def _wrap(array: np.ndarray) -> Tensor:

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._core.dtypes import FLOAT_KINDS
-from lucid._core.function import Function, op_name
+from lucid._core.dtypes import INEXACT_KINDS
+from lucid._core.function import HOLOMORPHIC, Function, op_name
 from lucid._core.graph import Node, accumulator_for, next_sequence_nr
 from lucid._core.tensor import _wrap
 
@@ -76,6 +76,7 @@ class _GatherFromBase(Function):
     """The view's elements read out of a tensor of its base's shape (a copy)."""
 
     _backward_name = "AsStridedBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx: Any, source: Tensor, positions: np.ndarray, overlaps: bool) -> Tensor:
@@ -95,6 +96,7 @@ class _ScatterToBase(Function):
     elements a view holds twice sum."""
 
     _backward_name = "AsStridedScatterBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(
@@ -119,6 +121,7 @@ class _ZeroRegion(Function):
     """A copy of `source` with zeros at the view's elements."""
 
     _backward_name = "CopySlices"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx: Any, source: Tensor, positions: np.ndarray) -> Tensor:
@@ -139,6 +142,7 @@ class _CopySlices(Function):
     grad_fn, where the engine adds it to the first part)."""
 
     _backward_name = "CopySlices"
+    _complex_rule = HOLOMORPHIC
     _keeps_values_for_backward = True  # a second backward through it raises, as in PyTorch
 
     @staticmethod
@@ -179,7 +183,7 @@ def _read_from_base(view: Tensor, base: Tensor, positions: np.ndarray) -> None:
 
 def _is_differentiable(view: Tensor, base: Tensor) -> bool:
     # A view of another dtype (view(dtype)) carries no gradient of its base.
-    return view._data.dtype == base._data.dtype and view._data.dtype.kind in FLOAT_KINDS
+    return view._data.dtype == base._data.dtype and view._data.dtype.kind in INEXACT_KINDS
 
 
 def refresh(view: Tensor) -> None:

@@ -32,6 +32,7 @@ from lucid._core.tensor import TensorBase
 from lucid.ops import (
     activations,
     attention,
+    complex_numbers,
     convolution,
     decompositions,
     distances,
@@ -46,6 +47,7 @@ from lucid.ops import (
     reduction,
     sampling,
     sorting,
+    spectral,
 )
 
 __all__ = [
@@ -181,6 +183,27 @@ _POLICIES: dict[Any, str] = {
     decompositions.tensorinv: FP32,
     decompositions.tensorsolve: FP32,
     decompositions.pinv: FP32_THEN_LOWER_PRECISION_FP,
+    decompositions.eig: FP32,
+    decompositions.eigvals: FP32,
+    # float32: the complex results of real parts, and the FFTs PyTorch lists
+    complex_numbers.polar: FP32,
+    complex_numbers.view_as_complex: FP32,
+    spectral.fft: FP32,
+    spectral.ifft: FP32,
+    spectral.rfft: FP32,
+    spectral.irfft: FP32,
+    spectral.hfft: FP32,
+    spectral.ihfft: FP32,
+    spectral.fft2: FP32,
+    spectral.ifft2: FP32,
+    spectral.rfft2: FP32,
+    spectral.irfft2: FP32,
+    spectral.fftn: FP32,
+    spectral.ifftn: FP32,
+    spectral.rfftn: FP32,
+    spectral.irfftn: FP32,
+    spectral.stft: FP32,
+    spectral.istft: FP32,
     # one kernel in PyTorch, composed of matmuls here: not autocast inside
     linear.bilinear: INPUT_DTYPE,
     decompositions.lu_solve: INPUT_DTYPE,

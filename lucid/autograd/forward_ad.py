@@ -103,6 +103,12 @@ class dual_level(_DecoratorContextManager):  # noqa: N801 - PyTorch's name
         exit_dual_level()
 
 
+_NO_COMPLEX_TANGENTS = (
+    "lucid.autograd.forward_ad carries tangents of real tensors only: forward-mode AD through "
+    "complex values is not supported (reverse mode is)"
+)
+
+
 def make_dual(tensor: TensorBase, tangent: TensorBase, *, level: int | None = None) -> Any:
     """A view of `tensor` that carries `tangent` as its forward gradient."""
     current = _current_level()
@@ -119,6 +125,8 @@ def make_dual(tensor: TensorBase, tangent: TensorBase, *, level: int | None = No
         raise AttributeError(
             f"'{type(tensor).__name__}' object has no attribute 'is_floating_point'"
         )
+    if tangent._data.dtype.kind == "c" or tensor._data.dtype.kind == "c":
+        raise NotImplementedError(_NO_COMPLEX_TANGENTS)
     if tangent._data.dtype.kind not in FLOAT_KINDS:
         raise ValueError(
             f"Expected tangent to be floating point or complex, but got: {_dtype(tangent)}"
@@ -243,6 +251,9 @@ class _DualLevel:
         tangents = [self._tangent_or_tuple(arg) for arg in inputs]
         if all(t is None for t in tangents):
             return
+        if any(isinstance(out, TensorBase) and out._data.dtype.kind == "c" for out in outputs):
+            # a tangent would flow into complex values, which no rule here carries
+            raise NotImplementedError(_NO_COMPLEX_TANGENTS)
         targets = [
             index
             for index, out in enumerate(outputs)

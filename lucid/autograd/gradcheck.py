@@ -221,6 +221,8 @@ class _Check:
     rtol: float
     nondet_tol: float
     check_grad_dtypes: bool
+    # Where the outputs checked are parts of complex ones, the words that say which part.
+    message_prefix: str = ""
 
     @property
     def diff_indices(self) -> list[int]:
@@ -253,19 +255,54 @@ def _run_checks(
     tupled_inputs = _as_tuple(inputs)
     _check_inputs(tupled_inputs)
     func_out = _as_tuple(func(*tupled_inputs))
+    if check_backward_ad and any(_is_complex(output) for output in func_out):
+        # As PyTorch: a complex output is checked as two real functions, its real part and its
+        # imaginary part, each against the complex inputs' conjugate Wirtinger derivatives.
+        for part, take in (("real", _real_part), ("imaginary", _imag_part)):
+            part_func = _on_complex_outputs(func, take)
+            part_out = _as_tuple(part_func(*tupled_inputs))
+            check = _Check(
+                part_func, tupled_inputs, part_out, eps, atol, rtol, nondet_tol,
+                check_grad_dtypes, f"While considering the {part} part of complex outputs only, ",
+            )  # fmt: skip
+            _backward_checks(check, fast_mode, check_undefined_grad)
+        check_backward_ad = False
     check = _Check(func, tupled_inputs, func_out, eps, atol, rtol, nondet_tol, check_grad_dtypes)
     if check_backward_ad:
-        if fast_mode:
-            _fast_check(check)
-        else:
-            _slow_check(check)
-        _check_backward_scales_with_grad_output(
-            _differentiable_outputs(func_out), check.diff_inputs
-        )
-        if check_undefined_grad:
-            _check_undefined_grad(func, tupled_inputs, check.diff_inputs)
+        _backward_checks(check, fast_mode, check_undefined_grad)
     if check_forward_ad:
         _forward_check(check, fast_mode)
+
+
+def _is_complex(value: Any) -> bool:
+    return isinstance(value, Tensor) and value._data.dtype.kind == "c"
+
+
+def _real_part(output: Tensor) -> Tensor:
+    return output.real
+
+
+def _imag_part(output: Tensor) -> Tensor:
+    return output.imag
+
+
+def _on_complex_outputs(func: Callable[..., Any], take: Callable[[Tensor], Tensor]) -> Any:
+    def part_of_outputs(*args: Any) -> tuple:
+        return tuple(take(o) if _is_complex(o) else o for o in _as_tuple(func(*args)))
+
+    return part_of_outputs
+
+
+def _backward_checks(check: _Check, fast_mode: bool, check_undefined_grad: bool) -> None:
+    if fast_mode:
+        _fast_check(check)
+    else:
+        _slow_check(check)
+    _check_backward_scales_with_grad_output(
+        _differentiable_outputs(check.func_out), check.diff_inputs
+    )
+    if check_undefined_grad:
+        _check_undefined_grad(check.func, check.inputs, check.diff_inputs)
 
 
 def _as_tuple(value: Any) -> tuple:
@@ -285,7 +322,7 @@ def _check_inputs(inputs: tuple) -> None:
     for index, input in enumerate(inputs):
         if not (isinstance(input, Tensor) and input.requires_grad):
             continue
-        if input._data.dtype != np.float64:
+        if input._data.dtype not in (np.float64, np.complex128):
             warnings.warn(
                 f"Input #{index} requires gradient and is not a double precision floating point "
                 "or complex. This check will likely fail if all the inputs are not of double "
@@ -313,14 +350,20 @@ def _check_inputs(inputs: tuple) -> None:
 def _random_grad_output(
     output: Tensor, generator: np.random.Generator, noncontiguous: bool
 ) -> Tensor:
-    dtype = output._data.dtype if output._data.dtype.kind == "f" else np.dtype(np.float64)
+    dtype = output._data.dtype if output._data.dtype.kind in "fc" else np.dtype(np.float64)
     shape = output._data.shape
+
+    def draw(shape: tuple[int, ...]) -> np.ndarray:
+        values = generator.uniform(-1.0, 1.0, shape)
+        if dtype.kind == "c":
+            values = values + 1j * generator.uniform(-1.0, 1.0, shape)
+        return values.astype(dtype)
+
     if noncontiguous and output._data.size > 1:
         # Every other element of a buffer twice as wide along the last dimension.
-        wide = generator.uniform(-1.0, 1.0, shape[:-1] + (2 * shape[-1],)).astype(dtype)
-        array = wide[..., ::2]
+        array = draw(shape[:-1] + (2 * shape[-1],))[..., ::2]
     else:
-        array = generator.uniform(-1.0, 1.0, shape).astype(dtype)
+        array = draw(shape)
     return _wrap(array).requires_grad_()
 
 
@@ -394,14 +437,20 @@ def _numerical_jacobians(
 ) -> list[np.ndarray | None]:
     """Per output of `func_out`: d output / d input as an (input numel, output numel) array."""
     array = inputs[input_index]._data
+    is_complex = array.dtype.kind == "c"
     jacobians = [
-        np.zeros((array.size, output._data.size), output._data.dtype)
+        np.zeros((array.size, output._data.size), array.dtype if is_complex else output._data.dtype)
         if isinstance(output, Tensor) and output._data.dtype.kind == "f"
         else None
         for output in func_out
     ]
     for row, position in enumerate(np.ndindex(array.shape)):
         columns = _central_difference(func, inputs, array, position, eps, eps, position)
+        if is_complex:
+            # The conjugate Wirtinger derivative a real output's gradient is (PyTorch's
+            # convention): d/dx + i d/dy, from a step along each part.
+            imaginary = _central_difference(func, inputs, array, position, eps * 1j, eps, position)
+            columns = [None if c is None else c + 1j * d for c, d in zip(columns, imaginary)]
         for jacobian, column in zip(jacobians, columns):
             if jacobian is not None and column is not None:
                 jacobian[row] = column
@@ -513,13 +562,19 @@ def _slow_check(check: _Check) -> None:
         for input_index, a in enumerate(analytical):
             n = numerical[input_index][position]
             if (a.size or n.size) and not _allclose(a, n, check.rtol, check.atol):
-                raise GradcheckError(_mismatch_message(a, n, output_index, input_index))
+                raise GradcheckError(
+                    check.message_prefix + _mismatch_message(a, n, output_index, input_index)
+                )
 
 
 # ----------------------------------------------------------------------- fast mode
 def _projection_vector(tensor: Tensor, generator: np.random.Generator) -> np.ndarray:
-    """A random unit vector with one entry per element of `tensor`, in its dtype."""
-    vector = generator.random(tensor._data.size).astype(tensor._data.dtype)
+    """A random unit vector with one entry per element of `tensor`, in its dtype (a complex
+    one for a complex tensor: a direction in both parts)."""
+    vector = generator.random(tensor._data.size)
+    if tensor._data.dtype.kind == "c":
+        vector = vector + 1j * generator.random(tensor._data.size)
+    vector = vector.astype(tensor._data.dtype)
     norm = np.linalg.norm(vector)
     if norm > 0:
         vector /= norm
@@ -552,17 +607,20 @@ def _fast_check(check: _Check) -> None:
     analytical = []
     for output, v in zip(outputs, all_v):
         vector_jacobians = _analytical_jacobians(check, output, [v.reshape(output._data.shape)])
-        analytical.append([vj[:, 0] @ u for vj, u in zip(vector_jacobians, all_u)])
+        # v^T J u for a complex input's direction u = a + ib is v^T (J_x a + J_y b), which the
+        # gradient g = v^T (J_x + i J_y) gives as Re(conj(g) . u) (g . u for real inputs).
+        analytical.append([np.vdot(vj[:, 0], u).real for vj, u in zip(vector_jacobians, all_u)])
 
     for input_index, u in enumerate(all_u):
         for output_index, (position, v) in enumerate(zip(check.output_positions, all_v)):
             a = np.asarray(analytical[output_index][input_index])
             n = np.asarray(v @ directional[input_index][position])
             # An elementwise atol on J grows to atol * sum(u) * sum(v) on v^T J u.
-            projected_atol = check.atol * float(u.sum()) * float(v.sum())
+            projected_atol = check.atol * float(np.abs(u).sum()) * float(np.abs(v).sum())
             if not _allclose(a, n, check.rtol, projected_atol):
                 raise GradcheckError(
-                    _mismatch_message(a, n, output_index, input_index)
+                    check.message_prefix
+                    + _mismatch_message(a, n, output_index, input_index)
                     + _slow_mode_report(check, input_index, position)
                 )
 

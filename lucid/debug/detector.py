@@ -93,6 +93,8 @@ def _is_additive_mask(array: np.ndarray) -> bool:
     """Whether an array holding inf is an additive attention mask: -inf, and no NaN or +inf.
 
     Called only once an inf was found."""
+    if array.dtype.kind == "c":
+        return False
     return not (np.isnan(array).any() or np.isposinf(array).any())
 
 

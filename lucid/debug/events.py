@@ -227,7 +227,8 @@ def _array_stats(array: np.ndarray) -> dict[str, Any]:
     stats["inf_count"] = int(np.isinf(array).sum())
     finite = array[finite_mask]
     if finite.size:
-        wide = finite.astype(np.float64)
+        # complex values: the range of their magnitudes
+        wide = np.abs(finite) if finite.dtype.kind == "c" else finite.astype(np.float64)
         stats.update(min=float(wide.min()), max=float(wide.max()), mean=float(wide.mean()))
     return stats
 

@@ -136,6 +136,12 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     _check_number(eps, "cosine_similarity", "eps", 4, "float")
     if not eps >= 0:
         raise RuntimeError(f"eps must be non-negative, got: {float(eps):g}")
+    common = _dtypes.result_type(x1, x2)
+    if not common.is_floating_point:
+        raise RuntimeError(
+            "expected common dtype to be floating point, yet common dtype is "
+            f"{_dtypes.SCALAR_TYPE_NAMES[common.numpy_dtype.name]}"
+        )
     # normalise each side first, as PyTorch does, so large norms don't overflow the product
     norm1 = x1.norm(2, dim, keepdim=True).clamp(min=eps)
     norm2 = x2.norm(2, dim, keepdim=True).clamp(min=eps)
@@ -205,6 +211,12 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
     the forward pass and the soft sample's gradient in the backward (straight through)."""
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    if not logits.is_floating_point():
+        # PyTorch draws the noise with exponential_ in the logits' dtype
+        raise RuntimeError(
+            "Exponential distribution is a continuous probability distribution. dtype must be a "
+            f"floating point but you specified {_dtypes.SCALAR_TYPE_NAMES[logits._data.dtype.name]}"
+        )
     # -log(Exponential(1)) is Gumbel(0, 1); 1 - U keeps the uniform draw off zero
     gumbels = -(-(1 - _rand_like(logits)).log()).log()
     y_soft = ((logits + gumbels) / tau).softmax(dim)

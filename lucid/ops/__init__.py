@@ -7,6 +7,7 @@ from lucid.ops import (
     activations,
     arithmetic,
     combinatorics,
+    complex_numbers,
     cumulative,
     distances,
     fills,
@@ -18,6 +19,7 @@ from lucid.ops import (
     reduction,
     shape,
     sorting,
+    spectral,
     statistics,
     storage,
 )
@@ -25,6 +27,7 @@ from lucid.ops.activations import *  # noqa: F403
 from lucid.ops.arithmetic import *  # noqa: F403
 from lucid.ops.broadcast import broadcast_shapes, sum_to  # noqa: F401
 from lucid.ops.combinatorics import *  # noqa: F403
+from lucid.ops.complex_numbers import *  # noqa: F403
 from lucid.ops.cumulative import *  # noqa: F403
 from lucid.ops.distances import *  # noqa: F403
 from lucid.ops.fills import *  # noqa: F403
@@ -36,6 +39,7 @@ from lucid.ops.products import *  # noqa: F403
 from lucid.ops.reduction import *  # noqa: F403
 from lucid.ops.shape import *  # noqa: F403
 from lucid.ops.sorting import *  # noqa: F403
+from lucid.ops.spectral import *  # noqa: F403
 from lucid.ops.statistics import *  # noqa: F403
 from lucid.ops.storage import *  # noqa: F403
 
@@ -49,6 +53,7 @@ __all__ = [
         activations,
         arithmetic,
         combinatorics,
+        complex_numbers,
         cumulative,
         distances,
         fills,
@@ -60,6 +65,7 @@ __all__ = [
         reduction,
         shape,
         sorting,
+        spectral,
         statistics,
         storage,
     )

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from lucid._core import dtypes
 from lucid._core.arguments import (
     argument_error,
     call_position,
@@ -20,7 +21,7 @@ from lucid._core.arguments import (
     type_name,
     type_word,
 )
-from lucid._core.dtypes import FLOAT_KINDS, SCALAR_TYPE_NAMES
+from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS, SCALAR_TYPE_NAMES
 from lucid._core.function import Function, op_name
 from lucid._core.grad_mode import enable_grad, local_state
 from lucid._core.tensor import TensorBase, _wrap
@@ -95,6 +96,40 @@ def cast_error(result_dtype: np.dtype, target_dtype: np.dtype) -> RuntimeError |
         f"result type {dtype_name(result_dtype)} can't be cast to the desired output "
         f"type {dtype_name(target_dtype)}"
     )
+
+
+def check_complex_into_real(input: Tensor, *others: Any) -> None:
+    """PyTorch's cast error for an in-place op on a real `input` with a complex operand (a
+    tensor or a Python number) among `others`: PyTorch checks the cast before it looks for a
+    kernel, so this error comes before the op's refusal of complex operands."""
+    if not isinstance(input, TensorBase) or input._data.dtype.kind == "c":
+        return
+    for other in others:
+        if isinstance(other, complex) or (
+            isinstance(other, TensorBase) and other._data.dtype.kind == "c"
+        ):
+            operands = [value for value in others if value is not None]
+            target = dtypes.result_type(input, *operands).numpy_dtype
+            raise cast_error(target, input._data.dtype)
+
+
+# The C type PyTorch reads a number operand as, per real input dtype (float16 and bfloat16
+# compute in float).
+_NUMBER_TYPES = {
+    "float16": "float", "bfloat16": "float", "float32": "float", "float64": "double",
+    "int64": "int64_t",
+}  # fmt: skip
+
+
+def check_real_number(value: Any, *tensors: Any) -> None:
+    """PyTorch's error for a Python complex number (a weight, a scale) beside real `tensors`,
+    which PyTorch reads as a real C number of their promoted dtype."""
+    if not isinstance(value, complex):
+        return
+    if all(isinstance(x, TensorBase) and x._data.dtype.kind != "c" for x in tensors):
+        name = dtypes.result_type(*tensors).numpy_dtype.name
+        c_type = _NUMBER_TYPES.get(name, C_TYPE_NAMES.get(name, name))
+        raise RuntimeError(f"value cannot be converted to type {c_type} without overflow")
 
 
 def zeros_like_grad(grad_output: Tensor, shape: tuple[int, ...]) -> Tensor:

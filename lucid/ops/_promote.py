@@ -82,6 +82,9 @@ def scalar_value(value: Any) -> Any:
         return value
     if isinstance(value, bool | int | float):
         return value
+    if isinstance(value, complex):
+        dtypes.note_complex()
+        return value
     raise TypeError(f"expected a Tensor or a Python number, but got {type(value).__name__}")
 
 
@@ -97,10 +100,14 @@ def binary_arrays(a: Any, b: Any) -> tuple[Any, Any]:
             return x.astype(target, copy=False), y.astype(target, copy=False)
         if b.__class__ is float and x.dtype.kind in _INTEGRAL_KINDS:
             x = x.astype(dtypes.get_default_dtype().numpy_dtype)
+        elif b.__class__ is complex and x.dtype.kind != "c":
+            x = x.astype(dtypes.result_type(a, b).numpy_dtype)
         return x, _scalar_beside(b, x)
     y = b._data
     if a.__class__ is float and y.dtype.kind in _INTEGRAL_KINDS:
         y = y.astype(dtypes.get_default_dtype().numpy_dtype)
+    elif a.__class__ is complex and y.dtype.kind != "c":
+        y = y.astype(dtypes.result_type(a, b).numpy_dtype)
     return _scalar_beside(a, y), y
 
 

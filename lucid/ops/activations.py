@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core.arguments import raise_argument_error
-from lucid._core.dtypes import FLOAT_KINDS, SCALAR_TYPE_NAMES
+from lucid._core.dtypes import FLOAT_KINDS, INEXACT_KINDS, SCALAR_TYPE_NAMES, complex_use
 from lucid._core.dtypes import float32 as _FLOAT32
-from lucid._core.function import Function
+from lucid._core.function import HOLOMORPHIC, OWN_COMPLEX_RULE, Function
+from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.random import _rng
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.factories import _kernel_scalar
@@ -66,6 +67,7 @@ def _sigmoid_array(x: np.ndarray) -> np.ndarray:
 # ------------------------------------------------------------------- sigmoid
 class Sigmoid(Function):
     _backward_name = "SigmoidBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -84,6 +86,7 @@ class SigmoidBackward(Function):
     """Sigmoid's gradient g * y * (1 - y) as one op (y the output), differentiable again."""
 
     _backward_name = "SigmoidBackwardBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, grad_output, result):
@@ -114,6 +117,7 @@ def sigmoid_(input: Tensor) -> Tensor:
 
 class LogSigmoid(Function):
     _backward_name = "LogSigmoidBackward0"
+    _complex_refusal = (NotImplementedError, "\"log_sigmoid_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -145,6 +149,7 @@ def _relu_array(x: Tensor) -> np.ndarray:
 
 class Relu(Function):
     _backward_name = "ReluBackward0"
+    _complex_refusal = (NotImplementedError, "clamp is not supported for complex types")
 
     @staticmethod
     def forward(ctx, x):
@@ -172,6 +177,7 @@ def relu_(input: Tensor) -> Tensor:
 
 class LeakyRelu(Function):
     _backward_name = "LeakyReluBackward0"
+    _complex_refusal = (NotImplementedError, "\"leaky_relu_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, negative_slope):
@@ -191,6 +197,7 @@ class LeakyReluSavingResult(Function):
     input, and the output's sign selects the slope (so a negative slope cannot be undone)."""
 
     _backward_name = "LeakyReluBackward1"
+    _complex_refusal = (NotImplementedError, "\"leaky_relu_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, negative_slope):
@@ -237,6 +244,7 @@ class Elu(Function):
     """scale * (x if x > 0 else alpha * (exp(x * input_scale) - 1)): elu, selu and celu."""
 
     _backward_name = "EluBackward0"
+    _complex_refusal = (NotImplementedError, "\"elu_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, alpha, scale, input_scale):
@@ -264,6 +272,7 @@ class EluSavingResult(Function):
     input, and takes the derivative from it: alpha * exp(x) = output + alpha."""
 
     _backward_name = "EluBackward1"
+    _complex_refusal = (NotImplementedError, "\"elu_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, alpha, scale, input_scale):
@@ -345,6 +354,7 @@ def _normal_pdf(x: Tensor) -> Tensor:
 
 class Gelu(Function):
     _backward_name = "GeluBackward0"
+    _complex_refusal = (NotImplementedError, "\"GeluKernelImpl\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, approximate):
@@ -423,7 +433,10 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 # ---------------------------------------------------------------------- silu
 def _silu_array(x: Tensor) -> np.ndarray:
-    array = _float_input(x, "silu_cpu")
+    array = x._data
+    if array.dtype.kind not in INEXACT_KINDS:
+        raise NotImplementedError(f"\"silu_cpu\" not implemented for '{_dtype_name(array.dtype)}'")
+    array = widen(array)
     # x / (1 + exp(-x)): -0 (not nan) where exp overflows, nan only for x = -inf as in PyTorch
     denominator = np.negative(array)
     if not array.ndim:
@@ -441,6 +454,9 @@ def _silu_backward(grad_output: Tensor, x: Tensor) -> Tensor:
 
 class Silu(Function):
     _backward_name = "SiluBackward0"
+    # PyTorch runs silu on complex input but records no complex derivative: `silu` refuses
+    # to record it, and the in-place form's backward is the real formula, unconjugated
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, x):
@@ -453,16 +469,31 @@ class Silu(Function):
         return _silu_backward(grad_output, x)
 
 
+def _records_complex(input: Any) -> bool:
+    """Whether a complex input would be recorded for backward."""
+    return (
+        isinstance(input, TensorBase)
+        and input.requires_grad
+        and input._data.dtype.kind == "c"
+        and is_grad_enabled()
+    )
+
+
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """input * sigmoid(input) (swish)."""
     if inplace:
         return apply_inplace(Silu, input)
+    if complex_use.in_use and _records_complex(input):
+        raise RuntimeError(
+            "silu does not support automatic differentiation for outputs with complex dtype."
+        )
     return Silu.apply(input)
 
 
 # ------------------------------------------------------------------ softplus
 class Softplus(Function):
     _backward_name = "SoftplusBackward0"
+    _complex_refusal = (NotImplementedError, "\"softplus_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, beta, threshold):
@@ -507,6 +538,7 @@ def _mish_backward(grad_output: Tensor, x: Tensor) -> Tensor:
 
 class Mish(Function):
     _backward_name = "MishBackward0"
+    _complex_refusal = (NotImplementedError, "\"mish_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -544,6 +576,7 @@ def _hardtanh_backward(grad_output: Tensor, x: Tensor, min_val: float, max_val: 
 
 class Hardtanh(Function):
     _backward_name = "HardtanhBackward0"
+    _complex_refusal = (NotImplementedError, "clamp is not supported for complex types")
 
     @staticmethod
     def forward(ctx, x, min_val, max_val):
@@ -596,6 +629,7 @@ def _hardsigmoid_backward(grad_output: Tensor, x: Tensor) -> Tensor:
 
 class Hardsigmoid(Function):
     _backward_name = "HardsigmoidBackward0"
+    _complex_refusal = (NotImplementedError, "\"hardsigmoid_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -628,6 +662,7 @@ def _hardswish_backward(grad_output: Tensor, x: Tensor) -> Tensor:
 
 class Hardswish(Function):
     _backward_name = "HardswishBackward0"
+    _complex_refusal = (NotImplementedError, "\"hardswish_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -663,6 +698,8 @@ def _shifted(x: Tensor, dim: int, kernel: str) -> np.ndarray:
 
 class Softmax(Function):
     _backward_name = "SoftmaxBackward0"
+    # forward refuses complex input with PyTorch's message, which names the kernel by dim
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, x, dim):
@@ -722,6 +759,8 @@ def _sum_keepdim(x: Tensor, dim: int) -> Tensor:
 
 class LogSoftmax(Function):
     _backward_name = "LogSoftmaxBackward0"
+    # forward refuses complex input with PyTorch's message, which names the kernel by dim
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, x, dim):
@@ -822,6 +861,7 @@ class Glu(Function):
     """a * sigmoid(b), a and b the halves of input along dim (F.glu checks its arguments)."""
 
     _backward_name = "GluBackward0"
+    _complex_refusal = (NotImplementedError, "\"glu_cpu\" not implemented for '{dtype}'")
     _op_name = "glu"
 
     @staticmethod
@@ -847,6 +887,7 @@ class PreluKernel(Function):
     (dim 1). F.prelu checks its arguments."""
 
     _backward_name = "PreluKernelBackward0"
+    _complex_refusal = (NotImplementedError, "\"prelu_cpu\" not implemented for '{dtype}'")
     _op_name = "prelu"
 
     @staticmethod
@@ -884,10 +925,13 @@ class RreluWithNoise(Function):
     [lower, upper], and the mean slope (lower + upper) / 2 in evaluation."""
 
     _backward_name = "RreluWithNoiseBackward0"
+    # forward refuses complex input with PyTorch's message, which depends on `training`
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, x, lower, upper, training):
-        array = _float_input(x, "rrelu_with_noise_out_cpu")
+        # in evaluation PyTorch runs leaky_relu, and its kernel's error
+        array = _float_input(x, "rrelu_with_noise_out_cpu" if training else "leaky_relu_cpu")
         if training:
             slope = _rng(None).uniform(lower, upper, array.shape).astype(array.dtype)
         else:
@@ -998,8 +1042,8 @@ def _threshold(input: Tensor, bound: float, value: float, inplace: bool, op: str
             raise TypeError(f"{op}(): argument '{name}' (position {position}) must be Number, "
                             f"not {type(number).__name__}")  # fmt: skip
     dtype = input._data.dtype
-    if dtype.kind == "b":
-        raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
+    if dtype.kind in "bc":
+        raise NotImplementedError(f"\"threshold_cpu\" not implemented for '{_dtype_name(dtype)}'")
     # the value as the kernel's scalar of the input's dtype (truncated for an integer dtype,
     # where the threshold is converted too), with PyTorch's overflow error
     value = _kernel_scalar(value, dtype).item()

@@ -3,6 +3,7 @@ remainder, addcmul, addcdiv, gcd, lcm, ldexp, frexp, each with its in-place form
 
 from __future__ import annotations
 
+import cmath
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -11,12 +12,14 @@ import numpy as np
 from lucid._core import dtypes
 from lucid._core.arguments import argument_error
 from lucid._core.dtypes import FLOAT_KINDS
-from lucid._core.function import Function, op_name
+from lucid._core.function import HOLOMORPHIC, OWN_COMPLEX_RULE, Function, op_name
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import (
     apply_inplace,
     can_write_into,
+    check_complex_into_real,
     check_number,
+    check_real_number,
     check_tensors,
     inplace_operand,
     invalid_combination,
@@ -100,6 +103,12 @@ def _check_alpha(input: Any, other: Any, alpha: Any, op: str) -> None:
     result = dtypes.result_type(input, other)
     if isinstance(alpha, bool) and result is not dtypes.bool:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if result.is_complex:
+        return
+    if isinstance(alpha, complex):
+        raise RuntimeError(
+            "For non-complex input tensors, argument alpha must not be a complex number."
+        )
     if not result.is_floating_point and isinstance(alpha, float):
         raise RuntimeError(
             "For integral input tensors, argument alpha must not be a floating point number."
@@ -120,6 +129,7 @@ def _require_tensor(value: Any, op: str, name: str, position: int) -> None:
 # ------------------------------------------------------------------ add / sub
 class Add(Function):
     _backward_name = "AddBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, a, b, alpha, out=None):
@@ -175,6 +185,7 @@ def add_(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
 
 class Sub(Function):
     _backward_name = "SubBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, a, b, alpha, out=None):
@@ -286,6 +297,7 @@ def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
 # ------------------------------------------------------------------------ mul
 class Mul(Function):
     _backward_name = "MulBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, a, b, out=None):
@@ -324,6 +336,7 @@ class MulScalar(Function):
     """A tensor times a Python scalar, in either order: backward needs only the scalar."""
 
     _backward_name = "MulBackward0"
+    _complex_rule = HOLOMORPHIC
     _keeps_values_for_backward = True  # PyTorch saves the scalar, as a tensor
 
     @staticmethod
@@ -388,6 +401,7 @@ class Div(Function):
     """Division by a tensor (the dividend may be a Python scalar)."""
 
     _backward_name = "DivBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, a, b, out=None):
@@ -423,6 +437,7 @@ class DivScalar(Function):
     """A tensor divided by a Python scalar: backward needs only the scalar."""
 
     _backward_name = "DivBackward0"
+    _complex_rule = HOLOMORPHIC
     _keeps_values_for_backward = True  # PyTorch saves the scalar, as a tensor
 
     @staticmethod
@@ -442,7 +457,12 @@ def _rounded_quotient(a: Any, b: Any, rounding_mode: str) -> np.ndarray:
     """a / b rounded toward zero ('trunc') or toward -inf ('floor'), in the promoted dtype."""
     x, y, low = opmath_arrays(a, b)
     try:
-        kind = np.result_type(x, y).kind
+        common = np.result_type(x, y)
+        kind = common.kind
+        if kind == "c":
+            # (DivRounding and FloorDivide let complex operands through to refuse them here,
+            # under the kernel of the rounding mode)
+            raise not_implemented(f"div_{rounding_mode}_cpu", common)
         if kind == "b":
             # NumPy would answer in int8; PyTorch has no kernel for bool division
             raise not_implemented(f"div_{rounding_mode}_cpu", np.dtype(np.bool_))
@@ -467,6 +487,7 @@ class DivRounding(Function):
     """Division with rounding_mode 'trunc' or 'floor': piecewise constant, so zero gradient."""
 
     _backward_name = "DivBackward2"
+    _complex_rule = OWN_COMPLEX_RULE
     _keeps_values_for_backward = True  # PyTorch saves the divisor
 
     @staticmethod
@@ -526,6 +547,7 @@ class FloorDivide(Function):
     """PyTorch defines no derivative for floor_divide: backward through it is an error."""
 
     _backward_name = "lucid::autograd::NotImplemented"
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, a, b):
@@ -549,7 +571,9 @@ def floor_divide(input: Any, other: Any) -> Tensor:
 
 
 def floor_divide_(input: Tensor, other: Any) -> Tensor:
-    return apply_inplace(FloorDivide, input, inplace_operand(other, "floor_divide_"))
+    other = inplace_operand(other, "floor_divide_")
+    check_complex_into_real(input, other)
+    return apply_inplace(FloorDivide, input, other)
 
 
 def rdiv(input: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tensor:
@@ -575,6 +599,7 @@ def _check_not_bool_negation(x: Tensor) -> None:
 
 class Neg(Function):
     _backward_name = "NegBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -642,6 +667,7 @@ class Pow(Function):
     """Tensor to a scalar power."""
 
     _backward_name = "PowBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, exponent):
@@ -665,6 +691,7 @@ class PowTensor(Function):
     """Power with a tensor exponent (the base may be a tensor or a scalar)."""
 
     _backward_name = "PowBackward1"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, base, exponent):
@@ -677,7 +704,7 @@ class PowTensor(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        from lucid.ops.pointwise import log, where
+        from lucid.ops.pointwise import log, logical_and, where
 
         base, exponent, result = ctx.saved_tensors
         grad_base = grad_exponent = None
@@ -686,14 +713,24 @@ class PowTensor(Function):
             grad_base = grad_output * (exponent * pow(base, exponent - 1))
             grad_base = sum_to(where(exponent == 0, 0.0, grad_base), base.shape)
         if ctx.needs_input_grad[1]:
-            # d/de b^e = b^e log b, taken as 0 where b == 0 and e >= 0
+            # d/de b^e = b^e log b, taken as 0 where b == 0 and e >= 0 (e real, for complex e)
+            if exponent._data.dtype.kind == "c":
+                is_nonnegative = logical_and(exponent.imag == 0, exponent.real >= 0)
+            else:
+                is_nonnegative = exponent >= 0
             if base is None:
                 if ctx.base == 0:
-                    grad_log = where(exponent >= 0, 0.0, result * -math.inf)
+                    grad_log = where(is_nonnegative, 0.0, result * -math.inf)
+                elif result._data.dtype.kind == "c":
+                    grad_log = result * cmath.log(ctx.base)
                 else:
                     grad_log = result * math.log(ctx.base)
             else:
-                at_zero = where(exponent >= 0, base == 0, False)
+                at_zero = where(is_nonnegative, base == 0, False)
+                if base._data.dtype.kind != "c" and result._data.dtype.kind == "c":
+                    # a real base beside a complex exponent: its log is complex (log of a
+                    # negative number included)
+                    base = to(base, result._data.dtype)
                 grad_log = where(at_zero, 0.0, result * log(base))
             grad_exponent = sum_to(grad_output * grad_log, exponent.shape)
         return grad_base, grad_exponent
@@ -749,6 +786,7 @@ def pow_(input: Tensor, exponent: Any) -> Tensor:
 
 class Reciprocal(Function):
     _backward_name = "ReciprocalBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -777,6 +815,7 @@ def reciprocal_(input: Tensor) -> Tensor:
 # ------------------------------------------------------------ maximum/minimum
 class Maximum(Function):
     _backward_name = "MaximumBackward0"
+    _complex_refusal = (RuntimeError, "maximum not implemented for complex tensors.")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -791,6 +830,7 @@ class Maximum(Function):
 
 class Minimum(Function):
     _backward_name = "MinimumBackward0"
+    _complex_refusal = (RuntimeError, "minimum not implemented for complex tensors.")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -838,9 +878,11 @@ def minimum(input: Tensor, other: Tensor) -> Tensor:
 # ------------------------------------------------------------ fmod / remainder
 def _modulo(ufunc: Any, a: Any, b: Any, kernel: str) -> np.ndarray:
     x, y, low = opmath_arrays(a, b)
-    kind = np.result_type(x, y).kind
-    if kind == "b":
-        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    common = np.result_type(x, y)
+    kind = common.kind
+    if kind == "b" or kind == "c":
+        # (complex here: a Python complex divisor, which no class refuses)
+        raise not_implemented(kernel, common)
     if kind in _INTEGRAL_KINDS and np.any(np.asarray(y) == 0):
         raise RuntimeError("ZeroDivisionError")
     try:
@@ -853,6 +895,7 @@ class Fmod(Function):
     """fmod with a scalar divisor."""
 
     _backward_name = "FmodBackward0"
+    _complex_refusal = (NotImplementedError, "\"fmod_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -866,6 +909,7 @@ class Fmod(Function):
 
 class FmodTensor(Function):
     _backward_name = "FmodBackward1"
+    _complex_refusal = (NotImplementedError, "\"fmod_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -905,6 +949,7 @@ def fmod(input: Tensor, other: Any) -> Tensor:
 
 def fmod_(input: Tensor, other: Any) -> Tensor:
     other = inplace_operand(other, "fmod_")
+    check_complex_into_real(input, other)
     if isinstance(other, TensorBase):
         return apply_inplace(FmodTensor, input, other)
     return apply_inplace(Fmod, input, other)
@@ -914,6 +959,7 @@ class Remainder(Function):
     """remainder with a scalar divisor."""
 
     _backward_name = "RemainderBackward0"
+    _complex_refusal = (NotImplementedError, "\"remainder_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -927,6 +973,7 @@ class Remainder(Function):
 
 class RemainderTensor(Function):
     _backward_name = "RemainderBackward1"
+    _complex_refusal = (NotImplementedError, "\"remainder_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -950,6 +997,7 @@ class RemainderScalarDividend(Function):
 
     _op_name = "remainder"
     _backward_name = "lucid::autograd::NotImplemented"
+    _complex_refusal = (NotImplementedError, "\"remainder_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -1001,6 +1049,7 @@ def remainder(input: Any, other: Any) -> Tensor:
 
 def remainder_(input: Tensor, other: Any) -> Tensor:
     other = inplace_operand(other, "remainder_")
+    check_complex_into_real(input, other)
     if isinstance(other, TensorBase):
         return apply_inplace(RemainderTensor, input, other)
     return apply_inplace(Remainder, input, other)
@@ -1012,6 +1061,9 @@ def _reduce_and_cast(grad: Tensor, shape: tuple[int, ...], numpy_dtype: np.dtype
     broadcast and promoted)."""
     grad = sum_to(grad, shape)
     if grad._data.dtype != numpy_dtype:
+        if grad._data.dtype.kind == "c" and numpy_dtype.kind != "c":
+            # a real input promoted beside a complex one: its gradient is the real part
+            grad = grad.real
         grad = to(grad, numpy_dtype)
     return grad
 
@@ -1042,6 +1094,7 @@ def _scale_value(value: Any, numpy_dtype: np.dtype) -> Any:
 
 class Addcmul(Function):
     _backward_name = "AddcmulBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, input, tensor1, tensor2, value):
@@ -1072,10 +1125,12 @@ class Addcmul(Function):
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """input + value * tensor1 * tensor2, broadcast."""
+    check_real_number(value, input, tensor1, tensor2)
     return Addcmul.apply(input, tensor1, tensor2, value)
 
 
 def addcmul_(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    check_real_number(value, input, tensor1, tensor2)
     return apply_inplace(Addcmul, input, tensor1, tensor2, value)
 
 
@@ -1091,6 +1146,7 @@ _ADDCDIV_INTEGER_MESSAGE = (
 
 class Addcdiv(Function):
     _backward_name = "AddcdivBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, input, tensor1, tensor2, value):
@@ -1123,10 +1179,12 @@ class Addcdiv(Function):
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """input + value * tensor1 / tensor2, broadcast (float tensors only)."""
+    check_real_number(value, input, tensor1, tensor2)
     return Addcdiv.apply(input, tensor1, tensor2, value)
 
 
 def addcdiv_(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    check_real_number(value, input, tensor1, tensor2)
     return apply_inplace(Addcdiv, input, tensor1, tensor2, value)
 
 
@@ -1143,6 +1201,7 @@ class Gcd(Function):
     """The greatest common divisor (integers only, so there is no gradient to define)."""
 
     _backward_name = "GcdBackward0"
+    _complex_refusal = (NotImplementedError, "\"gcd_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -1154,6 +1213,7 @@ class Lcm(Function):
     """The least common multiple, non-negative (integers only)."""
 
     _backward_name = "LcmBackward0"
+    _complex_refusal = (NotImplementedError, "\"lcm_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -1175,6 +1235,8 @@ def gcd(input: Tensor, other: Tensor) -> Tensor:
 
 
 def gcd_(input: Tensor, other: Tensor) -> Tensor:
+    if isinstance(other, TensorBase):
+        check_complex_into_real(input, other)
     return apply_inplace(Gcd, input, other)
 
 
@@ -1184,6 +1246,8 @@ def lcm(input: Tensor, other: Tensor) -> Tensor:
 
 
 def lcm_(input: Tensor, other: Tensor) -> Tensor:
+    if isinstance(other, TensorBase):
+        check_complex_into_real(input, other)
     return apply_inplace(Lcm, input, other)
 
 
@@ -1192,6 +1256,7 @@ _LOG_2 = math.log(2.0)
 
 class Ldexp(Function):
     _backward_name = "LdexpBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, a, b):
@@ -1233,6 +1298,7 @@ FrexpResult = result_type("FrexpResult", "frexp", "mantissa", "exponent")
 
 class Frexp(Function):
     _backward_name = "FrexpBackward0"
+    _complex_refusal = (RuntimeError, "lucid.frexp() only supports floating-point dtypes")
 
     @staticmethod
     def forward(ctx, x):
@@ -1268,6 +1334,7 @@ def positive(input: Tensor) -> Tensor:
 # ------------------------------------------------------------------ fmax / fmin
 class Fmax(Function):
     _backward_name = "FmaxBackward0"
+    _complex_refusal = (RuntimeError, "fmax not implemented for complex tensors.")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -1282,6 +1349,7 @@ class Fmax(Function):
 
 class Fmin(Function):
     _backward_name = "FminBackward0"
+    _complex_refusal = (RuntimeError, "fmin not implemented for complex tensors.")
 
     @staticmethod
     def forward(ctx, a, b):

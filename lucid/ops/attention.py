@@ -12,7 +12,7 @@ from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import _wrap
-from lucid.ops._common import autocast_op, check_tensors, dtype_name
+from lucid.ops._common import autocast_op, check_tensors, dtype_name, not_implemented
 from lucid.ops._promote import is_low_precision, round_to, widen
 from lucid.ops.activations import softmax
 from lucid.ops.broadcast import broadcast_error, common_shape, sum_to
@@ -235,7 +235,8 @@ def scaled_dot_product_attention(
             "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
             "is_causal=True"
         )
-    if query._data.dtype.kind not in FLOAT_KINDS:
+    is_complex = query._data.dtype.kind == "c"
+    if query._data.dtype.kind not in FLOAT_KINDS and not is_complex:
         raise RuntimeError(f"expected scalar type Float but found {dtype_name(query._data.dtype)}")
     if not query._data.dtype == key._data.dtype == value._data.dtype:
         names = [
@@ -247,13 +248,20 @@ def scaled_dot_product_attention(
         )
     if attn_mask is not None:
         mask_dtype = attn_mask._data.dtype
-        if mask_dtype != np.bool_ and mask_dtype.kind not in FLOAT_KINDS:
+        # a complex query takes PyTorch's own rule: a bool, float32 or same-dtype mask
+        is_other_float = mask_dtype.kind in FLOAT_KINDS and not (
+            is_complex and mask_dtype != np.float32
+        )
+        if mask_dtype != np.bool_ and not is_other_float:
             if mask_dtype != query._data.dtype:
                 raise RuntimeError(
                     "Expected attn_mask dtype to be bool or float or to match query dtype, but "
                     f"got attn_mask.dtype: {C_TYPE_NAMES.get(mask_dtype.name, mask_dtype.name)} "
                     f"and  query.dtype: {C_TYPE_NAMES[query._data.dtype.name]} instead."
                 )
+    if is_complex:
+        # PyTorch's CPU softmax has no complex kernel
+        raise not_implemented("softmax_lastdim_kernel_impl", query._data.dtype)
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         key = _repeat_heads(key, query.shape[-3])
         value = _repeat_heads(value, query.shape[-3])

@@ -22,9 +22,9 @@ from lucid._core.arguments import (
     raise_argument_error,
     type_name,
 )
-from lucid._core.dtypes import SCALAR_TYPE_NAMES
+from lucid._core.dtypes import C_TYPE_NAMES, SCALAR_TYPE_NAMES
 from lucid._core.dtypes import float32 as _FLOAT32
-from lucid._core.function import Function
+from lucid._core.function import HOLOMORPHIC, Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.factories import zeros
@@ -226,6 +226,7 @@ class Im2Col(Function):
     """(N, C, *size) -> (N, C, *kernel, *out): every window of the zero-padded input."""
 
     _backward_name = "Im2ColBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, kernel, stride, padding, dilation, out_size):
@@ -246,6 +247,7 @@ class Col2Im(Function):
     """(N, C, *kernel, *out) -> (N, C, *size): window values summed back onto the image."""
 
     _backward_name = "Col2ImBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, cols, in_size, kernel, stride, padding, dilation):
@@ -276,6 +278,7 @@ class Convolution(Function):
     """
 
     _backward_name = "ConvolutionBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(
@@ -714,7 +717,36 @@ def _size_list(shape: Sequence[int]) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
+_BACKEND_TYPE_NAMES = frozenset({"complex64", "complex128", "bfloat16", "bool"})
+
+
+def _type_name(tensor: Tensor) -> str:
+    """A tensor's type as PyTorch's complex convolution errors print it: the legacy type's
+    name, or the backend's name for the types it prints so ("CPUComplexFloatType")."""
+    name = tensor._data.dtype.name
+    if name in _BACKEND_TYPE_NAMES:
+        return f"CPU{SCALAR_TYPE_NAMES[name]}Type"
+    return tensor.type()
+
+
+def _check_complex_dtypes(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    """PyTorch's dtype errors for a complex input, which its convolution checks apart."""
+    dtype = input._data.dtype
+    if weight._data.dtype != dtype:
+        raise RuntimeError(
+            f"Input type ({_type_name(input)}) and weight type ({_type_name(weight)}) should be "
+            "the same"
+        )
+    if bias is not None and bias._data.dtype != dtype:
+        raise RuntimeError(
+            f"Input type ({C_TYPE_NAMES[dtype.name]}) and bias type "
+            f"({C_TYPE_NAMES[bias._data.dtype.name]}) should be the same"
+        )
+
+
 def _check_dtypes(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    if input._data.dtype.kind == "c":
+        _check_complex_dtypes(input, weight, bias)
     for other in (weight, bias):
         if other is not None and other._data.dtype != input._data.dtype:
             raise RuntimeError(
@@ -1034,6 +1066,7 @@ class Unfold(Function):
     column (im2col); unbatched (C, H, W) gives (C * kh * kw, L)."""
 
     _backward_name = "Im2ColBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, kernel, dilation, padding, stride):
@@ -1058,6 +1091,7 @@ class Fold(Function):
     (col2im); unbatched (C * kh * kw, L) gives (C, H, W)."""
 
     _backward_name = "Col2ImBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, cols, output_size, kernel, dilation, padding, stride):
@@ -1099,7 +1133,7 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
             "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other "
             f"non-zero dimensions for input, but got: {_size_list(shape)}"
         )
-    if not input.is_floating_point():
+    if not (input.is_floating_point() or input.is_complex()):
         raise not_implemented("im2col_out_cpu", input._data.dtype)
     size = tuple(shape[-2:])
     blocks = _sliding_blocks(size, kernel, dilation, padding, stride)
@@ -1129,7 +1163,7 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, p
             "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
             f"non-zero dimensions for input, but got: {_size_list(shape)}"
         )
-    if not input.is_floating_point():
+    if not (input.is_floating_point() or input.is_complex()):
         raise not_implemented("col2im_out_cpu", input._data.dtype)
     rows, length = shape[-2:]
     if rows % (kernel[0] * kernel[1]):

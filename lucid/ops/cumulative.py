@@ -5,14 +5,15 @@ cumsum_, cumprod_), the finite differences diff and gradient, and the trapezoid 
 from __future__ import annotations
 
 import builtins
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lucid._core import dtypes
 from lucid._core.arguments import argument_error
-from lucid._core.dtypes import FLOAT_KINDS, numpy_finfo
-from lucid._core.function import Function
+from lucid._core.dtypes import FLOAT_KINDS, INEXACT_KINDS, numpy_finfo
+from lucid._core.function import HOLOMORPHIC, Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops import fills as fills_ops
@@ -73,6 +74,8 @@ def _accumulate_along(ufunc: Any, array: np.ndarray, dim: int, dtype: np.dtype |
 class ReverseCumsum(Function):
     """Sums from the end of `dim`: the backward of cumsum (and cumsum is its backward)."""
 
+    _complex_rule = HOLOMORPHIC
+
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
@@ -88,6 +91,7 @@ class ReverseCumsum(Function):
 
 class Cumsum(Function):
     _backward_name = "CumsumBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dim, dtype):
@@ -119,6 +123,7 @@ def cumsum_(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
 
 class Cumprod(Function):
     _backward_name = "CumprodBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dim, dtype):
@@ -249,6 +254,7 @@ def _running_extreme_backward(ctx: Any, grad_values: Tensor) -> Tensor:
 
 class Cummax(Function):
     _backward_name = "CummaxBackward0"
+    _complex_refusal = (NotImplementedError, "\"cummax_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, dim):
@@ -261,6 +267,7 @@ class Cummax(Function):
 
 class Cummin(Function):
     _backward_name = "CumminBackward0"
+    _complex_refusal = (NotImplementedError, "\"cummin_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, dim):
@@ -294,14 +301,66 @@ def _reverse_logcumsumexp(x: Tensor, dim: int) -> Tensor:
     return shape_ops.flip(logcumsumexp(shape_ops.flip(x, (dim,)), dim), (dim,))
 
 
+def _complex_log1p(z: np.ndarray) -> np.ndarray:
+    """log(1 + z) for complex z, as PyTorch computes it: NumPy's complex log1p takes the log of
+    |1 + z| and loses the digits of small z."""
+    x, y = z.real, z.imag
+    angle = np.arctan2(y, x + 1)
+    near_zero = np.abs(z) < 0.5
+    # log|1 + z| = log1p(x (x + 2) + y^2) / 2 near zero (where that sum underflows to 0, x)
+    squares = x * (x + 2) + y * y
+    small = np.where(squares == 0, x, 0.5 * np.log1p(squares))
+    magnitude = np.where(near_zero, small, np.log(np.hypot(x + 1, y)))
+    return (magnitude + 1j * angle).astype(z.dtype, copy=False)
+
+
+def _complex_log_add_exp(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """log(exp(x) + exp(y)) for complex arrays, shifted by the operand of larger real part as
+    PyTorch's kernel does (NumPy's logaddexp takes no complex)."""
+    x_is_larger = x.real >= y.real
+    larger = np.where(x_is_larger, x, y)
+    smaller = np.where(x_is_larger, y, x)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        result = _complex_log1p(np.exp(smaller - larger)) + larger
+        # both real parts infinite: -inf keeps the operand (exp is 0 whatever the phase), +inf
+        # sums directly so that inf - inf gives no NaN
+        infinite = np.isinf(smaller.real) & (smaller.real == larger.real)
+        if infinite.any():
+            direct = np.log(np.exp(smaller) + np.exp(larger))
+            result = np.where(infinite, np.where(smaller.real < 0, smaller, direct), result)
+    unknown = np.isnan(x.real) | np.isnan(x.imag) | np.isnan(y.real) | np.isnan(y.imag)
+    return np.where(unknown, complex(math.nan, math.nan), result).astype(x.dtype, copy=False)
+
+
+def _complex_logcumsumexp(array: np.ndarray, dim: int) -> np.ndarray:
+    # in complex128, rounded once, as PyTorch accumulates complex64 on the CPU
+    moved = np.moveaxis(array.astype(np.complex128, copy=False), dim, 0)
+    result = np.empty_like(moved)
+    # the scan starts from log(0), as PyTorch's does, so that a NaN first element spreads as
+    # a later one would
+    running = _complex_log_add_exp(np.full_like(moved[0], -math.inf), moved[0])
+    result[0] = running
+    for index in builtins.range(1, moved.shape[0]):
+        running = _complex_log_add_exp(running, moved[index])
+        result[index] = running
+    return np.moveaxis(result, 0, dim).astype(array.dtype, copy=False)
+
+
 class Logcumsumexp(Function):
     _backward_name = "LogcumsumexpBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dim):
         array = x._data
-        # logaddexp shifts by the larger operand, so large inputs don't overflow
-        result = _wrap(np.logaddexp.accumulate(array, axis=dim) if array.ndim else array.copy())
+        if not array.ndim:
+            result = array.copy()
+        elif array.dtype.kind == "c":
+            result = _complex_logcumsumexp(array, dim)
+        else:
+            # logaddexp shifts by the larger operand, so large inputs don't overflow
+            result = np.logaddexp.accumulate(array, axis=dim)
+        result = _wrap(result)
         ctx.dim = dim
         if ctx.needs_input_grad[0]:
             ctx.save_for_backward(x, result)
@@ -312,6 +371,11 @@ class Logcumsumexp(Function):
         x, result = ctx.saved_tensors
         if not x._data.ndim:
             return grad_output, None
+        if grad_output._data.dtype.kind == "c":
+            # A complex gradient has no sign to split by: summed in log space as it is (the
+            # engine conjugates around this holomorphic formula).
+            log_grad = pointwise_ops.log(grad_output)
+            return pointwise_ops.exp(_reverse_logcumsumexp(log_grad - result, ctx.dim) + x), None
         # d result_j / d x_i = exp(x_i - result_j) for i <= j. Summed in log space, with the
         # positive and negative parts of the gradient apart, so that no exp overflows; the
         # lowest finite number stands for log(0) so that -inf - (-inf) never meets.
@@ -328,7 +392,7 @@ class Logcumsumexp(Function):
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """log(cumsum(exp(input))) along `dim`, without overflow."""
     dim = _cumulative_dim("logcumsumexp", input, dim)
-    if input._data.dtype.kind not in FLOAT_KINDS:
+    if input._data.dtype.kind not in INEXACT_KINDS:
         raise not_implemented("logcumsumexp_out_cpu", input._data.dtype)
     return Logcumsumexp.apply(input, dim)
 
@@ -465,7 +529,7 @@ def _gradient_along(f: Tensor, dim: int, step: Any, edge_order: int) -> Tensor:
 
     if isinstance(step, TensorBase):
         coordinates = step._data
-        if coordinates.dtype.kind not in FLOAT_KINDS:
+        if coordinates.dtype.kind not in INEXACT_KINDS:
             coordinates = coordinates.astype(dtypes.get_default_dtype().numpy_dtype)
         widths = np.diff(coordinates)
         left_widths, right_widths = widths[:-1], widths[1:]
@@ -534,7 +598,7 @@ def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None,
         )
     f = (
         input
-        if input._data.dtype.kind in FLOAT_KINDS
+        if input._data.dtype.kind in INEXACT_KINDS
         else fills_ops.to(input, dtypes.get_default_dtype())
     )
     steps = _spacing_per_dim(spacing, dims)

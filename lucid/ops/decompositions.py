@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core.arguments import raise_argument_error
-from lucid._core.dtypes import FLOAT_KINDS
-from lucid._core.function import Function
+from lucid._core.dtypes import INEXACT_KINDS
+from lucid._core.function import HOLOMORPHIC, OWN_COMPLEX_RULE, Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
+from lucid.ops import complex_numbers
 from lucid.ops import cumulative as cumulative_ops
 from lucid.ops import joining as joining_ops
 from lucid.ops import matrices as matrices_ops
@@ -61,6 +62,7 @@ CholeskyExResult = result_type("CholeskyExResult", "linalg_cholesky_ex", "L", "i
 LinalgQrResult = result_type("LinalgQrResult", "linalg_qr", "Q", "R")
 QrResult = result_type("QrResult", "qr", "Q", "R")
 EighResult = result_type("EighResult", "linalg_eigh", "eigenvalues", "eigenvectors")
+EigResult = result_type("EigResult", "linalg_eig", "eigenvalues", "eigenvectors")
 LinalgSvdResult = result_type("LinalgSvdResult", "linalg_svd", "U", "S", "Vh")
 SvdResult = result_type("SvdResult", "svd", "U", "S", "V")
 LstsqResult = result_type(
@@ -173,7 +175,7 @@ _HALF_SUPPORTED = ""
 
 
 def _check_float(name: str, array: np.ndarray, half: str | None = None) -> None:
-    if array.dtype.kind not in FLOAT_KINDS:
+    if array.dtype.kind not in INEXACT_KINDS:
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got "
             f"{dtype_name(array.dtype)}"
@@ -211,6 +213,12 @@ def _refuse_out(name: str, out: Any) -> None:
 
 def _eye_like(array: np.ndarray) -> np.ndarray:
     return np.broadcast_to(np.eye(array.shape[-1], dtype=array.dtype), array.shape)
+
+
+def _diag_array(values: np.ndarray) -> np.ndarray:
+    """A (batch of) diagonal matrices with `values` on the diagonal."""
+    n = values.shape[-1]
+    return values[..., :, None] * np.eye(n, dtype=values.dtype)
 
 
 def _diag_embed(values: Tensor) -> Tensor:
@@ -273,9 +281,10 @@ def _lu_factor_panel(lu: np.ndarray, start: int, stop: int, pivots: np.ndarray,
     flat_rows = lu.reshape(count * m, n)
     first_rows = np.arange(count) * m
     for k in range(start, stop):
-        # the first largest magnitude, as idamax picks it: a NaN never compares larger, so
-        # it is picked only where it comes first and nothing can replace it
-        column = np.abs(lu[:, k:, k])
+        # the first largest magnitude (|re| + |im| for complex), as i?amax picks it: a NaN
+        # never compares larger, so it is picked only where it comes first and nothing can
+        # replace it
+        column = _cabs1(lu[:, k:, k])
         nan_first = np.isnan(column[:, 0])
         column = np.where(np.isnan(column), -1.0, column)
         pivot_row = k + np.where(nan_first, 0, np.argmax(column, axis=1))
@@ -342,6 +351,7 @@ def _raise_singular(name: str, info: np.ndarray) -> None:
 
 class LinalgInvEx(Function):
     _backward_name = "LinalgInvExBackward0"
+    _complex_rule = HOLOMORPHIC
     _op_name = "linalg_inv"
 
     @staticmethod
@@ -391,6 +401,7 @@ def inverse(input: Tensor, *, out: Any = None) -> Tensor:
 # ------------------------------------------------------------------------ determinants
 class LinalgDet(Function):
     _backward_name = "LinalgDetBackward0"
+    _complex_rule = HOLOMORPHIC
     _op_name = "linalg_det"
 
     @staticmethod
@@ -421,6 +432,8 @@ class LinalgDet(Function):
         others = before * after
         sign = LinalgDet.apply(u) * LinalgDet.apply(vh)
         scale = (grad_output * sign).unsqueeze(-1).unsqueeze(-1)
+        # the transposed cofactors: conj(U) and conj(Vh) for complex A, adj(A) = V .. U^H
+        u, vh = _conj_if_complex(u), _conj_if_complex(vh)
         return scale * matmul(u * others.unsqueeze(-2), vh)
 
 
@@ -441,6 +454,7 @@ def linalg_det(A: Tensor, *, out: Any = None) -> Tensor:
 
 class LinalgSlogdet(Function):
     _backward_name = "LinalgSlogdetBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
     _op_name = "linalg_slogdet"
 
     @staticmethod
@@ -454,15 +468,22 @@ class LinalgSlogdet(Function):
         invalid = np.isnan(logabsdet) | np.isnan(sign)
         sign = np.where(invalid, 0.0, sign).astype(array.dtype)
         sign_tensor = _wrap(sign)
-        ctx.mark_non_differentiable(sign_tensor)
-        ctx.save_for_backward(a)
-        return sign_tensor, _wrap(logabsdet.astype(array.dtype))
+        if array.dtype.kind != "c":
+            # a real sign is piecewise constant; a complex one, det / |det|, is not
+            ctx.mark_non_differentiable(sign_tensor)
+        ctx.save_for_backward(a, sign_tensor)
+        # log|det| is real for complex matrices too
+        return sign_tensor, _wrap(logabsdet.astype(np.finfo(array.dtype).dtype))
 
     @staticmethod
     def backward(ctx, grad_sign, grad_logabsdet):
-        (a,) = ctx.saved_tensors
-        # d log|det A| = tr(A^-1 dA)
-        return grad_logabsdet.unsqueeze(-1).unsqueeze(-1) * inv(a).mT
+        a, sign = ctx.saved_tensors
+        # d log|det A| = Re tr(A^-1 dA), and for complex A the sign e^{i theta} adds
+        # d theta = Im tr(A^-1 dA): gA = g A^-H with g = gL - i Im(conj(gS) sign)
+        scale = grad_logabsdet
+        if sign._data.dtype.kind == "c":
+            scale = complex_numbers.complex(scale, -(grad_sign.conj() * sign).imag)
+        return scale.unsqueeze(-1).unsqueeze(-1) * inv(a).mH
 
 
 def slogdet(A: Tensor, *, out: Any = None) -> SlogdetResult:
@@ -482,6 +503,9 @@ def logdet(input: Tensor) -> Tensor:
     """log det of each square matrix: NaN where the determinant is negative."""
     _check_matrix("logdet", input)
     sign, logabsdet = LinalgSlogdet.apply(input)
+    if sign._data.dtype.kind == "c":
+        # log det = log(sign) + log|det|: complex, and -inf where singular
+        return pointwise_ops.log(sign) + logabsdet
     negative = pointwise_ops.lt(sign, 0.0)
     # log(-1): the NaN of a negative determinant is an invalid operation, which the sentinel
     # names as this op's birth (a NaN written as a constant would raise no flag).
@@ -513,6 +537,7 @@ def _solve_array(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 class LinalgSolveEx(Function):
     _backward_name = "LinalgSolveExBackward0"
+    _complex_rule = HOLOMORPHIC
     _op_name = "linalg_solve"
 
     @staticmethod
@@ -703,6 +728,7 @@ def _solve_triangular_array(a: np.ndarray, b: np.ndarray, upper: bool, left: boo
 
 class LinalgSolveTriangular(Function):
     _backward_name = "LinalgSolveTriangularBackward0"
+    _complex_rule = HOLOMORPHIC
     _op_name = "linalg_solve_triangular"
 
     @staticmethod
@@ -742,7 +768,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
     _refuse_out("solve_triangular", out)
     name = "linalg.solve_triangular"
     a = _array(A)
-    if a.dtype.kind != "f" or a.dtype == np.float16:
+    if a.dtype.kind not in "fc" or a.dtype == np.float16:
         # PyTorch's kernel refuses these dtypes before any shape check
         raise NotImplementedError(
             f"\"triangular_solve_cpu\" not implemented for '{dtype_name(a.dtype)}'"
@@ -783,17 +809,19 @@ def _cholesky_info(array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     flat = np.tril(array.reshape((-1, n, n)))
     lower = np.zeros_like(flat)
     info = np.zeros(flat.shape[0], _INT32)
-    failed_pivot = np.zeros(flat.shape[0], flat.dtype)
+    failed_pivot = np.zeros(flat.shape[0], flat.real.dtype)
     with np.errstate(all="ignore"):
         for k in range(n):
-            pivot = flat[:, k, k] - np.einsum("bj,bj->b", lower[:, k, :k], lower[:, k, :k])
+            # a Hermitian matrix's pivots are real: |l_kj|^2 is l_kj conj(l_kj)
+            row = lower[:, k, :k]
+            pivot = (flat[:, k, k] - np.einsum("bj,bj->b", row, row.conj())).real
             failed = (info == 0) & ~(pivot > 0)
             info[failed] = k + 1
             failed_pivot[failed] = pivot[failed]
             active = info == 0
             root = np.sqrt(np.where(active, pivot, 1.0))
             lower[active, k, k] = root[active]
-            below = flat[:, k + 1 :, k] - (lower[:, k + 1 :, :k] @ lower[:, k, :k, None])[..., 0]
+            below = flat[:, k + 1 :, k] - (lower[:, k + 1 :, :k] @ row[..., None].conj())[..., 0]
             lower[active, k + 1 :, k] = (below / root[:, None])[active]
     unfinished = np.flatnonzero(info)
     columns = np.arange(n)[None, :] >= (info[unfinished] - 1)[:, None]
@@ -827,10 +855,20 @@ def _raise_not_positive_definite(name: str, info: np.ndarray) -> None:
 
 def _cholesky_factor(ctx: Any, a: Tensor, upper: bool, check_errors: bool,
                      name: str) -> tuple[Tensor, np.ndarray]:  # fmt: skip
-    lower, info = _cholesky_array(a._data)
+    array = a._data
+    if upper:
+        # potrf with uplo='U' reads the upper triangle: the lower one of A^H
+        array = np.swapaxes(array, -1, -2)
+        if array.dtype.kind == "c":
+            array = array.conj()
+    lower, info = _cholesky_array(array)
     if check_errors:
         _raise_not_positive_definite(name, info)
-    result = _wrap(np.swapaxes(lower, -1, -2).copy() if upper else lower)
+    if upper:
+        # U = L^H
+        lower = np.swapaxes(lower, -1, -2)
+        lower = lower.conj() if lower.dtype.kind == "c" else lower.copy()
+    result = _wrap(lower)
     ctx.upper = upper
     ctx.save_for_backward(result)
     return result, info
@@ -840,17 +878,19 @@ def _cholesky_backward(ctx: Any, grad_output: Tensor) -> Tensor:
     (factor,) = ctx.saved_tensors
     lower, grad_lower = factor, grad_output
     if ctx.upper:
-        lower, grad_lower = factor.mT, grad_output.mT
-    # A = L L^T: gA = L^-T Phi(L^T gL) L^-1, symmetrised, Phi keeping the lower triangle
-    # with half its diagonal
-    grad = matrices_ops.tril(matmul(lower.mT, grad_lower))
-    grad = 0.5 * (grad + matrices_ops.tril(grad, -1).mT)
-    grad = LinalgSolveTriangular.apply(lower.mT, grad, True, True, False)
+        lower, grad_lower = factor.mH, grad_output.mH
+    # A = L L^H: gA = L^-H Phi(L^H gL) L^-1, made Hermitian, Phi keeping the lower triangle
+    # with half its diagonal (PyTorch's: the diagonal keeps its imaginary part)
+    lower_h = lower.mH
+    grad = matrices_ops.tril(matmul(lower_h, grad_lower))
+    grad = 0.5 * (grad + matrices_ops.tril(grad, -1).mH)
+    grad = LinalgSolveTriangular.apply(lower_h, grad, True, True, False)
     return LinalgSolveTriangular.apply(lower, grad, False, False, False)
 
 
 class LinalgCholeskyEx(Function):
     _backward_name = "LinalgCholeskyExBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
     _op_name = "linalg_cholesky"
 
     @staticmethod
@@ -867,6 +907,7 @@ class LinalgCholeskyEx(Function):
 
 class CholeskyLegacy(Function):
     _backward_name = "CholeskyBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
     _op_name = "cholesky"
 
     @staticmethod
@@ -912,16 +953,17 @@ def cholesky(input: Tensor, upper: bool = False, *, out: Any = None) -> Tensor:
 
 class CholeskySolve(Function):
     _backward_name = "CholeskySolveBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, b, factor, upper):
         lower = factor._data
         if upper:
-            lower = np.swapaxes(lower, -1, -2)
+            lower = np.swapaxes(lower, -1, -2).conj()
         lower = np.tril(lower)
-        # A = L L^T, so A^-1 B = L^-T (L^-1 B)
+        # A = L L^H, so A^-1 B = L^-H (L^-1 B)
         inner = _solve_triangular_array(lower, b._data, False, True, False)
-        upper_factor = np.swapaxes(lower, -1, -2)
+        upper_factor = np.swapaxes(lower, -1, -2).conj()
         result = _wrap(_solve_triangular_array(upper_factor, inner, True, True, False))
         ctx.upper = upper
         ctx.save_for_backward(factor, result)
@@ -934,9 +976,9 @@ class CholeskySolve(Function):
         grad_b = CholeskySolve.apply(grad_output, factor, ctx.upper)
         grad_factor = None
         if ctx.needs_input_grad[1]:
-            # dX = -A^-1 dA X with dA = dL L^T + L dL^T
-            common = matmul(grad_b, x.mT)
-            common = common + common.mT
+            # dX = -A^-1 dA X with dA = dL L^H + L dL^H
+            common = matmul(grad_b, x.mH)
+            common = common + common.mH
             if ctx.upper:
                 grad_factor = -matmul(factor, common)
             else:
@@ -980,14 +1022,24 @@ def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False, *,
 
 class CholeskyInverse(Function):
     _backward_name = "CholeskyInverseBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, factor, upper):
         array = factor._data
-        lower = np.tril(np.swapaxes(array, -1, -2) if upper else array)
+        lower = np.tril(np.swapaxes(array, -1, -2).conj() if upper else array)
         inverse_lower = _solve_triangular_array(lower, _eye_like(lower), False, True, False)
-        # (L L^T)^-1 = L^-T L^-1
-        result = _wrap(np.swapaxes(inverse_lower, -1, -2) @ inverse_lower)
+        if inverse_lower.dtype.kind == "c":
+            # LAPACK's lauum reads the real part of the diagonal only (a Cholesky factor's
+            # is real), as PyTorch's result does for any factor
+            diagonal = np.diagonal(inverse_lower, 0, -2, -1)
+            inverse_lower = inverse_lower - _diag_array(1j * diagonal.imag)
+        # (L L^H)^-1 = L^-H L^-1
+        result = np.swapaxes(inverse_lower, -1, -2).conj() @ inverse_lower
+        if result.dtype.kind == "c" and result.shape[-1]:
+            # and lauum's last step scales the last row by that real part, itself included
+            result[..., -1, -1] += diagonal[..., -1].real * 1j * diagonal[..., -1].imag
+        result = _wrap(result)
         ctx.upper = upper
         ctx.save_for_backward(factor, result)
         return result
@@ -995,7 +1047,7 @@ class CholeskyInverse(Function):
     @staticmethod
     def backward(ctx, grad_output):
         factor, inverse = ctx.saved_tensors
-        common = grad_output + grad_output.mT
+        common = grad_output + grad_output.mH
         common = matmul(inverse, matmul(common, inverse))
         if ctx.upper:
             return -matmul(factor, common), None
@@ -1032,6 +1084,7 @@ def cholesky_inverse(input: Tensor, upper: bool = False, *, out: Any = None) -> 
 # -------------------------------------------------------------------------------- qr
 class LinalgQr(Function):
     _backward_name = "LinalgQrBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
     _op_name = "linalg_qr"
 
     @staticmethod
@@ -1079,18 +1132,23 @@ class LinalgQr(Function):
         y = shape_ops.narrow(a, -1, m, n - m)
         grad_u = shape_ops.narrow(grad_r, -1, 0, m)
         grad_v = shape_ops.narrow(grad_r, -1, m, n - m)
-        grad_x = _qr_backward_tall(q, u, grad_q + matmul(y, grad_v.mT), grad_u)
+        grad_x = _qr_backward_tall(q, u, grad_q + matmul(y, grad_v.mH), grad_u)
         return joining_ops.cat([grad_x, matmul(q, grad_v)], -1), None
 
 
 def _qr_backward_tall(q: Tensor, r: Tensor, grad_q: Tensor, grad_r: Tensor) -> Tensor:
-    """gA = (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q, for A = QR with m >= n."""
-    product = matmul(r, grad_r.mT) - matmul(grad_q.mT, q)
+    """gA = (gQ + Q copyltu(M)) R^-H with M = R gR^H - gQ^H Q, for A = QR with m >= n;
+    copyltu(M) is the Hermitian matrix with M's lower triangle (the real part of its
+    diagonal)."""
+    product = matmul(r, grad_r.mH) - matmul(grad_q.mH, q)
     lower = matrices_ops.tril(product, -1)
-    symmetric = lower + lower.mT + _diag_embed(_matrix_diagonal(product))
-    right = grad_q + matmul(q, symmetric)
-    # B R^-T is the solution X of X R^T = B, R^T lower triangular
-    return LinalgSolveTriangular.apply(r.mT, right, False, False, False)
+    diagonal = _matrix_diagonal(product)
+    if diagonal._data.dtype.kind == "c":
+        diagonal = diagonal.real
+    hermitian = lower + lower.mH + _diag_embed(diagonal)
+    right = grad_q + matmul(q, hermitian)
+    # B R^-H is the solution X of X R^H = B, R^H lower triangular
+    return LinalgSolveTriangular.apply(r.mH, right, False, False, False)
 
 
 _QR_MODES = ("reduced", "complete", "r")
@@ -1137,7 +1195,7 @@ def _check_uplo(UPLO: str) -> None:
 
 def _check_eigh_input(A: Tensor) -> np.ndarray:
     array = _array(A)
-    if (array.ndim >= 2 and array.dtype.kind not in FLOAT_KINDS) or array.dtype.itemsize == 2:
+    if (array.ndim >= 2 and array.dtype.kind not in INEXACT_KINDS) or array.dtype.itemsize == 2:
         raise NotImplementedError(
             f"\"linalg_eigh_cpu\" not implemented for '{dtype_name(array.dtype)}'"
         )
@@ -1146,6 +1204,7 @@ def _check_eigh_input(A: Tensor) -> np.ndarray:
 
 class LinalgEigh(Function):
     _backward_name = "LinalgEighBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
     _op_name = "linalg_eigh"
 
     @staticmethod
@@ -1178,19 +1237,27 @@ class LinalgEigh(Function):
         if a is not None and is_grad_enabled():
             # a graph of the gradient needs V as a function of A, not as a constant
             values, vectors = LinalgEigh.apply(a, ctx.uplo, True)
+        vectors_h = vectors.mH
         if grad_vectors is None:
-            # eigenvalues only: gA = V diag(gL) V^T
-            return matmul(vectors * grad_values.unsqueeze(-2), vectors.mT), None, None
-        # gA = V (skew(V^T gV) / E + diag(gL)) V^T with E_ij = L_j - L_i (1 on the diagonal);
-        # only the skew part of V^T gV is seen by losses invariant to the eigenvectors' signs
-        projected = matmul(vectors.mT, grad_vectors)
-        projected = 0.5 * (projected - projected.mT)
+            # eigenvalues only: gA = V diag(gL) V^H
+            return matmul(vectors * grad_values.unsqueeze(-2), vectors_h), None, None
+        # gA = V (skew(V^H gV) / E + diag(gL)) V^H with E_ij = L_j - L_i (1 on the diagonal);
+        # only the skew part of V^H gV is seen by losses invariant to the eigenvectors' signs
+        # (phases, for complex matrices)
+        projected = matmul(vectors_h, grad_vectors)
+        is_complex = projected._data.dtype.kind == "c"
+        if is_complex:
+            _check_gauge_invariance("linalg_eigh_backward", _matrix_diagonal(projected))
+        projected = 0.5 * (projected - projected.mH)
         gaps = values.unsqueeze(-2) - values.unsqueeze(-1)
         gaps = gaps + _wrap(np.eye(values.shape[-1], dtype=values._data.dtype))
         inner = projected / gaps
         if grad_values is not None:
+            if is_complex:
+                # the skew-Hermitian diagonal is imaginary: gL replaces it, as in PyTorch
+                inner = inner - _diag_embed(_matrix_diagonal(inner))
             inner = inner + _diag_embed(grad_values)
-        return matmul(vectors, matmul(inner, vectors.mT)), None, None
+        return matmul(vectors, matmul(inner, vectors_h)), None, None
 
 
 @autocast_op
@@ -1213,8 +1280,8 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> Tensor:
 
 
 def _check_general_eigen_input(name: str, A: Tensor) -> None:
-    """The errors PyTorch's eig gives before it computes (lucid then refuses the complex
-    result): the matrix shape, then the dtype of its complex twin."""
+    """The errors PyTorch's eig gives before it computes: the matrix shape, then the dtype of
+    its complex twin."""
     array = _array(A)
     if array.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
@@ -1223,7 +1290,7 @@ def _check_general_eigen_input(name: str, A: Tensor) -> None:
             f"{name}: A must be batches of square matrices, but they are {array.shape[-2]} by "
             f"{array.shape[-1]} matrices"
         )
-    if array.dtype.kind not in FLOAT_KINDS:
+    if array.dtype.kind not in INEXACT_KINDS:
         raise RuntimeError(f"Unknown Complex ScalarType for {dtype_name(array.dtype)}")
     if array.dtype.itemsize == 2:
         raise NotImplementedError(
@@ -1231,25 +1298,95 @@ def _check_general_eigen_input(name: str, A: Tensor) -> None:
         )
 
 
-def eig(A: Tensor, *, out: Any = None) -> Any:
-    """Not available: the eigen-decomposition of a general matrix is complex, and lucid has
-    no complex dtype (use eigh for symmetric matrices)."""
+_EIG_NOT_FINITE = "lucid.linalg.eig: input tensor should not contain infs or NaNs."
+
+
+def _check_gauge_invariance(name: str, projected_diagonal: Tensor) -> None:
+    """PyTorch's check that a loss does not depend on the phases of complex eigenvectors:
+    with V -> V e^{i phi} the loss changes by Im(diag(V^H gV)) . phi, which must vanish."""
+    if projected_diagonal._data.dtype.kind != "c":
+        return
+    if not np.allclose(projected_diagonal._data.imag, 0.0, rtol=1e-2, atol=1e-2):
+        raise RuntimeError(
+            f"{name}: The eigenvectors in the complex case are specified up to multiplication "
+            "by e^{i phi}. The specified loss function depends on this quantity, so it is "
+            "ill-defined."
+        )
+
+
+class LinalgEig(Function):
+    _backward_name = "LinalgEigBackward0"
+    _op_name = "linalg_eig"
+    _complex_rule = OWN_COMPLEX_RULE
+
+    @staticmethod
+    def forward(ctx, a, compute_vectors):
+        array = a._data
+        # the results are complex whatever the input: float32 gives complex64
+        complex_dtype = np.result_type(array.dtype, np.complex64)
+        finite = np.all(np.isfinite(array), axis=(-2, -1))
+        ctx.set_materialize_grads(False)
+        if not compute_vectors and not ctx.needs_input_grad[0]:
+            # eigvals checks nothing: a non-finite matrix has NaN eigenvalues, as in PyTorch
+            safe = np.where(finite[..., None, None], array, 0.0)
+            values = np.linalg.eigvals(safe).astype(complex_dtype)
+            values[~finite] = np.nan * (1 + 1j)
+            return _wrap(values)
+        if not np.all(finite):
+            raise RuntimeError(_EIG_NOT_FINITE)
+        values, vectors = np.linalg.eig(array)
+        # LAPACK's geev, as PyTorch's: each eigenvector has norm 1
+        values_tensor = _wrap(values.astype(complex_dtype))
+        vectors_tensor = _wrap(vectors.astype(complex_dtype))
+        ctx.save_for_backward(values_tensor, vectors_tensor, None if compute_vectors else a)
+        if compute_vectors:
+            return values_tensor, vectors_tensor
+        return values_tensor
+
+    @staticmethod
+    def backward(ctx, grad_values, grad_vectors=None):
+        values, vectors, a = ctx.saved_tensors
+        if a is not None and is_grad_enabled():
+            # a graph of the gradient needs V as a function of A, not as a constant
+            values, vectors = LinalgEig.apply(a, True)
+        vectors_h = vectors.mH
+        if grad_vectors is None:
+            if grad_values is None:
+                return None, None
+            # eigenvalues only: A = V L V^-1 gives gA = V^-H diag(gL) V^H
+            right = grad_values.unsqueeze(-1) * vectors_h
+            return LinalgSolveEx.apply(vectors_h, right, True, False, False)[0], None
+        projected = matmul(vectors_h, grad_vectors)
+        diagonal = _matrix_diagonal(projected)
+        _check_gauge_invariance("linalg_eig_backward", diagonal)
+        # project onto the tangent space of matrices whose columns have norm 1
+        projected = projected - matmul(vectors_h, vectors * diagonal.real.unsqueeze(-2))
+        conj_values = values.conj()
+        gaps = conj_values.unsqueeze(-2) - conj_values.unsqueeze(-1)
+        gaps = gaps + _wrap(np.eye(values.shape[-1], dtype=values._data.dtype))
+        inner = projected / gaps
+        if grad_values is not None:
+            inner = inner - _diag_embed(_matrix_diagonal(inner)) + _diag_embed(grad_values)
+        # gA = V^-H inner V^H
+        right = matmul(inner, vectors_h)
+        return LinalgSolveEx.apply(vectors_h, right, True, False, False)[0], None
+
+
+@autocast_op
+def eig(A: Tensor, *, out: Any = None) -> EigResult:
+    """Eigenvalues and eigenvectors (each of norm 1) of each square matrix, complex for real
+    input too; gradients need losses that do not depend on the eigenvectors' phases."""
     _refuse_out("eig", out)
     _check_general_eigen_input("linalg.eig", A)
-    raise NotImplementedError(
-        "linalg.eig: lucid has no complex dtype, and the eigenvalues and eigenvectors of a "
-        "general matrix are complex; use lucid.linalg.eigh for symmetric matrices"
-    )
+    return EigResult(*LinalgEig.apply(A, True))
 
 
-def eigvals(A: Tensor, *, out: Any = None) -> Any:
-    """Not available: the eigenvalues of a general matrix are complex (see eig)."""
+@autocast_op
+def eigvals(A: Tensor, *, out: Any = None) -> Tensor:
+    """The (complex) eigenvalues of each square matrix."""
     _refuse_out("eigvals", out)
     _check_general_eigen_input("linalg.eigvals", A)
-    raise NotImplementedError(
-        "linalg.eigvals: lucid has no complex dtype, and the eigenvalues of a general matrix "
-        "are complex; use lucid.linalg.eigvalsh for symmetric matrices"
-    )
+    return LinalgEig.apply(A, False)
 
 
 # ------------------------------------------------------------------------------- svd
@@ -1284,6 +1421,7 @@ def _svd_array(array: np.ndarray, full_matrices: bool, compute_uv: bool) -> Any:
 
 class LinalgSvd(Function):
     _backward_name = "LinalgSvdBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
     _op_name = "linalg_svd"
 
     @staticmethod
@@ -1337,12 +1475,17 @@ def _svd_backward(ctx: Any, u: Tensor, s: Tensor, vh: Tensor, grad_u: Any, grad_
     squares = s * s
     gaps = squares.unsqueeze(-2) - squares.unsqueeze(-1)
     gaps = gaps + _wrap(np.eye(k, dtype=s._data.dtype))
+    is_complex = u._data.dtype.kind == "c"
     if grad_u is not None:
-        projected_u = matmul(u.mT, grad_u)
-        skew_u = projected_u - projected_u.mT
+        projected_u = matmul(u.mH, grad_u)
+        skew_u = projected_u - projected_u.mH
     if grad_vh is not None:
-        projected_v = matmul(vh, grad_vh.mT)
-        skew_v = projected_v - projected_v.mT
+        projected_v = matmul(vh, grad_vh.mH)
+        skew_v = projected_v - projected_v.mH
+    if is_complex:
+        _check_svd_gauge_invariance(
+            skew_u if grad_u is not None else None, skew_v if grad_vh is not None else None
+        )
     if grad_u is not None and grad_vh is not None:
         grad = (skew_u * s_row + s_column * skew_v) / gaps
     elif grad_u is not None:
@@ -1351,18 +1494,38 @@ def _svd_backward(ctx: Any, u: Tensor, s: Tensor, vh: Tensor, grad_u: Any, grad_
         grad = s_column * (skew_v / gaps)
     if grad_s is not None:
         grad = grad + _diag_embed(grad_s)
+    if is_complex and grad_u is not None:
+        # the phases of U and V move together: diag(U^H gU) / (2 S) is their share
+        grad = grad + _diag_embed(_matrix_diagonal(skew_u) / (2.0 * s))
     if m > n and grad_u is not None:
-        # the part of gU outside U's column space: (I - U U^T) gU S^-1
+        # the part of gU outside U's column space: (I - U U^H) gU S^-1
         grad = matmul(u, grad)
         scaled = grad_u / s_row
-        grad = grad + scaled - matmul(u, matmul(u.mT, scaled))
+        grad = grad + scaled - matmul(u, matmul(u.mH, scaled))
         return matmul(grad, vh)
     if m < n and grad_vh is not None:
         grad = matmul(grad, vh)
         scaled = grad_vh / s_column
-        grad = grad + scaled - matmul(matmul(scaled, vh.mT), vh)
+        grad = grad + scaled - matmul(matmul(scaled, vh.mH), vh)
         return matmul(u, grad)
     return matmul(u, matmul(grad, vh))
+
+
+def _check_svd_gauge_invariance(skew_u: Tensor | None, skew_v: Tensor | None) -> None:
+    """PyTorch's check that a loss does not depend on the phases of complex singular vectors:
+    U -> U e^{i phi}, V -> V e^{i phi} leaves A unchanged, so Im diag(U^H gU) must cancel
+    Im diag(V^H gV)."""
+    imag_u = imag_v = 0.0
+    if skew_u is not None:
+        imag_u = np.diagonal(skew_u._data, 0, -2, -1).imag
+    if skew_v is not None:
+        imag_v = np.diagonal(skew_v._data, 0, -2, -1).imag
+    if not np.allclose(imag_u, -imag_v, rtol=1e-2, atol=1e-2):
+        raise RuntimeError(
+            "svd_backward: The singular vectors in the complex case are specified up to "
+            "multiplication by e^{i phi}. The specified loss function depends on this phase "
+            "term, making it ill-defined."
+        )
 
 
 def _check_svd_input(A: Tensor) -> None:
@@ -1400,7 +1563,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *,
         v = _wrap(np.zeros(array.shape[:-2] + (n, n), array.dtype))
         return SvdResult(u, values, v)
     u, values, vh = LinalgSvd.apply(input, not some, True)
-    return SvdResult(u, values, vh.mT)
+    return SvdResult(u, values, vh.mH)
 
 
 # ------------------------------------------------------------------------------ pinv
@@ -1429,6 +1592,7 @@ def _cutoff(singular_values: np.ndarray, atol: Any, rtol: Any, default_rtol: flo
 
 class LinalgPinv(Function):
     _backward_name = "LinalgPinvBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
     _op_name = "linalg_pinv"
 
     @staticmethod
@@ -1450,14 +1614,15 @@ class LinalgPinv(Function):
                 inverted = np.where(kept, 1.0 / np.where(kept, values, 1.0), 0.0)
             result = (vectors * inverted[..., None, :].astype(array.dtype)) @ np.swapaxes(
                 vectors, -1, -2
-            )
+            ).conj()
         else:
             u, values, vh = _svd_array(array, False, True)
             kept = values > _cutoff(values, atol, rtol, default_rtol)
             inverted = np.where(kept, 1.0 / np.where(kept, values, 1.0), 0.0)
-            result = (np.swapaxes(vh, -1, -2) * inverted[..., None, :].astype(array.dtype)) @ (
-                np.swapaxes(u, -1, -2)
-            )
+            # A+ = V diag(1 / S) U^H
+            result = (
+                np.swapaxes(vh, -1, -2).conj() * inverted[..., None, :].astype(array.dtype)
+            ) @ np.swapaxes(u, -1, -2).conj()
             result[np.any(np.isnan(values), axis=-1)] = np.nan
         result = _wrap(result.astype(array.dtype))
         ctx.save_for_backward(a, result)
@@ -1473,13 +1638,13 @@ def _pinv_backward(grad: Tensor, pinv_a: Tensor, a: Tensor) -> Tensor:
     """The gradient of A+ (Golub and Pereyra's derivative of the pseudo-inverse, for A of
     locally constant rank), arranged to multiply the smallest matrices."""
     m, n = a.shape[-2:]
-    pinv_t = pinv_a.mT
-    grad_t = grad.mT
+    pinv_t = pinv_a.mH
+    grad_t = grad.mH
     if m <= n:
         k = matmul(grad_t, pinv_a)
         k_pinv_t = matmul(k, pinv_t)
         return (
-            -matmul(pinv_a, k).mT
+            -matmul(pinv_a, k).mH
             + k_pinv_t
             - matmul(matmul(a, pinv_a), k_pinv_t)
             + matmul(matmul(pinv_t, pinv_a), grad_t - matmul(k, a))
@@ -1487,7 +1652,7 @@ def _pinv_backward(grad: Tensor, pinv_a: Tensor, a: Tensor) -> Tensor:
     k = matmul(pinv_a, grad_t)
     pinv_t_k = matmul(pinv_t, k)
     return (
-        -matmul(k, pinv_a).mT
+        -matmul(k, pinv_a).mH
         + matmul(matmul(grad_t - matmul(a, k), pinv_a), pinv_t)
         + pinv_t_k
         - matmul(matmul(pinv_t_k, pinv_a), a)
@@ -1496,7 +1661,7 @@ def _pinv_backward(grad: Tensor, pinv_a: Tensor, a: Tensor) -> Tensor:
 
 def _check_pinv_input(A: Tensor) -> None:
     array = _array(A)
-    if array.ndim < 2 or array.dtype.kind not in FLOAT_KINDS or array.dtype.itemsize == 2:
+    if array.ndim < 2 or array.dtype.kind not in INEXACT_KINDS or array.dtype.itemsize == 2:
         shape = ", ".join(map(str, array.shape))
         raise RuntimeError(
             f"linalg.pinv({dtype_name(array.dtype)}{{[{shape}]}}): expected a tensor with 2 or "
@@ -1529,6 +1694,7 @@ _LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 class LinalgLstsq(Function):
     _backward_name = "LinalgLstsqBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
     _op_name = "linalg_lstsq"
 
     @staticmethod
@@ -1545,13 +1711,18 @@ class LinalgLstsq(Function):
         u, values, vh = _svd_array(x, False, True)
         kept = values > rcond * np.max(values, axis=-1, initial=0.0)[..., None]
         inverted = np.where(kept, 1.0 / np.where(kept, values, 1.0), 0.0).astype(x.dtype)
-        solution = np.swapaxes(vh, -1, -2) @ (inverted[..., :, None] * (np.swapaxes(u, -1, -2) @ y))
+        # X = V diag(1 / S) U^H B
+        vh_h, u_h = np.swapaxes(vh, -1, -2).conj(), np.swapaxes(u, -1, -2).conj()
+        solution = vh_h @ (inverted[..., :, None] * (u_h @ y))
         rank = np.sum(kept, axis=-1).astype(_INT64)
         empty = np.zeros((0,), x.dtype)
         residuals = empty
         full_rank = bool(np.all(rank == n))
         if m > n and (driver == "gels" or (driver != "gelsy" and full_rank)):
-            residuals = np.sum((x @ solution - y) ** 2, axis=-2)
+            difference = x @ solution - y
+            if difference.dtype.kind == "c":
+                difference = np.abs(difference)
+            residuals = np.sum(difference**2, axis=-2)
             if is_vector:
                 residuals = residuals[..., 0]
         if is_vector:
@@ -1578,15 +1749,15 @@ class LinalgLstsq(Function):
             grad = grad_solution.unsqueeze(-1) if is_vector else grad_solution
             pinv_a = pinv(a)
             if ctx.needs_input_grad[0]:
-                grad_a = _pinv_backward(matmul(grad, matrix_b.mT), pinv_a, a)
+                grad_a = _pinv_backward(matmul(grad, matrix_b.mH), pinv_a, a)
             if ctx.needs_input_grad[1]:
-                grad_b = matmul(pinv_a.mT, grad)
+                grad_b = matmul(pinv_a.mH, grad)
         if grad_residuals is not None and grad_residuals.numel():
             # at the minimiser X, d||A X - B||^2 = 2 <A X - B, dA X - dB> (X's own change
             # does not count: the gradient in X is zero there)
             weights = grad_residuals.unsqueeze(-1) if is_vector else grad_residuals
             scaled = 2.0 * (matmul(a, matrix_x) - matrix_b) * weights.unsqueeze(-2)
-            grad_a = matmul(scaled, matrix_x.mT) + (0.0 if grad_a is None else grad_a)
+            grad_a = matmul(scaled, matrix_x.mH) + (0.0 if grad_a is None else grad_a)
             grad_b = -scaled + (0.0 if grad_b is None else grad_b)
         if grad_a is not None and ctx.needs_input_grad[0]:
             grad_a = sum_to(grad_a, a.shape)
@@ -1622,7 +1793,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
             f"{name}: Expected input and other to have the same dtype, but got input's dtype "
             f"{dtype_name(a.dtype)} and other's dtype {dtype_name(b.dtype)}"
         )
-    if a.dtype not in (np.float32, np.float64):
+    if a.dtype not in (np.float32, np.float64, np.complex64, np.complex128):
         raise RuntimeError("This function doesn't handle types other than float and double")
     is_vector = b.ndim == a.ndim - 1
     batch_b = b.shape[:-1] if is_vector else b.shape[:-2]
@@ -1654,7 +1825,7 @@ def _matrix_exp_array(array: np.ndarray) -> np.ndarray:
     if array.shape[-1] == 0:
         return array.copy()
     dtype = array.dtype
-    work = array.astype(np.float64)
+    work = array.astype(np.complex128 if dtype.kind == "c" else np.float64)
     finite = np.all(np.isfinite(work), axis=(-2, -1))
     work = np.where(finite[..., None, None], work, 0.0)
     norm = np.max(np.sum(np.abs(work), axis=-2), axis=-1)
@@ -1686,6 +1857,7 @@ def _matrix_exp_array(array: np.ndarray) -> np.ndarray:
 
 class LinalgMatrixExp(Function):
     _backward_name = "LinalgMatrixExpBackward0"
+    _complex_rule = HOLOMORPHIC
     _op_name = "linalg_matrix_exp"
 
     @staticmethod
@@ -1775,7 +1947,7 @@ def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: An
         raise RuntimeError(
             "lucid.linalg.matrix_rank: The input tensor input must have at least 2 dimensions."
         )
-    if array.dtype.kind not in FLOAT_KINDS or array.dtype.itemsize == 2:
+    if array.dtype.kind not in INEXACT_KINDS or array.dtype.itemsize == 2:
         raise RuntimeError("This function doesn't handle types other than float and double")
     if tol is not None:
         atol = tol
@@ -1919,6 +2091,7 @@ def cond(A: Tensor, p: Any = None, *, out: Any = None) -> Tensor:
 # ---------------------------------------------------------------------- cross, vecdot
 class LinalgCross(Function):
     _backward_name = "LinalgCrossBackward0"
+    _complex_rule = HOLOMORPHIC
     _op_name = "linalg_cross"
 
     @staticmethod
@@ -2017,6 +2190,9 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Any = None) -> Tensor:
             f"to have the same number of elements, but got {a.shape[0]} and {b.shape[0]} "
             "elements respectively"
         )
+    if a.dtype.kind == "c":
+        # PyTorch's vecdot conjugates x: sum(conj(x) * y)
+        x = x.conj()
     return reduction_ops.sum(mul(x, y), dim)
 
 
@@ -2098,7 +2274,7 @@ def multi_dot(tensors: Sequence[Tensor], *, out: Any = None) -> Tensor:
 # ------------------------------------------------------------------ householder_product
 @autocast_op
 def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:
-    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T with v_i column i of A
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H with v_i column i of A
     below the diagonal and 1 on it (Q of a QR factorisation in geqrf's compact form).
 
     Composed from matmul, so its backward needs no formula of its own (its grad_fn is the
@@ -2128,7 +2304,7 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:
             f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
             f"{list(t.shape[:-1])}"
         )
-    if a.dtype.kind not in FLOAT_KINDS or a.dtype.itemsize == 2:
+    if a.dtype.kind not in INEXACT_KINDS or a.dtype.itemsize == 2:
         raise NotImplementedError(f"\"orgqr_cpu\" not implemented for '{dtype_name(a.dtype)}'")
     if t.dtype != a.dtype:
         raise RuntimeError(
@@ -2136,19 +2312,20 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:
             f"{dtype_name(a.dtype)}"
         )
     rows = np.arange(m)[:, None]
+    below = matrices_ops.tril(A, -1)
     result = _wrap(np.broadcast_to(np.eye(m, n, dtype=a.dtype), a.shape).copy())
     # Applied right to left, Q = H_1 (H_2 (... (H_k I))), as orgqr does: H_i leaves the
     # columns before i alone and sets column i to e_i - tau_i v_i directly, so an inf in v_i
     # meets no zero there.
     for i in range(t.shape[-1] - 1, -1, -1):
-        below = _wrap(rows > i)
         unit = _wrap((rows == i).astype(a.dtype))
-        v = pointwise_ops.where(below, shape_ops.narrow(A, -1, i, 1), unit)
+        # column i below the diagonal, 1 on it (a sum that meets no 0 * inf)
+        v = shape_ops.narrow(below, -1, i, 1) + unit
         scale = shape_ops.narrow(tau, -1, i, 1).unsqueeze(-1)
         parts = [shape_ops.narrow(result, -1, 0, i), unit - scale * v]
         if i + 1 < n:
             rest = shape_ops.narrow(result, -1, i + 1, n - i - 1)
-            parts.append(rest - scale * matmul(v, matmul(v.mT, rest)))
+            parts.append(rest - scale * matmul(v, matmul(v.mH, rest)))
         result = joining_ops.cat(parts, -1)
     return result
 
@@ -2162,6 +2339,7 @@ class Geqrf(Function):
     and their scales tau. PyTorch defines no derivative for it."""
 
     _backward_name = "GeqrfBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, a):
@@ -2189,7 +2367,7 @@ def geqrf(input: Tensor, *, out: Any = None) -> GeqrfResult:
     array = _array(input)
     if array.ndim < 2:
         raise RuntimeError("lucid.geqrf: input must have at least 2 dimensions.")
-    if array.dtype.kind not in FLOAT_KINDS or array.dtype.itemsize == 2:
+    if array.dtype.kind not in INEXACT_KINDS or array.dtype.itemsize == 2:
         raise NotImplementedError(f"\"geqrf_cpu\" not implemented for '{dtype_name(array.dtype)}'")
     return GeqrfResult(*Geqrf.apply(input))
 
@@ -2204,32 +2382,41 @@ def _reflectors(a: Tensor, count: int) -> list[Tensor]:
     """The Householder vectors v_i of geqrf's compact form: column i of `a` below the
     diagonal, 1 on it, 0 above."""
     rows = np.arange(a.shape[-2])[:, None]
+    below = matrices_ops.tril(a, -1)
     vectors = []
     for i in range(count):
         unit = _wrap((rows == i).astype(a._data.dtype))
-        vectors.append(pointwise_ops.where(_wrap(rows > i), shape_ops.narrow(a, -1, i, 1), unit))
+        vectors.append(shape_ops.narrow(below, -1, i, 1) + unit)
     return vectors
 
 
 def _reflect(v: Tensor, tau_i: Tensor, w: Tensor) -> Tensor:
-    """H w with H = I - tau v v^T (H is symmetric, so also H^T w)."""
-    return w - tau_i * (v @ (v.mT @ w))
+    """H w with H = I - tau v v^H (H^H is the same with conj(tau))."""
+    return w - tau_i * (v @ (v.mH @ w))
+
+
+def _conj_if_complex(x: Tensor) -> Tensor:
+    return x.conj() if x._data.dtype.kind == "c" else x
 
 
 class Ormqr(Function):
     """op(Q) C or C op(Q), Q = H_1 ... H_k from geqrf's (a, tau), one reflector at a time:
-    Q is never formed."""
+    Q is never formed. op is the conjugate transpose with `transpose`, as in PyTorch."""
 
     _backward_name = "OrmqrBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, a, tau, other, left, transpose):
         array, scales = a._data, tau._data
         count = scales.shape[-1]
-        # the right-hand products are the left-hand ones transposed: C Q = (Q^T C^T)^T
-        work = other._data if left else np.swapaxes(other._data, -1, -2)
+        # the right-hand products are left-hand ones: C op(Q) = (op(Q)^H C^H)^H
+        work = other._data if left else np.swapaxes(other._data, -1, -2).conj()
         work = work.copy()
+        # the reflectors of Q^H = H_k^H ... H_1^H, applied first to last, scale by conj(tau)
         ascending = transpose == left
+        if ascending:
+            scales = scales.conj()
         order = range(count) if ascending else range(count - 1, -1, -1)
         for i in order:
             # H_i touches rows i: only, as LAPACK applies it: an inf in the rows above meets
@@ -2238,10 +2425,10 @@ class Ormqr(Function):
             v[..., 0, :] = 1
             scale = scales[..., i, None, None]
             rows = work[..., i:, :]
-            update = scale * (v @ (np.swapaxes(v, -1, -2) @ rows))
+            update = scale * (v @ (np.swapaxes(v, -1, -2).conj() @ rows))
             # a reflector whose tau is 0 is the identity, which LAPACK skips
             rows -= np.where(scale == 0, 0, update)
-        result = work if left else np.swapaxes(work, -1, -2)
+        result = work if left else np.swapaxes(work, -1, -2).conj()
         ctx.left, ctx.transpose = left, transpose
         ctx.save_for_backward(a, tau, other)
         return _wrap(np.ascontiguousarray(result))
@@ -2251,34 +2438,37 @@ class Ormqr(Function):
         a, tau, other = ctx.saved_tensors
         left, transpose = ctx.left, ctx.transpose
         count = tau.shape[-1]
-        order = list(range(count)) if transpose == left else list(range(count - 1, -1, -1))
+        ascending = transpose == left
+        order = list(range(count)) if ascending else list(range(count - 1, -1, -1))
         vectors = _reflectors(a, count)
+        if ascending:
+            tau = _conj_if_complex(tau)
         scales = [shape_ops.narrow(tau, -1, i, 1).unsqueeze(-1) for i in order]
         # the states before each reflector, in the order they are applied
-        states = [other if left else other.mT]
+        states = [other if left else other.mH]
         for i, scale in zip(order, scales):
             states.append(_reflect(vectors[i], scale, states[-1]))
-        grad = grad_output if left else grad_output.mT
+        grad = grad_output if left else grad_output.mH
         grad_vectors: list[Any] = [None] * count
         grad_taus: list[Any] = [None] * count
         for step in range(count - 1, -1, -1):
             i, scale, before = order[step], scales[step], states[step]
+            conj_scale = _conj_if_complex(scale)
             v = vectors[i]
-            # w' = H w with H = I - tau v v^T: dH = -dtau v v^T - tau (dv v^T + v dv^T)
-            grad_v_t = v.mT @ grad
-            before_v_t = v.mT @ before
-            grad_taus[i] = -(grad_v_t * before_v_t).sum(-1)
-            grad_vectors[i] = -scale * (grad @ before_v_t.mT + before @ grad_v_t.mT)
-            grad = _reflect(v, scale, grad)
+            # w' = H w with H = I - s v v^H: dH = -ds v v^H - s (dv v^H + v dv^H)
+            grad_v_t = v.mH @ grad
+            before_v_t = v.mH @ before
+            grad_scale = -(grad_v_t * _conj_if_complex(before_v_t)).sum(-1)
+            # s is conj(tau) where Q^H's reflectors act
+            grad_taus[i] = _conj_if_complex(grad_scale) if ascending else grad_scale
+            grad_vectors[i] = -(
+                conj_scale * (grad @ before_v_t.mH) + scale * (before @ grad_v_t.mH)
+            )
+            grad = _reflect(v, conj_scale, grad)
         grad_a = grad_tau = grad_other = None
         if ctx.needs_input_grad[0]:
-            rows = _wrap(np.arange(a.shape[-2])[:, None] > np.arange(count))
-            columns = joining_ops.cat(grad_vectors, -1) if count else None
-            grad_a = (
-                pointwise_ops.where(rows, columns, _wrap(np.zeros((), a._data.dtype)))
-                if count
-                else None
-            )
+            # only the entries below the diagonal hold the vectors
+            grad_a = matrices_ops.tril(joining_ops.cat(grad_vectors, -1), -1) if count else None
             if grad_a is None or count < a.shape[-1]:
                 missing = a.shape[-1] - count
                 padding = _wrap(np.zeros(tuple(a.shape[:-1]) + (missing,), a._data.dtype))
@@ -2290,7 +2480,7 @@ class Ormqr(Function):
                 else _wrap(np.zeros(tuple(tau.shape), tau._data.dtype))
             )
         if ctx.needs_input_grad[2]:
-            grad_other = grad if left else grad.mT
+            grad_other = grad if left else grad.mH
         return grad_a, grad_tau, grad_other, None, None
 
 
@@ -2336,7 +2526,7 @@ def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True,
                 f"{name}: Expected input and {what} to have the same dtype, but input has "
                 f"dtype{dtype_name(a.dtype)} and {what} has dtype {dtype_name(array.dtype)}"
             )
-    if a.dtype.kind not in FLOAT_KINDS or a.dtype.itemsize == 2:
+    if a.dtype.kind not in INEXACT_KINDS or a.dtype.itemsize == 2:
         raise NotImplementedError(f"\"ormqr_cpu\" not implemented for '{dtype_name(a.dtype)}'")
     return Ormqr.apply(input, input2, input3, bool(left), bool(transpose))
 
@@ -2416,6 +2606,7 @@ def _check_square_lu_grad(shape: Sequence[int], name: str) -> None:
 
 class LinalgLuFactorEx(Function):
     _backward_name = "LinalgLuFactorExBackward0"
+    _complex_rule = HOLOMORPHIC
     _op_name = "linalg_lu_factor"
 
     @staticmethod
@@ -2455,7 +2646,7 @@ def _check_lu_input(name: str, A: Tensor, pivot: bool) -> None:
         raise RuntimeError(
             f"{prefix}: Expected tensor with 2 or more dimensions. Got size: [{shape}] instead"
         )
-    if array.dtype.kind not in FLOAT_KINDS or array.dtype.itemsize == 2:
+    if array.dtype.kind not in INEXACT_KINDS or array.dtype.itemsize == 2:
         raise NotImplementedError(f"\"lu_cpu\" not implemented for '{dtype_name(array.dtype)}'")
     if not pivot:
         raise RuntimeError(f"{name}: LU without pivoting is not implemented on the CPU")
@@ -2490,6 +2681,7 @@ def _unpack_arrays(lu: np.ndarray, pivots: np.ndarray) -> tuple[np.ndarray, ...]
 
 class LinalgLu(Function):
     _backward_name = "LinalgLuBackward0"
+    _complex_rule = HOLOMORPHIC
     _op_name = "linalg_lu"
 
     @staticmethod
@@ -2599,20 +2791,24 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
     _refuse_out("lu_solve", out)
     _check_lu_solve_inputs(LU, pivots, B, left)
     permutation, lower, upper = _unpack(LU, _array(pivots))
-    # X A = B is A^T X^T = B^T: the other of the two systems, on B^T
+    # X A = B is A^T X^T = B^T: the other of the two systems, on B^T (and X A^H = B is
+    # A X^H = B^H)
     transposed = adjoint == left
-    rhs = B if left else B.mT
+    rhs = B if left else (B.mH if adjoint else B.mT)
     if not transposed:
         # A X = B: X = U^-1 L^-1 P^T B
         x = matmul(permutation.mT, rhs)
         x = LinalgSolveTriangular.apply(lower, x, False, True, True)
         x = LinalgSolveTriangular.apply(upper, x, True, True, False)
     else:
-        # A^T X = B: X = P L^-T U^-T B
-        x = LinalgSolveTriangular.apply(upper.mT, rhs, False, True, False)
-        x = LinalgSolveTriangular.apply(lower.mT, x, True, True, True)
+        # A^H X = B: X = P L^-H U^-H B (A^T, L^-T, U^-T for X A = B)
+        upper_t, lower_t = (upper.mH, lower.mH) if adjoint else (upper.mT, lower.mT)
+        x = LinalgSolveTriangular.apply(upper_t, rhs, False, True, False)
+        x = LinalgSolveTriangular.apply(lower_t, x, True, True, True)
         x = matmul(permutation, x)
-    return x if left else x.mT
+    if left:
+        return x
+    return x.mH if adjoint else x.mT
 
 
 # ------------------------------------------------------------------------------ LDL
@@ -2624,6 +2820,13 @@ LdlFactorExResult = result_type("LdlFactorExResult", "linalg_ldl_factor_ex", "LD
 _BUNCH_KAUFMAN_ALPHA = (1.0 + math.sqrt(17.0)) / 8.0
 
 
+def _cabs1(x: np.ndarray) -> np.ndarray:
+    """The magnitude LAPACK's complex pivoting compares: |re| + |im| (|x| when real)."""
+    if x.dtype.kind == "c":
+        return np.abs(x.real) + np.abs(x.imag)
+    return np.abs(x)
+
+
 def _first_max(magnitude: np.ndarray, valid: np.ndarray) -> tuple[Any, Any]:
     """The index and value of each row's largest entry within `valid`, as the BLAS torch
     links picks it: the first largest, or the first NaN if there is one."""
@@ -2631,11 +2834,12 @@ def _first_max(magnitude: np.ndarray, valid: np.ndarray) -> tuple[Any, Any]:
     return index, magnitude[np.arange(magnitude.shape[0]), index]
 
 
-def _mirror_lower(block: np.ndarray) -> None:
-    """Copy the strict lower triangle of each matrix over its upper one, in place: the factor
-    reads (and LAPACK updates) the lower triangle only."""
+def _mirror_lower(block: np.ndarray, hermitian: bool = False) -> None:
+    """Copy the strict lower triangle of each matrix over its upper one (conjugated if
+    `hermitian`), in place: the factor reads (and LAPACK updates) the lower triangle only."""
     upper = np.triu_indices(block.shape[-1], 1)
-    block[:, upper[0], upper[1]] = block[:, upper[1], upper[0]]
+    lower = block[:, upper[1], upper[0]]
+    block[:, upper[0], upper[1]] = lower.conj() if hermitian else lower
 
 
 def _ldl_step(work: np.ndarray, alpha: float) -> tuple[np.ndarray, ...]:
@@ -2645,10 +2849,10 @@ def _ldl_step(work: np.ndarray, alpha: float) -> tuple[np.ndarray, ...]:
     count, m = work.shape[:2]
     rows = np.arange(count)
     columns = np.arange(m)
-    absakk = np.abs(work[:, 0, 0])
+    absakk = _cabs1(work[:, 0, 0])
     if m > 1:
         below = np.broadcast_to(columns >= 1, (count, m))
-        imax, colmax = _first_max(np.abs(work[:, :, 0]), below)
+        imax, colmax = _first_max(_cabs1(work[:, :, 0]), below)
     else:
         imax, colmax = np.zeros(count, np.int64), np.zeros(count, absakk.dtype)
     # LAPACK's MAX(a, b) is `a > b ? a : b`: a NaN diagonal with a nonzero column below is
@@ -2656,20 +2860,21 @@ def _ldl_step(work: np.ndarray, alpha: float) -> tuple[np.ndarray, ...]:
     zero = np.where(absakk > colmax, absakk, colmax) == 0
     # the largest off-diagonal entry of row imax: its part left of the diagonal, then the
     # part below it (column imax), as LAPACK reads the two from the lower triangle
-    row = np.abs(work[rows, imax, :])
+    row = _cabs1(work[rows, imax, :])
     _, rowmax = _first_max(row, columns < imax[:, None])
     has_below = imax < m - 1
     _, below_max = _first_max(row, columns > imax[:, None])
     rowmax = np.where(has_below & ~(rowmax > below_max), below_max, rowmax)
     with np.errstate(divide="ignore", invalid="ignore"):
         keep = (absakk >= alpha * colmax) | (absakk >= alpha * colmax * (colmax / rowmax))
-    single = keep | (np.abs(work[rows, imax, imax]) >= alpha * rowmax) | zero
+    single = keep | (_cabs1(work[rows, imax, imax]) >= alpha * rowmax) | zero
     pivot = np.where(keep | zero, 0, imax)
     return pivot, np.where(single, 1, 2), zero
 
 
-def _ldl_factor_array(array: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """LDL^T with Bunch-Kaufman pivoting as LAPACK's sytrf (lower): (LD, 1-based pivots, info).
+def _ldl_factor_array(array: np.ndarray, hermitian: bool = False) -> tuple[np.ndarray, ...]:
+    """LDL^T with Bunch-Kaufman pivoting as LAPACK's sytrf (lower): (LD, 1-based pivots, info);
+    L D L^H as hetrf with `hermitian` (a complex matrix's diagonal then read as real).
 
     NumPy exposes no sytrf. The elimination runs one column at a time over the whole batch
     (the Python loop is over columns, never matrices or entries); a matrix that took a 2x2
@@ -2680,7 +2885,11 @@ def _ldl_factor_array(array: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
     """
     batch_shape, n = array.shape[:-2], array.shape[-1]
     lower = np.tril(array).reshape(math.prod(batch_shape), n, n)
-    work = lower + np.swapaxes(np.tril(lower, -1), -1, -2)
+    hermitian = hermitian and array.dtype.kind == "c"
+    if hermitian:
+        lower = lower - _diag_array(1j * np.diagonal(lower, 0, -2, -1).imag)
+    mirrored = np.swapaxes(np.tril(lower, -1), -1, -2)
+    work = lower + (mirrored.conj() if hermitian else mirrored)
     ld = np.zeros_like(work)
     pivots = np.zeros(work.shape[:2], np.int32)
     info = np.zeros(work.shape[0], np.int32)
@@ -2713,10 +2922,29 @@ def _ldl_factor_array(array: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
             scaled[x == 0] = 0.0
             update = np.where((inverse != 0)[:, None, None] & (x != 0)[:, None, :], 1.0, 0.0)
             with np.errstate(invalid="ignore"):
-                product = x[:, :, None] * scaled[:, None, :]
+                # her's update x x^H / d for Hermitian matrices, syr's x x^T / d otherwise
+                product = x[:, :, None] * (scaled.conj() if hermitian else scaled)[:, None, :]
             block[one, 1:, 1:] -= np.where(update != 0, product, 0.0)
             columns[one, 1:, 0] = x * inverse[:, None]
-        if two.size:
+        if two.size and hermitian:
+            d = block[two]
+            columns[two, 1, 1] = d[:, 1, 1]
+            if m > 2:
+                # hetf2's 2x2 elimination: the off-diagonal entry's modulus scales it
+                modulus = np.abs(d[:, 1, 0])
+                d11 = d[:, 1, 1].real / modulus
+                d22 = d[:, 0, 0].real / modulus
+                t = 1.0 / (d11 * d22 - 1.0)
+                d21 = d[:, 1, 0] / modulus
+                scale = (t / modulus)[:, None]
+                wk = scale * (d11[:, None] * d[:, 2:, 0] - d21[:, None] * d[:, 2:, 1])
+                wkp1 = scale * (d22[:, None] * d[:, 2:, 1] - d21.conj()[:, None] * d[:, 2:, 0])
+                rest = d[:, 2:, 2:] - d[:, 2:, 0, None] * wk.conj()[:, None, :]
+                rest = rest - d[:, 2:, 1, None] * wkp1.conj()[:, None, :]
+                block[two, 2:, 2:] = rest - _diag_array(1j * np.diagonal(rest, 0, -2, -1).imag)
+                columns[two, 2:, 0] = wk
+                columns[two, 2:, 1] = wkp1
+        elif two.size:
             d = block[two]
             columns[two, 1, 1] = d[:, 1, 1]
             if m > 2:
@@ -2732,7 +2960,7 @@ def _ldl_factor_array(array: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
                 ] * wkp1[:, None, :]
                 columns[two, 2:, 0] = wk
                 columns[two, 2:, 1] = wkp1
-        _mirror_lower(block)
+        _mirror_lower(block, hermitian)
         work[active, k:, k:] = block
         ld[active, k:, k:] = columns
         absolute = (k + pivot + 1).astype(np.int32)
@@ -2767,13 +2995,18 @@ def _swap_rows(b: np.ndarray, entries: np.ndarray, row: int, other: np.ndarray) 
     b[entries, other] = first
 
 
-def _ldl_solve_array(ld: np.ndarray, pivots: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _ldl_solve_array(ld: np.ndarray, pivots: np.ndarray, b: np.ndarray,
+                     hermitian: bool = False) -> np.ndarray:  # fmt: skip
     """X with A X = B from sytrf's compact LD and pivots, as LAPACK's sytrs (lower): first
     L D Y = P B one pivot block at a time down the columns, then L^T P^T X = Y back up, each
     step over every matrix of the batch whose block starts (or ends) there."""
     n = ld.shape[-1]
     count = math.prod(ld.shape[:-2])
     ld = ld.reshape(count, n, n)
+    # hetrs (L D L^H): a 1x1 block read as real, L^H and conj(D's off-diagonal) on the way
+    hermitian = hermitian and ld.dtype.kind == "c"
+    diagonal = np.diagonal(ld, 0, -2, -1).real if hermitian else np.diagonal(ld, 0, -2, -1)
+    adjoint = ld.conj() if hermitian else ld
     pivots = pivots.reshape(count, n).astype(np.int64)
     x = b.reshape(count, n, b.shape[-1]).copy()
     starts = _pivot_blocks(pivots)
@@ -2787,30 +3020,32 @@ def _ldl_solve_array(ld: np.ndarray, pivots: np.ndarray, b: np.ndarray) -> np.nd
             if one.size:
                 _swap_rows(x, one, k, pivots[one, k] - 1)
                 x[one, k + 1 :] -= ld[one, k + 1 :, k, None] * x[one, k, None, :]
-                x[one, k] *= (1.0 / ld[one, k, k])[:, None]
+                x[one, k] *= (1.0 / diagonal[one, k])[:, None]
             two = np.flatnonzero(double[:, k])
             if two.size:
                 _swap_rows(x, two, k + 1, -pivots[two, k] - 1)
                 x[two, k + 2 :] -= ld[two, k + 2 :, k, None] * x[two, k, None, :]
                 x[two, k + 2 :] -= ld[two, k + 2 :, k + 1, None] * x[two, k + 1, None, :]
                 off = ld[two, k + 1, k][:, None]
-                upper = ld[two, k, k][:, None] / off
+                off_conj = off.conj() if hermitian else off
+                # hetrs reads a 2x2 block's diagonal as it is stored
+                upper = ld[two, k, k][:, None] / off_conj
                 lower = ld[two, k + 1, k + 1][:, None] / off
                 denominator = upper * lower - 1.0
-                first = x[two, k] / off
+                first = x[two, k] / off_conj
                 second = x[two, k + 1] / off
                 x[two, k] = (lower * first - second) / denominator
                 x[two, k + 1] = (upper * second - first) / denominator
         for k in range(n - 1, -1, -1):
             one = np.flatnonzero(single[:, k])
             if one.size:
-                x[one, k] -= np.einsum("bi,bij->bj", ld[one, k + 1 :, k], x[one, k + 1 :])
+                x[one, k] -= np.einsum("bi,bij->bj", adjoint[one, k + 1 :, k], x[one, k + 1 :])
                 _swap_rows(x, one, k, pivots[one, k] - 1)
             two = np.flatnonzero(double[:, k - 1]) if k > 0 else np.empty(0, np.int64)
             if two.size:
                 tail = x[two, k + 1 :]
-                x[two, k] -= np.einsum("bi,bij->bj", ld[two, k + 1 :, k], tail)
-                x[two, k - 1] -= np.einsum("bi,bij->bj", ld[two, k + 1 :, k - 1], tail)
+                x[two, k] -= np.einsum("bi,bij->bj", adjoint[two, k + 1 :, k], tail)
+                x[two, k - 1] -= np.einsum("bi,bij->bj", adjoint[two, k + 1 :, k - 1], tail)
                 _swap_rows(x, two, k, -pivots[two, k] - 1)
     return x.reshape(b.shape)
 
@@ -2827,11 +3062,12 @@ class LinalgLdlFactorEx(Function):
     error."""
 
     _backward_name = "lucid::autograd::NotImplemented"
+    _complex_rule = OWN_COMPLEX_RULE
     _op_name = "linalg_ldl_factor_ex"
 
     @staticmethod
-    def forward(ctx, a, check_errors, name):
-        ld, pivots, info = _ldl_factor_array(a._data)
+    def forward(ctx, a, check_errors, name, hermitian):
+        ld, pivots, info = _ldl_factor_array(a._data, hermitian)
         if check_errors and np.any(info):
             _, code = _batch_prefix(info)
             raise RuntimeError(f"lucid.linalg.{name}: Unknown error code: {code}.")
@@ -2854,7 +3090,8 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     _refuse_out("ldl_factor_ex", out)
     _check_hermitian("linalg_ldl_factor_ex", hermitian)
     _check_matrix("lucid.linalg.ldl_factor_ex", A, half="ldl_factor_kernel_cpu")
-    return LdlFactorExResult(*LinalgLdlFactorEx.apply(A, bool(check_errors), "ldl_factor_ex"))
+    factors = LinalgLdlFactorEx.apply(A, bool(check_errors), "ldl_factor_ex", hermitian)
+    return LdlFactorExResult(*factors)
 
 
 def ldl_factor(A: Tensor, *, hermitian: bool = False, out: Any = None) -> LdlFactorResult:
@@ -2863,7 +3100,7 @@ def ldl_factor(A: Tensor, *, hermitian: bool = False, out: Any = None) -> LdlFac
     _refuse_out("ldl_factor", out)
     _check_hermitian("linalg_ldl_factor", hermitian)
     _check_matrix("lucid.linalg.ldl_factor_ex", A, half="ldl_factor_kernel_cpu")
-    ld, pivots, _ = LinalgLdlFactorEx.apply(A, True, "ldl_factor")
+    ld, pivots, _ = LinalgLdlFactorEx.apply(A, True, "ldl_factor", hermitian)
     return LdlFactorResult(ld, pivots)
 
 
@@ -2871,10 +3108,11 @@ class LinalgLdlSolve(Function):
     """PyTorch defines no derivative for ldl_solve: backward through it is an error."""
 
     _backward_name = "lucid::autograd::NotImplemented"
+    _complex_rule = OWN_COMPLEX_RULE
     _op_name = "linalg_ldl_solve"
 
     @staticmethod
-    def forward(ctx, ld, pivots, b):
+    def forward(ctx, ld, pivots, b, hermitian):
         ld_array, pivot_array, b_array = ld._data, pivots._data, b._data
         batch_ld, batch_b = ld_array.shape[:-2], b_array.shape[:-2]
         try:
@@ -2885,7 +3123,7 @@ class LinalgLdlSolve(Function):
         ld_array = np.broadcast_to(ld_array, batch + (n, n))
         pivot_array = np.broadcast_to(pivot_array, batch + (n,))
         b_array = np.broadcast_to(b_array, batch + b_array.shape[-2:])
-        return _wrap(_ldl_solve_array(ld_array, pivot_array, b_array))
+        return _wrap(_ldl_solve_array(ld_array, pivot_array, b_array, hermitian))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -2937,4 +3175,4 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False,
             "Pivots given to ldl_solve must all satisfy |pivot| >= 1. Did you properly pass "
             "the result of ldl_factor?"
         )
-    return LinalgLdlSolve.apply(LD, pivots, B)
+    return LinalgLdlSolve.apply(LD, pivots, B, hermitian)

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core.arguments import argument_error
-from lucid._core.dtypes import FLOAT_KINDS
-from lucid._core.function import Function
+from lucid._core.dtypes import FLOAT_KINDS, INEXACT_KINDS
+from lucid._core.function import OWN_COMPLEX_RULE, Function
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import (
     _require_named_tensors,
@@ -23,7 +23,7 @@ from lucid.ops._common import (
 from lucid.ops._promote import binary_arrays, low_precision_of, round_to, widen
 from lucid.ops.broadcast import broadcast_error, common_shape, sum_to
 from lucid.ops.indexing import index_select
-from lucid.ops.pointwise import abs, eq, isnan, sign, where
+from lucid.ops.pointwise import abs, eq, isnan, sgn, sign, where
 from lucid.ops.products import matmul
 from lucid.ops.reduction import (
     _as_dtype,
@@ -45,6 +45,7 @@ __all__ = [
 
 class Dist(Function):
     _backward_name = "DistBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, a, b, ord):
@@ -53,6 +54,9 @@ class Dist(Function):
             difference = x - y
         except ValueError:
             raise broadcast_error(a._data.shape, b._data.shape) from None
+        if difference.dtype.kind == "c":
+            # the distance of complex values is the norm of the magnitudes of their differences
+            difference = np.abs(difference)
         norm = _vector_norm_array(widen(difference), ord, None)
         norm = round_to(norm, low_precision_of(difference.dtype))
         result = _wrap(norm.reshape(()))
@@ -65,9 +69,16 @@ class Dist(Function):
     @staticmethod
     def backward(ctx, grad_output):
         a, b, result, sign, weights = ctx.saved_tensors
-        grad = _vector_norm_backward(a - b, result, grad_output, ctx.ord, sign, weights)
+        difference = a - b
+        is_complex = difference._data.dtype.kind == "c"
+        # complex differences enter the norm through their magnitudes, as in forward
+        base = abs(difference) if is_complex else difference
+        grad = _vector_norm_backward(base, result, grad_output, ctx.ord, sign, weights)
         if grad is None:
             return None, None, None
+        if is_complex:
+            # PyTorch's gradient of |z| for a real one is sgn(z) times it
+            grad = grad * sgn(difference)
         grad_a = grad_b = None
         if ctx.needs_input_grad[0]:
             grad_a = _as_dtype(sum_to(grad, a.shape), a._data.dtype)
@@ -82,7 +93,7 @@ def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:
     if not isinstance(other, TensorBase):
         raise argument_error("dist", "other", 2, other)
     check_number(p, "dist", "p", 3)
-    if input._data.dtype.kind not in FLOAT_KINDS or other._data.dtype.kind not in FLOAT_KINDS:
+    if input._data.dtype.kind not in INEXACT_KINDS or other._data.dtype.kind not in INEXACT_KINDS:
         raise RuntimeError("dist only supports floating-point dtypes")
     return Dist.apply(input, other, p)
 

@@ -12,6 +12,7 @@ from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.random import _rng
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import dtype_name as _dtype_name
+from lucid.ops._common import not_implemented
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -79,7 +80,14 @@ def _keep_mask(input: Tensor, p: float, feature: bool) -> np.ndarray:
         if len(shape) < 2:
             raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
         shape = shape[:2] + (1,) * (len(shape) - 2)
+    _check_not_complex(input)
     return _rng(None).random(shape) >= p
+
+
+def _check_not_complex(input: Tensor) -> None:
+    # PyTorch draws the mask in the input's dtype, and its bernoulli has no complex kernel
+    if input._data.dtype.kind == "c":
+        raise not_implemented("bernoulli_scalar_cpu_", input._data.dtype)
 
 
 def _dropout_impl(input: Tensor, p: float, training: bool, inplace: bool, feature: bool,
@@ -147,6 +155,7 @@ def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, bat
         dtype = input._data.dtype
         if p == 1:
             return input.mul_(_wrap(np.zeros((), dtype)))
+        _check_not_complex(input)
         if dtype.kind not in FLOAT_KINDS:
             raise RuntimeError(
                 f"result type Float can't be cast to the desired output type {_dtype_name(dtype)}"

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from lucid._core.arguments import argument_error
-from lucid._core.function import Function
-from lucid._core.grad_mode import no_grad
+from lucid._core.dtypes import complex_use
+from lucid._core.function import HOLOMORPHIC, Function
+from lucid._core.grad_mode import is_grad_enabled, no_grad
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import check_number, check_tensors, dtype_name
 from lucid.ops._promote import round_to, widen
@@ -26,6 +27,8 @@ __all__ = [
 
 class Embedding(Function):
     _backward_name = "EmbeddingBackward0"
+    # a row lookup: linear with real coefficients (`embedding` refuses to record it on complex)
+    _complex_rule = HOLOMORPHIC
     _keeps_values_for_backward = True  # PyTorch saves the indices
 
     @staticmethod
@@ -112,6 +115,10 @@ def embedding(
         check_number(max_norm, "embedding_renorm_", "max_norm", 3, "float")
         with no_grad():
             EmbeddingRenorm.apply(weight, indices, max_norm, norm_type)
+    if weight.requires_grad and complex_use.in_use and weight.is_complex() and is_grad_enabled():
+        raise RuntimeError(
+            "embedding does not support automatic differentiation for outputs with complex dtype."
+        )
     return Embedding.apply(weight, indices, padding_idx, scale_grad_by_freq)
 
 
@@ -124,6 +131,12 @@ class EmbeddingBag(Function):
     """
 
     _backward_name = "EmbeddingBagBackward0"
+    _complex_refusal = (
+        RuntimeError,
+        "Expected tensor for argument #1 'weight' to have one of the following scalar types: "
+        "Half, BFloat16, Float, Double; but got CPU{dtype}Type instead (while checking "
+        "arguments for embedding_bag)",
+    )
     _op_name = "embedding_bag"
     _keeps_values_for_backward = True  # PyTorch saves the indices and bag assignment
 

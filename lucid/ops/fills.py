@@ -13,8 +13,8 @@ from lucid import factories
 from lucid._core import devices, dtypes, layouts
 from lucid._core.arguments import argument_error, raise_type_error
 from lucid._core.devices import check_device
-from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS, numpy_finfo
-from lucid._core.function import Function
+from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS, INEXACT_KINDS, numpy_finfo
+from lucid._core.function import HOLOMORPHIC, OWN_COMPLEX_RULE, Function
 from lucid._core.random import Generator, _rng
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import check_tensors, dtype_name, invalid_combination, zeros_like_grad
@@ -36,20 +36,55 @@ __all__ += ["binomial"]
 
 
 # --------------------------------------------------------------------- casts
+def _grad_in(grad: Tensor, numpy_dtype: np.dtype) -> Tensor:
+    """`grad` in an input's dtype: a real input takes the real part of a complex gradient
+    (PyTorch's rule), without the cast's warning."""
+    if grad._data.dtype.kind == "c" and numpy_dtype.kind != "c":
+        grad = grad.real
+    return to(grad, numpy_dtype)
+
+
+def fill_scalar(value: Any, numpy_dtype: np.dtype) -> Any:
+    """A Python number to write into a tensor of `numpy_dtype`, converted as PyTorch's fills
+    convert it: a complex number for a real dtype is refused unless its imaginary part is
+    zero (a bool keeps whether it is nonzero)."""
+    if value.__class__ is not complex or numpy_dtype.kind == "c":
+        return value
+    if numpy_dtype.kind == "b":
+        return bool(value)
+    return factories._kernel_scalar(value, numpy_dtype).item()
+
+
+def refuse_complex_grad_for_real(grad: Tensor, numpy_dtype: np.dtype) -> None:
+    """PyTorch's engine check for a formula that hands a real input a complex gradient (ops
+    whose formula takes no real part, unlike a cast's)."""
+    if grad._data.dtype.kind == "c" and numpy_dtype.kind != "c":
+        raise RuntimeError(
+            "Expected isFloatingType(grad.scalar_type()) || (input_is_complex == "
+            "grad_is_complex) to be true, but got false.  (Could this error message be "
+            "improved?  If so, please report an enhancement request to PyTorch.)"
+        )
+
+
 class To(Function):
     _backward_name = "ToCopyBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, x, numpy_dtype, copy):
-        ctx.input_dtype = x._data.dtype
-        if numpy_dtype.kind == "V" and x._data.dtype != numpy_dtype:
+        source = x._data
+        ctx.input_dtype = source.dtype
+        if source.dtype.kind == "c":
+            source = factories.real_part_for(source, numpy_dtype)
+        if numpy_dtype.kind == "V" and source.dtype != numpy_dtype:
             # ml_dtypes' cast to bfloat16 raises no overflow flag: round_to raises it
-            return _wrap(round_to(x._data, numpy_dtype))
-        return _wrap(x._data.astype(numpy_dtype, copy=copy))
+            return _wrap(round_to(source, numpy_dtype))
+        return _wrap(source.astype(numpy_dtype, copy=copy))
 
     @staticmethod
     def backward(ctx, grad_output):
-        return to(grad_output, ctx.input_dtype), None, None
+        # complex -> real: the real gradient g comes back as g + 0j; real -> complex: Re(g)
+        return _grad_in(grad_output, ctx.input_dtype), None, None
 
 
 def _cast_target(dtype: Any) -> np.dtype:
@@ -92,6 +127,7 @@ def to(input: Tensor, *args: Any, dtype: Any = None, copy: bool = False,
 
 class Clone(Function):
     _backward_name = "CloneBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -123,6 +159,7 @@ class FillInplace(Function):
 
     _op_name = "fill_"
     _backward_name = "FillBackward2"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, value):
@@ -140,11 +177,12 @@ class FillTensorInplace(Function):
 
     _op_name = "fill_"
     _backward_name = "FillBackward3"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, value):
         ctx.mark_dirty(x)
-        x._data[...] = value._data
+        x._data[...] = factories.real_part_for(value._data, x._data.dtype)
         ctx.value_dtype = value._data.dtype
         return x
 
@@ -154,6 +192,7 @@ class FillTensorInplace(Function):
 
         grad_value = None
         if ctx.needs_input_grad[1]:
+            refuse_complex_grad_for_real(grad_output, ctx.value_dtype)
             grad_value = to(sum(grad_output), ctx.value_dtype)
         return zeros_like_grad(grad_output, grad_output.shape), grad_value
 
@@ -167,12 +206,13 @@ def fill_(input: Tensor, value: Any) -> Tensor:
                 f"{value.ndim} dimensions."
             )
         return FillTensorInplace.apply(input, value)
-    return FillInplace.apply(input, scalar_value(value))
+    return FillInplace.apply(input, fill_scalar(scalar_value(value), input._data.dtype))
 
 
 class ZeroInplace(Function):
     _op_name = "zero_"
     _backward_name = "ZeroBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -194,6 +234,7 @@ class CopyInplace(Function):
 
     _op_name = "copy_"
     _backward_name = "lucid::autograd::CopyBackwards"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, src):
@@ -209,7 +250,7 @@ class CopyInplace(Function):
                 )
         ctx.src_shape = source.shape
         ctx.src_dtype = source.dtype
-        np.copyto(target, source, casting="unsafe")
+        np.copyto(target, factories.real_part_for(source, target.dtype), casting="unsafe")
         return x
 
     @staticmethod
@@ -217,7 +258,7 @@ class CopyInplace(Function):
         grad_src = None
         if ctx.needs_input_grad[1]:
             # cast before reducing, so a wider src dtype also gets the wider sum
-            grad_src = sum_to(to(grad_output, ctx.src_dtype), ctx.src_shape)
+            grad_src = sum_to(_grad_in(grad_output, ctx.src_dtype), ctx.src_shape)
         return zeros_like_grad(grad_output, grad_output.shape), grad_src
 
 
@@ -228,15 +269,30 @@ def copy_(input: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     return CopyInplace.apply(input, src)
 
 
+def _standard_normal(rng: Any, shape: tuple, numpy_dtype: np.dtype) -> np.ndarray:
+    """Draws of unit variance in float64, or complex128 for a complex dtype, whose real and
+    imaginary parts PyTorch draws each with variance 1/2."""
+    if numpy_dtype.kind != "c":
+        return rng.standard_normal(shape, dtype=np.float64)
+    parts = rng.standard_normal((*shape, 2), dtype=np.float64) * np.sqrt(0.5)
+    return parts.view(np.complex128)[..., 0]
+
+
 class UniformInplace(Function):
     """Fill with uniform draws in [low, high): the result no longer depends on the old values."""
 
     _op_name = "uniform_"
     _backward_name = "UniformBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, low, high, generator):
         ctx.mark_dirty(x)
+        if x._data.dtype.kind == "c":
+            # PyTorch draws the real and imaginary parts each uniform on [low, high)
+            parts = low + (high - low) * _rng(generator).random((*x._data.shape, 2))
+            np.copyto(x._data, parts[..., 0] + 1j * parts[..., 1], casting="unsafe")
+            return x
         draws = _rng(generator).random(x._data.shape, dtype=np.float64)
         np.copyto(x._data, low + (high - low) * draws, casting="unsafe")
         return x
@@ -248,7 +304,7 @@ class UniformInplace(Function):
 
 def uniform_(input: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
     """Fill with numbers drawn uniformly from [a, b)."""
-    if input._data.dtype.kind not in FLOAT_KINDS:
+    if input._data.dtype.kind not in INEXACT_KINDS:
         raise _not_implemented("check_uniform_bounds", input._data.dtype)
     a, b = scalar_value(a), scalar_value(b)
     if a > b:
@@ -263,10 +319,17 @@ class NormalInplace(Function):
 
     _op_name = "normal_"
     _backward_name = "NormalBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, mean, std, generator):
         ctx.mark_dirty(x)
+        if x._data.dtype.kind == "c":
+            # each part is mean + std / sqrt(2) * N(0, 1), as PyTorch draws them
+            draws = _standard_normal(_rng(generator), x._data.shape, x._data.dtype)
+            values = mean + std * draws.real + 1j * (mean + std * draws.imag)
+            np.copyto(x._data, values, casting="unsafe")
+            return x
         draws = _rng(generator).standard_normal(x._data.shape, dtype=np.float64)
         np.copyto(x._data, mean + std * draws, casting="unsafe")
         return x
@@ -279,7 +342,7 @@ class NormalInplace(Function):
 def normal_(input: Tensor, mean: float = 0.0, std: float = 1.0, *,
             generator: Any = None) -> Tensor:  # fmt: skip
     """Fill with numbers drawn from N(mean, std^2)."""
-    if input._data.dtype.kind not in FLOAT_KINDS:
+    if input._data.dtype.kind not in INEXACT_KINDS:
         raise _not_implemented("normal_kernel_cpu", input._data.dtype)
     mean, std = scalar_value(mean), scalar_value(std)
     if std < 0:
@@ -350,6 +413,7 @@ def exponential_(input: Tensor, lambd: float = 1.0, *, generator: Any = None) ->
 
 class GeometricInplace(_RandomFill):
     _op_name = "geometric_"
+    _complex_refusal = (NotImplementedError, "\"geometric_cpu\" not implemented for '{dtype}'")
     _backward_name = "GeometricBackward0"
 
     @staticmethod
@@ -466,6 +530,12 @@ def random_(input: Tensor, *args: Any, generator: Any = None, **kwargs: Any) -> 
             "= None)\n"
         )
     dtype = input._data.dtype
+    if dtype.kind == "c":
+        if values:
+            raise RuntimeError(
+                "check_random_bounds handles only integral, floating-point and boolean types"
+            )
+        raise _not_implemented("random_kernel_cpu", dtype)
     if len(values) == 2 and values[1] is not None:
         low, high = int(values[0]), int(values[1])
     elif len(values) == 1:
@@ -503,6 +573,13 @@ class BernoulliInplace(_RandomFill):
 def bernoulli_(input: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
     """Fill with 1 with probability p (a number or a tensor broadcast to input), else 0."""
     _check_generator("bernoulli_", generator)
+    if input._data.dtype.kind == "c":
+        kernel = (
+            "bernoulli_tensor_cpu_self_" if isinstance(p, TensorBase) else "bernoulli_scalar_cpu_"
+        )
+        raise _not_implemented(kernel, input._data.dtype)
+    if isinstance(p, TensorBase) and p._data.dtype.kind == "c":
+        raise _not_implemented("bernoulli_tensor_cpu_p_", p._data.dtype)
     if isinstance(p, TensorBase):
         probability = p._data
         if np.any(~((probability >= 0) & (probability <= 1))):
@@ -626,13 +703,15 @@ def binomial(count: Tensor, prob: Tensor, generator: Any = None) -> Tensor:
 class _Normal(Function):
     """Normal draws mean + std * noise with tensor parameters, differentiable in them."""
 
+    _complex_rule = HOLOMORPHIC
+
     @staticmethod
     def forward(ctx, mean, std, generator):
         mean_array = mean._data if isinstance(mean, TensorBase) else mean
         std_array = std._data if isinstance(std, TensorBase) else std
         target = (mean if isinstance(mean, TensorBase) else std)._data.dtype
         shape = common_shape(np.shape(mean_array), np.shape(std_array))
-        noise = _rng(generator).standard_normal(shape, dtype=np.float64)
+        noise = _standard_normal(_rng(generator), shape, target)
         result = _wrap((mean_array + std_array * noise).astype(target))
         ctx.save_for_backward(
             mean if isinstance(mean, TensorBase) else None,
@@ -693,8 +772,10 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any 
     if size is not None:
         raise invalid_combination("normal", (mean, std, size), _NORMAL_OVERLOADS)
     check_device(device)
+    if isinstance(std, TensorBase) and std._data.dtype.kind == "c":
+        raise RuntimeError("normal expects standard deviation to be non-complex")
     for value in tensors:
-        if value._data.dtype.kind not in FLOAT_KINDS:
+        if value._data.dtype.kind not in INEXACT_KINDS:
             raise _not_implemented("normal_kernel_cpu", value._data.dtype)
     if isinstance(std, TensorBase):
         if np.any(std._data < 0):
@@ -717,6 +798,7 @@ class CloneChannelsLast(Function):
     """A copy whose memory holds the channel dim (dim 1) last, as channels_last asks."""
 
     _backward_name = "CloneBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -734,6 +816,7 @@ class Fill(Function):
     """A tensor of input's shape and dtype holding `value`: the out-of-place fill_."""
 
     _backward_name = "FillBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, value):

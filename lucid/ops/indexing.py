@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lucid import factories
 from lucid._core import dtypes
 from lucid._core.arguments import (
     argument_error,
@@ -20,8 +21,8 @@ from lucid._core.arguments import (
     raise_argument_error,
     type_word,
 )
-from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS, SCALAR_TYPE_NAMES
-from lucid._core.function import Function
+from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS, INEXACT_KINDS, SCALAR_TYPE_NAMES
+from lucid._core.function import HOLOMORPHIC, OWN_COMPLEX_RULE, Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import _TYPE_NAMES, TensorBase, _normalize_dim, _wrap
 from lucid.ops import reduction
@@ -35,9 +36,9 @@ from lucid.ops._common import (
 from lucid.ops._promote import low_precision_of, round_to, scalar_value, widen
 from lucid.ops.arithmetic import div, mul
 from lucid.ops.broadcast import broadcast_error, sum_to
-from lucid.ops.fills import to
+from lucid.ops.fills import fill_scalar, to
 from lucid.ops.pointwise import where
-from lucid.ops.shape import View, expand, expand_shape, view
+from lucid.ops.shape import REQUIRED, View, expand, expand_shape, missing_arguments, view
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -66,6 +67,7 @@ class Index(Function):
     last view op PyTorch would apply (select, slice, unsqueeze, alias)."""
 
     _backward_name = "IndexBackward0"
+    _complex_rule = HOLOMORPHIC
     _keeps_values_for_backward = True  # PyTorch saves the indices
 
     @staticmethod
@@ -114,6 +116,7 @@ class IndexGrad(Function):
     """
 
     _backward_name = "IndexPutBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, grad, shape, index, accumulate):
@@ -385,6 +388,7 @@ class ZeroAt(Function):
     """`grad` with the entries at `index` set to zero (its own adjoint)."""
 
     _backward_name = "IndexPutBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, grad, index):
@@ -402,6 +406,7 @@ class CopySlices(Function):
     """`x[index] = value` in place, where PyTorch writes through a view of x."""
 
     _backward_name = "lucid::autograd::CopySlices"
+    _complex_rule = HOLOMORPHIC
     _keeps_values_for_backward = True  # as PyTorch's CopySlices and index_put_
 
     @staticmethod
@@ -545,6 +550,7 @@ def _check_index_bounds(index: np.ndarray, dim: int, size: int) -> None:
 
 class Gather(Function):
     _backward_name = "GatherBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dim, index):
@@ -583,6 +589,7 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
 
 class Scatter(Function):
     _backward_name = "ScatterBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dim, index, src):
@@ -620,6 +627,7 @@ def _gather_to_src(grad: Tensor, dim: int, index: Tensor, src_shape: tuple) -> T
 
 class ScatterValue(Function):
     _backward_name = "ScatterBackward1"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dim, index, value):
@@ -639,6 +647,7 @@ class ScatterReduce(Function):
     """scatter with `reduce='add'|'multiply'`: PyTorch defines no derivative for it."""
 
     _backward_name = "lucid::autograd::NotImplemented"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dim, index, src, reduce):
@@ -728,7 +737,7 @@ def _scatter_call(input: Tensor, dim: int, index: Tensor, src: Any, value: Any,
     is_tensor = isinstance(src, TensorBase)
     dim = _check_scatter(input, dim, index, src if is_tensor else None)
     if not is_tensor:
-        src = scalar_value(src)
+        src = fill_scalar(scalar_value(src), input._data.dtype)
     if reduce is not None:
         return ScatterReduce, (dim, index, src, reduce)
     if is_tensor:
@@ -738,6 +747,7 @@ def _scatter_call(input: Tensor, dim: int, index: Tensor, src: Any, value: Any,
 
 class ScatterAdd(Function):
     _backward_name = "ScatterAddBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dim, index, src):
@@ -780,6 +790,7 @@ def scatter_add_(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 class IndexSelect(Function):
     _backward_name = "IndexSelectBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dim, index):
@@ -832,19 +843,23 @@ def _check_mask(mask: Tensor, name: str) -> None:
         )
 
 
-def _check_fill_value(value: Any) -> Any:
+def _check_fill_value(value: Any, input: Tensor) -> Any:
     if isinstance(value, TensorBase):
         if value._data.ndim:
             raise RuntimeError(
                 "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                 f"{value._data.ndim} dimension(s)."
             )
+        if value._data.dtype.kind == "c" and input._data.dtype.kind != "c":
+            # PyTorch reads the value as a Python number for a real input
+            fill_scalar(value._data.item(), input._data.dtype)
         return value
-    return scalar_value(value)
+    return fill_scalar(scalar_value(value), input._data.dtype)
 
 
 class MaskedFill(Function):
     _backward_name = "MaskedFillBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, mask, value):
@@ -852,6 +867,8 @@ class MaskedFill(Function):
         ctx.input_shape = x._data.shape
         array = x._data
         fill = np.asarray(value._data if isinstance(value, TensorBase) else value)
+        if fill.dtype.kind == "c" and array.dtype.kind != "c":
+            fill = fill.real  # its imaginary part is zero (checked before)
         try:
             return _wrap(np.where(mask._data, fill.astype(array.dtype), array))
         except ValueError:
@@ -877,7 +894,7 @@ class MaskedFillTensor(MaskedFill):
 def _check_masked_fill_arguments(op: str, input: Any, mask: Any, value: Any) -> None:
     """PyTorch's overload error for a mask that is no tensor, or a value that is neither a
     tensor nor a number; its parser marks every argument from the first that fails."""
-    value_ok = isinstance(value, TensorBase | bool | int | float | np.generic)
+    value_ok = isinstance(value, TensorBase | bool | int | float | complex | np.generic)
     if isinstance(mask, TensorBase) and value_ok:
         return
     method = called_as_method(op)
@@ -906,7 +923,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     """A copy of `input` with `value` (a number or 0-d tensor) where `mask` is True."""
     _check_masked_fill_arguments("masked_fill", input, mask, value)
     _check_mask(mask, "masked_fill_")
-    value = _check_fill_value(value)
+    value = _check_fill_value(value, input)
     if isinstance(value, TensorBase):
         return MaskedFillTensor.apply(input, mask, value)
     return MaskedFill.apply(input, mask, value)
@@ -916,7 +933,7 @@ def masked_fill_(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     """In-place masked_fill; `mask` must broadcast to `input`'s shape."""
     _check_masked_fill_arguments("masked_fill_", input, mask, value)
     _check_mask(mask, "masked_fill_")
-    value = _check_fill_value(value)
+    value = _check_fill_value(value, input)
     shape = input._data.shape
     mask_shape = mask._data.shape
     if mask_shape != shape:
@@ -935,6 +952,7 @@ def masked_fill_(input: Tensor, mask: Tensor, value: Any) -> Tensor:
 
 class MaskedSelect(Function):
     _backward_name = "MaskedSelectBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, mask, shape):
@@ -973,6 +991,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
 
 class Take(Function):
     _backward_name = "TakeBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, index):
@@ -1089,7 +1108,7 @@ def _reduce_into(result: np.ndarray, positions: np.ndarray, values: np.ndarray, 
         counts += 1
     else:
         np.maximum(counts, 1, out=counts)
-    if result.dtype.kind in FLOAT_KINDS:
+    if result.dtype.kind in INEXACT_KINDS:
         np.divide(result, counts, out=result, casting="unsafe")
     else:
         # PyTorch rounds an integer mean down
@@ -1102,6 +1121,9 @@ class ScatterReduction(Function):
     amin), with or without x's own entries. `src` arrives cut to index's shape."""
 
     _backward_name = "ScatterReduceBackward0"
+    # PyTorch refuses complex outputs that require grad out of place (the wrappers check),
+    # but in place it runs these real formulas on complex values unconjugated.
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, x, dim, index, src, reduce, include_self):
@@ -1193,6 +1215,7 @@ class DoubleBackwardError(Function):
     when several zeros of src meet at one position."""
 
     _backward_name = "lucid::autograd::Error"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, grad):
@@ -1239,7 +1262,20 @@ def _scatter_reduce_arguments(input: Tensor, dim: int, index: Tensor, src: Tenso
     dim = _check_scatter(input, dim, index, src)
     if reduce == "mean" and input._data.dtype == np.bool_:
         raise not_implemented("scatter_gather_tensor_cpu_reduce_mean", input._data.dtype)
+    if reduce in ("amax", "amin") and input._data.dtype.kind == "c":
+        raise not_implemented(f"scatter_gather_tensor_cpu_reduce_{reduce}", input._data.dtype)
     return dim, _leading_block_of(src, index._data.shape)
+
+
+def _refuse_complex_grad(name: str, *tensors: Tensor) -> None:
+    """PyTorch's refusal of an out-of-place op that has no complex derivative, when its
+    complex output would require grad."""
+    if tensors[0]._data.dtype.kind != "c" or not is_grad_enabled():
+        return
+    if any(tensor.requires_grad for tensor in tensors):
+        raise RuntimeError(
+            f"{name} does not support automatic differentiation for outputs with complex dtype."
+        )
 
 
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
@@ -1248,6 +1284,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     'prod', 'mean', 'amax' or 'amin'); `include_self=False` leaves input's own entries out
     of the entries that receive values. Ties of amax/amin share the gradient evenly."""
     dim, src = _scatter_reduce_arguments(input, dim, index, src, reduce)
+    _refuse_complex_grad("scatter_reduce", input, src)
     return ScatterReduction.apply(input, dim, index, src, reduce, bool(include_self))
 
 
@@ -1361,6 +1398,7 @@ def _add_in_rounds(result: np.ndarray, dim: int, positions: np.ndarray,
 
 class IndexAdd(Function):
     _backward_name = "IndexAddBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dim, index, source, alpha, out=None):
@@ -1395,7 +1433,12 @@ class IndexAdd(Function):
             if grad_source._data.shape != ctx.source_shape:
                 grad_source = View.apply(grad_source, ctx.source_shape)
             if ctx.alpha != 1:
-                grad_source = mul(grad_source, ctx.alpha)
+                # PyTorch multiplies by alpha, not its conjugate; as HOLOMORPHIC conjugates
+                # the result, a complex alpha is conjugated here to give PyTorch's gradient
+                alpha = ctx.alpha
+                grad_source = mul(
+                    grad_source, alpha.conjugate() if alpha.__class__ is complex else alpha
+                )
         return grad_output, None, None, grad_source, None
 
 
@@ -1404,8 +1447,8 @@ def _index_add_arguments(input: Tensor, dim: int, index: Tensor, source: Tensor,
     check_tensors(input, index, source)
     positions = _index_vector("index_add_", index)
     dim = _check_index_source("index_add_", input, dim, positions, source)
-    alpha = scalar_value(alpha)
-    if input._data.dtype.kind not in FLOAT_KINDS and isinstance(alpha, float):
+    alpha = fill_scalar(scalar_value(alpha), input._data.dtype)
+    if input._data.dtype.kind not in INEXACT_KINDS and isinstance(alpha, float):
         alpha = int(alpha)  # PyTorch casts alpha to an integer tensor's dtype
     return dim, alpha
 
@@ -1432,9 +1475,18 @@ def _index_reduce_arguments(input: Tensor, dim: int, index: Tensor, source: Tens
         raise RuntimeError(_INDEX_REDUCE_MESSAGE.format(reduce))
     positions = _index_vector("index_reduce_", index)
     dim = _check_index_source("index_reduce_", input, dim, positions, source)
-    if input._data.dtype == np.bool_:
+    dtype = input._data.dtype
+    if dtype == np.bool_:
         kernel = "index_func_" if include_self else "index_reduce_func_exclude_input_init"
-        raise not_implemented(kernel, input._data.dtype)
+        raise not_implemented(kernel, dtype)
+    if dtype.kind == "c":
+        # PyTorch's kernels: one per vector, one per slice of a larger tensor
+        if not include_self:
+            raise not_implemented("index_reduce_func_exclude_input_init", dtype)
+        if input._data.ndim <= 1:
+            raise not_implemented("index_func_", dtype)
+        if reduce in ("amax", "amin"):
+            raise not_implemented("maximum_cpu" if reduce == "amax" else "minimum_cpu", dtype)
     return dim, _spread_index(positions, dim, source._data.shape)
 
 
@@ -1443,6 +1495,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     """A copy of `input` with the slices of `source` reduced into it at positions `index`
     along `dim` by `reduce` ('prod', 'mean', 'amax' or 'amin')."""
     dim, spread = _index_reduce_arguments(input, dim, index, source, reduce, include_self)
+    _refuse_complex_grad("index_reduce", input, source)
     return IndexReduce.apply(input, dim, spread, source, reduce, bool(include_self))
 
 
@@ -1455,6 +1508,7 @@ def index_reduce_(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce
 
 class IndexCopy(Function):
     _backward_name = "IndexCopyBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dim, index, source):
@@ -1547,6 +1601,7 @@ class IndexFill(Function):
     """index_fill with a number; `positions` are the non-negative positions along `dim`."""
 
     _backward_name = "IndexFillBackward0"
+    _complex_rule = HOLOMORPHIC
     _keeps_values_for_backward = True  # PyTorch saves the index
 
     @staticmethod
@@ -1587,8 +1642,14 @@ def _index_fill_arguments(input: Tensor, dim: int, index: Tensor,
                 "index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                 f"{value._data.ndim} dimension(s)."
             )
+        is_complex = value._data.dtype.kind == "c"
     else:
         value = scalar_value(value)
+        is_complex = value.__class__ is complex
+    if is_complex and input._data.dtype.kind != "c":
+        raise RuntimeError(
+            "index_fill_(): Converting complex Scalar to non-complex type is not supported"
+        )
     if array.ndim > 1:
         raise RuntimeError("Index has to be a vector/scalar")
     shape = input._data.shape
@@ -1623,6 +1684,7 @@ class IndexPutValues(Function):
     """index_put: `values` written (or, with `accumulate`, added) at a prepared NumPy index."""
 
     _backward_name = "IndexPutBackward0"
+    _complex_rule = HOLOMORPHIC
     _keeps_values_for_backward = True  # as PyTorch's, it keeps the indices
 
     @staticmethod
@@ -1727,6 +1789,7 @@ class Put(Function):
     """put: `source` written (or added) at flat positions of `x`."""
 
     _backward_name = "PutBackward0"
+    _complex_rule = HOLOMORPHIC
     _keeps_values_for_backward = True  # PyTorch saves the index
 
     @staticmethod
@@ -1801,6 +1864,7 @@ def put_(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False)
 # -------------------------------------------------------------------- masked_scatter
 class MaskedScatter(Function):
     _backward_name = "MaskedScatterBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, mask, source, shape):
@@ -1886,13 +1950,14 @@ class SliceScatter(Function):
     """A copy of `x` with `src` written at a basic NumPy index (a slice of one dim)."""
 
     _backward_name = "SliceScatterBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, src, index):
         ctx.index = index
         ctx.src_dtype = src._data.dtype
         result = x._data.copy()
-        result[index] = src._data
+        result[index] = factories.real_part_for(src._data, result.dtype)
         return _wrap(result)
 
     @staticmethod
@@ -1940,6 +2005,7 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
         )
     numpy_index = (_WHOLE,) * dim + (index, Ellipsis)
     _check_slot(input, src, numpy_index)
+    _refuse_complex_grad("select_scatter", input, src)
     return SelectScatter.apply(input, src, numpy_index)
 
 
@@ -1954,6 +2020,7 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = 
         raise RuntimeError("slice step must be positive")
     numpy_index = (_WHOLE,) * dim + (slice(start, end, step), Ellipsis)
     _check_slot(input, src, numpy_index)
+    _refuse_complex_grad("slice_scatter", input, src)
     return SliceScatter.apply(input, src, numpy_index)
 
 
@@ -1999,8 +2066,9 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     return gather(input, dim, indices)
 
 
-def select(input: Tensor, dim: int, index: int) -> Tensor:
+def select(input: Tensor, dim: int = REQUIRED, index: int = REQUIRED) -> Tensor:
     """The slice at `index` of dimension `dim`, which is removed (a view)."""
+    missing_arguments("select", {"dim": dim, "index": index})
     check_tensors(input)
     check_int(dim, "select", "dim", 2)
     check_int(index, "select", "index", 3)

@@ -12,11 +12,11 @@ import numpy as np
 from lucid._core import dtypes
 from lucid._core.arguments import int_list_item_error, is_int_list_item, raise_argument_error
 from lucid._core.dtypes import SCALAR_TYPE_NAMES
-from lucid._core.function import Function
+from lucid._core.function import HOLOMORPHIC, Function
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops._common import check_int, check_tensors, invalid_combination
 from lucid.ops.indexing import _WHOLE, Slice
-from lucid.ops.shape import narrow, reshape, unsqueeze
+from lucid.ops.shape import REQUIRED, narrow, reshape, unsqueeze
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -60,6 +60,7 @@ def _is_legacy_empty(tensor: Tensor) -> bool:
 
 class Cat(Function):
     _backward_name = "CatBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, dim, *tensors):
@@ -132,6 +133,7 @@ concatenate = cat
 
 class Stack(Function):
     _backward_name = "StackBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, dim, *tensors):
@@ -162,6 +164,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor
 # ------------------------------------------------------------------------ splitting
 class Split(Function):
     _backward_name = "SplitBackward0"
+    _complex_rule = HOLOMORPHIC
     _returns_several_views = True
 
     @staticmethod
@@ -247,6 +250,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 
 class Unbind(Function):
     _backward_name = "UnbindBackward0"
+    _complex_rule = HOLOMORPHIC
     _returns_several_views = True
 
     @staticmethod
@@ -394,8 +398,11 @@ def _split_bounds(size: int, indices_or_sections: Any) -> list[tuple[int, int]]:
     return pairs
 
 
-def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+def tensor_split(input: Tensor, indices_or_sections: Any = REQUIRED,
+                 dim: int = 0) -> tuple[Tensor, ...]:  # fmt: skip
     """Split into `sections` nearly equal parts, or at the given indices, along `dim` (views)."""
+    if indices_or_sections is REQUIRED:
+        raise invalid_combination("tensor_split", (input,), _TENSOR_SPLIT_SIGNATURES)
     check_tensors(input)
     shape = input._data.shape
     if not shape:
@@ -434,17 +441,21 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
     )
 
 
+_DIRECTIONAL_SPLIT_SIGNATURES = (
+    "(Tensor input, int sections)",
+    "(Tensor input, tuple of ints indices)",
+)
+
+
 def _directional_split(name: str, input: Tensor, sections: Any, dim: int, min_dims: int) -> Any:
     check_tensors(input)
+    if sections is REQUIRED:
+        raise invalid_combination(name, (input,), _DIRECTIONAL_SPLIT_SIGNATURES)
     if isinstance(sections, bool) or not (
         isinstance(sections, int)
         or (isinstance(sections, list | tuple) and all(isinstance(i, int) for i in sections))
     ):
-        raise invalid_combination(
-            name,
-            (input, sections),
-            ("(Tensor input, int sections)", "(Tensor input, tuple of ints indices)"),
-        )
+        raise invalid_combination(name, (input, sections), _DIRECTIONAL_SPLIT_SIGNATURES)
     ndim = input._data.ndim
     if ndim < min_dims:
         raise RuntimeError(
@@ -461,14 +472,14 @@ def _directional_split(name: str, input: Tensor, sections: Any, dim: int, min_di
     return tensor_split(input, sections, dim)
 
 
-def hsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
+def hsplit(input: Tensor, indices_or_sections: Any = REQUIRED) -> tuple[Tensor, ...]:
     """tensor_split along dim 1 (dim 0 for a vector); an int must divide the size evenly."""
     check_tensors(input)
     dim = 1 if input._data.ndim > 1 else 0
     return _directional_split("hsplit", input, indices_or_sections, dim, 1)
 
 
-def vsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
+def vsplit(input: Tensor, indices_or_sections: Any = REQUIRED) -> tuple[Tensor, ...]:
     """tensor_split along dim 0 of a tensor of at least two dimensions."""
     return _directional_split("vsplit", input, indices_or_sections, 0, 2)
 

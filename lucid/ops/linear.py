@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lucid._core.arguments import raise_argument_error
+from lucid._core.dtypes import complex_use
+from lucid._core.grad_mode import is_grad_enabled
 from lucid.ops._common import autocast_op, check_tensors
 from lucid.ops.arithmetic import add
 from lucid.ops.products import addmm, matmul
@@ -43,6 +45,17 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y_k = input1^T weight_k input2 + bias_k over the last dimension."""
     check_tensors(input1, input2, weight)
+    operands = (input1, input2, weight) if bias is None else (input1, input2, weight, bias)
+    if (
+        complex_use.in_use
+        and is_grad_enabled()
+        and any(t.requires_grad for t in operands)
+        and any(t.is_complex() for t in operands)
+    ):
+        # PyTorch's bilinear is its _trilinear kernel, which has no complex derivative.
+        raise RuntimeError(
+            "_trilinear does not support automatic differentiation for outputs with complex dtype."
+        )
     out_features, in1, in2 = weight.shape
     leading = input1.shape[:-1]
     x1 = input1.reshape(-1, in1)

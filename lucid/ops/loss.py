@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core.arguments import argument_error, is_int
-from lucid._core.dtypes import FLOAT_KINDS, result_type
-from lucid._core.function import Function
+from lucid._core.dtypes import FLOAT_KINDS, complex_use, result_type
+from lucid._core.function import OWN_COMPLEX_RULE, Function
 from lucid._core.grad_mode import is_grad_enabled, no_grad
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import (
@@ -132,6 +132,8 @@ def mse_loss(
     reduction = legacy_reduction(size_average, reduce, reduction)
     _warn_size_mismatch(input, target)
     _check_weight_size(input, weight)
+    if complex_use.in_use and (input.is_complex() or target.is_complex()):
+        raise not_implemented("mse_cpu", result_type(input, target).numpy_dtype)
     difference = input - target
     return _weighted_mean(difference * difference, weight, reduction)
 
@@ -583,6 +585,11 @@ def cross_entropy(
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     # the log_softmax over the classes comes first, with its kernel's name: the last-dim one
     # where the classes are the last dim
+    if target.shape == input.shape and target._data.dtype.kind not in FLOAT_KINDS:
+        raise RuntimeError(
+            "Expected floating point type for target with class probabilities, got "
+            f"{_dtype_name(target._data.dtype)}"
+        )
     kernel = "log_softmax_lastdim_kernel_impl" if input.ndim <= 2 else "log_softmax_kernel_impl"
     _check_float_kernel(kernel, input)
     if target._data.dtype.kind in FLOAT_KINDS and target.shape == input.shape:
@@ -774,6 +781,8 @@ def kl_div(
     for position, (name, value) in enumerate((("input", input), ("target", target))):
         if not isinstance(value, TensorBase):
             raise argument_error("kl_div", name, position + 1, value)
+    if input._data.dtype.kind == "c" or target._data.dtype.kind == "c":
+        raise RuntimeError("kl_div: Complex inputs not supported.")
     if input._data.dtype.kind not in FLOAT_KINDS or target._data.dtype.kind not in FLOAT_KINDS:
         raise RuntimeError("kl_div: Integral inputs not supported.")
     if size_average is not None or reduce is not None:
@@ -827,8 +836,10 @@ def cosine_embedding_loss(
     square1 = (input1 * input1).sum(dim) + epsilon
     square2 = (input2 * input2).sum(dim) + epsilon
     cosine = product / (square1 * square2).sqrt()
+    # the clamp comes first, as in PyTorch, whose error a complex input meets there
+    hinge = clamp(cosine - margin, min=0.0)
     positive = where(target == 1, 1.0 - cosine, 0.0)
-    negative = where(target == -1, clamp(cosine - margin, min=0.0), 0.0)
+    negative = where(target == -1, hinge, 0.0)
     return _reduce(positive + negative, reduction)
 
 
@@ -910,6 +921,8 @@ class SoftMarginLoss(Function):
     """log(1 + exp(-target * input)), reduced inside the op as PyTorch's kernel does."""
 
     _backward_name = "SoftMarginLossBackward0"
+    # PyTorch runs it on complex input only where no gradient is recorded (`soft_margin_loss`)
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, x, y, reduction):
@@ -951,12 +964,18 @@ def soft_margin_loss(
     reduction = legacy_reduction(size_average, reduce, reduction)
     # PyTorch's kernel negates the input first, then writes a float result into its dtype
     _check_not_bool_negation(input)
-    if input._data.dtype.kind not in FLOAT_KINDS:
+    is_complex = input._data.dtype.kind == "c"
+    if input._data.dtype.kind not in FLOAT_KINDS and not is_complex:
         raise RuntimeError(
             "result type Float can't be cast to the desired output type "
             f"{_dtype_name(input._data.dtype)}"
         )
     _check_not_differentiable("soft_margin_loss", "target", target)
+    if is_complex and input.requires_grad and is_grad_enabled():
+        raise RuntimeError(
+            "soft_margin_loss does not support automatic differentiation for outputs with "
+            "complex dtype."
+        )
     shape = common_shape(input.shape, target.shape)
     if tuple(shape) != tuple(input.shape):
         raise RuntimeError(
@@ -1282,6 +1301,9 @@ def gaussian_nll_loss(
         var = _wrap(np.full_like(input._data, var))
     else:
         check_tensors(var)
+        if var._data.dtype.kind == "c":
+            # NumPy orders complex numbers; PyTorch's var < 0 has no complex kernel
+            raise not_implemented("lt_cpu", var._data.dtype)
         if np.any(var._data < 0):
             raise ValueError("var has negative entry/entries")
     if var.shape != input.shape:

@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lucid import factories
 from lucid._core import dtypes
 from lucid._core.arguments import raise_argument_error
 from lucid._core.devices import check_device
 from lucid._core.dtypes import SCALAR_TYPE_NAMES
-from lucid._core.function import Function
+from lucid._core.function import HOLOMORPHIC, Function
 from lucid._core.tensor import _normalize_dim, _wrap
 from lucid.ops._common import (
     _require_named_tensors,
@@ -23,7 +24,7 @@ from lucid.ops._common import (
 )
 from lucid.ops._promote import scalar_value
 from lucid.ops.cumulative import cumprod
-from lucid.ops.fills import to
+from lucid.ops.fills import fill_scalar, refuse_complex_grad_for_real, to
 from lucid.ops.joining import cat
 from lucid.ops.shape import expand, flip, reshape
 
@@ -60,6 +61,7 @@ def _diagonal_view(array: np.ndarray, offset: int, dim1: int, dim2: int) -> np.n
 
 class Diagonal(Function):
     _backward_name = "DiagonalBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, offset, dim1, dim2):
@@ -87,6 +89,7 @@ class DiagonalGrad(Function):
     """Zeros of `shape` with `values` on the diagonal: the gradient of `diagonal`."""
 
     _backward_name = "DiagonalBackwardBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, values, shape, offset, dim1, dim2):
@@ -161,13 +164,17 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
 
 class DiagonalScatter(Function):
     _backward_name = "DiagonalScatterBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, src, offset, dim1, dim2):
         ctx.offset, ctx.dim1, ctx.dim2 = offset, dim1, dim2
         ctx.src_shape = src._data.shape
+        ctx.src_dtype = src._data.dtype
         result = x._data.copy()
-        _diagonal_view(result, offset, dim1, dim2)[...] = src._data
+        _diagonal_view(result, offset, dim1, dim2)[...] = factories.real_part_for(
+            src._data, result.dtype
+        )
         return _wrap(result)
 
     @staticmethod
@@ -178,6 +185,7 @@ class DiagonalScatter(Function):
             zeros = _wrap(np.zeros(ctx.src_shape, grad_output._data.dtype))
             grad_x = DiagonalScatter.apply(grad_output, zeros, ctx.offset, ctx.dim1, ctx.dim2)
         if ctx.needs_input_grad[1]:
+            refuse_complex_grad_for_real(grad_output, ctx.src_dtype)
             grad_src = DiagonalCopy.apply(grad_output, ctx.offset, ctx.dim1, ctx.dim2)
         return grad_x, grad_src, None, None, None
 
@@ -208,6 +216,7 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
 
 class Trace(Function):
     _backward_name = "TraceBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -247,6 +256,7 @@ class FillDiagonal(Function):
     """Write `value` on the main diagonal (entries whose indices are all equal)."""
 
     _backward_name = "lucid::autograd::CopySlices"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, positions, value):
@@ -279,12 +289,14 @@ def fill_diagonal_(input: Tensor, fill_value: Any, wrap: bool = False) -> Tensor
         stop = rows * columns if wrap else min(rows, columns) * columns
         flat = np.arange(0, stop, columns + 1)
         positions = (flat // columns, flat % columns)
-    return apply_inplace(FillDiagonal, input, positions, scalar_value(fill_value))
+    value = fill_scalar(scalar_value(fill_value), input._data.dtype)
+    return apply_inplace(FillDiagonal, input, positions, value)
 
 
 # ------------------------------------------------------------------------- triangles
 class Tril(Function):
     _backward_name = "TrilBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, diagonal):
@@ -310,6 +322,7 @@ def tril(input: Tensor, diagonal: int = 0) -> Tensor:
 
 class Triu(Function):
     _backward_name = "TriuBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, diagonal):
@@ -385,6 +398,7 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, devi
 # -------------------------------------------------------- matrices built from parts
 class BlockDiag(Function):
     _backward_name = "BlockDiagBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, *tensors):

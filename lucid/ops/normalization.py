@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core.arguments import int_list_item_error, is_int_list_item
-from lucid._core.dtypes import FLOAT_KINDS, SCALAR_TYPE_NAMES
+from lucid._core.dtypes import FLOAT_KINDS, INEXACT_KINDS, SCALAR_TYPE_NAMES
 from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import Function
 from lucid._core.grad_mode import is_grad_enabled, no_grad
@@ -253,6 +253,7 @@ class NativeGroupNorm(_Normalize):
 
 class NativeBatchNorm(_Normalize):
     _backward_name = "NativeBatchNormBackward0"
+    _complex_refusal = (NotImplementedError, "\"batch_norm\" not implemented for '{dtype}'")
 
 
 def _shape_tuple(shape: Any, op: str) -> tuple[int, ...]:
@@ -633,6 +634,11 @@ def local_response_norm(
         # PyTorch averages the squares of a 4-D or 5-D input with avg_pool3d, which its CPU
         # build does not have for float16 and bfloat16
         raise not_implemented("avg_pool3d_out_frame", input._data.dtype)
+    if input._data.dtype.kind == "c":
+        # nor, for complex input, avg_pool2d (3-D input) or avg_pool3d
+        raise not_implemented(
+            "avg_pool2d" if dim == 3 else "avg_pool3d_out_frame", input._data.dtype
+        )
     channels = input.shape[1]
     squares = input * input
     # pad the channel dim (the last pair of a pad list addresses dim 1)
@@ -657,7 +663,7 @@ def rms_norm(
         check_number(eps, "rms_norm", "eps", 4, "float")
     _check_normalized_shape(input, normalized_shape, weight)
     dtype = input._data.dtype
-    if dtype.kind not in FLOAT_KINDS:
+    if dtype.kind not in INEXACT_KINDS:
         raise not_implemented("rms_norm", dtype)
     # float16 and bfloat16 are normalized in float32 (eps too: float32's) and the result,
     # weight included, cast back once, as in PyTorch
@@ -683,6 +689,7 @@ class WeightNormInterface(Function):
     """v * g / ||v||, the norm taken over every dim of v except `dim` (kept with size 1)."""
 
     _backward_name = "WeightNormInterfaceBackward0"
+    _complex_refusal = (NotImplementedError, "\"weight_norm_kernel\" not implemented for '{dtype}'")
     _op_name = "weight_norm"
 
     @staticmethod

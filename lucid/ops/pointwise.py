@@ -13,14 +13,17 @@ import numpy as np
 
 from lucid._core import dtypes
 from lucid._core.arguments import argument_error, raise_argument_error
-from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS, numpy_finfo
-from lucid._core.function import Function
+from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS, INEXACT_KINDS, numpy_finfo
+from lucid._core.function import HOLOMORPHIC, OWN_COMPLEX_RULE, Function
+from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops import _gamma, _special
 from lucid.ops._common import (
     apply_inplace,
     cast_error,
+    check_complex_into_real,
     check_int,
+    check_real_number,
     check_tensors,
     inplace_operand,
     invalid_combination,
@@ -63,9 +66,7 @@ __all__ = [
     "expm1_", "exp2_", "log_", "log1p_", "log2_", "log10_", "rsqrt_", "square_", "sin_", "cos_",
     "tan_", "sinh_", "cosh_", "tanh_", "asin_", "acos_", "atan_", "asinh_", "acosh_", "atanh_",
     "arcsin_", "arccos_", "arctan_", "arcsinh_", "arccosh_", "arctanh_", "erf_", "erfc_", "floor_",
-    "ceil_", "trunc_", "fix_", "round_", "conj", "conj_physical", "conj_physical_", "resolve_conj",
-    "resolve_neg", "is_conj", "is_neg", "is_distributed", "is_complex", "real", "imag", "isreal",
-    "angle", "isin",
+    "ceil_", "trunc_", "fix_", "round_", "is_distributed", "angle", "isin",
 ]  # fmt: skip
 
 _INTEGRAL_KINDS = "iub"
@@ -78,6 +79,7 @@ def _cpp_name(numpy_dtype: np.dtype) -> str:
 # ------------------------------------------------------------------ exp / log
 class Exp(Function):
     _backward_name = "ExpBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -102,6 +104,7 @@ def exp_(input: Tensor) -> Tensor:
 
 class Expm1(Function):
     _backward_name = "Expm1Backward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -126,6 +129,7 @@ def expm1_(input: Tensor) -> Tensor:
 
 class Log(Function):
     _backward_name = "LogBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -151,6 +155,7 @@ class Logit(Function):
     """log(x / (1 - x)), with x first clamped to [eps, 1 - eps] when eps is given."""
 
     _backward_name = "LogitBackward0"
+    _complex_refusal = (NotImplementedError, "\"logit_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, eps):
@@ -190,6 +195,7 @@ def logit_(input: Tensor, eps: float | None = None) -> Tensor:
 
 class Log1p(Function):
     _backward_name = "Log1PBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -213,6 +219,7 @@ def log1p_(input: Tensor) -> Tensor:
 
 class Log2(Function):
     _backward_name = "Log2Backward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -236,6 +243,7 @@ def log2_(input: Tensor) -> Tensor:
 
 class Log10(Function):
     _backward_name = "Log10Backward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -260,6 +268,7 @@ def log10_(input: Tensor) -> Tensor:
 # ----------------------------------------------------------------- roots, abs
 class Sqrt(Function):
     _backward_name = "SqrtBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, out=None):
@@ -288,6 +297,7 @@ def sqrt_(input: Tensor) -> Tensor:
 
 class Rsqrt(Function):
     _backward_name = "RsqrtBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -313,6 +323,7 @@ def rsqrt_(input: Tensor) -> Tensor:
 
 class Abs(Function):
     _backward_name = "AbsBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, x):
@@ -324,6 +335,9 @@ class Abs(Function):
     @staticmethod
     def backward(ctx, grad_output):
         (x,) = ctx.saved_tensors
+        if x._data.dtype.kind == "c":
+            # the gradient of |z| is g z/|z| = g sgn(z), 0 at 0
+            return grad_output * sgn(x)
         # d/dx |x| = sign(x), taken as 0 at 0 (and at nan, as PyTorch's sign gives 0 there)
         return grad_output * sign(x)
 
@@ -333,6 +347,9 @@ def abs(input: Tensor) -> Tensor:
 
 
 def abs_(input: Tensor) -> Tensor:
+    if isinstance(input, TensorBase) and input._data.dtype.kind == "c":
+        # |z| is real: it has no complex tensor to be written into
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
     return apply_inplace(Abs, input)
 
 
@@ -350,6 +367,11 @@ def _sign_array(array: np.ndarray) -> np.ndarray:
 
 class Sign(Function):
     _backward_name = "SignBackward0"
+    _complex_refusal = (
+        NotImplementedError,
+        "Unlike NumPy, lucid.sign is not intended to support complex numbers. Please use "
+        "lucid.sgn instead.",
+    )
 
     @staticmethod
     def forward(ctx, x):
@@ -386,39 +408,54 @@ def square_(input: Tensor) -> Tensor:
     return _pow_(input, 2)
 
 
+def _is_complex_operand(value: Any) -> bool:
+    if isinstance(value, TensorBase):
+        return value._data.dtype.kind == "c"
+    return isinstance(value, complex)
+
+
 def float_power(input: Any, exponent: Any) -> Tensor:
-    """pow computed in float64 whatever the operands' dtypes."""
-    if isinstance(input, TensorBase):
-        input = to(input, dtypes.float64)
-    elif not isinstance(exponent, TensorBase):
+    """pow computed in float64 (complex128 if either operand is complex) whatever the operands'
+    dtypes."""
+    if not isinstance(input, TensorBase) and not isinstance(exponent, TensorBase):
         raise TypeError(
             f"float_power() expected at least one Tensor operand, got {type(input).__name__} "
             f"and {type(exponent).__name__}"
         )
+    is_complex = _is_complex_operand(input) or _is_complex_operand(exponent)
+    target = dtypes.complex128 if is_complex else dtypes.float64
+    scalar_type = complex if is_complex else float
+    if isinstance(input, TensorBase):
+        input = to(input, target)
     else:
-        input = float(scalar_value(input))
+        input = scalar_type(scalar_value(input))
     if isinstance(exponent, TensorBase):
-        exponent = to(exponent, dtypes.float64)
+        exponent = to(exponent, target)
     else:
-        exponent = float(scalar_value(exponent))
+        exponent = scalar_type(scalar_value(exponent))
     return _pow(input, exponent)
 
 
 def float_power_(input: Tensor, exponent: Any) -> Tensor:
-    """In-place float_power: only a float64 tensor can hold its result."""
-    if input._data.dtype != np.float64:
+    """In-place float_power: only a float64 (complex128) tensor can hold its result."""
+    is_complex = _is_complex_operand(input) or _is_complex_operand(exponent)
+    target = np.complex128 if is_complex else np.float64
+    if input._data.dtype != target:
         raise RuntimeError(
             f"the base given to float_power_ has dtype {_dtype_name(input._data.dtype)} but the "
-            "operation's result requires dtype Double"
+            f"operation's result requires dtype {_dtype_name(np.dtype(target))}"
         )
+    scalar_type = complex if is_complex else float
     if isinstance(exponent, TensorBase):
-        return apply_inplace(PowTensor, input, to(exponent, dtypes.float64))
-    return apply_inplace(Pow, input, float(scalar_value(exponent)))
+        exponent = to(exponent, dtypes.complex128 if is_complex else dtypes.float64)
+        return apply_inplace(PowTensor, input, exponent)
+    return apply_inplace(Pow, input, scalar_type(scalar_value(exponent)))
 
 
 # -------------------------------------------------------------- trigonometric
 class Sin(Function):
     _backward_name = "SinBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -442,6 +479,7 @@ def sin_(input: Tensor) -> Tensor:
 
 class Cos(Function):
     _backward_name = "CosBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -465,6 +503,7 @@ def cos_(input: Tensor) -> Tensor:
 
 class Tan(Function):
     _backward_name = "TanBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -489,6 +528,7 @@ def tan_(input: Tensor) -> Tensor:
 
 class Tanh(Function):
     _backward_name = "TanhBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -510,6 +550,7 @@ class TanhBackward(Function):
     """
 
     _backward_name = "TanhBackwardBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, grad_output, result):
@@ -538,6 +579,7 @@ def tanh_(input: Tensor) -> Tensor:
 
 class Sinh(Function):
     _backward_name = "SinhBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -561,6 +603,7 @@ def sinh_(input: Tensor) -> Tensor:
 
 class Cosh(Function):
     _backward_name = "CoshBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -584,6 +627,7 @@ def cosh_(input: Tensor) -> Tensor:
 
 class Asin(Function):
     _backward_name = "AsinBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -613,6 +657,7 @@ arcsin_ = asin_
 
 class Acos(Function):
     _backward_name = "AcosBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -642,6 +687,7 @@ arccos_ = acos_
 
 class Atan(Function):
     _backward_name = "AtanBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -671,6 +717,7 @@ arctan_ = atan_
 
 class Atan2(Function):
     _backward_name = "Atan2Backward0"
+    _complex_refusal = (NotImplementedError, "\"atan2_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -715,6 +762,7 @@ arctan2 = atan2
 def atan2_(input: Tensor, other: Tensor) -> Tensor:
     if not isinstance(other, TensorBase):
         raise argument_error("atan2_", "other", 1, other)
+    check_complex_into_real(input, other)
     return apply_inplace(Atan2, input, other)
 
 
@@ -727,6 +775,7 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 class Erf(Function):
     _backward_name = "ErfBackward0"
+    _complex_refusal = (NotImplementedError, "\"erf_vml_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -750,6 +799,7 @@ def erf_(input: Tensor) -> Tensor:
 
 class Erfc(Function):
     _backward_name = "ErfcBackward0"
+    _complex_refusal = (NotImplementedError, "\"erfc_vml_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -792,6 +842,7 @@ def _integral_copy_or_fail(x: Tensor, kernel: str) -> np.ndarray | None:
 
 class Floor(_Rounding):
     _backward_name = "FloorBackward0"
+    _complex_refusal = (NotImplementedError, "floor is not supported for complex inputs")
 
     @staticmethod
     def forward(ctx, x):
@@ -810,6 +861,7 @@ def floor_(input: Tensor) -> Tensor:
 
 class Ceil(_Rounding):
     _backward_name = "CeilBackward0"
+    _complex_refusal = (NotImplementedError, "ceil is not supported for complex inputs")
 
     @staticmethod
     def forward(ctx, x):
@@ -828,6 +880,7 @@ def ceil_(input: Tensor) -> Tensor:
 
 class Trunc(_Rounding):
     _backward_name = "TruncBackward0"
+    _complex_refusal = (NotImplementedError, "trunc is not supported for complex inputs")
 
     @staticmethod
     def forward(ctx, x):
@@ -854,6 +907,7 @@ class Round(_Rounding):
     """Round half to even."""
 
     _backward_name = "RoundBackward0"
+    _complex_refusal = (NotImplementedError, "\"round_vml_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -866,6 +920,7 @@ class RoundDecimals(_Rounding):
     """Round half to even at `decimals` digits after the point (before it when negative)."""
 
     _backward_name = "RoundBackward1"
+    _complex_refusal = (NotImplementedError, "\"round_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, decimals):
@@ -917,6 +972,7 @@ class Lerp(Function):
     """Linear interpolation with a Python-number weight."""
 
     _backward_name = "LerpBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, start, end, weight):
@@ -947,6 +1003,7 @@ class LerpTensor(Function):
     """Linear interpolation with a tensor weight."""
 
     _backward_name = "LerpBackward1"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, start, end, weight):
@@ -995,7 +1052,7 @@ def _check_lerp_dtypes(input: Tensor, end: Tensor, weight: Tensor | None) -> Non
             f"expected dtype {_cpp_name(start_dtype)} for `weight` but got dtype "
             f"{_cpp_name(weight._data.dtype)}"
         )
-    if start_dtype.kind not in FLOAT_KINDS:
+    if start_dtype.kind not in INEXACT_KINDS:
         kernel = "lerp_kernel_scalar" if weight is None else "lerp_kernel_tensor"
         raise _not_implemented(kernel, start_dtype)
 
@@ -1025,22 +1082,24 @@ def _check_lerp(input: Tensor, end: Any, weight: Any) -> None:
                 f"expected dtype {_cpp_name(start_dtype)} for `weight` but got dtype "
                 f"{_cpp_name(weight._data.dtype)}"
             )
-        if start_dtype.kind not in FLOAT_KINDS:
+        if start_dtype.kind not in INEXACT_KINDS:
             raise _not_implemented("lerp_kernel_tensor", start_dtype)
         return
-    scalar_value(weight)
-    if start_dtype.kind not in FLOAT_KINDS:
+    check_real_number(scalar_value(weight), input, end)
+    if start_dtype.kind not in INEXACT_KINDS:
         raise _not_implemented("lerp_kernel_scalar", start_dtype)
 
 
 class NanToNum(Function):
     _backward_name = "NanToNumBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, x, nan, posinf, neginf):
         array = x._data
         if array.dtype.kind not in FLOAT_KINDS:
-            return _wrap(array.copy())
+            if array.dtype.kind != "c":
+                return _wrap(array.copy())
         info = numpy_finfo(array.dtype)
         posinf = info.max if posinf is None else posinf
         neginf = info.min if neginf is None else neginf
@@ -1059,6 +1118,16 @@ class NanToNum(Function):
 def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
                neginf: float | None = None) -> Tensor:  # fmt: skip
     """Replace nan, +inf and -inf (default: 0 and the dtype's largest and lowest finite values)."""
+    if (
+        isinstance(input, TensorBase)
+        and input._data.dtype.kind == "c"
+        and input.requires_grad
+        and is_grad_enabled()
+    ):
+        # PyTorch's out-of-place form has no complex derivative (its in-place form has)
+        raise RuntimeError(
+            "nan_to_num does not support automatic differentiation for outputs with complex dtype."
+        )
     posinf = None if posinf is None else scalar_value(posinf)
     neginf = None if neginf is None else scalar_value(neginf)
     return NanToNum.apply(input, scalar_value(nan), posinf, neginf)
@@ -1107,6 +1176,7 @@ class Clamp(Function):
     """Clamp to Python-number bounds."""
 
     _backward_name = "ClampBackward1"
+    _complex_refusal = (NotImplementedError, "clamp is not supported for complex types")
 
     @staticmethod
     def forward(ctx, x, low, high):
@@ -1154,6 +1224,7 @@ class ClampTensor(Function):
     """Clamp to tensor bounds (either may be None)."""
 
     _backward_name = "ClampBackward0"
+    _complex_refusal = (NotImplementedError, "clamp is not supported for complex types")
 
     @staticmethod
     def forward(ctx, x, low, high):
@@ -1193,6 +1264,9 @@ def _clamp_bounds(input: Tensor, min: Any, max: Any) -> tuple[bool, Any, Any]:
             max = max.item()
     min = None if min is None else scalar_value(min)
     max = None if max is None else scalar_value(max)
+    if (isinstance(min, complex) or isinstance(max, complex)) and input._data.dtype.kind != "c":
+        # PyTorch reads a number bound as a double
+        raise RuntimeError("value cannot be converted to type double without overflow")
     return False, min, max
 
 
@@ -1200,8 +1274,22 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """Limit input to [min, max]; either bound may be None, a number or a tensor."""
     tensor_bounds, min, max = _clamp_bounds(input, min, max)
     if tensor_bounds:
+        _refuse_complex_bounds(input, min, max)
         return ClampTensor.apply(input, min, max)
     return Clamp.apply(input, min, max)
+
+
+def _refuse_complex_bounds(input: Tensor, min: Tensor | None, max: Tensor | None) -> None:
+    """PyTorch's error for a complex tensor bound of a real input (a complex input is refused
+    by the op itself): it names the kernel the bounds select."""
+    if input._data.dtype.kind == "c":
+        return
+    bounds = [bound for bound in (min, max) if bound is not None]
+    if any(bound._data.dtype.kind == "c" for bound in bounds):
+        kernel = (
+            "clamp_cpu" if len(bounds) == 2 else "maximum_cpu" if max is None else "minimum_cpu"
+        )
+        raise _not_implemented(kernel, dtypes.result_type(input, *bounds).numpy_dtype)
 
 
 clip = clamp
@@ -1210,6 +1298,7 @@ clip = clamp
 def clamp_(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
     tensor_bounds, min, max = _clamp_bounds(input, min, max)
     if tensor_bounds:
+        check_complex_into_real(input, min, max)
         return apply_inplace(ClampTensor, input, min, max)
     array = input._data
     target = _number_clamp_dtype(input, min, max)
@@ -1277,6 +1366,7 @@ def _select(condition: np.ndarray, x: Any, y: Any) -> np.ndarray:
 
 class Where(Function):
     _backward_name = "WhereBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, condition, a, b):
@@ -1340,7 +1430,7 @@ def isnan(input: Tensor) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
-    if array.dtype.kind not in FLOAT_KINDS:
+    if array.dtype.kind not in INEXACT_KINDS:
         return _wrap(np.zeros(array.shape, np.bool_))
     return _wrap(np.isnan(array))
 
@@ -1351,7 +1441,7 @@ def isinf(input: Tensor) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
-    if array.dtype.kind not in FLOAT_KINDS:
+    if array.dtype.kind not in INEXACT_KINDS:
         return _wrap(np.zeros(array.shape, np.bool_))
     return _wrap(np.isinf(array))
 
@@ -1362,7 +1452,7 @@ def isfinite(input: Tensor) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
-    if array.dtype.kind not in FLOAT_KINDS:
+    if array.dtype.kind not in INEXACT_KINDS:
         return _wrap(np.ones(array.shape, np.bool_))
     return _wrap(np.isfinite(array))
 
@@ -1373,6 +1463,8 @@ def isposinf(input: Tensor) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
+    if array.dtype.kind == "c":
+        raise RuntimeError("isposinf does not support complex inputs.")
     if array.dtype.kind not in FLOAT_KINDS:
         return _wrap(np.zeros(array.shape, np.bool_))
     return _wrap(np.isposinf(array))
@@ -1384,6 +1476,8 @@ def isneginf(input: Tensor) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
+    if array.dtype.kind == "c":
+        raise RuntimeError("isneginf does not support complex inputs.")
     if array.dtype.kind not in FLOAT_KINDS:
         return _wrap(np.zeros(array.shape, np.bool_))
     return _wrap(np.isneginf(array))
@@ -1398,6 +1492,8 @@ def signbit(input: Tensor) -> Tensor:
         raise
     if array.dtype.kind in FLOAT_KINDS:
         return _wrap(np.signbit(array))
+    if array.dtype.kind == "c":
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
     if array.dtype.kind == "i":
         return _wrap(np.less(array, 0))
     return _wrap(np.zeros(array.shape, np.bool_))
@@ -1417,13 +1513,20 @@ def _promoted_arrays(input: Any, other: Any) -> tuple[Any, Any]:
 def _comparison_operand(name: str, value: Any) -> Any:
     if isinstance(value, TensorBase):
         return value
-    if isinstance(value, bool | int | float | np.generic):
+    if isinstance(value, bool | int | float | complex | np.generic):
         return scalar_value(value)
     raise TypeError(
         f"{name}() received an invalid combination of arguments - got (Tensor, "
         f"{type(value).__name__}), but expected one of:\n * (Tensor input, Tensor other)\n"
         f" * (Tensor input, Number other)"
     )
+
+
+# The kernels PyTorch names when an ordering comparison meets complex numbers (NumPy orders
+# them lexicographically; PyTorch refuses).
+_ORDERING_KERNELS = {
+    np.less: "lt_cpu", np.less_equal: "le_cpu", np.greater: "gt_cpu", np.greater_equal: "ge_cpu",
+}  # fmt: skip
 
 
 def _compare(name: str, ufunc: Any, input: Any, other: Any) -> Tensor:
@@ -1433,6 +1536,9 @@ def _compare(name: str, ufunc: Any, input: Any, other: Any) -> Tensor:
             "(Tensor input, Number other, *, Tensor out = None)",
         ))  # fmt: skip
     x, y = _promoted_arrays(input, _comparison_operand(name, other))
+    # (x is input's array, in the promoted dtype)
+    if x.dtype.kind == "c" and ufunc in _ORDERING_KERNELS:
+        raise _not_implemented(_ORDERING_KERNELS[ufunc], x.dtype)
     # float16/bfloat16 compare exactly in float32, where NumPy's kernels are vectorised (7x
     # faster than ml_dtypes' element-at-a-time bfloat16 comparisons)
     x, y = widen(x), widen(y)
@@ -1445,6 +1551,8 @@ def _compare(name: str, ufunc: Any, input: Any, other: Any) -> Tensor:
 # Comparisons and logical ops in place write 0 and 1 in the input's dtype. They are piecewise
 # constant, so their gradient is zero; the grad_fn names are PyTorch's (scalar, tensor other).
 class _CompareInplace(Function):
+    _complex_rule = HOLOMORPHIC
+
     @staticmethod
     def forward(ctx, x, other, name, ufunc):
         ctx.shape = x._data.shape
@@ -1634,7 +1742,7 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
         exactly = np.equal(x, y)
     except ValueError:
         raise broadcast_error(x.shape, y.shape) from None
-    if x.dtype.kind not in FLOAT_KINDS:
+    if x.dtype.kind not in INEXACT_KINDS:
         # integers: compare in float64 so the difference cannot overflow
         x, y = x.astype(np.float64), y.astype(np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -1661,7 +1769,7 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
     """Whether each of `elements` occurs in `test_elements` (either may be a number)."""
 
     def is_number(value: Any) -> bool:
-        return isinstance(value, int | float) and not isinstance(value, TensorBase)
+        return isinstance(value, int | float | complex) and not isinstance(value, TensorBase)
 
     if not (
         (isinstance(elements, TensorBase) or is_number(elements))
@@ -1679,8 +1787,10 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
     values = elements._data if isinstance(elements, TensorBase) else np.asarray(elements)
     tests = test_elements._data if isinstance(test_elements, TensorBase) else test_elements
     for array in (values, np.asarray(tests)):
-        if array.dtype == np.bool_:
-            raise RuntimeError("Unsupported input type encountered for isin(): Bool")
+        if array.dtype == np.bool_ or array.dtype.kind == "c":
+            raise RuntimeError(
+                f"Unsupported input type encountered for isin(): {_dtype_name(array.dtype)}"
+            )
     return _wrap(np.isin(values, tests, assume_unique=assume_unique, invert=invert))
 
 
@@ -1776,7 +1886,7 @@ def _bitwise_result(ufunc: Any, kernel: str, a: Any, b: Any, out: np.ndarray | N
         error = cast_error(target, out.dtype)
         if error is not None:
             raise error
-    if target.kind in FLOAT_KINDS:
+    if target.kind in INEXACT_KINDS:
         raise _not_implemented(kernel, target)
     x, y = _promoted_arrays(a, b)
     try:
@@ -1786,18 +1896,24 @@ def _bitwise_result(ufunc: Any, kernel: str, a: Any, b: Any, out: np.ndarray | N
 
 
 class BitwiseAnd(Function):
+    _complex_refusal = (NotImplementedError, "\"bitwise_and_cpu\" not implemented for '{dtype}'")
+
     @staticmethod
     def forward(ctx, a, b, out=None):
         return _bitwise_result(np.bitwise_and, "bitwise_and_cpu", a, b, out)
 
 
 class BitwiseOr(Function):
+    _complex_refusal = (NotImplementedError, "\"bitwise_or_cpu\" not implemented for '{dtype}'")
+
     @staticmethod
     def forward(ctx, a, b, out=None):
         return _bitwise_result(np.bitwise_or, "bitwise_or_cpu", a, b, out)
 
 
 class BitwiseXor(Function):
+    _complex_refusal = (NotImplementedError, "\"bitwise_xor_cpu\" not implemented for '{dtype}'")
+
     @staticmethod
     def forward(ctx, a, b, out=None):
         return _bitwise_result(np.bitwise_xor, "bitwise_xor_cpu", a, b, out)
@@ -1833,12 +1949,16 @@ def _right_shift(x: Any, y: Any) -> np.ndarray:
 
 
 class BitwiseLeftShift(Function):
+    _complex_refusal = (NotImplementedError, "\"lshift_cpu\" not implemented for '{dtype}'")
+
     @staticmethod
     def forward(ctx, a, b, out=None):
         return _bitwise_result(_left_shift, "lshift_cpu", a, b, out)
 
 
 class BitwiseRightShift(Function):
+    _complex_refusal = (NotImplementedError, "\"rshift_cpu\" not implemented for '{dtype}'")
+
     @staticmethod
     def forward(ctx, a, b, out=None):
         return _bitwise_result(_right_shift, "rshift_cpu", a, b, out)
@@ -1894,13 +2014,15 @@ def bitwise_not(input: Tensor) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
-    if array.dtype.kind in FLOAT_KINDS:
+    if array.dtype.kind in INEXACT_KINDS:
         raise _not_implemented("bitwise_not_cpu", array.dtype)
     return _wrap(np.invert(array))
 
 
 class BitwiseNot(Function):
     """Bitwise NOT for the in-place form; integer and bool tensors never require grad."""
+
+    _complex_refusal = (NotImplementedError, "\"bitwise_not_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -1958,16 +2080,44 @@ def _float_pair(a: Any, b: Any, kernel: str | None) -> tuple[Any, Any]:
     return x, y
 
 
+def _safe_abs(z: Tensor) -> tuple[Tensor, Tensor]:
+    """|z|, with 1 where z is 0 so dividing by it raises no flag, and the mask of those zeros."""
+    magnitude = abs(z)
+    is_zero = eq(magnitude, 0.0)
+    return where(is_zero, 1.0, magnitude), is_zero
+
+
 class Sgn(Function):
     _backward_name = "SgnBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, x):
-        ctx.shape = x._data.shape
-        return _wrap(_sign_array(x._data))
+        array = x._data
+        if array.dtype.kind == "c":
+            ctx.save_for_backward(x)
+            magnitude = np.abs(array)
+            is_zero = magnitude == 0
+            # z / |z|, and 0 at 0 (divided by a safe 1 there), each part by the real |z| as
+            # PyTorch divides (a complex division would rescale and give inf at denormals)
+            divisor = np.where(is_zero, 1, magnitude)
+            result = np.empty_like(array)
+            result.real = np.where(is_zero, 0, array.real / divisor)
+            result.imag = np.where(is_zero, 0, array.imag / divisor)
+            return _wrap(result)
+        ctx.shape = array.shape
+        return _wrap(_sign_array(array))
 
     @staticmethod
     def backward(ctx, grad_output):
+        if ctx.saved_tensors:
+            (x,) = ctx.saved_tensors
+            # s = z/|z|: ds/dz = 1/(2|z|), ds/dconj(z) = -s^2/(2|z|), so the gradient is
+            # (g - conj(g) s^2) / (2|z|), taken as 0 at 0
+            magnitude, is_zero = _safe_abs(x)
+            s = sgn(x)
+            grad = (grad_output - grad_output.conj() * s * s) / (magnitude * 2.0)
+            return where(is_zero, 0.0, grad)
         # the sign of a real number is piecewise constant
         return zeros_like_grad(grad_output, ctx.shape)
 
@@ -1983,6 +2133,7 @@ def sgn_(input: Tensor) -> Tensor:
 
 class Frac(Function):
     _backward_name = "FracBackward0"
+    _complex_refusal = (NotImplementedError, "\"frac_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -2027,11 +2178,13 @@ class _ScaleBy(Function):
 
 class Deg2Rad(_ScaleBy):
     _backward_name = "Deg2RadBackward0"
+    _complex_refusal = (RuntimeError, "deg2rad is not supported for complex tensors.")
     _factor = _DEGREES_TO_RADIANS
 
 
 class Rad2Deg(_ScaleBy):
     _backward_name = "Rad2DegBackward0"
+    _complex_refusal = (RuntimeError, "rad2deg is not supported for complex tensors.")
     _factor = _RADIANS_TO_DEGREES
 
 
@@ -2053,6 +2206,7 @@ def rad2deg_(input: Tensor) -> Tensor:
 
 class Sinc(Function):
     _backward_name = "SincBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -2086,13 +2240,36 @@ def sinc_(input: Tensor) -> Tensor:
     return apply_inplace(Sinc, input)
 
 
+def _complex_logaddexp(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """log(exp(x) + exp(y)) for complex arrays as PyTorch computes it: log1p(exp(low - high)) +
+    high, with high the operand of larger real part (y where the real parts tie)."""
+    y_is_low = y.real < x.real
+    low = np.where(y_is_low, y, x)
+    high = np.where(y_is_low, x, y)
+    with np.errstate(invalid="ignore", over="ignore"):
+        result = np.log1p(np.exp(low - high)) + high
+        # equal infinite real parts: -inf gives low itself, +inf the plain formula (low - high
+        # would be nan)
+        both_infinite = np.isinf(low.real) & (low.real == high.real)
+        if both_infinite.any():
+            plain = np.log(np.exp(low) + np.exp(high))
+            result = np.where(both_infinite, np.where(low.real < 0, low, plain), result)
+        is_nan = np.isnan(low)
+        if is_nan.any():
+            result = np.where(is_nan, complex(math.nan, math.nan), result)
+    return result
+
+
 class LogAddExp(Function):
     _backward_name = "LogaddexpBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, a, b):
         x, y = _float_pair(a, b, "logaddexp_cpu")
         ctx.save_for_backward(a, b)
+        if x.dtype.kind == "c":
+            return _wrap(_broadcast_ufunc(_complex_logaddexp, x, y))
         return _wrap(_broadcast_ufunc(np.logaddexp, x, y))
 
     @staticmethod
@@ -2115,6 +2292,7 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:
 
 class LogAddExp2(Function):
     _backward_name = "Logaddexp2Backward0"
+    _complex_refusal = (NotImplementedError, "\"logaddexp2_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -2142,6 +2320,7 @@ def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
 
 class Hypot(Function):
     _backward_name = "HypotBackward0"
+    _complex_refusal = (NotImplementedError, "\"hypot_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -2170,6 +2349,7 @@ def hypot(input: Tensor, other: Tensor) -> Tensor:
 
 def hypot_(input: Tensor, other: Tensor) -> Tensor:
     _tensor_other("hypot_", other)
+    check_complex_into_real(input, other)
     return apply_inplace(Hypot, input, other)
 
 
@@ -2181,6 +2361,7 @@ def _copysign_grad(grad_output: Tensor, x: Tensor, result: Tensor) -> Tensor:
 
 class Copysign(Function):
     _backward_name = "CopysignBackward0"
+    _complex_refusal = (NotImplementedError, "\"copysign_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -2204,6 +2385,7 @@ class Copysign(Function):
 
 class CopysignScalar(Function):
     _backward_name = "CopysignBackward1"
+    _complex_refusal = (NotImplementedError, "\"copysign_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, a, sign_source):
@@ -2240,6 +2422,7 @@ def copysign(input: Tensor, other: Any) -> Tensor:
     if not isinstance(input, TensorBase):
         raise invalid_combination("copysign", (input, other), _COPYSIGN_OVERLOADS)
     other = _copysign_other("copysign", other)
+    _refuse_complex_number("copysign_cpu", input, other)
     if isinstance(other, TensorBase):
         return Copysign.apply(input, other)
     return CopysignScalar.apply(input, other)
@@ -2247,9 +2430,17 @@ def copysign(input: Tensor, other: Any) -> Tensor:
 
 def copysign_(input: Tensor, other: Any) -> Tensor:
     other = _copysign_other("copysign_", other)
+    check_complex_into_real(input, other)
+    _refuse_complex_number("copysign_cpu", input, other)
     if isinstance(other, TensorBase):
         return apply_inplace(Copysign, input, other)
     return apply_inplace(CopysignScalar, input, other)
+
+
+def _refuse_complex_number(kernel: str, input: Any, other: Any) -> None:
+    """`kernel`'s error for a Python complex operand, which no op class sees as complex."""
+    if isinstance(input, complex) or isinstance(other, complex):
+        raise _not_implemented(kernel, dtypes.result_type(input, other).numpy_dtype)
 
 
 def _xlogy_array(x: Any, y: Any) -> np.ndarray:
@@ -2266,6 +2457,7 @@ def _xlogy_array(x: Any, y: Any) -> np.ndarray:
 
 class Xlogy(Function):
     _backward_name = "XlogyBackward0"
+    _complex_refusal = (NotImplementedError, "\"xlogy_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -2289,6 +2481,7 @@ class Xlogy(Function):
 
 class XlogyScalarSelf(Function):
     _backward_name = "XlogyBackward1"
+    _complex_refusal = (NotImplementedError, "\"xlogy_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -2305,6 +2498,7 @@ class XlogyScalarSelf(Function):
 
 class XlogyScalarOther(Function):
     _backward_name = "XlogyBackward2"
+    _complex_refusal = (NotImplementedError, "\"xlogy_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -2340,18 +2534,21 @@ def xlogy(input: Any, other: Any) -> Tensor:
             raise invalid_combination("xlogy", (input, other), overloads) from None
         if isinstance(scalar, bool):
             scalar = int(scalar)
+        _refuse_complex_number("xlogy_cpu", input, scalar)
         return XlogyScalarOther.apply(input, scalar)
     if isinstance(other, TensorBase):
         try:
             scalar = scalar_value(input)
         except TypeError:
             raise invalid_combination("xlogy", (input, other), overloads) from None
+        _refuse_complex_number("xlogy_cpu", scalar, other)
         return XlogyScalarSelf.apply(scalar, other)
     raise invalid_combination("xlogy", (input, other), overloads)
 
 
 def xlogy_(input: Tensor, other: Any) -> Tensor:
     if isinstance(other, TensorBase):
+        check_complex_into_real(input, other)
         return apply_inplace(Xlogy, input, other)
     return apply_inplace(XlogyScalarOther, input, inplace_operand(other, "xlogy_"))
 
@@ -2359,6 +2556,7 @@ def xlogy_(input: Tensor, other: Any) -> Tensor:
 class Heaviside(Function):
     # PyTorch defines no derivative for heaviside: its node fails when backward reaches it.
     _backward_name = "NotImplemented"
+    _complex_refusal = (RuntimeError, "heaviside is not yet implemented for complex tensors.")
     _op_name = "heaviside"
 
     @staticmethod
@@ -2396,6 +2594,7 @@ def heaviside_(input: Tensor, values: Tensor) -> Tensor:
 
 class NextAfter(Function):
     _backward_name = "NextafterBackward0"
+    _complex_refusal = (NotImplementedError, "\"nextafter_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -2421,11 +2620,13 @@ def nextafter(input: Tensor, other: Tensor) -> Tensor:
 
 def nextafter_(input: Tensor, other: Tensor) -> Tensor:
     _tensor_other("nextafter_", other)
+    check_complex_into_real(input, other)
     return apply_inplace(NextAfter, input, other)
 
 
 class ClampMin(Clamp):
     _backward_name = "ClampMinBackward0"
+    _complex_refusal = (NotImplementedError, "clamp is not supported for complex types")
 
     @staticmethod
     def forward(ctx, x, low):
@@ -2438,6 +2639,7 @@ class ClampMin(Clamp):
 
 class ClampMax(Clamp):
     _backward_name = "ClampMaxBackward0"
+    _complex_refusal = (NotImplementedError, "clamp is not supported for complex types")
 
     @staticmethod
     def forward(ctx, x, high):
@@ -2450,6 +2652,7 @@ class ClampMax(Clamp):
 
 class ClampMinTensor(Function):
     _backward_name = "ClampMinBackward1"
+    _complex_refusal = (NotImplementedError, "\"maximum_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, low):
@@ -2470,6 +2673,7 @@ class ClampMinTensor(Function):
 
 class ClampMaxTensor(Function):
     _backward_name = "ClampMaxBackward1"
+    _complex_refusal = (NotImplementedError, "\"minimum_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, high):
@@ -2491,6 +2695,8 @@ class ClampMaxTensor(Function):
 def _one_sided_bound(op: str, input: Any, bound: Any, name: str) -> Any:
     if isinstance(bound, TensorBase):
         return bound
+    if isinstance(bound, complex):
+        raise NotImplementedError("clamp is not supported for complex types")
     try:
         return scalar_value(bound)
     except TypeError:
@@ -2522,6 +2728,7 @@ def clamp_min(input: Tensor, min: Any) -> Tensor:
 def clamp_min_(input: Tensor, min: Any) -> Tensor:
     min = _one_sided_bound("clamp_min_", input, min, "min")
     if isinstance(min, TensorBase):
+        check_complex_into_real(input, min)
         return apply_inplace(ClampMinTensor, input, min)
     _check_inplace_clamp(input, min)
     return apply_inplace(ClampMin, input, min)
@@ -2538,6 +2745,7 @@ def clamp_max(input: Tensor, max: Any) -> Tensor:
 def clamp_max_(input: Tensor, max: Any) -> Tensor:
     max = _one_sided_bound("clamp_max_", input, max, "max")
     if isinstance(max, TensorBase):
+        check_complex_into_real(input, max)
         return apply_inplace(ClampMaxTensor, input, max)
     _check_inplace_clamp(input, max)
     return apply_inplace(ClampMax, input, max)
@@ -2556,6 +2764,7 @@ def _special_result(function: Any, x: Tensor, native: bool = False) -> np.ndarra
 
 class Lgamma(Function):
     _backward_name = "LgammaBackward0"
+    _complex_refusal = (NotImplementedError, "\"lgamma_vml_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -2591,6 +2800,7 @@ def _polygamma_array(n: int, array: np.ndarray) -> np.ndarray:
 
 class Polygamma(Function):
     _backward_name = "PolygammaBackward0"
+    _complex_refusal = (NotImplementedError, "\"polygamma\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, n):
@@ -2610,6 +2820,7 @@ class Polygamma(Function):
 
 class Digamma(Polygamma):
     _backward_name = "DigammaBackward0"
+    _complex_refusal = (NotImplementedError, "\"digamma\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -2639,17 +2850,29 @@ def _polygamma_order(n: Any) -> int:
     return int(n)
 
 
+def _check_polygamma_input(input: Any, n: int) -> None:
+    """PyTorch's error for complex input, which names the kernel of order n (digamma, trigamma;
+    polygamma from n = 2 on, the class's own error)."""
+    if n < 2 and isinstance(input, TensorBase) and input._data.dtype.kind == "c":
+        raise _not_implemented("digamma" if n == 0 else "trigamma", input._data.dtype)
+
+
 def polygamma(n: int, input: Tensor) -> Tensor:
     """The n-th derivative of digamma."""
-    return Polygamma.apply(input, _polygamma_order(n))
+    n = _polygamma_order(n)
+    _check_polygamma_input(input, n)
+    return Polygamma.apply(input, n)
 
 
 def polygamma_(input: Tensor, n: int) -> Tensor:
-    return apply_inplace(Polygamma, input, _polygamma_order(n))
+    n = _polygamma_order(n)
+    _check_polygamma_input(input, n)
+    return apply_inplace(Polygamma, input, n)
 
 
 class Mvlgamma(Function):
     _backward_name = "MvlgammaBackward0"
+    _complex_refusal = (NotImplementedError, "\"arange_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, p):
@@ -2708,6 +2931,7 @@ def _igamma_array(a: np.ndarray, x: np.ndarray, upper: bool) -> np.ndarray:
 
 class Igamma(Function):
     _backward_name = "IgammaBackward0"
+    _complex_refusal = (NotImplementedError, "\"igamma_cpu\" not implemented for '{dtype}'")
     _upper = False
 
     @classmethod
@@ -2735,6 +2959,7 @@ class Igamma(Function):
 
 class Igammac(Igamma):
     _backward_name = "IgammacBackward0"
+    _complex_refusal = (NotImplementedError, "\"igammac_cpu\" not implemented for '{dtype}'")
     _upper = True
 
 
@@ -2746,6 +2971,7 @@ def igamma(input: Tensor, other: Tensor) -> Tensor:
 
 def igamma_(input: Tensor, other: Tensor) -> Tensor:
     _tensor_other("igamma_", other)
+    check_complex_into_real(input, other)
     return apply_inplace(Igamma, input, other)
 
 
@@ -2757,6 +2983,7 @@ def igammac(input: Tensor, other: Tensor) -> Tensor:
 
 def igammac_(input: Tensor, other: Tensor) -> Tensor:
     _tensor_other("igammac_", other)
+    check_complex_into_real(input, other)
     return apply_inplace(Igammac, input, other)
 
 
@@ -2765,6 +2992,7 @@ _HALF_SQRT_PI = 0.5 * math.sqrt(math.pi)
 
 class Erfinv(Function):
     _backward_name = "ErfinvBackward0"
+    _complex_refusal = (NotImplementedError, "\"erfinv_vml_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -2791,6 +3019,7 @@ def erfinv_(input: Tensor) -> Tensor:
 
 class I0(Function):
     _backward_name = "I0Backward0"
+    _complex_refusal = (NotImplementedError, "\"i0_vml_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -2807,6 +3036,7 @@ class I0(Function):
 
 class I1(Function):
     _backward_name = "SpecialI1Backward0"
+    _complex_refusal = (NotImplementedError, "\"i1_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -2842,6 +3072,7 @@ def i0_(input: Tensor) -> Tensor:
 # --------------------------------------------------- inverse hyperbolic functions, exp2
 class Asinh(Function):
     _backward_name = "AsinhBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -2887,6 +3118,7 @@ arcsinh_ = asinh_
 
 class Acosh(Function):
     _backward_name = "AcoshBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -2896,6 +3128,10 @@ class Acosh(Function):
     @staticmethod
     def backward(ctx, grad_output):
         (x,) = ctx.saved_tensors
+        if x._data.dtype.kind == "c":
+            # 1/(sqrt(z + 1) sqrt(z - 1)), PyTorch's form: it keeps acosh's branch, where
+            # 1/sqrt(z^2 - 1) flips sign across the cut of sqrt
+            return grad_output * (rsqrt(x + 1.0) * rsqrt(x - 1.0))
         # d/dx acosh(x) = 1/sqrt(x^2 - 1)
         return grad_output * rsqrt(x * x - 1.0)
 
@@ -2919,6 +3155,7 @@ arccosh_ = acosh_
 
 class Atanh(Function):
     _backward_name = "AtanhBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -2954,6 +3191,7 @@ _LN2 = math.log(2.0)
 
 class Exp2(Function):
     _backward_name = "Exp2Backward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -2976,96 +3214,25 @@ def exp2_(input: Tensor) -> Tensor:
     return apply_inplace(Exp2, input)
 
 
-# ------------------------------------------------ complex-number queries on real tensors
-# lucid has no complex dtype, so these have their exact real meanings: conjugation is the
-# identity (no lazy conjugate or negative bit is ever set), the real part is the tensor itself.
-def conj(input: Tensor) -> Tensor:
-    """The complex conjugate: input itself, as for every real tensor."""
-    check_tensors(input)
-    return input
-
-
-def conj_physical(input: Tensor) -> Tensor:
-    check_tensors(input)
-    return input
-
-
-class ConjPhysical(Function):
-    """conj_physical_ of a real tensor: an in-place write of the same values."""
-
-    _backward_name = "ConjPhysicalBackward1"
-
-    @staticmethod
-    def forward(ctx, x):
-        return _wrap(x._data)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output
-
-
-def conj_physical_(input: Tensor) -> Tensor:
-    check_tensors(input)
-    return apply_inplace(ConjPhysical, input)
-
-
-def resolve_conj(input: Tensor) -> Tensor:
-    check_tensors(input)
-    return input
-
-
-def resolve_neg(input: Tensor) -> Tensor:
-    check_tensors(input)
-    return input
-
-
-def is_conj(input: Tensor) -> bool:
-    check_tensors(input)
-    return False
-
-
-def is_neg(input: Tensor) -> bool:
-    check_tensors(input)
-    return False
-
-
-def is_complex(input: Tensor) -> bool:
-    check_tensors(input)
-    return False
-
-
 def is_distributed(input: Tensor) -> bool:
     """False: a lucid tensor lives in one process (lucid.distributed moves copies)."""
     check_tensors(input)
     return False
 
 
-def real(input: Tensor) -> Tensor:
-    """The real part: input itself."""
-    check_tensors(input)
-    return input
-
-
-def imag(input: Tensor) -> Tensor:
-    """The imaginary part, which only complex tensors have (PyTorch's error otherwise)."""
-    check_tensors(input)
-    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-
-
-def isreal(input: Tensor) -> Tensor:
-    """True everywhere: a real tensor's imaginary parts are all zero."""
-    check_tensors(input)
-    return _wrap(np.ones(input._data.shape, np.bool_))
-
-
 class Angle(Function):
-    """The argument of a real number: pi for negatives, 0 otherwise, NaN for NaN."""
+    """The argument of a number: atan2(imag, real) for complex; for a real number pi for
+    negatives, 0 otherwise, NaN for NaN."""
 
     _backward_name = "AngleBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, x):
         array = float_array(x)
+        if array.dtype.kind == "c":
+            ctx.save_for_backward(x)
+            return _wrap(np.angle(array))
         ctx.shape = array.shape
         # -0.0 is not negative, so its angle is 0 as PyTorch gives.
         result = np.where(array < 0, np.asarray(math.pi, array.dtype), array.dtype.type(0))
@@ -3073,6 +3240,12 @@ class Angle(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
+        if ctx.saved_tensors:
+            (x,) = ctx.saved_tensors
+            # the gradient of arg(z) is g i z / |z|^2, taken as 0 at 0
+            magnitude, is_zero = _safe_abs(x)
+            grad = grad_output * x * 1j / (magnitude * magnitude)
+            return where(is_zero, 0.0, grad)
         # piecewise constant
         return zeros_like_grad(grad_output, ctx.shape)
 

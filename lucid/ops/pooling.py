@@ -255,6 +255,7 @@ class MaxPool2D(Function):
     """Max over each window; with `return_indices`, also PyTorch's flat (h * W + w) argmax."""
 
     _backward_name = "MaxPool2DWithIndicesBackward0"
+    _complex_refusal = (NotImplementedError, "\"max_pool2d\" not implemented for '{dtype}'")
     _keeps_values_for_backward = True  # PyTorch saves the input and the argmax indices
 
     @staticmethod
@@ -445,6 +446,9 @@ def _check_max_pool1d(input: Tensor, kernel: int, stride: int, pad: int, dilatio
     if out <= 0:
         raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
     if input._data.dtype.kind not in FLOAT_KINDS:
+        # PyTorch takes the indices path (max_pool2d's kernel) for an input that needs grad
+        if input.is_complex() and input.requires_grad and is_grad_enabled():
+            raise not_implemented("max_pool2d", input._data.dtype)
         raise not_implemented("max_pool1d_impl", input._data.dtype)
 
 
@@ -703,7 +707,8 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
             f"but received {{{out_size[0]}, {out_size[1]}}}"
         )
     _check_nonempty("adaptive_avg_pool2d", input)
-    if not input.is_floating_point():
+    # complex input has only the global average, which PyTorch runs as a mean
+    if not input.is_floating_point() and not (input.is_complex() and out_size == (1, 1)):
         raise not_implemented("adaptive_avg_pool2d", input._data.dtype)
     if out_size == (1, 1):
         # a global average is a plain mean, as in PyTorch
@@ -753,7 +758,8 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
             f"but received {{{out_size[0]}, {out_size[1]},{out_size[2]}}}"
         )
     _check_nonempty("adaptive_avg_pool3d", input)
-    if not input.is_floating_point():
+    # complex input has only the global average, which PyTorch runs as a mean
+    if not input.is_floating_point() and not (input.is_complex() and out_size == (1, 1, 1)):
         raise not_implemented("adaptive_avg_pool3d_cpu", input._data.dtype)
     if out_size == (1, 1, 1):
         # a global average is a plain mean, as in PyTorch
@@ -854,14 +860,23 @@ class AdaptiveMaxPool3D(AdaptiveMaxPool2D):
 
 class MaxPool3D(AdaptiveMaxPool2D):
     _backward_name = "MaxPool3DWithIndicesBackward0"
+    _complex_refusal = (NotImplementedError, "\"max_pool3d\" not implemented for '{dtype}'")
 
 
 class FractionalMaxPool2D(AdaptiveMaxPool2D):
     _backward_name = "FractionalMaxPool2DBackward0"
+    _complex_refusal = (
+        NotImplementedError,
+        "\"fractional_max_pool2d_out_frame\" not implemented for '{dtype}'",
+    )
 
 
 class FractionalMaxPool3D(AdaptiveMaxPool2D):
     _backward_name = "FractionalMaxPool3DBackward0"
+    _complex_refusal = (
+        NotImplementedError,
+        "\"fractional_max_pool3d_out_frame\" not implemented for '{dtype}'",
+    )
 
 
 # ------------------------------------------------------------------ 3-D max and average

@@ -12,7 +12,7 @@ import numpy as np
 from lucid._core import dtypes
 from lucid._core.arguments import argument_error, raise_argument_error
 from lucid._core.dtypes import C_TYPE_NAMES
-from lucid._core.function import Function
+from lucid._core.function import HOLOMORPHIC, OWN_COMPLEX_RULE, Function
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops._common import (
     _require_named_tensors,
@@ -95,6 +95,7 @@ class MatMul(Function):
 
     _op_name = "matmul"
     _backward_name = "UnsafeViewBackward0"
+    _complex_rule = HOLOMORPHIC
     # PyTorch's kernel for the product, named when it refuses bool operands.
     _kernel = "addmm_impl_cpu_"
 
@@ -301,6 +302,7 @@ ger = outer
 
 class Addmm(Function):
     _backward_name = "AddmmBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, bias, mat1, mat2, beta, alpha):
@@ -803,6 +805,7 @@ class Baddbmm(Function):
     """beta * input + alpha * (batch1 @ batch2); subclasses change only `_product`."""
 
     _backward_name = "BaddbmmBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def _product(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -915,6 +918,7 @@ def addbmm_(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
 
 class Addmv(Function):
     _backward_name = "AddmvBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, input, mat, vec, beta, alpha):
@@ -979,6 +983,7 @@ def addmv_(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any
 
 class Addr(Function):
     _backward_name = "AddrBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, input, vec1, vec2, beta, alpha):
@@ -1037,20 +1042,26 @@ def addr_(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: An
 
 class Vdot(Function):
     _backward_name = "VdotBackward0"
+    # conj(a).b is not holomorphic in a
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        product = np.asarray(np.dot(widen(a._data), widen(b._data)))
+        product = np.asarray(np.vdot(widen(a._data), widen(b._data)))
         return _wrap(round_to(product, low_precision_of(a._data.dtype)))
 
     @staticmethod
     def backward(ctx, grad_output):
         a, b = ctx.saved_tensors
         grad_a = grad_b = None
-        # for real vectors vdot is dot: d/da a.b = b
+        # d/da a.b = b for real vectors; for complex ones conj(a).b depends on conj(a) alone,
+        # so a's gradient is conj(grad) b and b's is grad a
         if ctx.needs_input_grad[0]:
-            grad_a = grad_output * b
+            if grad_output._data.dtype.kind == "c":
+                grad_a = grad_output.conj() * b
+            else:
+                grad_a = grad_output * b
         if ctx.needs_input_grad[1]:
             grad_b = grad_output * a
         return grad_a, grad_b

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from lucid._core.engine import grad as autograd_grad
-from lucid._core.function import Function
+from lucid._core.function import HOLOMORPHIC, Function
 from lucid._core.grad_mode import enable_grad, is_grad_enabled
 from lucid._core.tensor import _wrap
 from lucid.ops._promote import round_to, widen
@@ -50,6 +50,7 @@ class FusedLSTMCell(Function):
     """
 
     _backward_name = "FusedLSTMCellBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, gates, c_prev):
@@ -176,6 +177,7 @@ class FusedLSTMLayer(Function):
     """
 
     _backward_name = "MkldnnRnnLayerBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh):
@@ -294,6 +296,11 @@ class FusedLSTMLayer(Function):
     def _graph_backward(ctx, grads, inputs):
         """With create_graph: differentiate the same layer rebuilt from lucid ops on the saved
         inputs, so that the gradients carry a graph back to them."""
+        # The engine hands this holomorphic op conj(grad) and conjugates what it returns,
+        # while autograd.grad gives PyTorch's complex gradient itself: conjugate both ways.
+        is_complex = any(tensor is not None and tensor.is_complex() for tensor in inputs)
+        if is_complex:
+            grads = tuple(None if g is None else g.conj() for g in grads)
         with enable_grad():
             outputs = _lstm_layer_composed(*inputs)
         pairs = [(out, g) for out, g in zip(outputs, grads, strict=True) if g is not None]
@@ -302,15 +309,16 @@ class FusedLSTMLayer(Function):
             for tensor, needed in zip(inputs, ctx.needs_input_grad, strict=True)
             if needed and tensor is not None
         ]
-        found = iter(
-            autograd_grad(
-                [out for out, _ in pairs],
-                wanted,
-                [g for _, g in pairs],
-                create_graph=True,
-                allow_unused=True,
-            )
+        results = autograd_grad(
+            [out for out, _ in pairs],
+            wanted,
+            [g for _, g in pairs],
+            create_graph=True,
+            allow_unused=True,
         )
+        if is_complex:
+            results = [None if result is None else result.conj() for result in results]
+        found = iter(results)
         return tuple(
             next(found) if needed and tensor is not None else None
             for tensor, needed in zip(inputs, ctx.needs_input_grad, strict=True)
@@ -349,6 +357,7 @@ class FusedGRUCell(Function):
     """
 
     _backward_name = "FusedGRUCellBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, gates_x, gates_h, h):

@@ -12,8 +12,8 @@ import numpy as np
 
 from lucid._core import dtypes
 from lucid._core.arguments import raise_argument_error
-from lucid._core.dtypes import FLOAT_KINDS
-from lucid._core.function import Function, once_differentiable
+from lucid._core.dtypes import FLOAT_KINDS, INEXACT_KINDS
+from lucid._core.function import HOLOMORPHIC, OWN_COMPLEX_RULE, Function, once_differentiable
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 
@@ -52,6 +52,9 @@ _INT64 = np.dtype(np.int64)
 _FLOAT16 = np.dtype(np.float16)
 _FLOAT32 = np.dtype(np.float32)
 _FLOAT64 = np.dtype(np.float64)
+_COMPLEX128 = np.dtype(np.complex128)
+# The real dtype of each complex one: var, std and norms of complex input are real.
+_REAL_OF = {np.dtype(np.complex64): _FLOAT32, _COMPLEX128: _FLOAT64}
 
 # (accumulator, result) dtypes of sum/prod/cumsum/cumprod when no dtype is given: PyTorch
 # returns int64 for integral and bool input, and accumulates half precision in float32.
@@ -171,6 +174,7 @@ class Sum(Function):
     """Sum of every element."""
 
     _backward_name = "SumBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dtype):
@@ -189,6 +193,7 @@ class SumDim(Function):
     """Sum over some dims."""
 
     _backward_name = "SumBackward1"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dims, keepdim, dtype):
@@ -219,6 +224,7 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
 # --------------------------------------------------------------------------------- nansum
 class Nansum(Function):
     _backward_name = "NansumBackward0"
+    _complex_refusal = (RuntimeError, "nansum on CPU does not support complex inputs")
 
     @staticmethod
     def forward(ctx, x, dims, keepdim, dtype):
@@ -272,6 +278,7 @@ class Mean(Function):
     """Mean of every element."""
 
     _backward_name = "MeanBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dtype):
@@ -291,6 +298,7 @@ class MeanDim(Function):
     """Mean over some dims."""
 
     _backward_name = "MeanBackward1"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dims, keepdim, dtype):
@@ -309,17 +317,17 @@ class MeanDim(Function):
 
 
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-    """Mean over `dim` (an int or a tuple; all dims when None or empty); float input only."""
+    """Mean over `dim` (an int or a tuple; all dims when None or empty); float or complex input."""
     check_bool(keepdim, "mean", "keepdim", 3)
     try:
         if dtype is not None:
             dtype = dtypes.to_numpy_dtype(dtype)
-            if dtype.kind not in FLOAT_KINDS:
+            if dtype.kind not in INEXACT_KINDS:
                 raise RuntimeError(
                     "mean(): could not infer output dtype. Optional dtype must be either a "
                     f"floating point or complex dtype. Got: {dtype_name(dtype)}"
                 )
-        elif input._data.dtype.kind not in FLOAT_KINDS:
+        elif input._data.dtype.kind not in INEXACT_KINDS:
             raise RuntimeError(
                 "mean(): could not infer output dtype. Input dtype must be either a floating point "
                 f"or complex dtype. Got: {dtype_name(input._data.dtype)}"
@@ -338,7 +346,7 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *,
     """`mean` of the entries that are not NaN (NaN where a slice has none)."""
     check_bool(keepdim, "nanmean", "keepdim", 3)
     array = _array(input)
-    if array.dtype.kind not in FLOAT_KINDS:
+    if array.dtype.kind not in INEXACT_KINDS:
         raise RuntimeError(
             "nanmean(): expected input to have floating point or complex dtype but got "
             f"{dtype_name(array.dtype)}"
@@ -402,6 +410,7 @@ class Prod(Function):
     """Product of every element."""
 
     _backward_name = "ProdBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dtype):
@@ -416,6 +425,7 @@ class ProdDim(Function):
     """Product along one dim."""
 
     _backward_name = "ProdBackward1"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dims, keepdim, dtype):
@@ -443,9 +453,12 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
 def _variance(array: np.ndarray, dims: tuple[int, ...] | None, dof: float,
               keepdim: bool) -> np.ndarray:  # fmt: skip
     # In float64, as PyTorch accumulates: std of ±1e30 in float32 is finite (var is not).
-    work = array.astype(_FLOAT64) if array.dtype != _FLOAT64 else array
+    work = array.astype(_COMPLEX128 if array.dtype.kind == "c" else _FLOAT64, copy=False)
     count = _reduced_count(array.shape, dims)
     centered = work - np.add.reduce(work, dims, None, None, True) / count
+    if centered.dtype.kind == "c":
+        # the variance of complex values is the mean of |z - mean(z)|^2
+        centered = np.abs(centered)
     return np.add.reduce(centered * centered, dims, None, None, keepdim) / builtins.max(0, dof)
 
 
@@ -453,7 +466,7 @@ def _variance_args(name: str, input: Tensor, dim: Any, unbiased: Any,
                    correction: Any) -> tuple[tuple[int, ...] | None, float]:  # fmt: skip
     """The dims and the degrees of freedom (N - correction) of var/std."""
     try:
-        if input._data.dtype.kind not in FLOAT_KINDS:
+        if input._data.dtype.kind not in INEXACT_KINDS:
             raise RuntimeError("std and var only support floating point and complex dtypes")
     except AttributeError as error:
         raise_argument_error(error)
@@ -491,12 +504,14 @@ def _variance_backward(x: Tensor, grad: Tensor, dims: tuple[int, ...] | None,
         # NaN (inf * 0) where x equals the mean
         where = pointwise_ops.where
         return where(pointwise_ops.eq(x, x_mean), grad * math.nan, grad * math.inf)
-    # d/dx var(x) = 2 (x - mean(x)) / (N - correction)
+    # d/dx var(x) = 2 (x - mean(x)) / (N - correction); for complex x, with the real grad of
+    # the real var, this is PyTorch's conjugate Wirtinger gradient too
     return (x - x_mean) * (grad * (2.0 * _reciprocal(dof)))
 
 
 class Var(Function):
     _backward_name = "VarBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, x, dims, dof, keepdim):
@@ -507,7 +522,8 @@ class Var(Function):
         ctx.keepdim = keepdim
         if ctx.needs_input_grad[0]:
             ctx.save_for_backward(x)
-        return _wrap(round_to(np.asarray(_variance(array, dims, dof, keepdim)), array.dtype))
+        variance = np.asarray(_variance(array, dims, dof, keepdim))
+        return _wrap(round_to(variance, _REAL_OF.get(array.dtype, array.dtype)))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -526,6 +542,7 @@ def var(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: b
 
 class Std(Function):
     _backward_name = "StdBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, x, dims, dof, keepdim):
@@ -535,7 +552,8 @@ class Std(Function):
         ctx.dof = dof
         ctx.keepdim = keepdim
         variance = _variance(array, dims, dof, keepdim)
-        result = _wrap(round_to(np.asarray(np.sqrt(variance)), array.dtype))
+        result = np.asarray(np.sqrt(variance))
+        result = _wrap(round_to(result, _REAL_OF.get(array.dtype, array.dtype)))
         if ctx.needs_input_grad[0]:
             ctx.save_for_backward(x, result)
         return result
@@ -573,6 +591,7 @@ def _add_mean_backward(ctx: Any, grad: Tensor | None, grad_mean: Tensor | None) 
 
 class VarMean(Function):
     _backward_name = "VarMeanBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, x, dims, dof, keepdim):
@@ -584,7 +603,8 @@ class VarMean(Function):
         ctx.set_materialize_grads(False)
         if ctx.needs_input_grad[0]:
             ctx.save_for_backward(x)
-        variance = np.asarray(_variance(array, dims, dof, keepdim)).astype(array.dtype)
+        variance = np.asarray(_variance(array, dims, dof, keepdim))
+        variance = variance.astype(_REAL_OF.get(array.dtype, array.dtype))
         mean = _mean_array(array, dims, keepdim, None)
         return _wrap(variance), _wrap(np.asarray(mean))
 
@@ -600,6 +620,7 @@ class VarMean(Function):
 
 class StdMean(Function):
     _backward_name = "StdMeanBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, x, dims, dof, keepdim):
@@ -609,7 +630,8 @@ class StdMean(Function):
         ctx.dof = dof
         ctx.keepdim = keepdim
         ctx.set_materialize_grads(False)
-        deviation = np.sqrt(_variance(array, dims, dof, keepdim)).astype(array.dtype)
+        deviation = np.sqrt(_variance(array, dims, dof, keepdim))
+        deviation = deviation.astype(_REAL_OF.get(array.dtype, array.dtype))
         deviation = _wrap(np.asarray(deviation))
         if ctx.needs_input_grad[0]:
             ctx.save_for_backward(x, deviation)
@@ -634,7 +656,7 @@ class StdMean(Function):
 def _paired_moments(name: str, function: Any, input: Tensor, dim: Any, unbiased: Any,
                     keepdim: bool, correction: Any) -> tuple:  # fmt: skip
     check_tensors(input)
-    if input._data.dtype.kind not in FLOAT_KINDS:
+    if input._data.dtype.kind not in INEXACT_KINDS:
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
     dims, dof = _variance_args(name, input, dim, unbiased, correction)
     if dims is None and keepdim:
@@ -706,6 +728,7 @@ def _extreme_dim_backward(ctx, grad_values):
 
 class MaxAll(Function):
     _backward_name = "MaxBackward1"
+    _complex_refusal = (NotImplementedError, "\"max_all\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -718,6 +741,7 @@ class MaxAll(Function):
 
 class MaxDim(Function):
     _backward_name = "MaxBackward0"
+    _complex_refusal = (RuntimeError, "max(): does not support complex input")
 
     @staticmethod
     def forward(ctx, x, dim, keepdim):
@@ -730,6 +754,7 @@ class MaxDim(Function):
 
 class MinAll(Function):
     _backward_name = "MinBackward1"
+    _complex_refusal = (NotImplementedError, "\"min_all\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -742,6 +767,7 @@ class MinAll(Function):
 
 class MinDim(Function):
     _backward_name = "MinBackward0"
+    _complex_refusal = (RuntimeError, "min(): does not support complex input")
 
     @staticmethod
     def forward(ctx, x, dim, keepdim):
@@ -824,6 +850,7 @@ def _amax_backward(ctx, grad_output):
 
 class Amax(Function):
     _backward_name = "AmaxBackward0"
+    _complex_refusal = (NotImplementedError, "\"max_values_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, dims, keepdim):
@@ -836,6 +863,7 @@ class Amax(Function):
 
 class Amin(Function):
     _backward_name = "AminBackward0"
+    _complex_refusal = (NotImplementedError, "\"min_values_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, dims, keepdim):
@@ -882,6 +910,7 @@ def _share_among_ties(array: np.ndarray, result: np.ndarray, dims: Any) -> np.nd
 
 class Aminmax(Function):
     _backward_name = "AminmaxBackward0"
+    _complex_refusal = (NotImplementedError, "\"aminmax_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, dims, keepdim):
@@ -940,6 +969,8 @@ def _arg_extreme(name: str, function: Any, input: Tensor, dim: Any, keepdim: boo
         raise
     if array.dtype == np.bool_:
         raise RuntimeError(f"{name}(): does not support bool input")
+    if array.dtype.kind == "c":
+        raise RuntimeError(f"{name}(): does not support complex input")
     if dim is None:
         _check_reduction_dims(name, array, None, IndexError)
         index = np.asarray(function(array), _INT64)
@@ -966,6 +997,7 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
 # ------------------------------------------------------------------------------- logsumexp
 class Logsumexp(Function):
     _backward_name = "LogsumexpBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dims, keepdim):
@@ -976,9 +1008,11 @@ class Logsumexp(Function):
         ctx.dims = dims
         ctx.keepdim = keepdim
         # Subtract the max so large inputs don't overflow; an infinite max is replaced by 0 so
-        # that rows of -inf give log(0) = -inf rather than -inf - -inf = NaN.
-        peak = np.maximum.reduce(array, dims, None, None, True, -np.inf)
-        peak = np.where(np.isfinite(peak), peak, 0).astype(array.dtype, copy=False)
+        # that rows of -inf give log(0) = -inf rather than -inf - -inf = NaN. Complex inputs
+        # shift by the max of the real parts, which leaves the phase of the sum as it is.
+        real = array.real
+        peak = np.maximum.reduce(real, dims, None, None, True, -np.inf)
+        peak = np.where(np.isfinite(peak), peak, 0).astype(real.dtype, copy=False)
         total = np.add.reduce(np.exp(array - peak), dims, None, None, True)
         result = round_to(np.log(total) + peak, low)
         if not keepdim:
@@ -1101,7 +1135,7 @@ class LinalgVectorNorm(Function):
 
 def _check_norm_input(input: Tensor, dtype: Any, name: str) -> Tensor:
     array_dtype = input._data.dtype
-    if array_dtype.kind not in FLOAT_KINDS:
+    if array_dtype.kind not in INEXACT_KINDS:
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got "
             f"{dtype_name(array_dtype)}"
@@ -1109,9 +1143,17 @@ def _check_norm_input(input: Tensor, dtype: Any, name: str) -> Tensor:
     if dtype is None:
         return input
     target = dtypes.to_numpy_dtype(dtype)
-    if target.kind not in FLOAT_KINDS:
+    if target.kind not in INEXACT_KINDS:
         raise RuntimeError(
             f"{name}: dtype should be floating point or complex, but got {dtype_name(target)}"
+        )
+    if array_dtype.kind == "c" and target.kind != "c":
+        raise RuntimeError(
+            f"{name}: dtype should be complex for complex inputs, but got {dtype_name(target)}"
+        )
+    if array_dtype.kind != "c" and target.kind == "c":
+        raise RuntimeError(
+            f"{name}: dtype should be real for real inputs, but got {dtype_name(target)}"
         )
     if target.itemsize < array_dtype.itemsize:
         raise RuntimeError(
@@ -1123,6 +1165,10 @@ def _check_norm_input(input: Tensor, dtype: Any, name: str) -> Tensor:
 
 def _vector_norm(input: Tensor, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Tensor:
     input = _check_norm_input(input, dtype, "linalg.vector_norm")
+    if input._data.dtype.kind == "c":
+        # The norm of complex values is the norm of their magnitudes; abs's backward turns the
+        # real gradient into PyTorch's complex one (times z / |z|).
+        input = pointwise_ops.abs(input)
     array = input._data
     dims = normalize_dims(dim, array.ndim) or None
     if math.isinf(ord):
@@ -1148,6 +1194,8 @@ class NuclearNorm(Function):
 
     _op_name = "nuclear_norm"
     _backward_name = "SumBackward1"
+    # Singular values are real; for complex A the gradient is U V^H as for real A.
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, x, dims, keepdim):
@@ -1304,6 +1352,7 @@ class Renorm(Function):
     """Each slice along `dim` whose p-norm n exceeds maxnorm, scaled by maxnorm / (n + 1e-7)."""
 
     _backward_name = "RenormBackward0"
+    _complex_rule = OWN_COMPLEX_RULE
 
     @staticmethod
     def forward(ctx, x, p, others, maxnorm):
@@ -1312,7 +1361,8 @@ class Renorm(Function):
         if low is not None:
             # float16/bfloat16: norms and scales stay in float32, the result is rounded once
             array = widen(array)
-        norms = _vector_norm_array(array, p, others)
+        # complex slices are measured by the norm of their magnitudes
+        norms = _vector_norm_array(np.abs(array) if array.dtype.kind == "c" else array, p, others)
         with np.errstate(invalid="ignore"):
             exceeds = norms > maxnorm
         scale = np.where(exceeds, maxnorm / np.where(exceeds, norms + 1e-7, 1.0), 1.0)
@@ -1338,29 +1388,38 @@ class Renorm(Function):
         safe_x = where(exceeds, x, 0.0)
         denominator = safe_norms + 1e-7
         scale = where(exceeds, maxnorm / denominator, 1.0)
-        # d/dx_i of n = ||x||_p is sign(x_i) |x_i|^(p-1) / n^(p-1)
+        # d/dx_i of n = ||x||_p is sign(x_i) |x_i|^(p-1) / n^(p-1); for complex x, sgn(x_i)
+        # in its place, and the real part of <grad, x> gives the norm's (real) gradient
+        is_complex = x._data.dtype.kind == "c"
+        sign = pointwise_ops.sgn(safe_x) if is_complex else pointwise_ops.sign(safe_x)
         if p == math.inf:
             is_max = pointwise_ops.abs(safe_x) == safe_norms
-            norm_grad = pointwise_ops.sign(safe_x) * is_max / sum(is_max, others, True)
+            norm_grad = sign * is_max / sum(is_max, others, True)
         else:
             magnitude = pointwise_ops.abs(safe_x)
-            norm_grad = pointwise_ops.sign(safe_x) * (magnitude / safe_norms) ** (p - 1)
-        inner = sum(grad_output * safe_x, others, True)
+            norm_grad = sign * (magnitude / safe_norms) ** (p - 1)
+        if is_complex:
+            inner = sum(grad_output * safe_x.conj(), others, True).real
+        else:
+            inner = sum(grad_output * safe_x, others, True)
         correction = inner * norm_grad * (-maxnorm / (denominator * denominator))
         grad = grad_output * scale + where(exceeds, correction, 0.0)
         return (grad if low is None else fills_ops.to(grad, low)), None, None, None
 
 
-def renorm(input: Tensor, p: Any, dim: int, maxnorm: Any) -> Tensor:
+def renorm(input: Tensor, p: Any = shape_ops.REQUIRED, dim: int = shape_ops.REQUIRED,
+           maxnorm: Any = shape_ops.REQUIRED) -> Tensor:  # fmt: skip
     """Each slice of input along `dim` whose p-norm exceeds `maxnorm`, scaled down to it."""
-    return Renorm.apply(input, *_renorm_arguments(input, p, dim, maxnorm))
+    return Renorm.apply(input, *_renorm_arguments("renorm", input, p, dim, maxnorm))
 
 
-def renorm_(input: Tensor, p: Any, dim: int, maxnorm: Any) -> Tensor:
-    return apply_inplace(Renorm, input, *_renorm_arguments(input, p, dim, maxnorm))
+def renorm_(input: Tensor, p: Any = shape_ops.REQUIRED, dim: int = shape_ops.REQUIRED,
+            maxnorm: Any = shape_ops.REQUIRED) -> Tensor:  # fmt: skip
+    return apply_inplace(Renorm, input, *_renorm_arguments("renorm_", input, p, dim, maxnorm))
 
 
-def _renorm_arguments(input: Tensor, p: Any, dim: int, maxnorm: Any) -> tuple:
+def _renorm_arguments(name: str, input: Tensor, p: Any, dim: int, maxnorm: Any) -> tuple:
+    shape_ops.missing_arguments(name, {"p": p, "dim": dim, "maxnorm": maxnorm})
     check_tensors(input)
     check_number(p, "renorm", "p", 2)
     check_int(dim, "renorm", "dim", 3)

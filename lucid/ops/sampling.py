@@ -11,6 +11,7 @@ the input and the grid.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Sequence
@@ -21,7 +22,7 @@ import numpy as np
 from lucid._core.arguments import int_list_item_error, is_int_list_item, raise_type_error
 from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.dtypes import float32 as _FLOAT32
-from lucid._core.function import Function
+from lucid._core.function import HOLOMORPHIC, REFUSES_COMPLEX, Function
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.factories import tensor
 from lucid.ops._common import (
@@ -70,6 +71,8 @@ def _scatter_axis(array: np.ndarray, indices: np.ndarray, size: int, axis: int) 
 class _Gather(Function):
     """result = input taken at plan's indices along each axis; subclasses give grad_fn names."""
 
+    _complex_rule = HOLOMORPHIC
+
     @staticmethod
     def forward(ctx, x, plan):
         ctx.plan = plan
@@ -87,6 +90,7 @@ class _Scatter(Function):
     """The adjoint of `_Gather`: slices summed back into the input's shape."""
 
     _backward_name = "GatherBackwardBackward0"
+    _complex_rule = HOLOMORPHIC
     _op_name = "pad"
 
     @staticmethod
@@ -137,33 +141,40 @@ class CircularPad(_Gather):
     _op_name = "pad"
 
 
+# nearest upsampling gathers as the pads do, but PyTorch has no complex kernel for it
 class UpsampleNearest1D(_Gather):
     _backward_name = "UpsampleNearest1DBackward0"
+    _complex_rule = REFUSES_COMPLEX
     _op_name = "interpolate"
 
 
 class UpsampleNearest2D(_Gather):
     _backward_name = "UpsampleNearest2DBackward0"
+    _complex_rule = REFUSES_COMPLEX
     _op_name = "interpolate"
 
 
 class UpsampleNearest3D(_Gather):
     _backward_name = "UpsampleNearest3DBackward0"
+    _complex_rule = REFUSES_COMPLEX
     _op_name = "interpolate"
 
 
 class UpsampleNearestExact1D(_Gather):
     _backward_name = "UpsampleNearestExact1DBackward0"
+    _complex_rule = REFUSES_COMPLEX
     _op_name = "interpolate"
 
 
 class UpsampleNearestExact2D(_Gather):
     _backward_name = "UpsampleNearestExact2DBackward0"
+    _complex_rule = REFUSES_COMPLEX
     _op_name = "interpolate"
 
 
 class UpsampleNearestExact3D(_Gather):
     _backward_name = "UpsampleNearestExact3DBackward0"
+    _complex_rule = REFUSES_COMPLEX
     _op_name = "interpolate"
 
 
@@ -183,6 +194,7 @@ class ConstantPadNd(Function):
     """Pad the last len(pad) // 2 dims with `value`; negative amounts crop."""
 
     _backward_name = "ConstantPadNdBackward0"
+    _complex_rule = HOLOMORPHIC
     _op_name = "pad"
 
     @staticmethod
@@ -228,8 +240,16 @@ def _unsupported_size(size: int, ndim: int) -> NotImplementedError:
     )
 
 
+@functools.lru_cache(maxsize=64)
 def _pad_indices(mode: str, size: int, before: int, after: int) -> np.ndarray:
-    """Indices into an axis of `size` that pad it by (before, after) in `mode`."""
+    """Indices into an axis of `size` that pad it by (before, after) in `mode`; kept for the
+    next call of the same shape (a training loop pads alike every step), so read-only."""
+    indices = _build_pad_indices(mode, size, before, after)
+    indices.flags.writeable = False
+    return indices
+
+
+def _build_pad_indices(mode: str, size: int, before: int, after: int) -> np.ndarray:
     if mode == "circular":
         # negative amounts crop first; the wrap then repeats the cropped axis
         start = max(-before, 0)
@@ -290,6 +310,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     check_tensors(input)
     if value is not None:
         check_number(value, "pad", "value", 4, "float")
+        if isinstance(value, complex):
+            raise TypeError("pad(): argument 'value' (position 4) must be float, not complex")
     amounts = _pad_amounts(pad)
     if len(amounts) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
@@ -718,7 +740,11 @@ def interpolate(
             f"modes: {_MODES} (got {mode})"
         )
     dtype = input._data.dtype
-    if dtype.kind not in FLOAT_KINDS or (antialias and is_low_precision(dtype)):
+    # complex input reaches adaptive_avg_pool (area), which runs only its global average
+    is_complex_area = mode == "area" and dtype.kind == "c"
+    if (dtype.kind not in FLOAT_KINDS and not is_complex_area) or (
+        antialias and is_low_precision(dtype)
+    ):
         # PyTorch's CPU build has no antialiased kernels for float16 and bfloat16 either
         kernel = "compute_index_ranges_weights" if antialias else _INTEGER_KERNELS[mode, spatial]
         raise not_implemented(kernel, dtype)
@@ -751,6 +777,7 @@ class PixelShuffle(Function):
     """(*, C * r * r, H, W) -> (*, C, H * r, W * r); pixel_shuffle checks the shapes."""
 
     _backward_name = "PixelShuffleBackward0"
+    _complex_rule = HOLOMORPHIC
     _op_name = "pixel_shuffle"
 
     @staticmethod
@@ -772,6 +799,7 @@ class PixelUnshuffle(Function):
     """(*, C, H * r, W * r) -> (*, C * r * r, H, W); pixel_unshuffle checks the shapes."""
 
     _backward_name = "PixelUnshuffleBackward0"
+    _complex_rule = HOLOMORPHIC
     _op_name = "pixel_unshuffle"
 
     @staticmethod
@@ -845,6 +873,7 @@ class ChannelShuffle(Function):
     """(N, g * k, *) -> (N, k * g, *): channel i * k + j moves to j * g + i."""
 
     _backward_name = "ChannelShuffleBackward0"
+    _complex_rule = HOLOMORPHIC
     _op_name = "channel_shuffle"
 
     @staticmethod

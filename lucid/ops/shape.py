@@ -21,7 +21,7 @@ from lucid._core.arguments import (
     raise_argument_error,
     type_word,
 )
-from lucid._core.function import Function
+from lucid._core.function import HOLOMORPHIC, Function
 from lucid._core.tensor import (
     _TYPE_NAMES,
     TensorBase,
@@ -93,6 +93,7 @@ def _infer_shape(shape: tuple, numel: int) -> tuple[int, ...]:
 
 class View(Function):
     _backward_name = "ViewBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -178,6 +179,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
 # ------------------------------------------------------------ squeeze family
 class Squeeze(Function):
     _backward_name = "SqueezeBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dims):
@@ -254,6 +256,7 @@ def squeeze_(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
 
 class Unsqueeze(Function):
     _backward_name = "UnsqueezeBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dim):
@@ -289,6 +292,7 @@ def unsqueeze_(input: Tensor, dim: int) -> Tensor:
 # ---------------------------------------------------------- transpose family
 class Transpose(Function):
     _backward_name = "TransposeBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dim0, dim1):
@@ -336,6 +340,7 @@ swapdims_ = transpose_
 
 class T(Function):
     _backward_name = "TBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x):
@@ -377,6 +382,7 @@ def t_(input: Tensor) -> Tensor:
 
 class Permute(Function):
     _backward_name = "PermuteBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dims):
@@ -448,6 +454,7 @@ moveaxis = movedim
 # ------------------------------------------------------------- expand family
 class Expand(Function):
     _backward_name = "ExpandBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -538,6 +545,7 @@ def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
 
 class Repeat(Function):
     _backward_name = "RepeatBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, repeats):
@@ -696,6 +704,7 @@ def narrow(input: Tensor, dim: int, start: int | Tensor, length: int) -> Tensor:
 # ------------------------------------------------------------------------- flip / roll
 class Flip(Function):
     _backward_name = "FlipBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dims):
@@ -717,6 +726,7 @@ def flip(input: Tensor, dims: int | Sequence[int]) -> Tensor:
 
 class Roll(Function):
     _backward_name = "RollBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, shifts, dims):
@@ -774,6 +784,7 @@ def roll(
 # ---------------------------------------------------------- rot90, fliplr/flipud, meshgrid
 class Rot90(Function):
     _backward_name = "Rot90Backward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, k, dims):
@@ -884,6 +895,7 @@ class Unfold(Function):
     a new last dimension holds each window's entries (a strided view, as in PyTorch)."""
 
     _backward_name = "UnfoldBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, dim, size, step):
@@ -912,6 +924,7 @@ class UnfoldBackward(Function):
     """Unfold's adjoint: each window entry's gradient added back at the entry it came from."""
 
     _backward_name = "UnfoldBackwardBackward0"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, grad, input_shape, dim, size, step):
@@ -935,8 +948,33 @@ class UnfoldBackward(Function):
         return Unfold.apply(grad_output, dim, size, step), None, None, None, None
 
 
-def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+class _Required:
+    """The default of an argument PyTorch requires, so that leaving it out raises PyTorch's
+    error (`missing_arguments`) rather than Python's."""
+
+    def __repr__(self) -> str:
+        return "<required>"
+
+
+REQUIRED: Any = _Required()
+
+
+def missing_arguments(op: str, names: dict[str, Any]) -> None:
+    """PyTorch's TypeError for required arguments left out (its parser's wording, singular and
+    plural as it has them)."""
+    missing = [name for name, value in names.items() if value is REQUIRED]
+    if missing:
+        quoted = ", ".join(f'"{name}"' for name in missing)
+        plural = "s" if len(missing) == 1 else ""
+        raise TypeError(
+            f"{op}() missing {len(missing)} required positional argument{plural}: {quoted}"
+        )
+
+
+def unfold(input: Tensor, dimension: int = REQUIRED, size: int = REQUIRED,
+           step: int = REQUIRED) -> Tensor:  # fmt: skip
     """Tensor.unfold: the windows of `size` entries along `dimension`, `step` apart."""
+    missing_arguments("unfold", {"dimension": dimension, "size": size, "step": step})
     check_tensors(input)
     shape = input._data.shape
     dim = _normalize_dim(dimension, max(len(shape), 1))
@@ -962,10 +1000,10 @@ def adjoint(input: Tensor) -> Tensor:
             UserWarning,
             stacklevel=2,
         )
-        return input
+        return input.conj()
     if ndim < 2:
         raise RuntimeError(
             "tensor.adjoint() is only supported on matrices or batches of matrices. Got "
             f"{ndim}-D tensor."
         )
-    return transpose(input, -2, -1)
+    return transpose(input, -2, -1).conj()

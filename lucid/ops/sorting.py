@@ -105,6 +105,7 @@ def _selection_forward(ctx: Any, x: Tensor, dim: int, choose: Any) -> tuple:
 
 class Sort(Function):
     _backward_name = "SortBackward0"
+    _complex_refusal = (RuntimeError, " Sort does not support complex dtypes on CPU")
 
     @staticmethod
     def forward(ctx, x, dim, descending):
@@ -117,6 +118,7 @@ class Sort(Function):
 
 class Topk(Function):
     _backward_name = "TopkBackward0"
+    _complex_refusal = (RuntimeError, " topk does not support complex dtypes on CPU")
 
     @staticmethod
     def forward(ctx, x, k, dim, largest):
@@ -169,6 +171,9 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, *,
     """Indices that sort `input` along `dim` (the indices of `sort`)."""
     dim = _sort_arguments("argsort", _ARGSORT_OVERLOADS, input, dim, descending, stable, False)
     array = input._data
+    if array.dtype.kind == "c":
+        # NumPy orders complex values; PyTorch's sort refuses them
+        raise RuntimeError(Sort._complex_refusal[1])
     if not array.ndim:
         return _wrap(np.zeros((), np.int64))
     return _wrap(_stable_argsort(array, dim, descending).astype(np.int64, copy=False))
@@ -288,6 +293,7 @@ def _first_nan_indices(array: np.ndarray, dim: int, indices: np.ndarray) -> np.n
 # ---------------------------------------------------------------------------------- kthvalue
 class Kthvalue(Function):
     _backward_name = "KthvalueBackward0"
+    _complex_refusal = (NotImplementedError, "\"kthvalue_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, k, dim, keepdim):
@@ -331,6 +337,7 @@ def _lower_median(values: np.ndarray) -> Any:
 
 class MedianAll(Function):
     _backward_name = "MedianBackward0"
+    _complex_refusal = (NotImplementedError, "\"median_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -348,6 +355,7 @@ class MedianAll(Function):
 
 class NanmedianAll(Function):
     _backward_name = "NanmedianBackward0"
+    _complex_refusal = (NotImplementedError, "\"median_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -363,6 +371,7 @@ class NanmedianAll(Function):
 
 class MedianDim(Function):
     _backward_name = "MedianBackward1"
+    _complex_refusal = (NotImplementedError, "\"median_out\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, dim, keepdim):
@@ -382,6 +391,7 @@ class MedianDim(Function):
 
 class NanmedianDim(Function):
     _backward_name = "NanmedianBackward1"
+    _complex_refusal = (NotImplementedError, "\"median_out\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, dim, keepdim):
@@ -460,6 +470,7 @@ def _mode_indices(array: np.ndarray, dim: int) -> np.ndarray:
 
 class Mode(Function):
     _backward_name = "ModeBackward0"
+    _complex_refusal = (NotImplementedError, "\"mode_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, dim, keepdim):
@@ -610,6 +621,8 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
     PyTorch's CPU), with the inverse indices and counts on request. Every NaN is distinct.
     With `dim`, the distinct slices along it, in lexicographic order."""
     array = _array(input)
+    if array.dtype.kind == "c":
+        raise not_implemented("unique" if dim is None else "unique_dim", array.dtype)
     if dim is None:
         flat = array.reshape(-1)
         values, inverse, counts = _unique_flat(flat, return_inverse)
@@ -628,6 +641,10 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
                        dim: int | None = None) -> Any:  # fmt: skip
     """`input` with each run of equal consecutive values (slices along `dim`) kept once."""
     array = _array(input)
+    if array.dtype.kind == "c":
+        # PyTorch takes a 1-D input's dim 0 as no dim (but not its dim -1)
+        is_flat = dim is None or (dim == 0 and array.ndim == 1)
+        raise not_implemented("unique" if is_flat else "unique_dim", array.dtype)
     if dim is None:
         flat = array.reshape(-1)
         starts = np.ones(flat.shape, np.bool_)
@@ -675,7 +692,7 @@ def _shape_text(shape: tuple[int, ...]) -> str:
 
 def _search(boundaries: np.ndarray, values: np.ndarray, right: bool) -> np.ndarray:
     for array in (boundaries, values):
-        if array.dtype == np.bool_:
+        if array.dtype == np.bool_ or array.dtype.kind == "c":
             raise not_implemented("searchsorted_out_cpu", array.dtype)
     common = np.result_type(boundaries.dtype, values.dtype)
     boundaries = widen(boundaries.astype(common, copy=False))
@@ -699,7 +716,7 @@ def _query_array(value: Any) -> tuple[np.ndarray, bool]:
     """(values as an array, whether they came as a Python number)."""
     if isinstance(value, TensorBase):
         return value._data, False
-    if not isinstance(value, bool | int | float):
+    if not isinstance(value, bool | int | float | complex):
         check_tensors(value)
     return np.asarray(value), True
 

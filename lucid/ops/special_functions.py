@@ -17,6 +17,7 @@ from lucid._core import dtypes
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops import _special
+from lucid.ops._common import dtype_name
 from lucid.ops._promote import binary_arrays, float_array, round_to
 from lucid.ops.activations import sigmoid
 from lucid.ops.arithmetic import _grad_to
@@ -71,6 +72,23 @@ _EULER_GAMMA = 0.5772156649015329
 _MACHEP = 1.11022302462515654042e-16
 
 
+def _check_real(kernel: str, *values: Any) -> None:
+    """PyTorch's error for a complex operand of a function with no complex kernel, where no op
+    class refuses it first."""
+    for value in values:
+        if isinstance(value, TensorBase):
+            numpy_dtype = value._data.dtype
+        elif isinstance(value, complex):
+            # a Python complex number: the error names the promoted dtype
+            numpy_dtype = dtypes.result_type(*values).numpy_dtype
+        else:
+            continue
+        if numpy_dtype.kind == "c":
+            raise NotImplementedError(
+                f"\"{kernel}\" not implemented for '{dtype_name(numpy_dtype)}'"
+            )
+
+
 def _unary(kernel: Any, input: Tensor) -> np.ndarray:
     """`kernel` on input's values in float64, rounded to input's float dtype (integers: the
     default dtype)."""
@@ -102,6 +120,7 @@ def _binary_arrays(input: Any, other: Any) -> tuple[np.ndarray, np.ndarray, np.d
 # ------------------------------------------------------------ entr, expit, ndtr, xlog1py
 class Entr(Function):
     _backward_name = "SpecialEntrBackward0"
+    _complex_refusal = (NotImplementedError, "\"entr_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -133,11 +152,13 @@ def expit(input: Tensor) -> Tensor:
 
 def ndtr(input: Tensor) -> Tensor:
     """The standard normal CDF, erfc(-input / sqrt 2) / 2."""
+    _check_real("erf_vml_cpu", input)
     return 0.5 * erfc(input * -_SQRT_HALF)
 
 
 class LogNdtr(Function):
     _backward_name = "SpecialLogNdtrBackward0"
+    _complex_refusal = (NotImplementedError, "\"log_ndtr_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -171,6 +192,7 @@ def _xlog1py_array(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 class Xlog1py(Function):
     _backward_name = "SpecialXlog1PyBackward0"
+    _complex_refusal = (NotImplementedError, "\"xlog1py_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, y):
@@ -236,6 +258,7 @@ def _erfcx_kernel(x: np.ndarray) -> np.ndarray:
 
 class Erfcx(Function):
     _backward_name = "SpecialErfcxBackward0"
+    _complex_refusal = (NotImplementedError, "\"erfcx_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -310,6 +333,7 @@ def _ndtri_kernel(p: np.ndarray) -> np.ndarray:
 
 class Ndtri(Function):
     _backward_name = "SpecialNdtriBackward0"
+    _complex_refusal = (NotImplementedError, "\"ndtri_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, p):
@@ -358,6 +382,7 @@ def _i_scaled(order: int, x: np.ndarray) -> np.ndarray:
 
 class I0e(Function):
     _backward_name = "SpecialI0EBackward0"
+    _complex_refusal = (NotImplementedError, "\"i0e_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -374,6 +399,7 @@ class I0e(Function):
 
 class I1e(Function):
     _backward_name = "SpecialI1EBackward0"
+    _complex_refusal = (NotImplementedError, "\"i1e_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x):
@@ -419,12 +445,14 @@ def _in_dtype(input: Tensor) -> np.ndarray:
 
 def modified_bessel_i0(input: Tensor) -> Tensor:
     """The modified Bessel function of the first kind of order zero (no derivative)."""
+    _check_real("modified_bessel_i0_cpu", input)
     with np.errstate(all="ignore"):
         return _wrap(i0(input.detach())._data)
 
 
 def modified_bessel_i1(input: Tensor) -> Tensor:
     """The modified Bessel function of the first kind of order one (no derivative)."""
+    _check_real("modified_bessel_i1_cpu", input)
     return _wrap(i1(input.detach())._data)
 
 
@@ -517,21 +545,25 @@ def _k(order: int, scaled: bool, input: Tensor) -> Tensor:
 
 def modified_bessel_k0(input: Tensor) -> Tensor:
     """The modified Bessel function of the second kind of order zero (no derivative)."""
+    _check_real("modified_bessel_k0_cpu", input)
     return _k(0, False, input)
 
 
 def modified_bessel_k1(input: Tensor) -> Tensor:
     """The modified Bessel function of the second kind of order one (no derivative)."""
+    _check_real("modified_bessel_k1_cpu", input)
     return _k(1, False, input)
 
 
 def scaled_modified_bessel_k0(input: Tensor) -> Tensor:
     """exp(x) K0(x) (no derivative)."""
+    _check_real("scaled_modified_bessel_k0_cpu", input)
     return _k(0, True, input)
 
 
 def scaled_modified_bessel_k1(input: Tensor) -> Tensor:
     """exp(x) K1(x) (no derivative)."""
+    _check_real("scaled_modified_bessel_k1_cpu", input)
     return _k(1, True, input)
 
 
@@ -617,21 +649,25 @@ def _bessel_y(order: int, x: np.ndarray) -> np.ndarray:
 
 def bessel_j0(input: Tensor) -> Tensor:
     """The Bessel function of the first kind of order zero (no derivative)."""
+    _check_real("bessel_j0_cpu", input)
     return _no_grad_result(lambda x: _bessel_j(0, x), input)
 
 
 def bessel_j1(input: Tensor) -> Tensor:
     """The Bessel function of the first kind of order one (no derivative)."""
+    _check_real("bessel_j1_cpu", input)
     return _no_grad_result(lambda x: _bessel_j(1, x), input)
 
 
 def bessel_y0(input: Tensor) -> Tensor:
     """The Bessel function of the second kind of order zero (no derivative)."""
+    _check_real("bessel_y0_cpu", input)
     return _no_grad_result(lambda x: _bessel_y(0, x), input)
 
 
 def bessel_y1(input: Tensor) -> Tensor:
     """The Bessel function of the second kind of order one (no derivative)."""
+    _check_real("bessel_y1_cpu", input)
     return _no_grad_result(lambda x: _bessel_y(1, x), input)
 
 
@@ -651,6 +687,7 @@ def _spherical_j0_kernel(x: np.ndarray) -> np.ndarray:
 def spherical_bessel_j0(input: Tensor) -> Tensor:
     """The spherical Bessel function of the first kind of order zero, sin(x)/x (no
     derivative)."""
+    _check_real("spherical_bessel_j0_cpu", input)
     return _no_grad_result(_spherical_j0_kernel, input)
 
 
@@ -740,6 +777,7 @@ def _airy_kernel(x: np.ndarray) -> np.ndarray:
 
 def airy_ai(input: Tensor) -> Tensor:
     """The Airy function Ai (no derivative)."""
+    _check_real("airy_ai_cpu", input)
     # where PyTorch's zeta = -2 x sqrt(-x) / 3 overflows in the input's dtype, its phase and
     # so Ai are nan
     values = _in_dtype(input)
@@ -816,6 +854,7 @@ def _zeta_array(x: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 class Zeta(Function):
     _backward_name = "SpecialZetaBackward0"
+    _complex_refusal = (NotImplementedError, "\"zeta_cpu\" not implemented for '{dtype}'")
 
     @staticmethod
     def forward(ctx, x, q):
@@ -843,9 +882,12 @@ def zeta(input: Any, other: Any) -> Tensor:
 
 
 def _as_tensor_beside(value: Any, tensor: Tensor) -> Tensor:
-    """A Python number as a 0-d tensor of the other operand's float dtype."""
+    """A Python number as a 0-d tensor of the other operand's float dtype (a complex number
+    in the promoted complex dtype, for the op to refuse)."""
     dtype = tensor._data.dtype
-    if dtype.kind not in dtypes.FLOAT_KINDS:
+    if isinstance(value, complex):
+        dtype = dtypes.result_type(tensor, value).numpy_dtype
+    elif dtype.kind not in dtypes.FLOAT_KINDS:
         dtype = dtypes.get_default_dtype().numpy_dtype
     return _wrap(np.asarray(value, dtype))
 
@@ -950,59 +992,71 @@ def _legendre_p(x: np.ndarray, n: np.ndarray) -> np.ndarray:
 
 def chebyshev_polynomial_t(input: Any, n: Any) -> Tensor:
     """The Chebyshev polynomial of the first kind T_n(input)."""
+    _check_real("chebyshev_polynomial_t_cpu", input, n)
     return _polynomial(_chebyshev_t, input, n)
 
 
 def chebyshev_polynomial_u(input: Any, n: Any) -> Tensor:
     """The Chebyshev polynomial of the second kind U_n(input)."""
+    _check_real("chebyshev_polynomial_u_cpu", input, n)
     return _polynomial(_chebyshev_u, input, n)
 
 
 def chebyshev_polynomial_v(input: Any, n: Any) -> Tensor:
     """The Chebyshev polynomial of the third kind V_n(input)."""
+    _check_real("chebyshev_polynomial_v_cpu", input, n)
     return _polynomial(_chebyshev_v, input, n)
 
 
 def chebyshev_polynomial_w(input: Any, n: Any) -> Tensor:
     """The Chebyshev polynomial of the fourth kind W_n(input)."""
+    _check_real("chebyshev_polynomial_w_cpu", input, n)
     return _polynomial(_chebyshev_w, input, n)
 
 
 def shifted_chebyshev_polynomial_t(input: Any, n: Any) -> Tensor:
     """T_n(2 input - 1)."""
+    _check_real("shifted_chebyshev_polynomial_t_cpu", input, n)
     return _polynomial(lambda x, k: _chebyshev_t(x + x - 1.0, k), input, n)
 
 
 def shifted_chebyshev_polynomial_u(input: Any, n: Any) -> Tensor:
     """U_n(2 input - 1)."""
+    _check_real("shifted_chebyshev_polynomial_u_cpu", input, n)
     return _polynomial(lambda x, k: _chebyshev_u(x + x - 1.0, k), input, n)
 
 
 def shifted_chebyshev_polynomial_v(input: Any, n: Any) -> Tensor:
     """V_n(2 input - 1)."""
+    _check_real("shifted_chebyshev_polynomial_v_cpu", input, n)
     return _polynomial(lambda x, k: _chebyshev_v(x + x - 1.0, k), input, n)
 
 
 def shifted_chebyshev_polynomial_w(input: Any, n: Any) -> Tensor:
     """W_n(2 input - 1)."""
+    _check_real("shifted_chebyshev_polynomial_w_cpu", input, n)
     return _polynomial(lambda x, k: _chebyshev_w(x + x - 1.0, k), input, n)
 
 
 def hermite_polynomial_h(input: Any, n: Any) -> Tensor:
     """The physicists' Hermite polynomial H_n(input)."""
+    _check_real("hermite_polynomial_h_cpu", input, n)
     return _polynomial(_hermite_h, input, n)
 
 
 def hermite_polynomial_he(input: Any, n: Any) -> Tensor:
     """The probabilists' Hermite polynomial He_n(input)."""
+    _check_real("hermite_polynomial_he_cpu", input, n)
     return _polynomial(_hermite_he, input, n)
 
 
 def laguerre_polynomial_l(input: Any, n: Any) -> Tensor:
     """The Laguerre polynomial L_n(input)."""
+    _check_real("laguerre_polynomial_l_cpu", input, n)
     return _polynomial(_laguerre_l, input, n)
 
 
 def legendre_polynomial_p(input: Any, n: Any) -> Tensor:
     """The Legendre polynomial P_n(input)."""
+    _check_real("legendre_polynomial_p_cpu", input, n)
     return _polynomial(_legendre_p, input, n)

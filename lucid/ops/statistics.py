@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core import dtypes
-from lucid._core.dtypes import FLOAT_KINDS
+from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS, INEXACT_KINDS
 from lucid._core.tensor import TensorBase, _wrap
+from lucid.ops import complex_numbers as complex_ops
 from lucid.ops import fills as fills_ops
 from lucid.ops import products as products_ops
 from lucid.ops import shape as shape_ops
@@ -80,7 +81,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
     if input._data.dtype == np.bool_:
         raise RuntimeError("cov(): bool dtype is not supported for input")
     x = input if ndim == 2 else shape_ops.reshape(input, (1, -1))
-    if x._data.dtype.kind not in FLOAT_KINDS:
+    if x._data.dtype.kind not in INEXACT_KINDS:
         x = fills_ops.to(x, dtypes.get_default_dtype())
     observations = x._data.shape[1]
     weights = None
@@ -110,6 +111,9 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         norm_factor = 0.0
     centered = x - shape_ops.unsqueeze(average, 1)
     weighted = centered if weights is None else centered * weights
+    if weighted._data.dtype.kind == "c":
+        # complex covariance pairs each variable with the conjugate of the other
+        weighted = weighted.conj()
     product = products_ops.matmul(centered, shape_ops.t(weighted))
     return shape_ops.squeeze(product / norm_factor)
 
@@ -119,8 +123,13 @@ def corrcoef(input: Tensor) -> Tensor:
     covariance = cov(input)
     if covariance._data.ndim == 0:
         return covariance / covariance
-    deviations = sqrt(diagonal(covariance))
+    variances = diagonal(covariance)
+    is_complex = variances._data.dtype.kind == "c"
+    # a complex covariance matrix has a real diagonal (held as complex)
+    deviations = sqrt(variances.real if is_complex else variances)
     scaled = covariance / unsqueeze(deviations, 1) / unsqueeze(deviations, 0)
+    if is_complex:
+        return complex_ops.complex(clamp(scaled.real, -1, 1), clamp(scaled.imag, -1, 1))
     return clamp(scaled, -1, 1)
 
 
@@ -184,12 +193,16 @@ def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
     are equal); values outside the range and NaN are not counted."""
     array = _array(input)
     _int_argument("histc", bins, "bins", 2)
-    _float_only(array)
+    if array.dtype.kind != "c":
+        _float_only(array)
     if bins <= 0:
         raise RuntimeError(f"lucid.histogram(): bins must be > 0, but got {bins} for dimension 0")
     low, high = float(min), float(max)
     if low > high:
         raise RuntimeError("lucid.histc: max must be larger than min")
+    if array.dtype.kind == "c":
+        # without a range PyTorch first looks for the data's (aminmax), which takes no complex
+        raise not_implemented("aminmax_cpu" if low == high else "histogram_cpu", array.dtype)
     if low == high and array.size:
         low, high = float(np.min(array)), float(np.max(array))
     if not (np.isfinite(low) and np.isfinite(high)):
@@ -227,8 +240,8 @@ def _histogram_edges(input: Tensor, bins: Any, range: Any, dim: int = 0,
         if edges.dtype != array.dtype:
             raise RuntimeError(
                 "lucid.histogramdd: input tensor and bins tensors should have the same dtype, "
-                f"but got input with dtype {dtype_name(array.dtype).lower()} and bins for "
-                f"dimension {dim} with dtype {dtype_name(edges.dtype).lower()}"
+                f"but got input with dtype {C_TYPE_NAMES[array.dtype.name]} and bins for "
+                f"dimension {dim} with dtype {C_TYPE_NAMES[edges.dtype.name]}"
             )
         return edges.copy()
     if not isinstance(bins, int) or isinstance(bins, bool):
@@ -264,8 +277,8 @@ def _histogram_weights(weight: Tensor, array: np.ndarray) -> np.ndarray:
     if weights.dtype != array.dtype:
         raise RuntimeError(
             "lucid.histogramdd: if weight tensor is provided, input tensor and weight tensor "
-            f"should have the same dtype, but got input({dtype_name(array.dtype).lower()}), "
-            f"and weight({dtype_name(weights.dtype).lower()})"
+            f"should have the same dtype, but got input({C_TYPE_NAMES[array.dtype.name]}), "
+            f"and weight({C_TYPE_NAMES[weights.dtype.name]})"
         )
     return weights
 
@@ -278,6 +291,12 @@ def histogram(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor | N
     # PyTorch's float16/bfloat16 kernel needs given edges or a given range (it computes no
     # range from the data in these dtypes); the counting runs in float32 here
     low = is_low_precision(array.dtype) and (isinstance(bins, TensorBase) or range is not None)
+    if array.dtype.kind == "c" and (isinstance(bins, TensorBase) or range is not None):
+        # given edges or a given range are checked first, and the counting kernel then refuses
+        # complex values (with neither, finding the data's range refuses them); edges from a
+        # range are made in the real dtype, only to check it
+        _histogram_edges(input, bins, range, array=array if range is None else array.real)
+        raise not_implemented("histogram_cpu", array.dtype)
     if array.dtype not in (np.float32, np.float64) and not low:
         raise not_implemented("histogramdd", array.dtype)
     edges = _histogram_edges(input, bins, range)

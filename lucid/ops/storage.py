@@ -23,7 +23,7 @@ import numpy as np
 
 from lucid._core import dtypes, layouts
 from lucid._core.arguments import call_position
-from lucid._core.function import Function
+from lucid._core.function import HOLOMORPHIC, Function
 from lucid._core.grad_mode import local_state
 from lucid._core.graph import _INFERENCE_INPLACE_MESSAGE
 from lucid._core.tensor import TensorBase, _wrap
@@ -236,6 +236,8 @@ class ResizeInplace(Function):
     """The tensor's new shape over its storage, from its first element on (module docstring).
     Never recorded: resize_ refuses tensors that require grad."""
 
+    _complex_rule = HOLOMORPHIC
+
     _op_name = "resize_"
 
     @staticmethod
@@ -328,6 +330,7 @@ class Resize(Function):
 
     _op_name = "resize"
     _backward_name = "ResizeBackward"
+    _complex_rule = HOLOMORPHIC
 
     @staticmethod
     def forward(ctx, x, sizes):

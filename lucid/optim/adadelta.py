@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import lucid
-from lucid.optim.optimizer import Optimizer, _scalar_dtype
+from lucid.optim.optimizer import Optimizer, _real_view, _scalar_dtype
 
 __all__ = ["Adadelta"]
 
@@ -64,10 +64,13 @@ class Adadelta(Optimizer):
                         state["step"] = lucid.tensor(0.0, dtype=_scalar_dtype())
                         state["square_avg"] = lucid.zeros_like(param)
                         state["acc_delta"] = lucid.zeros_like(param)
-                    square_avg = state["square_avg"]
-                    acc_delta = state["acc_delta"]
+                    grad = _real_view(param.grad)
+                    if group["maximize"]:
+                        grad = -grad
+                    square_avg = _real_view(state["square_avg"])
+                    acc_delta = _real_view(state["acc_delta"])
+                    param = _real_view(param)
                     state["step"].add_(1)
-                    grad = -param.grad if group["maximize"] else param.grad
                     if weight_decay != 0:
                         grad = grad.add(param, alpha=weight_decay)
                     square_avg.mul_(rho).add_(grad.mul(1 - rho).mul_(grad))

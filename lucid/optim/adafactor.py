@@ -7,7 +7,7 @@ from typing import Any
 
 import lucid
 from lucid.optim.adam import _lerp_
-from lucid.optim.optimizer import Optimizer, _scalar_dtype
+from lucid.optim.optimizer import Optimizer, _refuse_complex_parameters, _scalar_dtype
 
 __all__ = ["Adafactor"]
 
@@ -60,6 +60,7 @@ class Adafactor(Optimizer):
                 eps1, eps2 = group["eps"]
                 d = group["d"]
                 weight_decay = group["weight_decay"]
+                _refuse_complex_parameters(group, "Adafactor")
                 for param in group["params"]:
                     if param.grad is None:
                         continue

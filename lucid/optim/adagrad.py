@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import lucid
-from lucid.optim.optimizer import Optimizer, _scalar_dtype
+from lucid.optim.optimizer import Optimizer, _real_view, _scalar_dtype
 
 __all__ = ["Adagrad"]
 
@@ -57,7 +57,11 @@ class Adagrad(Optimizer):
             for param in group["params"]:
                 state = self.state[param]
                 state["step"] = lucid.tensor(0.0, dtype=_scalar_dtype())
-                state["sum"] = lucid.full_like(param, group["initial_accumulator_value"])
+                # a complex parameter's parts are independent reals, each starting at the value
+                initial_value = group["initial_accumulator_value"]
+                if param.is_complex():
+                    initial_value = complex(initial_value, initial_value)
+                state["sum"] = lucid.full_like(param, initial_value)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Perform one update; returns the loss computed by `closure`, if given."""
@@ -74,11 +78,15 @@ class Adagrad(Optimizer):
                     state = self.state[param]
                     state["step"].add_(1)
                     step = state["step"].item()
-                    grad = -param.grad if group["maximize"] else param.grad
+                    grad = _real_view(param.grad)
+                    if group["maximize"]:
+                        grad = -grad
+                    state_sum = _real_view(state["sum"])
+                    param = _real_view(param)
                     if weight_decay != 0:
                         grad = grad.add(param, alpha=weight_decay)
                     clr = lr / (1 + (step - 1) * lr_decay)
-                    state["sum"].add_(grad * grad)
-                    std = state["sum"].sqrt().add_(eps)
+                    state_sum.add_(grad * grad)
+                    std = state_sum.sqrt().add_(eps)
                     param.add_(grad.mul(-clr).div_(std))
         return loss

@@ -7,7 +7,12 @@ from typing import Any
 
 import lucid
 from lucid import Tensor
-from lucid.optim.optimizer import Optimizer, _scalar_dtype, check_adam_hyperparameters
+from lucid.optim.optimizer import (
+    Optimizer,
+    _real_view,
+    _scalar_dtype,
+    check_adam_hyperparameters,
+)
 
 __all__ = ["Adam", "AdamW"]
 
@@ -78,9 +83,12 @@ class Adam(Optimizer):
                     if param.grad is None:
                         continue
                     state = self._init_state(param, amsgrad)
-                    grad = -param.grad if group["maximize"] else param.grad
-                    exp_avg = state["exp_avg"]
-                    exp_avg_sq = state["exp_avg_sq"]
+                    grad = _real_view(param.grad)
+                    if group["maximize"]:
+                        grad = -grad
+                    exp_avg = _real_view(state["exp_avg"])
+                    exp_avg_sq = _real_view(state["exp_avg_sq"])
+                    param = _real_view(param)
                     state["step"].add_(1)
                     if weight_decay != 0:
                         if group["decoupled_weight_decay"]:
@@ -96,7 +104,7 @@ class Adam(Optimizer):
                     step_size = lr / bias_correction1
                     bias_correction2_sqrt = bias_correction2**0.5
                     if amsgrad:
-                        max_exp_avg_sq = state["max_exp_avg_sq"]
+                        max_exp_avg_sq = _real_view(state["max_exp_avg_sq"])
                         max_exp_avg_sq.copy_(lucid.maximum(max_exp_avg_sq, exp_avg_sq))
                         denom = (max_exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
                     else:

@@ -7,7 +7,12 @@ from typing import Any
 
 import lucid
 from lucid.optim.adam import _lerp_
-from lucid.optim.optimizer import Optimizer, _scalar_dtype, check_adam_hyperparameters
+from lucid.optim.optimizer import (
+    Optimizer,
+    _real_view,
+    _scalar_dtype,
+    check_adam_hyperparameters,
+)
 
 __all__ = ["Adamax"]
 
@@ -58,9 +63,13 @@ class Adamax(Optimizer):
                         state["step"] = lucid.tensor(0.0, dtype=_scalar_dtype())
                         state["exp_avg"] = lucid.zeros_like(param)
                         state["exp_inf"] = lucid.zeros_like(param)
-                    grad = -param.grad if group["maximize"] else param.grad
-                    exp_avg = state["exp_avg"]
-                    exp_inf = state["exp_inf"]
+                    grad = _real_view(param.grad)
+                    if group["maximize"]:
+                        grad = -grad
+                    # a complex parameter's infinity norm is per part (PyTorch's), not of |z|
+                    exp_avg = _real_view(state["exp_avg"])
+                    exp_inf = _real_view(state["exp_inf"])
+                    param = _real_view(param)
                     state["step"].add_(1)
                     if weight_decay != 0:
                         grad = grad.add(param, alpha=weight_decay)

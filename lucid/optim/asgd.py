@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import lucid
-from lucid.optim.optimizer import Optimizer, _scalar_dtype
+from lucid.optim.optimizer import Optimizer, _real_view, _scalar_dtype
 
 __all__ = ["ASGD"]
 
@@ -63,10 +63,13 @@ class ASGD(Optimizer):
                         state["eta"] = lucid.tensor(lr, dtype=_scalar_dtype())
                         state["mu"] = lucid.tensor(1.0, dtype=_scalar_dtype())
                         state["ax"] = lucid.zeros_like(param)
-                    ax = state["ax"]
+                    grad = _real_view(param.grad)
+                    if group["maximize"]:
+                        grad = -grad
+                    ax = _real_view(state["ax"])
+                    param = _real_view(param)
                     state["step"].add_(1)
                     step = state["step"].item()
-                    grad = -param.grad if group["maximize"] else param.grad
                     if weight_decay != 0:
                         grad = grad.add(param, alpha=weight_decay)
                     eta = state["eta"].item()

@@ -9,7 +9,7 @@ from typing import Any
 
 import lucid
 from lucid import Tensor
-from lucid.optim.optimizer import Optimizer
+from lucid.optim.optimizer import Optimizer, _real_view
 
 __all__ = ["LBFGS"]
 
@@ -206,21 +206,24 @@ class LBFGS(Optimizer):
 
     def _numel(self) -> int:
         if self._numel_cache is None:
-            self._numel_cache = sum(param.numel() for param in self._params)
+            # a complex parameter counts as its real and imaginary parts (PyTorch's flat vector)
+            self._numel_cache = sum(_real_view(param).numel() for param in self._params)
         return self._numel_cache
 
     def _gather_flat_grad(self) -> Tensor:
         views = []
         for param in self._params:
             if param.grad is None:
-                views.append(lucid.zeros(param.numel(), dtype=param.dtype))
+                view = lucid.zeros(param.numel(), dtype=param.dtype)
             else:
-                views.append(param.grad.reshape(-1))
+                view = param.grad.reshape(-1)
+            views.append(_real_view(view).reshape(-1))
         return lucid.cat(views, 0)
 
     def _add_grad(self, step_size: float, update: Tensor) -> None:
         offset = 0
         for param in self._params:
+            param = _real_view(param)
             numel = param.numel()
             param.add_(update[offset : offset + numel].view_as(param), alpha=step_size)
             offset += numel

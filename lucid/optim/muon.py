@@ -9,7 +9,7 @@ from typing import Any
 import lucid
 from lucid import Tensor
 from lucid.optim.adam import _lerp_
-from lucid.optim.optimizer import Optimizer
+from lucid.optim.optimizer import Optimizer, _refuse_complex_parameters
 
 __all__ = ["Muon"]
 
@@ -118,6 +118,7 @@ class Muon(Optimizer):
                     lr = lr.item()
                 weight_decay = group["weight_decay"]
                 momentum = group["momentum"]
+                _refuse_complex_parameters(group, "Muon")
                 for param in group["params"]:
                     if param.grad is None:
                         continue

@@ -42,6 +42,21 @@ def _scalar_dtype() -> lucid.dtype:
     return lucid.float64 if lucid.get_default_dtype() == lucid.float64 else lucid.float32
 
 
+def _real_view(tensor: Tensor) -> Tensor:
+    """A complex tensor as its real view (a last dimension of (real, imaginary) parts, sharing
+    memory); a real tensor as it is. Optimizers step complex parameters through these views, so
+    each part is an independent real number with its own moments, as PyTorch does."""
+    return lucid.view_as_real(tensor) if tensor.is_complex() else tensor
+
+
+def _refuse_complex_parameters(group: dict[str, Any], optimizer_name: str) -> None:
+    """PyTorch's refusal, for a group about to be stepped, of complex parameters with gradients
+    (raised before any parameter of the group moves)."""
+    for param in group["params"]:
+        if param.grad is not None and param.is_complex():
+            raise RuntimeError(f"{optimizer_name} does not support complex parameters")
+
+
 def _counted_step(step: Callable[..., Any]) -> Callable[..., Any]:
     """`step` as every optimizer runs it: the ops inside are the optimizer phase of lucid's
     reports, and each call is one training step (docs/numerics.md, "Decisions")."""

@@ -7,7 +7,12 @@ from typing import Any
 
 import lucid
 from lucid.optim.adam import _lerp_
-from lucid.optim.optimizer import Optimizer, _scalar_dtype, check_adam_hyperparameters
+from lucid.optim.optimizer import (
+    Optimizer,
+    _real_view,
+    _scalar_dtype,
+    check_adam_hyperparameters,
+)
 
 __all__ = ["RAdam"]
 
@@ -60,9 +65,12 @@ class RAdam(Optimizer):
                         state["step"] = lucid.tensor(0.0, dtype=_scalar_dtype())
                         state["exp_avg"] = lucid.zeros_like(param)
                         state["exp_avg_sq"] = lucid.zeros_like(param)
-                    grad = -param.grad if group["maximize"] else param.grad
-                    exp_avg = state["exp_avg"]
-                    exp_avg_sq = state["exp_avg_sq"]
+                    grad = _real_view(param.grad)
+                    if group["maximize"]:
+                        grad = -grad
+                    exp_avg = _real_view(state["exp_avg"])
+                    exp_avg_sq = _real_view(state["exp_avg_sq"])
+                    param = _real_view(param)
                     state["step"].add_(1)
                     step = state["step"].item()
                     if weight_decay != 0:

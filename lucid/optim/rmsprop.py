@@ -7,7 +7,7 @@ from typing import Any
 
 import lucid
 from lucid.optim.adam import _lerp_
-from lucid.optim.optimizer import Optimizer, _scalar_dtype
+from lucid.optim.optimizer import Optimizer, _real_view, _scalar_dtype
 
 __all__ = ["RMSprop"]
 
@@ -74,21 +74,24 @@ class RMSprop(Optimizer):
                             state["momentum_buffer"] = lucid.zeros_like(param)
                         if group["centered"]:
                             state["grad_avg"] = lucid.zeros_like(param)
-                    grad = -param.grad if group["maximize"] else param.grad
-                    square_avg = state["square_avg"]
+                    grad = _real_view(param.grad)
+                    if group["maximize"]:
+                        grad = -grad
+                    square_avg = _real_view(state["square_avg"])
+                    param = _real_view(param)
                     state["step"].add_(1)
                     if weight_decay != 0:
                         grad = grad.add(param, alpha=weight_decay)
                     square_avg.mul_(alpha).add_(grad.mul(1 - alpha).mul_(grad))
                     if group["centered"]:
-                        grad_avg = state["grad_avg"]
+                        grad_avg = _real_view(state["grad_avg"])
                         _lerp_(grad_avg, grad, 1 - alpha)
                         avg = square_avg.sub(grad_avg * grad_avg).sqrt_()
                     else:
                         avg = square_avg.sqrt()
                     avg = avg.add_(eps)
                     if momentum > 0:
-                        buffer = state["momentum_buffer"]
+                        buffer = _real_view(state["momentum_buffer"])
                         buffer.mul_(momentum).add_(grad / avg)
                         param.add_(buffer, alpha=-lr)
                     else:

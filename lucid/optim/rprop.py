@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import lucid
-from lucid.optim.optimizer import Optimizer, _scalar_dtype
+from lucid.optim.optimizer import Optimizer, _real_view, _scalar_dtype
 
 __all__ = ["Rprop"]
 
@@ -55,11 +55,18 @@ class Rprop(Optimizer):
                     if len(state) == 0:
                         state["step"] = lucid.tensor(0.0, dtype=_scalar_dtype())
                         state["prev"] = lucid.zeros_like(param)
-                        state["step_size"] = lucid.full_like(param, group["lr"])
-                    prev = state["prev"]
-                    step_size = state["step_size"]
+                        # a complex parameter's parts step independently, each from lr
+                        initial_step = group["lr"]
+                        if param.is_complex():
+                            initial_step = complex(initial_step, initial_step)
+                        state["step_size"] = lucid.full_like(param, initial_step)
+                    grad = _real_view(param.grad)
+                    if group["maximize"]:
+                        grad = -grad
+                    prev = _real_view(state["prev"])
+                    step_size = _real_view(state["step_size"])
+                    param = _real_view(param)
                     state["step"].add_(1)
-                    grad = -param.grad if group["maximize"] else param.grad
                     sign = grad.mul(prev).sign()
                     factor = lucid.ones_like(sign)
                     factor.masked_fill_(sign.gt(0), etaplus)

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import lucid
-from lucid.optim.optimizer import Optimizer
+from lucid.optim.optimizer import Optimizer, _real_view
 
 __all__ = ["SGD"]
 
@@ -61,17 +61,23 @@ class SGD(Optimizer):
                 for param in group["params"]:
                     if param.grad is None:
                         continue
-                    grad = -param.grad if group["maximize"] else param.grad
+                    # SGD is linear in its real coefficients, so stepping a complex parameter's
+                    # real view gives PyTorch's complex arithmetic part for part.
+                    grad = _real_view(param.grad)
+                    if group["maximize"]:
+                        grad = -grad
                     if weight_decay != 0:
-                        grad = grad.add(param, alpha=weight_decay)
+                        grad = grad.add(_real_view(param), alpha=weight_decay)
                     if momentum != 0:
                         state = self.state[param]
                         buffer = state.get("momentum_buffer")
                         if buffer is None:
-                            buffer = grad.clone().detach()
-                            state["momentum_buffer"] = buffer
+                            # a tensor of its own, complex for a complex parameter
+                            state["momentum_buffer"] = lucid.zeros_like(param.grad)
+                            buffer = _real_view(state["momentum_buffer"]).copy_(grad)
                         else:
+                            buffer = _real_view(buffer)
                             buffer.mul_(momentum).add_(grad, alpha=1 - dampening)
                         grad = grad.add(buffer, alpha=momentum) if group["nesterov"] else buffer
-                    param.add_(grad, alpha=-lr)
+                    _real_view(param).add_(grad, alpha=-lr)
         return loss

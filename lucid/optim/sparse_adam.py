@@ -55,6 +55,17 @@ class SparseAdam(Optimizer):
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
         defaults = {"lr": lr, "betas": betas, "eps": eps, "maximize": maximize}
         super().__init__(params, defaults)
+        complex_params = [
+            [group_index, param_index]
+            for group_index, group in enumerate(self.param_groups)
+            for param_index, param in enumerate(group["params"])
+            if param.is_complex()
+        ]
+        if complex_params:
+            raise ValueError(
+                f"Complex params at indices {complex_params}: SparseAdam does not support "
+                "complex parameters"
+            )
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Perform one update; returns the loss computed by `closure`, if given."""

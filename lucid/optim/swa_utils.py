@@ -25,7 +25,7 @@ import lucid
 from lucid import Tensor
 from lucid.nn import Module
 from lucid.optim.lr_scheduler import LRScheduler, _format_param
-from lucid.optim.optimizer import Optimizer
+from lucid.optim.optimizer import Optimizer, _real_view
 
 __all__ = [
     "AveragedModel",
@@ -66,7 +66,8 @@ def get_ema_multi_avg_fn(decay: float = 0.999) -> Callable[[ParamList, ParamList
     def ema_update(ema_param_list: ParamList, current_param_list: ParamList, _: Any) -> None:
         if lucid.is_floating_point(ema_param_list[0]) or lucid.is_complex(ema_param_list[0]):
             for p_ema, p_model in zip(ema_param_list, current_param_list, strict=True):
-                p_ema.lerp_(p_model, 1 - decay)
+                # a real weight moves each part of a complex tensor on its own
+                _real_view(p_ema).lerp_(_real_view(p_model), 1 - decay)
         else:
             for p_ema, p_model in zip(ema_param_list, current_param_list, strict=True):
                 p_ema.copy_(p_ema * decay + p_model * (1 - decay))
@@ -87,7 +88,8 @@ def get_swa_multi_avg_fn() -> Callable[[ParamList, ParamList, Tensor | int], Non
             averaged_param_list[0]
         ):
             for p_averaged, p_model in zip(averaged_param_list, current_param_list, strict=True):
-                p_averaged.lerp_(p_model, float(1 / (num_averaged + 1)))
+                weight = float(1 / (num_averaged + 1))
+                _real_view(p_averaged).lerp_(_real_view(p_model), weight)
         else:
             for p_averaged, p_model in zip(averaged_param_list, current_param_list, strict=True):
                 difference = p_model - p_averaged

@@ -4,6 +4,12 @@ A checkpoint is a safetensors file: an 8-byte little-endian header length, a JSO
 giving each tensor's dtype, shape and byte range, then the raw little-endian bytes. Anything
 around the tensors (dicts, lists, numbers, strings) is stored as tagged JSON in the header's
 ``__metadata__``, with tensors referenced by key, so loading never runs code.
+
+complex64 is safetensors' "C64" (interleaved real and imaginary float32 parts, as the
+safetensors package writes torch.complex64). The format has no complex128: lucid stores one as
+an "F64" tensor with a last dimension of 2 (the `view_as_real` layout, byte for byte) and lists
+its key in ``__metadata__["lucid.complex128"]``, so lucid reads it back as complex128 while any
+other reader sees the float64 parts.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ _DTYPE_CODES = {
     np.dtype(np.float16): "F16",
     np.dtype(np.float32): "F32",
     np.dtype(np.float64): "F64",
+    np.dtype(np.complex64): "C64",
 }
 _CODE_DTYPES = {code: dtype for dtype, code in _DTYPE_CODES.items()}
 
@@ -58,7 +65,6 @@ _UNSUPPORTED_CODES = {
     "U16": "uint16",
     "U32": "uint32",
     "U64": "uint64",
-    "C64": "complex64",
 }
 
 
@@ -130,15 +136,27 @@ def _serialize(obj: Any) -> tuple[bytes, list[np.ndarray]]:
     }
     arrays = []
     offset = 0
+    complex128_keys = []
     for key, array in encoder.tensors.items():
         little = _little_endian(array)
+        code = _DTYPE_CODES.get(array.dtype)
+        shape = array.shape
+        if array.dtype == np.complex128:
+            complex128_keys.append(key)
+            code = "F64"
+            shape += (2,)
+            little = little.reshape(-1).view("<f8")
         header[key] = {
-            "dtype": _DTYPE_CODES[array.dtype],
-            "shape": list(array.shape),
+            "dtype": code,
+            "shape": list(shape),
             "data_offsets": [offset, offset + little.nbytes],
         }
         offset += little.nbytes
         arrays.append(little)
+    if complex128_keys:
+        header["__metadata__"]["lucid.complex128"] = json.dumps(
+            complex128_keys, separators=(",", ":")
+        )
     encoded = json.dumps(header, separators=(",", ":")).encode("utf-8")
     # Pad with spaces so the tensor data starts 8-byte aligned, as safetensors does.
     encoded += b" " * (-len(encoded) % 8)
@@ -332,6 +350,28 @@ def _check_layout(header: dict, size: int) -> None:
         )
 
 
+def _complex128_keys(metadata: dict, tensors: dict[str, lucid.Tensor]) -> list[str]:
+    """The keys of the float64 (..., 2) tensors that hold complex128 values (see the module
+    docstring), checked against the tensors they name."""
+    listed = metadata.get("lucid.complex128")
+    if listed is None:
+        return []
+    try:
+        keys = json.loads(listed)
+    except (TypeError, ValueError, RecursionError):
+        keys = None
+    if not (isinstance(keys, list) and all(isinstance(key, str) for key in keys)):
+        raise _corrupt("corrupted checkpoint: the lucid.complex128 metadata is not a list of keys")
+    for key in keys:
+        tensor = tensors.get(key)
+        if tensor is None or tensor.dtype != lucid.float64 or tensor.shape[-1:] != (2,):
+            raise _corrupt(
+                f"corrupted checkpoint: tensor {key!r}, listed as complex128, is not a float64 "
+                "tensor with a last dimension of 2"
+            )
+    return keys
+
+
 class _Decoder:
     def __init__(self, tensors: dict[str, lucid.Tensor]) -> None:
         self.tensors = tensors
@@ -406,6 +446,10 @@ def load(
     if metadata is None:
         # A file lucid did not write: its tensors, by name, in the file's order.
         return tensors
+    for key in _complex128_keys(metadata, tensors):
+        # the parts are contiguous, so the complex128 view of the pairs is a plain array
+        parts = tensors[key].numpy()
+        tensors[key] = lucid.from_numpy(parts.view(np.complex128)[..., 0])
     try:
         structure = json.loads(metadata["lucid.structure"])
     except (KeyError, TypeError, ValueError, RecursionError):

@@ -81,14 +81,6 @@ def test_tensor_methods_are_the_top_level_functions(rng) -> None:
     assert a.slogdet().sign.item() == lucid.linalg.slogdet(a).sign.item()
 
 
-def test_complex_results_raise_a_clear_error(rng) -> None:
-    a = _float64(_well_conditioned(rng, 3, 3))
-    with pytest.raises(NotImplementedError, match="lucid has no complex dtype"):
-        lucid.linalg.eig(a)
-    with pytest.raises(NotImplementedError, match="lucid has no complex dtype"):
-        lucid.linalg.eigvals(a)
-
-
 # ----------------------------------------------------------------------- info codes
 @requires_torch
 def test_inv_ex_reports_the_zero_pivot_per_matrix_as_torch_does() -> None:

@@ -92,8 +92,11 @@ def _separated_spectrum(*shape: int):
 
 
 def _symmetric(a: Any) -> Any:
-    """The symmetric part: the input a function of a symmetric matrix reads."""
-    return (a + a.mT) / 2
+    """The symmetric (for complex inputs, Hermitian) part: the input a function of a symmetric
+    matrix reads."""
+    if isinstance(a, np.ndarray):
+        return (a + np.conj(np.swapaxes(a, -1, -2))) / 2
+    return (a + a.mH) / 2
 
 
 def _quietly(function: Any) -> Any:
@@ -108,7 +111,9 @@ def _quietly(function: Any) -> Any:
 
 
 def _squares(tensor: Any) -> Any:
-    return tensor * tensor
+    """|v|^2 elementwise: unchanged by the sign (or, for complex vectors, the phase) each
+    eigenvector or singular vector is fixed only up to."""
+    return (tensor * tensor.conj()).real
 
 
 def _indefinite(*shapes: tuple[int, ...]):
@@ -555,8 +560,8 @@ ROWS = [
     ),
     OpCase(
         "linalg.svd.wide_projector",
-        lambda a: (lambda r: r.Vh.mT @ r.Vh)(L.svd(a, full_matrices=False)),
-        lambda a: (lambda r: r.Vh.mT @ r.Vh)(TL.svd(a, full_matrices=False)),
+        lambda a: (lambda r: r.Vh.mH @ r.Vh)(L.svd(a, full_matrices=False)),
+        lambda a: (lambda r: r.Vh.mH @ r.Vh)(TL.svd(a, full_matrices=False)),
         make_inputs=_general((3, 5), shift=0.0),
     ),
     OpCase(

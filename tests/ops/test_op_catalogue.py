@@ -31,11 +31,17 @@ except ImportError:  # bfloat16 columns skip without it
 
 import lucid
 from lucid._core.dtypes import FLOAT_KINDS
+from lucid.autograd.forward_ad import _NO_COMPLEX_TANGENTS
+from tests.ops.complex_gradient_quirks import TORCH_COMPLEX_GRADIENT_QUIRKS
 from tests.ops.op_catalogue import CATALOGUE, ErrorInput, OpCase
 from tests.torch_oracle import TORCH_MISSING
 
 DTYPES = ["float32", "float64"]
 LOW_PRECISION_DTYPES = ["float16", "bfloat16"]
+# Every row runs in complex64 and complex128 too: each float input gets a random imaginary
+# part, and lucid must give torch's values and gradients, or refuse as torch refuses (the
+# same error type and message).
+COMPLEX_DTYPES = ["complex64", "complex128"]
 # Catalogue families (tests/ops/catalogue_<family>.py) whose rows get the float16 and bfloat16
 # columns: a family joins once its ops follow PyTorch's CPU rules for both dtypes.
 LOW_PRECISION_FAMILIES = {
@@ -125,6 +131,13 @@ def torch_oracle() -> Any:
     return torch
 
 
+_WITH_COMPLEX = [
+    pytest.param(row, dtype, id=f"{row.name}-{dtype}")
+    for row in _WITH_TORCH
+    for dtype in COMPLEX_DTYPES
+]
+
+
 # --------------------------------------------------------------------------- inputs
 def _seed(row: OpCase, purpose: str) -> int:
     return zlib.crc32(f"{row.name}/{purpose}".encode())
@@ -140,7 +153,8 @@ def _numpy_dtype(dtype: str) -> np.dtype:
 
 
 def _is_float(array: np.ndarray) -> bool:
-    return array.dtype.kind in FLOAT_KINDS
+    """Floating or complex: an input that gets a gradient, a value compared with tolerance."""
+    return array.dtype.kind in FLOAT_KINDS or array.dtype.kind == "c"
 
 
 def _finfo(dtype: np.dtype) -> Any:
@@ -148,6 +162,17 @@ def _finfo(dtype: np.dtype) -> Any:
 
 
 def _make_arrays(row: OpCase, dtype: str) -> list[np.ndarray]:
+    if dtype in COMPLEX_DTYPES:
+        # The real column's inputs as real parts, each float input with imaginary parts drawn
+        # from the row's range.
+        parts = "float32" if dtype == "complex64" else "float64"
+        rng = np.random.default_rng(_seed(row, "imaginary parts"))
+        return [
+            np.asarray(array + 1j * rng.uniform(row.low, row.high, array.shape)).astype(dtype)
+            if _is_float(array)
+            else array
+            for array in _make_arrays(row, parts)
+        ]
     if dtype in LOW_PRECISION_DTYPES:
         # The float32 inputs, rounded: a row's input makers need not know the dtype.
         target = _numpy_dtype(dtype)
@@ -244,7 +269,8 @@ def _to_numpy(value: Any) -> np.ndarray:
     if isinstance(value, lucid.Tensor):
         return value.detach().numpy()
     if hasattr(value, "detach"):
-        value = value.detach().cpu()
+        # torch's conjugates and negations may be lazy bits its numpy() refuses
+        value = value.detach().cpu().resolve_conj().resolve_neg()
         if str(value.dtype) == "torch.bfloat16":
             return value.float().numpy().astype(lucid.bfloat16.numpy_dtype)
         return value.numpy()
@@ -268,6 +294,9 @@ def _dtype_name(value: Any) -> str:
 def _tolerances(row: OpCase, dtype: str) -> tuple[float, float]:
     if dtype == "float32":
         return row.rtol32, row.atol32
+    if dtype == "complex64":
+        # a complex product is four float32 products and two sums: twice the rounding
+        return 2 * row.rtol32, 2 * row.atol32
     if dtype in LOW_PRECISION_TOLERANCES:
         return LOW_PRECISION_TOLERANCES[dtype]
     return RTOL64, ATOL64
@@ -413,7 +442,10 @@ def _builtin_base(error_type: type) -> type:
 
 def _grad_output(row: OpCase, output: np.ndarray) -> np.ndarray:
     rng = np.random.default_rng(_seed(row, "grad_output"))
-    return rng.uniform(-1.0, 1.0, output.shape).astype(output.dtype)
+    values = rng.uniform(-1.0, 1.0, output.shape)
+    if output.dtype.kind == "c":
+        values = values + 1j * rng.uniform(-1.0, 1.0, output.shape)
+    return np.asarray(values).astype(output.dtype)
 
 
 def _compare_with_torch(
@@ -436,8 +468,14 @@ def _compare_with_torch(
     try:
         expected = _call_torch(row, torch_inputs)
     except Exception as torch_error:  # noqa: BLE001  (lucid must refuse the same inputs)
-        with pytest.raises(_builtin_base(type(torch_error))):
+        with pytest.raises(_builtin_base(type(torch_error))) as raised:
             _call_lucid(row, lucid_inputs)
+        if dtype in COMPLEX_DTYPES:
+            message = str(torch_error).replace("torch", "lucid")
+            assert str(raised.value) == message, (
+                f"{row.name}: lucid refuses {dtype} with {str(raised.value)!r}, torch with "
+                f"{message!r}"
+            )
         return
     actual = _call_lucid(row, lucid_inputs)
     rtol, atol = _tolerances(row, dtype)
@@ -481,6 +519,44 @@ def _compare_with_torch(
         else:
             grad_atol = _scaled_atol(expected_grad, dtype, atol)
             _assert_close(actual_grad, expected_grad, rtol, grad_atol, what)
+
+
+def _involves_complex(row: OpCase) -> bool:
+    """Whether the row's float64 call has a complex input, output or intermediate (a node of
+    its graph with a complex output)."""
+    arrays = _make_arrays(row, "float64")
+    result = _call_lucid(row, _lucid_inputs(arrays, _grad_positions(row, arrays)))
+    outputs = result if isinstance(result, tuple) else (result,)
+    pending = [out.grad_fn for out in outputs if isinstance(out, lucid.Tensor)]
+    seen = set()
+    while pending:
+        node = pending.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        metas = getattr(node, "output_meta", None) or ()
+        if any(meta is not None and meta[1].kind == "c" for meta in metas):
+            return True
+        pending.extend(next_node for next_node, _ in node.next_functions)
+    return any(array.dtype.kind == "c" for array in arrays)
+
+
+def _runs_on_complex(row: OpCase) -> bool:
+    """Whether lucid runs the row's op on complex inputs (where it refuses them,
+    test_complex_matches_torch checks that torch refuses them too)."""
+    arrays = _make_arrays(row, "complex128")
+    try:
+        _call_lucid(row, _lucid_inputs(arrays, _grad_positions(row, arrays)))
+    except Exception:  # noqa: BLE001  (any refusal: its error is checked against torch's)
+        return False
+    return True
+
+
+_COMPLEX_DIFFERENTIABLE = [
+    row
+    for row in _DIFFERENTIABLE
+    if row.name not in TORCH_COMPLEX_GRADIENT_QUIRKS and _runs_on_complex(row)
+]
 
 
 # ---------------------------------------------------------------------------- tests
@@ -531,6 +607,10 @@ def test_forward_ad_gradcheck(row: OpCase) -> None:
     except lucid.autograd.GradcheckError as error:
         pytest.fail(f"{row.name}: forward-mode gradcheck failed (float64)\n{error}")
     except NotImplementedError as error:
+        if str(error) == _NO_COMPLEX_TANGENTS:
+            # complex inputs or intermediates: refused, never a wrong tangent
+            assert _involves_complex(row), f"{row.name}: {error}"
+            return
         if row.gradgrad:
             raise
         assert re.fullmatch(
@@ -546,14 +626,48 @@ def test_matches_torch(row: OpCase, dtype: str, torch_oracle: Any) -> None:
     _compare_with_torch(row, _make_arrays(row, dtype), dtype, "torch parity")
 
 
-@dtypes
-@_rows(_WITH_EXTREMES)
+@pytest.mark.parametrize(
+    "row, dtype",
+    [
+        pytest.param(row, dtype, id=f"{row.name}-{dtype}")
+        for row in _WITH_EXTREMES
+        for dtype in DTYPES
+        if dtype != "float32" or not row.float32_extremes_skip
+    ],
+)
 # Non-finite inputs and results are the point here: the sentinel's reports are expected.
 @pytest.mark.filterwarnings("ignore::lucid.autograd.NonFiniteWarning")
 def test_extreme_values_match_torch(row: OpCase, dtype: str, torch_oracle: Any) -> None:
     _compare_with_torch(
         row, _extreme_arrays(row, dtype), dtype, "extreme values", order_dependent_sums=True
     )
+
+
+@pytest.mark.parametrize("row, dtype", _WITH_COMPLEX)
+def test_complex_matches_torch(row: OpCase, dtype: str, torch_oracle: Any) -> None:
+    _compare_with_torch(row, _make_arrays(row, dtype), dtype, "complex parity")
+
+
+@_rows(_COMPLEX_DIFFERENTIABLE)
+def test_complex_gradcheck(row: OpCase) -> None:
+    """Each backward on complex inputs gives the conjugate Wirtinger derivatives that finite
+    differences along the real and imaginary parts give (PyTorch's convention)."""
+    arrays = _make_arrays(row, "complex128")
+    inputs = _lucid_inputs(arrays, _grad_positions(row, arrays))
+    try:
+        lucid.autograd.gradcheck(lambda *args: _call_lucid(row, list(args)), tuple(inputs))
+    except lucid.autograd.GradcheckError as error:
+        pytest.fail(f"{row.name}: gradcheck failed (complex128)\n{error}")
+
+
+@_rows([row for row in _COMPLEX_DIFFERENTIABLE if row.gradgrad])
+def test_complex_gradgradcheck(row: OpCase) -> None:
+    arrays = _make_arrays(row, "complex128")
+    inputs = _lucid_inputs(arrays, _grad_positions(row, arrays))
+    try:
+        lucid.autograd.gradgradcheck(lambda *args: _call_lucid(row, list(args)), tuple(inputs))
+    except lucid.autograd.GradcheckError as error:
+        pytest.fail(f"{row.name}: gradgradcheck failed (complex128)\n{error}")
 
 
 @low_precision_dtypes

@@ -39,6 +39,7 @@ NAMESPACES = (
     "lucid.random",
     "lucid.multiprocessing",
     "lucid.linalg",
+    "lucid.fft",
     "lucid.special",
     "lucid.distributions",
     "lucid.distributions.constraints",

@@ -22,6 +22,14 @@ _CLAMP_OVERLOADS = (
 )
 
 
+def _magnitude(tensor: Tensor) -> Tensor:
+    """|z| of a complex tensor, as PyTorch's norms measure complex values; a real one as is."""
+    if not tensor.is_complex():
+        return tensor
+    parts = lucid.view_as_real(tensor)
+    return lucid.hypot(parts[..., 0], parts[..., 1])
+
+
 def get_total_norm(
     tensors: _TensorOrTensors,
     norm_type: float = 2.0,
@@ -37,7 +45,7 @@ def get_total_norm(
     if len(tensors) == 0:
         return lucid.tensor(0.0)
     with lucid.no_grad():
-        norms = [tensor.norm(norm_type) for tensor in tensors]
+        norms = [_magnitude(tensor).norm(norm_type) for tensor in tensors]
         total_norm = lucid.stack(norms).norm(norm_type)
     if error_if_nonfinite and not bool(total_norm.isfinite()):
         raise RuntimeError(
@@ -109,6 +117,11 @@ def clip_grad_value_(
     if isinstance(parameters, Tensor):
         parameters = [parameters]
     clip_value = float(clip_value)
+    parameters = list(parameters)
+    if any(p.grad is not None and p.grad.is_complex() for p in parameters):
+        # PyTorch's clamp refuses complex values (its order over mixed dtypes is unspecified,
+        # so lucid refuses before clamping any gradient)
+        raise NotImplementedError("clamp is not supported for complex types")
     with lucid.no_grad():
         for p in parameters:
             if p.grad is not None:
