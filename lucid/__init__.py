@@ -207,6 +207,8 @@ _LAZY_NAMES = {
     "set_num_interop_threads": "lucid._process",
     "set_num_threads": "lucid._process",
     # PyTorch's top-level matrix functions load with their op family, as lucid.linalg does
+    "stft": "lucid.ops.spectral",
+    "istft": "lucid.ops.spectral",
     "det": "lucid.ops.decompositions",
     "logdet": "lucid.ops.decompositions",
     "slogdet": "lucid.ops.decompositions",

@@ -38,7 +38,6 @@ from lucid.ops import (
     products,
     reduction,
     sorting,
-    spectral,
     statistics,
 )
 from lucid.ops import shape as shape_ops
@@ -195,8 +194,28 @@ class Tensor(TensorBase):
     unbind = joining.unbind
     narrow = shape_ops.narrow
     roll = shape_ops.roll
-    stft = spectral.stft
-    istft = spectral.istft
+
+    def stft(self, n_fft: builtins.int, hop_length: builtins.int | None = None,
+             win_length: builtins.int | None = None, window: Tensor | None = None,
+             center: builtins.bool = True, pad_mode: str = "reflect",
+             normalized: builtins.bool = False, onesided: builtins.bool | None = None,
+             return_complex: builtins.bool | None = None,
+             align_to_window: builtins.bool | None = None) -> Tensor:  # fmt: skip
+        return _spectral_functions().stft(
+            self, n_fft, hop_length, win_length, window, center, pad_mode, normalized,
+            onesided, return_complex, align_to_window,
+        )  # fmt: skip
+
+    def istft(self, n_fft: builtins.int, hop_length: builtins.int | None = None,
+              win_length: builtins.int | None = None, window: Tensor | None = None,
+              center: builtins.bool = True, normalized: builtins.bool = False,
+              onesided: builtins.bool | None = None, length: builtins.int | None = None,
+              return_complex: builtins.bool = False) -> Tensor:  # fmt: skip
+        return _spectral_functions().istft(
+            self, n_fft, hop_length, win_length, window, center, normalized, onesided, length,
+            return_complex,
+        )  # fmt: skip
+
     scatter_add = indexing.scatter_add
     index_select = indexing.index_select
     masked_select = indexing.masked_select
@@ -1214,6 +1233,13 @@ def zero_grads(params: Iterable[Tensor], set_to_none: bool) -> None:
             else:
                 grad.requires_grad_(False)
             grad.zero_()
+
+
+def _spectral_functions() -> Any:
+    """The FFT family (stft, istft), imported on the first call of one of them."""
+    from lucid.ops import spectral
+
+    return spectral
 
 
 def _matrix_functions() -> Any:

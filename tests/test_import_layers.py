@@ -45,6 +45,7 @@ CYCLE_LATE_IMPORTS = {
 # heavy family or an optional extra (torch, MPI).
 FIRST_USE_LATE_IMPORTS = {
     ("lucid._tensor", "lucid.ops.decompositions"): "the matrix functions' family, on first call",
+    ("lucid._tensor", "lucid.ops.spectral"): "the FFT family (Tensor.stft/istft), on first call",
     ("lucid.ops.spectral", "lucid.ops.sampling"): "stft's centre padding, on first call",
     ("lucid._process", "lucid._inductor"): "torch._inductor's option tables, when compiling",
     ("lucid._process", "lucid._inductor.config"): "torch._inductor's option table, when compiling",

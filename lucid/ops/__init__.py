@@ -19,7 +19,6 @@ from lucid.ops import (
     reduction,
     shape,
     sorting,
-    spectral,
     statistics,
     storage,
 )
@@ -39,7 +38,6 @@ from lucid.ops.products import *  # noqa: F403
 from lucid.ops.reduction import *  # noqa: F403
 from lucid.ops.shape import *  # noqa: F403
 from lucid.ops.sorting import *  # noqa: F403
-from lucid.ops.spectral import *  # noqa: F403
 from lucid.ops.statistics import *  # noqa: F403
 from lucid.ops.storage import *  # noqa: F403
 
@@ -65,7 +63,6 @@ __all__ = [
         reduction,
         shape,
         sorting,
-        spectral,
         statistics,
         storage,
     )

@@ -79,10 +79,6 @@ RESIZE = (
 )
 HASH = "a reduction to an integer hash (not differentiable): its test compares torch's bits"
 HISTOGRAM = "a histogram (integer bin counts and float edges, not differentiable)"
-SPECTROGRAM = (
-    "a composition (framing, windowing, FFTs, overlap-add) with many modes: its test compares "
-    "every mode's values and gradients with torch's"
-)
 
 _RANDOM_FILLS = "tests/ops/test_random_fills.py"
 _ALIASES = "tests/ops/test_aliases.py"
@@ -113,8 +109,6 @@ UNCATALOGUED: dict[str, Uncatalogued] = {
     # ------------------------------------------------------ results the rows cannot hold
     "hash_tensor": Uncatalogued(HASH, "tests/ops/test_hash_tensor.py"),
     "histogramdd": Uncatalogued(HISTOGRAM, "tests/ops/test_histogramdd.py"),
-    "stft": Uncatalogued(SPECTROGRAM, "tests/fft/test_stft.py"),
-    "istft": Uncatalogued(SPECTROGRAM, "tests/fft/test_stft.py"),
 }
 
 
