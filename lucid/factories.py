@@ -581,13 +581,6 @@ _ARANGE_SIGNATURES = (
 # NumPy has no fused multiply-add, so `_fma` computes one exactly. logspace is compiled once,
 # unfused, and calls C's pow().
 
-# PyTorch's names of the C++ types in "value cannot be converted to type ... without overflow"
-_CONVERSION_NAMES = {
-    "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
-    "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
-    "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
-}  # fmt: skip
-
 
 def _check_arange_bounds(start: Any, end: Any, step: Any) -> None:
     """PyTorch's checks, in double."""
@@ -810,7 +803,8 @@ def _kernel_scalar(value: Any, target: np.dtype) -> Any:
     if isinstance(value, bool | np.bool_):
         value = int(value)
     overflow = RuntimeError(
-        f"value cannot be converted to type {_CONVERSION_NAMES[target.name]} without overflow"
+        f"value cannot be converted to type {dtypes.CONVERSION_TYPE_NAMES[target.name]} without "
+        "overflow"
     )
     if target.kind == "c":
         wide = np.array(complex(value), dtype=np.complex128)

@@ -313,3 +313,15 @@ def test_autocast_runs_the_ffts_and_eig_in_float32_as_torch():
             with lib.autocast("cpu"):
                 dtypes.append(str(case(lib, lib.tensor(values).bfloat16()).dtype).split(".")[1])
         assert dtypes[0] == dtypes[1], (name, dtypes)
+
+
+@requires_torch
+def test_a_complex_number_beside_real_tensors_names_torchs_c_type():
+    for name in ("int16", "uint8", "int8", "int32", "int64", "float16", "float32", "float64"):
+        messages = []
+        for lib in (lucid, torch):
+            ones = lib.ones(2, dtype=getattr(lib, name))
+            with pytest.raises(RuntimeError) as raised:
+                lib.addcmul(ones, ones, ones, value=1j)
+            messages.append(str(raised.value))
+        assert messages[0] == messages[1], (name, messages)

@@ -199,6 +199,12 @@ C_TYPE_NAMES = {
     "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
     "complex128": "c10::complex<double>",
 }  # fmt: skip
+# PyTorch's names of the C++ types in "value cannot be converted to type ... without overflow"
+CONVERSION_TYPE_NAMES = {
+    "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+    "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+    "complex64": "c10::complex<float>", "complex128": "c10::complex<double>", "bool": "bool",
+}  # fmt: skip
 # NumPy kinds of lucid's floating dtypes: "V" is ml_dtypes' bfloat16, which NumPy files as a
 # void-like type; lucid has no other "V" dtype, so `kind in FLOAT_KINDS` means "floating".
 FLOAT_KINDS = "fV"

@@ -21,7 +21,7 @@ from lucid._core.arguments import (
     type_name,
     type_word,
 )
-from lucid._core.dtypes import C_TYPE_NAMES, FLOAT_KINDS, SCALAR_TYPE_NAMES
+from lucid._core.dtypes import FLOAT_KINDS, SCALAR_TYPE_NAMES
 from lucid._core.function import Function, op_name
 from lucid._core.grad_mode import enable_grad, local_state
 from lucid._core.tensor import TensorBase, _wrap
@@ -113,12 +113,9 @@ def check_complex_into_real(input: Tensor, *others: Any) -> None:
             raise cast_error(target, input._data.dtype)
 
 
-# The C type PyTorch reads a number operand as, per real input dtype (float16 and bfloat16
-# compute in float).
-_NUMBER_TYPES = {
-    "float16": "float", "bfloat16": "float", "float32": "float", "float64": "double",
-    "int64": "int64_t",
-}  # fmt: skip
+# The C type PyTorch reads a number operand as, per real input dtype: float16 and bfloat16
+# compute in float.
+_NUMBER_TYPES = {**dtypes.CONVERSION_TYPE_NAMES, "float16": "float", "bfloat16": "float"}
 
 
 def check_real_number(value: Any, *tensors: Any) -> None:
@@ -128,7 +125,7 @@ def check_real_number(value: Any, *tensors: Any) -> None:
         return
     if all(isinstance(x, TensorBase) and x._data.dtype.kind != "c" for x in tensors):
         name = dtypes.result_type(*tensors).numpy_dtype.name
-        c_type = _NUMBER_TYPES.get(name, C_TYPE_NAMES.get(name, name))
+        c_type = _NUMBER_TYPES[name]
         raise RuntimeError(f"value cannot be converted to type {c_type} without overflow")
 
 

@@ -51,13 +51,10 @@ def _general(rng: np.random.Generator, dtype: np.dtype) -> list[np.ndarray]:
     return [(np.diag([1.0, 2.0, 3.0, 4.0]) + 0.3 * rng.uniform(-1.0, 1.0, (4, 4))).astype(dtype)]
 
 
-def _power_sums(eigenvalues: Any) -> Any:
+def _power_sums(library: Any, eigenvalues: Any) -> Any:
     """sum(l^k) for k = 1..n: the eigenvalues whatever order LAPACK returns them in."""
-    return lucid.stack([(eigenvalues**k).sum(-1) for k in range(1, eigenvalues.shape[-1] + 1)])
-
-
-def _torch_power_sums(eigenvalues: Any) -> Any:
-    return torch.stack([(eigenvalues**k).sum(-1) for k in range(1, eigenvalues.shape[-1] + 1)])
+    powers = [(eigenvalues**k).sum(-1) for k in range(1, eigenvalues.shape[-1] + 1)]
+    return library.stack(powers)
 
 
 def _power_sums_reference(a: np.ndarray) -> np.ndarray:
@@ -195,8 +192,8 @@ ROWS: list[OpCase] = [
     # ------------------------------------------------------------------------- eig
     OpCase(
         "linalg.eigvals",
-        lambda a: _power_sums(L.eigvals(a)),
-        None if TL is None else (lambda a: _torch_power_sums(TL.eigvals(a))),
+        lambda a: _power_sums(lucid, L.eigvals(a)),
+        None if TL is None else (lambda a: _power_sums(torch, TL.eigvals(a))),
         _power_sums_reference,
         make_inputs=_general,
         rtol32=1e-4,
@@ -204,8 +201,8 @@ ROWS: list[OpCase] = [
     ),
     OpCase(
         "linalg.eig.eigenvalues",
-        lambda a: _power_sums(L.eig(a).eigenvalues),
-        None if TL is None else (lambda a: _torch_power_sums(TL.eig(a).eigenvalues)),
+        lambda a: _power_sums(lucid, L.eig(a).eigenvalues),
+        None if TL is None else (lambda a: _power_sums(torch, TL.eig(a).eigenvalues)),
         _power_sums_reference,
         make_inputs=_general,
         rtol32=1e-4,

@@ -131,13 +131,6 @@ def torch_oracle() -> Any:
     return torch
 
 
-_WITH_COMPLEX = [
-    pytest.param(row, dtype, id=f"{row.name}-{dtype}")
-    for row in _WITH_TORCH
-    for dtype in COMPLEX_DTYPES
-]
-
-
 # --------------------------------------------------------------------------- inputs
 def _seed(row: OpCase, purpose: str) -> int:
     return zlib.crc32(f"{row.name}/{purpose}".encode())
@@ -643,7 +636,8 @@ def test_extreme_values_match_torch(row: OpCase, dtype: str, torch_oracle: Any) 
     )
 
 
-@pytest.mark.parametrize("row, dtype", _WITH_COMPLEX)
+@pytest.mark.parametrize("dtype", COMPLEX_DTYPES)
+@_rows(_WITH_TORCH)
 def test_complex_matches_torch(row: OpCase, dtype: str, torch_oracle: Any) -> None:
     _compare_with_torch(row, _make_arrays(row, dtype), dtype, "complex parity")
 
