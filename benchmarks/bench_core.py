@@ -5,8 +5,9 @@
 
 (a) chain: 100 small elementwise ops on shape (16,) with requires_grad, forward + backward,
     reported per op. (b) mlp: 784-512-512-10, batch 128, ReLU, cross-entropy, forward +
-    backward + a plain SGD update. Each round times lucid and PyTorch back to back, and the
-    medians over rounds are compared, so both see the same machine state.
+    backward + a plain SGD update. Each runs eagerly and through lucid.compile (a recorded
+    replay). Each round times lucid and PyTorch back to back, and the medians over rounds are
+    compared, so both see the same machine state.
 """
 
 from __future__ import annotations
@@ -146,10 +147,20 @@ def main() -> int:
         chain_step, (lucid, lucid_x), chain_step, (torch, torch_x),
         rounds, inner=20, per=CHAIN_LENGTH,
     )  # fmt: skip
+    compiled_chain = lucid.compile(chain_step)
+    compare(
+        "(a) compiled chain, fwd+bwd, per op",
+        compiled_chain, (lucid, lucid_x), chain_step, (torch, torch_x),
+        rounds, inner=20, per=CHAIN_LENGTH,
+    )  # fmt: skip
     lucid_mlp, torch_mlp = make_mlp(0)
     compare(
         "(b) MLP 784-512-512-10 b128, train step",
         lucid_mlp_step, lucid_mlp, torch_mlp_step, torch_mlp, rounds, inner=5,
+    )  # fmt: skip
+    compare(
+        "(b) compiled MLP train step",
+        lucid.compile(lucid_mlp_step), lucid_mlp, torch_mlp_step, torch_mlp, rounds, inner=5,
     )  # fmt: skip
     return 0
 

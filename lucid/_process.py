@@ -1,5 +1,5 @@
-"""Process settings PyTorch scripts call: thread counts, and `compile` as a pass-through (its
-options are lucid._dynamo.config and lucid._inductor.config).
+"""Process settings PyTorch scripts call: thread counts, and `compile` (its options are
+lucid._dynamo.config and lucid._inductor.config; the compiler is lucid/_dynamo/recording.py).
 
 lucid's intra-op parallelism is NumPy's BLAS. Its thread count is set and read through
 `threadpoolctl` (a dependency, imported on the first call: it adds to `import lucid`'s time).
@@ -41,7 +41,6 @@ __all__ = [
 ]
 
 _settings: dict[str, builtins.int | None] = {"threads": None, "interop_threads": None}
-_compile_warned = [False]
 
 
 def _check_thread_count(function: str, value: Any) -> None:
@@ -100,14 +99,16 @@ def get_num_interop_threads() -> builtins.int:
 def compile(model: Callable | None = None, *, fullgraph: builtins.bool = False,
             dynamic: builtins.bool | None = None, backend: Any = None, mode: str | None = None,
             options: dict | None = None, disable: builtins.bool = False) -> Any:  # fmt: skip
-    """Return `model` unchanged: lucid has no compiler, and runs the model eagerly.
+    """`model` compiled: each call records its ops once per guard set and replays them.
 
-    Works as `lucid.compile(model)` and as `@lucid.compile(...)`. `mode` and `options` are
-    checked as torch.compile checks them: not both, a known mode, and with the default backend
-    ("inductor") every option named in `lucid._inductor.config`. Warns once per process that
-    the model runs unchanged, except when eager is what was asked for: `disable=True`, or
-    `lucid._dynamo.config.disable` set. No other `lucid._dynamo.config` or
-    `lucid._inductor.config` option has a meaning for lucid, and none is read.
+    Works as `lucid.compile(model)` (a module comes back as an `OptimizedModule`, as torch's)
+    and as `@lucid.compile(...)`. The recording and its guards are in
+    `lucid/_dynamo/recording.py`: results equal eager's bitwise, and what a recording cannot
+    hold runs eagerly (a graph break, noted once; `fullgraph=True` raises). `dynamic`: every
+    new input shape is recorded anew (up to torch's recompile limit of 8), lucid does not
+    generalise a recording over shapes. `mode` and `options` are checked as torch.compile
+    checks them and change nothing. `disable=True`, or `lucid._dynamo.config.disable`, returns
+    `model` unchanged.
     """
     if model is None:
 
@@ -121,16 +122,15 @@ def compile(model: Callable | None = None, *, fullgraph: builtins.bool = False,
     _check_compile_options(backend, mode, options, dynamic)
     if not callable(model):
         raise TypeError(f"A callable function is expected, but {type(model)} is provided.")
-    if not _compile_warned[0] and not disable:
-        if not _dynamo_config.disable:
-            _compile_warned[0] = True
-            warnings.warn(
-                "lucid.compile returns the model unchanged: lucid has no compiler and runs it "
-                "eagerly, with the same results",
-                UserWarning,
-                stacklevel=2,
-            )
-    return model
+    if disable or _dynamo_config.disable:
+        return model
+    from lucid._dynamo.recording import compiled
+
+    return compiled(model, fullgraph)
+
+
+# torch's own backends that lucid's recorded replay stands in for.
+_REPLAYING_BACKENDS = ("inductor", "eager", "aot_eager")
 
 
 def _check_compile_options(backend: Any, mode: str | None, options: dict | None,
@@ -141,6 +141,13 @@ def _check_compile_options(backend: Any, mode: str | None, options: dict | None,
         )
     if isinstance(backend, str) and backend not in list_backends(exclude_tags=()):
         raise InvalidBackend(backend)
+    if backend is not None and backend not in _REPLAYING_BACKENDS:
+        name = backend if isinstance(backend, str) else getattr(backend, "__name__", "callable")
+        raise RuntimeError(
+            f"lucid.compile: backend {name!r} is not available in lucid; lucid's compiler "
+            "records a call and replays it ('inductor', the default, or 'eager' and "
+            "'aot_eager', which replay the same recording)"
+        )
     if backend is not None and backend != "inductor":
         return  # another backend takes its options as they come
     from lucid._inductor import config, list_mode_options

@@ -21,6 +21,7 @@ from lucid._core import layouts as _layouts
 from lucid._core.arguments import METHOD_CODES
 from lucid._core.devices import check_device
 from lucid._core.dtypes import FLOAT_KINDS
+from lucid._core.grad_mode import local_state
 from lucid._core.tensor import _TYPE_NAMES, Size, TensorBase, _varargs_shape, register_tensor_class
 from lucid._tensor_str import _format_tensor
 from lucid.ops import (
@@ -819,6 +820,8 @@ class Tensor(TensorBase):
         return iter(joining.unbind(self, 0))
 
     def __repr__(self) -> str:
+        if local_state.recorder is not None:
+            local_state.recorder.host_read(self, "printing")
         return _format_tensor(self)
 
     def backward(

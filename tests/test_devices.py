@@ -191,16 +191,12 @@ def test_thread_counts(monkeypatch):
         lucid.set_num_interop_threads(2)
 
 
-def test_compile_returns_the_model_with_one_warning(monkeypatch):
-    from lucid import _process
-
-    monkeypatch.setattr(_process, "_compile_warned", [False])
+def test_compile_wraps_a_module_and_decorates_a_function_without_warnings():
     model = lucid.nn.Linear(2, 2)
-    with pytest.warns(UserWarning, match="unchanged"):
-        assert lucid.compile(model) is model
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert lucid.compile(model, mode="max-autotune") is model
+        compiled = lucid.compile(model, mode="max-autotune")
+        assert compiled._orig_mod is model
 
         @lucid.compile()
         def step(x):

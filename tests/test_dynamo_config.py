@@ -385,16 +385,7 @@ def test_mark_helpers_check_their_arguments_as_torch_does():
 
 
 # ---------------------------------------------------------------------------- lucid.compile
-@pytest.fixture
-def compile_warning_unsent(monkeypatch):
-    from lucid import _process
-
-    monkeypatch.setattr(_process, "_compile_warned", [False])
-
-
-def test_compile_does_not_warn_when_eager_is_what_was_asked_for(
-    compile_warning_unsent, dynamo_config
-):
+def test_compile_returns_the_model_itself_when_eager_is_what_was_asked_for(dynamo_config):
     model = lucid.nn.Linear(2, 2)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -402,11 +393,10 @@ def test_compile_does_not_warn_when_eager_is_what_was_asked_for(
         dynamo_config.disable = True
         assert lucid.compile(model) is model
     dynamo_config.disable = False
-    with pytest.warns(UserWarning, match="unchanged"):
-        assert lucid.compile(model) is model
+    assert lucid.compile(model)._orig_mod is model
 
 
-def test_compile_decorator_form_keeps_its_arguments(compile_warning_unsent):
+def test_compile_decorator_form_keeps_its_arguments():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
 
@@ -511,8 +501,10 @@ def test_compile_refuses_an_unknown_backend_with_torchs_message():
     with pytest.raises(RuntimeError) as got:
         lucid.compile(lucid.nn.Linear(2, 2), backend="nonexistent")
     assert str(got.value) == str(expected.value).replace("torch.", "lucid.")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        for backend in ("eager", "aot_eager", "inductor", lambda gm, inputs: gm):
-            model = lucid.nn.Linear(2, 2)
-            assert lucid.compile(model, backend=backend) is model
+    for backend in ("eager", "aot_eager", "inductor"):
+        model = lucid.nn.Linear(2, 2)
+        assert lucid.compile(model, backend=backend)._orig_mod is model
+    # a backend lucid has no counterpart of (torch's take an FX graph lucid does not make)
+    for backend in ("cudagraphs", lambda gm, inputs: gm):
+        with pytest.raises(RuntimeError, match="is not available in lucid"):
+            lucid.compile(lucid.nn.Linear(2, 2), backend=backend)

@@ -49,6 +49,7 @@ FIRST_USE_LATE_IMPORTS = {
     ("lucid.ops.spectral", "lucid.ops.sampling"): "stft's centre padding, on first call",
     ("lucid._process", "lucid._inductor"): "torch._inductor's option tables, when compiling",
     ("lucid._process", "lucid._inductor.config"): "torch._inductor's option table, when compiling",
+    ("lucid._process", "lucid._dynamo.recording"): "lucid.compile's recorder, when compiling",
     ("lucid.debug.cli", "lucid.debug.torch._cli"): "the torch extra, for a torch program",
     ("lucid.debug.cli", "lucid.debug.torch._repro"): "the torch extra, for a torch reproducer",
     ("lucid.debug.grad_norm", "lucid.debug.torch._grad_norm"): "the torch extra, for torch tensors",

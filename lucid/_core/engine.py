@@ -639,6 +639,10 @@ def backward(
         x = lucid.tensor([1.0, 2.0, 3.0], requires_grad=True)
         lucid.autograd.backward((x * x).sum())   # x.grad == tensor([2., 4., 6.])
     """
+    recorder = local_state.recorder
+    if recorder is not None:  # lucid.compile records the pass, to run it as it is
+        return recorder.call(backward, tensors, grad_tensors, retain_graph, create_graph,
+                             grad_variables, inputs)  # fmt: skip
     if grad_variables is not None:
         if grad_tensors is not None:
             raise RuntimeError(
@@ -688,6 +692,12 @@ def grad(
         x = lucid.tensor(3.0, requires_grad=True)
         (dx,) = lucid.autograd.grad(x ** 2, x)   # tensor(6.)
     """
+    recorder = local_state.recorder
+    if recorder is not None:
+        return recorder.call(
+            grad, outputs, inputs, grad_outputs, retain_graph, create_graph, only_inputs,
+            allow_unused, is_grads_batched, materialize_grads,
+        )  # fmt: skip
     if materialize_grads and allow_unused is False:
         raise ValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True, "

@@ -71,6 +71,9 @@ class Function:
     _keeps_values_for_backward = False
     # True for split and unbind, whose outputs PyTorch refuses to write in place.
     _returns_several_views = False
+    # True for ops whose output shape depends on the input's values (masked_select, unique):
+    # lucid.compile breaks the graph there, as torch.compile does.
+    _data_dependent_shape = False
     # How the op meets complex inputs (PyTorch's convention: a gradient is the conjugate
     # Wirtinger derivative, so a real loss's gradient points along its steepest ascent):
     #   REFUSES_COMPLEX: PyTorch's CPU build has no complex kernel; the op raises
@@ -185,6 +188,8 @@ class Function:
         # an op began is the one told that it ended.
         watching = state.observers
         if watching:
+            if kwargs:
+                ctx.forward_kwargs = kwargs  # for lucid.compile's recorder
             observers.before_forward(ctx, args)
         token = _set_numpy_state(state.numpy_extobj)
         try:

@@ -131,6 +131,15 @@ class _AutocastState:
     autocast_cache: dict | None = None
 
 
+class _CompileState:
+    """lucid.compile (`lucid/_dynamo/recording.py`): the recorder of a call being recorded,
+    which tensor reads, gradient writes, module calls and engine passes report to, and the
+    recorded user site of the op a replay runs (what a forward birth in it names)."""
+
+    recorder: Any = None
+    replay_site: tuple | None = None
+
+
 class _LocalState(
     threading.local,
     _GradModeState,
@@ -140,6 +149,7 @@ class _LocalState(
     _EngineState,
     _ModelCallState,
     _AutocastState,
+    _CompileState,
 ):
     """All of lucid's per-thread state, in one object with a section per concern.
 

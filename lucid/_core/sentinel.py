@@ -1001,6 +1001,10 @@ def _birth_event(node: Any, kind: str, flags: list[str], index: int, inputs: tup
         owner, phase = state.backward_node, "backward"
     else:
         owner, phase = node, forward_phase(inputs)
+    if phase not in BACKWARD_PHASES and state.replay_site is not None:
+        # a lucid.compile replay: the op's line and module as they were recorded
+        filename, lineno, module_path = site_location(state.replay_site)
+        columns = call_columns(state.replay_site[:2])
     if phase not in BACKWARD_PHASES:
         composite = composite_name(4)
         if composite is not None and composite != op:

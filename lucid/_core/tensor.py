@@ -144,6 +144,8 @@ class TensorBase:
     def grad(self) -> Tensor | None:
         if self._grad_fn is not None and not self._retains_grad and self._grad is None:
             warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        if local_state.recorder is not None:
+            local_state.recorder.read_grad(self, self._grad)
         return self._grad
 
     @grad.setter
@@ -171,19 +173,28 @@ class TensorBase:
                     f"tensor of size '{list(self._data.shape)}'. Please ensure that the gradient "
                     "and the tensor are the same size"
                 )
+        if local_state.recorder is not None:
+            local_state.recorder.set_grad(self, value)
         self._grad = value
 
     @grad.deleter
     def grad(self) -> None:
+        if local_state.recorder is not None:
+            local_state.recorder.set_grad(self, None)
         self._grad = None
 
     @property
     def data(self) -> Tensor:
         """A tensor sharing storage with this one, outside autograd (as PyTorch's `.data`)."""
+        if local_state.recorder is not None:  # lucid.compile makes it anew on a replay
+            return local_state.recorder.call(_data_of, self)
         return _wrap(self._data)
 
     @data.setter
     def data(self, value: Tensor | np.ndarray) -> None:
+        if local_state.recorder is not None:
+            local_state.recorder.call(_set_data, self, value)
+            return
         array = value._data if isinstance(value, TensorBase) else np.asarray(value)
         dtypes.from_numpy_dtype(array.dtype)
         self._data = array
@@ -270,11 +281,15 @@ class TensorBase:
             )
         if local_state.eval_births:
             read_handler(self, "was read with item()")
+        if local_state.recorder is not None:
+            local_state.recorder.host_read(self, "item()")
         return self._data.reshape(()).item()
 
     def tolist(self) -> Any:
         if local_state.eval_births:
             read_handler(self, "was read with tolist()")
+        if local_state.recorder is not None:
+            local_state.recorder.host_read(self, "tolist()")
         return self._data.tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -285,6 +300,8 @@ class TensorBase:
             )
         if local_state.eval_births:
             read_handler(self, "was read with numpy()")
+        if local_state.recorder is not None:
+            local_state.recorder.host_read(self, "numpy()")
         return self._data
 
     def __dlpack__(self, *, stream: Any = None, **kwargs: Any) -> Any:
@@ -297,6 +314,8 @@ class TensorBase:
         return self._data.__dlpack_device__()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if local_state.recorder is not None:
+            local_state.recorder.host_read(self, "a conversion to a NumPy array")
         if dtype is None:
             return self._data
         return self._data.astype(dtype, copy=False)
@@ -313,6 +332,8 @@ class TensorBase:
                 if self._data.size > 1
                 else "Boolean value of Tensor with no values is ambiguous"
             )
+        if local_state.recorder is not None:
+            local_state.recorder.host_read(self, "bool()")
         return builtins.bool(self._data.reshape(()))
 
     def __float__(self) -> builtins.float:
@@ -372,6 +393,8 @@ class TensorBase:
             self._retains_grad = True
 
     def detach(self) -> Tensor:
+        if local_state.recorder is not None:  # lucid.compile makes it anew on a replay
+            return local_state.recorder.call(TensorBase.detach, self)
         result = _wrap(self._data)
         result._version_counter = self._version_counter
         return result
@@ -506,6 +529,14 @@ def _real_value(value: Any, c_type: str) -> Any:
             raise RuntimeError(f"value cannot be converted to type {c_type} without overflow")
         return value.real
     return value
+
+
+def _data_of(tensor: TensorBase) -> TensorBase:
+    return tensor.data
+
+
+def _set_data(tensor: TensorBase, value: Any) -> None:
+    tensor.data = value
 
 
 def _wrap(array: np.ndarray) -> Tensor:

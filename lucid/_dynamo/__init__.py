@@ -1,9 +1,10 @@
 """`lucid._dynamo`: the torch._dynamo names training scripts call around `lucid.compile`.
 
-lucid has no compiler and runs every model eagerly, so these keep torch's signatures and
-argument checks and otherwise do nothing: `reset()` has no cache to clear, `disable` returns the
-function itself (it already runs eagerly), `is_compiling()` is always False, and the
-`mark_*` hints have no compiler to inform. Options live in `lucid._dynamo.config`.
+lucid's compiler records a call and replays it (`lucid/_dynamo/recording.py`). These keep
+torch's signatures and argument checks: `reset()` forgets every recording, `is_compiling()`
+is True while a call is recorded, and `disable` (which returns the function itself) and the
+`mark_*` hints change nothing, since a recording has no traced Python to leave out and no
+shapes to generalise. Options live in `lucid._dynamo.config`.
 
     import lucid._dynamo
     lucid._dynamo.config.suppress_errors = True
@@ -12,10 +13,12 @@ function itself (it already runs eagerly), `is_compiling()` is always False, and
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import lucid
+from lucid._core.grad_mode import local_state
 from lucid._dynamo import config, exc
 
 __all__ = [
@@ -55,8 +58,10 @@ def list_backends(exclude_tags: Any = ("debug", "experimental")) -> list[str]:
 
 
 def reset() -> None:
-    """Clear the compile caches: lucid has none, so this does nothing (the config is kept, as
-    torch keeps it)."""
+    """Forget every recording lucid.compile made (the config is kept, as torch keeps it)."""
+    recording = sys.modules.get("lucid._dynamo.recording")
+    if recording is not None:
+        recording.reset()
 
 
 def disable(
@@ -87,8 +92,8 @@ def graph_break(msg: str = "") -> None:
 
 
 def is_compiling() -> bool:
-    """Whether this code runs under compilation: never in lucid."""
-    return False
+    """Whether this code runs while lucid.compile records it."""
+    return local_state.recorder is not None
 
 
 def _check_index(index: Any) -> None:

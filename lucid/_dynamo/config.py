@@ -1,10 +1,10 @@
 """`lucid._dynamo.config`: torch._dynamo.config's options, with torch 2.13's names and defaults.
 
 Training scripts set these next to `lucid.compile` (`config.suppress_errors = True`,
-`config.cache_size_limit = 64`, `with config.patch(optimize_ddp=False): ...`). lucid has no
-compiler, so setting a known option is accepted quietly and changes nothing, with one exception:
-`disable = True` (torch's switch that makes compiled code run eagerly) also stops
-`lucid.compile`'s one-time warning that it returns the model unchanged. A name torch does not
+`config.cache_size_limit = 64`, `with config.patch(optimize_ddp=False): ...`). Setting a
+known option is accepted quietly and changes nothing, with one exception: `disable = True`
+(torch's switch that makes compiled code run eagerly) makes `lucid.compile` return the model
+itself. A name torch does not
 have raises AttributeError, as torch's does. The table is data (`_config_defaults.py`); values
 set are per thread, as torch's are, and no TORCH* environment variable is read.
 """

@@ -1,12 +1,11 @@
 """`lucid._dynamo.exc`: the exceptions of torch._dynamo that a program catches around a compile.
 
-lucid compiles nothing, so of torch's compiler errors only those raised before any compiling
-exist here: an unknown backend name.
+An unknown backend name, and what `lucid.compile(fullgraph=True)` cannot record.
 """
 
 from __future__ import annotations
 
-__all__ = ["InvalidBackend", "TorchDynamoException"]
+__all__ = ["InvalidBackend", "TorchDynamoException", "Unsupported"]
 
 
 class TorchDynamoException(RuntimeError):
@@ -21,3 +20,7 @@ class InvalidBackend(TorchDynamoException):
             f"Invalid backend: {name!r}, see `lucid._dynamo.list_backends()` for available "
             "backends."
         )
+
+
+class Unsupported(TorchDynamoException):
+    """A call `lucid.compile(fullgraph=True)` cannot record (a graph break)."""

@@ -951,6 +951,7 @@ def masked_fill_(input: Tensor, mask: Tensor, value: Any) -> Tensor:
 
 
 class MaskedSelect(Function):
+    _data_dependent_shape = True
     _backward_name = "MaskedSelectBackward0"
     _complex_rule = HOLOMORPHIC
 

@@ -291,7 +291,9 @@ def _class_targets(
     outside = (indices != ignore_index) & ((indices < 0) | (indices >= classes))
     if outside.any():
         raise IndexError(f"Target {indices[np.argmax(outside)]} is out of bounds.")
-    return rows, _wrap(indices)
+    # the target itself where it is int64 already: a tensor made here from its values would
+    # be a constant to lucid.compile's recording
+    return rows, flat_target if flat_target._data is indices else _wrap(indices)
 
 
 def _target_weights(

@@ -512,6 +512,7 @@ def _no_derivative(kernel: str) -> type:
 
 
 class Unique(Function):
+    _data_dependent_shape = True
     _backward_name = "Unique2Backward0"
     backward = _no_derivative("_unique2")
 
@@ -521,6 +522,7 @@ class Unique(Function):
 
 
 class UniqueDim(Function):
+    _data_dependent_shape = True
     _backward_name = "UniqueDimBackward0"
     backward = _no_derivative("unique_dim")
 
@@ -530,6 +532,7 @@ class UniqueDim(Function):
 
 
 class UniqueConsecutive(Function):
+    _data_dependent_shape = True
     _backward_name = "UniqueConsecutiveBackward0"
     backward = _no_derivative("unique_consecutive")
 

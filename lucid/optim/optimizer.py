@@ -63,6 +63,9 @@ def _counted_step(step: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(step)
     def counted_step(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        if local_state.recorder is not None:  # lucid.compile runs it as it is on a replay
+            return local_state.recorder.call(functools.partial(counted_step, self), *args,
+                                             **kwargs)  # fmt: skip
         mark = begin_optimizer_step(self)
         try:
             return step(self, *args, **kwargs)
@@ -193,6 +196,9 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all parameters (to None by default, else to zeros)."""
+        if local_state.recorder is not None:
+            local_state.recorder.call(self.zero_grad, set_to_none)
+            return
         zero_grads((param for group in self.param_groups for param in group["params"]),
                     set_to_none)  # fmt: skip
 

@@ -251,6 +251,8 @@ class Module:
         # The calling module and its path are per thread, beside the module path they extend.
         state = local_state
         parent = state.calling_module
+        if state.recorder is not None:
+            state.recorder.module_called(self, parent is None, args, kwargs)
         if parent is None:
             # The outermost module pushes no name: paths are relative to it. Its call is a
             # step, and where the batch enters the model.
@@ -263,6 +265,8 @@ class Module:
             finally:
                 state.calling_module = None
                 state.in_model = False
+            if state.recorder is not None:
+                state.recorder.module_returned(output)
             leave_model(output)
             return output
         parent_path = state.calling_path
@@ -487,6 +491,8 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name: str, value: Any) -> None:
+        if local_state.recorder is not None and isinstance(value, Tensor):
+            local_state.recorder.tensor_attribute_set(self, name)
         state = self.__dict__
         params = state.get("_parameters")
         if isinstance(value, Parameter):
@@ -688,6 +694,9 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
+        if local_state.recorder is not None:  # lucid.compile runs it as it is on a replay
+            local_state.recorder.call(self.zero_grad, set_to_none)
+            return
         zero_grads(self.parameters(), set_to_none)
 
     def apply(self, fn: Callable[[Module], None]) -> Module:

@@ -1,0 +1,305 @@
+"""lucid.compile: a call recorded once and replayed gives eager's results bitwise, breaks the
+graph where a recording cannot hold the call, and keeps the NaN tiers' reports."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import lucid
+import lucid._dynamo
+import lucid.nn as nn
+import lucid.nn.functional as F
+from lucid._core.sentinel import reset_sentinel
+from lucid._dynamo import recording as recording_module
+from lucid._dynamo.exc import Unsupported
+from lucid.autograd import NonFiniteWarning
+
+
+def _arrays(values):
+    return [None if v is None else np.array(v.detach().numpy(), copy=True) for v in values]
+
+
+def _assert_bitwise(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        if x is None or y is None:
+            assert x is None and y is None
+        else:
+            assert x.dtype == y.dtype and x.shape == y.shape
+            assert np.array_equal(x, y, equal_nan=True), np.abs(x - y).max()
+
+
+def _twin_models(build, seed=0):
+    lucid.manual_seed(seed)
+    first = build()
+    second = build()
+    second.load_state_dict(first.state_dict())
+    return first, second
+
+
+def _train_twins(build, make_batch, optimizer, steps=4, seed=0):
+    """The same model trained eagerly and compiled: losses, parameters and gradients equal."""
+    eager_model, compiled_model = _twin_models(build, seed)
+    eager_opt = optimizer(eager_model.parameters())
+    compiled_opt = optimizer(compiled_model.parameters())
+
+    def step(model, opt, x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    compiled_step = lucid.compile(step)
+    for index in range(steps):
+        x, y = make_batch(index)
+        lucid.manual_seed(100 + index)
+        eager_loss = step(eager_model, eager_opt, x, y)
+        lucid.manual_seed(100 + index)
+        compiled_loss = compiled_step(compiled_model, compiled_opt, x, y)
+        _assert_bitwise(_arrays([eager_loss]), _arrays([compiled_loss]))
+        _assert_bitwise(
+            _arrays([p for p in eager_model.parameters()]),
+            _arrays([p for p in compiled_model.parameters()]),
+        )
+        _assert_bitwise(
+            _arrays([p.grad for p in eager_model.parameters()]),
+            _arrays([p.grad for p in compiled_model.parameters()]),
+        )
+    return compiled_step
+
+
+def _batch(shape, classes):
+    def make(index):
+        rng = np.random.default_rng(index)
+        x = lucid.tensor(rng.standard_normal(shape).astype(np.float32))
+        y = lucid.tensor(rng.integers(0, classes, shape[0]))
+        return x, y
+
+    return make
+
+
+def _replays(compiled_step):
+    (recording,) = compiled_step._compiled_function.recordings.values()
+    assert recording.broken is None
+    return recording
+
+
+def test_a_chain_replays_bitwise_and_lean():
+    x = lucid.tensor(np.random.default_rng(0).standard_normal(16).astype(np.float32),
+                     requires_grad=True)  # fmt: skip
+
+    def chain(x):
+        y = x
+        for _ in range(10):
+            y = (y * 1.01 + 0.1).tanh() * x
+        y.sum().backward()
+        grad = x.grad
+        x.grad = None
+        return y.detach(), grad
+
+    compiled = lucid.compile(chain)
+    expected = _arrays(chain(x))
+    for _ in range(3):
+        _assert_bitwise(expected, _arrays(compiled(x)))
+    # its own backward consumed the graph: ops and backward replay without graph nodes
+    kinds = {entry[0] for entry in _replays(compiled).entries}
+    assert recording_module._LEAN_BACKWARD in kinds and recording_module._LEAN_OP in kinds
+
+
+def test_an_mlp_step_with_sgd_equals_eager():
+    build = lambda: nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 5))  # noqa: E731
+    compiled = _train_twins(build, _batch((8, 20), 5),
+                            lambda p: lucid.optim.SGD(p, lr=0.1, momentum=0.9))  # fmt: skip
+    _replays(compiled)
+
+
+def test_a_cnn_step_with_adam_equals_eager():
+    build = lambda: nn.Sequential(  # noqa: E731
+        nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+        nn.Linear(4 * 4 * 4, 3),
+    )  # fmt: skip
+    compiled = _train_twins(build, _batch((4, 1, 8, 8), 3),
+                            lambda p: lucid.optim.Adam(p, lr=1e-2))  # fmt: skip
+    _replays(compiled)
+
+
+def test_a_transformer_block_with_dropout_equals_eager():
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.1, batch_first=True,
+                                                    norm_first=True, activation="gelu")  # fmt: skip
+            self.head = nn.Linear(16, 4)
+
+        def forward(self, x):
+            return self.head(self.layer(x).mean(1))
+
+    # the attention makes a tensor outside lucid's ops: the step runs eagerly, still equal
+    with pytest.warns(UserWarning, match="graph break"):
+        _train_twins(Block, _batch((3, 5, 16), 4), lambda p: lucid.optim.AdamW(p, lr=1e-3))
+
+
+def test_an_lstm_and_a_char_transformer_equal_eager():
+    class CharModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(11, 8)
+            self.lstm = nn.LSTM(8, 12, batch_first=True)
+            self.head = nn.Linear(12, 11)
+
+        def forward(self, tokens):
+            output, _ = self.lstm(self.embed(tokens))
+            return self.head(output[:, -1])
+
+    def batch(index):
+        rng = np.random.default_rng(index)
+        return lucid.tensor(rng.integers(0, 11, (4, 6))), lucid.tensor(rng.integers(0, 11, 4))
+
+    # the embedding's indices reach its op as an array: the step runs eagerly, still equal
+    with pytest.warns(UserWarning, match="NumPy array"):
+        _train_twins(CharModel, batch, lambda p: lucid.optim.Adam(p, lr=1e-2))
+
+
+def test_a_graph_break_runs_eagerly_with_one_warning():
+    x = lucid.ones(3, requires_grad=True)
+
+    def reads(x):
+        y = (x * 2).sum()
+        if y.item() > 0:  # a host read
+            return y * 3
+        return y
+
+    compiled = lucid.compile(reads)
+    with pytest.warns(UserWarning, match=r"graph break.*item\(\)"):
+        first = compiled(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        second = compiled(x)
+    assert first.item() == second.item() == 18.0
+    assert second.grad_fn is not None  # an eager run builds the graph
+
+
+def test_fullgraph_raises_at_a_graph_break():
+    compiled = lucid.compile(lambda x: lucid.tensor(x.tolist()), fullgraph=True)
+    with pytest.raises(Unsupported, match=r"tolist\(\)"):
+        compiled(lucid.ones(2))
+
+
+def test_a_factory_inside_the_call_breaks_the_graph():
+    def noisy(x):
+        return x + lucid.randn(x.shape)
+
+    compiled = lucid.compile(noisy)
+    x = lucid.zeros(4)
+    with pytest.warns(UserWarning, match="factory"):
+        first = compiled(x)
+    second = compiled(x)
+    assert not np.array_equal(first.numpy(), second.numpy())  # fresh noise each call
+
+
+def test_a_new_shape_records_anew():
+    compiled = lucid.compile(lambda x: (x * 2).exp())
+    for n in (2, 3, 2):
+        x = lucid.arange(n, dtype=lucid.float32)
+        _assert_bitwise(_arrays([(x * 2).exp()]), _arrays([compiled(x)]))
+    assert len(compiled._compiled_function.recordings) == 2
+
+
+def test_the_training_flag_is_a_guard():
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    compiled = lucid.compile(model)
+    x = lucid.ones(2, 4)
+    model.eval()
+    _assert_bitwise(_arrays([model(x)]), _arrays([compiled(x)]))
+    model.train()
+    lucid.manual_seed(3)
+    expected = model(x)
+    lucid.manual_seed(3)
+    _assert_bitwise(_arrays([expected]), _arrays([compiled(x)]))
+
+
+def test_a_compiled_module_is_an_optimized_module_with_a_working_backward():
+    model = nn.Linear(3, 2)
+    compiled = lucid.compile(model)
+    assert isinstance(compiled, nn.Module) and compiled._orig_mod is model
+    assert compiled.weight is model.weight
+    assert list(compiled.state_dict()) == ["_orig_mod.weight", "_orig_mod.bias"]
+    x = lucid.ones(4, 3)
+    for _ in range(3):
+        model.zero_grad()
+        compiled(x).sum().backward()  # the graph outlives the call: it is built
+        np.testing.assert_array_equal(model.bias.grad.numpy(), [4.0, 4.0])
+
+
+def test_a_replaced_parameter_records_anew():
+    model = nn.Linear(2, 1)
+    compiled = lucid.compile(model)
+    x = lucid.ones(1, 2)
+    compiled(x)
+    model.weight = nn.Parameter(lucid.full((1, 2), 5.0))
+    assert compiled(x).item() == pytest.approx(10.0 + model.bias.item())
+
+
+def test_a_birth_in_a_replay_names_the_recorded_op_line_and_module():
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            return self.fc(x).log()  # negative outputs: a NaN is born here
+
+    model = Model()
+    with lucid.no_grad():
+        model.fc.weight.fill_(-1.0)
+        model.fc.bias.fill_(0.0)
+    optimizer = lucid.optim.SGD(model.parameters(), lr=0.1)
+
+    def step(x):
+        optimizer.zero_grad()
+        loss = model(x).sum()
+        loss.backward()
+        return loss.detach()
+
+    compiled = lucid.compile(step)
+    x = lucid.ones(2, 3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        reset_sentinel()
+        compiled(x)  # recorded (eager)
+        reset_sentinel()
+        compiled(x)  # replayed
+    events = [w.message.event for w in caught if isinstance(w.message, NonFiniteWarning)]
+    assert len(events) == 2
+    recorded, replayed = events
+    assert replayed.op == recorded.op == "log"
+    assert (replayed.filename, replayed.lineno) == (recorded.filename, recorded.lineno)
+    assert replayed.lineno is not None and replayed.filename == __file__
+    assert replayed.module_path == recorded.module_path
+
+
+def test_an_unavailable_backend_says_so():
+    with pytest.raises(RuntimeError, match="backend 'cudagraphs' is not available"):
+        lucid.compile(lambda x: x, backend="cudagraphs")
+    assert lucid.compile(lambda x: x * 2, backend="eager")(lucid.ones(1)).item() == 2.0
+
+
+def test_disable_returns_the_function_and_reset_forgets_recordings():
+    function = lambda x: x + 1  # noqa: E731
+    assert lucid.compile(function, disable=True) is function
+    compiled = lucid.compile(function)
+    compiled(lucid.ones(1))
+    assert compiled._compiled_function.recordings
+    lucid._dynamo.reset()
+    assert not compiled._compiled_function.recordings
+
+
+def test_is_compiling_while_recording():
+    seen = []
+    compiled = lucid.compile(lambda x: seen.append(lucid._dynamo.is_compiling()) or x * 1)
+    compiled(lucid.ones(1))
+    assert seen == [True] and not lucid._dynamo.is_compiling()
