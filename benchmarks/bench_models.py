@@ -10,8 +10,9 @@
     attention, no dropout) on a (16, 64, 128) batch; (d') the same block with GELU.
 (e) lstm: forward + backward of a 2-layer LSTM (input and hidden 256) on a sequence of 64
     steps, batch 32, through its output and final states.
-Both libraries build the same modules from the same weights (copied from torch). Each
-round times lucid and PyTorch back to back, and the medians over rounds are compared.
+Both libraries build the same modules from the same weights (copied from torch); lucid runs
+each step eagerly and through lucid.compile (a recorded replay). Each round times lucid and
+PyTorch back to back, and the medians over rounds are compared.
 """
 
 from __future__ import annotations
@@ -124,17 +125,19 @@ def main() -> int:
     print(f"lucid {lucid.__version__} vs torch {torch.__version__}, numpy {np.__version__}, "
           f"2 threads, median of {rounds} rounds")  # fmt: skip
     lucid_cnn, torch_cnn = make_cnn(0)
-    compare("(c) small CNN b64, train step", cnn_step, lucid_cnn, cnn_step, torch_cnn,
-            rounds, inner=5)  # fmt: skip
     lucid_block, torch_block = make_block(0)
-    compare("(d) transformer block, fwd+bwd", block_step, lucid_block, block_step, torch_block,
-            rounds, inner=5)  # fmt: skip
-    lucid_block, torch_block = make_block(0, "gelu")
-    compare("(d') transformer block with GELU", block_step, lucid_block, block_step,
-            torch_block, rounds, inner=5)  # fmt: skip
+    lucid_gelu, torch_gelu = make_block(0, "gelu")
     lucid_lstm, torch_lstm = make_lstm(0)
-    compare("(e) 2-layer LSTM 256, L64 b32, fwd+bwd", lstm_step, lucid_lstm, lstm_step,
-            torch_lstm, rounds, inner=3)  # fmt: skip
+    workloads = [
+        ("(c) small CNN b64, train step", cnn_step, lucid_cnn, torch_cnn, 5),
+        ("(d) transformer block, fwd+bwd", block_step, lucid_block, torch_block, 5),
+        ("(d') transformer block with GELU", block_step, lucid_gelu, torch_gelu, 5),
+        ("(e) 2-layer LSTM 256, L64 b32, fwd+bwd", lstm_step, lucid_lstm, torch_lstm, 3),
+    ]
+    for name, step, lucid_args, torch_args, inner in workloads:
+        compare(name, step, lucid_args, step, torch_args, rounds, inner=inner)
+        compare(f"{name[:4]}compiled", lucid.compile(step), lucid_args, step, torch_args,
+                rounds, inner=inner)  # fmt: skip
     return 0
 
 

@@ -138,6 +138,8 @@ class Function:
         # pass runs it, so it is written flat, with a fast path for single-tensor outputs.
         state = local_state
         if state.autocast is not None:
+            if state.autocast is LEAN_DISPATCH:
+                return _lean_apply(cls, args, kwargs)
             # Autocast casts the inputs of the ops it lists, through `to`, so the casts are
             # recorded and backward returns each gradient in its input's dtype.
             args = state.autocast.cast(cls, args)
@@ -235,6 +237,44 @@ class Function:
         if in_inference:
             _mark_inference_outputs(output if type(output) is tuple else (output,), args)
         return output
+
+
+class _LeanDispatch:
+    """`local_state.autocast` while a lucid.compile replay runs a lean entry
+    (lucid/_dynamo/recording.py): the ops its forwards and backwards call run through
+    `_lean_apply`. It sits in autocast's slot so that eager apply pays no check of its own;
+    a composite op that hands its call to autocast (`run`) runs as it is."""
+
+    def run(self, function: Any, *args: Any, **kwargs: Any) -> Any:
+        state = local_state
+        state.autocast = None
+        try:
+            return function(*args, **kwargs)
+        finally:
+            state.autocast = self
+
+
+LEAN_DISPATCH = _LeanDispatch()
+
+
+def _lean_apply(cls: type, args: tuple, kwargs: dict) -> Any:
+    """An op called inside a lean replay, where nothing is recorded, observed or autocast,
+    the NumPy error state is set, and no complex tensor is in use: only its forward, the
+    version of what it wrote in place, and the sentinel's look at flags that fired."""
+    ctx = _new_node(Node)
+    ctx.function = cls
+    count = len(args)
+    ctx.needs_input_grad = _NOT_RECORDING[count] if count < 16 else (False,) * count
+    if cls._has_setup_context:
+        output = cls.forward(*args, **kwargs)
+        cls.setup_context(ctx, args, output)
+    else:
+        output = cls.forward(ctx, *args, **kwargs)
+    for tensor in ctx.dirty_tensors:
+        tensor._version_counter[0] += 1
+    if local_state.pending_flags is not None:
+        observers.after_forward(ctx, args, output if type(output) is tuple else (output,))
+    return output
 
 
 def _refuse_complex(cls: type, args: tuple) -> None:

@@ -47,9 +47,10 @@ from lucid import nn
 from lucid._core import engine, observers
 from lucid._core import function as function_module
 from lucid._core.dtypes import complex_use
+from lucid._core.function import HOLOMORPHIC, LEAN_DISPATCH
 from lucid._core.grad_mode import local_state
 from lucid._core.graph import AccumulateGrad, Node
-from lucid._core.sentinel import enter_model, leave_model
+from lucid._core.sentinel import enter_model, leave_model, site_location
 from lucid._core.tensor import TensorBase, _wrap
 from lucid._dynamo.exc import Unsupported
 
@@ -481,9 +482,20 @@ def _check_externals(recorder: _Recorder, result: Any) -> None:
         if references <= _template_references(recording, tensor):
             recording.broken = (
                 "a tensor was made during the call outside lucid's ops (a factory such as "
-                "lucid.tensor, zeros or randn); pass it in as an argument"
+                f"lucid.tensor, zeros or randn){_first_use(recording, tensor)}; pass it in as "
+                "an argument"
             )
             return
+
+
+def _first_use(recording: _Recording, tensor: Any) -> str:
+    """', first given to <op> at <file>:<line>' for the first op entry reading `tensor`."""
+    for entry in recording.entries:
+        if entry[0] == _OP and any(_count_in(part, tensor) for part in entry[2:4]):
+            filename, line, _ = site_location(entry[5])
+            where = f" at {filename}:{line}" if filename is not None else ""
+            return f", first given to {function_module.op_name(entry[1])}{where}"
+    return ""
 
 
 def _template_references(recording: _Recording, tensor: Any) -> int:
@@ -519,9 +531,27 @@ def _replay(recording: _Recording, inputs: list) -> Any:
     # line is set on each node instead, and is what a forward birth names.
     state.records_forward_sites = False
     token = observers.numpy_state.set(state.numpy_extobj)
+    # Lean entries run with grad mode off (as apply runs a forward) and the ops they call
+    # through apply's lean dispatch; the rest as eager runs them.
+    lean = False
     try:
         for entry in recording.entries:
             kind = entry[0]
+            if kind >= _LEAN_OP:
+                if not lean:
+                    lean = True
+                    state.enabled = False
+                    state.autocast = LEAN_DISPATCH
+                if kind == _LEAN_OP:
+                    _lean_op(entry, values, state, sites)
+                else:
+                    state.replay_site = None
+                    _lean_backward(entry[1], values, state)
+                continue
+            if lean:
+                lean = False
+                state.enabled = grad_mode
+                state.autocast = None
             if kind == _OP:
                 _, function, args, kwargs, outputs, site, (enabled, inference) = entry
                 args = [_resolve(arg, values) for arg in args]
@@ -545,16 +575,6 @@ def _replay(recording: _Recording, inputs: list) -> Any:
                         values[slot.index] = item
                 if sites:
                     _set_site(result, site)
-            elif kind == _LEAN_OP:
-                # grad mode is off for a lean op's forward, as apply turns it off
-                state.enabled = False
-                try:
-                    _lean_op(entry, values, state, sites)
-                finally:
-                    state.enabled = grad_mode
-            elif kind == _LEAN_BACKWARD:
-                state.replay_site = None
-                _lean_backward(entry[1], values, state)
             elif kind == _CALL:
                 _, function, args, kwargs, outputs = entry
                 state.replay_site = None
@@ -580,6 +600,8 @@ def _replay(recording: _Recording, inputs: list) -> Any:
                 state.in_model = False
                 leave_model(_resolve(entry[1], values))
     finally:
+        state.enabled = grad_mode
+        state.autocast = None
         observers.numpy_state.reset(token)
         state.records_forward_sites = sites
         state.replay_site = None
@@ -646,16 +668,14 @@ class _LeanPass:
     def __init__(self, root: int, root_output_nr: int, steps: list, buffer_sizes: list) -> None:
         self.root = root
         self.root_output_nr = root_output_nr
-        # (ctx slot, function, routes, input count) for an op node; (None, sink, leaf
-        # template, None) for a leaf; routes: (input index, buffer, output_nr, shape, dtype,
-        # ctx slot of the destination or None for a leaf)
+        # (ctx slot, function, routes, input count, output meta) for an op node; (None,
+        # sink, leaf template, None, None) for a leaf; routes: (input index, buffer,
+        # output_nr, shape, dtype, ctx slot of the destination or None for a leaf)
         self.steps = steps
         self.buffer_sizes = buffer_sizes
 
 
 def _make_lean(recording: _Recording, recorder: _Recorder) -> None:
-    if complex_use.in_use:
-        return
     entries = recording.entries
     nodes = recorder.nodes
     entry_of = {id(node): index for index, node in nodes.items()}
@@ -670,13 +690,20 @@ def _make_lean(recording: _Recording, recorder: _Recorder) -> None:
         covered.update(entry_of[id(node)] for node in order if id(node) in entry_of)
     if not passes:
         return
+    values = recorder.values
     for index, node in nodes.items():
-        outputs = entries[index][4]
-        differentiable = any(
-            slot is not None and recorder.values[slot.index]._grad_fn is node for slot in outputs
-        )
-        if differentiable and index not in covered:
-            return  # a graph that outlives the call
+        if index in covered:
+            continue
+        for slot in entries[index][4]:
+            # an output with a graph no pass of the call consumed, that something outside the
+            # recording still holds (the values list and getrefcount's argument are two):
+            # its graph outlives the call
+            if (
+                slot is not None
+                and values[slot.index]._grad_fn is node
+                and (_getrefcount(values[slot.index]) > 2)
+            ):
+                return
     lean = []
     # Constants get slots of their own, filled once: every argument of a lean op is then
     # read from the slots by one itemgetter call.
@@ -745,11 +772,11 @@ def _lean_pass(entry: tuple, order: list, entry_of: dict, context_slots: dict,
             variable = node.variable
             if variable._backward_hooks:
                 return None
-            steps.append((None, node, recorder.template(variable), None))
+            steps.append((None, node, recorder.template(variable), None, None))
             buffer_sizes.append(1)
             continue
         index = entry_of.get(id(node))
-        if index is None or not node.materialize_grads:
+        if index is None:
             return None
         routes = []
         for input_index, edge in enumerate(node.input_edges):
@@ -766,7 +793,7 @@ def _lean_pass(entry: tuple, order: list, entry_of: dict, context_slots: dict,
                 routes.append((input_index, position, output_nr, shape, dtype,
                                context_slots[entry_of[id(target)]]))  # fmt: skip
         steps.append((context_slots[index], node.function, tuple(routes),
-                      len(node.input_edges)))  # fmt: skip
+                      len(node.input_edges), node.output_meta))  # fmt: skip
         buffer_sizes.append(len(node.output_meta))
     return _LeanPass(tensors.index, root._output_nr, steps, buffer_sizes)
 
@@ -824,10 +851,9 @@ def _lean_backward(plan: _LeanPass, values: list, state: Any) -> None:
     buffers = [[None] * size for size in plan.buffer_sizes]
     buffers[0][plan.root_output_nr] = _wrap(np.ones(array.shape, array.dtype))
     previous_node = state.backward_node
-    grad_mode = state.enabled
-    state.enabled = False
     try:
-        for position, (context_slot, function, routes, input_count) in enumerate(plan.steps):
+        for position, step in enumerate(plan.steps):
+            context_slot, function, routes, input_count, output_meta = step
             grads = buffers[position]
             buffers[position] = None
             if context_slot is None:  # a leaf's sink: its .grad
@@ -840,11 +866,21 @@ def _lean_backward(plan: _LeanPass, values: list, state: Any) -> None:
             if len(grads) == 1:
                 if grads[0] is None:
                     continue
-                grad_inputs = function.backward(ctx, grads[0])
+                if complex_use.in_use and function._complex_rule == HOLOMORPHIC:
+                    grad_inputs = engine._holomorphic_backward(ctx, grads[0])
+                else:
+                    grad_inputs = function.backward(ctx, grads[0])
             else:
                 if all(grad is None for grad in grads):
                     continue
-                grad_inputs = engine._call_backward(ctx, grads, ())
+                if ctx.materialize_grads:
+                    for output_nr, grad in enumerate(grads):
+                        if grad is None and output_meta[output_nr] is not None:
+                            grads[output_nr] = engine._zeros(*output_meta[output_nr])
+                if complex_use.in_use and function._complex_rule == HOLOMORPHIC:
+                    grad_inputs = engine._holomorphic_backward(ctx, *grads)
+                else:
+                    grad_inputs = function.backward(ctx, *grads)
             grads = None
             ctx.to_save = None
             if type(grad_inputs) is not tuple:
@@ -881,6 +917,5 @@ def _lean_backward(plan: _LeanPass, values: list, state: Any) -> None:
         observers.backward_aborted(mark)
         raise
     finally:
-        state.enabled = grad_mode
         state.backward_node = previous_node
     observers.backward_finished(mark, nodes)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lucid._core.dtypes import FLOAT_KINDS
+from lucid._core.function import Function
 from lucid._core.random import _rng
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import dtype_name as _dtype_name
@@ -73,15 +74,14 @@ def dropout2d(
 _ALPHA_DROPOUT_VALUE = 1.7580993408473766
 
 
-def _keep_mask(input: Tensor, p: float, feature: bool) -> np.ndarray:
-    """Bernoulli(1 - p) draws: one per element, or one per (sample, channel) when `feature`."""
+def _mask_shape(input: Tensor, feature: bool) -> tuple:
+    """One Bernoulli(1 - p) draw per element, or one per (sample, channel) when `feature`."""
     shape = tuple(input.shape)
     if feature:
         if len(shape) < 2:
             raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
         shape = shape[:2] + (1,) * (len(shape) - 2)
-    _check_not_complex(input)
-    return _rng(None).random(shape) >= p
+    return shape
 
 
 def _check_not_complex(input: Tensor) -> None:
@@ -99,7 +99,8 @@ def _dropout_impl(input: Tensor, p: float, training: bool, inplace: bool, featur
     if p == 1:
         zero = _wrap(np.zeros((), input._data.dtype))
         return input.mul_(zero) if inplace else input * zero
-    keep = _keep_mask(input, p, feature)
+    shape = _mask_shape(input, feature)
+    _check_not_complex(input)
     dtype = input._data.dtype
     if dtype.kind not in FLOAT_KINDS:
         # the scaled noise is floating point and cannot be written into an integer input (alpha
@@ -107,16 +108,32 @@ def _dropout_impl(input: Tensor, p: float, training: bool, inplace: bool, featur
         name = "Long" if alpha and dtype == np.bool_ else _dtype_name(dtype)
         raise RuntimeError(f"result type Float can't be cast to the desired output type {name}")
     if not alpha:
-        noise = _wrap(keep.astype(dtype) * np.asarray(1.0 / (1.0 - p), dtype))
+        noise = DropoutNoise.apply(shape, dtype, p, False)
         return input.mul_(noise) if inplace else input * noise
-    # a and b restore zero mean and unit variance after dropped units are set to -scale*alpha
-    a = 1.0 / float(np.sqrt((_ALPHA_DROPOUT_VALUE**2 * p + 1) * (1 - p)))
-    noise = _wrap(keep.astype(dtype) * np.asarray(a, dtype))
-    shift = _wrap(((keep.astype(dtype) - 1) * (_ALPHA_DROPOUT_VALUE * a)
-                   + _ALPHA_DROPOUT_VALUE * a * p).astype(dtype))  # fmt: skip
+    noise, shift = DropoutNoise.apply(shape, dtype, p, True)
     if inplace:
         return input.mul_(noise).add_(shift)
     return input * noise + shift
+
+
+class DropoutNoise(Function):
+    """Dropout's scaled keep mask (and alpha dropout's shift) drawn from the generator, as an
+    op of no tensor input: a lucid.compile replay runs it, so each call draws anew, in order."""
+
+    _op_name = "bernoulli_"
+
+    @staticmethod
+    def forward(ctx, shape, dtype, p, alpha):
+        keep = (_rng(None).random(shape) >= p).astype(dtype)
+        if not alpha:
+            return _wrap(keep * np.asarray(1.0 / (1.0 - p), dtype))
+        # a and b restore zero mean and unit variance after dropped units are set to
+        # -scale*alpha
+        a = 1.0 / float(np.sqrt((_ALPHA_DROPOUT_VALUE**2 * p + 1) * (1 - p)))
+        noise = _wrap(keep * np.asarray(a, dtype))
+        shift = _wrap(((keep - 1) * (_ALPHA_DROPOUT_VALUE * a)
+                       + _ALPHA_DROPOUT_VALUE * a * p).astype(dtype))  # fmt: skip
+        return noise, shift
 
 
 def _check_input_tensor(input: Any, op: str) -> None:

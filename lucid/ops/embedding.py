@@ -32,7 +32,11 @@ class Embedding(Function):
     _keeps_values_for_backward = True  # PyTorch saves the indices
 
     @staticmethod
-    def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
+    def forward(ctx, weight, index_tensor, padding_idx, scale_grad_by_freq):
+        # The index tensor comes in a 1-tuple: as a tensor argument it would be an edge of
+        # the graph, which PyTorch's EmbeddingBackward0 does not have; as an array it would
+        # be a constant to lucid.compile's recording.
+        indices = index_tensor[0]._data
         ctx.indices = indices
         ctx.padding_idx = padding_idx
         ctx.scale_grad_by_freq = scale_grad_by_freq
@@ -119,7 +123,7 @@ def embedding(
         raise RuntimeError(
             "embedding does not support automatic differentiation for outputs with complex dtype."
         )
-    return Embedding.apply(weight, indices, padding_idx, scale_grad_by_freq)
+    return Embedding.apply(weight, (input,), padding_idx, scale_grad_by_freq)
 
 
 class EmbeddingBag(Function):
