@@ -1,7 +1,8 @@
 """In-process A/B of lucid against an earlier commit of itself (2 BLAS threads).
 
-    python benchmarks/ab_lucid.py --baseline HEAD~3        # (a)-(e), sentinel, anomaly mode
+    python benchmarks/ab_lucid.py --baseline HEAD~3        # (a)-(i), sentinel, anomaly mode
     python benchmarks/ab_lucid.py --baseline main --quick  # fewer rounds
+    python benchmarks/ab_lucid.py --baseline HEAD --only f,g,h,i  # single ops (f)-(i)
 
 The baseline commit's `lucid/` is exported with `git archive` and loaded beside the working
 tree's under the name `lucid_baseline` (its imports rewritten), so both run in one process
@@ -115,8 +116,43 @@ def lstm(lib, seed):
     return lambda: bench_models.lstm_step(lib, model, x)
 
 
+# Single ops, forward and backward, on the shapes of the transformer block.
+def _op_step(lib, seed, shape, forward):
+    rng = np.random.default_rng(seed)
+    x = lib.tensor(rng.standard_normal(shape).astype(np.float32), requires_grad=True)
+    grad = lib.tensor(rng.standard_normal(shape).astype(np.float32))
+
+    def step():
+        x.grad = None
+        forward(x).backward(grad)
+
+    return step
+
+
+def layer_norm(lib, seed):
+    rng = np.random.default_rng(seed + 1)
+    weight, bias = (lib.tensor(rng.standard_normal(128).astype(np.float32), requires_grad=True)
+                    for _ in range(2))  # fmt: skip
+    return _op_step(lib, seed, (16, 64, 128),
+                    lambda x: lib.nn.functional.layer_norm(x, (128,), weight, bias))  # fmt: skip
+
+
+def softmax(lib, seed):
+    return _op_step(lib, seed, (16, 4, 64, 64), lambda x: lib.softmax(x, -1))
+
+
+def log_softmax(lib, seed):
+    return _op_step(lib, seed, (16, 4, 64, 64), lambda x: lib.log_softmax(x, -1))
+
+
+def gelu(lib, seed):
+    return _op_step(lib, seed, (16, 64, 512), lib.nn.functional.gelu)
+
+
 WORKLOADS = {"(a) chain": (chain, 40), "(b) mlp": (mlp, 10), "(c) cnn": (cnn, 3),
-             "(d) block": (block, 3), "(e) lstm": (lstm, 2)}  # fmt: skip
+             "(d) block": (block, 3), "(e) lstm": (lstm, 2), "(f) layer_norm": (layer_norm, 20),
+             "(g) softmax": (softmax, 10), "(h) log_softmax": (log_softmax, 10),
+             "(i) gelu": (gelu, 3)}  # fmt: skip
 
 
 def under(lib, mode: str, step):
@@ -211,7 +247,7 @@ def main() -> int:
                 new_step = under(new, mode, build(new, 0))
                 baseline_step = under(baseline, mode, build(baseline, 0))
                 ratios = paired_ratios(new_step, baseline_step, rounds, inner)
-                print(f"{name:<11} {mode:<15} new/baseline {summary(ratios)}", flush=True)
+                print(f"{name:<15} {mode:<15} new/baseline {summary(ratios)}", flush=True)
         runs = 5 if args.quick else 11
         for label, path, module in (("new", str(REPOSITORY), "lucid"),
                                     ("baseline", directory, BASELINE_NAME)):  # fmt: skip

@@ -348,6 +348,77 @@ def _normal_cdf_array(array: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + _special.erf(array * _SQRT1_2))
 
 
+# Numerical Recipes' erfc (Press et al., section 6.2): erfc(a) = t exp(-a^2 + P(t)) with
+# t = 1 / (1 + a/2), relative error below 1.2e-7 for every a >= 0. ln 2 is folded into P's
+# constant term, so that the exponential gives erfc(a) / 2 directly.
+_HALF_ERFC = (
+    -1.26551223 - math.log(2.0),
+    1.00002368,
+    0.37409196,
+    0.09678418,
+    -0.18628806,
+    0.27886807,
+    -1.13520398,
+    1.48851587,
+    -0.82215223,
+    0.17087277,
+)
+# Phi(-15) is below the smallest float32 subnormal, and 15^2 stays finite
+_CDF_SATURATION = 15.0
+# Elements per block of the float32 kernels: their few temporaries stay in the L2 cache, where
+# whole-array temporaries of a large activation would stream through memory once per ufunc.
+_BLOCK = 32768
+
+
+def _gelu_single(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(x * Phi(x), Phi(x)) for a float32 array, in float32 arithmetic.
+
+    Phi is within 2.5e-7 of the exact CDF; in the lower tail it keeps its relative accuracy,
+    within 1e-6 down to x = -3 and 1e-5 down to the float32 underflow, where the rounding of
+    x^2 / 2 in its exponent dominates (PyTorch's float32 1 + erf(x) cancels to 0 there).
+    """
+    flat = x.reshape(-1)
+    cdf = np.empty(x.shape, np.float32)
+    result = np.empty(x.shape, np.float32)
+    cdf_flat, result_flat = cdf.reshape(-1), result.reshape(-1)
+    width = min(flat.size, _BLOCK)
+    a_space = np.empty(width, np.float32)
+    t_space = np.empty(width, np.float32)
+    for start in range(0, flat.size, _BLOCK):
+        block = flat[start : start + _BLOCK]
+        a, t = a_space[: block.size], t_space[: block.size]
+        phi = cdf_flat[start : start + block.size]
+        # |x|, clamped so that x*x cannot overflow (Phi is 0 or 1 there anyway); erfc's
+        # argument is |x| / sqrt(2), and t = 1 / (1 + |x| / (2 sqrt 2))
+        np.abs(block, out=a)
+        np.minimum(a, _CDF_SATURATION, out=a)
+        np.multiply(a, 0.5 * _SQRT1_2, out=t)
+        t += 1.0
+        np.reciprocal(t, out=t)
+        np.multiply(t, _HALF_ERFC[-1], out=phi)
+        for coefficient in _HALF_ERFC[-2:0:-1]:
+            phi += coefficient
+            phi *= t
+        phi += _HALF_ERFC[0]
+        # erfc's a^2 as x*x / 2: one rounding, where (|x| / sqrt 2)^2 takes three
+        a *= a
+        a *= 0.5
+        phi -= a
+        np.exp(phi, out=phi)
+        phi *= t
+        # phi is erfc(|x|/sqrt 2) / 2: Phi(x) itself for x < 0 (so the lower tail keeps its
+        # relative accuracy), 1 - phi beyond; chosen by the sign bit, since np.where
+        # mispredicts a branch per element when the signs are mixed
+        np.subtract(1.0, phi, out=t)
+        negative, upper, chosen = a.view(np.int32), t.view(np.int32), phi.view(np.int32)
+        np.right_shift(block.view(np.int32), 31, out=negative)
+        chosen ^= upper
+        chosen &= negative
+        chosen ^= upper
+        np.multiply(block, phi, out=result_flat[start : start + block.size])
+    return result, cdf
+
+
 def _normal_pdf(x: Tensor) -> Tensor:
     return exp(x * x * -0.5) * _INV_SQRT_2PI
 
@@ -366,11 +437,14 @@ class Gelu(Function):
             return _wrap(round_to(0.5 * array * (1.0 + np.tanh(inner)), x._data.dtype))
         # erf is costly per element here: keep the CDF for backward instead of recomputing it,
         # as a saved tensor (so checkpointing drops it too) in float32 unless x is float64:
-        # half the memory of the float64 erf, and float32 is what a float32 gradient needs.
-        cdf = _normal_cdf_array(array)
-        keep = cdf if x._data.dtype == np.float64 else cdf.astype(np.float32)
-        ctx.save_for_backward(x, _wrap(keep))
-        return _wrap(round_to(array * cdf, x._data.dtype))
+        # float32 is what a float32 gradient needs.
+        if array.dtype == np.float64:
+            cdf = _normal_cdf_array(array)
+            result = array * cdf
+        else:
+            result, cdf = _gelu_single(array)
+        ctx.save_for_backward(x, _wrap(cdf))
+        return _wrap(round_to(result, x._data.dtype))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -403,9 +477,21 @@ class GeluBackward(Function):
     @staticmethod
     def forward(ctx, grad_output, x, cdf):
         ctx.save_for_backward(grad_output, x, cdf)
-        array = widen(x._data)
-        pdf = np.exp(array * array * -0.5) * _INV_SQRT_2PI
-        result = widen(grad_output._data) * (cdf._data + array * pdf)
+        array, g = widen(x._data), widen(grad_output._data)
+        result = np.empty(array.shape, np.result_type(array, g, cdf._data))
+        flat, g_flat, cdf_flat = array.reshape(-1), g.reshape(-1), cdf._data.reshape(-1)
+        result_flat = result.reshape(-1)
+        for start in range(0, flat.size, _BLOCK):
+            block = slice(start, start + _BLOCK)
+            x_block, out = flat[block], result_flat[block]
+            # g * (Phi(x) + x phi(x)), phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+            np.multiply(x_block, x_block, out=out)
+            out *= -0.5
+            np.exp(out, out=out)
+            out *= _INV_SQRT_2PI
+            out *= x_block
+            out += cdf_flat[block]
+            out *= g_flat[block]
         return _wrap(round_to(result, grad_output._data.dtype))
 
     @staticmethod
@@ -683,8 +769,8 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 # ------------------------------------------------------------------- softmax
-def _shifted(x: Tensor, dim: int, kernel: str) -> np.ndarray:
-    """x minus its maximum along dim, so exp cannot overflow; computed in float32 at least."""
+def _float_array(x: Tensor, dim: int, kernel: str) -> np.ndarray:
+    """x's array in float32 at least, with at least one dim; PyTorch's error for others."""
     array = x._data
     if array.dtype.kind not in FLOAT_KINDS:
         variant = "_lastdim" if dim >= array.ndim - 1 else ""
@@ -693,7 +779,60 @@ def _shifted(x: Tensor, dim: int, kernel: str) -> np.ndarray:
     array = widen(array)
     if array.ndim == 0:
         array = array.reshape(1)
+    return array
+
+
+def _shifted(x: Tensor, dim: int, kernel: str) -> np.ndarray:
+    """x minus its maximum along dim, so exp cannot overflow; computed in float32 at least."""
+    array = _float_array(x, dim, kernel)
     return array - np.max(array, axis=dim, keepdims=True)
+
+
+def _row_max(rows: np.ndarray) -> np.ndarray:
+    """The maximum of each row of a 2-d array, as a column; a row's first nan is its maximum,
+    as with np.max. The value at argmax costs half of np.max over short rows."""
+    count, width = rows.shape
+    flat_indices = rows.argmax(axis=1)
+    flat_indices += np.arange(0, count * width, width)
+    return np.take(rows.reshape(-1), flat_indices).reshape(-1, 1)
+
+
+def _row_sums(rows: np.ndarray) -> np.ndarray:
+    """The sum of each row of a 2-d array, as a column: one GEMV, several times faster than
+    NumPy's pairwise reduction over short rows."""
+    return np.matmul(rows, np.ones(rows.shape[1], rows.dtype)).reshape(-1, 1)
+
+
+def _softmax_last_dim(array: np.ndarray) -> np.ndarray:
+    """Softmax over the last dim of a float32/float64 array with at least one dim."""
+    result = np.exp(array) if array.max() <= _UNSHIFTED_LIMIT else None
+    if result is None:
+        # a large, infinite or nan input: every row shifted by its own maximum
+        return _softmax_rows(array.reshape(-1, array.shape[-1])).reshape(array.shape)
+    # Below the limit exp(x) and a row's sum are finite, and where the sum is at least 1 (the
+    # log-sum-exp is not negative) each exp(x) keeps as many bits as exp(x - max) and its
+    # quotient, so those rows need no max. The others (all -inf among them) are redone.
+    rows = result.reshape(-1, array.shape[-1])
+    sums = _row_sums(rows)
+    redo = np.flatnonzero(sums < 1.0)
+    if redo.size:
+        sums[redo] = 1.0
+    rows *= np.reciprocal(sums, out=sums)
+    if redo.size:
+        rows[redo] = _softmax_rows(array.reshape(rows.shape)[redo])
+    return result
+
+
+def _softmax_rows(rows: np.ndarray) -> np.ndarray:
+    # a row of only -inf gives -inf - -inf = nan, as in PyTorch
+    result = rows - _row_max(rows)
+    np.exp(result, out=result)
+    result *= np.reciprocal(_row_sums(result))
+    return result
+
+
+# exp(64) times any row length that fits in memory is far from float32's overflow
+_UNSHIFTED_LIMIT = 64.0
 
 
 class Softmax(Function):
@@ -706,6 +845,9 @@ class Softmax(Function):
         ctx.dim = dim
         if x._data.size == 0:
             result = _wrap(x._data.copy())
+        elif dim == x._data.ndim - 1:
+            array = _float_array(x, dim, "softmax")
+            result = _wrap(_softmax_last_dim(array).astype(x._data.dtype, copy=False))
         else:
             # a row of only -inf gives -inf - -inf = nan, as in PyTorch
             e = np.exp(_shifted(x, dim, "softmax"))
@@ -733,8 +875,16 @@ class SoftmaxBackward(Function):
         g, y = widen(grad_output._data), widen(result._data)
         if y.ndim == 0:
             return _wrap(round_to(g * 0.0, dtype))
-        weighted = np.sum(g * y, axis=dim, keepdims=True)
-        return _wrap(round_to(y * (g - weighted), dtype))
+        if dim < y.ndim - 1 or not y.size:
+            weighted = np.sum(g * y, axis=dim, keepdims=True)
+            return _wrap(round_to(y * (g - weighted), dtype))
+        width = y.shape[-1]
+        g_rows, y_rows = g.reshape(-1, 1, width), y.reshape(-1, width, 1)
+        # the row sums of g * y as a stack of dot products, with no product array
+        weighted = np.matmul(g_rows, y_rows).reshape(y.shape[:-1] + (1,))
+        output = g - weighted
+        output *= y
+        return _wrap(round_to(output, dtype))
 
     @staticmethod
     def backward(ctx, grad_grad):
@@ -769,8 +919,14 @@ class LogSoftmax(Function):
             result = _wrap(x._data.copy())
         else:
             dtype = x._data.dtype
-            shifted = _shifted(x, dim, "log_softmax")
-            total = np.sum(np.exp(shifted), axis=dim, keepdims=True)
+            if dim == x._data.ndim - 1:
+                array = _float_array(x, dim, "log_softmax")
+                rows = array.reshape(-1, array.shape[-1])
+                shifted = rows - _row_max(rows)
+                total = _row_sums(np.exp(shifted))
+            else:
+                shifted = _shifted(x, dim, "log_softmax")
+                total = np.sum(np.exp(shifted), axis=dim, keepdims=True)
             if is_low_precision(dtype) and dim == x._data.ndim - 1:
                 # PyTorch's last-dim kernel for float16 and bfloat16 keeps the sum and its log
                 # in the input's dtype; rounding them here gives its results
@@ -801,7 +957,14 @@ class LogSoftmaxBackward(Function):
         g, y = widen(grad_output._data), widen(result._data)
         if y.ndim == 0:
             return _wrap(round_to(g - np.exp(y) * g, dtype))
-        return _wrap(round_to(g - np.exp(y) * np.sum(g, axis=dim, keepdims=True), dtype))
+        if dim < y.ndim - 1 or not y.size:
+            return _wrap(round_to(g - np.exp(y) * np.sum(g, axis=dim, keepdims=True), dtype))
+        width = y.shape[-1]
+        output = np.exp(y)
+        rows = output.reshape(-1, width)
+        rows *= _row_sums(g.reshape(-1, width))
+        np.subtract(g.reshape(-1, width), rows, out=rows)
+        return _wrap(round_to(output, dtype))
 
     @staticmethod
     def backward(ctx, grad_grad):

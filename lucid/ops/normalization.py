@@ -97,18 +97,21 @@ class _Normalize(Function):
             mean_array, var_array = fixed_stats
             rstd = 1.0 / np.sqrt(var_array + array.dtype.type(eps))
             xhat = (array - mean_array) * rstd
+        # xhat is saved for backward, so the output must not share its memory, unless no graph
+        # is recorded: then xhat is scaled and shifted in place
         output = xhat
+        in_place = not ctx.is_recording
         if weight is not None:
-            output = xhat * widen(weight._data).reshape(param_shape)
+            w = widen(weight._data).reshape(param_shape)
+            output = np.multiply(xhat, w, out=xhat) if in_place else xhat * w
         if bias is not None:
-            if output is xhat:
+            if output is xhat and not in_place:
                 output = xhat + widen(bias._data).reshape(param_shape)
             else:
                 output += widen(bias._data).reshape(param_shape)
         if is_low_precision(x._data.dtype):
             output = round_to(output, x._data.dtype)
-        elif output is xhat:
-            # xhat is saved for backward; the output must not share its memory
+        elif output is xhat and not in_place:
             output = xhat.copy()
         ctx.group_shape, ctx.axes, ctx.param_shape = group_shape, axes, param_shape
         ctx.eps, ctx.fixed_stats = eps, fixed_stats

@@ -93,6 +93,39 @@ def _regression_inputs(dtype: str) -> list[np.ndarray]:
     return [rng.standard_normal((3, 4)).astype(dtype), rng.standard_normal((3, 4)).astype(dtype)]
 
 
+def test_softmax_rows_with_a_small_sum_match_the_shifted_form(rng: np.random.Generator) -> None:
+    # rows whose exponentials sum below 1 (or to 0) are redone with their max subtracted,
+    # beside rows that are not; logits above 64 take the shifted form for every row
+    x = rng.standard_normal((5, 64)).astype(np.float32)
+    x[1] -= 100.0
+    x[2] = -np.inf
+    x[2, 7] = -95.0
+    x[3] = x[3] * 0.1 - 6.0
+    rtol, atol = TOLERANCES["float32"]
+    for logits in (x, x + 70.0):
+        lucid_x, torch_x = lucid.tensor(logits, requires_grad=True), torch.tensor(logits)
+        torch_x.requires_grad_(True)
+        lucid_y, torch_y = lucid.softmax(lucid_x, -1), torch.softmax(torch_x, -1)
+        assert_close(lucid_y, torch_y, rtol, atol, "output")
+        weights = rng.standard_normal(x.shape).astype(np.float32)
+        lucid_y.backward(lucid.tensor(weights))
+        torch_y.backward(torch.tensor(weights))
+        assert_close(lucid_x.grad, torch_x.grad, rtol, atol, "input grad")
+
+
+def test_float32_gelu_follows_the_float64_one_over_a_wide_range() -> None:
+    # the float32 kernel computes in float32: its CDF must hold up in both tails
+    x = np.linspace(-12.0, 12.0, 24001).astype(np.float32)
+    reference = lucid.tensor(x.astype(np.float64), requires_grad=True)
+    single = lucid.tensor(x, requires_grad=True)
+    for tensor in (reference, single):
+        lucid.nn.functional.gelu(tensor).sum().backward()
+    expected = lucid.nn.functional.gelu(reference).detach().numpy()
+    got = lucid.nn.functional.gelu(single).detach().numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=5e-7)
+    np.testing.assert_allclose(single.grad.numpy(), reference.grad.numpy(), rtol=1e-6, atol=5e-7)
+
+
 REGRESSION = [
     ("MSELoss", {}),
     ("MSELoss", {"reduction": "sum"}),
