@@ -1,4 +1,5 @@
-"""Side-by-side timings of lucid and PyTorch on the foundation workloads (2 threads each).
+"""Side-by-side timings of lucid and PyTorch on the foundation workloads (2 threads each, or
+--threads N).
 
     python benchmarks/bench_core.py            # all workloads
     python benchmarks/bench_core.py --quick    # fewer repetitions
@@ -6,28 +7,29 @@
 (a) chain: 100 small elementwise ops on shape (16,) with requires_grad, forward + backward,
     reported per op. (b) mlp: 784-512-512-10, batch 128, ReLU, cross-entropy, forward +
     backward + a plain SGD update. Each runs eagerly and through lucid.compile (a recorded
-    replay). Each round times lucid and PyTorch back to back, and the medians over rounds are
-    compared, so both see the same machine state.
+    replay), and beside both a hand-written NumPy step (the same ufuncs and GEMMs, in this
+    process, so with the allocator setting `import lucid` applies). Each round times lucid
+    and PyTorch back to back, and the medians over rounds are compared, so both see the same
+    machine state.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
 
-# Both libraries get two BLAS/OpenMP threads; this must be set before NumPy loads.
-for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(variable, "2")
+from _threads import THREADS  # sets the thread count before NumPy loads
+
+# isort: split
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import lucid  # noqa: E402
 
-torch.set_num_threads(2)
+torch.set_num_threads(THREADS)
 
 CHAIN_LENGTH = 100
 
@@ -99,6 +101,51 @@ def torch_mlp_step(params, x, y, lr=0.01):
     return loss
 
 
+def numpy_chain_step(x):
+    """(a) written by hand in NumPy: the same ops forward, their gradients backward."""
+    y = x
+    saved = []
+    for _ in range(CHAIN_LENGTH // 4):
+        a = y * np.float32(1.01)
+        b = a + np.float32(0.1)
+        c = np.tanh(b)
+        saved.append(c)
+        y = c * x
+    grad_y = np.ones_like(y)
+    grad_x = np.zeros_like(x)
+    for c in reversed(saved):
+        grad_x += grad_y * c
+        grad_c = grad_y * x
+        grad_y = grad_c * (1 - c * c) * np.float32(1.01)
+    return grad_x + grad_y
+
+
+def numpy_mlp_step(params, x, y, lr=0.01):
+    """(b) written by hand in NumPy: the same GEMMs, log-softmax, mean NLL and SGD update."""
+    w1, b1, w2, b2, w3, b3 = params
+    h1 = x @ w1.T + b1
+    r1 = np.maximum(h1, 0)
+    h2 = r1 @ w2.T + b2
+    r2 = np.maximum(h2, 0)
+    logits = r2 @ w3.T + b3
+    shifted = logits - logits.max(1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(1, keepdims=True))
+    rows = np.arange(len(y))
+    loss = -log_probs[rows, y].mean()
+    grad = np.exp(log_probs)
+    grad[rows, y] -= 1
+    grad /= len(y)
+    grads = [None] * 6
+    grads[4], grads[5] = grad.T @ r2, grad.sum(0)
+    grad = (grad @ w3) * (h2 > 0)
+    grads[2], grads[3] = grad.T @ r1, grad.sum(0)
+    grad = (grad @ w2) * (h1 > 0)
+    grads[0], grads[1] = grad.T @ x, grad.sum(0)
+    for p, g in zip(params, grads):
+        p -= lr * g
+    return loss
+
+
 def timed(fn, *args) -> float:
     start = time.perf_counter()
     fn(*args)
@@ -136,15 +183,21 @@ def compare(name, lucid_fn, lucid_args, torch_fn, torch_args, rounds, inner, per
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--threads", type=int, default=2, help="threads for every side")
     arguments = parser.parse_args()
     rounds = 5 if arguments.quick else 15
     print(f"lucid {lucid.__version__} vs torch {torch.__version__}, numpy {np.__version__}, "
-          f"2 threads, median of {rounds} rounds")  # fmt: skip
+          f"{THREADS} threads each, median of {rounds} rounds")  # fmt: skip
 
     lucid_x, torch_x = make_chain_inputs(0)
     compare(
         "(a) chain of 100 ops, fwd+bwd, per op",
         chain_step, (lucid, lucid_x), chain_step, (torch, torch_x),
+        rounds, inner=20, per=CHAIN_LENGTH,
+    )  # fmt: skip
+    compare(
+        "(a) NumPy by hand, per op",
+        numpy_chain_step, (lucid_x.detach().numpy().copy(),), chain_step, (torch, torch_x),
         rounds, inner=20, per=CHAIN_LENGTH,
     )  # fmt: skip
     compiled_chain = lucid.compile(chain_step)
@@ -157,6 +210,12 @@ def main() -> int:
     compare(
         "(b) MLP 784-512-512-10 b128, train step",
         lucid_mlp_step, lucid_mlp, torch_mlp_step, torch_mlp, rounds, inner=5,
+    )  # fmt: skip
+    numpy_params = [p.detach().numpy().copy() for p in lucid_mlp[0]]
+    compare(
+        "(b) NumPy by hand, MLP train step",
+        numpy_mlp_step, (numpy_params, lucid_mlp[1].numpy(), lucid_mlp[2].numpy()),
+        torch_mlp_step, torch_mlp, rounds, inner=5,
     )  # fmt: skip
     compare(
         "(b) compiled MLP train step",

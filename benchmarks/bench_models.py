@@ -1,4 +1,5 @@
-"""Side-by-side timings of lucid and PyTorch on model-sized workloads (2 threads each).
+"""Side-by-side timings of lucid and PyTorch on model-sized workloads (2 threads each, or
+--threads N).
 
     python benchmarks/bench_models.py            # both workloads
     python benchmarks/bench_models.py --quick    # fewer repetitions
@@ -18,15 +19,14 @@ PyTorch back to back, and the medians over rounds are compared.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
-# Both libraries get two BLAS/OpenMP threads; this must be set before NumPy loads.
-for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(variable, "2")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _threads import THREADS  # noqa: E402 (sets the thread count before NumPy loads)
+
+# isort: split
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from bench_core import compare  # noqa: E402
@@ -34,7 +34,7 @@ from bench_core import compare  # noqa: E402
 import lucid  # noqa: E402
 import lucid.nn  # noqa: E402
 
-torch.set_num_threads(2)
+torch.set_num_threads(THREADS)
 
 
 def copy_weights(source: torch.nn.Module, target: lucid.nn.Module) -> None:
@@ -120,10 +120,11 @@ def lstm_step(lib, model, x):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--threads", type=int, default=2, help="threads for every side")
     arguments = parser.parse_args()
     rounds = 5 if arguments.quick else 15
     print(f"lucid {lucid.__version__} vs torch {torch.__version__}, numpy {np.__version__}, "
-          f"2 threads, median of {rounds} rounds")  # fmt: skip
+          f"{THREADS} threads each, median of {rounds} rounds")  # fmt: skip
     lucid_cnn, torch_cnn = make_cnn(0)
     lucid_block, torch_block = make_block(0)
     lucid_gelu, torch_gelu = make_block(0, "gelu")
