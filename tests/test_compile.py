@@ -88,6 +88,31 @@ def _replays(compiled_step):
     return recording
 
 
+def _replays_lean(compiled_step):
+    return recording_module._LEAN_BACKWARD in {e[0] for e in _replays(compiled_step).entries}
+
+
+def _grad_step(leaf, loss_of):
+    """A step that backpropagates `loss_of(leaf)` and hands back its value and leaf's grad."""
+
+    def step(leaf):
+        loss = loss_of(leaf)
+        loss.backward()
+        grad = leaf.grad
+        leaf.grad = None
+        return loss.detach(), grad
+
+    return step
+
+
+def _check_replays_equal_eager(step, *args, calls=3):
+    compiled = lucid.compile(step)
+    expected = _arrays(step(*args))
+    for _ in range(calls):
+        _assert_bitwise(expected, _arrays(compiled(*args)))
+    return compiled
+
+
 def test_a_chain_replays_bitwise_and_lean():
     x = lucid.tensor(np.random.default_rng(0).standard_normal(16).astype(np.float32),
                      requires_grad=True)  # fmt: skip
@@ -96,18 +121,12 @@ def test_a_chain_replays_bitwise_and_lean():
         y = x
         for _ in range(10):
             y = (y * 1.01 + 0.1).tanh() * x
-        y.sum().backward()
-        grad = x.grad
-        x.grad = None
-        return y.detach(), grad
+        return y.sum()
 
-    compiled = lucid.compile(chain)
-    expected = _arrays(chain(x))
-    for _ in range(3):
-        _assert_bitwise(expected, _arrays(compiled(x)))
+    compiled = _check_replays_equal_eager(_grad_step(x, chain), x)
     # its own backward consumed the graph: ops and backward replay without graph nodes
-    kinds = {entry[0] for entry in _replays(compiled).entries}
-    assert recording_module._LEAN_BACKWARD in kinds and recording_module._LEAN_OP in kinds
+    assert _replays_lean(compiled)
+    assert recording_module._LEAN_OP in {entry[0] for entry in _replays(compiled).entries}
 
 
 def test_an_mlp_step_with_sgd_equals_eager():
@@ -141,8 +160,7 @@ def test_a_transformer_block_with_dropout_equals_eager():
     # dropout's masks are drawn by an op of their own, replayed in order
     compiled = _train_twins(Block, _batch((3, 5, 16), 4),
                             lambda p: lucid.optim.AdamW(p, lr=1e-3))  # fmt: skip
-    kinds = {entry[0] for entry in _replays(compiled).entries}
-    assert recording_module._LEAN_BACKWARD in kinds
+    assert _replays_lean(compiled)
 
 
 def test_an_lstm_and_a_char_transformer_equal_eager():
@@ -162,8 +180,7 @@ def test_an_lstm_and_a_char_transformer_equal_eager():
         return lucid.tensor(rng.integers(0, 11, (4, 6))), lucid.tensor(rng.integers(0, 11, 4))
 
     compiled = _train_twins(CharModel, batch, lambda p: lucid.optim.Adam(p, lr=1e-2))
-    kinds = {entry[0] for entry in _replays(compiled).entries}
-    assert recording_module._LEAN_BACKWARD in kinds
+    assert _replays_lean(compiled)
 
 
 def test_a_graph_break_runs_eagerly_with_one_warning():
@@ -310,15 +327,32 @@ def test_is_compiling_while_recording():
 def test_a_complex_step_replays_lean_with_complex_gradients():
     z = lucid.tensor([1.0 + 2.0j, -0.5 + 0.25j], requires_grad=True)
 
-    def step(z):
-        loss = (z.exp() * z.conj()).abs().sum()
+    step = _grad_step(z, lambda z: (z.exp() * z.conj()).abs().sum())
+    assert _replays_lean(_check_replays_equal_eager(step, z))
+
+
+def test_a_backward_birth_in_a_lean_replay_names_the_recorded_forward_line():
+    weight = lucid.zeros(3, requires_grad=True)
+
+    def step(x):
+        loss = (weight * x).sqrt().sum()  # sqrt at 0: its backward divides by zero
         loss.backward()
-        grad = z.grad
-        z.grad = None
-        return loss.detach(), grad
+        grad = weight.grad
+        weight.grad = None
+        return grad
 
     compiled = lucid.compile(step)
-    expected = _arrays(step(z))
+    x = lucid.ones(3)
+    events = []
     for _ in range(2):
-        _assert_bitwise(expected, _arrays(compiled(z)))
-    assert recording_module._LEAN_BACKWARD in {entry[0] for entry in _replays(compiled).entries}
+        reset_sentinel()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            compiled(x)
+        events += [w.message.event for w in caught if isinstance(w.message, NonFiniteWarning)]
+    assert _replays_lean(compiled)
+    recorded, replayed = events
+    assert replayed.phase == recorded.phase == "backward"
+    assert replayed.op == recorded.op == "sqrt"
+    assert (replayed.filename, replayed.lineno) == (recorded.filename, recorded.lineno)
+    assert replayed.filename == __file__

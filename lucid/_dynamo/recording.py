@@ -146,6 +146,7 @@ class _Recorder:
         self.depth = 0
         self.paused = 0
         self.pending: list = []
+        self.current_op = "an op"  # what a break in an op's arguments names
         # each recorded op's node by entry index, and the node order of each engine pass
         self.nodes: dict[int, Any] = {}
         self.pass_orders: dict[int, list] = {}
@@ -177,7 +178,7 @@ class _Recorder:
         elif isinstance(value, np.ndarray) and value.size > 1:
             # values read from a tensor on the host (an index array): a recorded constant
             # would be stale on the next call
-            self.graph_break("an op is given a NumPy array read from a tensor")
+            self.graph_break(f"{self.current_op} is given a NumPy array read from a tensor")
         return value
 
     def new_slot(self, tensor: Any) -> _Slot | None:
@@ -216,6 +217,7 @@ class _Recorder:
             )
             return
         kwargs = getattr(node, "forward_kwargs", None)
+        self.current_op = function_module.op_name(function)
         args = tuple(self.template(arg) for arg in inputs)
         if kwargs:
             kwargs = {name: self.template(value) for name, value in kwargs.items()}

@@ -29,8 +29,8 @@ __all__ = [
 ]  # fmt: skip
 
 
-def _attention_mask(attn_mask: Tensor | None, is_causal: bool, query, key, dtype):
-    """The additive mask (or None) and, when some row masks every key, the rows still alive."""
+def _check_mask(attn_mask: Tensor | None, is_causal: bool, query, key) -> None:
+    """PyTorch's errors for a mask that cannot broadcast to the scores."""
     length, source_length = query.shape[-2], key.shape[-2]
     if attn_mask is not None and not is_causal:
         # PyTorch reads the mask's last two dims before broadcasting it
@@ -46,6 +46,11 @@ def _attention_mask(attn_mask: Tensor | None, is_causal: bool, query, key, dtype
             np.broadcast_shapes(scores_shape, attn_mask.shape)
         except ValueError:
             raise broadcast_error(scores_shape, attn_mask.shape) from None
+
+
+def _attention_mask(attn_mask: Tensor | None, is_causal: bool, query, key, dtype):
+    """The additive mask (or None) and, when some row masks every key, the rows still alive."""
+    length, source_length = query.shape[-2], key.shape[-2]
     if is_causal:
         allowed = np.tril(np.ones((length, source_length), dtype=bool))
         additive = np.where(allowed, dtype.type(0), dtype.type(-np.inf))
@@ -83,10 +88,14 @@ class ScaledDotProductAttention(Function):
     _backward_name = "ScaledDotProductAttentionBackward0"
 
     @staticmethod
-    def forward(ctx, query, key, value, additive, alive_rows, scale):
+    def forward(ctx, query, key, value, mask, is_causal, scale):
+        # The mask comes in a 1-tuple: as a tensor argument it would be an edge of the graph,
+        # which PyTorch's node does not have; as the additive array made from it outside,
+        # a constant to lucid.compile's recording.
         # float16 and bfloat16 attend in float32 (the probabilities backward keeps too), and
         # the output is rounded once
         q, k, v = widen(query._data), widen(key._data), widen(value._data)
+        additive, alive_rows = _attention_mask(mask[0], is_causal, query, key, q.dtype)
         ndim = max(q.ndim, k.ndim, v.ndim)
         batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
         keys = k.shape[-2]
@@ -268,11 +277,12 @@ def scaled_dot_product_attention(
     _check_attention_shapes(query._data, key._data, value._data)
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
-    working_type = widen(query._data[:0]).dtype
-    additive, alive_rows = _attention_mask(attn_mask, is_causal, query, key, working_type)
+    _check_mask(attn_mask, is_causal, query, key)
     if dropout_p > 0.0:
+        working_type = widen(query._data[:0]).dtype
+        additive, alive_rows = _attention_mask(attn_mask, is_causal, query, key, working_type)
         if additive is not None:
             additive = additive.astype(query._data.dtype, copy=False)
         probabilities = _attention_probabilities(query, key, additive, alive_rows, scale)
         return matmul(dropout(probabilities, dropout_p), value)
-    return ScaledDotProductAttention.apply(query, key, value, additive, alive_rows, scale)
+    return ScaledDotProductAttention.apply(query, key, value, (attn_mask,), is_causal, scale)
