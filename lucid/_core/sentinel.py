@@ -850,7 +850,7 @@ def enter_model(model: Any, args: tuple, kwargs: dict) -> None:
     A non-finite value in the arguments is recorded as received (parameterless modules, a
     loss, are never the model, but what they are given is checked the same way)."""
     state = local_state
-    if next(model.parameters(), None) is not None:
+    if _has_parameters(model):
         calls = _model_calls.get(model, -1) + 1
         _model_calls[model] = calls
         state.model_step = calls
@@ -862,9 +862,9 @@ def enter_model(model: Any, args: tuple, kwargs: dict) -> None:
         state.model_grad = state.enabled
         state.model_since_backward = state.enabled
         state.backward_since_step = False
-        frames = None
+        is_model = True
     else:
-        frames = capture_frames(2, 1)
+        is_model = False
     if state.numpy_extobj is not _SENTINEL_NUMPY or _allowance.depth:
         return
     for value in (*args, *kwargs.values()):
@@ -874,14 +874,32 @@ def enter_model(model: Any, args: tuple, kwargs: dict) -> None:
                 born = birth_of(value)
                 if born is None:
                     event = input_event(kind, "input")
-                    if frames is not None:
-                        event.filename, event.lineno = user_location(frames)
+                    if not is_model:
+                        # where a module without parameters (a loss) was given it
+                        event.filename, event.lineno = user_location(capture_frames(2, 1))
                     _record(event, None, None)
-                elif frames is None:
+                elif is_model:
                     # Made by ops on plain tensors before the model call (data preparation):
                     # a birth of the step that feeds it to the model.
                     born.step = step_of(model)
                 return
+
+
+def _has_parameters(module: Any) -> bool:
+    """`next(module.parameters(), None) is not None`, without its generators (the check runs
+    on every outermost module call)."""
+    pending = [module]
+    seen = set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for parameter in current._parameters.values():
+            if parameter is not None:
+                return True
+        pending.extend(child for child in current._modules.values() if child is not None)
+    return False
 
 
 def leave_model(output: Any) -> None:
