@@ -190,7 +190,7 @@ def run_backward(
                     order += 1
                     heappush(ready, (-next_node.sequence_nr, order, next_node))
             # Drop the loop's own references so a leaf can take its gradient without a copy.
-            grad = grad_inputs = buffer = None
+            grad = grad_inputs = buffer = array = None
     except BaseException:
         # a pass that raised (a KeyboardInterrupt too) reports nothing, but must end what its
         # start began
@@ -413,7 +413,9 @@ def _accumulate_into(variable: Tensor, grad: Tensor | None, create_graph: bool) 
         if create_graph:
             variable._grad = grad if _is_exclusive(grad, 2) else grad.clone()
         elif _is_exclusive(grad, 2) and grad._grad_fn is None and not grad._requires_grad:
-            variable._grad = grad
+            # A view no one else sees (a weight's gradient computed transposed) is kept as a
+            # tensor of its own: a `.grad` is never a view, as in PyTorch.
+            variable._grad = grad if grad._base is None else _wrap(grad._data)
         else:
             variable._grad = _wrap(grad._data.copy())
     elif create_graph or existing._grad_fn is not None or existing._requires_grad:
@@ -427,19 +429,32 @@ def _is_exclusive(grad: Tensor, engine_references: int) -> bool:
 
     `engine_references` counts the caller's own references to the tensor (its locals and
     lists); this call's argument and getrefcount's add two more. The array must be
-    referenced by this tensor alone, and when it is a view, its base by that view alone.
+    referenced by this tensor alone (the tensor's reference, the local `array` and
+    getrefcount's argument: 3), and when it is a view, its base by that view alone.
     """
     array = grad._data
     if not (
         array.flags.writeable
         and array.flags.c_contiguous
-        and _getrefcount(array) == 2
+        and _getrefcount(array) == 3
         and _getrefcount(grad) <= engine_references + 2
     ):
         return False
     base = array.base
-    # The view's reference, this local and the getrefcount argument: 3.
-    return base is None or (base.__class__ is np.ndarray and _getrefcount(base) == 3)
+    if base is None:
+        return True
+    if base.__class__ is not np.ndarray:
+        return False
+    # The view's reference, this local and the getrefcount argument: 3; and one more where
+    # the view's autograd base is the tensor of that array, which only the view may hold
+    # (its `_base`, this local and the argument: 3).
+    expected = 3
+    holder = grad._base
+    if holder is not None and holder._data is base:
+        if _getrefcount(holder) != 3:
+            return False
+        expected = 4
+    return _getrefcount(base) == expected
 
 
 # ------------------------------------------------- a node's backward

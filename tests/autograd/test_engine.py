@@ -771,3 +771,18 @@ def test_grad_of_several_outputs_counts_an_output_reached_from_another():
         seeds = [lucid.full_like(out, 1.0 if out.ndim else 2.0) for out in (first, second)]
         (grad,) = lucid.autograd.grad([first, second], [w], seeds)
         np.testing.assert_array_equal(grad.numpy(), [6.0, 12.0])
+
+
+def test_a_first_gradient_nobody_else_holds_becomes_grad_without_a_copy():
+    x = lucid.randn(4, 5)
+    layer = lucid.nn.Linear(5, 3)
+    layer(x).sum().backward()
+    # the weight's gradient is computed transposed, a view of its product: kept as it is (a
+    # copy would own its memory), as a tensor of its own, as PyTorch's AccumulateGrad keeps it
+    grad = layer.weight.grad
+    assert grad.numpy().base is not None
+    assert grad._base is None and grad.is_contiguous()
+    np.testing.assert_allclose(grad.numpy(), np.tile(x.sum(0).numpy(), (3, 1)), rtol=1e-6)
+    x.requires_grad_()
+    (x * 2).sum().backward()
+    assert x.grad.tolist() == [[2.0] * 5] * 4
