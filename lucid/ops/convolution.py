@@ -112,9 +112,11 @@ def _col2im(cols: np.ndarray, in_size, kernel, stride, padding, dilation) -> np.
     return np.ascontiguousarray(canvas[_crop(padding, in_size)])
 
 
-# the window-matrix block one GEMM reads: it stays in cache between the copy that writes it
-# and the GEMM, and it bounds the memory a convolution adds to its input and output
-_BLOCK_BYTES = 1 << 22
+# the window-matrix block one GEMM reads: it bounds the memory a convolution adds to its input
+# and output. Every block costs a round of BLAS calls whose threads must all meet, which on a
+# busy machine (a core taken by another process) outweighs keeping the block in L2, so a
+# small CNN's layer is one block
+_BLOCK_BYTES = 1 << 24
 
 
 class _WindowMatrix:
@@ -123,9 +125,9 @@ class _WindowMatrix:
     Its rows are the (Cin, *kernel) window elements and its columns the output positions of
     `grid`, image by image, for any number of spatial dims (the text below speaks of two).
     Materialised whole, the matrix is prod(kernel) times the input, and keeping it for
-    backward would hold that much memory per layer; a block of about `_BLOCK_BYTES` is read
-    by the GEMM from cache right after the copy that wrote it, and backward rebuilds the
-    blocks from the saved input.
+    backward would hold that much memory per layer; a block of at most about `_BLOCK_BYTES`
+    is read by the GEMM right after the copy that wrote it, and backward rebuilds the blocks
+    from the saved input.
 
     With stride 1 the columns are the positions of the whole padded canvas: the input is
     laid out channel-first as one flat (C, N * Hp * Wp) run of padded planes, so window
