@@ -57,6 +57,16 @@ def _shape(x: Any) -> tuple[int, ...]:
 
 
 def _binary(ufunc: Any, a: Any, b: Any) -> np.ndarray:
+    # The common case first: a float32/float64 tensor and a Python float, which NumPy
+    # computes in the tensor's dtype as promotion asks (what opmath_arrays would hand over).
+    if b.__class__ is float and a.__class__ is not float:
+        x = a._data
+        if x.dtype.kind == "f" and x.dtype.itemsize >= 4:
+            return ufunc(x, b)
+    elif a.__class__ is float and b.__class__ is not float:
+        y = b._data
+        if y.dtype.kind == "f" and y.dtype.itemsize >= 4:
+            return ufunc(a, y)
     x, y, low = opmath_arrays(a, b)
     try:
         return round_to(ufunc(x, y), low)
