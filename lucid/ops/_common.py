@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from lucid._core import dtypes
+from lucid._core import dtypes, observers
 from lucid._core.arguments import (
     argument_error,
     call_position,
@@ -24,6 +24,7 @@ from lucid._core.arguments import (
 from lucid._core.dtypes import FLOAT_KINDS, SCALAR_TYPE_NAMES
 from lucid._core.function import Function, op_name
 from lucid._core.grad_mode import enable_grad, local_state
+from lucid._core.graph import Node
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._promote import is_low_precision, scalar_value
 
@@ -31,8 +32,8 @@ if TYPE_CHECKING:
     from lucid._tensor import Tensor
 
 __all__ = [
-    "apply_inplace", "autocast_op", "can_write_into", "check_int", "check_number", "check_tensors",
-    "cast_error", "dtype_name",
+    "apply_inplace", "autocast_op", "backward_on_arrays", "can_write_into", "check_int",
+    "check_number", "check_tensors", "cast_error", "dtype_name", "finish_array_backward",
     "inplace_operand", "invalid_combination", "not_implemented", "write_inplace",
     "zeros_like_grad",
 ]  # fmt: skip
@@ -60,6 +61,23 @@ def autocast_op(function: _Op) -> _Op:
         return function(*args, **kwargs)
 
     return _autocast_entry  # type: ignore[return-value]
+
+
+def backward_on_arrays() -> bool:
+    """Whether a backward may compute its gradient on arrays instead of through ops (the
+    design's fast array backwards): grad mode is off (no create_graph), and no observer (the
+    profiler, anomaly mode) watches the ops it would have called."""
+    state = local_state
+    return not state.enabled and not state.observers
+
+
+def finish_array_backward(function: type, inputs: tuple, outputs: tuple) -> None:
+    """A backward computed on arrays hands the flags its ufuncs raised to the sentinel as the
+    op it stands for (`function` on `inputs`) would have, so a birth there is named alike."""
+    if local_state.pending_flags is not None:
+        ctx = object.__new__(Node)
+        ctx.function = function
+        observers.after_forward(ctx, inputs, outputs)
 
 
 def dtype_name(numpy_dtype: np.dtype) -> str:

@@ -16,11 +16,13 @@ from lucid._core.function import HOLOMORPHIC, OWN_COMPLEX_RULE, Function, op_nam
 from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops._common import (
     apply_inplace,
+    backward_on_arrays,
     can_write_into,
     check_complex_into_real,
     check_number,
     check_real_number,
     check_tensors,
+    finish_array_backward,
     inplace_operand,
     invalid_combination,
     not_implemented,
@@ -50,6 +52,7 @@ __all__ = [
 ]  # fmt: skip
 
 _INTEGRAL_KINDS = "iub"
+_INT32 = 1 << 31
 
 
 def _shape(x: Any) -> tuple[int, ...]:
@@ -333,6 +336,10 @@ class Mul(Function):
     @staticmethod
     def backward(ctx, grad_output):
         a, b = ctx.saved_tensors
+        if backward_on_arrays():
+            grads = _mul_backward_arrays(ctx, grad_output, a, b)
+            if grads is not None:
+                return grads
         grad_a = grad_b = None
         # d(ab)/da = b, d(ab)/db = a
         if ctx.needs_input_grad[0]:
@@ -340,6 +347,31 @@ class Mul(Function):
         if ctx.needs_input_grad[1]:
             grad_b = sum_to(grad_output * a, ctx.b_shape)
         return grad_a, grad_b
+
+
+def _mul_backward_arrays(ctx, grad_output, a, b):
+    """Mul's backward where no operand broadcasts or promotes: the products `grad_output * b`
+    and `grad_output * a` compute (Mul's forward on equal dtypes and shapes), on arrays.
+    None where the op path is needed."""
+    g = grad_output._data
+    needs_a, needs_b = ctx.needs_input_grad
+    for needed, other, shape in ((needs_a, b, ctx.__dict__.get("a_shape")),
+                                 (needs_b, a, ctx.__dict__.get("b_shape"))):  # fmt: skip
+        if needed:
+            array = other._data
+            if array.dtype is not g.dtype or array.shape != g.shape or shape != g.shape:
+                return None
+    if g.dtype.itemsize == 2:
+        return None
+    grad_a = grad_b = None
+    # one product at a time, each handing on its own flags, as the two ops would
+    if needs_a:
+        grad_a = _wrap(np.multiply(g, b._data))
+        finish_array_backward(Mul, (grad_output, b), (grad_a,))
+    if needs_b:
+        grad_b = _wrap(np.multiply(g, a._data))
+        finish_array_backward(Mul, (grad_output, a), (grad_b,))
+    return grad_a, grad_b
 
 
 class MulScalar(Function):
@@ -359,7 +391,19 @@ class MulScalar(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return grad_output * ctx.scalar, None
+        scalar = ctx.scalar
+        g = grad_output._data
+        if (
+            (scalar.__class__ is float or (scalar.__class__ is int and -_INT32 < scalar < _INT32))
+            and g.dtype.kind == "f"
+            and g.dtype.itemsize >= 4
+            and backward_on_arrays()
+        ):
+            # what `grad_output * scalar` computes (MulScalar's forward), on arrays
+            grad = _wrap(np.multiply(g, scalar))
+            finish_array_backward(MulScalar, (grad_output, scalar), (grad,))
+            return grad, None
+        return grad_output * scalar, None
 
 
 def mul(input: Any, other: Any) -> Tensor:

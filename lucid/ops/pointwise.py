@@ -20,11 +20,13 @@ from lucid._core.tensor import TensorBase, _wrap
 from lucid.ops import _gamma, _special
 from lucid.ops._common import (
     apply_inplace,
+    backward_on_arrays,
     cast_error,
     check_complex_into_real,
     check_int,
     check_real_number,
     check_tensors,
+    finish_array_backward,
     inplace_operand,
     invalid_combination,
     write_inplace,
@@ -539,6 +541,12 @@ class Tanh(Function):
     @staticmethod
     def backward(ctx, grad_output):
         (result,) = ctx.saved_tensors
+        if backward_on_arrays():
+            # TanhBackward's forward, on arrays
+            y = result._data
+            grad = _wrap(grad_output._data * (1.0 - y * y))
+            finish_array_backward(TanhBackward, (grad_output, result), (grad,))
+            return grad
         return TanhBackward.apply(grad_output, result)
 
 
