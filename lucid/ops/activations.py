@@ -19,13 +19,20 @@ from lucid._core.random import _rng
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.factories import _kernel_scalar
 from lucid.ops import _special
-from lucid.ops._common import apply_inplace, autocast_op, check_number, check_tensors
+from lucid.ops._common import (
+    apply_inplace,
+    autocast_op,
+    backward_on_arrays,
+    check_number,
+    check_tensors,
+    finish_array_backward,
+)
 from lucid.ops._common import dtype_name as _dtype_name
 from lucid.ops._promote import float_array, is_low_precision, round_to, widen
 from lucid.ops.broadcast import sum_to
 from lucid.ops.fills import to
 from lucid.ops.joining import cat
-from lucid.ops.pointwise import exp, tanh, where
+from lucid.ops.pointwise import Where, _select, exp, tanh, where
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
@@ -160,6 +167,18 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, grad_output):
         (result,) = ctx.saved_tensors
+        y, g = result._data, grad_output._data
+        if (
+            g.dtype is y.dtype
+            and g.dtype.kind == "f"
+            and g.dtype.itemsize >= 4
+            and g.shape == y.shape
+            and backward_on_arrays()
+        ):
+            # what the ops below compute (le, then where's exact bit-mask select), on arrays
+            grad = _wrap(_select(y <= 0, 0.0, g))
+            finish_array_backward(Where, (grad_output,), (grad,))
+            return grad
         # gradient 1 where the output is positive (also where it is nan), else 0
         return where(result <= 0, 0.0, grad_output)
 
