@@ -45,6 +45,17 @@ def chain_step(lib, x):
     x.grad = None
 
 
+def chain_forward(lib, x):
+    """(a) forward only: the same ops, recorded for a backward that does not run."""
+    y = x
+    for _ in range(CHAIN_LENGTH // 4):
+        y = y * 1.01
+        y = y + 0.1
+        y = y.tanh()
+        y = y * x
+    return y
+
+
 def make_chain_inputs(seed: int):
     data = np.random.default_rng(seed).standard_normal(16).astype(np.float32)
     return (
@@ -164,7 +175,8 @@ def _round(fn, args, inner):
     return sum(timed(fn, *args) for _ in range(inner)) / inner
 
 
-def compare(name, lucid_fn, lucid_args, torch_fn, torch_args, rounds, inner, per=1):
+def compare(name, lucid_fn, lucid_args, torch_fn, torch_args, rounds, inner, per=1,
+            labels=("lucid", "torch")):  # fmt: skip
     for _ in range(max(3, inner // 4)):  # warm-up
         lucid_fn(*lucid_args)
         torch_fn(*torch_args)
@@ -175,8 +187,9 @@ def compare(name, lucid_fn, lucid_args, torch_fn, torch_args, rounds, inner, per
     lucid_median = statistics.median(lucid_times) / per
     torch_median = statistics.median(torch_times) / per
     ratio = lucid_median / torch_median
-    print(f"{name:<40} lucid {lucid_median * 1e6:10.2f} us   torch {torch_median * 1e6:10.2f} us"
-          f"   ratio {ratio:5.2f}x")  # fmt: skip
+    first, second = labels
+    print(f"{name:<40} {first} {lucid_median * 1e6:10.2f} us   {second} "
+          f"{torch_median * 1e6:10.2f} us   ratio {ratio:5.2f}x")  # fmt: skip
     return ratio
 
 
@@ -196,9 +209,14 @@ def main() -> int:
         rounds, inner=20, per=CHAIN_LENGTH,
     )  # fmt: skip
     compare(
+        "(a) forward only, per op",
+        chain_forward, (lucid, lucid_x), chain_forward, (torch, torch_x),
+        rounds, inner=20, per=CHAIN_LENGTH,
+    )  # fmt: skip
+    compare(
         "(a) NumPy by hand, per op",
         numpy_chain_step, (lucid_x.detach().numpy().copy(),), chain_step, (torch, torch_x),
-        rounds, inner=20, per=CHAIN_LENGTH,
+        rounds, inner=20, per=CHAIN_LENGTH, labels=("numpy", "torch"),
     )  # fmt: skip
     compiled_chain = lucid.compile(chain_step)
     compare(
@@ -215,12 +233,19 @@ def main() -> int:
     compare(
         "(b) NumPy by hand, MLP train step",
         numpy_mlp_step, (numpy_params, lucid_mlp[1].numpy(), lucid_mlp[2].numpy()),
-        torch_mlp_step, torch_mlp, rounds, inner=5,
+        torch_mlp_step, torch_mlp, rounds, inner=5, labels=("numpy", "torch"),
     )  # fmt: skip
+    compiled_mlp_step = lucid.compile(lucid_mlp_step)
     compare(
         "(b) compiled MLP train step",
-        lucid.compile(lucid_mlp_step), lucid_mlp, torch_mlp_step, torch_mlp, rounds, inner=5,
+        compiled_mlp_step, lucid_mlp, torch_mlp_step, torch_mlp, rounds, inner=5,
     )  # fmt: skip
+    numpy_mlp = (numpy_params, lucid_mlp[1].numpy(), lucid_mlp[2].numpy())
+    for name, step in (("eager", lucid_mlp_step), ("compiled", compiled_mlp_step)):
+        compare(
+            f"(b) {name} MLP step / NumPy by hand", step, lucid_mlp, numpy_mlp_step, numpy_mlp,
+            rounds, inner=5, labels=("lucid", "numpy"),
+        )  # fmt: skip
     return 0
 
 
