@@ -544,11 +544,32 @@ def _replay(recording: _Recording, inputs: list) -> Any:
                     lean = True
                     state.enabled = False
                     state.autocast = LEAN_DISPATCH
-                if kind == _LEAN_OP:
-                    _lean_op(entry, values, state, sites)
-                else:
+                if kind != _LEAN_OP:
                     state.replay_site = None
                     _lean_backward(entry[1], values, state)
+                    continue
+                output_index = entry[8]
+                if output_index is False:
+                    _lean_op(entry, values, state, sites)
+                    continue
+                # _lean_op's common case, inline (it runs once per op of the step)
+                args = entry[2](values)
+                ctx = _new_node(Node)
+                ctx.__dict__.update(entry[6])
+                values[entry[7]] = ctx
+                if sites:
+                    state.replay_site = entry[5]
+                output = entry[1].forward(ctx, *args)
+                for tensor in ctx.dirty_tensors:
+                    tensor._version_counter[0] += 1
+                if output.__class__ is tuple:
+                    values[output_index] = output[0]
+                else:
+                    values[output_index] = output
+                    if state.pending_flags is not None:
+                        output = (output,)
+                if state.pending_flags is not None:
+                    observers.after_forward(ctx, args, output)
                 continue
             if lean:
                 lean = False
@@ -738,8 +759,17 @@ def _make_lean(recording: _Recording, recorder: _Recorder) -> None:
                          "sequence_nr": node.sequence_nr}  # fmt: skip
             if local_state.records_forward_sites:
                 prototype["forward_site"] = site
+            # the common case the replay runs inline: arguments by one getter, no keywords,
+            # forward(ctx, *args), one output
+            plain = (
+                args.__class__ is not tuple
+                and not kwargs
+                and not function._has_setup_context
+                and len(outputs) == 1
+                and outputs[0] is not None
+            )
             lean.append((_LEAN_OP, function, args, kwargs, outputs, site, prototype,
-                         context_slots[index]))  # fmt: skip
+                         context_slots[index], plain and outputs[0].index))  # fmt: skip
         else:
             lean.append(entry)
     recording.entries = lean
@@ -789,7 +819,9 @@ def _lean_pass(entry: tuple, order: list, entry_of: dict, context_slots: dict,
             if position is None:
                 return None
             if target.__class__ is AccumulateGrad:
-                routes.append((input_index, position, 0, None, None, None))
+                # the leaf's shape and dtype are guards of the recording
+                leaf = target.variable._data
+                routes.append((input_index, position, 0, leaf.shape, leaf.dtype, None))
             else:
                 shape, dtype = target.output_meta[output_nr]
                 routes.append((input_index, position, output_nr, shape, dtype,
@@ -813,7 +845,7 @@ def _no_arguments(values: list) -> tuple:
 
 def _lean_op(entry: tuple, values: list, state: Any, sites: bool) -> None:
     """An op of a lean recording: its forward on a ctx of its own (grad mode is off)."""
-    _, function, args, kwargs, outputs, site, prototype, context_slot = entry
+    _, function, args, kwargs, outputs, site, prototype, context_slot, _ = entry
     if args.__class__ is tuple:
         args = tuple([_resolve(arg, values) for arg in args])
     else:
@@ -894,11 +926,10 @@ def _lean_backward(plan: _LeanPass, values: list, state: Any) -> None:
                 if grad is None:
                     continue
                 buffer = buffers[target]
-                if shape is None:  # a leaf
-                    expected = plan.steps[target][1].variable._data
-                    shape, dtype = expected.shape, expected.dtype
                 grad_array = grad._data
-                if grad_array.shape != shape or grad_array.dtype != dtype:
+                if grad_array.shape != shape or (
+                    grad_array.dtype is not dtype and grad_array.dtype != dtype
+                ):
                     grad = engine._conform(ctx, input_index, grad, shape, dtype)
                 existing = buffer[output_nr]
                 if existing is None:
