@@ -26,9 +26,10 @@ on the data, a module with hooks, a tensor assigned to a module attribute, a ten
 outside lucid's ops during the call (`lucid.tensor`, `zeros`, `randn`: a factory's value is
 not recorded), or anything observing ops (the profiler, anomaly mode, autocast,
 saved-tensor hooks). The call that broke ran eagerly, as do later calls with its guards, with
-a one-time warning saying where and why; `fullgraph=True` raises instead. Python numbers the
-call reads from outside its arguments (a global, a closure) are recorded as constants, as
-`jax.jit` records them: pass a value that changes as an argument.
+a one-time warning saying where and why; `fullgraph=True` raises instead. The call's own
+Python does not run on a replay, as under `jax.jit`: Python numbers it reads from outside its
+arguments (a global, a closure) are recorded as constants (pass a value that changes as an
+argument), and side effects that are not on tensors happen on the recording call only.
 """
 
 from __future__ import annotations
