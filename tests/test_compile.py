@@ -356,3 +356,39 @@ def test_a_backward_birth_in_a_lean_replay_names_the_recorded_forward_line():
     assert replayed.op == recorded.op == "sqrt"
     assert (replayed.filename, replayed.lineno) == (recorded.filename, recorded.lineno)
     assert replayed.filename == __file__
+
+
+def test_a_module_hook_breaks_the_graph_and_runs_on_every_call():
+    model = nn.Linear(2, 2)
+    calls = []
+    handle = lucid.nn.modules.module.register_module_forward_hook(
+        lambda module, args, output: calls.append(1)
+    )
+    try:
+        compiled = lucid.compile(model)
+        with pytest.warns(UserWarning, match="has hooks"):
+            compiled(lucid.ones(1, 2))
+        compiled(lucid.ones(1, 2))
+    finally:
+        handle.remove()
+    assert len(calls) == 2
+
+
+def test_a_call_that_raised_is_recorded_anew_and_fullgraph_keeps_raising():
+    state = {"fail": True}
+
+    def flaky(x):
+        if state["fail"]:
+            raise ValueError("transient")
+        return x * 2
+
+    compiled = lucid.compile(flaky)
+    with pytest.raises(ValueError):
+        compiled(lucid.ones(2))
+    state["fail"] = False
+    assert compiled(lucid.ones(2)).tolist() == [2.0, 2.0]
+    assert _replays(compiled).entries
+    strict = lucid.compile(lambda x: lucid.tensor(x.tolist()), fullgraph=True)
+    for _ in range(2):
+        with pytest.raises(Unsupported):
+            strict(lucid.ones(2))

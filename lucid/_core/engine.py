@@ -64,6 +64,8 @@ def run_backward(
     order = len(ready)  # ties in sequence_nr go first-in, first-out
 
     state = local_state
+    # the order nodes are taken up in, for lucid.compile's recording of this pass
+    taken = state.backward_order
     sentinel_mark = observers.backward_started(outputs, dependencies)
     previous_mode = state.enabled
     previous_node = state.backward_node
@@ -78,6 +80,8 @@ def run_backward(
                 observers.after_evaluate(*evaluating)
                 evaluating = None
             node = heappop(ready)[2]
+            if taken is not None:
+                taken.append(node)
             grads = buffers.pop(node)
             state.backward_node = node
             is_leaf_sink = node.__class__ is AccumulateGrad

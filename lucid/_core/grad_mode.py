@@ -133,11 +133,14 @@ class _AutocastState:
 
 class _CompileState:
     """lucid.compile (`lucid/_dynamo/recording.py`): the recorder of a call being recorded,
-    which tensor reads, gradient writes, module calls and engine passes report to, and the
-    recorded user site of the op a replay runs (what a forward birth in it names)."""
+    which tensor reads, gradient writes, module calls and engine passes report to, the
+    recorded user site of the op a replay runs (what a forward birth in it names), and the
+    node order of a backward being recorded."""
 
     recorder: Any = None
     replay_site: tuple | None = None
+    # the list a recorded backward pass appends each node it takes up to, in order
+    backward_order: list | None = None
 
 
 class _LocalState(

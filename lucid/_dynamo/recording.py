@@ -54,6 +54,7 @@ from lucid._core.graph import AccumulateGrad, Node
 from lucid._core.sentinel import enter_model, leave_model, site_location
 from lucid._core.tensor import TensorBase, _wrap
 from lucid._dynamo.exc import Unsupported
+from lucid.nn.modules import module as _module_code
 
 __all__ = ["CompiledFunction", "OptimizedModule", "compiled", "reset"]
 
@@ -81,10 +82,6 @@ class _Sequence:
     def __init__(self, kind: type, items: tuple) -> None:
         self.kind = kind
         self.items = items
-
-
-class _GraphBreak(Exception):
-    pass
 
 
 def _resolve(template: Any, values: list) -> Any:
@@ -145,13 +142,11 @@ class _Recorder:
         self.values: list = list(inputs)
         self.slots: dict[int, int] = {id(tensor): i for i, tensor in enumerate(inputs)}
         self.depth = 0
-        self.paused = 0
         self.pending: list = []
         self.current_op = "an op"  # what a break in an op's arguments names
         # each recorded op's node by entry index, and the node order of each engine pass
         self.nodes: dict[int, Any] = {}
         self.pass_orders: dict[int, list] = {}
-        self.evaluated: list | None = None
 
     # ------------------------------------------------------------ templates
     def template(self, value: Any) -> Any:
@@ -208,7 +203,7 @@ class _Recorder:
     # ------------------------------------------------------------ ops (as an observer)
     def before_forward(self, node: Any, inputs: tuple) -> None:
         self.depth += 1
-        if self.depth != 1 or self.paused or local_state.backward_node is not None:
+        if self.depth != 1 or local_state.backward_node is not None:
             return
         function = node.function
         if function._data_dependent_shape:
@@ -219,11 +214,12 @@ class _Recorder:
             return
         kwargs = getattr(node, "forward_kwargs", None)
         self.current_op = function_module.op_name(function)
-        args = tuple(self.template(arg) for arg in inputs)
+        args = tuple([self.template(arg) for arg in inputs])
         if kwargs:
             kwargs = {name: self.template(value) for name, value in kwargs.items()}
         state = local_state
-        site = function_module._forward_site(state.module_path)
+        # apply has found it already for an op it records while the sentinel keeps sites
+        site = node.__dict__.get("forward_site") or function_module._forward_site(state.module_path)
         # grad and inference mode as the op was called in (a no_grad block inside the call);
         # apply has turned grad mode off for the forward of an op it records
         modes = (state.enabled or node.is_recording, state.inference)
@@ -244,10 +240,6 @@ class _Recorder:
             self.nodes[len(self.recording.entries)] = node
         self.recording.entries.append((_OP, node.function, args, kwargs, slots, site, modes))
 
-    def before_evaluate(self, node: Any, runs: bool) -> None:
-        if self.evaluated is not None:
-            self.evaluated.append(node)
-
     # ------------------------------------------------------------ the rest (local_state.recorder)
     def call(self, function: Callable, *args: Any, **kwargs: Any) -> Any:
         """Run `function` as it is (its ops unrecorded), and replay it as it is."""
@@ -255,20 +247,21 @@ class _Recorder:
             return function(*args, **kwargs)
         arg_templates = tuple(self.template(arg) for arg in args)
         kwarg_templates = {name: self.template(value) for name, value in kwargs.items()}
-        self.paused += 1
-        local_state.recorder = None
-        is_pass = function is engine.backward
-        if is_pass:
-            self.evaluated = []
+        # The call runs as eager runs it: unobserved (the engine's fast paths, the ops' array
+        # backwards), with a backward pass's node order kept for its lean plan.
+        state = local_state
+        state.recorder = None
+        observers.remove_observer(self)
+        order = state.backward_order = [] if function is engine.backward else None
         try:
             result = function(*args, **kwargs)
         finally:
-            self.paused -= 1
+            state.backward_order = None
             if self.recording.broken is None:
-                local_state.recorder = self
-        if is_pass:
-            self.pass_orders[len(self.recording.entries)] = self.evaluated
-            self.evaluated = None
+                observers.add_observer(self)
+                state.recorder = self
+        if order is not None:
+            self.pass_orders[len(self.recording.entries)] = order
         entry = (_CALL, function, arg_templates, kwarg_templates, self.outputs_of(result))
         self.recording.entries.append(entry)
         return result
@@ -294,7 +287,9 @@ class _Recorder:
             module._forward_pre_hooks
             or module._forward_hooks
             or module._backward_hooks
-            or (module._backward_pre_hooks)
+            or module._backward_pre_hooks
+            or _module_code._global_forward_pre_hooks
+            or _module_code._global_forward_hooks
         ):
             self.graph_break(f"module {type(module).__name__} has hooks")
             return
@@ -423,6 +418,10 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         if recording is not None:
             if recording.broken is not None:
+                if self.fullgraph:
+                    raise Unsupported(
+                        f"lucid.compile(fullgraph=True) cannot record this call: {recording.broken}"
+                    )
                 return self.fn(*args, **kwargs)
             if recording.guards_hold():
                 return _replay(recording, leaves)
@@ -432,7 +431,13 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         recording = _Recording()
         self.recordings[key] = recording
-        return self._record(recording, leaves, args, kwargs)
+        try:
+            return self._record(recording, leaves, args, kwargs)
+        except BaseException:
+            # a call that raised is recorded anew next time (a graph break is kept)
+            if recording.broken is None:
+                self.recordings.pop(key, None)
+            raise
 
     def _record(self, recording: _Recording, leaves: list, args: tuple, kwargs: dict) -> Any:
         recorder = _Recorder(recording, leaves, self.fullgraph)
@@ -440,9 +445,6 @@ class CompiledFunction:
         local_state.recorder = recorder
         try:
             result = self.fn(*args, **kwargs)
-        except BaseException:
-            recording.broken = recording.broken or "the recorded call raised"
-            raise
         finally:
             _stop_recording(recorder)
         if recording.broken is None:
@@ -475,14 +477,17 @@ class CompiledFunction:
 def _check_externals(recorder: _Recorder, result: Any) -> None:
     """A tensor from outside the call that nothing but the recording holds was made during
     it by something other than an op (a factory): its value is not recorded, so it breaks."""
+    recording = recorder.recording
+    if not recording.externals:
+        return
     returned: list = []
     _flatten(result, returned)
-    recording = recorder.recording
+    held = _template_references(recording)
     for entry in recording.externals.values():
         tensor = entry[0]
         # the externals table, this local, getrefcount's argument, templates holding it
         references = _getrefcount(tensor) - 3 - sum(r is tensor for r in returned)
-        if references <= _template_references(recording, tensor):
+        if references <= held.get(id(tensor), 0):
             recording.broken = (
                 "a tensor was made during the call outside lucid's ops (a factory such as "
                 f"lucid.tensor, zeros or randn){_first_use(recording, tensor)}; pass it in as "
@@ -494,31 +499,42 @@ def _check_externals(recorder: _Recorder, result: Any) -> None:
 def _first_use(recording: _Recording, tensor: Any) -> str:
     """', first given to <op> at <file>:<line>' for the first op entry reading `tensor`."""
     for entry in recording.entries:
-        if entry[0] == _OP and any(_count_in(part, tensor) for part in entry[2:4]):
+        if entry[0] == _OP and any(_holds(part, tensor) for part in entry[2:4]):
             filename, line, _ = site_location(entry[5])
             where = f" at {filename}:{line}" if filename is not None else ""
             return f", first given to {function_module.op_name(entry[1])}{where}"
     return ""
 
 
-def _template_references(recording: _Recording, tensor: Any) -> int:
-    count = 0
+def _template_references(recording: _Recording) -> dict[int, int]:
+    """id -> how many times the recording's templates hold that tensor (one walk)."""
+    counts: dict[int, int] = {}
     for entry in recording.entries:
         for part in entry[2:]:
-            count += _count_in(part, tensor)
-    return count + _count_in(recording.output, tensor)
+            _count_tensors(part, counts)
+    _count_tensors(recording.output, counts)
+    return counts
 
 
-def _count_in(template: Any, tensor: Any) -> int:
-    if template is tensor:
-        return 1
-    if template.__class__ is _Sequence:
-        return sum(_count_in(item, tensor) for item in template.items)
-    if isinstance(template, tuple) and template.__class__ is tuple:
-        return sum(_count_in(item, tensor) for item in template)
-    if isinstance(template, dict):
-        return sum(_count_in(item, tensor) for item in template.values())
-    return 0
+def _count_tensors(template: Any, counts: dict[int, int]) -> None:
+    if isinstance(template, TensorBase):
+        counts[id(template)] = counts.get(id(template), 0) + 1
+    elif template.__class__ is _Sequence:
+        for item in template.items:
+            _count_tensors(item, counts)
+    elif template.__class__ is tuple:
+        for item in template:
+            _count_tensors(item, counts)
+    elif template.__class__ is dict:
+        for item in template.values():
+            _count_tensors(item, counts)
+
+
+def _holds(template: Any, tensor: Any) -> bool:
+    """Whether `template` holds `tensor`."""
+    counts: dict[int, int] = {}
+    _count_tensors(template, counts)
+    return id(tensor) in counts
 
 
 def _replay(recording: _Recording, inputs: list) -> Any:
