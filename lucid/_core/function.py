@@ -259,8 +259,9 @@ LEAN_DISPATCH = _LeanDispatch()
 
 def _lean_apply(cls: type, args: tuple, kwargs: dict) -> Any:
     """An op called inside a lean replay, where nothing is recorded, observed or autocast,
-    the NumPy error state is set, and no complex tensor is in use: only its forward, the
-    version of what it wrote in place, and the sentinel's look at flags that fired."""
+    the NumPy error state is set, and any complex refusal would have raised while the call
+    was recorded (same dtypes): only its forward, the version of what it wrote in place,
+    and the sentinel's look at flags that fired."""
     ctx = _new_node(Node)
     ctx.function = cls
     count = len(args)
