@@ -86,7 +86,17 @@ class Sigmoid(Function):
     @staticmethod
     def backward(ctx, grad_output):
         (result,) = ctx.saved_tensors
+        if backward_on_arrays():
+            grad = _wrap(_sigmoid_gradient(grad_output, result))
+            finish_array_backward(SigmoidBackward, (grad_output, result), (grad,))
+            return grad
         return SigmoidBackward.apply(grad_output, result)
+
+
+def _sigmoid_gradient(grad_output: Tensor, result: Tensor) -> np.ndarray:
+    """g * y * (1 - y) (y the output), in float32 for float16/bfloat16 and rounded once."""
+    y = widen(result._data)
+    return round_to(widen(grad_output._data) * (1.0 - y) * y, result._data.dtype)
 
 
 class SigmoidBackward(Function):
@@ -98,8 +108,7 @@ class SigmoidBackward(Function):
     @staticmethod
     def forward(ctx, grad_output, result):
         ctx.save_for_backward(grad_output, result)
-        y = widen(result._data)
-        return _wrap(round_to(widen(grad_output._data) * (1.0 - y) * y, result._data.dtype))
+        return _wrap(_sigmoid_gradient(grad_output, result))
 
     @staticmethod
     def backward(ctx, grad_grad):

@@ -42,7 +42,7 @@ from lucid.ops._promote import (
     scalar_value,
     widen,
 )
-from lucid.ops.arithmetic import Pow, PowTensor, _broadcast_ufunc, _grad_to, _reduce_and_cast
+from lucid.ops.arithmetic import Mul, Pow, PowTensor, _broadcast_ufunc, _grad_to, _reduce_and_cast
 from lucid.ops.arithmetic import pow as _pow
 from lucid.ops.arithmetic import pow_ as _pow_
 from lucid.ops.broadcast import broadcast_error, common_shape, sum_to
@@ -92,6 +92,17 @@ class Exp(Function):
     @staticmethod
     def backward(ctx, grad_output):
         (result,) = ctx.saved_tensors
+        g, y = grad_output._data, result._data
+        if (
+            g.dtype is y.dtype
+            and g.shape == y.shape
+            and g.dtype.itemsize != 2
+            and backward_on_arrays()
+        ):
+            # the product `grad_output * result` computes (Mul's forward), on arrays
+            grad = _wrap(np.multiply(g, y))
+            finish_array_backward(Mul, (grad_output, result), (grad,))
+            return grad
         # d/dx exp(x) = exp(x)
         return grad_output * result
 

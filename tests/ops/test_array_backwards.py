@@ -22,8 +22,10 @@ _REAL_CASES = {
     "mul broadcasting": lambda a, b: a * b[:1],
     "mul promoting": lambda a, b: a * b.double(),
     "relu": lambda a, b: (a * b).relu(),
+    "exp": lambda a, b: (a * b).exp(),
+    "sigmoid": lambda a, b: (a * b).sigmoid(),
 }
-_COMPLEX_CASES = ("mul", "tanh")
+_COMPLEX_CASES = ("mul", "tanh", "exp", "sigmoid")
 
 
 def _gradients(function, dtype, create_graph):
