@@ -701,7 +701,7 @@ def _enter(module: Any, args: list, kwargs: dict) -> None:
 # the engine's dependency counts, heap and dictionaries. The kernels, the order and the
 # additions are eager's, so the results are bitwise equal.
 class _LeanPass:
-    """One recorded engine pass: its root, its steps and its leaves' sinks."""
+    """One recorded engine pass: its root (slot and output), its steps, its buffers' sizes."""
 
     __slots__ = ("root", "root_output_nr", "steps", "buffer_sizes")
 
