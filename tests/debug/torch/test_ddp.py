@@ -35,6 +35,7 @@ class LogFeatures(torch.nn.Module):
 torch.manual_seed(0)
 model = DistributedDataParallel(torch.nn.Sequential(LogFeatures(), torch.nn.Linear(4, 1)))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+exit_code = 0
 try:
     with lucid.debug.torch.watch():
         for step in range(5):
@@ -42,12 +43,16 @@ try:
             optimizer.zero_grad()
             model(torch.full((2, 4), value)).pow(2).mean().backward()
             optimizer.step()
+    print(json.dumps({"rank": rank, "clean": True}))
 except lucid.debug.torch.NonFiniteError as error:
     event = error.nan_event
     print(json.dumps({"rank": rank, "op": event.op, "phase": event.phase, "step": event.step,
                       "location": event.location, "birth_rank": event.rank}))
-    sys.exit(3)
-print(json.dumps({"rank": rank, "clean": True}))
+    exit_code = 3
+# As torch asks of every program: without it gloo's worker threads can outlive the interpreter
+# and abort the process at exit (SIGABRT, "terminate called without an active exception").
+dist.destroy_process_group()
+sys.exit(exit_code)
 """
 
 
