@@ -270,7 +270,9 @@ def __getattr__(name: str) -> _Any:
         return importlib.import_module(f"lucid.{name}")
     module = _LAZY_NAMES.get(name)
     if module is not None:
-        return getattr(importlib.import_module(module), name)
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later reads find it without this hook
+        return value
     # torch's AttributeError, then why lucid lacks the name (the table loads on a miss only)
     from lucid._absent import attribute_error
 
