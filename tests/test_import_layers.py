@@ -272,11 +272,11 @@ def test_every_late_import_is_listed_with_its_reason():
     assert unlisted == [], "import these at the module's top, or list them with a reason"
 
 
-def test_import_lucid_loads_no_profiler_nn_or_sqlite():
+def test_import_lucid_loads_no_profiler_nn_sqlite_or_numpy_random():
     code = (
         "import sys, lucid\n"
-        "print(' '.join(m for m in ('lucid.nn', 'lucid.optim', 'lucid.debug', 'sqlite3') "
-        "if m in sys.modules))\n"
+        "print(' '.join(m for m in ('lucid.nn', 'lucid.optim', 'lucid.debug', 'sqlite3', "
+        "'numpy.random', 'scipy') if m in sys.modules))\n"
     )
     result = _run_python(code)
     assert result.stdout.split() == []

@@ -31,7 +31,14 @@ class Generator:
     def __init__(self, device: str = "cpu") -> None:
         check_device(device)
         self._seed = 67280421310721
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+        self._numpy_generator: np.random.Generator | None = None
+
+    @property
+    def _rng(self) -> np.random.Generator:
+        # made on the first draw: importing numpy.random is a tenth of `import lucid`
+        if self._numpy_generator is None:
+            self._numpy_generator = np.random.Generator(np.random.PCG64(self._seed))
+        return self._numpy_generator
 
     def manual_seed(self, seed: int) -> Generator:
         seed = int(seed)
@@ -40,7 +47,7 @@ class Generator:
             raise ValueError("Overflow when unpacking long long")
         seed &= (1 << 64) - 1
         self._seed = seed
-        self._rng = np.random.Generator(np.random.PCG64(seed))
+        self._numpy_generator = None
         return self
 
     def seed(self) -> int:
