@@ -962,7 +962,7 @@ def _lean_backward(plan: _LeanPass, values: list, state: Any) -> None:
                     state.accumulating = owner
                     observers.after_forward(owner, (grad,), (total,))
                     state.accumulating = None
-            grad = grad_inputs = buffer = existing = total = None
+            grad = grad_array = grad_inputs = buffer = existing = total = None
     except BaseException:
         observers.backward_aborted(mark)
         raise
