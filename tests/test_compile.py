@@ -411,3 +411,32 @@ def test_a_replayed_backward_adopts_first_gradients_as_eager_does():
     np.testing.assert_allclose(
         layer.weight.grad.numpy(), np.tile(x.sum(0).numpy(), (3, 1)), rtol=1e-6
     )
+
+
+def test_a_replay_writes_the_gradient_of_the_leaf_this_call_passed():
+    def step(x):
+        (x * 2.0).tanh().sum().backward()
+
+    compiled = lucid.compile(step)
+    leaves = [lucid.randn(4, requires_grad=True) for _ in range(3)]
+    for leaf in leaves:  # one guard set: the first call records, the others replay
+        compiled(leaf)
+    for leaf in leaves:
+        twin = leaf.detach().clone().requires_grad_()
+        step(twin)
+        _assert_bitwise(_arrays([leaf.grad]), _arrays([twin.grad]))
+
+
+def test_a_replay_runs_a_leaf_hook_registered_after_the_recording():
+    weight = lucid.randn(4, requires_grad=True)
+
+    @lucid.compile
+    def step():
+        weight.grad = None
+        (weight * 3.0).sum().backward()
+
+    step()
+    step()
+    weight.register_hook(lambda grad: grad * 2)
+    step()
+    assert weight.grad.tolist() == [6.0] * 4

@@ -50,7 +50,7 @@ from lucid._core import function as function_module
 from lucid._core.dtypes import complex_use
 from lucid._core.function import HOLOMORPHIC, LEAN_DISPATCH
 from lucid._core.grad_mode import local_state
-from lucid._core.graph import AccumulateGrad, Node
+from lucid._core.graph import AccumulateGrad, Node, accumulator_for
 from lucid._core.sentinel import enter_model, leave_model, site_location
 from lucid._core.tensor import TensorBase, _wrap
 from lucid._dynamo.exc import Unsupported
@@ -894,6 +894,16 @@ def _lean_op(entry: tuple, values: list, state: Any, sites: bool) -> None:
         observers.after_forward(ctx, args, result)
 
 
+def _sink_now(recorded: AccumulateGrad, template: Any, values: list) -> AccumulateGrad:
+    """The sink of the leaf this call passed where the recording had `recorded`'s leaf: an
+    argument may be another tensor of the same shape and dtype, whose own .grad it is."""
+    if template.__class__ is _Slot:
+        variable = values[template.index]
+        if variable is not recorded.variable:
+            return accumulator_for(variable)
+    return recorded
+
+
 def _lean_backward(plan: _LeanPass, values: list, state: Any) -> None:
     root = values[plan.root]
     array = root._data
@@ -908,8 +918,13 @@ def _lean_backward(plan: _LeanPass, values: list, state: Any) -> None:
             grads = buffers[position]
             buffers[position] = None
             if context_slot is None:  # a leaf's sink: its .grad
-                sink = function
-                if grads[0] is not None and sink.variable._requires_grad:
+                sink = _sink_now(function, routes, values)
+                variable = sink.variable
+                if variable._backward_hooks:
+                    grads[0] = engine._run_hooks(variable._backward_hooks, grads[0])
+                if sink.pre_hooks:
+                    grads = engine._run_node_pre_hooks(sink, grads)
+                if grads[0] is not None and variable._requires_grad:
                     engine._write_leaf_grad(sink, grads, False, state)
                 continue
             ctx = values[context_slot]
