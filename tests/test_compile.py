@@ -440,3 +440,16 @@ def test_a_replay_runs_a_leaf_hook_registered_after_the_recording():
     weight.register_hook(lambda grad: grad * 2)
     step()
     assert weight.grad.tolist() == [6.0] * 4
+
+
+def test_a_module_hook_registered_after_the_recording_runs_eagerly():
+    layer = nn.Linear(3, 2)
+    compiled = lucid.compile(layer)
+    x = lucid.randn(2, 3)
+    compiled(x)
+    compiled(x)
+    seen = []
+    layer.register_forward_hook(lambda module, inputs, output: seen.append(output.shape))
+    with pytest.warns(UserWarning, match="graph break"):
+        compiled(x)
+    assert seen == [(2, 2)]

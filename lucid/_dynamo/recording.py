@@ -110,7 +110,8 @@ class _Recording:
 
     def guards_hold(self) -> bool:
         for module, training, parameters, buffers in self.modules:
-            if module.training is not training:
+            # a hook registered since the recording must run: the call records anew, and breaks
+            if module.training is not training or _has_hooks(module):
                 return False
             if not _same_objects(module._parameters, parameters) or not _same_objects(
                 module._buffers, buffers
@@ -123,6 +124,18 @@ class _Recording:
             if tensor._requires_grad is not requires_grad:
                 return False
         return True
+
+
+def _has_hooks(module: Any) -> bool:
+    """Whether calling `module` runs hooks (its own or the global ones): a graph break."""
+    return bool(
+        module._forward_pre_hooks
+        or module._forward_hooks
+        or module._backward_hooks
+        or module._backward_pre_hooks
+        or _module_code._global_forward_pre_hooks
+        or _module_code._global_forward_hooks
+    )
 
 
 def _same_objects(mapping: dict, recorded: tuple) -> bool:
@@ -283,14 +296,7 @@ class _Recorder:
     def module_called(self, module: Any, outermost: bool, args: tuple, kwargs: dict) -> None:
         if self.depth:
             return
-        if (
-            module._forward_pre_hooks
-            or module._forward_hooks
-            or module._backward_hooks
-            or module._backward_pre_hooks
-            or _module_code._global_forward_pre_hooks
-            or _module_code._global_forward_hooks
-        ):
+        if _has_hooks(module):
             self.graph_break(f"module {type(module).__name__} has hooks")
             return
         self.recording.modules.append((
