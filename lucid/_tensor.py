@@ -18,7 +18,13 @@ from lucid._core import dtypes
 from lucid._core import engine as _engine
 from lucid._core import graph as _graph
 from lucid._core import layouts as _layouts
-from lucid._core.arguments import METHOD_CODES
+from lucid._core.arguments import (
+    METHOD_CODES,
+    int_list_item_error,
+    is_int,
+    is_int_list_item,
+    type_name,
+)
 from lucid._core.devices import check_device
 from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.grad_mode import local_state
@@ -43,7 +49,7 @@ from lucid.ops import (
 )
 from lucid.ops import shape as shape_ops
 from lucid.ops import storage as storage_ops
-from lucid.ops._common import check_tensors  # `shape` names the shape methods' parameter
+from lucid.ops._common import check_int, check_tensors  # `shape` names the shape methods' parameter
 
 
 class Tensor(TensorBase):
@@ -672,6 +678,11 @@ class Tensor(TensorBase):
         """The tensor itself (it is dense already), or cast to `dtype`."""
         if dtype is None:
             return self
+        if type(dtype) is not dtypes.dtype and dtype not in _PYTHON_SCALAR_TYPES:
+            raise TypeError(
+                f"to_dense(): argument 'dtype' (position 1) must be lucid.dtype, not "
+                f"{type_name(dtype)}"
+            )
         return fills.to(self, dtype)
 
     @property
@@ -1068,9 +1079,12 @@ class Tensor(TensorBase):
         return fills.copy_(self, src)
 
     def softmax(self, dim: int, dtype: Any = None) -> Tensor:
+        # the method takes no dim=None, which F.softmax reads as an implicit dim
+        check_int(dim, "softmax", "dim", 1)
         return activations.softmax(self, dim, dtype=dtype)
 
     def log_softmax(self, dim: int, dtype: Any = None) -> Tensor:
+        check_int(dim, "log_softmax", "dim", 1)
         return activations.log_softmax(self, dim, dtype=dtype)
 
     # ------------------------------------------------------------------- shape
@@ -1141,17 +1155,10 @@ class Tensor(TensorBase):
         return shape_ops.expand(self, other.shape)
 
     def repeat(self, *sizes: Any) -> Tensor:
-        repeats = _varargs_shape(sizes)
-        for value in repeats:
-            if isinstance(value, builtins.float):
-                raise TypeError(
-                    "repeat(): argument 'repeats' (position 1) must be tuple of ints, not "
-                    f"{type(value).__name__}"
-                )
-        return shape_ops.repeat(self, repeats)
+        return shape_ops.repeat(self, _int_varargs("repeat", "repeats", sizes))
 
     def tile(self, *dims: Any) -> Tensor:
-        return shape_ops.tile(self, _varargs_shape(dims))
+        return shape_ops.tile(self, _int_varargs("tile", "dims", dims))
 
     def polygamma(self, n: builtins.int) -> Tensor:
         return pointwise.polygamma(n, self)
@@ -1168,6 +1175,29 @@ class Tensor(TensorBase):
 
     def where(self, condition: Tensor, y: Any) -> Tensor:
         return pointwise.where(condition, self, y)
+
+
+# Python's scalar types, which PyTorch takes as dtypes (float is float32's default)
+_PYTHON_SCALAR_TYPES = (builtins.bool, builtins.int, builtins.float, builtins.complex)
+
+
+def _int_varargs(op: str, name: str, values: tuple) -> tuple:
+    """Sizes given as f(2, 3) or f((2, 3)), with PyTorch's TypeError for one that is no int.
+    PyTorch reads a first argument that is no int as the whole sequence, so a second one is
+    then one too many: `repeat() takes 1 positional argument but 2 were given`."""
+    if len(values) == 1 and isinstance(values[0], tuple | list | Size):
+        values = tuple(values[0])
+    elif values and not is_int(values[0]):
+        if len(values) > 1:
+            raise TypeError(f"{op}() takes 1 positional argument but {len(values)} were given")
+        raise TypeError(
+            f"{op}(): argument '{name}' (position 1) must be tuple of ints, not "
+            f"{type_name(values[0])}"
+        )
+    for index, value in enumerate(values):
+        if not is_int_list_item(value, index):
+            raise int_list_item_error(op, name, 1, index, value)
+    return values
 
 
 # id of each method copy -> the function it copies (the copy keeps it alive through the class)
@@ -1206,7 +1236,18 @@ def _bind_methods_in_method_form(cls: type) -> None:
         setattr(cls, name, method)
 
 
+def _count_positions_from_self(cls: type, names: Iterable[str]) -> None:
+    """Mark methods written in this class that pass their arguments, in order, to the function
+    of their own name (x.svd(3) is svd(x, 3)): an argument error that function raises names
+    positions as the method call counts them, from after `self`."""
+    for name in names:
+        METHOD_CODES[id(vars(cls)[name].__code__)] = name
+
+
 _bind_methods_in_method_form(Tensor)
+_count_positions_from_self(
+    Tensor, ("cholesky", "cholesky_inverse", "moveaxis", "pinverse", "qr", "svd")
+)
 register_tensor_class(Tensor)
 
 

@@ -16,11 +16,13 @@ import numpy as np
 
 from lucid._core import dtypes, random
 from lucid._core.arguments import (
+    call_position,
     int_list_item_error,
     invalid_combination,
     is_int_list_item,
     raise_argument_error,
     raise_type_error,
+    type_name,
     type_word,
 )
 from lucid._core.devices import check_device, check_pin_memory
@@ -1200,8 +1202,13 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
         raise_type_error(input, "Tensor")
     if isinstance(num_samples, bool) or not isinstance(num_samples, int | np.integer):
         raise TypeError(
-            "multinomial(): argument 'num_samples' (position 2) must be int, not "
-            f"{type(num_samples).__name__}"
+            f"multinomial(): argument 'num_samples' (position "
+            f"{call_position('multinomial', 2)}) must be int, not {type(num_samples).__name__}"
+        )
+    if replacement.__class__ is not bool:
+        raise TypeError(
+            f"multinomial(): argument 'replacement' (position "
+            f"{call_position('multinomial', 3)}) must be bool, not {type_name(replacement)}"
         )
     array = input._data
     if array.ndim not in (1, 2):

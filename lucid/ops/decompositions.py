@@ -27,7 +27,7 @@ from lucid.ops import matrices as matrices_ops
 from lucid.ops import pointwise as pointwise_ops
 from lucid.ops import reduction as reduction_ops
 from lucid.ops import shape as shape_ops
-from lucid.ops._common import autocast_op, dtype_name, result_type
+from lucid.ops._common import autocast_op, check_bool, check_number, dtype_name, result_type
 from lucid.ops._promote import is_low_precision
 from lucid.ops.arithmetic import mul
 from lucid.ops.broadcast import broadcast_error, sum_to
@@ -941,6 +941,7 @@ def cholesky(input: Tensor, upper: bool = False, *, out: Any = None) -> Tensor:
     """The Cholesky factor L (L^T with upper=True) of each symmetric positive-definite matrix;
     deprecated in favour of lucid.linalg.cholesky, as in PyTorch."""
     _refuse_out("cholesky", out)
+    check_bool(upper, "cholesky", "upper", 2)
     warnings.warn(
         "lucid.cholesky is deprecated in favor of lucid.linalg.cholesky and will be removed in "
         "a future release.",
@@ -1058,6 +1059,7 @@ class CholeskyInverse(Function):
 def cholesky_inverse(input: Tensor, upper: bool = False, *, out: Any = None) -> Tensor:
     """The inverse of A = L L^T (U^T U with upper=True) from its Cholesky factor."""
     _refuse_out("cholesky_inverse", out)
+    check_bool(upper, "cholesky_inverse", "upper", 2)
     array = _array(input)
     if array.ndim < 2:
         raise RuntimeError(
@@ -1175,6 +1177,7 @@ def qr(input: Tensor, some: bool = True, *, out: Any = None) -> QrResult:
     """Q and R of each matrix (reduced unless some=False); deprecated in favour of
     lucid.linalg.qr, as in PyTorch."""
     _refuse_out("qr", out)
+    check_bool(some, "qr", "some", 2)
     warnings.warn(
         "lucid.qr is deprecated in favor of lucid.linalg.qr and will be removed in a future "
         "release. The boolean parameter 'some' has been replaced with a string parameter "
@@ -1554,6 +1557,8 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *,
     """(U, S, V) with A = U diag(S) V^T (V, not Vh as lucid.linalg.svd returns); reduced
     unless some=False. Without compute_uv, U and V are zeros."""
     _refuse_out("svd", out)
+    check_bool(some, "svd", "some", 2)
+    check_bool(compute_uv, "svd", "compute_uv", 3)
     _check_svd_input(input)
     if not compute_uv:
         array = input._data
@@ -1684,6 +1689,7 @@ def pinv(A: Tensor, rcond: Any = None, hermitian: bool = False, *, atol: Any = N
 @autocast_op
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """The pseudo-inverse, singular values below rcond * largest counting as zero."""
+    check_number(rcond, "pinverse", "rcond", 2, "float")
     _check_pinv_input(input)
     return LinalgPinv.apply(input, None, rcond, False)
 

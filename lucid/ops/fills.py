@@ -142,7 +142,12 @@ def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
     return Clone.apply(input)
 
 
-def contiguous(input: Tensor, memory_format: Any = layouts.contiguous_format) -> Tensor:
+def contiguous(input: Tensor, *args: Any,
+               memory_format: Any = layouts.contiguous_format) -> Tensor:  # fmt: skip
+    if args:
+        # PyTorch's Tensor.contiguous takes memory_format by keyword only
+        verb = "was" if len(args) == 1 else "were"
+        raise TypeError(f"contiguous() takes 0 positional arguments but {len(args)} {verb} given")
     if memory_format is layouts.channels_last or memory_format is layouts.channels_last_3d:
         rank = 4 if memory_format is layouts.channels_last else 5
         if input._data.ndim != rank:

@@ -18,7 +18,9 @@ from lucid._core.tensor import _normalize_dim, _wrap
 from lucid.ops._common import (
     _require_named_tensors,
     apply_inplace,
+    check_bool,
     check_int,
+    check_number,
     check_tensors,
     dtype_name,
 )
@@ -133,6 +135,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     except AttributeError as error:
         raise_argument_error(error)
         raise
+    check_int(diagonal, "diag", "diagonal", 2)
     if ndim == 1:
         size = input._data.shape[0] + abs(diagonal)
         return DiagEmbed.apply(input, (size, size), int(diagonal), 0, 1)
@@ -149,6 +152,8 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     except AttributeError as error:
         raise_argument_error(error)
         raise
+    for position, (name, value) in enumerate((("offset", offset), ("dim1", dim1), ("dim2", dim2))):
+        check_int(value, "diag_embed", name, position + 2)
     ndim = len(shape) + 1
     dim1 = _normalize_dim(dim1, ndim)
     dim2 = _normalize_dim(dim2, ndim)
@@ -249,6 +254,7 @@ def trace(input: Tensor) -> Tensor:
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     """A square matrix with input's elements (flattened) on its `offset` diagonal."""
     _require_named_tensors("diagflat", input=input)
+    check_int(offset, "diagflat", "offset", 2)
     return diag_embed(reshape(input, (-1,)), offset)
 
 
@@ -275,6 +281,8 @@ def fill_diagonal_(input: Tensor, fill_value: Any, wrap: bool = False) -> Tensor
     """Fill the main diagonal in place; `wrap` restarts it below a tall matrix's square part
     every ncols + 1 rows."""
     check_tensors(input)
+    check_number(fill_value, "fill_diagonal_", "fill_value", 2)
+    check_bool(wrap, "fill_diagonal_", "wrap", 3)
     shape = input._data.shape
     if len(shape) < 2:
         raise RuntimeError("dimensions must larger than 1")

@@ -14,6 +14,7 @@ import numpy as np
 
 from lucid._core.arguments import (
     call_position,
+    called_as_method,
     int_list_item_error,
     invalid_combination,
     is_int,
@@ -30,7 +31,7 @@ from lucid._core.tensor import (
     allocation_error,
     storage_bytes,
 )
-from lucid.ops._common import check_tensors, not_implemented
+from lucid.ops._common import check_int, check_tensors, not_implemented
 from lucid.ops.broadcast import common_shape, sum_to
 from lucid.ops.fills import contiguous
 
@@ -423,6 +424,8 @@ def movedim(input: Tensor, source: int | Sequence[int], destination: int | Seque
     """Move dimensions `source` to positions `destination`, keeping the others in order."""
     check_tensors(input)
     ndim = input._data.ndim
+    if isinstance(source, int) != isinstance(destination, int):
+        raise _movedim_error(input, source, destination)
     source = (source,) if isinstance(source, int) else tuple(source)
     destination = (destination,) if isinstance(destination, int) else tuple(destination)
     if len(source) != len(destination):
@@ -449,6 +452,37 @@ def movedim(input: Tensor, source: int | Sequence[int], destination: int | Seque
 
 
 moveaxis = movedim
+
+
+def _movedim_error(input: Tensor, source: Any, destination: Any) -> TypeError:
+    """PyTorch's TypeError for one dim and one sequence of dims: movedim takes two of a kind."""
+    # lucid.moveaxis is movedim; Tensor.moveaxis names itself
+    op = "moveaxis" if called_as_method("moveaxis") else "movedim"
+    described = [_described(source), _described(destination)]
+    as_ints = ", ".join(name if name == "int" else f"!{name}!" for name in described)
+    # PyTorch's message marks a list of ints, too, as no tuple of ints
+    as_tuples = ", ".join(f"!{name}!" for name in described)
+    args: tuple = (source, destination)
+    inputs = prefix = ""
+    if not called_as_method(op):
+        args = (input, *args)
+        inputs, prefix = "Tensor input, ", "Tensor, "
+    reason = "\n      didn't match because some of the arguments have invalid types: "
+    return invalid_combination(op, args, (
+        f"({inputs}int source, int destination){reason}({prefix}{as_ints})",
+        f"({inputs}tuple of ints source, tuple of ints destination){reason}({prefix}{as_tuples})",
+    ))  # fmt: skip
+
+
+def _described(value: Any) -> str:
+    """A value as PyTorch's overload errors describe it: `int`, `list of [int]`, `tuple of
+    (int,)`."""
+    if isinstance(value, list):
+        return f"list of [{', '.join(type_word(item) for item in value)}]"
+    if isinstance(value, tuple):
+        items = ", ".join(type_word(item) for item in value)
+        return f"tuple of ({items}{',' if len(value) == 1 else ''})"
+    return type_word(value)
 
 
 # ------------------------------------------------------------- expand family
@@ -801,7 +835,13 @@ class Rot90(Function):
 def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     """Rotate by 90 degrees `k` times in the plane of `dims`, from the first towards the second."""
     check_tensors(input)
-    dims = tuple(dims)
+    check_int(k, "rot90", "k", 2)
+    if is_int(dims):
+        raise TypeError(
+            f"rot90(): argument 'dims' (position {call_position('rot90', 3)}) must be tuple of "
+            f"ints, not {type_word(dims)}"
+        )
+    dims = _int_tuple(dims, "rot90", "dims", 3)
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
     ndim = input._data.ndim
@@ -976,6 +1016,9 @@ def unfold(input: Tensor, dimension: int = REQUIRED, size: int = REQUIRED,
     """Tensor.unfold: the windows of `size` entries along `dimension`, `step` apart."""
     missing_arguments("unfold", {"dimension": dimension, "size": size, "step": step})
     check_tensors(input)
+    check_int(dimension, "unfold", "dimension", 2)
+    check_int(size, "unfold", "size", 3)
+    check_int(step, "unfold", "step", 4)
     shape = input._data.shape
     dim = _normalize_dim(dimension, max(len(shape), 1))
     length = shape[dim] if shape else 1

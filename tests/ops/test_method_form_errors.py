@@ -1,6 +1,8 @@
 """Argument errors in method form count positions from after `self`, as PyTorch's do:
-`x.tril(1.5)` names 'diagonal' at position 1 where `lucid.tril(x, 1.5)` names it at 2. Each
-call below raises PyTorch's exception with PyTorch's message, "torch" read as "lucid"."""
+`x.tril(1.5)` names 'diagonal' at position 1 where `lucid.tril(x, 1.5)` names it at 2; and an
+argument of the wrong type (a str, a float for an int, an int for a bool, a list, None, one
+positional too many) is refused rather than read or left to fail inside NumPy. Each call
+below raises PyTorch's exception with PyTorch's message, "torch" read as "lucid"."""
 
 from __future__ import annotations
 
@@ -14,6 +16,14 @@ pytestmark = requires_torch
 
 def _mask(lib):
     return lib.ones(3, 3, dtype=lib.bool)
+
+
+def _matrix(lib):
+    return lib.tensor([[2.0, 0.5, 0.1], [0.5, 3.0, 0.2], [0.1, 0.2, 4.0]])
+
+
+def _integers(lib):
+    return lib.tensor([[1, 2, 3], [4, 5, 6], [7, 8, 9]])
 
 
 CALLS = {
@@ -58,6 +68,77 @@ CALLS = {
     "x.norm(2, 0, 3)": lambda m: m.ones(3, 3).norm(2, 0, 3),
 }
 
+# wrong types: a str, a float for an int, an int for a bool, a list, None, one too many
+CALLS.update(
+    {
+        # an int, None or a str where a bool belongs is refused, not read as True or False
+        "x.unique(3)": lambda m: _matrix(m).unique(3),
+        "x.unique(sorted=3)": lambda m: _matrix(m).unique(sorted=3),
+        "x.unique(return_counts=None)": lambda m: _matrix(m).unique(return_counts=None),
+        "x.unique(sorted=3, dim=0)": lambda m: _matrix(m).unique(sorted=3, dim=0),
+        "unique(x, True, 'a')": lambda m: m.unique(_matrix(m), True, "a"),
+        "x.unique_consecutive(3)": lambda m: _matrix(m).unique_consecutive(3),
+        "x.unique_consecutive(return_counts=1.5)": lambda m: _matrix(m).unique_consecutive(
+            return_counts=1.5
+        ),
+        "x.svd(3)": lambda m: _matrix(m).svd(3),
+        "x.svd(True, 3)": lambda m: _matrix(m).svd(True, 3),
+        "svd(x, 3)": lambda m: m.svd(_matrix(m), 3),
+        "x.qr(3)": lambda m: _matrix(m).qr(3),
+        "x.qr(None)": lambda m: _matrix(m).qr(None),
+        "int x.qr('a')": lambda m: _integers(m).qr("a"),
+        "x.cholesky('a')": lambda m: _matrix(m).cholesky("a"),
+        "x.cholesky_inverse(3)": lambda m: _matrix(m).cholesky_inverse(3),
+        "cholesky_inverse(x, 3)": lambda m: m.cholesky_inverse(_matrix(m), 3),
+        "x.multinomial(3, 3)": lambda m: m.ones(3).multinomial(3, 3),
+        "x.multinomial('a')": lambda m: m.ones(3).multinomial("a"),
+        "multinomial(x, 3, 3)": lambda m: m.multinomial(m.ones(3), 3, 3),
+        "x.fill_diagonal_(3, 3)": lambda m: _matrix(m).fill_diagonal_(3, 3),
+        "x.fill_diagonal_('a')": lambda m: _matrix(m).fill_diagonal_("a"),
+        # a float, a str or None where an int belongs
+        "x.pinverse(None)": lambda m: _matrix(m).pinverse(None),
+        "x.pinverse('a')": lambda m: _matrix(m).pinverse("a"),
+        "x.diag(1.5)": lambda m: _matrix(m).diag(1.5),
+        "x.diag('a')": lambda m: _matrix(m).diag("a"),
+        "x.diag(None)": lambda m: _matrix(m).diag(None),
+        "x.diag_embed('a')": lambda m: _matrix(m).diag_embed("a"),
+        "x.diag_embed(0, 1.5)": lambda m: _matrix(m).diag_embed(0, 1.5),
+        "diag_embed(x, 1.5)": lambda m: m.diag_embed(_matrix(m), 1.5),
+        "x.diagflat(1.5)": lambda m: _matrix(m).diagflat(1.5),
+        "x.rot90(1.5)": lambda m: _matrix(m).rot90(1.5),
+        "x.rot90('a')": lambda m: _matrix(m).rot90("a"),
+        "x.rot90(1, 3)": lambda m: _matrix(m).rot90(1, 3),
+        "x.rot90(1, 'a')": lambda m: _matrix(m).rot90(1, "a"),
+        "x.rot90(1, (0.5, 1))": lambda m: _matrix(m).rot90(1, (0.5, 1)),
+        "x.rot90(1, (0, 'a'))": lambda m: _matrix(m).rot90(1, (0, "a")),
+        "x.unfold(0, 1.5, 3)": lambda m: _matrix(m).unfold(0, 1.5, 3),
+        "x.unfold(3, 'a', 3)": lambda m: _matrix(m).unfold(3, "a", 3),
+        "x.unfold(0, 2, None)": lambda m: _matrix(m).unfold(0, 2, None),
+        "x.softmax(None)": lambda m: _matrix(m).softmax(None),
+        "x.softmax('a')": lambda m: _matrix(m).softmax("a"),
+        "x.log_softmax(None)": lambda m: _matrix(m).log_softmax(None),
+        "int x.log_softmax(1.5)": lambda m: _integers(m).log_softmax(1.5),
+        # sizes that are no tuple of ints
+        "x.tile(True)": lambda m: _matrix(m).tile(True),
+        "x.tile('a')": lambda m: _matrix(m).tile("a"),
+        "x.tile(True, 2)": lambda m: _matrix(m).tile(True, 2),
+        "x.repeat(None)": lambda m: _matrix(m).repeat(None),
+        "x.repeat('a', 2)": lambda m: _matrix(m).repeat("a", 2),
+        "x.repeat(2, 1.5)": lambda m: _matrix(m).repeat(2, 1.5),
+        "x.repeat([1.5, 2])": lambda m: _matrix(m).repeat([1.5, 2]),
+        "x.to_dense(1.5)": lambda m: _matrix(m).to_dense(1.5),
+        "x.to_dense('a')": lambda m: _matrix(m).to_dense("a"),
+        # one dim and one list of dims
+        "x.movedim([1], 0)": lambda m: _matrix(m).movedim([1], 0),
+        "x.movedim(0, (1,))": lambda m: _matrix(m).movedim(0, (1,)),
+        "x.moveaxis([1, 0], 1)": lambda m: _matrix(m).moveaxis([1, 0], 1),
+        "movedim(x, [1], 0)": lambda m: m.movedim(_matrix(m), [1], 0),
+        # memory_format is keyword-only
+        "x.contiguous(3)": lambda m: _matrix(m).contiguous(3),
+        "x.contiguous(3, 4)": lambda m: _matrix(m).contiguous(3, 4),
+    }
+)
+
 
 def _raised(call, library) -> tuple[type, str]:
     with pytest.raises(Exception) as caught:
@@ -65,6 +146,7 @@ def _raised(call, library) -> tuple[type, str]:
     return type(caught.value), str(caught.value)
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("call", CALLS.values(), ids=CALLS.keys())
 def test_the_error_is_pytorchs_with_its_position(call):
     ours_type, ours = _raised(call, lucid)
@@ -77,3 +159,11 @@ def test_a_method_call_still_returns_what_the_function_returns():
     x = lucid.arange(9.0).reshape(3, 3)
     assert lucid.equal(x.tril(1), lucid.tril(x, 1))
     assert x.tril.__name__ == lucid.tril.__name__ and x.tril.__doc__ == lucid.tril.__doc__
+
+
+def test_good_arguments_still_answer():
+    x = lucid.arange(9.0).reshape(3, 3)
+    assert x.repeat(2, 1).shape == (6, 3) and x.tile((2,)).shape == (3, 6)
+    assert x.rot90(1, [0, 1]).shape == (3, 3) and x.movedim((0, 1), (1, 0)).shape == (3, 3)
+    assert x.to_dense(lucid.float64).dtype == lucid.float64
+    assert x.contiguous(memory_format=lucid.contiguous_format) is x
