@@ -129,6 +129,67 @@ def test_a_chain_replays_bitwise_and_lean():
     assert recording_module._LEAN_OP in {entry[0] for entry in _replays(compiled).entries}
 
 
+def test_a_chain_whose_ops_all_have_array_kernels_replays_flat_and_bitwise():
+    x = lucid.tensor(np.random.default_rng(0).standard_normal(16).astype(np.float32),
+                     requires_grad=True)  # fmt: skip
+
+    def step(x, bias):
+        x.grad = None
+        y = x
+        for _ in range(10):
+            y = (y * 1.01 + 0.1).tanh() * x + bias
+            y = -(y.sigmoid() + y.relu() * 0.5).exp() + y
+        y.sum().backward()
+        return y
+
+    bias = lucid.rand(16)
+    expected = _arrays([step(x, bias), x.grad])
+    compiled = lucid.compile(step)
+    for _ in range(3):
+        _assert_bitwise(expected, _arrays([compiled(x, bias), x.grad]))
+    # the replay runs on arrays alone: no graph node, no tensor but what leaves the call
+    assert _replays(compiled).flat is not None
+
+
+def test_an_op_without_array_kernels_keeps_the_lean_replay():
+    x = lucid.rand(8, requires_grad=True)
+    compiled = _check_replays_equal_eager(_grad_step(x, lambda x: (x * 2.0).sin().sum()), x)
+    assert _replays_lean(compiled) and _replays(compiled).flat is None
+
+
+def _births_recorded_and_replayed(step, *args):
+    compiled = lucid.compile(step)
+    events = []
+    for _ in range(2):  # recorded (eager), then replayed
+        reset_sentinel()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            compiled(*args)
+        events += [w.message.event for w in caught if isinstance(w.message, NonFiniteWarning)]
+    assert _replays(compiled).flat is not None
+    recorded, replayed = events
+    facts = [(e.op, e.phase, e.filename, e.lineno, e.step, e.mechanism) for e in events]
+    assert facts[0] == facts[1] and recorded.filename == __file__
+    return replayed
+
+
+def test_a_forward_birth_in_a_flat_replay_names_the_recorded_op_and_line():
+    def step(x):
+        x.grad = None
+        (x * 3e38 * 10.0).sum().backward()  # the product overflows
+
+    assert _births_recorded_and_replayed(step, lucid.ones(4, requires_grad=True)).op == "mul"
+
+
+def test_a_backward_birth_in_a_flat_replay_names_the_recorded_op_and_line():
+    def step(x):
+        x.grad = None
+        (x * 1e30 * 1e30).sum().backward()  # finite forward; the gradient 1e60 overflows
+
+    event = _births_recorded_and_replayed(step, lucid.full((4,), 1e-30, requires_grad=True))
+    assert (event.op, event.phase) == ("mul", "backward")
+
+
 def test_an_mlp_step_with_sgd_equals_eager():
     build = lambda: nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 5))  # noqa: E731
     compiled = _train_twins(build, _batch((8, 20), 5),
@@ -453,3 +514,30 @@ def test_a_module_hook_registered_after_the_recording_runs_eagerly():
     with pytest.warns(UserWarning, match="graph break"):
         compiled(x)
     assert seen == [(2, 2)]
+
+
+def test_a_replay_leaves_a_thread_that_kept_the_sentinels_default_on_the_default():
+    from lucid._core.grad_mode import local_state
+
+    x = lucid.randn(4, requires_grad=True)
+    compiled = lucid.compile(_grad_step(x, lambda x: (x * 2.0).exp().sum()))
+    kept = "records_forward_sites" not in local_state.__dict__
+    for _ in range(3):
+        compiled(x)
+    assert ("records_forward_sites" not in local_state.__dict__) is kept
+
+
+def test_an_in_place_op_keeps_the_lean_replay_and_writes_its_input():
+    def step(x):
+        x.grad = None
+        y = x * 2.0
+        y.mul_(3.0)
+        y.sum().backward()
+        return y
+
+    x = lucid.rand(5, requires_grad=True)
+    expected = _arrays([step(x), x.grad])
+    compiled = lucid.compile(step)
+    for _ in range(3):
+        _assert_bitwise(expected, _arrays([compiled(x), x.grad]))
+    assert _replays(compiled).flat is None

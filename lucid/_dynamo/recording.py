@@ -53,6 +53,7 @@ from lucid._core.grad_mode import local_state
 from lucid._core.graph import AccumulateGrad, Node, accumulator_for
 from lucid._core.sentinel import enter_model, leave_model, site_location
 from lucid._core.tensor import TensorBase, _wrap
+from lucid._dynamo import flat
 from lucid._dynamo.exc import Unsupported
 from lucid.nn.modules import module as _module_code
 
@@ -107,6 +108,8 @@ class _Recording:
         self.slot_count = 0
         # where the constants of lean ops start among the slots, and their values
         self.constants: tuple = (0, [])
+        # the replay on arrays, where every op of a lean recording has array kernels
+        self.flat: flat.FlatProgram | None = None
 
     def guards_hold(self) -> bool:
         for module, training, parameters, buffers in self.modules:
@@ -153,6 +156,7 @@ class _Recorder:
         # slot index -> tensor, and id -> slot index, for every tensor of the call (strong
         # references keep ids unique while recording)
         self.values: list = list(inputs)
+        self.input_count = len(inputs)
         self.slots: dict[int, int] = {id(tensor): i for i, tensor in enumerate(inputs)}
         self.depth = 0
         self.pending: list = []
@@ -467,6 +471,7 @@ class CompiledFunction:
         recording.slot_count = len(recorder.values)
         if recording.broken is None:
             _make_lean(recording, recorder)
+            recording.flat = _flat_program(recording, recorder, len(leaves))
         return result
 
     def _note(self, reason: str) -> None:
@@ -543,15 +548,29 @@ def _holds(template: Any, tensor: Any) -> bool:
     return id(tensor) in counts
 
 
+def _flat_program(recording: _Recording, recorder: _Recorder, input_count: int) -> Any:
+    first_constant, constants = recording.constants
+    if not constants and not any(entry[0] >= _LEAN_OP for entry in recording.entries):
+        return None  # not lean
+    record_values = list(recorder.values)
+    record_values += [None] * (first_constant - len(record_values)) + list(constants)
+    kinds = (_SET_GRAD, _LEAN_OP, _LEAN_BACKWARD, _Slot)
+    return flat.make_flat(recording.entries, record_values, input_count, first_constant, kinds)
+
+
 def _replay(recording: _Recording, inputs: list) -> Any:
     values = inputs + [None] * (recording.slot_count - len(inputs))
     first_constant, constants = recording.constants
     if constants:
         values[first_constant:] = constants
     state = local_state
+    if recording.flat is not None:
+        return _replay_flat(recording, values, inputs, state)
     grad_mode = state.enabled
     inference_mode = state.inference
     sites = state.records_forward_sites
+    # a thread that kept the sentinel's default must keep it (set_sentinel reaches it)
+    own_sites = "records_forward_sites" in state.__dict__
     # apply would look for the user's line on the stack (the replay's own); the recorded
     # line is set on each node instead, and is what a forward birth names.
     state.records_forward_sites = False
@@ -649,11 +668,43 @@ def _replay(recording: _Recording, inputs: list) -> Any:
         state.enabled = grad_mode
         state.autocast = None
         observers.numpy_state.reset(token)
-        state.records_forward_sites = sites
+        if own_sites:
+            state.records_forward_sites = sites
+        else:
+            del state.records_forward_sites
         state.replay_site = None
         state.calling_module = None
         state.in_model = False
     return _resolve_output(recording.output, values)
+
+
+def _replay_flat(recording: _Recording, values: list, inputs: list, state: Any) -> Any:
+    grad_mode = state.enabled
+    token = observers.numpy_state.set(state.numpy_extobj)
+    state.enabled = False  # as a lean replay runs: hooks' ops record no graph
+    try:
+        flat.replay_flat(recording.flat, values, inputs, _sink_now)
+    finally:
+        state.enabled = grad_mode
+        observers.numpy_state.reset(token)
+    # what leaves the call as a tensor: an argument as it is, anything made as a new tensor
+    tensors = [inputs[i] if i < len(inputs) else value for i, value in enumerate(values)]
+    return _resolve_output(recording.output, _FlatOutputs(tensors))
+
+
+class _FlatOutputs:
+    """The slots of a flat replay as `_resolve_output` reads them: arrays become tensors."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: list) -> None:
+        self.values = values
+
+    def __getitem__(self, index: int) -> Any:
+        value = self.values[index]
+        if isinstance(value, np.ndarray | np.generic):
+            value = self.values[index] = _wrap(value)  # one tensor however often returned
+        return value
 
 
 def _store(outputs: Any, result: Any, values: list) -> None:
@@ -715,8 +766,9 @@ class _LeanPass:
         self.root = root
         self.root_output_nr = root_output_nr
         # (ctx slot, function, routes, input count, output meta) for an op node; (None,
-        # sink, leaf template, None, None) for a leaf; routes: (input index, buffer,
-        # output_nr, shape, dtype, ctx slot of the destination or None for a leaf)
+        # sink, the leaf's slot if it is an argument, None, None) for a leaf; routes: (input
+        # index, buffer, output_nr, shape, dtype, ctx slot of the destination or None for a
+        # leaf)
         self.steps = steps
         self.buffer_sizes = buffer_sizes
 
@@ -827,7 +879,7 @@ def _lean_pass(entry: tuple, order: list, entry_of: dict, context_slots: dict,
             variable = node.variable
             if variable._backward_hooks:
                 return None
-            steps.append((None, node, recorder.template(variable), None, None))
+            steps.append((None, node, _argument_slot(recorder, variable), None, None))
             buffer_sizes.append(1)
             continue
         index = entry_of.get(id(node))
@@ -853,6 +905,14 @@ def _lean_pass(entry: tuple, order: list, entry_of: dict, context_slots: dict,
                       len(node.input_edges), node.output_meta))  # fmt: skip
         buffer_sizes.append(len(node.output_meta))
     return _LeanPass(tensors.index, root._output_nr, steps, buffer_sizes)
+
+
+def _argument_slot(recorder: _Recorder, tensor: Any) -> _Slot | None:
+    """The slot of the call's argument `tensor` (a later call may pass another), or None."""
+    for index in range(recorder.input_count):
+        if recorder.values[index] is tensor:
+            return _Slot(index)
+    return None
 
 
 def _single(index: int) -> Callable:
@@ -900,11 +960,11 @@ def _lean_op(entry: tuple, values: list, state: Any, sites: bool) -> None:
         observers.after_forward(ctx, args, result)
 
 
-def _sink_now(recorded: AccumulateGrad, template: Any, values: list) -> AccumulateGrad:
+def _sink_now(recorded: AccumulateGrad, argument: _Slot | None, values: list) -> AccumulateGrad:
     """The sink of the leaf this call passed where the recording had `recorded`'s leaf: an
     argument may be another tensor of the same shape and dtype, whose own .grad it is."""
-    if template.__class__ is _Slot:
-        variable = values[template.index]
+    if argument is not None:
+        variable = values[argument.index]
         if variable is not recorded.variable:
             return accumulator_for(variable)
     return recorded
@@ -924,14 +984,7 @@ def _lean_backward(plan: _LeanPass, values: list, state: Any) -> None:
             grads = buffers[position]
             buffers[position] = None
             if context_slot is None:  # a leaf's sink: its .grad
-                sink = _sink_now(function, routes, values)
-                variable = sink.variable
-                if variable._backward_hooks:
-                    grads[0] = engine._run_hooks(variable._backward_hooks, grads[0])
-                if sink.pre_hooks:
-                    grads = engine._run_node_pre_hooks(sink, grads)
-                if grads[0] is not None and variable._requires_grad:
-                    engine._write_leaf_grad(sink, grads, False, state)
+                flat.write_leaf(_sink_now(function, routes, values), grads, state)
                 continue
             ctx = values[context_slot]
             state.backward_node = ctx

@@ -87,16 +87,31 @@ class Sigmoid(Function):
     def backward(ctx, grad_output):
         (result,) = ctx.saved_tensors
         if backward_on_arrays():
-            grad = _wrap(_sigmoid_gradient(grad_output, result))
+            grad = _wrap(_sigmoid_gradient(grad_output._data, result._data))
             finish_array_backward(SigmoidBackward, (grad_output, result), (grad,))
             return grad
         return SigmoidBackward.apply(grad_output, result)
 
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # the forward and array backward above (lucid/_dynamo/flat.py)
+        (x,) = args
+        if x.dtype.kind != "f":
+            return None
 
-def _sigmoid_gradient(grad_output: Tensor, result: Tensor) -> np.ndarray:
+        def forward(x):
+            return round_to(_sigmoid_array(widen(x)), x.dtype)
+
+        def backward(grad, out, x):
+            return (_sigmoid_gradient(grad, out),)
+
+        return forward, backward, SigmoidBackward
+
+
+def _sigmoid_gradient(grad: np.ndarray, result: np.ndarray) -> np.ndarray:
     """g * y * (1 - y) (y the output), in float32 for float16/bfloat16 and rounded once."""
-    y = widen(result._data)
-    return round_to(widen(grad_output._data) * (1.0 - y) * y, result._data.dtype)
+    y = widen(result)
+    return round_to(widen(grad) * (1.0 - y) * y, result.dtype)
 
 
 class SigmoidBackward(Function):
@@ -108,7 +123,7 @@ class SigmoidBackward(Function):
     @staticmethod
     def forward(ctx, grad_output, result):
         ctx.save_for_backward(grad_output, result)
-        return _wrap(_sigmoid_gradient(grad_output, result))
+        return _wrap(_sigmoid_gradient(grad_output._data, result._data))
 
     @staticmethod
     def backward(ctx, grad_grad):
@@ -190,6 +205,18 @@ class Relu(Function):
             return grad
         # gradient 1 where the output is positive (also where it is nan), else 0
         return where(result <= 0, 0.0, grad_output)
+
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # the forward and array backward above (lucid/_dynamo/flat.py)
+        (x,) = args
+        if x.dtype.kind != "f" or x.dtype.itemsize < 4:
+            return None
+
+        def backward(grad, out, x):
+            return (_select(out <= 0, 0.0, grad),)
+
+        return (lambda x: np.maximum(x, 0)), backward, Where
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:

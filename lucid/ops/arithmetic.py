@@ -175,6 +175,24 @@ class Add(Function):
             grad_b = sum_to(grad_b, ctx.b_shape)
         return grad_a, grad_b, None
 
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # a float tensor plus a Python float or a tensor of its dtype and shape, alpha 1: one
+        # np.add (what _binary computes), and the gradient passed on as it is (sum_to's)
+        a, b, alpha = args
+        if alpha.__class__ is not int or alpha != 1 or a.dtype.kind != "f" or a.dtype.itemsize < 4:
+            return None
+        if b.__class__ is not float and not (
+            b.__class__ is np.ndarray and b.dtype is a.dtype and b.shape == a.shape
+        ):
+            return None
+        needs_a, needs_b = needs_input_grad[:2]
+
+        def backward(grad, out, a, b, alpha):
+            return (grad if needs_a else None, grad if needs_b else None, None)
+
+        return (lambda a, b, alpha: np.add(a, b)), backward, Add
+
 
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """input + alpha * other, broadcasting."""
@@ -348,6 +366,22 @@ class Mul(Function):
             grad_b = sum_to(grad_output * a, ctx.b_shape)
         return grad_a, grad_b
 
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # the forward and array backward above, for float operands of one dtype and shape
+        x, y = args
+        if x.dtype is not y.dtype or x.shape != y.shape or x.dtype.kind != "f":
+            return None
+        if x.dtype.itemsize == 2:
+            return None
+        needs_a, needs_b = needs_input_grad
+
+        def backward(grad, out, a, b):
+            return (np.multiply(grad, b) if needs_a else None,
+                    np.multiply(grad, a) if needs_b else None)  # fmt: skip
+
+        return np.multiply, backward, Mul
+
 
 def _mul_backward_arrays(ctx, grad_output, a, b):
     """Mul's backward where no operand broadcasts or promotes: the products `grad_output * b`
@@ -404,6 +438,18 @@ class MulScalar(Function):
             finish_array_backward(MulScalar, (grad_output, scalar), (grad,))
             return grad, None
         return grad_output * scalar, None
+
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # a float32/float64 tensor and a Python float: _binary's np.multiply, both ways
+        x, scalar = args
+        if scalar.__class__ is not float or x.dtype.kind != "f" or x.dtype.itemsize < 4:
+            return None
+
+        def backward(grad, out, x, scalar):
+            return np.multiply(grad, scalar), None
+
+        return np.multiply, backward, MulScalar
 
 
 def mul(input: Any, other: Any) -> Tensor:
@@ -662,6 +708,13 @@ class Neg(Function):
     @staticmethod
     def backward(ctx, grad_output):
         return -grad_output
+
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # np.negative both ways (-grad_output is this op again), on float arrays
+        if args[0].dtype.kind != "f":
+            return None
+        return np.negative, (lambda grad, out, x: (np.negative(grad),)), Neg
 
 
 def neg(input: Tensor) -> Tensor:

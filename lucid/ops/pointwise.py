@@ -106,6 +106,14 @@ class Exp(Function):
         # d/dx exp(x) = exp(x)
         return grad_output * result
 
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # the forward and array backward above (lucid/_dynamo/flat.py)
+        (x,) = args
+        if x.dtype.kind != "f" or x.dtype.itemsize == 2:
+            return None
+        return np.exp, (lambda grad, out, x: (np.multiply(grad, out),)), Mul
+
 
 def exp(input: Tensor) -> Tensor:
     return Exp.apply(input)
@@ -554,11 +562,22 @@ class Tanh(Function):
         (result,) = ctx.saved_tensors
         if backward_on_arrays():
             # TanhBackward's forward, on arrays
-            y = result._data
-            grad = _wrap(grad_output._data * (1.0 - y * y))
+            grad = _wrap(_tanh_grad(grad_output._data, result._data))
             finish_array_backward(TanhBackward, (grad_output, result), (grad,))
             return grad
         return TanhBackward.apply(grad_output, result)
+
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        (x,) = args
+        if x.dtype.kind != "f":
+            return None
+        return np.tanh, (lambda grad, out, x: (_tanh_grad(grad, out),)), TanhBackward
+
+
+def _tanh_grad(grad: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """TanhBackward's forward on arrays: grad * (1 - y^2), y the output."""
+    return grad * (1.0 - y * y)
 
 
 class TanhBackward(Function):

@@ -188,6 +188,19 @@ class Sum(Function):
         # d/dx sum(x) = 1 for every element
         return _as_dtype(shape_ops.expand(grad_output, ctx.shape), ctx.input_dtype), None
 
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # without a dtype: the same reduction, and the gradient broadcast (expand's view)
+        x, dtype = args
+        if dtype is not None or x.dtype.kind != "f":
+            return None
+        shape = x.shape
+
+        def backward(grad, out, x, dtype):
+            return np.broadcast_to(grad, shape), None
+
+        return (lambda x, dtype: _accumulate(np.add.reduce, x, None, False, None)), backward, Sum
+
 
 class SumDim(Function):
     """Sum over some dims."""
