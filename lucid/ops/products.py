@@ -18,8 +18,10 @@ from lucid.ops._common import (
     _require_named_tensors,
     apply_inplace,
     autocast_op,
+    backward_on_arrays,
     check_number,
     dtype_name,
+    finish_array_backward,
     not_implemented,
 )
 from lucid.ops._common import dtype_name as _dtype_name
@@ -27,7 +29,7 @@ from lucid.ops._promote import low_precision_of, round_to, scalar_value, widen
 from lucid.ops.arithmetic import _INTEGRAL_KINDS, _require_tensor, mul
 from lucid.ops.broadcast import common_shape, sum_to
 from lucid.ops.matrices import diagonal
-from lucid.ops.reduction import sum
+from lucid.ops.reduction import SumDim, sum
 from lucid.ops.shape import expand, permute, reshape
 
 if TYPE_CHECKING:
@@ -90,6 +92,18 @@ def _matmul_dtype_error(x: np.ndarray, y: np.ndarray) -> RuntimeError:
     )
 
 
+def _product(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """np.matmul as every matrix product here computes it."""
+    # np.matmul falls off its BLAS path for zero-stride (expanded) operands, such as the
+    # gradient of a sum: one copy is far cheaper than the slow loop.
+    if 0 in x.strides:
+        x = np.ascontiguousarray(x)
+    if 0 in y.strides:
+        y = np.ascontiguousarray(y)
+    # NumPy has no float16/bfloat16 BLAS: contract in float32 and round once
+    return round_to(np.matmul(widen(x), widen(y)), low_precision_of(x.dtype))
+
+
 class MatMul(Function):
     """Every matrix product; the subclasses below only carry PyTorch's grad_fn names."""
 
@@ -107,15 +121,8 @@ class MatMul(Function):
         if x.dtype.kind == "b":
             raise not_implemented(ctx.function._kernel, x.dtype)
         ctx.save_for_backward(a, b)
-        # np.matmul falls off its BLAS path for zero-stride (expanded) operands, such as the
-        # gradient of a sum: one copy is far cheaper than the slow loop.
-        if 0 in x.strides:
-            x = np.ascontiguousarray(x)
-        if 0 in y.strides:
-            y = np.ascontiguousarray(y)
         try:
-            # NumPy has no float16/bfloat16 BLAS: contract in float32 and round once
-            return _wrap(round_to(np.matmul(widen(x), widen(y)), low_precision_of(x.dtype)))
+            return _wrap(_product(x, y))
         except ValueError:
             raise _matmul_error(x, y) from None
 
@@ -334,6 +341,10 @@ class Addmm(Function):
     @staticmethod
     def backward(ctx, grad_output):
         mat1, mat2 = ctx.saved_tensors
+        if backward_on_arrays():
+            grads = _addmm_backward_arrays(ctx, grad_output, mat1, mat2)
+            if grads is not None:
+                return grads
         grad_bias = grad_mat1 = grad_mat2 = None
         if ctx.needs_input_grad[0]:
             grad_bias = grad_output if ctx.beta == 1 else grad_output * ctx.beta
@@ -344,6 +355,37 @@ class Addmm(Function):
         if ctx.needs_input_grad[2]:
             grad_mat2 = _matrix_grad_in_layout_of(mat2, mat1, scaled)
         return grad_bias, grad_mat1, grad_mat2, None, None
+
+
+def _addmm_backward_arrays(ctx, grad_output, mat1, mat2):
+    """Addmm's backward on arrays for a Linear layer's case (scales 1, float32/float64
+    operands of one dtype, a bias of the product's last dim or none): the sum and the two
+    products the op path computes (SumDim's and Mm's forwards, operands in the same layouts),
+    each handing on its own flags. None where the op path is needed."""
+    g, x, w = grad_output._data, mat1._data, mat2._data
+    if ctx.alpha != 1 or ctx.beta != 1 or g.ndim != 2 or g.dtype.kind != "f":
+        return None
+    if g.dtype.itemsize < 4 or x.dtype is not g.dtype or w.dtype is not g.dtype:
+        return None
+    needs_bias, needs_mat1, needs_mat2 = ctx.needs_input_grad[:3]
+    if needs_bias and ctx.bias_shape != g.shape[1:]:
+        return None
+    grad_bias = grad_mat1 = grad_mat2 = None
+    if needs_bias:
+        grad_bias = _wrap(np.add.reduce(g, (0,), None, None, False))
+        finish_array_backward(SumDim, (grad_output,), (grad_bias,))
+    if needs_mat1:
+        grad_mat1 = _wrap(_product(g, w.swapaxes(-1, -2)))
+        finish_array_backward(Mm, (grad_output, mat2), (grad_mat1,))
+    if needs_mat2:
+        # _matrix_grad_in_layout_of's choice, on arrays; the transposed product is its view
+        # as there (`mT`), so that the weight's gradient is still kept without a copy
+        if w.flags.f_contiguous and not w.flags.c_contiguous:
+            grad_mat2 = _wrap(_product(g.swapaxes(-1, -2), x)).mT
+        else:
+            grad_mat2 = _wrap(_product(x.swapaxes(-1, -2), g))
+        finish_array_backward(Mm, (grad_output, mat1), (grad_mat2,))
+    return grad_bias, grad_mat1, grad_mat2, None, None
 
 
 @autocast_op

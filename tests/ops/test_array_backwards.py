@@ -1,7 +1,7 @@
-"""The fast array backwards (docs/design.md) of the elementwise ops agree bit for bit with
-their differentiable backward through ops, which create_graph=True takes; where an operand
-broadcasts or promotes, the op path runs; a birth inside an array backward is named as one
-inside the op path is."""
+"""The fast array backwards (docs/design.md) of the elementwise ops and addmm agree bit for
+bit with their differentiable backward through ops, which create_graph=True takes; where an
+operand broadcasts or promotes, the op path runs; a birth inside an array backward is named as
+one inside the op path is."""
 
 from __future__ import annotations
 
@@ -24,6 +24,12 @@ _REAL_CASES = {
     "relu": lambda a, b: (a * b).relu(),
     "exp": lambda a, b: (a * b).exp(),
     "sigmoid": lambda a, b: (a * b).sigmoid(),
+    # a Linear layer (addmm of a transposed weight) and addmm of a contiguous one
+    "linear": lambda a, b: lucid.nn.functional.linear(a, b.t() @ b, b[0]),
+    "addmm": lambda a, b: lucid.addmm(b[1], a, b.t() @ b),
+    "linear with a zero-stride gradient": (
+        lambda a, b: lucid.nn.functional.linear(a, b.t() @ b, b[0]).sum(0) * b
+    ),
 }
 _COMPLEX_CASES = ("mul", "tanh", "exp", "sigmoid")
 
@@ -78,5 +84,17 @@ def test_a_birth_in_an_array_backward_is_named_as_in_the_op_backward(loss_of):
     through_ops = _backward_birth(loss_of, create_graph=True)
     assert on_arrays.phase == through_ops.phase == "backward"
     assert on_arrays.op == through_ops.op == "mul"
+    assert (on_arrays.filename, on_arrays.lineno) == (through_ops.filename, through_ops.lineno)
+    assert on_arrays.mechanism == through_ops.mechanism
+
+
+def test_a_birth_in_addmms_array_backward_is_named_as_in_the_op_backward():
+    def loss_of(x, w):
+        return lucid.nn.functional.linear(x[None], w[None], w[:1]).sum()  # x @ w^T + w[0]
+
+    on_arrays = _backward_birth(loss_of, create_graph=False)
+    through_ops = _backward_birth(loss_of, create_graph=True)
+    assert on_arrays.phase == through_ops.phase == "backward"
+    assert on_arrays.op == through_ops.op
     assert (on_arrays.filename, on_arrays.lineno) == (through_ops.filename, through_ops.lineno)
     assert on_arrays.mechanism == through_ops.mechanism
