@@ -39,3 +39,16 @@ __all__ = [
     "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq", "rfftfreq",
     "fftshift", "ifftshift", "Tensor",
 ]  # fmt: skip
+
+
+def _name_as_torch(function: object, name: str) -> None:
+    # torch.fft's functions are named fft_<name> (an unknown keyword: `fft_fft() got an
+    # unexpected keyword argument`); a wrapper's inner function raises, so it is named too
+    while function is not None:
+        function.__name__ = function.__qualname__ = f"fft_{name}"
+        function = getattr(function, "__wrapped__", None)
+
+
+for _name in __all__[:-1]:
+    _name_as_torch(globals()[_name], _name)
+del _name

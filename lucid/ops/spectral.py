@@ -999,7 +999,7 @@ def _runs_fused(
     """Whether stft can run as one NumPy computation (`StftWithoutGrad`): a real signal and
     window of one dtype, the one-sided spectrum, and no gradient to record. Anything else,
     including every argument that is an error, takes the path of differentiable ops."""
-    if not is_int(n_fft) or not isinstance(input, TensorBase):
+    if not is_int(n_fft):
         return False
     dtype = input._data.dtype
     if dtype not in _FUSED_DTYPES or input.ndim not in (1, 2) or 0 in input.shape:
@@ -1117,6 +1117,9 @@ def stft(
         spectrum = lucid.stft(x, 64, window=lucid.hann_window(64), return_complex=True)
         lucid.istft(spectrum, 64, window=lucid.hann_window(64), length=1000)  # ~= x
     """
+    if not isinstance(input, TensorBase):
+        # PyTorch's stft is Python that asks its input for .dim() first
+        raise AttributeError(f"'{type(input).__name__}' object has no attribute 'dim'")
     check_tensors(input)
     arguments = (input, n_fft, hop_length, win_length, window, normalized, onesided)
     _check_stft_types(arguments + (return_complex, align_to_window))

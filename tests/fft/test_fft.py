@@ -437,3 +437,15 @@ def test_frequencies_take_requires_grad_and_a_tensor_spacing():
     result = lucid.fft.fftfreq(4, d=lucid.tensor(0.5), requires_grad=True)
     assert result.requires_grad and result.is_leaf
     np.testing.assert_allclose(result.detach().numpy(), [0.0, 0.5, -1.0, -0.5])
+
+
+@requires_torch
+@pytest.mark.parametrize("name", [n for n in lucid.fft.__all__ if n != "Tensor"])
+def test_an_unknown_keyword_names_the_function_as_torch(name):
+    messages = []
+    for library in (lucid, torch):
+        argument = 4 if name.endswith("freq") else library.ones(4)
+        with pytest.raises(TypeError) as raised:
+            getattr(library.fft, name)(argument, bogus=1)
+        messages.append(str(raised.value))
+    assert messages[0] == messages[1]

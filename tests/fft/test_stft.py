@@ -247,6 +247,8 @@ def _error_cases(lib, x):
 
     return {
         "stft integer signal": lambda: lib.stft(lib.arange(20), 8, return_complex=True),
+        "stft of a list": lambda: lib.stft([1.0] * 20, 8, return_complex=True),
+        "stft of None": lambda: lib.stft(None, 8, return_complex=True),
         "stft 3-d signal": lambda: lib.stft(lib.ones(2, 2, 20), 8, return_complex=True),
         "stft 0-d signal": lambda: lib.stft(lib.tensor(1.0), 8, return_complex=True),
         "stft n_fft too big": lambda: lib.stft(x, 64, return_complex=True, center=False),
