@@ -108,8 +108,10 @@ class _Recording:
         self.slot_count = 0
         # where the constants of lean ops start among the slots, and their values
         self.constants: tuple = (0, [])
-        # the replay on arrays, where every op of a lean recording has array kernels
+        # the replay on arrays, where every op of a lean recording has array kernels: built
+        # after the first replay (from its slots), so the recording call does not pay for it
         self.flat: flat.FlatProgram | None = None
+        self.flat_pending = False
 
     def guards_hold(self) -> bool:
         for module, training, parameters, buffers in self.modules:
@@ -471,7 +473,7 @@ class CompiledFunction:
         recording.slot_count = len(recorder.values)
         if recording.broken is None:
             _make_lean(recording, recorder)
-            recording.flat = _flat_program(recording, recorder, len(leaves))
+            recording.flat_pending = any(entry[0] == _LEAN_OP for entry in recording.entries)
         return result
 
     def _note(self, reason: str) -> None:
@@ -548,14 +550,12 @@ def _holds(template: Any, tensor: Any) -> bool:
     return id(tensor) in counts
 
 
-def _flat_program(recording: _Recording, recorder: _Recorder, input_count: int) -> Any:
-    first_constant, constants = recording.constants
-    if not constants and not any(entry[0] >= _LEAN_OP for entry in recording.entries):
-        return None  # not lean
-    record_values = list(recorder.values)
-    record_values += [None] * (first_constant - len(record_values)) + list(constants)
+def _build_flat(recording: _Recording, values: list, input_count: int) -> None:
+    """After a lean replay: its slots as the op kernels' arguments, to build the flat form."""
+    recording.flat_pending = False
     kinds = (_SET_GRAD, _LEAN_OP, _LEAN_BACKWARD, _Slot)
-    return flat.make_flat(recording.entries, record_values, input_count, first_constant, kinds)
+    first_constant = recording.constants[0]
+    recording.flat = flat.make_flat(recording.entries, values, input_count, first_constant, kinds)
 
 
 def _replay(recording: _Recording, inputs: list) -> Any:
@@ -675,6 +675,8 @@ def _replay(recording: _Recording, inputs: list) -> Any:
         state.replay_site = None
         state.calling_module = None
         state.in_model = False
+    if recording.flat_pending:
+        _build_flat(recording, values, len(inputs))
     return _resolve_output(recording.output, values)
 
 
