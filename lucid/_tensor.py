@@ -1246,7 +1246,8 @@ def _count_positions_from_self(cls: type, names: Iterable[str]) -> None:
 
 _bind_methods_in_method_form(Tensor)
 _count_positions_from_self(
-    Tensor, ("cholesky", "cholesky_inverse", "moveaxis", "pinverse", "qr", "svd")
+    Tensor,
+    ("cholesky", "cholesky_inverse", "log_softmax", "moveaxis", "pinverse", "qr", "softmax", "svd"),
 )
 register_tensor_class(Tensor)
 

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._core.arguments import raise_argument_error
+from lucid._core.arguments import call_position, raise_argument_error
 from lucid._core.dtypes import FLOAT_KINDS, INEXACT_KINDS, SCALAR_TYPE_NAMES, complex_use
+from lucid._core.dtypes import dtype as _DTYPE
 from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import HOLOMORPHIC, OWN_COMPLEX_RULE, Function
 from lucid._core.grad_mode import is_grad_enabled
@@ -1051,9 +1052,14 @@ def _softmax_dim(input: Tensor, dim: int | None, name: str) -> int:
     return _normalize_dim(dim, input._data.ndim)
 
 
-def _softmax_input(input: Tensor, dtype: Any) -> Tensor:
+def _softmax_input(input: Tensor, dtype: Any, op: str) -> Tensor:
     if dtype is None:
         return input
+    if dtype.__class__ is not _DTYPE and dtype not in (bool, int, float, complex):
+        raise TypeError(
+            f"{op}(): argument 'dtype' (position {call_position(op, 3)}) must be lucid.dtype, "
+            f"not {type(dtype).__name__}"
+        )
     return to(input, dtype)
 
 
@@ -1064,14 +1070,14 @@ def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """
     check_tensors(input)
     dim = _softmax_dim(input, dim, "softmax")
-    return Softmax.apply(_softmax_input(input, dtype), dim)
+    return Softmax.apply(_softmax_input(input, dtype, "softmax"), dim)
 
 
 def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """input - logsumexp(input) along dim, stable for large logits."""
     check_tensors(input)
     dim = _softmax_dim(input, dim, "log_softmax")
-    return LogSoftmax.apply(_softmax_input(input, dtype), dim)
+    return LogSoftmax.apply(_softmax_input(input, dtype, "log_softmax"), dim)
 
 
 # ----------------------------------------------------------------- glu, prelu

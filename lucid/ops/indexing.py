@@ -816,6 +816,9 @@ class IndexSelect(Function):
 
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries of `input` at positions `index` (a vector) along `dim`."""
+    check_int(dim, "index_select", "dim", 2)
+    if not isinstance(index, TensorBase):
+        raise argument_error("index_select", "index", 3, index)
     array = index._data
     if array.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")

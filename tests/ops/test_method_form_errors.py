@@ -71,6 +71,12 @@ CALLS = {
 # wrong types: a str, a float for an int, an int for a bool, a list, None, one too many
 CALLS.update(
     {
+        "x.index_select('a', 'a')": lambda m: m.ones(3).index_select("a", "a"),
+        "x.index_select(0, 'a')": lambda m: m.ones(3).index_select(0, "a"),
+        "index_select(x, 'a', i)": lambda m: m.index_select(m.ones(3), "a", m.tensor([0])),
+        "x.softmax(0, 1.5)": lambda m: m.ones(3).softmax(0, 1.5),
+        "softmax(x, 0, 1.5)": lambda m: m.softmax(m.ones(3), 0, 1.5),
+        "x.log_softmax(0, 'a')": lambda m: m.ones(3).log_softmax(0, "a"),
         # an int, None or a str where a bool belongs is refused, not read as True or False
         "x.unique(3)": lambda m: _matrix(m).unique(3),
         "x.unique(sorted=3)": lambda m: _matrix(m).unique(sorted=3),
