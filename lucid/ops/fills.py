@@ -309,6 +309,7 @@ class UniformInplace(Function):
 
 def uniform_(input: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
     """Fill with numbers drawn uniformly from [a, b)."""
+    _check_generator("uniform_", generator)
     if input._data.dtype.kind not in INEXACT_KINDS:
         raise _not_implemented("check_uniform_bounds", input._data.dtype)
     a, b = scalar_value(a), scalar_value(b)
@@ -347,6 +348,7 @@ class NormalInplace(Function):
 def normal_(input: Tensor, mean: float = 0.0, std: float = 1.0, *,
             generator: Any = None) -> Tensor:  # fmt: skip
     """Fill with numbers drawn from N(mean, std^2)."""
+    _check_generator("normal_", generator)
     if input._data.dtype.kind not in INEXACT_KINDS:
         raise _not_implemented("normal_kernel_cpu", input._data.dtype)
     mean, std = scalar_value(mean), scalar_value(std)

@@ -71,6 +71,8 @@ CALLS = {
 # wrong types: a str, a float for an int, an int for a bool, a list, None, one too many
 CALLS.update(
     {
+        "x.uniform_(generator=3)": lambda m: m.ones(3).uniform_(generator=3),
+        "x.normal_(generator='a')": lambda m: m.ones(3).normal_(generator="a"),
         "x.index_select('a', 'a')": lambda m: m.ones(3).index_select("a", "a"),
         "x.index_select(0, 'a')": lambda m: m.ones(3).index_select(0, "a"),
         "index_select(x, 'a', i)": lambda m: m.index_select(m.ones(3), "a", m.tensor([0])),
