@@ -1089,7 +1089,7 @@ class Tensor(TensorBase):
 
     # ------------------------------------------------------------------- shape
     def reshape(self, *shape: Any) -> Tensor:
-        return shape_ops.reshape(self, _varargs_shape(shape))
+        return shape_ops.reshape(self, _int_varargs("reshape", "shape", shape))
 
     def view(self, *shape: Any) -> Tensor:
         if not shape:
@@ -1123,7 +1123,7 @@ class Tensor(TensorBase):
         return shape_ops.reshape(self, other.shape)
 
     def sum_to_size(self, *size: Any) -> Tensor:
-        return broadcast.sum_to(self, _varargs_shape(size))
+        return broadcast.sum_to(self, _int_varargs("sum_to_size", "size", size))
 
     def swapaxes(self, axis0: int, axis1: int) -> Tensor:
         return shape_ops.transpose(self, axis0, axis1)
@@ -1140,10 +1140,10 @@ class Tensor(TensorBase):
     def permute(self, *dims: Any) -> Tensor:
         if not dims:
             raise TypeError('permute() missing 1 required positional arguments: "dims"')
-        return shape_ops.permute(self, _varargs_shape(dims))
+        return shape_ops.permute(self, _int_varargs("permute", "dims", dims))
 
     def expand(self, *sizes: Any) -> Tensor:
-        return shape_ops.expand(self, _varargs_shape(sizes))
+        return shape_ops.expand(self, _int_varargs("expand", "size", sizes))
 
     def prelu(self, weight: Tensor) -> Tensor:
         # checked here, so the message counts `weight` as the method's first argument
@@ -1164,7 +1164,7 @@ class Tensor(TensorBase):
         return pointwise.polygamma(n, self)
 
     def flip(self, *dims: Any) -> Tensor:
-        return shape_ops.flip(self, _varargs_shape(dims))
+        return shape_ops.flip(self, _int_varargs("flip", "dims", dims))
 
     def gather(self, dim: int, index: Tensor) -> Tensor:
         return indexing.gather(self, dim, index)
@@ -1187,13 +1187,19 @@ def _int_varargs(op: str, name: str, values: tuple) -> tuple:
     then one too many: `repeat() takes 1 positional argument but 2 were given`."""
     if len(values) == 1 and isinstance(values[0], tuple | list | Size):
         values = tuple(values[0])
-    elif values and not is_int(values[0]):
+    elif values and values[0].__class__ is not builtins.int and not is_int(values[0]):
         if len(values) > 1:
             raise TypeError(f"{op}() takes 1 positional argument but {len(values)} were given")
         raise TypeError(
             f"{op}(): argument '{name}' (position 1) must be tuple of ints, not "
             f"{type_name(values[0])}"
         )
+    for value in values:
+        # the common case, cheap enough for reshape's hot path: Python ints only
+        if value.__class__ is not builtins.int:
+            break
+    else:
+        return values
     for index, value in enumerate(values):
         if not is_int_list_item(value, index):
             raise int_list_item_error(op, name, 1, index, value)

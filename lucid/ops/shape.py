@@ -565,7 +565,7 @@ def expand(input: Tensor, sizes: Sequence[int]) -> Tensor:
 
 def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
     check_tensors(input)
-    return expand(input, size)
+    return expand(input, _int_tuple(size, "broadcast_to", "size", 2))
 
 
 def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:

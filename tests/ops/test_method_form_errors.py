@@ -71,6 +71,17 @@ CALLS = {
 # wrong types: a str, a float for an int, an int for a bool, a list, None, one too many
 CALLS.update(
     {
+        "x.reshape('a', 2)": lambda m: m.ones(2, 3).reshape("a", 2),
+        "x.reshape(2, 'a')": lambda m: m.ones(2, 3).reshape(2, "a"),
+        "x.reshape([2, 1.5])": lambda m: m.ones(2, 3).reshape([2, 1.5]),
+        "x.reshape(None)": lambda m: m.ones(2, 3).reshape(None),
+        "x.permute(0, 1.5)": lambda m: m.ones(2, 3).permute(0, 1.5),
+        "x.expand(2, None)": lambda m: m.ones(2, 3).expand(2, None),
+        "x.expand('a')": lambda m: m.ones(2, 3).expand("a"),
+        "x.flip('a')": lambda m: m.ones(2, 3).flip("a"),
+        "x.sum_to_size('a', 3)": lambda m: m.ones(2, 3).sum_to_size("a", 3),
+        "x.broadcast_to((2, 'a'))": lambda m: m.ones(2, 3).broadcast_to((2, "a")),
+        "broadcast_to(x, 1.5)": lambda m: m.broadcast_to(m.ones(2, 3), 1.5),
         "x.uniform_(generator=3)": lambda m: m.ones(3).uniform_(generator=3),
         "x.normal_(generator='a')": lambda m: m.ones(3).normal_(generator="a"),
         "x.index_select('a', 'a')": lambda m: m.ones(3).index_select("a", "a"),
