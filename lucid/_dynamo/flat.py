@@ -55,9 +55,8 @@ class _FlatPass:
 
 
 class FlatProgram:
-    """The steps of a flat replay, and the constant slots that hold tensors (their arrays
-    are read on each replay: an in-place update may have replaced nothing, but `.data = `
-    can)."""
+    """The steps of a flat replay, and the constant slots that hold tensors, whose arrays are
+    read on each replay (`.data =` may have replaced one since)."""
 
     __slots__ = ("steps", "tensor_slots")
 
@@ -204,8 +203,10 @@ def _backward(plan: _FlatPass, values: list, inputs: list, state: Any, sink_now:
                 continue
             op = step[0]
             if op is None:
-                write_leaf(sinks[id(step)], [_wrap(grad)], state)
-                grad = None
+                leaf_grads = [_wrap(grad)]
+                grad = None  # the tensor's own reference only: `.grad` takes it without a copy
+                write_leaf(sinks[id(step)], leaf_grads, state)
+                leaf_grads = None
                 continue
             args = op.getter(values)
             grads = op.backward(grad, values[op.out], *args)
@@ -248,7 +249,7 @@ def _backward_flags(op: _FlatOp, grad: Any, grads: tuple, args: tuple, out: Any,
     node = _node(op)
     nodes[node] = 0
     state.backward_node = node
-    inner = object.__new__(Node)
+    inner = _new_node(Node)
     inner.function = op.stands_for
     made = tuple(_wrap(g) for g in grads if g is not None)
     observers.after_forward(inner, _tensors((grad, out) + args), made)
