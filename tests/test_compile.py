@@ -541,3 +541,19 @@ def test_an_in_place_op_keeps_the_lean_replay_and_writes_its_input():
     for _ in range(3):
         _assert_bitwise(expected, _arrays([compiled(x), x.grad]))
     assert _replays(compiled).flat is None
+
+
+def test_a_flat_replay_returns_its_argument_itself_and_one_tensor_per_value():
+    def step(x):
+        x.grad = None
+        y = (x * 2.0).tanh()
+        y.sum().backward()
+        return x, y, y
+
+    x = lucid.rand(4, requires_grad=True)
+    compiled = lucid.compile(step)
+    for _ in range(3):
+        returned, y, again = compiled(x)
+    assert _replays(compiled).flat is not None
+    assert returned is x and y is again
+    np.testing.assert_array_equal(y.numpy(), np.tanh(x.detach().numpy() * np.float32(2.0)))

@@ -689,23 +689,25 @@ def _replay_flat(recording: _Recording, values: list, inputs: list, state: Any) 
     finally:
         state.enabled = grad_mode
         observers.numpy_state.reset(token)
-    # what leaves the call as a tensor: an argument as it is, anything made as a new tensor
-    tensors = [inputs[i] if i < len(inputs) else value for i, value in enumerate(values)]
-    return _resolve_output(recording.output, _FlatOutputs(tensors))
+    return _resolve_output(recording.output, _FlatOutputs(values, inputs))
 
 
 class _FlatOutputs:
-    """The slots of a flat replay as `_resolve_output` reads them: arrays become tensors."""
+    """The slots of a flat replay as `_resolve_output` reads them: an argument is the tensor
+    passed, anything made becomes a new tensor (one, however often it is returned)."""
 
-    __slots__ = ("values",)
+    __slots__ = ("values", "inputs")
 
-    def __init__(self, values: list) -> None:
+    def __init__(self, values: list, inputs: list) -> None:
         self.values = values
+        self.inputs = inputs
 
     def __getitem__(self, index: int) -> Any:
+        if index < len(self.inputs):
+            return self.inputs[index]
         value = self.values[index]
         if isinstance(value, np.ndarray | np.generic):
-            value = self.values[index] = _wrap(value)  # one tensor however often returned
+            value = self.values[index] = _wrap(value)
         return value
 
 
