@@ -17,13 +17,15 @@ backward's arrays compute, as `finish_array_backward` does).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from lucid._core import engine, observers
 from lucid._core.grad_mode import local_state
-from lucid._core.graph import AccumulateGrad, Node
+from lucid._core.graph import AccumulateGrad, Node, accumulator_for
 from lucid._core.tensor import TensorBase, _wrap
 
 _FORWARD, _BACKWARD, _SET_GRAD = range(3)
@@ -140,7 +142,7 @@ def _flat_pass(plan: Any, ops: dict, record_values: list) -> _FlatPass | None:
     return _FlatPass(plan.root, steps)
 
 
-def replay_flat(program: FlatProgram, values: list, inputs: list, sink_now: Any) -> None:
+def replay_flat(program: FlatProgram, values: list, inputs: list) -> None:
     """Run `program` over `values` (the replay's slot list, holding tensors at the inputs and
     at tensor constants): arrays replace them first, and every slot holds an array after."""
     for index, tensor in enumerate(inputs):
@@ -155,7 +157,7 @@ def replay_flat(program: FlatProgram, values: list, inputs: list, sink_now: Any)
             if state.pending_flags is not None:
                 _forward_flags(op, values, state)
         elif kind == _BACKWARD:
-            _backward(payload, values, inputs, state, sink_now)
+            _backward(payload, values, inputs, state)
         else:
             index, tensor, value = payload
             (tensor if index is None else inputs[index])._grad = value
@@ -181,21 +183,15 @@ def _forward_flags(op: _FlatOp, values: list, state: Any) -> None:
         state.replay_site = None
 
 
-def _backward(plan: _FlatPass, values: list, inputs: list, state: Any, sink_now: Any) -> None:
+def _backward(plan: _FlatPass, values: list, inputs: list, state: Any) -> None:
     root = values[plan.root]
     steps = plan.steps
-    sinks = {}
-    for step in steps:
-        if step[0] is None:
-            sink = sink_now(step[1], step[2], inputs)
-            sinks[id(step)] = sink
+    sinks = {id(step): sink_now(step[1], step[2], inputs) for step in steps if step[0] is None}
     # the nodes the sentinel's root and end-of-pass checks look for births and leaves in
     nodes = dict.fromkeys(sinks.values(), 0)
-    mark = observers.backward_started((_wrap(root),), nodes)
     buffers: list = [None] * len(steps)
     buffers[0] = np.ones(root.shape, root.dtype)
-    previous_node = state.backward_node
-    try:
+    with backward_pass(_wrap(root), nodes, state):
         for position, step in enumerate(steps):
             grad = buffers[position]
             buffers[position] = None
@@ -224,12 +220,33 @@ def _backward(plan: _FlatPass, values: list, inputs: list, state: Any, sink_now:
                 if state.pending_flags is not None:
                     _accumulation_flags(steps[target], sinks, result, total, state, nodes)
             grad = grads = result = existing = total = None
+
+
+@contextmanager
+def backward_pass(root: TensorBase, nodes: dict, state: Any) -> Iterator[None]:
+    """A replayed engine pass as the sentinel sees one: begun at `root` over `nodes` (which
+    may still grow), finished, or aborted on an error; the running node is put back."""
+    mark = observers.backward_started((root,), nodes)
+    previous_node = state.backward_node
+    try:
+        yield
     except BaseException:
         observers.backward_aborted(mark)
         raise
     finally:
         state.backward_node = previous_node
     observers.backward_finished(mark, nodes)
+
+
+def sink_now(recorded: AccumulateGrad, argument: Any, values: list) -> AccumulateGrad:
+    """The sink of the leaf this call passed where the recording had `recorded`'s leaf (the
+    `argument` slot, or None for a tensor from outside the call's arguments): another tensor
+    of the same shape and dtype may be passed, whose own .grad it is."""
+    if argument is not None:
+        variable = values[argument.index]
+        if variable is not recorded.variable:
+            return accumulator_for(variable)
+    return recorded
 
 
 def write_leaf(sink: AccumulateGrad, grads: list, state: Any) -> None:

@@ -50,7 +50,7 @@ from lucid._core import function as function_module
 from lucid._core.dtypes import complex_use
 from lucid._core.function import HOLOMORPHIC, LEAN_DISPATCH
 from lucid._core.grad_mode import local_state
-from lucid._core.graph import AccumulateGrad, Node, accumulator_for
+from lucid._core.graph import AccumulateGrad, Node
 from lucid._core.sentinel import enter_model, leave_model, site_location
 from lucid._core.tensor import TensorBase, _wrap
 from lucid._dynamo import flat
@@ -685,7 +685,7 @@ def _replay_flat(recording: _Recording, values: list, inputs: list, state: Any) 
     token = observers.numpy_state.set(state.numpy_extobj)
     state.enabled = False  # as a lean replay runs: hooks' ops record no graph
     try:
-        flat.replay_flat(recording.flat, values, inputs, _sink_now)
+        flat.replay_flat(recording.flat, values, inputs)
     finally:
         state.enabled = grad_mode
         observers.numpy_state.reset(token)
@@ -964,31 +964,19 @@ def _lean_op(entry: tuple, values: list, state: Any, sites: bool) -> None:
         observers.after_forward(ctx, args, result)
 
 
-def _sink_now(recorded: AccumulateGrad, argument: _Slot | None, values: list) -> AccumulateGrad:
-    """The sink of the leaf this call passed where the recording had `recorded`'s leaf: an
-    argument may be another tensor of the same shape and dtype, whose own .grad it is."""
-    if argument is not None:
-        variable = values[argument.index]
-        if variable is not recorded.variable:
-            return accumulator_for(variable)
-    return recorded
-
-
 def _lean_backward(plan: _LeanPass, values: list, state: Any) -> None:
     root = values[plan.root]
     array = root._data
     nodes = {values[step[0]] if step[0] is not None else step[1]: 0 for step in plan.steps}
-    mark = observers.backward_started((root,), nodes)
     buffers = [[None] * size for size in plan.buffer_sizes]
     buffers[0][plan.root_output_nr] = _wrap(np.ones(array.shape, array.dtype))
-    previous_node = state.backward_node
-    try:
+    with flat.backward_pass(root, nodes, state):
         for position, step in enumerate(plan.steps):
             context_slot, function, routes, input_count, output_meta = step
             grads = buffers[position]
             buffers[position] = None
             if context_slot is None:  # a leaf's sink: its .grad
-                flat.write_leaf(_sink_now(function, routes, values), grads, state)
+                flat.write_leaf(flat.sink_now(function, routes, values), grads, state)
                 continue
             ctx = values[context_slot]
             state.backward_node = ctx
@@ -1041,9 +1029,3 @@ def _lean_backward(plan: _LeanPass, values: list, state: Any) -> None:
                     observers.after_forward(owner, (grad,), (total,))
                     state.accumulating = None
             grad = grad_array = grad_inputs = buffer = existing = total = None
-    except BaseException:
-        observers.backward_aborted(mark)
-        raise
-    finally:
-        state.backward_node = previous_node
-    observers.backward_finished(mark, nodes)
