@@ -678,11 +678,7 @@ class Tensor(TensorBase):
         """The tensor itself (it is dense already), or cast to `dtype`."""
         if dtype is None:
             return self
-        if type(dtype) is not dtypes.dtype and dtype not in _PYTHON_SCALAR_TYPES:
-            raise TypeError(
-                f"to_dense(): argument 'dtype' (position 1) must be lucid.dtype, not "
-                f"{type_name(dtype)}"
-            )
+        _factories._check_dtype("to_dense", dtype, 1)
         return fills.to(self, dtype)
 
     @property
@@ -1175,10 +1171,6 @@ class Tensor(TensorBase):
 
     def where(self, condition: Tensor, y: Any) -> Tensor:
         return pointwise.where(condition, self, y)
-
-
-# Python's scalar types, which PyTorch takes as dtypes (float is float32's default)
-_PYTHON_SCALAR_TYPES = (builtins.bool, builtins.int, builtins.float, builtins.complex)
 
 
 def _int_varargs(op: str, name: str, values: tuple) -> tuple:

@@ -165,15 +165,19 @@ _OVERLOADS = {
 }
 
 
-def _check_dtype(function: str, dtype: Any) -> None:
+def _check_dtype(function: str, dtype: Any, position: int | None = None) -> None:
     """torch's refusal of a dtype that is no dtype (a string, a NumPy type); Python's float,
-    int and bool are dtypes to torch too."""
-    if dtype is None or type(dtype) is dtypes.dtype or dtype in (builtins.float, builtins.int,
-                                                                 builtins.bool):  # fmt: skip
+    int, bool and complex are dtypes to torch too. `position` is the one the message names,
+    where torch names one."""
+    if dtype is None or type(dtype) is dtypes.dtype or dtype in _PYTHON_SCALAR_TYPES:
         return
+    where = "" if position is None else f" (position {position})"
     raise TypeError(
-        f"{function}(): argument 'dtype' must be lucid.dtype, not {type(dtype).__name__}"
+        f"{function}(): argument 'dtype'{where} must be lucid.dtype, not {type(dtype).__name__}"
     )
+
+
+_PYTHON_SCALAR_TYPES = (builtins.bool, builtins.int, builtins.float, builtins.complex)
 
 
 def _generator_rng(function: str, generator: Any, args: tuple) -> np.random.Generator:

@@ -497,6 +497,7 @@ _GOOD_FACTORY_CALLS = {
     "a 0-d tensor fill": lambda lib: lib.full_like(lib.ones(2), lib.tensor(3.0)),
     "a bool fill": lambda lib: lib.full((2,), True),
     "Python's float as a dtype": lambda lib: lib.zeros(2, dtype=float),
+    "Python's complex as a dtype": lambda lib: lib.full((2,), 1, dtype=complex),
     "an int past int64 as a float": lambda lib: lib.tensor(2**70, dtype=lib.float32),
 }
 

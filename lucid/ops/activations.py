@@ -12,13 +12,12 @@ import numpy as np
 
 from lucid._core.arguments import call_position, raise_argument_error
 from lucid._core.dtypes import FLOAT_KINDS, INEXACT_KINDS, SCALAR_TYPE_NAMES, complex_use
-from lucid._core.dtypes import dtype as _DTYPE
 from lucid._core.dtypes import float32 as _FLOAT32
 from lucid._core.function import HOLOMORPHIC, OWN_COMPLEX_RULE, Function
 from lucid._core.grad_mode import is_grad_enabled
 from lucid._core.random import _rng
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
-from lucid.factories import _kernel_scalar
+from lucid.factories import _check_dtype, _kernel_scalar
 from lucid.ops import _special
 from lucid.ops._common import (
     apply_inplace,
@@ -1055,11 +1054,7 @@ def _softmax_dim(input: Tensor, dim: int | None, name: str) -> int:
 def _softmax_input(input: Tensor, dtype: Any, op: str) -> Tensor:
     if dtype is None:
         return input
-    if dtype.__class__ is not _DTYPE and dtype not in (bool, int, float, complex):
-        raise TypeError(
-            f"{op}(): argument 'dtype' (position {call_position(op, 3)}) must be lucid.dtype, "
-            f"not {type(dtype).__name__}"
-        )
+    _check_dtype(op, dtype, call_position(op, 3))
     return to(input, dtype)
 
 
