@@ -23,6 +23,7 @@ import numpy as np
 
 from lucid import factories
 from lucid._core import dtypes, layouts
+from lucid._core.arguments import described_with_items
 from lucid._core.devices import check_device, device
 from lucid._core.tensor import Size, TensorBase
 from lucid.ops.indexing import Alias
@@ -277,7 +278,7 @@ def _invalid_arguments(args: tuple, kwargs: dict) -> TypeError:
             value = keywords[names[position]] if is_keyword else args[position]
             mark = "" if torch_type_name(value) == types[position] else "!"
             prefix = f"{names[position]}=" if is_keyword else ""
-            described += f"{mark}{prefix}{_described(value)}{mark}, "
+            described += f"{mark}{prefix}{described_with_items(value, torch_type_name)}{mark}, "
         if args:
             described = described[:-2]
         lines.append(
@@ -287,16 +288,6 @@ def _invalid_arguments(args: tuple, kwargs: dict) -> TypeError:
         f"new() received an invalid combination of arguments - got ({given}), but expected one "
         f"of:\n{''.join(lines)}"
     )
-
-
-def _described(value: Any) -> str:
-    """A value's type as PyTorch describes a mismatched argument: `list of [int, float]`."""
-    if not isinstance(value, tuple | list):
-        return torch_type_name(value)
-    items = ", ".join(torch_type_name(item) for item in value)
-    if isinstance(value, list):
-        return f"list of [{items}]"
-    return f"tuple of ({items}{',' if len(value) == 1 else ''})"
 
 
 # ------------------------------------------------------------- naming the types

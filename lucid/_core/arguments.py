@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import Any
 
@@ -132,6 +132,17 @@ def type_word(value: Any) -> str:
     """A value's type as PyTorch's overload errors name it: `Tensor`, `float`, `str`."""
     # a tensor has `_data` (this module sits below tensor.py)
     return "Tensor" if hasattr(value, "_data") else type(value).__name__
+
+
+def described_with_items(value: Any, name_of: Callable[[Any], str]) -> str:
+    """A value as PyTorch's overload errors describe a mismatched argument: its type by
+    `name_of`, and a list or tuple with its items': `list of [int, float]`, `tuple of (int,)`."""
+    if not isinstance(value, tuple | list):
+        return name_of(value)
+    items = ", ".join(name_of(item) for item in value)
+    if isinstance(value, list):
+        return f"list of [{items}]"
+    return f"tuple of ({items}{',' if len(value) == 1 else ''})"
 
 
 def raise_argument_error(error: BaseException, frame: FrameType | None = None) -> None:

@@ -17,6 +17,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from lucid._core.arguments import (
+    described_with_items,
     int_list_item_error,
     is_int_list_item,
     raise_argument_error,
@@ -614,10 +615,7 @@ def _overload_type_name(value: Any, elements: bool = False) -> str:
     if isinstance(value, TensorBase):
         return type(value).__name__
     if elements and isinstance(value, tuple | list):
-        items = ", ".join(_overload_type_name(item) for item in value)
-        if isinstance(value, list):
-            return f"list of [{items}]"
-        return f"tuple of ({items}{',' if len(value) == 1 else ''})"
+        return described_with_items(value, _overload_type_name)
     return type_name(value)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from lucid._core.arguments import (
     call_position,
     called_as_method,
+    described_with_items,
     int_list_item_error,
     invalid_combination,
     is_int,
@@ -458,7 +459,7 @@ def _movedim_error(input: Tensor, source: Any, destination: Any) -> TypeError:
     """PyTorch's TypeError for one dim and one sequence of dims: movedim takes two of a kind."""
     # lucid.moveaxis is movedim; Tensor.moveaxis names itself
     op = "moveaxis" if called_as_method("moveaxis") else "movedim"
-    described = [_described(source), _described(destination)]
+    described = [described_with_items(value, type_word) for value in (source, destination)]
     as_ints = ", ".join(name if name == "int" else f"!{name}!" for name in described)
     # PyTorch's message marks a list of ints, too, as no tuple of ints
     as_tuples = ", ".join(f"!{name}!" for name in described)
@@ -472,17 +473,6 @@ def _movedim_error(input: Tensor, source: Any, destination: Any) -> TypeError:
         f"({inputs}int source, int destination){reason}({prefix}{as_ints})",
         f"({inputs}tuple of ints source, tuple of ints destination){reason}({prefix}{as_tuples})",
     ))  # fmt: skip
-
-
-def _described(value: Any) -> str:
-    """A value as PyTorch's overload errors describe it: `int`, `list of [int]`, `tuple of
-    (int,)`."""
-    if isinstance(value, list):
-        return f"list of [{', '.join(type_word(item) for item in value)}]"
-    if isinstance(value, tuple):
-        items = ", ".join(type_word(item) for item in value)
-        return f"tuple of ({items}{',' if len(value) == 1 else ''})"
-    return type_word(value)
 
 
 # ------------------------------------------------------------- expand family
