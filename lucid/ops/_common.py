@@ -180,16 +180,14 @@ def check_number(value: Any, op: str, name: str, position: int | None,
     raise TypeError(f"{op}(): argument '{name}'{where} must be {expected}, not {type_word(value)}")
 
 
-def check_bool(value: Any, op: str, name: str, position: int) -> None:
+def check_bool(value: Any, op: str, name: str, position: int | None) -> None:
     """PyTorch's TypeError for an argument that is no bool where a bool belongs (`keepdim=3`
     would otherwise count as True): `sum(): argument 'keepdim' (position 3) must be bool, not
-    int`. A bool costs one class test."""
+    int`; without a position where PyTorch names none. A bool costs one class test."""
     if value.__class__ is bool:
         return
-    raise TypeError(
-        f"{op}(): argument '{name}' (position {call_position(op, position)}) must be bool, not "
-        f"{type_name(value)}"
-    )
+    where = "" if position is None else f" (position {call_position(op, position)})"
+    raise TypeError(f"{op}(): argument '{name}'{where} must be bool, not {type_name(value)}")
 
 
 def check_int(value: Any, op: str, name: str, position: int | None) -> None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid._core.arguments import raise_type_error, type_name
+from lucid._core.arguments import raise_type_error
 from lucid._core.dtypes import FLOAT_KINDS
 from lucid._core.function import Function
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
@@ -618,26 +618,16 @@ def _check_unique_dim(name: str, array: np.ndarray, dim: Any) -> int:
     return dim
 
 
-def _check_flags(op: str, **flags: Any) -> None:
-    """PyTorch's TypeError for a flag of unique's that is no bool (`sorted=3` would otherwise
-    count as True). PyTorch's Python wrapper hands the flags to `op` by keyword, so its message
-    names no position: `_unique2(): argument 'sorted' must be bool, not int`."""
-    for name, value in flags.items():
-        if value.__class__ is not bool:
-            raise TypeError(f"{op}(): argument '{name}' must be bool, not {type_name(value)}")
-
-
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
            return_counts: bool = False, dim: int | None = None) -> Any:  # fmt: skip
     """The distinct values of `input` in ascending order (whether or not `sorted` is set, as on
     PyTorch's CPU), with the inverse indices and counts on request. Every NaN is distinct.
     With `dim`, the distinct slices along it, in lexicographic order."""
-    _check_flags(
-        "_unique2" if dim is None else "unique_dim",
-        sorted=sorted,
-        return_inverse=return_inverse,
-        return_counts=return_counts,
-    )
+    # PyTorch's Python wrapper hands the flags on by keyword: its message names no position
+    op = "_unique2" if dim is None else "unique_dim"
+    for name, flag in (("sorted", sorted), ("return_inverse", return_inverse),
+                       ("return_counts", return_counts)):  # fmt: skip
+        check_bool(flag, op, name, None)
     array = _array(input)
     if array.dtype.kind == "c":
         raise not_implemented("unique" if dim is None else "unique_dim", array.dtype)
@@ -658,7 +648,8 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
                        dim: int | None = None) -> Any:  # fmt: skip
     """`input` with each run of equal consecutive values (slices along `dim`) kept once."""
-    _check_flags("unique_consecutive", return_inverse=return_inverse, return_counts=return_counts)
+    check_bool(return_inverse, "unique_consecutive", "return_inverse", None)
+    check_bool(return_counts, "unique_consecutive", "return_counts", None)
     array = _array(input)
     if array.dtype.kind == "c":
         # PyTorch takes a 1-D input's dim 0 as no dim (but not its dim -1)
