@@ -1125,21 +1125,17 @@ def stft(
     _check_stft_types(arguments + (return_complex, align_to_window))
     if center and align_to_window is not None:
         raise RuntimeError("stft align_to_window should only be set when center = false")
-    signal_input = input
     fused = _runs_fused(input, n_fft, window, center, pad_mode, onesided, align_to_window)
-    if fused:
-        padded_shape = list(input.shape)
-        padded_shape[-1] += 2 * (n_fft // 2) if center else 0
-    elif center:
+    if center and not fused:
         from lucid.ops.sampling import pad  # the padding family, loaded on first use
 
         signal_dim = input.ndim
         extended_shape = [1] * (3 - signal_dim) + list(input.shape)
         padded = pad(input.view(extended_shape), [n_fft // 2, n_fft // 2], pad_mode)
         input = padded.view(padded.shape[-signal_dim:] if signal_dim else ())
-        padded_shape = list(input.shape)
-    else:
-        padded_shape = list(input.shape)
+    padded_shape = list(input.shape)
+    if center and fused:  # the fused op pads inside
+        padded_shape[-1] += 2 * (n_fft // 2)
     if window is None:
         warnings.warn(
             "A window was not provided. A rectangular window will be applied,which is known to "
@@ -1182,7 +1178,7 @@ def stft(
     if fused:
         normalization = BY_ROOT_N if normalized else NONE
         spectrum = StftWithoutGrad.apply(
-            signal_input, window, n_fft, hop, win, center, pad_mode, normalization
+            input, window, n_fft, hop, win, center, pad_mode, normalization
         )
         return spectrum if gives_complex else view_as_real(spectrum)
     signal = input.unsqueeze(0) if input.ndim == 1 else input
