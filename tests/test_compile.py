@@ -157,7 +157,9 @@ def test_an_op_without_array_kernels_keeps_the_lean_replay():
     assert _replays_lean(compiled) and _replays(compiled).flat is None
 
 
-def _births_recorded_and_replayed(step, *args):
+def _births_recorded_and_replayed(step, *args, make_args=None):
+    """The birth each of three calls reports (`make_args()`'s arguments, made anew per call,
+    where the step changes its own): the same facts, the replayed one returned."""
     compiled = lucid.compile(step)
     events = []
     for call in range(3):  # recorded (eager), replayed lean (the flat form is built), flat
@@ -166,7 +168,7 @@ def _births_recorded_and_replayed(step, *args):
         reset_sentinel()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            compiled(*args)
+            compiled(*(args if make_args is None else make_args()))
         events += [w.message.event for w in caught if isinstance(w.message, NonFiniteWarning)]
     recorded, lean, replayed = events
     facts = [(e.op, e.phase, e.filename, e.lineno, e.step, e.mechanism) for e in events]
@@ -191,11 +193,111 @@ def test_a_backward_birth_in_a_flat_replay_names_the_recorded_op_and_line():
     assert (event.op, event.phase) == ("mul", "backward")
 
 
-def test_an_mlp_step_with_sgd_equals_eager():
+def test_an_mlp_step_with_sgd_equals_eager_and_replays_flat():
     build = lambda: nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 5))  # noqa: E731
     compiled = _train_twins(build, _batch((8, 20), 5),
                             lambda p: lucid.optim.SGD(p, lr=0.1, momentum=0.9))  # fmt: skip
-    _replays(compiled)
+    # modules, cross-entropy, the optimizer's zero_grad and step, and the detached loss: the
+    # replay runs on arrays
+    assert _replays(compiled).flat is not None
+
+
+def _hand_written_step(params, x, y, lr=0.1):
+    """An MLP step with its SGD update written out: addmm, log_softmax, gather, mean, and
+    in-place updates of the parameters from their gradients under no_grad."""
+    w1, b1, w2, b2 = params
+    h = lucid.addmm(b1, x, w1.t()).relu()
+    logits = lucid.addmm(b2, h, w2.t())
+    loss = -logits.log_softmax(1).gather(1, y.unsqueeze(1)).mean()
+    for p in params:
+        p.grad = None
+    loss.backward()
+    with lucid.no_grad():
+        for p in params:
+            p.add_(p.grad, alpha=-lr)
+    return loss.detach()
+
+
+def _hand_written_params(seed):
+    rng = np.random.default_rng(seed)
+    shapes = [(16, 12), (16,), (5, 16), (5,)]
+    return [lucid.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True)
+            for s in shapes]  # fmt: skip
+
+
+def test_a_hand_written_sgd_step_replays_flat_bitwise_and_bumps_versions():
+    eager_params, compiled_params = _hand_written_params(0), _hand_written_params(0)
+    compiled = lucid.compile(_hand_written_step)
+    for index in range(4):
+        x, y = _batch((6, 12), 5)(index)
+        eager_loss = _hand_written_step(eager_params, x, y)
+        compiled_loss = compiled(compiled_params, x, y)
+        _assert_bitwise(_arrays([eager_loss]), _arrays([compiled_loss]))
+        _assert_bitwise(_arrays(eager_params), _arrays(compiled_params))
+        _assert_bitwise(_arrays([p.grad for p in eager_params]),
+                        _arrays([p.grad for p in compiled_params]))  # fmt: skip
+        # an in-place update counts as a write, as in eager (a saved tensor's check reads it)
+        assert [p._version for p in eager_params] == [p._version for p in compiled_params]
+    assert _replays(compiled).flat is not None
+
+
+def test_an_update_that_overflows_in_a_flat_replay_is_named_as_in_eager():
+    x, y = _batch((6, 12), 5)(0)
+
+    def make_args():
+        params = _hand_written_params(1)
+        with lucid.no_grad():
+            params[3].fill_(3e38)  # the last bias: its update overflows to inf
+        return params, x, y
+
+    def two_steps(params, x, y):
+        _hand_written_step(params, x, y, lr=-3e38)
+        # the next backward meets the inf and names its birth
+        return _hand_written_step(params, x, y, lr=-3e38)
+
+    event = _births_recorded_and_replayed(two_steps, make_args=make_args)
+    assert (event.op, event.phase, event.mechanism) == ("add_", "update", "overflow")
+
+
+def test_a_backward_birth_in_a_flat_addmm_names_its_product_as_eager_does():
+    def step(w, x, b):
+        w.grad = None
+        lucid.addmm(b, x, w).sum().backward()  # w's gradient x^T @ 1 overflows: 2 * 3e38
+
+    x = lucid.full((2, 3), 3e38)
+    w = lucid.full((3, 4), 1e-38, requires_grad=True)
+    event = _births_recorded_and_replayed(step, w, x, lucid.zeros(4))
+    assert event.phase == "backward"
+
+
+def test_a_nan_in_the_batch_of_a_flat_replay_is_named_the_input():
+    lucid.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 3))
+    optimizer = lucid.optim.SGD(model.parameters(), lr=0.1)
+
+    def step(x, y):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss.detach()
+
+    x = lucid.ones(2, 4)
+    x[0, 1] = float("nan")
+    y = lucid.tensor([0, 2])
+    compiled = lucid.compile(step)
+    events = []
+    for _ in range(3):  # recorded, lean (the flat form is built), flat
+        reset_sentinel()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            compiled(x, y)
+        events += [w.message.event for w in caught if isinstance(w.message, NonFiniteWarning)]
+    assert _replays(compiled).flat is not None
+    # the line where the batch entered the model, as recorded; each call is a step
+    facts = [(e.op, e.phase, e.filename, e.lineno, e.step) for e in events]
+    line = step.__code__.co_firstlineno + 2
+    assert facts == [("input", "input", __file__, line, n) for n in range(3)]
 
 
 def test_a_cnn_step_with_adam_equals_eager():

@@ -844,11 +844,12 @@ def optimizer_site(inputs: tuple, outputs: tuple) -> tuple[str, str | None, str 
     return type(optimizer).__name__, None, None, None
 
 
-def enter_model(model: Any, args: tuple, kwargs: dict) -> None:
+def enter_model(model: Any, args: tuple, kwargs: dict, frames: tuple | None = None) -> None:
     """An outermost nn.Module call begins (called by Module.__call__). A module with
-    parameters is the model: its call count grows, and its call is where the batch enters.
-    A non-finite value in the arguments is recorded as received (parameterless modules, a
-    loss, are never the model, but what they are given is checked the same way)."""
+    parameters is the model: its call count grows, and its call is where the batch enters
+    (the caller's user frames, or `frames` where a replay knows them). A non-finite value in
+    the arguments is recorded as received (parameterless modules, a loss, are never the
+    model, but what they are given is checked the same way)."""
     state = local_state
     if _has_parameters(model):
         calls = _model_calls.get(model, -1) + 1
@@ -858,7 +859,7 @@ def enter_model(model: Any, args: tuple, kwargs: dict) -> None:
             state.model = weakref.ref(model)
             if not any(reference() is model for reference in _models):
                 _models.append(state.model)
-        state.model_call_frames = capture_frames(2, 1)
+        state.model_call_frames = capture_frames(2, 1) if frames is None else frames
         state.model_grad = state.enabled
         state.model_since_backward = state.enabled
         state.backward_since_step = False

@@ -7,18 +7,25 @@ arguments it was recorded with (a tensor's array, or the constant), either None 
 `(forward, backward, stands_for)`, where `forward(*args)` is the array its forward makes and
 `backward(grad, out, *args)` the gradient arrays its backward makes (None where not needed),
 both computed by the very NumPy calls of the op's own paths, so the results are bitwise equal
-(tests/test_compile.py). When every op of a recording has them, and the recording holds only
-ops, backward passes and `.grad` writes, the replay is a loop of kernel calls over a list of
-arrays: no `Node`, no `Tensor`, no dispatch, except where a value leaves the call (a leaf's
-`.grad`, the call's result) and on the rare path of a floating-point flag, where the op's
-node is made and the sentinel hears of it as from the op itself (`stands_for` names the op a
-backward's arrays compute, as `finish_array_backward` does).
+(tests/test_compile.py). An op that records no graph (grad mode off, or no input needing a
+gradient) needs only the forward; an in-place one (an optimizer's `p.add_(p.grad, ...)`) is
+its op's `flat_inplace(args, needs_input_grad)`, whose forward writes its first argument.
+
+When every op of a recording has them, and the recording holds only ops, backward passes,
+`.grad` reads and writes, and calls that run as they are on tensors from before the call (an
+optimizer's `step`), the replay is a loop of kernel calls over a list of arrays: no `Node`,
+no `Tensor`, no dispatch, except where a value leaves the call (a leaf's `.grad`, the call's
+result) and on the rare path of a floating-point flag, where the op's node is made and the
+sentinel hears of it as from the op itself (`stands_for` names the op a backward's arrays
+compute, as `finish_array_backward` does; None: the backward hands on each piece's flags
+itself, under its node).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -26,23 +33,29 @@ import numpy as np
 from lucid._core import engine, observers
 from lucid._core.grad_mode import local_state
 from lucid._core.graph import AccumulateGrad, Node, accumulator_for
+from lucid._core.sentinel import enter_model, leave_model
 from lucid._core.tensor import TensorBase, _wrap
 
-_FORWARD, _BACKWARD, _SET_GRAD = range(3)
+_FORWARD, _BACKWARD, _SET_GRAD, _READ_GRAD, _CALL, _ALIAS, _ENTER, _LEAVE = range(8)
 _new_node = object.__new__
 
 
 class _FlatOp:
-    """One op: its kernels, where its arguments and output live, and how to name it."""
+    """One op: its kernels, where its arguments and output live, and how to name it; for an
+    in-place op, the tensor it writes (an argument's index among the call's inputs, or the
+    tensor itself), whose version it bumps as eager does."""
 
-    __slots__ = ("forward", "backward", "stands_for", "getter", "out", "prototype", "site")
+    __slots__ = ("forward", "backward", "stands_for", "getter", "out", "prototype", "site",
+                 "target")  # fmt: skip
 
-    def __init__(self, kernels: tuple, getter: Any, out: int, prototype: dict, site: Any):
+    def __init__(self, kernels: tuple, getter: Any, out: int, prototype: dict, site: Any,
+                 target: Any = None):  # fmt: skip
         self.forward, self.backward, self.stands_for = kernels
         self.getter = getter
         self.out = out
         self.prototype = prototype
         self.site = site
+        self.target = target
 
 
 class _FlatPass:
@@ -57,65 +70,191 @@ class _FlatPass:
 
 
 class FlatProgram:
-    """The steps of a flat replay, and the constant slots that hold tensors, whose arrays are
-    read on each replay (`.data =` may have replaced one since)."""
+    """The steps of a flat replay; the slots that hold tensors, whose arrays are read on each
+    replay (`.data =` may have replaced one since); and the values of the slots it adds after
+    the recording's own (the tensors and constants of ops that record no graph)."""
 
-    __slots__ = ("steps", "tensor_slots")
+    __slots__ = ("steps", "tensor_slots", "extra")
 
-    def __init__(self, steps: list, tensor_slots: list) -> None:
+    def __init__(self, steps: list, tensor_slots: list, extra: list) -> None:
         self.steps = steps
         self.tensor_slots = tensor_slots
+        self.extra = extra
+
+
+class Kinds:
+    """The entry kinds of recording.py that a flat program is built from."""
+
+    def __init__(self, **kinds: Any) -> None:
+        self.__dict__.update(kinds)
 
 
 def make_flat(entries: list, record_values: list, input_count: int, first_constant: int,
-              kinds: tuple) -> FlatProgram | None:  # fmt: skip
+              returned: set, kinds: Kinds) -> FlatProgram | None:  # fmt: skip
     """The flat program of lean `entries`, or None where some entry has no flat form.
 
     `record_values` is the replay's slot list as the recording filled it (the constants from
-    `first_constant` on); `kinds` the entry kinds (_SET_GRAD, _LEAN_OP, _LEAN_BACKWARD) and
-    the `_Slot` class of recording.py.
+    `first_constant` on); `returned` the slots the call's result reads; `kinds` the entry
+    kinds of recording.py and its `_Slot` class.
     """
-    set_grad, lean_op, lean_backward, slot_class = kinds
-    ops: dict[int, _FlatOp] = {}  # by context slot
-    program: list = []
+    builder = _Builder(record_values, input_count, returned, kinds)
     for entry in entries:
-        kind = entry[0]
-        if kind == lean_op:
-            _, function, getter, kwargs, outputs, site, prototype, context_slot, out = entry
-            # the class's own: an in-place form inherits its op's kernels, which do not write
-            builder = vars(function).get("flat_kernels")
-            if builder is None or out is False or kwargs or getter.__class__ is tuple:
-                return None
-            args = getter(record_values)
-            arrays = tuple(a._data if isinstance(a, TensorBase) else a for a in args)
-            kernels = builder(arrays, prototype["needs_input_grad"])
-            if kernels is None:
-                return None
-            op = ops[context_slot] = _FlatOp(kernels, getter, out, prototype, site)
-            program.append((_FORWARD, op))
-        elif kind == lean_backward:
-            plan = _flat_pass(entry[1], ops, record_values)
-            if plan is None:
-                return None
-            program.append((_BACKWARD, plan))
-        elif kind == set_grad:
-            _, tensor, value = entry
-            if value.__class__ is slot_class or isinstance(value, TensorBase):
-                return None
-            if tensor.__class__ is slot_class:
-                if tensor.index >= input_count:
-                    return None
-                program.append((_SET_GRAD, (tensor.index, None, value)))
-            else:
-                program.append((_SET_GRAD, (None, tensor, value)))
-        else:
+        step = builder.step(entry)
+        if step is None:
             return None
+        builder.program.append(step)
     tensor_slots = [
         index
-        for index in range(first_constant, len(record_values))
-        if isinstance(record_values[index], TensorBase)
+        for index in range(first_constant, len(record_values) + len(builder.extra))
+        if isinstance(builder.value(index), TensorBase)
     ]
-    return FlatProgram(program, tensor_slots)
+    return FlatProgram(builder.program, tensor_slots, builder.extra)
+
+
+class _Builder:
+    def __init__(self, record_values: list, input_count: int, returned: set, kinds: Kinds):
+        self.record_values = record_values
+        self.input_count = input_count
+        self.returned = returned
+        self.kinds = kinds
+        # an in-place op's output is its input itself, in a slot of its own
+        self.argument_of = {id(record_values[i]): i for i in range(input_count)}
+        self.ops: dict[int, _FlatOp] = {}  # by context slot
+        self.program: list = []
+        self.extra: list = []
+
+    def value(self, index: int) -> Any:
+        count = len(self.record_values)
+        return self.record_values[index] if index < count else self.extra[index - count]
+
+    def step(self, entry: tuple) -> tuple | None:
+        kinds = self.kinds
+        kind = entry[0]
+        if kind == kinds.lean_op:
+            return self._lean_op(entry)
+        if kind == kinds.lean_backward:
+            plan = _flat_pass(entry[1], self.ops, self.record_values)
+            return None if plan is None else (_BACKWARD, plan)
+        if kind == kinds.op:
+            return self._op(entry)
+        if kind == kinds.set_grad:
+            _, tensor, value = entry
+            if value.__class__ is kinds.slot or isinstance(value, TensorBase):
+                return None
+            target = self._tensor_of(tensor)
+            return None if target is None else (_SET_GRAD, (target, value))
+        if kind == kinds.read_grad:
+            _, tensor, output = entry
+            target = self._tensor_of(tensor)
+            if target is None or output.index in self.returned:
+                return None  # a returned gradient is the tensor itself, not a copy of it
+            return (_READ_GRAD, (target, output.index))
+        if kind == kinds.call:
+            _, function, args, kwargs, outputs = entry
+            if function is TensorBase.detach and not kwargs and outputs.__class__ is kinds.slot:
+                # a detached value is the array itself (the tensor made of it has no graph)
+                (source,) = args
+                if source.__class__ is kinds.slot:
+                    return (_ALIAS, (source.index, outputs.index))
+            # what runs as it is (an optimizer's step or zero_grad), on tensors from before
+            # the call alone, and hands nothing on
+            if outputs is not None or any(
+                _holds_slot(value, kinds) for value in (*args, *kwargs.values())
+            ):
+                return None
+            return (_CALL, (function, args, kwargs))
+        if kind == kinds.enter:
+            # the sentinel's count of the model's calls, and its look at the batch: the
+            # arguments are the call's own tensors (or from before it)
+            _, module, args, kwargs, frames = entry
+            if kwargs or any(arg.__class__ is kinds.sequence for arg in args):
+                return None
+            are_slots = tuple(arg.__class__ is kinds.slot for arg in args)
+            targets = tuple(self._tensor_of(a) if slot else a for a, slot in zip(args, are_slots))
+            if any(slot and target is None for target, slot in zip(targets, are_slots)):
+                return None
+            return (_ENTER, (module, targets, are_slots, frames))
+        if kind == kinds.leave:
+            # (the output's slot, or None and what the sentinel is given: a tensor from
+            # before the call, or nothing it looks at)
+            output = entry[1]
+            if output.__class__ is kinds.slot:
+                return (_LEAVE, (output.index, None))
+            return (_LEAVE, (None, output if isinstance(output, TensorBase) else None))
+        return None
+
+    def _tensor_of(self, template: Any) -> Any:
+        """An argument's index among the inputs, or a tensor from before the call; None for
+        a tensor the call made (it has no tensor in a flat replay)."""
+        if template.__class__ is self.kinds.slot:
+            return self.argument_of.get(id(self.record_values[template.index]))
+        return template if isinstance(template, TensorBase) else None
+
+    def _lean_op(self, entry: tuple) -> tuple | None:
+        _, function, getter, kwargs, outputs, site, prototype, context_slot, out = entry
+        # the class's own: an in-place form inherits its op's kernels, which do not write
+        builder = vars(function).get("flat_kernels")
+        if builder is None or out is False or kwargs or getter.__class__ is tuple:
+            return None
+        args = getter(self.record_values)
+        arrays = tuple(a._data if isinstance(a, TensorBase) else a for a in args)
+        kernels = builder(arrays, prototype["needs_input_grad"])
+        if kernels is None:
+            return None
+        op = self.ops[context_slot] = _FlatOp(kernels, getter, out, prototype, site)
+        return (_FORWARD, op)
+
+    def _op(self, entry: tuple) -> tuple | None:
+        """An op that records no graph (its inputs need no gradient, or grad mode is off):
+        forward only, an in-place one (an optimizer's update) writing its target's array."""
+        _, function, args, kwargs, outputs, site, (_, inference) = entry
+        if kwargs or inference or len(outputs) != 1 or outputs[0] is None:
+            return None
+        if outputs[0].index in self.returned:
+            return None
+        indices = []
+        for arg in args:
+            if arg.__class__ is self.kinds.slot:
+                indices.append(arg.index)
+            elif isinstance(arg, list | tuple | dict) or arg.__class__ is self.kinds.sequence:
+                return None
+            else:
+                indices.append(len(self.record_values) + len(self.extra))
+                self.extra.append(arg)
+        values = [self.value(index) for index in indices]
+        arrays = tuple(v._data if isinstance(v, TensorBase) else v for v in values)
+        target = None
+        original = vars(function).get("_inplace_of")
+        if original is not None:
+            builder = vars(original).get("flat_inplace")
+            target = self._tensor_of(args[0])
+            if target is None:
+                return None
+        else:
+            builder = vars(function).get("flat_kernels")
+        kernels = None if builder is None else builder(arrays, (False,) * len(args))
+        if kernels is None:
+            return None
+        getter = itemgetter(*indices) if len(indices) > 1 else _single(indices[0])
+        prototype = {"function": function, "is_recording": False,
+                     "needs_input_grad": (False,) * len(args)}  # fmt: skip
+        op = _FlatOp(kernels, getter, outputs[0].index, prototype, site, target)
+        return (_FORWARD, op)
+
+
+def _holds_slot(template: Any, kinds: Kinds) -> bool:
+    if template.__class__ is kinds.slot:
+        return True
+    if template.__class__ is kinds.sequence:
+        return any(_holds_slot(item, kinds) for item in template.items)
+    return False
+
+
+def _single(index: int) -> Any:
+    def get(values: list) -> tuple:
+        return (values[index],)
+
+    return get
 
 
 def _flat_pass(plan: Any, ops: dict, record_values: list) -> _FlatPass | None:
@@ -142,11 +281,13 @@ def _flat_pass(plan: Any, ops: dict, record_values: list) -> _FlatPass | None:
     return _FlatPass(plan.root, steps)
 
 
-def replay_flat(program: FlatProgram, values: list, inputs: list) -> None:
+def replay_flat(program: FlatProgram, values: list, inputs: list, grad_mode: bool) -> None:
     """Run `program` over `values` (the replay's slot list, holding tensors at the inputs and
-    at tensor constants): arrays replace them first, and every slot holds an array after."""
+    at tensor constants): arrays replace them first, and every slot holds an array after.
+    Grad mode is off but for what runs as it is, which sees the caller's `grad_mode`."""
     for index, tensor in enumerate(inputs):
         values[index] = tensor._data
+    values += program.extra
     for index in program.tensor_slots:
         values[index] = values[index]._data
     state = local_state
@@ -154,13 +295,67 @@ def replay_flat(program: FlatProgram, values: list, inputs: list) -> None:
         if kind == _FORWARD:
             op = payload
             values[op.out] = op.forward(*op.getter(values))
+            if op.target is not None:
+                _tensor(op.target, inputs)._version_counter[0] += 1
             if state.pending_flags is not None:
-                _forward_flags(op, values, state)
+                _forward_flags(op, values, inputs, state)
         elif kind == _BACKWARD:
             _backward(payload, values, inputs, state)
+        elif kind == _SET_GRAD:
+            target, value = payload
+            _tensor(target, inputs)._grad = value
+        elif kind == _READ_GRAD:
+            target, output = payload
+            grad = _tensor(target, inputs)._grad
+            if grad is None:
+                raise RuntimeError(
+                    "lucid.compile: a gradient the recorded call read is None on this call "
+                    "(something set it to None during the call); run the function eagerly"
+                )
+            values[output] = grad._data
+        elif kind == _CALL:
+            function, args, kwargs = payload
+            state.enabled = grad_mode
+            try:
+                function(*args, **kwargs)
+            finally:
+                state.enabled = False
+        elif kind == _ALIAS:
+            source, output = payload
+            values[output] = values[source]
+        elif kind == _ENTER:
+            module, targets, are_slots, frames = payload
+            args = [_tensor(t, inputs) if slot else t for t, slot in zip(targets, are_slots)]
+            state.enabled = grad_mode  # the sentinel notes the mode the model ran in
+            try:
+                enter_module(module, args, {}, frames)
+            finally:
+                state.enabled = False
         else:
-            index, tensor, value = payload
-            (tensor if index is None else inputs[index])._grad = value
+            index, output = payload
+            leave_module(output if index is None else _wrap(values[index]))
+
+
+def enter_module(module: Any, args: list, kwargs: dict, frames: tuple) -> None:
+    """An outermost module call of a replay, as the sentinel hears of one in eager: at the
+    user line it was recorded at (`frames`, the step's Python does not run)."""
+    state = local_state
+    enter_model(module, tuple(args), kwargs, frames)
+    state.calling_module = module
+    state.calling_path = ""
+    state.in_model = True
+
+
+def leave_module(output: Any) -> None:
+    state = local_state
+    state.calling_module = None
+    state.in_model = False
+    leave_model(output)
+
+
+def _tensor(target: Any, inputs: list) -> TensorBase:
+    """The tensor a step names: an argument by its index, or a tensor from before the call."""
+    return inputs[target] if target.__class__ is int else target
 
 
 def _node(op: _FlatOp) -> Node:
@@ -174,11 +369,18 @@ def _tensors(arrays: tuple) -> tuple:
     return tuple(_wrap(a) if isinstance(a, np.ndarray | np.generic) else a for a in arrays)
 
 
-def _forward_flags(op: _FlatOp, values: list, state: Any) -> None:
+def _forward_flags(op: _FlatOp, values: list, inputs: list, state: Any) -> None:
     node = _node(op)
     state.replay_site = op.site
+    args = _tensors(op.getter(values))
+    output = _wrap(values[op.out])
+    if op.target is not None:
+        # an in-place op's input and output are its target: the report names that tensor
+        output = _tensor(op.target, inputs)
+        args = (output,) + args[1:]
+        node.dirty_tensors = (output,)
     try:
-        observers.after_forward(node, _tensors(op.getter(values)), (_wrap(values[op.out]),))
+        observers.after_forward(node, args, (output,))
     finally:
         state.replay_site = None
 
@@ -205,9 +407,18 @@ def _backward(plan: _FlatPass, values: list, inputs: list, state: Any) -> None:
                 leaf_grads = None
                 continue
             args = op.getter(values)
-            grads = op.backward(grad, values[op.out], *args)
-            if state.pending_flags is not None:
-                _backward_flags(op, grad, grads, args, values[op.out], state, nodes)
+            if op.stands_for is None:
+                # a backward of several array pieces hands each one's flags to the sentinel
+                # itself (as `finish_array_backward` does in eager), as its node's
+                node = _node(op)
+                nodes[node] = 0
+                state.backward_node = node
+                grads = op.backward(grad, values[op.out], *args)
+                state.backward_node = None
+            else:
+                grads = op.backward(grad, values[op.out], *args)
+                if state.pending_flags is not None:
+                    _backward_flags(op, grad, grads, args, values[op.out], state, nodes)
             for input_index, target in step[1]:
                 result = grads[input_index]
                 if result is None:

@@ -10,8 +10,8 @@ order, what the call did to tensors:
       pass (`backward`, `autograd.grad`), an optimizer's `step` or `zero_grad`
   (_SET_GRAD, tensor, value)                     `t.grad = value`
   (_READ_GRAD, tensor, output)                   reading `t.grad`
-  (_ENTER, module, args, kwargs) / (_LEAVE, output)   an outermost module call: the step a
-      report names is counted there
+  (_ENTER, module, args, kwargs, frames) / (_LEAVE, output)   an outermost module call:
+      the step a report names is counted there, and the batch enters at its user line
 
 Arguments are templates: a `_Slot` stands for a tensor of the call (a step argument, an op's
 output, a gradient read); everything else, tensors that existed before the call (parameters,
@@ -51,7 +51,7 @@ from lucid._core.dtypes import complex_use
 from lucid._core.function import HOLOMORPHIC, LEAN_DISPATCH
 from lucid._core.grad_mode import local_state
 from lucid._core.graph import AccumulateGrad, Node
-from lucid._core.sentinel import enter_model, leave_model, site_location
+from lucid._core.sentinel import capture_frames, site_location
 from lucid._core.tensor import TensorBase, _wrap
 from lucid._dynamo import flat
 from lucid._dynamo.exc import Unsupported
@@ -313,6 +313,7 @@ class _Recorder:
             entry = (
                 _ENTER, module, tuple(self.template(arg) for arg in args),
                 {name: self.template(value) for name, value in kwargs.items()},
+                capture_frames(1, 1),
             )  # fmt: skip
             self.recording.entries.append(entry)
 
@@ -550,12 +551,28 @@ def _holds(template: Any, tensor: Any) -> bool:
     return id(tensor) in counts
 
 
+_FLAT_KINDS = flat.Kinds(op=_OP, call=_CALL, set_grad=_SET_GRAD, read_grad=_READ_GRAD,
+                        enter=_ENTER, leave=_LEAVE, lean_op=_LEAN_OP,
+                        lean_backward=_LEAN_BACKWARD, slot=_Slot, sequence=_Sequence)  # fmt: skip
+
+
 def _build_flat(recording: _Recording, values: list, input_count: int) -> None:
     """After a lean replay: its slots as the op kernels' arguments, to build the flat form."""
     recording.flat_pending = False
-    kinds = (_SET_GRAD, _LEAN_OP, _LEAN_BACKWARD, _Slot)
     first_constant = recording.constants[0]
-    recording.flat = flat.make_flat(recording.entries, values, input_count, first_constant, kinds)
+    returned = {slot.index for slot in _slots_in(recording.output)}
+    recording.flat = flat.make_flat(recording.entries, values, input_count, first_constant,
+                                    returned, _FLAT_KINDS)  # fmt: skip
+
+
+def _slots_in(template: Any) -> list:
+    if template.__class__ is _Slot:
+        return [template]
+    if type(template) in (list, tuple):
+        return [slot for item in template for slot in _slots_in(item)]
+    if type(template) is dict:
+        return [slot for item in template.values() for slot in _slots_in(item)]
+    return []
 
 
 def _replay(recording: _Recording, inputs: list) -> Any:
@@ -657,13 +674,12 @@ def _replay(recording: _Recording, inputs: list) -> Any:
             elif kind == _SET_GRAD:
                 _resolve(entry[1], values)._grad = _resolve(entry[2], values)
             elif kind == _ENTER:
-                _, module, args, kwargs = entry
-                _enter(module, [_resolve(a, values) for a in args],
-                       {n: _resolve(v, values) for n, v in kwargs.items()})  # fmt: skip
+                _, module, args, kwargs, frames = entry
+                flat.enter_module(module, [_resolve(a, values) for a in args],
+                                  {n: _resolve(v, values) for n, v in kwargs.items()},
+                                  frames)  # fmt: skip
             else:
-                state.calling_module = None
-                state.in_model = False
-                leave_model(_resolve(entry[1], values))
+                flat.leave_module(_resolve(entry[1], values))
     finally:
         state.enabled = grad_mode
         state.autocast = None
@@ -685,10 +701,12 @@ def _replay_flat(recording: _Recording, values: list, inputs: list, state: Any) 
     token = observers.numpy_state.set(state.numpy_extobj)
     state.enabled = False  # as a lean replay runs: hooks' ops record no graph
     try:
-        flat.replay_flat(recording.flat, values, inputs)
+        flat.replay_flat(recording.flat, values, inputs, grad_mode)
     finally:
         state.enabled = grad_mode
         observers.numpy_state.reset(token)
+        state.calling_module = None
+        state.in_model = False
     return _resolve_output(recording.output, _FlatOutputs(values, inputs))
 
 
@@ -745,14 +763,6 @@ def _resolve_output(template: Any, values: list) -> Any:
     if type(template) is dict:
         return {key: _resolve_output(item, values) for key, item in template.items()}
     return template
-
-
-def _enter(module: Any, args: list, kwargs: dict) -> None:
-    state = local_state
-    enter_model(module, tuple(args), kwargs)
-    state.calling_module = module
-    state.calling_path = ""
-    state.in_model = True
 
 
 # ------------------------------------------------------------ lean replay

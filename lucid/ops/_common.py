@@ -275,6 +275,8 @@ def _inplace_form(function: type[Function]) -> type[Function]:
 
     class InplaceForm(function):  # type: ignore[misc, valid-type]
         _op_name = op_name(function) + "_"
+        # for lucid.compile's flat replay, which runs its op's `flat_inplace` kernel
+        _inplace_of = function
 
         @staticmethod
         def forward(ctx: Any, x: Tensor, *args: Any) -> Tensor:

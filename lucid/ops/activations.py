@@ -975,10 +975,7 @@ class LogSoftmax(Function):
         else:
             dtype = x._data.dtype
             if dim == x._data.ndim - 1:
-                array = _float_array(x, dim, "log_softmax")
-                rows = array.reshape(-1, array.shape[-1])
-                shifted = rows - _row_max(rows)
-                total = _row_sums(np.exp(shifted))
+                shifted, total = _shifted_rows(_float_array(x, dim, "log_softmax"))
             else:
                 shifted = _shifted(x, dim, "log_softmax")
                 total = np.sum(np.exp(shifted), axis=dim, keepdims=True)
@@ -998,6 +995,41 @@ class LogSoftmax(Function):
         (result,) = ctx.saved_tensors
         return LogSoftmaxBackward.apply(grad_output, result, ctx.dim), None
 
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # forward's last-dim path and LogSoftmaxBackward's (lucid/_dynamo/flat.py)
+        x, dim = args
+        if x.dtype.kind != "f" or x.dtype.itemsize < 4 or not x.size or dim != x.ndim - 1:
+            return None
+
+        def forward(x, dim):
+            shifted, total = _shifted_rows(x)
+            shifted -= np.log(total)
+            return shifted.reshape(x.shape)
+
+        def backward(grad, out, x, dim):
+            return _log_softmax_gradient_rows(grad, out), None
+
+        return forward, backward, LogSoftmaxBackward
+
+
+def _shifted_rows(array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows (over the last dim) of an array of at least one dim, each less its maximum,
+    and the sums of their exponentials (as a column)."""
+    rows = array.reshape(-1, array.shape[-1])
+    shifted = rows - _row_max(rows)
+    return shifted, _row_sums(np.exp(shifted))
+
+
+def _log_softmax_gradient_rows(g: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """g - exp(y) * sum(g) over the last dim of y, a non-empty array of at least one dim."""
+    width = y.shape[-1]
+    output = np.exp(y)
+    rows = output.reshape(-1, width)
+    rows *= _row_sums(g.reshape(-1, width))
+    np.subtract(g.reshape(-1, width), rows, out=rows)
+    return output
+
 
 class LogSoftmaxBackward(Function):
     """LogSoftmax's gradient g - exp(y) * sum(g) as one op (y the output)."""
@@ -1014,12 +1046,7 @@ class LogSoftmaxBackward(Function):
             return _wrap(round_to(g - np.exp(y) * g, dtype))
         if dim < y.ndim - 1 or not y.size:
             return _wrap(round_to(g - np.exp(y) * np.sum(g, axis=dim, keepdims=True), dtype))
-        width = y.shape[-1]
-        output = np.exp(y)
-        rows = output.reshape(-1, width)
-        rows *= _row_sums(g.reshape(-1, width))
-        np.subtract(g.reshape(-1, width), rows, out=rows)
-        return _wrap(round_to(output, dtype))
+        return _wrap(round_to(_log_softmax_gradient_rows(g, y), dtype))
 
     @staticmethod
     def backward(ctx, grad_grad):

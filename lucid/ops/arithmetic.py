@@ -193,6 +193,22 @@ class Add(Function):
 
         return (lambda a, b, alpha: np.add(a, b)), backward, Add
 
+    @staticmethod
+    def flat_inplace(args, needs_input_grad):
+        # add_ of a tensor of the same dtype and shape (the optimizers' update): forward's
+        # write into a's own storage
+        a, b, alpha = args
+        if b.__class__ is not np.ndarray or b.dtype is not a.dtype or b.shape != a.shape:
+            return None
+        if a.dtype.kind != "f" or a.dtype.itemsize < 4 or not a.flags.writeable:
+            return None  # can_write_into's cases
+
+        def forward(a, b, alpha):
+            np.add(a, b if alpha == 1 else b * alpha, out=a)
+            return a
+
+        return forward, None, Add
+
 
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """input + alpha * other, broadcasting."""

@@ -557,8 +557,7 @@ class Gather(Function):
         ctx.save_for_backward(index)
         ctx.dim = dim
         ctx.input_shape = x._data.shape
-        positions = _along_dim(_at_least_1d(index._data), dim)
-        return _wrap(_at_least_1d(x._data)[positions].reshape(index._data.shape))
+        return _wrap(_gather_array(x._data, dim, index._data))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -566,6 +565,24 @@ class Gather(Function):
         zeros = _wrap(np.zeros(ctx.input_shape, grad_output._data.dtype))
         # d gather / dx adds each output's gradient back at the entry it read
         return ScatterAdd.apply(zeros, ctx.dim, index, grad_output), None, None
+
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # the arrays of forward and of the ScatterAdd its backward runs (lucid/_dynamo/flat.py)
+        x, dim, index = args
+        if x.dtype.kind != "f":
+            return None
+        shape = x.shape
+
+        def backward(grad, out, x, dim, index):
+            zeros = np.zeros(shape, grad.dtype)
+            return _scatter_add_array(zeros, dim, index, grad), None, None
+
+        return _gather_array, backward, ScatterAdd
+
+
+def _gather_array(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
+    return _at_least_1d(x)[_along_dim(_at_least_1d(index), dim)].reshape(index.shape)
 
 
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
@@ -754,12 +771,7 @@ class ScatterAdd(Function):
         ctx.save_for_backward(index)
         ctx.dim = dim
         ctx.src_shape = src._data.shape
-        index_array = _at_least_1d(index._data)
-        result = _at_least_1d(x._data).copy()
-        block = _at_least_1d(src._data)[_leading_block(index_array.shape)]
-        positions = _flat_positions(index_array, dim, index_array.shape, result.shape)
-        np.add.at(result.reshape(-1), positions.reshape(-1), block.reshape(-1))
-        return _wrap(result.reshape(x._data.shape))
+        return _wrap(_scatter_add_array(x._data, dim, index._data, src._data))
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -768,6 +780,16 @@ class ScatterAdd(Function):
         if ctx.needs_input_grad[3]:
             grad_src = _gather_to_src(grad_output, ctx.dim, index, ctx.src_shape)
         return grad_output, None, None, grad_src
+
+
+def _scatter_add_array(x: np.ndarray, dim: int, index: np.ndarray,
+                       src: np.ndarray) -> np.ndarray:  # fmt: skip
+    index = _at_least_1d(index)
+    result = _at_least_1d(x).copy()
+    block = _at_least_1d(src)[_leading_block(index.shape)]
+    positions = _flat_positions(index, dim, index.shape, result.shape)
+    np.add.at(result.reshape(-1), positions.reshape(-1), block.reshape(-1))
+    return result.reshape(x.shape)
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:

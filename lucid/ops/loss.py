@@ -297,9 +297,10 @@ def _class_targets(
 
 
 def _target_weights(
-    indices: np.ndarray, weight: Tensor | None, ignore_index: int, dtype: np.dtype
+    indices: np.ndarray, weight: np.ndarray | None, ignore_index: int, dtype: np.dtype
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Per-row weight of the target class (0 where ignored), safe indices and the ignored mask."""
+    """Per-row weight of the target class (0 where ignored), safe indices and the ignored mask
+    (`weight`: the class weights' array, or None)."""
     ignored = indices == ignore_index
     if ignored.any():
         safe = np.where(ignored, 0, indices)
@@ -309,7 +310,7 @@ def _target_weights(
     if weight is None:
         row_weight = np.ones(indices.shape, dtype)
     else:
-        row_weight = weight._data.astype(dtype, copy=False)[safe]
+        row_weight = weight.astype(dtype, copy=False)[safe]
     if ignored is not None:
         row_weight = np.where(ignored, 0.0, row_weight).astype(dtype, copy=False)
     return row_weight, safe, ignored
@@ -342,48 +343,14 @@ class CrossEntropy(Function):
 
     @staticmethod
     def forward(ctx, x, target, weight, ignore_index, reduction, label_smoothing, class_last):
-        array = x._data
-        # float16 and bfloat16 losses are accumulated in float32 and rounded once
-        log_probs = _log_softmax_rows(array, class_last)
-        dtype = log_probs.dtype
-        indices = target._data
-        row_weight, safe, ignored = _target_weights(indices, weight, ignore_index, dtype)
-        rows = np.arange(array.shape[0])
-        picked = log_probs[rows, safe]
-        loss = -(picked * row_weight)
-        smooth = None
-        if label_smoothing > 0.0:
-            if weight is None:
-                smooth = -np.sum(log_probs, axis=1)
-            else:
-                smooth = -(log_probs @ weight._data.astype(dtype, copy=False))
-        if ignored is not None:
-            # -inf log-probabilities of ignored rows must not leak as 0 * inf = nan
-            loss = np.where(ignored, 0.0, loss)
-            if smooth is not None:
-                smooth = np.where(ignored, 0.0, smooth)
-        classes = array.shape[1]
-        if reduction == "mean":
-            # PyTorch divides the nll and the smoothing terms by the total weight separately,
-            # so a zero total weight gives nan (0/0), not inf
-            denominator = row_weight.sum()
-            result = loss.sum() / denominator
-            if smooth is not None:
-                smoothed = smooth.sum() / denominator
-                result = (1.0 - label_smoothing) * result + (label_smoothing / classes) * smoothed
-            result = np.asarray(result, dtype)
-        else:
-            denominator = 1.0
-            if smooth is not None:
-                loss = (1.0 - label_smoothing) * loss + (label_smoothing / classes) * smooth
-            if reduction == "sum":
-                result = np.asarray(loss.sum(), dtype)
-            else:
-                result = loss.astype(dtype, copy=False)
+        result, log_probs, denominator = _cross_entropy_arrays(
+            x._data, target._data, _array_or_none(weight), ignore_index, reduction,
+            label_smoothing, class_last,
+        )  # fmt: skip
         ctx.save_for_backward(x, target, weight)
         ctx.log_probs = log_probs
         ctx.config = (ignore_index, reduction, label_smoothing, denominator, class_last)
-        return _wrap(round_to(result, array.dtype))
+        return _wrap(result)
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -393,22 +360,94 @@ class CrossEntropy(Function):
         grad_x = CrossEntropyBackward.apply(grad_output, x, target, weight, log_probs, *ctx.config)
         return grad_x, None, None, None, None, None, None
 
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # forward's arrays, and CrossEntropyBackward's from log-probabilities and a mean's
+        # denominator computed anew as it computes them without the forward's (the values
+        # are the same; lucid/_dynamo/flat.py has no ctx to keep them on)
+        if args[0].dtype.kind != "f":
+            return None
+
+        def forward(*args):
+            return _cross_entropy_arrays(*args)[0]
+
+        def backward(grad, out, x, target, weight, ignore_index, reduction, smoothing, last):
+            log_probs = _log_softmax_rows(x, last)
+            denominator = 1.0
+            if reduction == "mean":
+                row_weight = _target_weights(target, weight, ignore_index, log_probs.dtype)[0]
+                denominator = row_weight.sum()
+            grad_x = _cross_entropy_gradient(grad, x, target, weight, log_probs, ignore_index,
+                                             reduction, smoothing, denominator, last)  # fmt: skip
+            return (grad_x,) + (None,) * 6
+
+        return forward, backward, CrossEntropyBackward
+
+
+def _array_or_none(tensor: Tensor | None) -> np.ndarray | None:
+    return None if tensor is None else tensor._data
+
+
+def _cross_entropy_arrays(array: np.ndarray, indices: np.ndarray, weight: np.ndarray | None,
+                          ignore_index: int, reduction: str, label_smoothing: float,
+                          class_last: bool) -> tuple:  # fmt: skip
+    """CrossEntropy's loss, its log-probabilities and its mean's denominator (1 for the
+    other reductions), from the rows' and the targets' arrays and the class weights'."""
+    # float16 and bfloat16 losses are accumulated in float32 and rounded once
+    log_probs = _log_softmax_rows(array, class_last)
+    dtype = log_probs.dtype
+    row_weight, safe, ignored = _target_weights(indices, weight, ignore_index, dtype)
+    rows = np.arange(array.shape[0])
+    picked = log_probs[rows, safe]
+    loss = -(picked * row_weight)
+    smooth = None
+    if label_smoothing > 0.0:
+        if weight is None:
+            smooth = -np.sum(log_probs, axis=1)
+        else:
+            smooth = -(log_probs @ weight.astype(dtype, copy=False))
+    if ignored is not None:
+        # -inf log-probabilities of ignored rows must not leak as 0 * inf = nan
+        loss = np.where(ignored, 0.0, loss)
+        if smooth is not None:
+            smooth = np.where(ignored, 0.0, smooth)
+    classes = array.shape[1]
+    if reduction == "mean":
+        # PyTorch divides the nll and the smoothing terms by the total weight separately,
+        # so a zero total weight gives nan (0/0), not inf
+        denominator = row_weight.sum()
+        result = loss.sum() / denominator
+        if smooth is not None:
+            smoothed = smooth.sum() / denominator
+            result = (1.0 - label_smoothing) * result + (label_smoothing / classes) * smoothed
+        result = np.asarray(result, dtype)
+    else:
+        denominator = 1.0
+        if smooth is not None:
+            loss = (1.0 - label_smoothing) * loss + (label_smoothing / classes) * smooth
+        if reduction == "sum":
+            result = np.asarray(loss.sum(), dtype)
+        else:
+            result = loss.astype(dtype, copy=False)
+    return round_to(result, array.dtype), log_probs, denominator
+
 
 def _target_distribution(
     indices: np.ndarray,
-    weight: Tensor | None,
+    weight: np.ndarray | None,
     ignore_index: int,
     label_smoothing: float,
     classes: int,
     dtype: np.dtype,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The weighted target rows q (M, C) that the loss is -sum(q * log_probs), and their sums."""
+    """The weighted target rows q (M, C) that the loss is -sum(q * log_probs), and their sums
+    (`weight`: the class weights' array, or None)."""
     row_weight, safe, ignored = _target_weights(indices, weight, ignore_index, dtype)
     rows = np.arange(indices.shape[0])
     distribution = np.zeros((indices.shape[0], classes), dtype)
     distribution[rows, safe] = (1.0 - label_smoothing) * row_weight
     if label_smoothing > 0.0:
-        class_weight = np.ones(classes, dtype) if weight is None else weight._data.astype(dtype)
+        class_weight = np.ones(classes, dtype) if weight is None else weight.astype(dtype)
         valid = np.ones(indices.shape, dtype) if ignored is None else (~ignored).astype(dtype)
         distribution += np.outer(valid, class_weight * (label_smoothing / classes))
     return distribution, distribution.sum(axis=1, keepdims=True)
@@ -439,44 +478,11 @@ class CrossEntropyBackward(Function):
     ):
         ctx.save_for_backward(grad_output, x, target, weight)
         ctx.config = (ignore_index, reduction, smoothing, denom, class_last)
-        # float16 and bfloat16: computed in float32 from the rounded log-probabilities, with
-        # the gradient of the log-probabilities rounded as PyTorch's nll_loss backward rounds
-        # it, and the result rounded once
-        x_dtype = x._data.dtype
-        if log_probs is None:
-            log_probs = _log_softmax_rows(x._data, class_last)
-        dtype = log_probs.dtype
-        scale = widen(grad_output._data).astype(dtype, copy=False) / denom
-        scale = round_to(scale, x_dtype).astype(dtype, copy=False)
-        if reduction == "none":
-            scale = scale[:, None]
-        indices = target._data
-        row_weight, safe, ignored = _target_weights(indices, weight, ignore_index, dtype)
-        if smoothing == 0.0 and weight is None and ignored is None:
-            # the common case: q is the one-hot target and sum(q) = 1
-            grad = np.exp(log_probs)
-            grad *= scale
-            grad[np.arange(indices.shape[0]), safe] -= np.broadcast_to(scale, (len(safe), 1))[:, 0]
-            return _wrap(round_to(grad, x_dtype))
-        # G - softmax * sum(G) with G = d loss / d log_probs, built as PyTorch builds it: an
-        # ignored row's G is exactly 0 and a class outside the target gets no nll term, so a
-        # zero total weight (an infinite scale) gives 0 for ignored rows where PyTorch does
-        # and nan where PyTorch does, not 0 * inf everywhere
-        rows = np.arange(indices.shape[0])
-        row_scale = np.broadcast_to(scale, (len(safe), 1))[:, 0]
-        if ignored is not None:
-            row_scale = np.where(ignored, 0.0, row_scale)
-        grad_log_probs = np.zeros(log_probs.shape, dtype)
-        grad_log_probs[rows, safe] = -(1.0 - smoothing) * row_weight * row_scale
-        if smoothing > 0.0:
-            classes = log_probs.shape[1]
-            class_weight = np.ones(classes, dtype) if weight is None else weight._data.astype(dtype)
-            grad_log_probs -= np.outer(row_scale, class_weight * (smoothing / classes))
-        grad_log_probs = round_to(grad_log_probs, x_dtype).astype(dtype, copy=False)
-        grad = np.exp(log_probs)
-        grad *= -grad_log_probs.sum(axis=1, keepdims=True)
-        grad += grad_log_probs
-        return _wrap(round_to(grad.astype(dtype, copy=False), x_dtype))
+        grad = _cross_entropy_gradient(
+            grad_output._data, x._data, target._data, _array_or_none(weight), log_probs,
+            ignore_index, reduction, smoothing, denom, class_last,
+        )  # fmt: skip
+        return _wrap(grad)
 
     @staticmethod
     def backward(ctx, grad_grad):
@@ -484,7 +490,7 @@ class CrossEntropyBackward(Function):
         ignore_index, reduction, smoothing, denom, _ = ctx.config
         dtype = x._data.dtype
         distribution, total = _target_distribution(
-            target._data, weight, ignore_index, smoothing, x.shape[1], dtype
+            target._data, _array_or_none(weight), ignore_index, smoothing, x.shape[1], dtype
         )
         total_tensor = _wrap(total)
         probabilities = softmax(x, 1)
@@ -504,6 +510,51 @@ class CrossEntropyBackward(Function):
             weighted = (grad_grad * probabilities).sum(1, keepdim=True)
             grad_x = probabilities * (grad_grad - weighted) * (scale * total_tensor)
         return grad_grad_output, grad_x, None, None, None, None, None, None, None, None
+
+
+def _cross_entropy_gradient(g: np.ndarray, x: np.ndarray, indices: np.ndarray,
+                            weight: np.ndarray | None, log_probs: np.ndarray | None,
+                            ignore_index: int, reduction: str, smoothing: float, denom: Any,
+                            class_last: bool) -> np.ndarray:  # fmt: skip
+    """CrossEntropyBackward's array, from the incoming gradient's, the rows', the targets'
+    and the class weights' arrays (log_probs: the forward's, or None to compute them)."""
+    # float16 and bfloat16: computed in float32 from the rounded log-probabilities, with
+    # the gradient of the log-probabilities rounded as PyTorch's nll_loss backward rounds
+    # it, and the result rounded once
+    x_dtype = x.dtype
+    if log_probs is None:
+        log_probs = _log_softmax_rows(x, class_last)
+    dtype = log_probs.dtype
+    scale = widen(g).astype(dtype, copy=False) / denom
+    scale = round_to(scale, x_dtype).astype(dtype, copy=False)
+    if reduction == "none":
+        scale = scale[:, None]
+    row_weight, safe, ignored = _target_weights(indices, weight, ignore_index, dtype)
+    if smoothing == 0.0 and weight is None and ignored is None:
+        # the common case: q is the one-hot target and sum(q) = 1
+        grad = np.exp(log_probs)
+        grad *= scale
+        grad[np.arange(indices.shape[0]), safe] -= np.broadcast_to(scale, (len(safe), 1))[:, 0]
+        return round_to(grad, x_dtype)
+    # G - softmax * sum(G) with G = d loss / d log_probs, built as PyTorch builds it: an
+    # ignored row's G is exactly 0 and a class outside the target gets no nll term, so a
+    # zero total weight (an infinite scale) gives 0 for ignored rows where PyTorch does
+    # and nan where PyTorch does, not 0 * inf everywhere
+    rows = np.arange(indices.shape[0])
+    row_scale = np.broadcast_to(scale, (len(safe), 1))[:, 0]
+    if ignored is not None:
+        row_scale = np.where(ignored, 0.0, row_scale)
+    grad_log_probs = np.zeros(log_probs.shape, dtype)
+    grad_log_probs[rows, safe] = -(1.0 - smoothing) * row_weight * row_scale
+    if smoothing > 0.0:
+        classes = log_probs.shape[1]
+        class_weight = np.ones(classes, dtype) if weight is None else weight.astype(dtype)
+        grad_log_probs -= np.outer(row_scale, class_weight * (smoothing / classes))
+    grad_log_probs = round_to(grad_log_probs, x_dtype).astype(dtype, copy=False)
+    grad = np.exp(log_probs)
+    grad *= -grad_log_probs.sum(axis=1, keepdims=True)
+    grad += grad_log_probs
+    return round_to(grad.astype(dtype, copy=False), x_dtype)
 
 
 def _restore_shape(loss: Tensor, target: Tensor, reduction: str) -> Tensor:
@@ -532,7 +583,9 @@ def nll_loss(
     kernel = "nll_loss_out_frame" if input.ndim <= 2 else "nll_loss2d_forward_out_frame"
     _check_float_kernel(kernel, input)
     dtype = rows._data.dtype
-    row_weight, safe, ignored = _target_weights(indices._data, weight, ignore_index, dtype)
+    row_weight, safe, ignored = _target_weights(
+        indices._data, _array_or_none(weight), ignore_index, dtype
+    )
     picked = rows.gather(1, _wrap(safe.reshape(-1, 1))).reshape(-1)
     loss = -picked * _wrap(row_weight)
     if ignored is not None:

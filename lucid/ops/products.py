@@ -13,6 +13,7 @@ from lucid._core import dtypes
 from lucid._core.arguments import argument_error, raise_argument_error
 from lucid._core.dtypes import C_TYPE_NAMES
 from lucid._core.function import HOLOMORPHIC, OWN_COMPLEX_RULE, Function
+from lucid._core.grad_mode import local_state
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops._common import (
     _require_named_tensors,
@@ -339,6 +340,33 @@ class Addmm(Function):
         return _wrap(round_to(product, low))
 
     @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # the Linear case of forward and of the array backward (lucid/_dynamo/flat.py)
+        bias, x, w, beta, alpha = args
+        dtype = x.dtype
+        if alpha != 1 or beta != 1 or dtype.kind != "f" or dtype.itemsize < 4:
+            return None
+        if x.ndim != 2 or w.ndim != 2 or w.dtype is not dtype or bias.dtype is not dtype:
+            return None
+        if needs_input_grad[0] and bias.shape != w.shape[1:]:
+            return None
+
+        def forward(bias, x, w, beta, alpha):
+            product = np.matmul(x, w)
+            product += bias
+            return product
+
+        def backward(grad, out, bias, x, w, beta, alpha):
+            grad_bias, grad_mat1, grad_mat2, transposed = _addmm_gradients(
+                grad, x, w, needs_input_grad, (grad, x, w)
+            )
+            if transposed:
+                grad_mat2 = grad_mat2.swapaxes(-1, -2)
+            return grad_bias, grad_mat1, grad_mat2, None, None
+
+        return forward, backward, None
+
+    @staticmethod
     def backward(ctx, grad_output):
         mat1, mat2 = ctx.saved_tensors
         if backward_on_arrays():
@@ -359,33 +387,56 @@ class Addmm(Function):
 
 def _addmm_backward_arrays(ctx, grad_output, mat1, mat2):
     """Addmm's backward on arrays for a Linear layer's case (scales 1, float32/float64
-    operands of one dtype, a bias of the product's last dim or none): the sum and the two
-    products the op path computes (SumDim's and Mm's forwards, operands in the same layouts),
-    each handing on its own flags. None where the op path is needed."""
+    operands of one dtype, a bias of the product's last dim or none). None where the op path
+    is needed."""
     g, x, w = grad_output._data, mat1._data, mat2._data
     if ctx.alpha != 1 or ctx.beta != 1 or g.ndim != 2 or g.dtype.kind != "f":
         return None
     if g.dtype.itemsize < 4 or x.dtype is not g.dtype or w.dtype is not g.dtype:
         return None
-    needs_bias, needs_mat1, needs_mat2 = ctx.needs_input_grad[:3]
-    if needs_bias and ctx.bias_shape != g.shape[1:]:
+    if ctx.needs_input_grad[0] and ctx.bias_shape != g.shape[1:]:
         return None
+    grad_bias, grad_mat1, grad_mat2, transposed = _addmm_gradients(
+        g, x, w, ctx.needs_input_grad, (grad_output, mat1, mat2)
+    )
+    grads = [None if grad is None else _wrap(grad) for grad in (grad_bias, grad_mat1, grad_mat2)]
+    if transposed:
+        # the view as the op path makes it (`mT`), whose base the engine may keep as `.grad`
+        # without a copy
+        grads[2] = grads[2].mT
+    return (*grads, None, None)
+
+
+def _addmm_gradients(g, x, w, needs_input_grad, operands):
+    """The bias, mat1 and mat2 gradient arrays (None where not needed) that the op path
+    computes: SumDim's and Mm's forwards, operands in the same layouts, each handing on its
+    own flags with its `operands` (grad_output, mat1, mat2: tensors, or the arrays); and
+    whether mat2's is its transpose (the caller's to view as mat2's)."""
+    grad_output, mat1, mat2 = operands
+    needs_bias, needs_mat1, needs_mat2 = needs_input_grad[:3]
     grad_bias = grad_mat1 = grad_mat2 = None
+    transposed = False
     if needs_bias:
-        grad_bias = _wrap(np.add.reduce(g, (0,), None, None, False))
-        finish_array_backward(SumDim, (grad_output,), (grad_bias,))
+        grad_bias = np.add.reduce(g, (0,), None, None, False)
+        _hand_on_flags(SumDim, (grad_output,), grad_bias)
     if needs_mat1:
-        grad_mat1 = _wrap(_product(g, w.swapaxes(-1, -2)))
-        finish_array_backward(Mm, (grad_output, mat2), (grad_mat1,))
+        grad_mat1 = _product(g, w.swapaxes(-1, -2))
+        _hand_on_flags(Mm, (grad_output, mat2), grad_mat1)
     if needs_mat2:
-        # _matrix_grad_in_layout_of's choice, on arrays; the transposed product is its view
-        # as there (`mT`), so that the weight's gradient is still kept without a copy
-        if w.flags.f_contiguous and not w.flags.c_contiguous:
-            grad_mat2 = _wrap(_product(g.swapaxes(-1, -2), x)).mT
+        # _matrix_grad_in_layout_of's choice, on arrays
+        transposed = w.flags.f_contiguous and not w.flags.c_contiguous
+        if transposed:
+            grad_mat2 = _product(g.swapaxes(-1, -2), x)
         else:
-            grad_mat2 = _wrap(_product(x.swapaxes(-1, -2), g))
-        finish_array_backward(Mm, (grad_output, mat1), (grad_mat2,))
-    return grad_bias, grad_mat1, grad_mat2, None, None
+            grad_mat2 = _product(x.swapaxes(-1, -2), g)
+        _hand_on_flags(Mm, (grad_output, mat1), grad_mat2)
+    return grad_bias, grad_mat1, grad_mat2, transposed
+
+
+def _hand_on_flags(function: type, operands: tuple, output: np.ndarray) -> None:
+    if local_state.pending_flags is not None:
+        inputs = tuple(o if isinstance(o, TensorBase) else _wrap(o) for o in operands)
+        finish_array_backward(function, inputs, (_wrap(output),))
 
 
 @autocast_op

@@ -306,6 +306,22 @@ class Mean(Function):
         grad = shape_ops.expand(grad_output / math.prod(ctx.shape), ctx.shape)
         return _as_dtype(grad, ctx.input_dtype), None
 
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # without a dtype: the same mean, and the gradient's quotient (the division op's
+        # np.true_divide) broadcast (expand's view)
+        x, dtype = args
+        if dtype is not None or x.dtype.kind != "f" or x.dtype.itemsize < 4 or not x.size:
+            return None
+        shape = x.shape
+        count = math.prod(shape)
+
+        def backward(grad, out, x, dtype):
+            return np.broadcast_to(np.true_divide(grad, count), shape), None
+
+        forward = lambda x, dtype: _mean_array(x, None, False, None)  # noqa: E731
+        return forward, backward, arithmetic_ops.DivScalar
+
 
 class MeanDim(Function):
     """Mean over some dims."""

@@ -270,6 +270,19 @@ class Unsqueeze(Function):
     def backward(ctx, grad_output):
         return View.apply(grad_output, ctx.input_shape), None
 
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # forward's reshape, and View's reshape back (lucid/_dynamo/flat.py)
+        x, dim = args
+        if x.dtype.kind == "c":
+            return None
+        shape = x.shape
+
+        def backward(grad, out, x, dim):
+            return grad.reshape(shape), None
+
+        return (lambda x, dim: x.reshape(shape[:dim] + (1,) + shape[dim:])), backward, View
+
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a dimension of size 1 at `dim`."""
@@ -351,6 +364,13 @@ class T(Function):
     @staticmethod
     def backward(ctx, grad_output):
         return T.apply(grad_output)
+
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # the views forward and backward make (lucid/_dynamo/flat.py)
+        if args[0].dtype.kind == "c":
+            return None
+        return (lambda x: x.T), (lambda grad, out, x: (grad.T,)), T
 
 
 def t(input: Tensor) -> Tensor:
