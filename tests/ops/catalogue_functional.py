@@ -319,9 +319,10 @@ def _attention_call(library_functional: Any, need_weights: bool = False) -> Any:
     return call
 
 
-# PyTorch's gradient at a nan input of these activations depends on where the element sits: its
-# vectorized loop body gives 0 (hardshrink, softshrink, hardtanh) or nan (elu, celu), the loop's
-# tail passes the gradient through, and a (3, 4) input has elements in both. lucid gives one
+# PyTorch's gradient at a nan input of these activations depends on where the element sits:
+# its vectorized loop body gives 0 (hardshrink, softshrink, hardtanh) or nan (elu, celu,
+# selu_), the loop's tail passes the gradient through, and a (3, 4) input has elements in
+# both (how many, the CPU's vector width decides). lucid gives one
 # answer everywhere, so these rows leave out the extreme values (as tests/ops/catalogue_nn.py's
 # activations do).
 _NAN_GRADIENT_BY_POSITION = {"extremes": False}
@@ -385,7 +386,7 @@ ROWS: list[OpCase] = [
         0.5,
         **_NAN_GRADIENT_BY_POSITION,
     ),
-    _inplace("selu_", lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE)),
+    _inplace("selu_", lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE), **_NAN_GRADIENT_BY_POSITION),
     _inplace("leaky_relu_", lambda x, slope: np.where(x > 0, x, slope * x), 0.2),
     # ------------------------------------------------------------------- softmax
     _functional(
