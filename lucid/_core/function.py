@@ -472,6 +472,14 @@ def _pack_saved(ctx: Node, outputs: tuple) -> None:
     saved = ctx.to_save
     if len(outputs) == 1:
         output = outputs[0]
+        if len(saved) == 1 and saved[0] is output:
+            # An op that keeps its output alone (exp, tanh, sigmoid, softmax): the general
+            # path's result, without its loop.
+            ctx.saved = (_alias(output),)
+            ctx.saved_versions = (output._version_counter[0],)
+            ctx.saved_output_nrs = (0,)
+            ctx.to_save = None
+            return
         for tensor in saved:
             if tensor is output or (tensor is not None and not isinstance(tensor, TensorBase)):
                 break
