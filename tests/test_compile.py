@@ -241,6 +241,39 @@ def test_a_hand_written_sgd_step_replays_flat_bitwise_and_bumps_versions():
     assert _replays(compiled).flat is not None
 
 
+def test_an_update_of_parameters_from_outside_the_call_replays_flat_and_bitwise():
+    eager_params, compiled_params = _hand_written_params(2), _hand_written_params(2)
+
+    def closing_over(params):
+        def step(x, y):
+            return _hand_written_step(params, x, y)
+
+        return step
+
+    eager, compiled = closing_over(eager_params), lucid.compile(closing_over(compiled_params))
+    for index in range(4):
+        x, y = _batch((6, 12), 5)(index)
+        _assert_bitwise(_arrays([eager(x, y)]), _arrays([compiled(x, y)]))
+        _assert_bitwise(_arrays(eager_params), _arrays(compiled_params))
+        assert [p._version for p in eager_params] == [p._version for p in compiled_params]
+    assert _replays(compiled).flat is not None
+
+
+def test_a_returned_gradient_is_the_tensor_itself():
+    x = lucid.rand(4, requires_grad=True)
+
+    def step(x):
+        x.grad = None
+        (x * 2.0).sum().backward()
+        return x.grad
+
+    compiled = lucid.compile(step)
+    for _ in range(3):
+        returned = compiled(x)
+        assert returned is x.grad
+    np.testing.assert_array_equal(returned.numpy(), np.full(4, 2.0, np.float32))
+
+
 def test_an_update_that_overflows_in_a_flat_replay_is_named_as_in_eager():
     x, y = _batch((6, 12), 5)(0)
 
