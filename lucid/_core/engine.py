@@ -277,15 +277,32 @@ def _count_dependencies(root_edges: list, executes: set | None, captures: dict |
         else:
             dependencies[node] = 1
             stack.append(node)
+    if executes is None:
+        # every node runs (backward() without inputs=): the walk with one lookup per edge
+        get = dependencies.get
+        while stack:
+            for edge in stack.pop().input_edges:
+                if edge is None:
+                    continue
+                child = edge[0]
+                if child is None:
+                    continue
+                count = get(child)
+                if count is None:
+                    dependencies[child] = 1
+                    stack.append(child)
+                else:
+                    dependencies[child] = count + 1
+        return dependencies
     while stack:
         node = stack.pop()
-        if executes is not None and node not in executes:
+        if node not in executes:
             continue
         for edge in node.input_edges:
             if edge is None or edge[0] is None:
                 continue
             child = edge[0]
-            if executes is not None and child not in executes and child not in captures:
+            if child not in executes and child not in captures:
                 continue
             if child in dependencies:
                 dependencies[child] += 1
