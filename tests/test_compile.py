@@ -157,19 +157,25 @@ def test_an_op_without_array_kernels_keeps_the_lean_replay():
     assert _replays_lean(compiled) and _replays(compiled).flat is None
 
 
-def _births_recorded_and_replayed(step, *args, make_args=None):
-    """The birth each of three calls reports (`make_args()`'s arguments, made anew per call,
-    where the step changes its own): the same facts, the replayed one returned."""
-    compiled = lucid.compile(step)
+def _reported_births(compiled, make_args):
+    """The births three calls report, each with `make_args()` and a fresh sentinel: recorded
+    (eager), replayed lean (the flat form is built), flat (asserted)."""
     events = []
-    for call in range(3):  # recorded (eager), replayed lean (the flat form is built), flat
+    for call in range(3):
         if call == 2:
             assert _replays(compiled).flat is not None
         reset_sentinel()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            compiled(*(args if make_args is None else make_args()))
+            compiled(*make_args())
         events += [w.message.event for w in caught if isinstance(w.message, NonFiniteWarning)]
+    return events
+
+
+def _births_recorded_and_replayed(step, *args, make_args=None):
+    """The birth each of three calls reports (`make_args()`'s arguments, made anew per call,
+    where the step changes its own): the same facts, the replayed one returned."""
+    events = _reported_births(lucid.compile(step), make_args or (lambda: args))
     recorded, lean, replayed = events
     facts = [(e.op, e.phase, e.filename, e.lineno, e.step, e.mechanism) for e in events]
     assert facts[0] == facts[1] == facts[2] and recorded.filename == __file__
@@ -318,15 +324,7 @@ def test_a_nan_in_the_batch_of_a_flat_replay_is_named_the_input():
     x = lucid.ones(2, 4)
     x[0, 1] = float("nan")
     y = lucid.tensor([0, 2])
-    compiled = lucid.compile(step)
-    events = []
-    for _ in range(3):  # recorded, lean (the flat form is built), flat
-        reset_sentinel()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            compiled(x, y)
-        events += [w.message.event for w in caught if isinstance(w.message, NonFiniteWarning)]
-    assert _replays(compiled).flat is not None
+    events = _reported_births(lucid.compile(step), lambda: (x, y))
     # the line where the batch entered the model, as recorded; each call is a step
     facts = [(e.op, e.phase, e.filename, e.lineno, e.step) for e in events]
     line = step.__code__.co_firstlineno + 2
@@ -358,6 +356,54 @@ def test_a_transformer_block_with_dropout_equals_eager():
     compiled = _train_twins(Block, _batch((3, 5, 16), 4),
                             lambda p: lucid.optim.AdamW(p, lr=1e-3))  # fmt: skip
     assert _replays_lean(compiled)
+
+
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+def test_a_transformer_block_replays_flat_and_bitwise(activation):
+    def build():
+        return nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True,
+                                          norm_first=True, activation=activation)  # fmt: skip
+
+    eager_layer, compiled_layer = _twin_models(build)
+    mask = lucid.tensor(np.triu(np.full((5, 5), -np.inf, np.float32), 1))
+
+    def step(layer, x):
+        layer.zero_grad()
+        x.grad = None
+        layer(x, src_mask=mask, is_causal=True).sum().backward()
+
+    compiled = lucid.compile(step)
+    for index in range(4):
+        data = np.random.default_rng(index).standard_normal((3, 5, 16)).astype(np.float32)
+        x, twin = lucid.tensor(data, requires_grad=True), lucid.tensor(data, requires_grad=True)
+        step(eager_layer, x)
+        compiled(compiled_layer, twin)
+        _assert_bitwise(_arrays([x.grad]), _arrays([twin.grad]))
+        _assert_bitwise(_arrays([p.grad for p in eager_layer.parameters()]),
+                        _arrays([p.grad for p in compiled_layer.parameters()]))  # fmt: skip
+    # layer norm, attention (their forwards keep what their backwards read), unbind's several
+    # outputs, the views and exact GELU: on arrays
+    assert _replays(compiled).flat is not None
+
+
+def test_a_forward_birth_in_a_flat_transformer_block_is_named_as_in_eager():
+    lucid.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True,
+                                       norm_first=True)  # fmt: skip
+    with lucid.no_grad():
+        layer.linear2.weight.fill_(1e38)  # finite, but its products' sums overflow
+    data = np.random.default_rng(0).standard_normal((2, 3, 16)).astype(np.float32)
+
+    def step(layer, x):
+        layer.zero_grad()
+        layer(x).sum().backward()
+
+    events = _reported_births(lucid.compile(step), lambda: (layer, lucid.tensor(data)))
+    facts = [(e.phase, e.mechanism, e.module_path, e.filename, e.lineno, e.step) for e in events]
+    line = step.__code__.co_firstlineno + 2
+    assert facts == [("forward", "overflow", "linear2", __file__, line, n) for n in range(3)]
+    # the flat replay names the op as the lean one does
+    assert events[2].op == events[1].op
 
 
 def test_an_lstm_and_a_char_transformer_equal_eager():

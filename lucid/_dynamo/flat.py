@@ -37,36 +37,44 @@ from lucid._core.sentinel import enter_model, leave_model
 from lucid._core.tensor import TensorBase, _wrap
 
 _FORWARD, _BACKWARD, _SET_GRAD, _READ_GRAD, _CALL, _ALIAS, _ENTER, _LEAVE = range(8)
+# forwards that also keep values for their backward, or make several outputs
+_FORWARD_KEEPING, _FORWARD_SEVERAL = range(8, 10)
 _new_node = object.__new__
 
 
 class _FlatOp:
-    """One op: its kernels, where its arguments and output live, and how to name it; for an
-    in-place op, the tensor it writes (an argument's index among the call's inputs, or the
-    tensor itself), whose version it bumps as eager does."""
+    """One op: its kernels, where its arguments and output live (`outs`: the slots of an op
+    of several outputs), and how to name it; for an in-place op, the tensor it writes (an
+    argument's index among the call's inputs, or the tensor itself), whose version it bumps
+    as eager does; for one whose forward keeps values for its backward (the 4th item of its
+    kernels true), the slot they are kept in until its backward has run."""
 
-    __slots__ = ("forward", "backward", "stands_for", "getter", "out", "prototype", "site",
-                 "target")  # fmt: skip
+    __slots__ = ("forward", "backward", "stands_for", "getter", "out", "outs", "keep",
+                 "prototype", "site", "target")  # fmt: skip
 
-    def __init__(self, kernels: tuple, getter: Any, out: int, prototype: dict, site: Any,
+    def __init__(self, kernels: tuple, getter: Any, out: Any, prototype: dict, site: Any,
                  target: Any = None):  # fmt: skip
-        self.forward, self.backward, self.stands_for = kernels
+        self.forward, self.backward, self.stands_for = kernels[:3]
         self.getter = getter
-        self.out = out
+        self.out = out if out.__class__ is int else None
+        self.outs = None if out.__class__ is int else out
+        self.keep = None
         self.prototype = prototype
         self.site = site
         self.target = target
 
 
 class _FlatPass:
-    """One backward pass: the root's slot, and per step (op, routes) or (None, sink, the
-    leaf's argument slot or None), routes being (input index, step position) pairs."""
+    """One backward pass: the root's slot, and per step (op, routes, output metadata) or
+    (None, sink, the leaf's argument slot or None), routes being (input index, step
+    position, output number) triples; `sizes` gives each step's number of outputs."""
 
-    __slots__ = ("root", "steps")
+    __slots__ = ("root", "steps", "sizes")
 
-    def __init__(self, root: int, steps: list) -> None:
+    def __init__(self, root: int, steps: list, sizes: list) -> None:
         self.root = root
         self.steps = steps
+        self.sizes = sizes
 
 
 class FlatProgram:
@@ -167,13 +175,14 @@ class _Builder:
             # the sentinel's count of the model's calls, and its look at the batch: the
             # arguments are the call's own tensors (or from before it)
             _, module, args, kwargs, frames = entry
-            if kwargs or any(arg.__class__ is kinds.sequence for arg in args):
+            given = (*args, *kwargs.values())
+            if any(value.__class__ is kinds.sequence for value in given):
                 return None
-            are_slots = tuple(arg.__class__ is kinds.slot for arg in args)
-            targets = tuple(self._tensor_of(a) if slot else a for a, slot in zip(args, are_slots))
+            are_slots = tuple(value.__class__ is kinds.slot for value in given)
+            targets = tuple(self._tensor_of(v) if slot else v for v, slot in zip(given, are_slots))
             if any(slot and target is None for target, slot in zip(targets, are_slots)):
                 return None
-            return (_ENTER, (module, targets, are_slots, frames))
+            return (_ENTER, (module, targets, are_slots, len(args), tuple(kwargs), frames))
         if kind == kinds.leave:
             # (the output's slot, or None and what the sentinel is given: a tensor from
             # before the call, or nothing it looks at)
@@ -194,15 +203,26 @@ class _Builder:
         _, function, getter, kwargs, outputs, site, prototype, context_slot, out = entry
         # the class's own: an in-place form inherits its op's kernels, which do not write
         builder = vars(function).get("flat_kernels")
-        if builder is None or out is False or kwargs or getter.__class__ is tuple:
+        if builder is None or kwargs or getter.__class__ is tuple:
             return None
+        if out is False:
+            # several outputs (unbind's views), each in a slot of its own
+            if function._has_setup_context or len(outputs) < 2 or None in outputs:
+                return None
+            out = tuple(slot.index for slot in outputs)
         args = getter(self.record_values)
         arrays = tuple(a._data if isinstance(a, TensorBase) else a for a in args)
         kernels = builder(arrays, prototype["needs_input_grad"])
         if kernels is None:
             return None
         op = self.ops[context_slot] = _FlatOp(kernels, getter, out, prototype, site)
-        return (_FORWARD, op)
+        if len(kernels) > 3 and kernels[3]:
+            if op.outs is not None:
+                return None
+            op.keep = len(self.record_values) + len(self.extra)
+            self.extra.append(None)
+            return (_FORWARD_KEEPING, op)
+        return (_FORWARD if op.outs is None else _FORWARD_SEVERAL, op)
 
     def _op(self, entry: tuple) -> tuple | None:
         """An op that records no graph (its inputs need no gradient, or grad mode is off):
@@ -239,6 +259,10 @@ class _Builder:
         prototype = {"function": function, "is_recording": False,
                      "needs_input_grad": (False,) * len(args)}  # fmt: skip
         op = _FlatOp(kernels, getter, outputs[0].index, prototype, site, target)
+        if len(kernels) > 3 and kernels[3]:
+            op.keep = len(self.record_values) + len(self.extra)  # kept for no backward
+            self.extra.append(None)
+            return (_FORWARD_KEEPING, op)
         return (_FORWARD, op)
 
 
@@ -259,12 +283,16 @@ def _single(index: int) -> Any:
 
 def _flat_pass(plan: Any, ops: dict, record_values: list) -> _FlatPass | None:
     steps: list = []
+    sizes: list = []
     for context_slot, function, routes, _, output_meta in plan.steps:
         if context_slot is None:  # a leaf's sink; `routes` holds its argument slot or None
             steps.append((None, function, routes))
+            sizes.append(1)
             continue
         op = ops.get(context_slot)
-        if op is None or len(output_meta) != 1:
+        if op is None or len(output_meta) != (1 if op.outs is None else len(op.outs)):
+            return None
+        if None in output_meta:
             return None
         args = op.getter(record_values)
         flat_routes = []
@@ -272,13 +300,16 @@ def _flat_pass(plan: Any, ops: dict, record_values: list) -> _FlatPass | None:
             arg = args[input_index]
             # the kernels give each gradient its input's shape and dtype: eager's conform
             # step would do nothing
-            if not isinstance(arg, TensorBase) or output_nr != 0:
+            if not isinstance(arg, TensorBase):
                 return None
             if arg._data.shape != shape or arg._data.dtype != dtype:
                 return None
-            flat_routes.append((input_index, target))
-        steps.append((op, tuple(flat_routes)))
-    return _FlatPass(plan.root, steps)
+            flat_routes.append((input_index, target, output_nr))
+        steps.append((op, tuple(flat_routes), output_meta))
+        sizes.append(len(output_meta))
+    if plan.root_output_nr != 0 or sizes[0] != 1:
+        return None
+    return _FlatPass(plan.root, steps, sizes)
 
 
 def replay_flat(program: FlatProgram, values: list, inputs: list, grad_mode: bool) -> None:
@@ -297,6 +328,17 @@ def replay_flat(program: FlatProgram, values: list, inputs: list, grad_mode: boo
             values[op.out] = op.forward(*op.getter(values))
             if op.target is not None:
                 _tensor(op.target, inputs)._version_counter[0] += 1
+            if state.pending_flags is not None:
+                _forward_flags(op, values, inputs, state)
+        elif kind == _FORWARD_KEEPING:
+            op = payload
+            values[op.out], values[op.keep] = op.forward(*op.getter(values))
+            if state.pending_flags is not None:
+                _forward_flags(op, values, inputs, state)
+        elif kind == _FORWARD_SEVERAL:
+            op = payload
+            for index, array in zip(op.outs, op.forward(*op.getter(values))):
+                values[index] = array
             if state.pending_flags is not None:
                 _forward_flags(op, values, inputs, state)
         elif kind == _BACKWARD:
@@ -324,11 +366,11 @@ def replay_flat(program: FlatProgram, values: list, inputs: list, grad_mode: boo
             source, output = payload
             values[output] = values[source]
         elif kind == _ENTER:
-            module, targets, are_slots, frames = payload
-            args = [_tensor(t, inputs) if slot else t for t, slot in zip(targets, are_slots)]
+            module, targets, are_slots, count, names, frames = payload
+            given = [_tensor(t, inputs) if slot else t for t, slot in zip(targets, are_slots)]
             state.enabled = grad_mode  # the sentinel notes the mode the model ran in
             try:
-                enter_module(module, args, {}, frames)
+                enter_module(module, given[:count], dict(zip(names, given[count:])), frames)
             finally:
                 state.enabled = False
         else:
@@ -373,6 +415,13 @@ def _forward_flags(op: _FlatOp, values: list, inputs: list, state: Any) -> None:
     node = _node(op)
     state.replay_site = op.site
     args = _tensors(op.getter(values))
+    if op.outs is not None:
+        outputs = tuple(_wrap(values[index]) for index in op.outs)
+        try:
+            observers.after_forward(node, args, outputs)
+        finally:
+            state.replay_site = None
+        return
     output = _wrap(values[op.out])
     if op.target is not None:
         # an in-place op's input and output are its target: the report names that tensor
@@ -387,10 +436,11 @@ def _forward_flags(op: _FlatOp, values: list, inputs: list, state: Any) -> None:
 
 def _backward(plan: _FlatPass, values: list, inputs: list, state: Any) -> None:
     root = values[plan.root]
-    steps = plan.steps
+    steps, sizes = plan.steps, plan.sizes
     sinks = {id(step): sink_now(step[1], step[2], inputs) for step in steps if step[0] is None}
     # the nodes the sentinel's root and end-of-pass checks look for births and leaves in
     nodes = dict.fromkeys(sinks.values(), 0)
+    # a step's gradient: an array, or for an op of several outputs a list of them
     buffers: list = [None] * len(steps)
     buffers[0] = np.ones(root.shape, root.dtype)
     with backward_pass(_wrap(root), nodes, state):
@@ -407,30 +457,50 @@ def _backward(plan: _FlatPass, values: list, inputs: list, state: Any) -> None:
                 leaf_grads = None
                 continue
             args = op.getter(values)
+            if op.outs is None:
+                out = values[op.out]
+            else:
+                # zeros for outputs no gradient reached, as eager materializes them
+                grad = [np.zeros(*meta) if g is None else g for g, meta in zip(grad, step[2])]
+                out = tuple(values[index] for index in op.outs)
+            # what the forward kept lives until its backward
+            kept = () if op.keep is None else (values[op.keep],)
             if op.stands_for is None:
                 # a backward of several array pieces hands each one's flags to the sentinel
                 # itself (as `finish_array_backward` does in eager), as its node's
                 node = _node(op)
                 nodes[node] = 0
                 state.backward_node = node
-                grads = op.backward(grad, values[op.out], *args)
+                grads = op.backward(grad, out, *kept, *args)
                 state.backward_node = None
             else:
-                grads = op.backward(grad, values[op.out], *args)
+                grads = op.backward(grad, out, *kept, *args)
                 if state.pending_flags is not None:
-                    _backward_flags(op, grad, grads, args, values[op.out], state, nodes)
-            for input_index, target in step[1]:
+                    _backward_flags(op, grad, grads, args, out, state, nodes)
+            if kept:
+                values[op.keep] = kept = None
+            for input_index, target, output_nr in step[1]:
                 result = grads[input_index]
                 if result is None:
                     continue
-                existing = buffers[target]
-                if existing is None:
-                    buffers[target] = result
-                    continue
-                total = buffers[target] = np.add(existing, result)
+                if sizes[target] == 1:
+                    existing = buffers[target]
+                    if existing is None:
+                        buffers[target] = result
+                        continue
+                    total = buffers[target] = np.add(existing, result)
+                else:
+                    several = buffers[target]
+                    if several is None:
+                        several = buffers[target] = [None] * sizes[target]
+                    existing = several[output_nr]
+                    if existing is None:
+                        several[output_nr] = result
+                        continue
+                    total = several[output_nr] = np.add(existing, result)
                 if state.pending_flags is not None:
                     _accumulation_flags(steps[target], sinks, result, total, state, nodes)
-            grad = grads = result = existing = total = None
+            grad = grads = result = existing = total = out = args = several = None
 
 
 @contextmanager
@@ -480,7 +550,9 @@ def _backward_flags(op: _FlatOp, grad: Any, grads: tuple, args: tuple, out: Any,
     inner = _new_node(Node)
     inner.function = op.stands_for
     made = tuple(_wrap(g) for g in grads if g is not None)
-    observers.after_forward(inner, _tensors((grad, out) + args), made)
+    # the incoming gradients and the outputs, one by one (an op of several has lists of them)
+    received = (grad, out) if op.outs is None else (*grad, *out)
+    observers.after_forward(inner, _tensors(received + args), made)
 
 
 def _accumulation_flags(target: tuple, sinks: dict, grad: Any, total: Any, state: Any,

@@ -502,6 +502,22 @@ class Gelu(Function):
         return _wrap(round_to(result, x._data.dtype))
 
     @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # exact float32 GELU's forward, keeping the CDF, and GeluBackward's arrays
+        # (lucid/_dynamo/flat.py)
+        x, approximate = args
+        if approximate != "none" or x.dtype != np.float32:
+            return None
+
+        def forward(x, approximate):
+            return _gelu_single(x)
+
+        def backward(grad, out, cdf, x, approximate):
+            return _gelu_gradient(grad, x, cdf), None
+
+        return forward, backward, GeluBackward, True
+
+    @staticmethod
     def backward(ctx, grad_output):
         if ctx.approximate == "none":
             x, cdf = ctx.saved_tensors
@@ -532,21 +548,7 @@ class GeluBackward(Function):
     @staticmethod
     def forward(ctx, grad_output, x, cdf):
         ctx.save_for_backward(grad_output, x, cdf)
-        array, g = widen(x._data), widen(grad_output._data)
-        result = np.empty(array.shape, np.result_type(array, g, cdf._data))
-        flat, g_flat, cdf_flat = array.reshape(-1), g.reshape(-1), cdf._data.reshape(-1)
-        result_flat = result.reshape(-1)
-        for start in range(0, flat.size, _BLOCK):
-            block = slice(start, start + _BLOCK)
-            x_block, out = flat[block], result_flat[block]
-            # g * (Phi(x) + x phi(x)), phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
-            np.multiply(x_block, x_block, out=out)
-            out *= -0.5
-            np.exp(out, out=out)
-            out *= _INV_SQRT_2PI
-            out *= x_block
-            out += cdf_flat[block]
-            out *= g_flat[block]
+        result = _gelu_gradient(widen(grad_output._data), widen(x._data), cdf._data)
         return _wrap(round_to(result, grad_output._data.dtype))
 
     @staticmethod
@@ -559,6 +561,25 @@ class GeluBackward(Function):
             # d/dx (Phi(x) + x phi(x)) = phi(x) (2 - x^2)
             grad_x = grad_grad * grad_output * (_normal_pdf(x) * (2.0 - x * x))
         return grad_grad_output, grad_x, None
+
+
+def _gelu_gradient(g: np.ndarray, array: np.ndarray, cdf: np.ndarray) -> np.ndarray:
+    """g * (Phi(x) + x phi(x)) on arrays, block by block, given the forward's CDF."""
+    result = np.empty(array.shape, np.result_type(array, g, cdf))
+    flat, g_flat, cdf_flat = array.reshape(-1), g.reshape(-1), cdf.reshape(-1)
+    result_flat = result.reshape(-1)
+    for start in range(0, flat.size, _BLOCK):
+        block = slice(start, start + _BLOCK)
+        x_block, out = flat[block], result_flat[block]
+        # phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+        np.multiply(x_block, x_block, out=out)
+        out *= -0.5
+        np.exp(out, out=out)
+        out *= _INV_SQRT_2PI
+        out *= x_block
+        out += cdf_flat[block]
+        out *= g_flat[block]
+    return result
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:

@@ -96,27 +96,30 @@ class ScaledDotProductAttention(Function):
         # the output is rounded once
         q, k, v = widen(query._data), widen(key._data), widen(value._data)
         additive, alive_rows = _attention_mask(mask[0], is_causal, query, key, q.dtype)
-        ndim = max(q.ndim, k.ndim, v.ndim)
-        batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-        keys = k.shape[-2]
-        probabilities_t = np.empty((keys, *batch, q.shape[-2]), dtype=q.dtype)
-        # (*batch, Lk, Lq) views of it: the transposed scores, then probabilities
-        scores_t = np.moveaxis(probabilities_t, 0, -2)
-        np.matmul(k, np.swapaxes(q * q.dtype.type(scale), -1, -2), out=scores_t)
-        if additive is not None:
-            probabilities_t += _keys_first(additive, ndim)
-        by_key = probabilities_t.reshape(keys, probabilities_t.size // max(keys, 1))
-        if keys:
-            # subtract each query's max so large scores don't overflow exp
-            by_key -= by_key.max(axis=0)
-            np.exp(by_key, out=by_key)
-            by_key /= by_key.sum(axis=0)
-        if alive_rows is not None:
-            probabilities_t *= _keys_first(alive_rows, ndim)
+        output, probabilities_t = _attention_arrays(q, k, v, additive, alive_rows, scale)
         ctx.additive, ctx.alive_rows, ctx.scale = additive, alive_rows, scale
         ctx.save_for_backward(query, key, value, _wrap(probabilities_t))
-        output = np.matmul(np.swapaxes(scores_t, -1, -2), v)
         return _wrap(round_to(output, query._data.dtype))
+
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # forward's arrays, keeping the probabilities, and the array backward
+        # (lucid/_dynamo/flat.py)
+        q, k, v = args[:3]
+        if q.dtype.kind != "f" or q.dtype.itemsize < 4 or k.dtype is not q.dtype:
+            return None
+        if v.dtype is not q.dtype:
+            return None
+
+        def forward(q, k, v, mask, is_causal, scale):
+            additive, alive_rows = _attention_mask(mask[0], is_causal, q, k, q.dtype)
+            return _attention_arrays(q, k, v, additive, alive_rows, scale)
+
+        def backward(grad, out, probabilities_t, q, k, v, mask, is_causal, scale):
+            grads = _attention_gradients(grad, q, k, v, probabilities_t, scale, needs_input_grad)
+            return (*grads, None, None, None)
+
+        return forward, backward, ScaledDotProductAttention, True
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -154,19 +157,50 @@ class ScaledDotProductAttention(Function):
         return grad_query, grad_key, grad_value, None, None, None
 
 
+def _attention_arrays(q, k, v, additive, alive_rows, scale):
+    """The attention's output and its probabilities, keys-first (see the class), from the
+    float32/float64 operands' arrays and the mask's additive and alive-row arrays."""
+    ndim = max(q.ndim, k.ndim, v.ndim)
+    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    keys = k.shape[-2]
+    probabilities_t = np.empty((keys, *batch, q.shape[-2]), dtype=q.dtype)
+    # (*batch, Lk, Lq) views of it: the transposed scores, then probabilities
+    scores_t = np.moveaxis(probabilities_t, 0, -2)
+    np.matmul(k, np.swapaxes(q * q.dtype.type(scale), -1, -2), out=scores_t)
+    if additive is not None:
+        probabilities_t += _keys_first(additive, ndim)
+    by_key = probabilities_t.reshape(keys, probabilities_t.size // max(keys, 1))
+    if keys:
+        # subtract each query's max so large scores don't overflow exp
+        by_key -= by_key.max(axis=0)
+        np.exp(by_key, out=by_key)
+        by_key /= by_key.sum(axis=0)
+    if alive_rows is not None:
+        probabilities_t *= _keys_first(alive_rows, ndim)
+    return np.matmul(np.swapaxes(scores_t, -1, -2), v), probabilities_t
+
+
 def _attention_backward_arrays(ctx, grad_output, query, key, value, probabilities_t):
     """The attention gradients on arrays, keys-first like the forward's probabilities;
     taken only when grad mode is off (no create_graph)."""
     dtype = query._data.dtype
     g, p_t = widen(grad_output._data), probabilities_t._data
     q, k, v = widen(query._data), widen(key._data), widen(value._data)
+    grads = _attention_gradients(g, q, k, v, p_t, ctx.scale, ctx.needs_input_grad)
+    rounded = tuple(None if grad is None else _wrap(round_to(grad, dtype)) for grad in grads)
+    return (*rounded, None, None, None)
+
+
+def _attention_gradients(g, q, k, v, p_t, scale, needs_input_grad):
+    """The query, key and value gradient arrays (None where not needed), in the operands'
+    float32/float64, from the forward's keys-first probabilities."""
     keys = p_t.shape[0]
     # P^T per batch entry, (*batch, Lk, Lq)
     p_views = np.moveaxis(p_t, 0, -2)
     grad_query = grad_key = grad_value = None
-    if ctx.needs_input_grad[2]:
-        grad_value = _wrap(round_to(_sum_to_shape(np.matmul(p_views, g), v.shape), dtype))
-    if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
+    if needs_input_grad[2]:
+        grad_value = _sum_to_shape(np.matmul(p_views, g), v.shape)
+    if needs_input_grad[0] or needs_input_grad[1]:
         # dP^T = V g^T, then the softmax backward P * (dP - sum over keys of dP * P), scaled
         grad_t = np.empty_like(p_t)
         grad_views = np.moveaxis(grad_t, 0, -2)
@@ -175,13 +209,12 @@ def _attention_backward_arrays(ctx, grad_output, query, key, value, probabilitie
         by_key, p_by_key = grad_t.reshape(keys, columns), p_t.reshape(keys, columns)
         by_key -= (by_key * p_by_key).sum(axis=0)
         by_key *= p_by_key
-        by_key *= by_key.dtype.type(ctx.scale)
-        if ctx.needs_input_grad[0]:
-            grad_query = np.matmul(np.swapaxes(grad_views, -1, -2), k)
-            grad_query = _wrap(round_to(_sum_to_shape(grad_query, q.shape), dtype))
-        if ctx.needs_input_grad[1]:
-            grad_key = _wrap(round_to(_sum_to_shape(np.matmul(grad_views, q), k.shape), dtype))
-    return grad_query, grad_key, grad_value, None, None, None
+        by_key *= by_key.dtype.type(scale)
+        if needs_input_grad[0]:
+            grad_query = _sum_to_shape(np.matmul(np.swapaxes(grad_views, -1, -2), k), q.shape)
+        if needs_input_grad[1]:
+            grad_key = _sum_to_shape(np.matmul(grad_views, q), k.shape)
+    return grad_query, grad_key, grad_value
 
 
 def _sum_to_shape(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

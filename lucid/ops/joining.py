@@ -256,13 +256,29 @@ class Unbind(Function):
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
-        array = x._data
-        prefix = (slice(None),) * dim
-        return tuple(_wrap(array[prefix + (i, Ellipsis)]) for i in range(array.shape[dim]))
+        return tuple(_wrap(view) for view in _unbind_array(x._data, dim))
 
     @staticmethod
     def backward(ctx, *grad_outputs):
         return Stack.apply(ctx.dim, *grad_outputs), None
+
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # forward's views, and Stack's forward of the gradients, of one dtype here
+        # (lucid/_dynamo/flat.py)
+        x, dim = args
+        if x.dtype.kind == "c" or x.shape[dim] < 2:  # (one slice: a single output)
+            return None
+
+        def backward(grads, outs, x, dim):
+            return np.stack(grads, axis=dim), None
+
+        return _unbind_array, backward, Stack
+
+
+def _unbind_array(array: np.ndarray, dim: int) -> tuple[np.ndarray, ...]:
+    prefix = (slice(None),) * dim
+    return tuple(array[prefix + (i, Ellipsis)] for i in range(array.shape[dim]))
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:

@@ -99,16 +99,10 @@ class _Normalize(Function):
             xhat = (array - mean_array) * rstd
         # xhat is saved for backward, so the output must not share its memory, unless no graph
         # is recorded: then xhat is scaled and shifted in place
-        output = xhat
         in_place = not ctx.is_recording
-        if weight is not None:
-            w = widen(weight._data).reshape(param_shape)
-            output = np.multiply(xhat, w, out=xhat) if in_place else xhat * w
-        if bias is not None:
-            if output is xhat and not in_place:
-                output = xhat + widen(bias._data).reshape(param_shape)
-            else:
-                output += widen(bias._data).reshape(param_shape)
+        w = None if weight is None else widen(weight._data).reshape(param_shape)
+        b = None if bias is None else widen(bias._data).reshape(param_shape)
+        output = _scaled_and_shifted(xhat, w, b, in_place)
         if is_low_precision(x._data.dtype):
             output = round_to(output, x._data.dtype)
         elif output is xhat and not in_place:
@@ -133,6 +127,19 @@ class _Normalize(Function):
         else:
             grads = _normalize_backward_graph(ctx, grad_output, x, weight, bias, rstd)
         return (*grads, None, None, None, None, None)
+
+
+def _scaled_and_shifted(xhat, w, b, in_place):
+    """xhat * w + b (either may be None), into xhat's own memory where `in_place`."""
+    output = xhat
+    if w is not None:
+        output = np.multiply(xhat, w, out=xhat) if in_place else xhat * w
+    if b is not None:
+        if output is xhat and not in_place:
+            output = xhat + b
+        else:
+            output += b
+    return output
 
 
 def _normalize_backward_graph(ctx, grad_output, x, weight, bias, rstd):
@@ -186,7 +193,7 @@ def _normalize_backward_arrays(ctx, grad_output, x, weight, bias, xhat, rstd):
         and len(axes) == 1
         and g.size
     ):
-        grads = _layer_norm_backward_arrays(ctx, g, w, xhat_array, rstd_array)
+        grads = _layer_norm_backward_arrays(ctx.needs_input_grad, g, w, xhat_array, rstd_array)
         return (*_rounded_grads(grads, (x, weight, bias)), None, None, None, None, None)
     if ctx.needs_input_grad[0]:
         grad_xhat = g if w is None else g * w.reshape(param_shape)
@@ -216,7 +223,7 @@ def _rounded_grads(grads, inputs):
     )
 
 
-def _layer_norm_backward_arrays(ctx, g, w, xhat, rstd):
+def _layer_norm_backward_arrays(needs_input_grad, g, w, xhat, rstd):
     """Layer norm over one trailing dim: row sums become GEMVs with the weight folded in."""
     size = g.shape[-1]
     rows = g.reshape(-1, size)
@@ -224,11 +231,11 @@ def _layer_norm_backward_arrays(ctx, g, w, xhat, rstd):
     ones = np.ones(rows.shape[0], g.dtype)
     grad_x = grad_weight = grad_bias = None
     g_xhat = rows * xhat_rows
-    if ctx.needs_input_grad[1]:
+    if needs_input_grad[1]:
         grad_weight = np.matmul(ones, g_xhat)
-    if ctx.needs_input_grad[2]:
+    if needs_input_grad[2]:
         grad_bias = np.matmul(ones, rows)
-    if ctx.needs_input_grad[0]:
+    if needs_input_grad[0]:
         weighted = w is not None
         w = np.ones(size, g.dtype) if w is None else w.reshape(size)
         # row means of grad_xhat = g * w and of grad_xhat * xhat, as matrix-vector products
@@ -248,6 +255,32 @@ def _layer_norm_backward_arrays(ctx, g, w, xhat, rstd):
 
 class NativeLayerNorm(_Normalize):
     _backward_name = "NativeLayerNormBackward0"
+
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # forward's arrays over the last dim, keeping xhat and rstd, and the array backward
+        # of that case (lucid/_dynamo/flat.py)
+        x, weight, bias, group_shape, axes, param_shape, eps, fixed_stats = args
+        if fixed_stats is not None or x.dtype.kind != "f" or x.dtype.itemsize < 4 or not x.size:
+            return None
+        if group_shape != x.shape or axes != (x.ndim - 1,) or param_shape != x.shape[-1:]:
+            return None
+        for parameter in (weight, bias):
+            if parameter is not None and (
+                parameter.dtype is not x.dtype or parameter.shape != param_shape
+            ):
+                return None
+
+        def forward(x, weight, bias, group_shape, axes, param_shape, eps, fixed_stats):
+            xhat, rstd = _normalize_arrays(x, axes, eps)
+            output = _scaled_and_shifted(xhat, weight, bias, False)
+            return (xhat.copy() if output is xhat else output), (xhat, rstd)
+
+        def backward(grad, out, kept, x, weight, *config):
+            grads = _layer_norm_backward_arrays(needs_input_grad, grad, weight, *kept)
+            return (*grads, None, None, None, None, None)
+
+        return forward, backward, NativeLayerNorm, True
 
 
 class NativeGroupNorm(_Normalize):

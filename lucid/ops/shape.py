@@ -106,11 +106,25 @@ class View(Function):
     def backward(ctx, grad_output):
         return View.apply(grad_output, ctx.input_shape), None
 
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # the reshapes forward and backward make (lucid/_dynamo/flat.py)
+        x, shape = args
+        if x.dtype.kind == "c":
+            return None
+        input_shape = x.shape
+
+        def backward(grad, out, x, shape):
+            return grad.reshape(input_shape), None
+
+        return (lambda x, shape: x.reshape(shape)), backward, View
+
 
 class UnsafeView(View):
     """A reshape whose layout needed a copy (PyTorch reshapes a clone then views it)."""
 
     _backward_name = "UnsafeViewBackward0"
+    flat_kernels = View.__dict__["flat_kernels"]  # its own: in-place forms inherit none
 
 
 def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
@@ -320,6 +334,21 @@ class Transpose(Function):
     def backward(ctx, grad_output):
         return Transpose.apply(grad_output, *ctx.dims), None, None
 
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # forward's view, which is also the backward's (lucid/_dynamo/flat.py)
+        x, dim0, dim1 = args
+        if x.dtype.kind == "c":
+            return None
+
+        def forward(x, dim0, dim1):
+            return x.view() if dim0 == dim1 else x.swapaxes(dim0, dim1)
+
+        def backward(grad, out, x, dim0, dim1):
+            return forward(grad, dim0, dim1), None, None
+
+        return forward, backward, Transpose
+
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap dimensions `dim0` and `dim1` (a view)."""
@@ -413,10 +442,27 @@ class Permute(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        inverse = [0] * len(ctx.dims)
-        for position, d in enumerate(ctx.dims):
-            inverse[d] = position
-        return Permute.apply(grad_output, tuple(inverse)), None
+        return Permute.apply(grad_output, _inverse_permutation(ctx.dims)), None
+
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # the views forward and backward make (lucid/_dynamo/flat.py)
+        x, dims = args
+        if x.dtype.kind == "c":
+            return None
+        inverse = _inverse_permutation(dims)
+
+        def backward(grad, out, x, dims):
+            return grad.transpose(inverse), None
+
+        return (lambda x, dims: x.transpose(dims)), backward, Permute
+
+
+def _inverse_permutation(dims: tuple[int, ...]) -> tuple[int, ...]:
+    inverse = [0] * len(dims)
+    for position, d in enumerate(dims):
+        inverse[d] = position
+    return tuple(inverse)
 
 
 def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
