@@ -358,6 +358,23 @@ def test_a_transformer_block_with_dropout_equals_eager():
     assert _replays_lean(compiled)
 
 
+def test_dropout_and_a_mean_over_a_dim_replay_flat_drawing_the_same_masks():
+    def step(x):
+        x.grad = None
+        F.dropout(x * 2.0, 0.3, training=True).mean(1).sum().backward()
+
+    x = lucid.rand(4, 6, requires_grad=True)
+    twin = x.detach().clone().requires_grad_()
+    compiled = lucid.compile(step)
+    for seed in range(4):
+        lucid.manual_seed(seed)
+        step(x)
+        lucid.manual_seed(seed)
+        compiled(twin)
+        _assert_bitwise(_arrays([x.grad]), _arrays([twin.grad]))
+    assert _replays(compiled).flat is not None
+
+
 @pytest.mark.parametrize("activation", ["relu", "gelu"])
 def test_a_transformer_block_replays_flat_and_bitwise(activation):
     def build():

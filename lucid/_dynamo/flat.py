@@ -236,8 +236,8 @@ class _Builder:
         for arg in args:
             if arg.__class__ is self.kinds.slot:
                 indices.append(arg.index)
-            elif isinstance(arg, list | tuple | dict) or arg.__class__ is self.kinds.sequence:
-                return None
+            elif arg.__class__ is self.kinds.sequence:
+                return None  # a list of the call's tensors
             else:
                 indices.append(len(self.record_values) + len(self.extra))
                 self.extra.append(arg)

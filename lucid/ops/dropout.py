@@ -124,9 +124,9 @@ class DropoutNoise(Function):
 
     @staticmethod
     def forward(ctx, shape, dtype, p, alpha):
-        keep = (_rng(None).random(shape) >= p).astype(dtype)
         if not alpha:
-            return _wrap(keep * np.asarray(1.0 / (1.0 - p), dtype))
+            return _wrap(_scaled_keep_mask(shape, dtype, p))
+        keep = (_rng(None).random(shape) >= p).astype(dtype)
         # a and b restore zero mean and unit variance after dropped units are set to
         # -scale*alpha
         a = 1.0 / float(np.sqrt((_ALPHA_DROPOUT_VALUE**2 * p + 1) * (1 - p)))
@@ -134,6 +134,19 @@ class DropoutNoise(Function):
         shift = _wrap(((keep - 1) * (_ALPHA_DROPOUT_VALUE * a)
                        + _ALPHA_DROPOUT_VALUE * a * p).astype(dtype))  # fmt: skip
         return noise, shift
+
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # dropout's mask, drawn from the default generator in the step's order as in eager
+        # (lucid/_dynamo/flat.py); alpha dropout's two outputs keep the lean replay
+        if args[3]:
+            return None
+        return (lambda shape, dtype, p, alpha: _scaled_keep_mask(shape, dtype, p)), None, None
+
+
+def _scaled_keep_mask(shape: tuple[int, ...], dtype: Any, p: float) -> np.ndarray:
+    keep = (_rng(None).random(shape) >= p).astype(dtype)
+    return keep * np.asarray(1.0 / (1.0 - p), dtype)
 
 
 def _check_input_tensor(input: Any, op: str) -> None:

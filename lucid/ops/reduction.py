@@ -344,6 +344,24 @@ class MeanDim(Function):
         grad = expand_reduced(grad_output / count, ctx.shape, ctx.dims, ctx.keepdim)
         return _as_dtype(grad, ctx.input_dtype), None, None, None
 
+    @staticmethod
+    def flat_kernels(args, needs_input_grad):
+        # without a dtype: the same mean, and the gradient's quotient (the division op's
+        # np.true_divide) with the reduced dims back, broadcast (expand's view)
+        x, dims, keepdim, dtype = args
+        if dtype is not None or x.dtype.kind != "f" or x.dtype.itemsize < 4 or not x.size:
+            return None
+        shape = x.shape
+        count = _reduced_count(shape, dims)
+        kept_shape = _keepdim_shape(shape, dims)
+
+        def backward(grad, out, x, dims, keepdim, dtype):
+            quotient = np.true_divide(grad, count).reshape(kept_shape)
+            return np.broadcast_to(quotient, shape), None, None, None
+
+        forward = lambda x, dims, keepdim, dtype: _mean_array(x, dims, keepdim, None)  # noqa: E731
+        return forward, backward, arithmetic_ops.DivScalar
+
 
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Mean over `dim` (an int or a tuple; all dims when None or empty); float or complex input."""
