@@ -35,6 +35,7 @@ from lucid._core.grad_mode import local_state
 from lucid._core.graph import AccumulateGrad, Node, accumulator_for
 from lucid._core.sentinel import enter_model, leave_model
 from lucid._core.tensor import TensorBase, _wrap
+from lucid.ops._common import as_tensors
 
 _FORWARD, _BACKWARD, _SET_GRAD, _READ_GRAD, _CALL, _ALIAS, _ENTER, _LEAVE = range(8)
 # forwards that also keep values for their backward, or make several outputs
@@ -217,12 +218,14 @@ class _Builder:
             return None
         op = self.ops[context_slot] = _FlatOp(kernels, getter, out, prototype, site)
         if len(kernels) > 3 and kernels[3]:
-            if op.outs is not None:
-                return None
-            op.keep = len(self.record_values) + len(self.extra)
-            self.extra.append(None)
-            return (_FORWARD_KEEPING, op)
+            return None if op.outs is not None else self._keeping(op)
         return (_FORWARD if op.outs is None else _FORWARD_SEVERAL, op)
+
+    def _keeping(self, op: _FlatOp) -> tuple:
+        """The step of an op whose forward keeps values for its backward, in a new slot."""
+        op.keep = len(self.record_values) + len(self.extra)
+        self.extra.append(None)
+        return (_FORWARD_KEEPING, op)
 
     def _op(self, entry: tuple) -> tuple | None:
         """An op that records no graph (its inputs need no gradient, or grad mode is off):
@@ -260,9 +263,7 @@ class _Builder:
                      "needs_input_grad": (False,) * len(args)}  # fmt: skip
         op = _FlatOp(kernels, getter, outputs[0].index, prototype, site, target)
         if len(kernels) > 3 and kernels[3]:
-            op.keep = len(self.record_values) + len(self.extra)  # kept for no backward
-            self.extra.append(None)
-            return (_FORWARD_KEEPING, op)
+            return self._keeping(op)  # (kept for no backward)
         return (_FORWARD, op)
 
 
@@ -407,14 +408,10 @@ def _node(op: _FlatOp) -> Node:
     return node
 
 
-def _tensors(arrays: tuple) -> tuple:
-    return tuple(_wrap(a) if isinstance(a, np.ndarray | np.generic) else a for a in arrays)
-
-
 def _forward_flags(op: _FlatOp, values: list, inputs: list, state: Any) -> None:
     node = _node(op)
     state.replay_site = op.site
-    args = _tensors(op.getter(values))
+    args = as_tensors(op.getter(values))
     if op.outs is not None:
         outputs = tuple(_wrap(values[index]) for index in op.outs)
         try:
@@ -552,7 +549,7 @@ def _backward_flags(op: _FlatOp, grad: Any, grads: tuple, args: tuple, out: Any,
     made = tuple(_wrap(g) for g in grads if g is not None)
     # the incoming gradients and the outputs, one by one (an op of several has lists of them)
     received = (grad, out) if op.outs is None else (*grad, *out)
-    observers.after_forward(inner, _tensors(received + args), made)
+    observers.after_forward(inner, as_tensors(received + args), made)
 
 
 def _accumulation_flags(target: tuple, sinks: dict, grad: Any, total: Any, state: Any,

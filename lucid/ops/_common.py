@@ -73,11 +73,17 @@ def backward_on_arrays() -> bool:
 
 def finish_array_backward(function: type, inputs: tuple, outputs: tuple) -> None:
     """A backward computed on arrays hands the flags its ufuncs raised to the sentinel as the
-    op it stands for (`function` on `inputs`) would have, so a birth there is named alike."""
+    op it stands for (`function` on `inputs`) would have, so a birth there is named alike.
+    Inputs and outputs may be tensors or arrays (wrapped only when a flag fired)."""
     if local_state.pending_flags is not None:
         ctx = object.__new__(Node)
         ctx.function = function
-        observers.after_forward(ctx, inputs, outputs)
+        observers.after_forward(ctx, as_tensors(inputs), as_tensors(outputs))
+
+
+def as_tensors(values: tuple) -> tuple:
+    """`values` with each array (or NumPy scalar) wrapped as a tensor, the rest as they are."""
+    return tuple(_wrap(v) if isinstance(v, np.ndarray | np.generic) else v for v in values)
 
 
 def dtype_name(numpy_dtype: np.dtype) -> str:

@@ -362,26 +362,23 @@ class CrossEntropy(Function):
 
     @staticmethod
     def flat_kernels(args, needs_input_grad):
-        # forward's arrays, and CrossEntropyBackward's from log-probabilities and a mean's
-        # denominator computed anew as it computes them without the forward's (the values
-        # are the same; lucid/_dynamo/flat.py has no ctx to keep them on)
+        # forward's arrays, keeping the log-probabilities and the mean's denominator, and
+        # CrossEntropyBackward's from them (lucid/_dynamo/flat.py)
         if args[0].dtype.kind != "f":
             return None
 
         def forward(*args):
-            return _cross_entropy_arrays(*args)[0]
+            result, log_probs, denominator = _cross_entropy_arrays(*args)
+            return result, (log_probs, denominator)
 
-        def backward(grad, out, x, target, weight, ignore_index, reduction, smoothing, last):
-            log_probs = _log_softmax_rows(x, last)
-            denominator = 1.0
-            if reduction == "mean":
-                row_weight = _target_weights(target, weight, ignore_index, log_probs.dtype)[0]
-                denominator = row_weight.sum()
+        def backward(grad, out, kept, x, target, weight, ignore_index, reduction, smoothing,
+                     last):  # fmt: skip
+            log_probs, denominator = kept
             grad_x = _cross_entropy_gradient(grad, x, target, weight, log_probs, ignore_index,
                                              reduction, smoothing, denominator, last)  # fmt: skip
             return (grad_x,) + (None,) * 6
 
-        return forward, backward, CrossEntropyBackward
+        return forward, backward, CrossEntropyBackward, True
 
 
 def _array_or_none(tensor: Tensor | None) -> np.ndarray | None:

@@ -13,7 +13,6 @@ from lucid._core import dtypes
 from lucid._core.arguments import argument_error, raise_argument_error
 from lucid._core.dtypes import C_TYPE_NAMES
 from lucid._core.function import HOLOMORPHIC, OWN_COMPLEX_RULE, Function
-from lucid._core.grad_mode import local_state
 from lucid._core.tensor import TensorBase, _normalize_dim, _wrap
 from lucid.ops._common import (
     _require_named_tensors,
@@ -418,10 +417,10 @@ def _addmm_gradients(g, x, w, needs_input_grad, operands):
     transposed = False
     if needs_bias:
         grad_bias = np.add.reduce(g, (0,), None, None, False)
-        _hand_on_flags(SumDim, (grad_output,), grad_bias)
+        finish_array_backward(SumDim, (grad_output,), (grad_bias,))
     if needs_mat1:
         grad_mat1 = _product(g, w.swapaxes(-1, -2))
-        _hand_on_flags(Mm, (grad_output, mat2), grad_mat1)
+        finish_array_backward(Mm, (grad_output, mat2), (grad_mat1,))
     if needs_mat2:
         # _matrix_grad_in_layout_of's choice, on arrays
         transposed = w.flags.f_contiguous and not w.flags.c_contiguous
@@ -429,14 +428,8 @@ def _addmm_gradients(g, x, w, needs_input_grad, operands):
             grad_mat2 = _product(g.swapaxes(-1, -2), x)
         else:
             grad_mat2 = _product(x.swapaxes(-1, -2), g)
-        _hand_on_flags(Mm, (grad_output, mat1), grad_mat2)
+        finish_array_backward(Mm, (grad_output, mat1), (grad_mat2,))
     return grad_bias, grad_mat1, grad_mat2, transposed
-
-
-def _hand_on_flags(function: type, operands: tuple, output: np.ndarray) -> None:
-    if local_state.pending_flags is not None:
-        inputs = tuple(o if isinstance(o, TensorBase) else _wrap(o) for o in operands)
-        finish_array_backward(function, inputs, (_wrap(output),))
 
 
 @autocast_op

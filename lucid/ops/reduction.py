@@ -308,19 +308,8 @@ class Mean(Function):
 
     @staticmethod
     def flat_kernels(args, needs_input_grad):
-        # without a dtype: the same mean, and the gradient's quotient (the division op's
-        # np.true_divide) broadcast (expand's view)
         x, dtype = args
-        if dtype is not None or x.dtype.kind != "f" or x.dtype.itemsize < 4 or not x.size:
-            return None
-        shape = x.shape
-        count = math.prod(shape)
-
-        def backward(grad, out, x, dtype):
-            return np.broadcast_to(np.true_divide(grad, count), shape), None
-
-        forward = lambda x, dtype: _mean_array(x, None, False, None)  # noqa: E731
-        return forward, backward, arithmetic_ops.DivScalar
+        return _mean_kernels(x, None, False, dtype)
 
 
 class MeanDim(Function):
@@ -346,21 +335,29 @@ class MeanDim(Function):
 
     @staticmethod
     def flat_kernels(args, needs_input_grad):
-        # without a dtype: the same mean, and the gradient's quotient (the division op's
-        # np.true_divide) with the reduced dims back, broadcast (expand's view)
         x, dims, keepdim, dtype = args
-        if dtype is not None or x.dtype.kind != "f" or x.dtype.itemsize < 4 or not x.size:
-            return None
-        shape = x.shape
-        count = _reduced_count(shape, dims)
-        kept_shape = _keepdim_shape(shape, dims)
+        return _mean_kernels(x, dims, keepdim, dtype)
 
-        def backward(grad, out, x, dims, keepdim, dtype):
-            quotient = np.true_divide(grad, count).reshape(kept_shape)
-            return np.broadcast_to(quotient, shape), None, None, None
 
-        forward = lambda x, dims, keepdim, dtype: _mean_array(x, dims, keepdim, None)  # noqa: E731
-        return forward, backward, arithmetic_ops.DivScalar
+def _mean_kernels(x: np.ndarray, dims: tuple[int, ...] | None, keepdim: bool,
+                  dtype: Any) -> tuple | None:  # fmt: skip
+    """Mean's and MeanDim's flat kernels (lucid/_dynamo/flat.py), without a dtype: the same
+    mean, and the gradient's quotient (the division op's np.true_divide) with the reduced
+    dims back, broadcast (expand's view)."""
+    if dtype is not None or x.dtype.kind != "f" or x.dtype.itemsize < 4 or not x.size:
+        return None
+    shape = x.shape
+    count = _reduced_count(shape, dims)
+    kept_shape = _keepdim_shape(shape, dims)
+
+    def forward(x, *config):
+        return _mean_array(x, dims, keepdim, None)
+
+    def backward(grad, out, x, *config):
+        quotient = np.true_divide(grad, count).reshape(kept_shape)
+        return (np.broadcast_to(quotient, shape), *(None,) * len(config))
+
+    return forward, backward, arithmetic_ops.DivScalar
 
 
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:

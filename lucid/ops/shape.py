@@ -108,16 +108,24 @@ class View(Function):
 
     @staticmethod
     def flat_kernels(args, needs_input_grad):
-        # the reshapes forward and backward make (lucid/_dynamo/flat.py)
         x, shape = args
-        if x.dtype.kind == "c":
-            return None
-        input_shape = x.shape
+        return _reshape_kernels(x, shape)
 
-        def backward(grad, out, x, shape):
-            return grad.reshape(input_shape), None
 
-        return (lambda x, shape: x.reshape(shape)), backward, View
+def _reshape_kernels(x: np.ndarray, shape: tuple[int, ...]) -> tuple | None:
+    """The flat kernels (lucid/_dynamo/flat.py) of an op that reshapes x to `shape` (the
+    recording's guards fix both): the reshape, and View's reshape back of the gradient."""
+    if x.dtype.kind == "c":
+        return None
+    input_shape = x.shape
+
+    def forward(x, *config):
+        return x.reshape(shape)
+
+    def backward(grad, out, x, *config):
+        return grad.reshape(input_shape), None
+
+    return forward, backward, View
 
 
 class UnsafeView(View):
@@ -286,16 +294,8 @@ class Unsqueeze(Function):
 
     @staticmethod
     def flat_kernels(args, needs_input_grad):
-        # forward's reshape, and View's reshape back (lucid/_dynamo/flat.py)
         x, dim = args
-        if x.dtype.kind == "c":
-            return None
-        shape = x.shape
-
-        def backward(grad, out, x, dim):
-            return grad.reshape(shape), None
-
-        return (lambda x, dim: x.reshape(shape[:dim] + (1,) + shape[dim:])), backward, View
+        return _reshape_kernels(x, x.shape[:dim] + (1,) + x.shape[dim:])
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
